@@ -1,0 +1,35 @@
+# One image for the console (daphne) and the worker; docker-compose.yml picks the command.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+# Spark tasks run in the worker through PySpark, which needs a JVM (default-jre-headless is 17+ on current Debian).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends default-jre-headless \
+    && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+
+# Dependencies first so code changes do not reinstall them. Explicit COPYs (not `COPY . .`) keep a local
+# .venv, db.sqlite3 and caches out of the image.
+COPY pyproject.toml ./
+COPY console ./console
+COPY queues ./queues
+COPY worker ./worker
+COPY metrics ./metrics
+RUN pip install '.[postgres]'
+
+COPY manage.py ./
+COPY templates ./templates
+COPY static ./static
+# Pre-compressed static files for WhiteNoise; the console also works without this step.
+RUN python manage.py collectstatic --noinput
+
+RUN useradd --create-home --uid 1000 taskq
+USER taskq
+
+EXPOSE 8000
+CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "console.asgi:application"]

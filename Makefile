@@ -1,0 +1,44 @@
+# The two commands a newcomer needs: `make run` (the demo) and `make test` (the suite, as CI runs it).
+# Everything is installed into .venv; a local redis-server is started when none answers.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# Rebuilt only when pyproject.toml changes, so repeated `make test` skips pip.
+STAMP := $(VENV)/.installed
+PYTEST_ARGS ?=
+# Tests use their own Redis database (1-9, enforced by tests/conftest.py), never the demo's db 0.
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/9
+
+.PHONY: venv redis run test lint migrate
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -e '.[test]'
+	touch $@
+
+redis:
+	bash scripts/ensure-redis.sh
+
+migrate: venv
+	$(BIN)/python manage.py migrate --noinput
+
+run: venv redis migrate
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(BIN)/python manage.py bootstrap_admin
+	PYTHON=$(BIN)/python bash scripts/run-demo.sh
+
+# REDIS_URL is pointed at the test database too, so anything that reads settings.REDIS_URL (or a worker
+# subprocess a test starts) stays off db 0.
+test: venv
+	bash scripts/ensure-redis.sh '$(TEST_REDIS_URL)'
+	TEST_REDIS_URL='$(TEST_REDIS_URL)' REDIS_URL='$(TEST_REDIS_URL)' $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint:
+	@if command -v ruff >/dev/null 2>&1 || test -x $(BIN)/ruff; then \
+		PATH="$(BIN):$$PATH" ruff check . && PATH="$(BIN):$$PATH" ruff format --check .; \
+	else \
+		echo "ruff is not installed: $(BIN)/python -m pip install -e '.[dev]'"; \
+	fi

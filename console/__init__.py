@@ -1,0 +1,1 @@
+"""The taskq Django project: settings, URLs, ASGI entry point and the operations console."""

@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class ConsoleConfig(AppConfig):
+    """The operations console: dashboard pages and (later) WebSocket consumers."""
+
+    name = "console"
+    verbose_name = "Console"

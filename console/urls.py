@@ -1,0 +1,11 @@
+from django.contrib import admin
+from django.urls import include, path
+
+from console import views
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("healthz", views.healthz, name="healthz"),
+    path("", views.dashboard, name="dashboard"),
+]

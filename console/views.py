@@ -1,0 +1,76 @@
+"""Console pages.
+
+The engine is imported inside each view, not at module level: the URLconf (and with it the admin and login
+pages) must keep working even if the engine fails to import.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.contrib.auth.decorators import login_required
+from django.db import DatabaseError, connection
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_safe
+
+logger = logging.getLogger(__name__)
+
+
+@require_safe
+@login_required
+def dashboard(request: HttpRequest) -> HttpResponse:
+    """Access: any logged-in user. One row per queue with its task counts and today's throughput."""
+    from queues.conf import get_inspector
+    from queues.engine import RedisUnavailableError
+    from queues.engine.errors import QueueNotFoundError
+
+    try:
+        insp = get_inspector()
+        names = insp.queues()
+        infos = []
+        for name in names:
+            try:
+                infos.append(insp.queue_info(name))
+            except QueueNotFoundError:
+                continue  # removed between listing and reading: just not shown this time
+    except RedisUnavailableError as exc:
+        logger.warning("dashboard: redis unavailable: %s", exc)
+        return render(request, "console/dashboard.html", {"redis_error": str(exc)}, status=503)
+    return render(request, "console/dashboard.html", {"queues": infos})
+
+
+@require_safe
+@never_cache
+def healthz(request: HttpRequest) -> JsonResponse:
+    """Access: public, for load balancers and compose healthchecks; reveals only two booleans.
+
+    200 when Redis and the database both answer, 503 otherwise.
+    """
+    status = {"redis": _redis_ok(), "database": _database_ok()}
+    return JsonResponse(status, status=200 if all(status.values()) else 503)
+
+
+def _redis_ok() -> bool:
+    # Through the engine, like every other Redis access outside queues.engine: listing queues is one cheap
+    # read and raises RedisUnavailableError when Redis is down.
+    try:
+        from queues.conf import get_inspector
+
+        get_inspector().queues()
+    except Exception:  # noqa: BLE001 - a health probe reports failure; it must never 500
+        logger.warning("healthz: redis check failed", exc_info=True)
+        return False
+    return True
+
+
+def _database_ok() -> bool:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except DatabaseError:
+        logger.warning("healthz: database check failed", exc_info=True)
+        return False
+    return True

@@ -1,0 +1,1 @@
+"""Prometheus collector and the /metrics view."""

@@ -1,0 +1,95 @@
+"""docker-compose.yml must only refer to things that exist: management commands, the ASGI module, and
+environment variables that settings.py actually reads (a variable nobody reads is a silent misconfiguration)."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+from django.core.management import get_commands
+
+REPO = Path(__file__).resolve().parent.parent
+COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())
+SERVICES = COMPOSE["services"]
+APP_SERVICES = ["console", "worker"]
+
+
+def shell_commands(command: str | list[str]) -> list[list[str]]:
+    """Split a service command into simple commands, looking inside `sh -c "a && b"`."""
+    argv = shlex.split(command) if isinstance(command, str) else list(command)
+    if len(argv) >= 3 and argv[0] in ("sh", "bash") and argv[1] == "-c":
+        return [shlex.split(part) for part in re.split(r"&&|;|\|\|", argv[2]) if part.strip()]
+    return [argv]
+
+
+def service_env(service: dict) -> dict[str, str]:
+    env = service.get("environment") or {}
+    if isinstance(env, list):  # the ["NAME=value", ...] form
+        env = dict(item.split("=", 1) if "=" in item else (item, "") for item in env)
+    return env
+
+
+def manage_py_commands_exist(name: str) -> bool:
+    # Our own commands must be files under <app>/management/commands/; Django's built-ins come from get_commands.
+    return any(REPO.glob(f"*/management/commands/{name}.py")) or name in get_commands()
+
+
+def test_expected_services():
+    assert {"redis", "postgres", "console", "worker"} <= set(SERVICES)
+
+
+@pytest.mark.parametrize("name", ["redis", "postgres"])
+def test_backing_services_have_healthchecks_and_volumes(name):
+    service = SERVICES[name]
+    assert service.get("healthcheck", {}).get("test"), f"{name} needs a healthcheck"
+    volumes = service.get("volumes") or []
+    assert volumes and all(v.split(":", 1)[0] in COMPOSE.get("volumes", {}) for v in volumes), (
+        f"{name} must keep its data in a named volume"
+    )
+
+
+def test_redis_is_durable():
+    command = " ".join(shell_commands(SERVICES["redis"]["command"])[0])
+    assert "--appendonly yes" in command
+    assert "--appendfsync everysec" in command
+
+
+@pytest.mark.parametrize("name", APP_SERVICES)
+def test_app_services_build_this_repo_and_wait_for_healthy_redis(name):
+    service = SERVICES[name]
+    assert service.get("build") in (".", {"context": "."})
+    assert service["depends_on"]["redis"]["condition"] == "service_healthy"
+
+
+@pytest.mark.parametrize("name", APP_SERVICES)
+def test_commands_refer_to_things_that_exist(name):
+    commands = shell_commands(SERVICES[name]["command"])
+    assert commands
+    for argv in commands:
+        if argv[:2] == ["python", "manage.py"]:
+            assert manage_py_commands_exist(argv[2]), f"{name}: manage.py has no command {argv[2]!r}"
+        elif argv[0] == "daphne":
+            target = argv[-1]
+            module_name, _, attr = target.partition(":")
+            module = importlib.import_module(module_name)
+            assert callable(getattr(module, attr or "application", None)), f"{name}: {target} is not an app"
+        else:
+            pytest.fail(f"{name}: unexpected command {argv!r}; teach this test what it refers to")
+
+
+@pytest.mark.parametrize("name", APP_SERVICES)
+def test_every_environment_variable_is_read_by_settings(name):
+    settings_source = (REPO / "console" / "settings.py").read_text()
+    env = service_env(SERVICES[name])
+    assert env, f"{name} sets no environment"
+    unread = [var for var in env if f'"{var}"' not in settings_source]
+    assert not unread, f"{name} sets {unread} but console/settings.py never reads them"
+
+
+def test_dockerfile_uses_python_311():
+    dockerfile = (REPO / "Dockerfile").read_text()
+    assert re.search(r"^FROM python:3\.11-slim", dockerfile, re.MULTILINE)

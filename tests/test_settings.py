@@ -1,0 +1,238 @@
+"""Settings come from the environment: the URL parser, the env helpers and the defaults a laptop relies on."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from console.database_url import DatabaseURLError, parse_database_url
+from console.env import env_bool, env_float, env_int, env_list, env_str
+
+REPO = Path(__file__).resolve().parent.parent
+SETTINGS_FILE = REPO / "console" / "settings.py"
+
+
+# --- DATABASE_URL -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("sqlite:////abs/dir/db.sqlite3", {"ENGINE": "django.db.backends.sqlite3", "NAME": "/abs/dir/db.sqlite3"}),
+        ("sqlite:///db.sqlite3", {"ENGINE": "django.db.backends.sqlite3", "NAME": "db.sqlite3"}),
+        ("sqlite://", {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}),
+        ("sqlite://:memory:", {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}),
+        (
+            "postgres://taskq:secret@db.example:5433/taskq",
+            {
+                "ENGINE": "django.db.backends.postgresql",
+                "NAME": "taskq",
+                "USER": "taskq",
+                "PASSWORD": "secret",
+                "HOST": "db.example",
+                "PORT": "5433",
+            },
+        ),
+        (
+            "postgresql://u@localhost/app",
+            {
+                "ENGINE": "django.db.backends.postgresql",
+                "NAME": "app",
+                "USER": "u",
+                "PASSWORD": "",
+                "HOST": "localhost",
+                "PORT": "",
+            },
+        ),
+        (
+            # Reserved characters in the password must be percent-encoded; the parser decodes them.
+            "postgres://u:p%40ss%3Aw%2Frd@[::1]:5432/app",
+            {
+                "ENGINE": "django.db.backends.postgresql",
+                "NAME": "app",
+                "USER": "u",
+                "PASSWORD": "p@ss:w/rd",
+                "HOST": "::1",
+                "PORT": "5432",
+            },
+        ),
+        (
+            # A percent-encoded host is a Unix socket directory.
+            "postgres://u@%2Fvar%2Frun%2Fpostgresql/app",
+            {
+                "ENGINE": "django.db.backends.postgresql",
+                "NAME": "app",
+                "USER": "u",
+                "PASSWORD": "",
+                "HOST": "/var/run/postgresql",
+                "PORT": "",
+            },
+        ),
+        (
+            "postgres://u:p@h/app?sslmode=require&conn_max_age=60",
+            {
+                "ENGINE": "django.db.backends.postgresql",
+                "NAME": "app",
+                "USER": "u",
+                "PASSWORD": "p",
+                "HOST": "h",
+                "PORT": "",
+                "CONN_MAX_AGE": 60,
+                "OPTIONS": {"sslmode": "require"},
+            },
+        ),
+    ],
+)
+def test_parse_database_url(url, expected):
+    assert parse_database_url(url) == expected
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("mysql://u:p@h/app", "unsupported DATABASE_URL scheme"),
+        ("postgres://u:p@h", "needs a database name"),
+        ("postgres://u:p@h/", "needs a database name"),
+        ("postgres://u:p@h:notaport/app", "invalid port"),
+        ("postgres://u:p@h/app?conn_max_age=soon", "conn_max_age"),
+        ("db.sqlite3", "unsupported DATABASE_URL scheme"),
+    ],
+)
+def test_parse_database_url_rejects(url, message):
+    with pytest.raises(DatabaseURLError, match=message):
+        parse_database_url(url)
+
+
+# --- env helpers ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("raw", ["1", "true", "TRUE", "yes", "on", " True "])
+def test_env_bool_true(monkeypatch, raw):
+    monkeypatch.setenv("TQ_TEST_FLAG", raw)
+    assert env_bool("TQ_TEST_FLAG", False) is True
+
+
+@pytest.mark.parametrize("raw", ["0", "false", "no", "off", "False"])
+def test_env_bool_false(monkeypatch, raw):
+    monkeypatch.setenv("TQ_TEST_FLAG", raw)
+    assert env_bool("TQ_TEST_FLAG", True) is False
+
+
+def test_env_bool_rejects_garbage(monkeypatch):
+    monkeypatch.setenv("TQ_TEST_FLAG", "maybe")
+    with pytest.raises(ImproperlyConfigured, match="TQ_TEST_FLAG"):
+        env_bool("TQ_TEST_FLAG", False)
+
+
+def test_unset_and_empty_mean_default(monkeypatch):
+    monkeypatch.delenv("TQ_TEST_VAR", raising=False)
+    assert env_str("TQ_TEST_VAR", "d") == "d"
+    assert env_int("TQ_TEST_VAR", 7) == 7
+    assert env_float("TQ_TEST_VAR", None) is None
+    assert env_bool("TQ_TEST_VAR", True) is True
+    assert env_list("TQ_TEST_VAR", ["a"]) == ["a"]
+    monkeypatch.setenv("TQ_TEST_VAR", "  ")
+    assert env_str("TQ_TEST_VAR", "d") == "d"
+    assert env_int("TQ_TEST_VAR", 7) == 7
+    assert env_float("TQ_TEST_VAR", 1.5) == 1.5
+
+
+def test_env_numbers(monkeypatch):
+    monkeypatch.setenv("TQ_TEST_VAR", "42")
+    assert env_int("TQ_TEST_VAR", 0) == 42
+    assert env_float("TQ_TEST_VAR", None) == 42.0
+    monkeypatch.setenv("TQ_TEST_VAR", "2.5")
+    assert env_float("TQ_TEST_VAR", 0.0) == 2.5
+    with pytest.raises(ImproperlyConfigured, match="TQ_TEST_VAR must be an integer"):
+        env_int("TQ_TEST_VAR", 0)
+    monkeypatch.setenv("TQ_TEST_VAR", "fast")
+    with pytest.raises(ImproperlyConfigured, match="TQ_TEST_VAR must be a number"):
+        env_float("TQ_TEST_VAR", 1.0)
+
+
+def test_env_list_strips_and_drops_empty_items(monkeypatch):
+    monkeypatch.setenv("TQ_TEST_VAR", " a.example , b.example,,")
+    assert env_list("TQ_TEST_VAR", []) == ["a.example", "b.example"]
+
+
+# --- the settings module itself ---------------------------------------------------------------------------
+
+SETTINGS_ENV = [
+    "SECRET_KEY",
+    "DEBUG",
+    "ALLOWED_HOSTS",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "TASKS_KEY_PREFIX",
+    "TASKS_LEASE_SECONDS",
+    "TASKS_HEARTBEAT_SECONDS",
+    "TASKS_RECOVERER_SECONDS",
+    "TASKS_CLOCK_SKEW_SECONDS",
+    "TASKS_FORWARDER_SECONDS",
+    "TASKS_JANITOR_SECONDS",
+    "TASKS_ARCHIVE_MAX_SIZE",
+    "TASKS_ARCHIVE_MAX_AGE_SECONDS",
+    "TASKS_EVENT_STREAM_MAXLEN",
+    "TASKS_SHUTDOWN_TIMEOUT",
+]
+
+
+def load_settings(monkeypatch, **env: str) -> dict:
+    """Execute console/settings.py in a fresh namespace with a controlled environment.
+
+    run_path leaves django.conf.settings (already configured for this test run) untouched.
+    """
+    for name in SETTINGS_ENV:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return runpy.run_path(str(SETTINGS_FILE))
+
+
+def test_defaults_work_on_a_laptop(monkeypatch):
+    s = load_settings(monkeypatch)
+    assert s["ALLOWED_HOSTS"] == ["localhost", "127.0.0.1", "[::1]"]
+    assert s["DEBUG"] is False
+    assert s["REDIS_URL"] == "redis://127.0.0.1:6379/0"
+    assert s["DATABASES"]["default"] == {"ENGINE": "django.db.backends.sqlite3", "NAME": str(REPO / "db.sqlite3")}
+    assert s["TASKS_KEY_PREFIX"] == "tq"
+    assert s["TASKS_LEASE_SECONDS"] == 30
+    assert s["TASKS_HEARTBEAT_SECONDS"] is None
+    assert s["TASKS_RECOVERER_SECONDS"] is None
+    assert s["TASKS_CLOCK_SKEW_SECONDS"] is None
+    assert s["TASKS_FORWARDER_SECONDS"] == 1.0
+    assert s["TASKS_JANITOR_SECONDS"] == 8.0
+    assert s["TASKS_ARCHIVE_MAX_SIZE"] == 10_000
+    assert s["TASKS_ARCHIVE_MAX_AGE_SECONDS"] == 90 * 24 * 3600
+    assert s["TASKS_EVENT_STREAM_MAXLEN"] == 100_000
+    assert s["TASKS_SHUTDOWN_TIMEOUT"] == 8.0
+    assert s["INSTALLED_APPS"][0] == "daphne"
+    assert s["RQ_QUEUES"]["default"]["URL"] == s["REDIS_URL"]
+    assert s["CHANNEL_LAYERS"]["default"]["CONFIG"]["hosts"] == [s["REDIS_URL"]]
+
+
+def test_environment_overrides(monkeypatch):
+    s = load_settings(
+        monkeypatch,
+        ALLOWED_HOSTS="console.example, localhost",
+        DEBUG="yes",
+        REDIS_URL="redis://redis:6379/2",
+        DATABASE_URL="postgres://taskq:taskq@postgres:5432/taskq",
+        TASKS_HEARTBEAT_SECONDS="5",
+        TASKS_ARCHIVE_MAX_SIZE="50",
+    )
+    assert s["ALLOWED_HOSTS"] == ["console.example", "localhost"]
+    assert s["DEBUG"] is True
+    assert s["RQ_QUEUES"]["default"]["URL"] == "redis://redis:6379/2"
+    assert s["DATABASES"]["default"]["ENGINE"] == "django.db.backends.postgresql"
+    assert s["DATABASES"]["default"]["HOST"] == "postgres"
+    assert s["TASKS_HEARTBEAT_SECONDS"] == 5.0
+    assert s["TASKS_ARCHIVE_MAX_SIZE"] == 50
+
+
+def test_bad_value_fails_at_startup(monkeypatch):
+    with pytest.raises(ImproperlyConfigured, match="TASKS_LEASE_SECONDS"):
+        load_settings(monkeypatch, TASKS_LEASE_SECONDS="thirty")

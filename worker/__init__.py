@@ -1,0 +1,1 @@
+"""The worker process: fetch/execute/ack loop and its background components."""
