@@ -1,0 +1,49 @@
+"""The engine as configured by Django settings. Everything Django-side gets its Client and Inspector here."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from django.conf import settings
+
+from .engine import DEFAULT_PREFIX, DEFAULT_REDIS_URL, Client, Inspector, Limits
+
+
+def setting(name: str, default: Any = None) -> Any:
+    return getattr(settings, name, default)
+
+
+def redis_url() -> str:
+    return setting("REDIS_URL", DEFAULT_REDIS_URL)
+
+
+def key_prefix() -> str:
+    return setting("TASKS_KEY_PREFIX", DEFAULT_PREFIX)
+
+
+def limits() -> Limits:
+    return Limits(
+        event_maxlen=int(setting("TASKS_EVENT_STREAM_MAXLEN", 100_000)),
+        archive_max_size=int(setting("TASKS_ARCHIVE_MAX_SIZE", 10_000)),
+        archive_max_age=float(setting("TASKS_ARCHIVE_MAX_AGE_SECONDS", 90 * 24 * 3600)),
+    )
+
+
+@lru_cache(maxsize=8)
+def _client(url: str, prefix: str, limits: Limits | None) -> Client:
+    return Client(url, prefix=prefix, limits=limits)
+
+
+@lru_cache(maxsize=8)
+def _inspector(url: str, prefix: str, actor: str) -> Inspector:
+    return Inspector(url, prefix=prefix, actor=actor, limits=limits())
+
+
+def get_client() -> Client:
+    """A shared client for the configured Redis (one connection pool per URL and prefix)."""
+    return _client(redis_url(), key_prefix(), None)
+
+
+def get_inspector(actor: str = "operator") -> Inspector:
+    return _inspector(redis_url(), key_prefix(), actor)

@@ -1,0 +1,44 @@
+"""The task engine: everything that talks to Redis. Imports no Django, so any Python program can enqueue.
+
+    from queues.engine import Client, handler
+
+    @handler("email:deliver", queue="critical", max_retry=5)
+    def deliver(task):
+        send(task.json()["to"])
+
+    Client("redis://127.0.0.1:6379/0").enqueue("email:deliver", {"to": "ada@example.com"})
+"""
+
+from .aio import AsyncClient
+from .clock import Clock, FakeClock, SystemClock
+from .client import Client, configure, default_client
+from .connection import DEFAULT_REDIS_URL, connect, warn_if_evicting
+from .errors import (
+    DuplicateTaskError,
+    EngineError,
+    FailedPreconditionError,
+    LeaseLostError,
+    QueueNotEmptyError,
+    QueueNotFoundError,
+    RedisUnavailableError,
+    RetryWithoutFailure,
+    SkipRetry,
+    TaskCancelledError,
+    TaskIdConflictError,
+    TaskNotFoundError,
+    ValidationError,
+)
+from .handlers import Handler, Registry, Task, default_retry_delay, handler, registry
+from .inspector import DailyStats, Inspector, QueueInfo, ServerInfo
+from .keys import DEFAULT_PREFIX, STATES, Keys
+from .message import TaskInfo, TaskMessage
+from .transitions import Limits
+
+__all__ = [
+    "AsyncClient", "Client", "Clock", "DEFAULT_PREFIX", "DEFAULT_REDIS_URL", "DailyStats", "DuplicateTaskError",
+    "EngineError", "FailedPreconditionError", "FakeClock", "Handler", "Inspector", "Keys", "LeaseLostError",
+    "Limits", "QueueInfo", "QueueNotEmptyError", "QueueNotFoundError", "RedisUnavailableError", "Registry",
+    "RetryWithoutFailure", "STATES", "ServerInfo", "SkipRetry", "SystemClock", "Task", "TaskCancelledError",
+    "TaskIdConflictError", "TaskInfo", "TaskMessage", "TaskNotFoundError", "ValidationError", "configure",
+    "connect", "default_client", "default_retry_delay", "handler", "registry", "warn_if_evicting",
+]

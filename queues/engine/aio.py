@@ -1,0 +1,72 @@
+"""The asyncio producer API: the same surface as ``Client``, for code running on an event loop."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import redis
+import redis.asyncio
+
+from . import producer
+from .broker import script_error, unavailable
+from .clock import Clock, to_ms
+from .connection import DEFAULT_REDIS_URL, connect_async
+from .flows import Request, drive_async, enqueue_flow, wait_flow
+from .keys import DEFAULT_PREFIX
+from .message import TaskInfo
+from .transitions import Call, Limits, Transitions
+from .validation import MAX_PAYLOAD_BYTES
+
+
+class AsyncClient:
+    """``await client.enqueue(...)``, ``await client.enqueue_many(...)``, ``await client.wait(...)``; the
+    arguments, results and errors are those of ``Client``."""
+
+    def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
+                 clock: Clock | None = None, limits: Limits | None = None, max_payload: int = MAX_PAYLOAD_BYTES,
+                 conn: redis.asyncio.Redis | None = None):
+        self.conn = conn if conn is not None else connect_async(redis_url)
+        self.transitions = Transitions(prefix, clock, limits)
+        self.keys = self.transitions.keys
+        self.clock = self.transitions.clock
+        self.max_payload = max_payload
+        self._registered: dict[str, float] = {}
+
+    async def enqueue(self, type: str, payload: Any = b"", **options: Any) -> TaskInfo:  # noqa: A002
+        now = self.clock.now()
+        placement = producer.plan(self.keys, now, type, payload, options, "client.enqueue", self.max_payload)
+        infos = await drive_async(enqueue_flow(self.transitions, self._registered, [placement], to_ms(now)),
+                                  self._execute)
+        return infos[0]
+
+    async def enqueue_many(self, items: Iterable[Any], **options: Any) -> list[TaskInfo]:
+        now = self.clock.now()
+        placements = producer.plan_many(self.keys, now, items, options, "client.enqueue_many", self.max_payload)
+        return await drive_async(enqueue_flow(self.transitions, self._registered, placements, to_ms(now)),
+                                 self._execute)
+
+    async def wait(self, task_id: str, *, queue: str = "default", timeout: float | None = None) -> TaskInfo:
+        return await drive_async(wait_flow(self.keys, queue, task_id, timeout), self._execute)
+
+    async def _execute(self, request: Request) -> Any:
+        try:
+            if isinstance(request, Call):
+                reply = await request.script.run_async(self.conn, request.keys, request.args)
+                return request.parse(reply)
+            return await getattr(self.conn, request.name)(*request.args, **request.kwargs)
+        except redis.ResponseError as exc:
+            if isinstance(request, Call):
+                raise script_error(request, exc) from None
+            raise
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise unavailable(f"client.{getattr(request, 'op', getattr(request, 'name', ''))}", exc) from exc
+
+    async def close(self) -> None:
+        await self.conn.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

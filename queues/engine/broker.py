@@ -1,0 +1,50 @@
+"""The blocking runner of transition calls: one Redis connection, error replies mapped to named errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+
+from .clock import Clock
+from .connection import DEFAULT_REDIS_URL, connect
+from .errors import SCRIPT_ERRORS, EngineError, RedisUnavailableError
+from .keys import DEFAULT_PREFIX
+from .transitions import Call, Limits, Transitions
+
+
+def script_error(call: Call, exc: redis.ResponseError) -> EngineError:
+    """Turn a script's ``"<CODE> <detail>"`` error reply into the named error for CODE."""
+    text = str(exc)
+    code, _, detail = text.partition(" ")
+    kind = SCRIPT_ERRORS.get(code)
+    if kind is None:
+        return EngineError(f"script {call.script.name} failed: {text}", op=call.op)
+    return kind(detail or code, op=call.op)
+
+
+def unavailable(op: str, exc: Exception) -> RedisUnavailableError:
+    return RedisUnavailableError(f"Redis is unreachable: {exc}", op=op)
+
+
+class Broker:
+    """Runs calls built by ``transitions`` against Redis."""
+
+    def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
+                 clock: Clock | None = None, limits: Limits | None = None, conn: redis.Redis | None = None):
+        self.conn = conn if conn is not None else connect(redis_url)
+        self.transitions = Transitions(prefix, clock, limits)
+        self.keys = self.transitions.keys
+        self.clock = self.transitions.clock
+
+    def run(self, call: Call) -> Any:
+        try:
+            reply = call.script.run(self.conn, call.keys, call.args)
+        except redis.ResponseError as exc:
+            raise script_error(call, exc) from None
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise unavailable(call.op, exc) from exc
+        return call.parse(reply)
+
+    def close(self) -> None:
+        self.conn.close()

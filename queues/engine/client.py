@@ -1,0 +1,106 @@
+"""The producer API: enqueue tasks, enqueue many at once, wait for a task's end. Imports no Django."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+import redis
+
+from . import producer
+from .broker import Broker, unavailable
+from .clock import Clock, to_ms
+from .connection import DEFAULT_REDIS_URL
+from .flows import Command, Request, drive, enqueue_flow, wait_flow
+from .keys import DEFAULT_PREFIX
+from .message import TaskInfo
+from .transitions import Call, Limits
+from .validation import MAX_PAYLOAD_BYTES
+
+
+class Client:
+    """Enqueues tasks. Thread-safe: redis-py's connection pool serves concurrent callers.
+
+    >>> client = Client("redis://127.0.0.1:6379/0")
+    >>> info = client.enqueue("email:deliver", {"to": "ada@example.com"}, queue="critical", max_retry=5)
+    """
+
+    def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
+                 clock: Clock | None = None, limits: Limits | None = None, max_payload: int = MAX_PAYLOAD_BYTES,
+                 conn: redis.Redis | None = None):
+        self.broker = Broker(redis_url, prefix=prefix, clock=clock, limits=limits, conn=conn)
+        self.max_payload = max_payload
+        self._registered: dict[str, float] = {}
+
+    @property
+    def clock(self) -> Clock:
+        return self.broker.clock
+
+    def enqueue(self, type: str, payload: Any = b"", **options: Any) -> TaskInfo:  # noqa: A002 - the public name
+        """Enqueue one task (options in the README). Raises ValidationError, DuplicateTaskError,
+        TaskIdConflictError or RedisUnavailableError; on any of them nothing was written."""
+        now = self.clock.now()
+        placement = producer.plan(self.broker.keys, now, type, payload, options, "client.enqueue", self.max_payload)
+        return drive(enqueue_flow(self.broker.transitions, self._registered, [placement], to_ms(now)),
+                     self._execute)[0]
+
+    def enqueue_many(self, items: Iterable[Any], **options: Any) -> list[TaskInfo]:
+        """Enqueue many tasks: ``items`` are (type, payload) pairs or dicts with per-task options; ``options``
+        apply to all. One script call per queue and chunk of 1,000. Every item is validated before anything is
+        written; each chunk is all-or-nothing, and when a later chunk is refused the error's ``enqueued``
+        lists what the earlier chunks enqueued."""
+        now = self.clock.now()
+        placements = producer.plan_many(self.broker.keys, now, items, options, "client.enqueue_many",
+                                        self.max_payload)
+        return drive(enqueue_flow(self.broker.transitions, self._registered, placements, to_ms(now)),
+                     self._execute)
+
+    def wait(self, task_id: str, *, queue: str = "default", timeout: float | None = None) -> TaskInfo:
+        """Block until the task is completed or archived and return its final TaskInfo.
+
+        The result is on the TaskInfo when the task was enqueued with a retention (without one a task is deleted
+        when it succeeds, so only its end is known). Raises TimeoutError after ``timeout`` seconds, and
+        TaskNotFoundError when there is no such task or it was deleted."""
+        return drive(wait_flow(self.broker.keys, queue, task_id, timeout), self._execute)
+
+    def _execute(self, request: Request) -> Any:
+        if isinstance(request, Call):
+            return self.broker.run(request)
+        assert isinstance(request, Command)
+        try:
+            return getattr(self.broker.conn, request.name)(*request.args, **request.kwargs)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise unavailable(f"client.{request.name}", exc) from exc
+
+    def close(self) -> None:
+        self.broker.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_default: Client | None = None
+_default_lock = threading.Lock()
+
+
+def configure(redis_url: str, *, prefix: str = DEFAULT_PREFIX, **options: Any) -> Client:
+    """Set the client that ``Handler.enqueue`` uses (the Django app does this from its settings)."""
+    global _default
+    with _default_lock:
+        _default = Client(redis_url, prefix=prefix, **options)
+        return _default
+
+
+def default_client() -> Client:
+    """The configured client, or one for ``$REDIS_URL`` (default: the local Redis) on first use."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Client(os.environ.get("REDIS_URL", DEFAULT_REDIS_URL),
+                              prefix=os.environ.get("TASKS_KEY_PREFIX", DEFAULT_PREFIX))
+        return _default

@@ -1,0 +1,93 @@
+"""Named errors of the engine. Each carries the operation that raised it and a stable code."""
+
+from __future__ import annotations
+
+
+class EngineError(Exception):
+    """Base class: ``op`` names where it happened (e.g. ``client.enqueue``), ``code`` what went wrong."""
+
+    code = "internal"
+
+    def __init__(self, message: str, *, op: str = "") -> None:
+        super().__init__(message)
+        self.op = op
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.op}: {self.message}" if self.op else self.message
+
+
+class ValidationError(EngineError, ValueError):
+    """Bad input: nothing was written."""
+
+    code = "invalid_argument"
+
+
+class DuplicateTaskError(EngineError):
+    """A unique task with the same type and payload holds its lock."""
+
+    code = "already_exists"
+
+
+class TaskIdConflictError(EngineError):
+    """A task with this id already exists in the queue."""
+
+    code = "already_exists"
+
+
+class TaskNotFoundError(EngineError, LookupError):
+    code = "not_found"
+
+
+class QueueNotFoundError(EngineError, LookupError):
+    code = "not_found"
+
+
+class QueueNotEmptyError(EngineError):
+    code = "failed_precondition"
+
+
+class FailedPreconditionError(EngineError):
+    """The task is not in a state that allows the operation (e.g. deleting an active task)."""
+
+    code = "failed_precondition"
+
+
+class LeaseLostError(EngineError):
+    """The worker's lease on the task was taken over: its acknowledgement was refused."""
+
+    code = "lease_lost"
+
+
+class RedisUnavailableError(EngineError, ConnectionError):
+    """Redis cannot be reached."""
+
+    code = "unavailable"
+
+
+class TaskCancelledError(EngineError):
+    """Raised inside a handler's run when the task was cancelled, timed out or passed its deadline."""
+
+    code = "cancelled"
+
+
+# Raised by handlers to steer the outcome of a failed attempt.
+
+
+class SkipRetry(Exception):
+    """Raise from a handler to archive the task now, whatever retries are left."""
+
+
+class RetryWithoutFailure(Exception):
+    """Raise from a handler to retry later without counting a failure (e.g. a dependency is warming up)."""
+
+
+#: Script error codes (the first word of a Lua error reply) mapped to the error raised for them.
+SCRIPT_ERRORS: dict[str, type[EngineError]] = {
+    "NOT_FOUND": TaskNotFoundError,
+    "CONFLICT": TaskIdConflictError,
+    "DUPLICATE": DuplicateTaskError,
+    "QUEUE_NOT_EMPTY": QueueNotEmptyError,
+    "LEASE_LOST": LeaseLostError,
+    "PRECONDITION": FailedPreconditionError,
+}

@@ -1,0 +1,139 @@
+"""Producer operations written once, as generators that yield I/O requests, and driven by the blocking client
+or the asyncio client. A request is a transition ``Call`` or a plain Redis ``Command``; the driver sends back
+the reply, or throws the error into the generator.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .errors import DuplicateTaskError, EngineError, TaskIdConflictError, TaskNotFoundError
+from .keys import Keys
+from .message import TaskInfo
+from .producer import QUEUE_REGISTRATION_TTL, by_queue, chunks, info_of
+from .transitions import BULK_CHUNK, Call, Placement, Transitions
+
+
+@dataclass
+class Command:
+    """A plain Redis command, by redis-py method name."""
+
+    name: str
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+Request = Call | Command
+Flow = Generator[Request, Any, Any]
+
+
+def drive(flow: Flow, execute: Callable[[Request], Any]) -> Any:
+    """Run a flow to its end with a blocking executor and return its value."""
+    try:
+        request = next(flow)
+        while True:
+            try:
+                reply = execute(request)
+            except Exception as exc:  # handed to the flow, which decides; it re-raises what it does not handle
+                request = flow.throw(exc)
+            else:
+                request = flow.send(reply)
+    except StopIteration as stop:
+        return stop.value
+
+
+async def drive_async(flow: Flow, execute: Callable[[Request], Awaitable[Any]]) -> Any:
+    try:
+        request = next(flow)
+        while True:
+            try:
+                reply = await execute(request)
+            except Exception as exc:
+                request = flow.throw(exc)
+            else:
+                request = flow.send(reply)
+    except StopIteration as stop:
+        return stop.value
+
+
+def register_queue(keys: Keys, registered: dict[str, float], queue: str) -> Flow:
+    """Add the queue to the global queue set, at most once per QUEUE_REGISTRATION_TTL per client, so that a
+    queue deleted while producers still use it comes back within seconds."""
+    now = time.monotonic()
+    if now - registered.get(queue, -1e9) > QUEUE_REGISTRATION_TTL:
+        yield Command("sadd", (keys.queues, queue))
+        registered[queue] = now
+
+
+def enqueue_flow(transitions: Transitions, registered: dict[str, float], placements: list[Placement],
+                 now_ms: int) -> Flow:
+    """One script call per queue and chunk. A refused chunk raises with ``enqueued``: the infos of the tasks
+    that earlier chunks did enqueue."""
+    infos: list[TaskInfo] = []
+    for queue, group in by_queue(placements).items():
+        yield from register_queue(transitions.keys, registered, queue)
+        for chunk in chunks(group, BULK_CHUNK):
+            try:
+                yield transitions.enqueue(queue, chunk)
+            except EngineError as exc:
+                error = _explain(exc, chunk)
+                error.enqueued = list(infos)  # type: ignore[attr-defined]
+                raise error from None
+            infos += [info_of(p, now_ms) for p in chunk]
+    return infos
+
+
+def _explain(exc: EngineError, chunk: list[Placement]) -> EngineError:
+    """The script names the refused task by its position in the chunk; name it by its id and type instead."""
+    if not isinstance(exc, (DuplicateTaskError, TaskIdConflictError)) or not exc.message.isdigit():
+        return exc
+    message = chunk[int(exc.message) - 1].message
+    if isinstance(exc, DuplicateTaskError):
+        text = (f"a unique task of type {message.type!r} with the same payload already holds its lock in queue "
+                f"{message.queue!r}; nothing was enqueued")
+    else:
+        text = f"task id {message.id!r} already exists in queue {message.queue!r}; nothing was enqueued"
+    return type(exc)(text, op="client.enqueue")
+
+
+#: Event ``to`` values after which a task will not run again.
+TERMINAL_EVENTS = frozenset({"completed", "archived", "done", "deleted"})
+TERMINAL_STATES = frozenset({"completed", "archived"})
+#: Re-read the task at least this often, in case the stream was trimmed past its events.
+RECHECK_MS = 1000
+
+
+def wait_flow(keys: Keys, queue: str, task_id: str, timeout: float | None) -> Flow:
+    """Follow the queue's event stream until the task ends. The stream's last id is read before the task, so
+    no transition between the two reads is missed."""
+    q = keys.queue(queue)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    newest = yield Command("xrevrange", (q.events,), {"count": 1})
+    last_id = newest[0][0] if newest else "0-0"
+    last_seen: TaskInfo | None = None
+    ended_as: str | None = None
+    while True:
+        fields = yield Command("hgetall", (q.task(task_id),))
+        if fields:
+            last_seen = TaskInfo.from_hash(task_id, queue, fields)
+            if last_seen.state in TERMINAL_STATES:
+                return last_seen
+        elif ended_as == "done" and last_seen is not None:
+            return replace(last_seen, state="completed")
+        elif ended_as == "deleted" or last_seen is None:
+            raise TaskNotFoundError(
+                f"no task {task_id} in queue {queue!r}" + (" (it was deleted)" if ended_as else
+                " (a task without retention is deleted when it succeeds, so it may have finished already)"),
+                op="client.wait")
+        block = RECHECK_MS if deadline is None else min(RECHECK_MS, int((deadline - time.monotonic()) * 1000))
+        if block <= 0:
+            raise TimeoutError(f"task {task_id} did not finish within {timeout} s")
+        reply = yield Command("xread", ({q.events: last_id},), {"block": block, "count": 500})
+        for _stream, entries in reply or []:
+            for entry_id, event in entries:
+                last_id = entry_id
+                if event.get(b"id") == task_id.encode() and event.get(b"to", b"").decode() in TERMINAL_EVENTS:
+                    ended_as = event[b"to"].decode()

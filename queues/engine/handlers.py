@@ -1,0 +1,165 @@
+"""The handler API: ``@handler("email:deliver")`` registers a function (plain or ``async def``) that takes one
+``Task``. Workers route each task to the handler whose type is the longest prefix of the task's type.
+
+Per-handler defaults apply when enqueuing through the handler itself (``deliver.enqueue(payload)``), the
+function-style API; ``client.enqueue(type, ...)`` takes only what it is given.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import random
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from .clock import from_ms
+from .message import TaskInfo, TaskMessage
+from .validation import task_type as check_type
+
+if TYPE_CHECKING:
+    from .client import Client
+
+RetryDelay = Callable[[int, BaseException, "Task"], float]
+Middleware = Callable[["Task"], AbstractContextManager[None]]
+
+
+def default_retry_delay(retried: int, error: BaseException, task: Task) -> float:
+    """Sidekiq's backoff, as asynq uses it: n^4 + 15 + rand(30) * (n + 1) seconds after the n-th retry."""
+    return retried**4 + 15 + random.randrange(30) * (retried + 1)
+
+
+class Task:
+    """What a handler receives. ``write_result`` and ``progress`` write to the task while the attempt holds its
+    lease; ``cancelled`` turns true when the task is cancelled, times out or passes its deadline (sync handlers
+    should check it in long loops: a thread cannot be stopped from outside)."""
+
+    def __init__(self, message: TaskMessage, retried: int, attempt: Any = None) -> None:
+        self._message = message
+        self.retried = retried
+        self._attempt = attempt
+        self._cancel = threading.Event()
+
+    id = property(lambda self: self._message.id)
+    type = property(lambda self: self._message.type)
+    payload = property(lambda self: self._message.payload)
+    queue = property(lambda self: self._message.queue)
+    max_retry = property(lambda self: self._message.max_retry)
+    headers = property(lambda self: self._message.headers)
+
+    @property
+    def deadline(self) -> datetime | None:
+        return from_ms(self._message.deadline_ms)
+
+    @property
+    def message(self) -> TaskMessage:
+        return self._message
+
+    def json(self) -> Any:
+        return json.loads(self.payload)
+
+    def write_result(self, data: bytes | Any) -> None:
+        """Store the result (bytes, or any JSON-serializable value) on the task."""
+        if not isinstance(data, (bytes, bytearray)):
+            data = json.dumps(data, separators=(",", ":")).encode()
+        if self._attempt is not None:
+            self._attempt.write("result", bytes(data))
+
+    def progress(self, done: int, total: int) -> None:
+        if self._attempt is not None:
+            self._attempt.write("progress", f"{int(done)}/{int(total)}".encode())
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def cancel(self) -> None:
+        """Called by the worker; handlers read ``cancelled``."""
+        self._cancel.set()
+
+    def __repr__(self) -> str:
+        return f"<Task {self.type} {self.id} in {self.queue}>"
+
+
+@dataclass
+class Handler:
+    type: str
+    func: Callable[[Task], Any]
+    defaults: dict[str, Any] = field(default_factory=dict)
+    retry_delay: RetryDelay = default_retry_delay
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.func)
+
+    def __call__(self, task: Task) -> Any:
+        return self.func(task)
+
+    def enqueue(self, payload: Any = b"", *, client: Client | None = None, **overrides: Any) -> TaskInfo:
+        """Enqueue a task for this handler, its defaults under the caller's ``overrides``."""
+        from .client import default_client
+
+        return (client or default_client()).enqueue(self.type, payload, **{**self.defaults, **overrides})
+
+
+class Registry:
+    """Handlers by type, and the middleware wrapped around every run."""
+
+    def __init__(self) -> None:
+        self._handlers: dict[str, Handler] = {}
+        self.middleware: list[Middleware] = []
+        self._lock = threading.Lock()
+
+    def add(self, handler: Handler) -> Handler:
+        with self._lock:
+            self._handlers[handler.type] = handler
+        return handler
+
+    def route(self, task_type: str) -> Handler | None:
+        """The handler registered for the longest prefix of ``task_type`` (an exact match being the longest)."""
+        best = None
+        for pattern, candidate in self._handlers.items():
+            if task_type.startswith(pattern) and (best is None or len(pattern) > len(best.type)):
+                best = candidate
+        return best
+
+    def use(self, middleware: Callable[[Task], Iterator[None]]) -> Callable[[Task], Iterator[None]]:
+        """Register a generator middleware: code before ``yield`` runs before the handler, code after it when
+        the handler returns; the handler's exception is raised at the ``yield``."""
+        self.middleware.append(contextmanager(middleware))
+        return middleware
+
+    def types(self) -> list[str]:
+        return sorted(self._handlers)
+
+    def __contains__(self, task_type: str) -> bool:
+        return task_type in self._handlers
+
+    def clear(self) -> None:
+        with self._lock:
+            self._handlers.clear()
+            self.middleware.clear()
+
+
+#: The registry ``@handler`` adds to by default; workers serve it.
+registry = Registry()
+
+_OPTION_DEFAULTS = ("queue", "max_retry", "timeout", "retention", "unique")
+
+
+def handler(task_type: str, *, queue: str | None = None, max_retry: int | None = None, timeout: float | None = None,
+            retention: float | None = None, unique: float | None = None, retry_delay: RetryDelay | None = None,
+            registry: Registry = registry) -> Callable[[Callable[[Task], Any]], Handler]:
+    """Register the decorated function as the handler of ``task_type`` (and of types it is a prefix of)."""
+    check_type(task_type, "handler")
+    given = dict(queue=queue, max_retry=max_retry, timeout=timeout, retention=retention, unique=unique)
+    defaults = {name: given[name] for name in _OPTION_DEFAULTS if given[name] is not None}
+
+    def register(func: Callable[[Task], Any]) -> Handler:
+        return registry.add(Handler(task_type, func, defaults, retry_delay or default_retry_delay))
+
+    return register

@@ -1,0 +1,326 @@
+"""The read and operator API over Redis: queues, tasks, servers, and every operator action.
+
+Reads use O(1) commands or ranges (LRANGE/ZRANGE pages, counts, a sample for memory), never full scans, so
+they stay fast on queues of millions. Every action is one transition script, or a loop of chunked ones.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import redis
+
+from . import validation as check
+from .broker import Broker, unavailable
+from .clock import Clock, from_ms, to_ms, utc_day
+from .connection import DEFAULT_REDIS_URL
+from .errors import FailedPreconditionError, QueueNotFoundError, TaskNotFoundError, ValidationError
+from .keys import DEFAULT_PREFIX, STATES
+from .message import TaskInfo
+from .transitions import Limits
+
+MEMORY_SAMPLE = 20  # tasks per state whose MEMORY USAGE is read and extrapolated, as asynq does
+MAX_PAGE_SIZE = 1000
+SETTABLE = {"pending", "scheduled", "retry", "archived", "completed"}  # states with bulk delete
+RUNNABLE = {"scheduled", "retry", "archived"}
+ARCHIVABLE = {"pending", "scheduled", "retry"}
+
+
+@dataclass
+class QueueInfo:
+    queue: str
+    pending: int = 0
+    active: int = 0
+    scheduled: int = 0
+    retry: int = 0
+    archived: int = 0
+    completed: int = 0
+    aggregating: int = 0
+    paused: bool = False
+    latency: float = 0.0  # seconds the oldest pending task has waited
+    memory_bytes: int = 0  # approximate
+    processed_today: int = 0
+    failed_today: int = 0
+    processed_total: int = 0
+    failed_total: int = 0
+
+    @property
+    def size(self) -> int:
+        """Tasks in the queue, completed ones excluded (as asynq counts it)."""
+        return self.pending + self.active + self.scheduled + self.retry + self.archived + self.aggregating
+
+    def counts(self) -> dict[str, int]:
+        return {state: getattr(self, state) for state in STATES}
+
+
+@dataclass
+class DailyStats:
+    date: str
+    processed: int
+    failed: int
+
+
+@dataclass
+class ServerInfo:
+    id: str
+    host: str
+    pid: int
+    started_at: datetime | None
+    status: str
+    queues: dict[str, int]
+    strict: bool
+    concurrency: int
+    active: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Inspector:
+    """``Inspector(redis_url)``; ``actor`` is recorded in the event of every action it takes."""
+
+    def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
+                 clock: Clock | None = None, limits: Limits | None = None, actor: str = "operator",
+                 conn: redis.Redis | None = None):
+        self.broker = Broker(redis_url, prefix=prefix, clock=clock, limits=limits, conn=conn)
+        self.keys = self.broker.keys
+        self.ops = self.broker.transitions
+        self.actor = actor
+
+    @property
+    def conn(self) -> redis.Redis:
+        return self.broker.conn
+
+    def _redis(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise unavailable(f"inspector.{op}", exc) from exc
+
+    # -- queues ------------------------------------------------------------------------------------------------
+
+    def queues(self) -> list[str]:
+        return sorted(name.decode() for name in self._redis("queues", self.conn.smembers, self.keys.queues))
+
+    def _known(self, queue: str, op: str) -> str:
+        check.queue_name(queue, f"inspector.{op}")
+        if not self._redis(op, self.conn.sismember, self.keys.queues, queue):
+            raise QueueNotFoundError(f"no queue named {queue!r}", op=f"inspector.{op}")
+        return queue
+
+    def queue_info(self, queue: str) -> QueueInfo:
+        self._known(queue, "queue_info")
+        q = self.keys.queue(queue)
+        day = utc_day(self.broker.clock.now())
+        pipe = self.conn.pipeline(transaction=False)
+        pipe.llen(q.pending)
+        for state in ("active", "scheduled", "retry", "archived", "completed"):
+            pipe.zcard(q.state_key(state))
+        pipe.exists(q.paused)
+        pipe.mget(q.processed_on(day), q.failed_on(day), q.processed, q.failed)
+        pipe.lindex(q.pending, -1)
+        sizes = self._redis("queue_info", pipe.execute)
+        info = QueueInfo(queue, *sizes[:6], paused=bool(sizes[6]))
+        info.processed_today, info.failed_today, info.processed_total, info.failed_total = (
+            int(v or 0) for v in sizes[7])
+        oldest = sizes[8]
+        if oldest is not None:
+            since = self._redis("queue_info", self.conn.hget, q.task(oldest.decode()), "since")
+            if since:
+                info.latency = max(0.0, self.broker.clock.now() - int(since) / 1000)
+        info.memory_bytes = self._memory(queue, info)
+        return info
+
+    def _memory(self, queue: str, info: QueueInfo) -> int:
+        """Approximate bytes: the structures' own usage plus a per-state sample of task hashes, extrapolated."""
+        q = self.keys.queue(queue)
+        pipe = self.conn.pipeline(transaction=False)
+        samples: list[tuple[str, int]] = []
+        for state in ("pending", "active", "scheduled", "retry", "archived", "completed"):
+            count = getattr(info, state)
+            if not count:
+                continue
+            key = q.state_key(state)
+            pipe.memory_usage(key, samples=MEMORY_SAMPLE)
+            if state == "pending":
+                pipe.lrange(key, 0, MEMORY_SAMPLE - 1)
+            else:
+                pipe.zrange(key, 0, MEMORY_SAMPLE - 1)
+            samples.append((state, count))
+        replies = self._redis("queue_info", pipe.execute)
+        total = 0
+        pipe = self.conn.pipeline(transaction=False)
+        scale = []
+        for index, (_state, count) in enumerate(samples):
+            total += replies[2 * index] or 0
+            ids = replies[2 * index + 1]
+            for task_id in ids:
+                pipe.memory_usage(q.task(task_id.decode()), samples=0)
+            scale.append((len(ids), count))
+        usages = self._redis("queue_info", pipe.execute) if scale else []
+        position = 0
+        for sampled, count in scale:
+            chunk = [u or 0 for u in usages[position:position + sampled]]
+            position += sampled
+            if chunk:
+                total += int(sum(chunk) / len(chunk) * count)
+        return total
+
+    def history(self, queue: str, days: int = 7) -> list[DailyStats]:
+        """Processed and failed counts per UTC day, newest first."""
+        self._known(queue, "history")
+        days = check.count(days, "days", 1, 90, "inspector.history")
+        q = self.keys.queue(queue)
+        today = datetime.fromtimestamp(self.broker.clock.now(), tz=timezone.utc)
+        dates = [(today - timedelta(days=n)).strftime("%Y-%m-%d") for n in range(days)]
+        keys = [k for d in dates for k in (q.processed_on(d), q.failed_on(d))]
+        values = self._redis("history", self.conn.mget, keys)
+        return [DailyStats(d, int(values[2 * i] or 0), int(values[2 * i + 1] or 0)) for i, d in enumerate(dates)]
+
+    def type_counts(self, queue: str) -> dict[str, dict[str, int]]:
+        """Per task type: how many are in each state, plus processed and failed totals (kept by the scripts)."""
+        self._known(queue, "type_counts")
+        raw = self._redis("type_counts", self.conn.hgetall, self.keys.queue(queue).type_counts)
+        out: dict[str, dict[str, int]] = {}
+        for name, value in raw.items():
+            state, _, task_type = name.decode().partition(":")
+            if int(value):
+                out.setdefault(task_type, {})[state] = int(value)
+        return out
+
+    def pause_queue(self, queue: str) -> None:
+        self.broker.run(self.ops.pause(self._known(queue, "pause"), self.actor, paused=True))
+
+    def unpause_queue(self, queue: str) -> None:
+        self.broker.run(self.ops.pause(self._known(queue, "unpause"), self.actor, paused=False))
+
+    def delete_queue(self, queue: str, force: bool = False) -> None:
+        """Refused while tasks are active, or while any task is left unless ``force``."""
+        self._known(queue, "delete_queue")
+        if force:
+            info = self.queue_info(queue)
+            if info.active:
+                raise FailedPreconditionError(f"{info.active} tasks are active", op="inspector.delete_queue")
+            for state in SETTABLE:
+                self._bulk("delete_all", queue, state, SETTABLE)
+        self.broker.run(self.ops.delete_queue(queue, force))
+        self._redis("delete_queue", self.conn.srem, self.keys.queues, queue)
+
+    # -- tasks -------------------------------------------------------------------------------------------------
+
+    def list_tasks(self, queue: str, state: str, page: int = 1, size: int = 20) -> list[TaskInfo]:
+        """One page of a state, newest first for archived and completed, next-to-run first for pending,
+        scheduled and retry, soonest lease expiry first for active."""
+        self._known(queue, "list_tasks")
+        op = "inspector.list_tasks"
+        if state not in STATES:
+            raise ValidationError(f"unknown state {state!r}; one of {', '.join(STATES)}", op=op)
+        page = check.count(page, "page", 1, 10**9, op)
+        size = check.count(size, "size", 1, MAX_PAGE_SIZE, op)
+        q = self.keys.queue(queue)
+        start, stop = (page - 1) * size, page * size - 1
+        key = q.state_key(state)
+        if state == "aggregating":
+            return []
+        if state == "pending":
+            # LPUSH in, RPOP out: the next to run is at the tail.
+            ids = [(i, None) for i in self._redis("list_tasks", self.conn.lrange, key, -stop - 1, -start - 1)][::-1]
+        elif state in ("archived", "completed"):
+            ids = self._redis("list_tasks", self.conn.zrevrange, key, start, stop, withscores=True)
+        else:
+            ids = self._redis("list_tasks", self.conn.zrange, key, start, stop, withscores=True)
+        pipe = self.conn.pipeline(transaction=False)
+        for task_id, _score in ids:
+            pipe.hgetall(q.task(task_id.decode()))
+        hashes = self._redis("list_tasks", pipe.execute) if ids else []
+        return [TaskInfo.from_hash(task_id.decode(), queue, fields, score)
+                for (task_id, score), fields in zip(ids, hashes) if fields]
+
+    def get_task(self, queue: str, task_id: str) -> TaskInfo:
+        self._known(queue, "get_task")
+        check.task_id(task_id, "inspector.get_task")
+        q = self.keys.queue(queue)
+        fields = self._redis("get_task", self.conn.hgetall, q.task(task_id))
+        if not fields:
+            raise TaskNotFoundError(f"no task {task_id!r} in queue {queue!r}", op="inspector.get_task")
+        state = fields.get(b"state", b"").decode()
+        score = None
+        if state in ("scheduled", "retry", "completed", "archived", "active"):
+            score = self._redis("get_task", self.conn.zscore, q.state_key(state), task_id)
+        return TaskInfo.from_hash(task_id, queue, fields, score)
+
+    def delete_task(self, queue: str, task_id: str) -> None:
+        self._task_action("delete_task", queue, task_id)
+
+    def run_task(self, queue: str, task_id: str) -> None:
+        self._task_action("run_task", queue, task_id)
+
+    def archive_task(self, queue: str, task_id: str) -> None:
+        self._task_action("archive_task", queue, task_id)
+
+    def _task_action(self, name: str, queue: str, task_id: str) -> None:
+        self._known(queue, name)
+        check.task_id(task_id, f"inspector.{name}")
+        self.broker.run(getattr(self.ops, name)(queue, task_id, self.actor))
+
+    def cancel_task(self, queue: str, task_id: str) -> int:
+        """Ask the worker running the task to cancel it; returns how many workers heard the request."""
+        task = self.get_task(queue, task_id)
+        if task.state != "active":
+            raise FailedPreconditionError(f"task {task_id} is {task.state}, not active", op="inspector.cancel_task")
+        return int(self._redis("cancel_task", self.conn.publish, self.keys.cancel_channel, task_id))
+
+    def delete_all(self, queue: str, state: str) -> int:
+        return self._bulk("delete_all", self._known(queue, "delete_all"), state, SETTABLE)
+
+    def run_all(self, queue: str, state: str) -> int:
+        return self._bulk("run_all", self._known(queue, "run_all"), state, RUNNABLE)
+
+    def archive_all(self, queue: str, state: str) -> int:
+        return self._bulk("archive_all", self._known(queue, "archive_all"), state, ARCHIVABLE)
+
+    def cancel_all(self, queue: str) -> int:
+        """Ask for every active task of the queue to be cancelled; returns how many were asked."""
+        self._known(queue, "cancel_all")
+        ids = self._redis("cancel_all", self.conn.zrange, self.keys.queue(queue).lease, 0, -1)
+        pipe = self.conn.pipeline(transaction=False)
+        for task_id in ids:
+            pipe.publish(self.keys.cancel_channel, task_id)
+        self._redis("cancel_all", pipe.execute)
+        return len(ids)
+
+    def _bulk(self, name: str, queue: str, state: str, allowed: set[str]) -> int:
+        if state not in allowed:
+            raise ValidationError(f"{name} takes a state among {', '.join(sorted(allowed))}, not {state!r}",
+                                  op=f"inspector.{name}")
+        total = 0
+        while True:
+            moved = self.broker.run(getattr(self.ops, name)(queue, state, self.actor))
+            total += moved
+            if moved == 0:
+                return total
+
+    # -- servers -----------------------------------------------------------------------------------------------
+
+    def servers(self) -> list[ServerInfo]:
+        """Servers whose heartbeat is current, with the tasks each is running."""
+        now = to_ms(self.broker.clock.now())
+        ids = self._redis("servers", self.conn.zrangebyscore, self.keys.servers, now, "+inf")
+        pipe = self.conn.pipeline(transaction=False)
+        for server_id in ids:
+            pipe.get(self.keys.server(server_id.decode()))
+            pipe.hgetall(self.keys.workers(server_id.decode()))
+        replies = self._redis("servers", pipe.execute) if ids else []
+        servers = []
+        for index in range(0, len(replies), 2):
+            raw, workers = replies[index], replies[index + 1]
+            if not raw:
+                continue
+            doc = json.loads(raw)
+            servers.append(ServerInfo(
+                id=doc["id"], host=doc["host"], pid=doc["pid"], started_at=from_ms(doc.get("started")),
+                status=doc.get("status", "active"), queues=doc.get("queues", {}), strict=doc.get("strict", False),
+                concurrency=doc.get("concurrency", 0),
+                active=sorted((json.loads(v) for v in workers.values()), key=lambda w: w.get("started", 0)),
+            ))
+        return sorted(servers, key=lambda s: s.id)

@@ -1,0 +1,130 @@
+"""Every Redis key name the engine uses, built in one place.
+
+Per-queue keys carry the queue name as a Redis Cluster hash tag (``{queue}``) so that all keys of a queue
+live in one slot and every Lua script touches a single slot. Queue names may not contain ``{`` or ``}``
+(see ``validation``), which keeps the tag unambiguous and makes every key decompose uniquely.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_PREFIX = "tq"
+
+#: States a task can be in. ``active`` tasks are the members of the queue's lease set.
+STATES = ("pending", "active", "scheduled", "retry", "archived", "completed", "aggregating")
+
+
+@dataclass(frozen=True)
+class QueueKeys:
+    """Key names of one queue."""
+
+    prefix: str
+    queue: str
+
+    @property
+    def base(self) -> str:
+        return f"{self.prefix}:{{{self.queue}}}:"
+
+    @property
+    def task_prefix(self) -> str:
+        """Prefix of task hashes; Lua scripts append the task id to it."""
+        return self.base + "t:"
+
+    def task(self, task_id: str) -> str:
+        return self.task_prefix + task_id
+
+    @property
+    def pending(self) -> str:
+        return self.base + "pending"
+
+    @property
+    def lease(self) -> str:
+        """Sorted set of active task ids scored by lease expiry (ms); it is the queue's active set."""
+        return self.base + "lease"
+
+    @property
+    def scheduled(self) -> str:
+        return self.base + "scheduled"
+
+    @property
+    def retry(self) -> str:
+        return self.base + "retry"
+
+    @property
+    def archived(self) -> str:
+        return self.base + "archived"
+
+    @property
+    def completed(self) -> str:
+        return self.base + "completed"
+
+    @property
+    def paused(self) -> str:
+        return self.base + "paused"
+
+    @property
+    def events(self) -> str:
+        """Capped stream of every transition in this queue."""
+        return self.base + "events"
+
+    @property
+    def type_counts(self) -> str:
+        """Hash ``<state>:<type>`` -> count, plus ``processed:<type>`` and ``failed:<type>`` totals."""
+        return self.base + "types"
+
+    @property
+    def processed(self) -> str:
+        return self.base + "processed"
+
+    @property
+    def failed(self) -> str:
+        return self.base + "failed"
+
+    def processed_on(self, day: str) -> str:
+        return f"{self.base}processed:{day}"
+
+    def failed_on(self, day: str) -> str:
+        return f"{self.base}failed:{day}"
+
+    @property
+    def unique_prefix(self) -> str:
+        return self.base + "unique:"
+
+    def unique(self, task_type: str, digest: str) -> str:
+        return f"{self.unique_prefix}{task_type}:{digest}"
+
+    def state_key(self, state: str) -> str:
+        """The structure holding tasks of ``state`` (the lease set for active)."""
+        return self.lease if state == "active" else self.base + state
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Global keys and a factory for per-queue keys."""
+
+    prefix: str = DEFAULT_PREFIX
+
+    def queue(self, name: str) -> QueueKeys:
+        return QueueKeys(self.prefix, name)
+
+    @property
+    def queues(self) -> str:
+        """Set of all known queue names (global: written outside the per-queue scripts)."""
+        return f"{self.prefix}:queues"
+
+    @property
+    def servers(self) -> str:
+        """Sorted set of server ids scored by the expiry of their last heartbeat (ms)."""
+        return f"{self.prefix}:servers"
+
+    def server(self, server_id: str) -> str:
+        return f"{self.prefix}:server:{server_id}"
+
+    def workers(self, server_id: str) -> str:
+        """Hash task id -> JSON of what one server is running right now."""
+        return f"{self.prefix}:workers:{server_id}"
+
+    @property
+    def cancel_channel(self) -> str:
+        return f"{self.prefix}:cancel"

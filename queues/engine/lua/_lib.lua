@@ -1,0 +1,117 @@
+-- Shared helpers. scripts.py puts this file in front of every transition script, so each script states only
+-- its own precondition and effect. Conventions for all scripts:
+--   * times are epoch milliseconds handed in by the caller (the injected clock), never read from Redis;
+--   * a task hash is <task key prefix> .. id; it carries the queue's {hash tag}, so it shares the slot of the
+--     keys the script declares, and no script ever spans two Cluster slots;
+--   * a refused precondition returns an error reply "<CODE> <detail>" before anything is written.
+
+local function new_context(types, events, prefix, now, maxlen, actor)
+  return {types = types, events = events, prefix = prefix, now = tonumber(now), maxlen = maxlen, actor = actor}
+end
+
+-- Append one transition to the queue's capped event stream (read by the live console and the archiver).
+local function emit(ctx, id, ttype, from, to, err)
+  local fields = {"id", id, "type", ttype, "from", from, "to", to, "at", ctx.now}
+  if ctx.actor ~= "" then
+    fields[#fields + 1] = "worker"
+    fields[#fields + 1] = ctx.actor
+  end
+  if err and err ~= "" then
+    fields[#fields + 1] = "error"
+    fields[#fields + 1] = err
+  end
+  redis.call("XADD", ctx.events, "MAXLEN", "~", ctx.maxlen, "*", unpack(fields))
+end
+
+-- Record a move between states: the hash's state, the per-type counts (an O(1) breakdown for the console)
+-- and the event. to == "" means the task has left the queue; event_to then names how (done, deleted).
+local function moved(ctx, key, id, ttype, from, to, err, event_to)
+  if from ~= "" then redis.call("HINCRBY", ctx.types, from .. ":" .. ttype, -1) end
+  if to ~= "" then
+    redis.call("HINCRBY", ctx.types, to .. ":" .. ttype, 1)
+    redis.call("HSET", key, "state", to, "since", ctx.now)
+  end
+  emit(ctx, id, ttype, from, event_to or to, err)
+end
+
+-- A unique lock is released only by the task that holds it (another task may hold it by now).
+local function release_unique(key, id)
+  local ukey = redis.call("HGET", key, "unique")
+  if ukey and redis.call("GET", ukey) == id then redis.call("DEL", ukey) end
+end
+
+-- Delete a task outright; the caller has already taken its id out of the state structure.
+local function drop(ctx, key, id, ttype, from, why)
+  release_unique(key, id)
+  redis.call("DEL", key)
+  moved(ctx, key, id, ttype, from, "", why, "deleted")
+end
+
+-- The attempt fence. The task must be active under exactly this lease token: a worker whose lease expired and
+-- whose task was recovered (and perhaps handed to another attempt) holds a stale token and is refused, where
+-- asynq fences by task id only. With expired_before (the recoverer), the lease must also have run out by then,
+-- so a heartbeat that extended it in the meantime wins. Returns nil when the fence holds, else an error code.
+local function fence(lease_key, key, id, token, expired_before)
+  local f = redis.call("HMGET", key, "state", "lease")
+  if not f[1] then return "NOT_FOUND" end
+  if f[1] ~= "active" or f[2] ~= token then return "LEASE_LOST" end
+  local expiry = redis.call("ZSCORE", lease_key, id)
+  if not expiry then return "LEASE_LOST" end
+  if expired_before and expired_before ~= "" and tonumber(expiry) > tonumber(expired_before) then
+    return "PRECONDITION"
+  end
+  return nil
+end
+
+-- Take a task out of the active set after its fence held.
+local function leave_active(lease_key, key, id)
+  redis.call("ZREM", lease_key, id)
+  redis.call("HDEL", key, "lease")
+end
+
+-- Count a finished attempt in the total, today's counter and the per-type total.
+local function count(ctx, total_key, day_key, day_ttl, name, ttype)
+  redis.call("INCR", total_key)
+  if redis.call("INCR", day_key) == 1 then redis.call("EXPIRE", day_key, day_ttl) end
+  redis.call("HINCRBY", ctx.types, name .. ":" .. ttype, 1)
+end
+
+-- Keep the archive within its age and size limits, deleting what falls out for real (asynq dropped only the
+-- ids and kept the hashes: its #441 and #730). At most TRIM_BATCH deletions per call keep scripts short;
+-- the next archive, or the janitor, continues.
+local TRIM_BATCH = 100
+local function trim_archive(ctx, archived, max_size, max_age)
+  local victims = redis.call("ZRANGEBYSCORE", archived, "-inf", "(" .. (ctx.now - tonumber(max_age)),
+    "LIMIT", 0, TRIM_BATCH)
+  local excess = redis.call("ZCARD", archived) - #victims - tonumber(max_size)
+  if excess > 0 and #victims < TRIM_BATCH then
+    local oldest = redis.call("ZRANGE", archived, #victims, #victims + math.min(excess, TRIM_BATCH - #victims) - 1)
+    for _, id in ipairs(oldest) do victims[#victims + 1] = id end
+  end
+  for _, id in ipairs(victims) do
+    local key = ctx.prefix .. id
+    redis.call("ZREM", archived, id)
+    drop(ctx, key, id, redis.call("HGET", key, "type") or "", "archived", "trimmed from the archive")
+  end
+  return #victims
+end
+
+-- The structure of a state: pending is a list, the others sorted sets.
+local function remove_from(state_key, state, id)
+  if state == "pending" then return redis.call("LREM", state_key, 1, id) end
+  return redis.call("ZREM", state_key, id)
+end
+
+-- Remove up to limit ids from a state's structure, oldest first, and return them.
+local function take(state_key, state, limit)
+  if state == "pending" then return redis.call("RPOP", state_key, limit) or {} end
+  local ids = redis.call("ZRANGE", state_key, 0, limit - 1)
+  if #ids > 0 then redis.call("ZREM", state_key, unpack(ids)) end
+  return ids
+end
+
+-- Put a task at the end of the pending line (LPUSH in, RPOP out).
+local function to_pending(ctx, pending, key, id, ttype, from)
+  redis.call("LPUSH", pending, id)
+  moved(ctx, key, id, ttype, from, "pending")
+end

@@ -1,0 +1,25 @@
+-- archive: active -> archived, when retries are spent or the handler skips retrying. The task is dead: its
+-- unique lock is released so the same work can be submitted again, and the archive is trimmed to its limits.
+-- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] lease set    KEYS[4] archived
+-- KEYS[5] processed total    KEYS[6] processed today    KEYS[7] failed total    KEYS[8] failed today
+-- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] worker id
+-- ARGV[5] ttl of daily counters (s)    ARGV[6] id    ARGV[7] lease token    ARGV[8] error message
+-- ARGV[9] archive max size    ARGV[10] archive max age (ms)
+-- ARGV[11] lease must have expired by this time (ms), or "" (the recoverer sets it)
+-- Returns "OK"; errors NOT_FOUND, LEASE_LOST, PRECONDITION (the lease is still live).
+local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local id = ARGV[6]
+local key = ctx.prefix .. id
+local refused = fence(KEYS[3], key, id, ARGV[7], ARGV[11])
+if refused then return redis.error_reply(refused .. " " .. id) end
+local ttype = redis.call("HGET", key, "type")
+leave_active(KEYS[3], key, id)
+release_unique(key, id)
+redis.call("ZADD", KEYS[4], ctx.now, id)
+redis.call("HSET", key, "error", ARGV[8], "failed_at", ctx.now)
+redis.call("HINCRBY", key, "retried", 1)
+count(ctx, KEYS[5], KEYS[6], ARGV[5], "processed", ttype)
+count(ctx, KEYS[7], KEYS[8], ARGV[5], "failed", ttype)
+moved(ctx, key, id, ttype, "active", "archived", ARGV[8])
+trim_archive(ctx, KEYS[4], ARGV[9], ARGV[10])
+return "OK"

@@ -1,0 +1,19 @@
+-- archive task: pending, scheduled or retry -> archived (an operator action). The archive is trimmed after.
+-- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] pending    KEYS[4] scheduled    KEYS[5] retry
+-- KEYS[6] archived
+-- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] actor    ARGV[5] id
+-- ARGV[6] archive max size    ARGV[7] archive max age (ms)
+-- Returns "OK"; errors NOT_FOUND, PRECONDITION (active, archived or completed).
+local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local structures = {pending = KEYS[3], scheduled = KEYS[4], retry = KEYS[5]}
+local id = ARGV[5]
+local key = ctx.prefix .. id
+local f = redis.call("HMGET", key, "state", "type")
+if not f[1] then return redis.error_reply("NOT_FOUND " .. id) end
+local from = structures[f[1]]
+if not from then return redis.error_reply("PRECONDITION task is " .. f[1] .. ", it cannot be archived") end
+remove_from(from, f[1], id)
+redis.call("ZADD", KEYS[6], ctx.now, id)
+moved(ctx, key, id, f[2], f[1], "archived", "archived by " .. ctx.actor)
+trim_archive(ctx, KEYS[6], ARGV[6], ARGV[7])
+return "OK"

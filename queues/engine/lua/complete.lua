@@ -1,0 +1,27 @@
+-- mark complete: active -> completed, for successful attempts of tasks with retention; the task is kept until
+-- now + retention (the janitor deletes it then). Releases unique locks, counts processed. Fenced per task.
+-- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] lease set    KEYS[4] completed
+-- KEYS[5] processed total    KEYS[6] processed today
+-- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] worker id
+-- ARGV[5] ttl of daily counters (s)    ARGV[6..] triples: id, lease token, retention (ms)
+-- Returns one status per task: "OK", "NOT_FOUND" or "LEASE_LOST".
+local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local out = {}
+for a = 6, #ARGV, 3 do
+  local id, token = ARGV[a], ARGV[a + 1]
+  local key = ctx.prefix .. id
+  local refused = fence(KEYS[3], key, id, token)
+  if refused then
+    out[#out + 1] = refused
+  else
+    local ttype = redis.call("HGET", key, "type")
+    leave_active(KEYS[3], key, id)
+    release_unique(key, id)
+    redis.call("ZADD", KEYS[4], ctx.now + tonumber(ARGV[a + 2]), id)
+    redis.call("HSET", key, "completed_at", ctx.now)
+    moved(ctx, key, id, ttype, "active", "completed")
+    count(ctx, KEYS[5], KEYS[6], ARGV[5], "processed", ttype)
+    out[#out + 1] = "OK"
+  end
+end
+return out

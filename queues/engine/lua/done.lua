@@ -1,0 +1,26 @@
+-- done: active -> gone, for successful attempts of tasks without retention. Releases their unique locks and
+-- counts them as processed. Each task is fenced by its lease token; a refused task changes nothing.
+-- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] lease set    KEYS[4] processed total
+-- KEYS[5] processed today
+-- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] worker id
+-- ARGV[5] ttl of daily counters (s)    ARGV[6..] pairs: id, lease token
+-- Returns one status per task: "OK", "NOT_FOUND" or "LEASE_LOST".
+local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local out = {}
+for a = 6, #ARGV, 2 do
+  local id, token = ARGV[a], ARGV[a + 1]
+  local key = ctx.prefix .. id
+  local refused = fence(KEYS[3], key, id, token)
+  if refused then
+    out[#out + 1] = refused
+  else
+    local ttype = redis.call("HGET", key, "type")
+    redis.call("ZREM", KEYS[3], id)
+    release_unique(key, id)
+    redis.call("DEL", key)
+    moved(ctx, key, id, ttype, "active", "", nil, "done")
+    count(ctx, KEYS[4], KEYS[5], ARGV[5], "processed", ttype)
+    out[#out + 1] = "OK"
+  end
+end
+return out

@@ -1,0 +1,43 @@
+-- enqueue: new tasks -> pending, or -> scheduled when their process time is in the future. With a unique key
+-- the task also takes its unique lock (SET NX semantics). All-or-nothing for the batch: every precondition is
+-- checked before anything is written, so a refused call changes nothing.
+-- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] pending    KEYS[4] scheduled
+-- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] actor
+-- ARGV[5..] 7 values per task: id, type, options (msg), payload, process at (ms), unique key ("" = none),
+--           unique lock ttl (ms)
+-- Returns "OK"; error "CONFLICT <i>" when task i's id exists, "DUPLICATE <i>" when its unique lock is held
+-- (i counts from 1).
+local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local WIDTH = 7
+local n = (#ARGV - 4) / WIDTH
+local ids, locks = {}, {}
+for i = 0, n - 1 do
+  local a = 5 + i * WIDTH
+  local id, ukey = ARGV[a], ARGV[a + 5]
+  if ids[id] or redis.call("EXISTS", ctx.prefix .. id) == 1 then
+    return redis.error_reply("CONFLICT " .. (i + 1))
+  end
+  ids[id] = true
+  if ukey ~= "" then
+    if locks[ukey] or redis.call("EXISTS", ukey) == 1 then return redis.error_reply("DUPLICATE " .. (i + 1)) end
+    locks[ukey] = true
+  end
+end
+for i = 0, n - 1 do
+  local a = 5 + i * WIDTH
+  local id, ttype, ukey = ARGV[a], ARGV[a + 1], ARGV[a + 5]
+  local key = ctx.prefix .. id
+  redis.call("HSET", key, "type", ttype, "msg", ARGV[a + 2], "payload", ARGV[a + 3])
+  if ukey ~= "" then
+    redis.call("SET", ukey, id, "PX", ARGV[a + 6])
+    redis.call("HSET", key, "unique", ukey)
+  end
+  local at = tonumber(ARGV[a + 4])
+  if at > ctx.now then
+    redis.call("ZADD", KEYS[4], at, id)
+    moved(ctx, key, id, ttype, "", "scheduled")
+  else
+    to_pending(ctx, KEYS[3], key, id, ttype, "")
+  end
+end
+return "OK"

@@ -1,0 +1,22 @@
+-- requeue: active -> pending at the head of the line, for tasks a stopping worker did not finish. No retry
+-- is counted: the attempt was interrupted, not failed. Fenced per task.
+-- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] lease set    KEYS[4] pending
+-- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] worker id
+-- ARGV[5..] pairs: id, lease token
+-- Returns one status per task: "OK", "NOT_FOUND" or "LEASE_LOST".
+local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local out = {}
+for a = 5, #ARGV, 2 do
+  local id, token = ARGV[a], ARGV[a + 1]
+  local key = ctx.prefix .. id
+  local refused = fence(KEYS[3], key, id, token)
+  if refused then
+    out[#out + 1] = refused
+  else
+    leave_active(KEYS[3], key, id)
+    redis.call("RPUSH", KEYS[4], id)
+    moved(ctx, key, id, redis.call("HGET", key, "type"), "active", "pending", "worker shut down")
+    out[#out + 1] = "OK"
+  end
+end
+return out

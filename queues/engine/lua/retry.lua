@@ -1,0 +1,25 @@
+-- retry: active -> retry, to run again at a later time after a failed attempt (or a lease that expired).
+-- A failure increments the retry count and the failed counters; an error that is not a failure does neither.
+-- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] lease set    KEYS[4] retry
+-- KEYS[5] processed total    KEYS[6] processed today    KEYS[7] failed total    KEYS[8] failed today
+-- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] worker id
+-- ARGV[5] ttl of daily counters (s)    ARGV[6] id    ARGV[7] lease token    ARGV[8] retry at (ms)
+-- ARGV[9] error message    ARGV[10] "1" when the attempt counts as a failure
+-- ARGV[11] lease must have expired by this time (ms), or "" (the recoverer sets it)
+-- Returns "OK"; errors NOT_FOUND, LEASE_LOST, PRECONDITION (the lease is still live).
+local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local id = ARGV[6]
+local key = ctx.prefix .. id
+local refused = fence(KEYS[3], key, id, ARGV[7], ARGV[11])
+if refused then return redis.error_reply(refused .. " " .. id) end
+local ttype = redis.call("HGET", key, "type")
+leave_active(KEYS[3], key, id)
+redis.call("ZADD", KEYS[4], ARGV[8], id)
+redis.call("HSET", key, "error", ARGV[9], "failed_at", ctx.now)
+if ARGV[10] == "1" then
+  redis.call("HINCRBY", key, "retried", 1)
+  count(ctx, KEYS[5], KEYS[6], ARGV[5], "processed", ttype)
+  count(ctx, KEYS[7], KEYS[8], ARGV[5], "failed", ttype)
+end
+moved(ctx, key, id, ttype, "active", "retry", ARGV[9])
+return "OK"

@@ -1,0 +1,12 @@
+-- run all: every task of one state (scheduled, retry or archived) -> pending, one chunk per call.
+-- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] the state's structure    KEYS[4] pending
+-- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] actor
+-- ARGV[5] state    ARGV[6] chunk size
+-- Returns how many tasks moved; the caller calls again until it gets 0.
+local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local ids = take(KEYS[3], ARGV[5], tonumber(ARGV[6]))
+for _, id in ipairs(ids) do
+  local key = ctx.prefix .. id
+  to_pending(ctx, KEYS[4], key, id, redis.call("HGET", key, "type") or "", ARGV[5])
+end
+return #ids

@@ -1,0 +1,158 @@
+"""The task message as stored in Redis, and the TaskInfo that the client and inspector return.
+
+A task is one hash. Fields that are read by Lua scripts (type, state, retried, lease, unique) are plain hash
+fields; the rarely-changing options are one compact JSON document in ``msg`` that only Python reads, with
+defaults left out so that a small pending task stays small in memory.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from .clock import from_ms
+
+DEFAULT_MAX_RETRY = 25
+DEFAULT_TIMEOUT = 30 * 60.0
+
+
+@dataclass
+class TaskMessage:
+    """What a producer asked for: everything needed to run the task, fixed at enqueue time."""
+
+    id: str
+    type: str
+    payload: bytes
+    queue: str
+    max_retry: int = DEFAULT_MAX_RETRY
+    timeout: float | None = None  # seconds; None means the default unless a deadline is set
+    deadline_ms: int = 0  # epoch ms; 0 means none
+    retention: float = 0.0  # seconds to keep the task as completed after success
+    unique_ttl: float = 0.0  # seconds; 0 means not unique
+    headers: dict[str, str] = field(default_factory=dict)
+    created_ms: int = 0
+
+    def effective_timeout(self) -> float | None:
+        """asynq's rule: without timeout and deadline, the default timeout applies."""
+        if self.timeout is None and not self.deadline_ms:
+            return DEFAULT_TIMEOUT
+        return self.timeout
+
+    def encode_options(self) -> bytes:
+        doc: dict[str, Any] = {"created": self.created_ms}
+        if self.max_retry != DEFAULT_MAX_RETRY:
+            doc["max_retry"] = self.max_retry
+        if self.timeout is not None:
+            doc["timeout"] = self.timeout
+        if self.deadline_ms:
+            doc["deadline"] = self.deadline_ms
+        if self.retention:
+            doc["retention"] = self.retention
+        if self.unique_ttl:
+            doc["unique_ttl"] = self.unique_ttl
+        if self.headers:
+            doc["headers"] = self.headers
+        return json.dumps(doc, separators=(",", ":")).encode()
+
+    @classmethod
+    def decode(cls, task_id: str, queue: str, task_type: bytes, payload: bytes, options: bytes) -> TaskMessage:
+        """Rebuild a message from its hash fields. Raises ValueError on a record it cannot read."""
+        doc = json.loads(options) if options else {}
+        if not isinstance(doc, dict):
+            raise ValueError("task options are not a JSON object")
+        timeout = doc.get("timeout")
+        return cls(
+            id=task_id,
+            type=task_type.decode(),
+            payload=payload,
+            queue=queue,
+            max_retry=int(doc.get("max_retry", DEFAULT_MAX_RETRY)),
+            timeout=None if timeout is None else float(timeout),
+            deadline_ms=int(doc.get("deadline", 0)),
+            retention=float(doc.get("retention", 0)),
+            unique_ttl=float(doc.get("unique_ttl", 0)),
+            headers=dict(doc.get("headers", {})),
+            created_ms=int(doc.get("created", 0)),
+        )
+
+
+@dataclass
+class TaskInfo:
+    """A snapshot of one task, as returned by the client and the inspector."""
+
+    id: str
+    type: str
+    queue: str
+    state: str
+    payload: bytes = b""
+    max_retry: int = DEFAULT_MAX_RETRY
+    retried: int = 0
+    timeout: float | None = None
+    deadline: datetime | None = None
+    retention: float = 0.0
+    unique_key: str | None = None
+    last_error: str | None = None
+    last_failed_at: datetime | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    created_at: datetime | None = None
+    next_process_at: datetime | None = None
+    completed_at: datetime | None = None
+    expires_at: datetime | None = None
+    result: bytes | None = None
+    progress: tuple[int, int] | None = None
+    state_since: datetime | None = None
+
+    def json(self) -> Any:
+        return json.loads(self.payload)
+
+    def result_json(self) -> Any:
+        return None if self.result is None else json.loads(self.result)
+
+    @classmethod
+    def from_hash(cls, task_id: str, queue: str, fields: dict[bytes, bytes], score: float | None = None) -> TaskInfo:
+        """Build from HGETALL of a task; ``score`` is its score in the state's sorted set, if any."""
+        message = TaskMessage.decode(
+            task_id, queue, fields.get(b"type", b""), fields.get(b"payload", b""), fields.get(b"msg", b"")
+        )
+        state = fields.get(b"state", b"").decode()
+        info = cls(
+            id=task_id,
+            type=message.type,
+            queue=queue,
+            state=state,
+            payload=message.payload,
+            max_retry=message.max_retry,
+            retried=int(fields.get(b"retried", 0)),
+            timeout=message.effective_timeout(),
+            deadline=from_ms(message.deadline_ms),
+            retention=message.retention,
+            unique_key=_text(fields.get(b"unique")),
+            last_error=_text(fields.get(b"error")),
+            last_failed_at=from_ms(int(fields.get(b"failed_at", 0))),
+            headers=message.headers,
+            created_at=from_ms(message.created_ms),
+            completed_at=from_ms(int(fields.get(b"completed_at", 0))),
+            result=fields.get(b"result"),
+            progress=_progress(fields.get(b"progress")),
+            state_since=from_ms(int(fields.get(b"since", 0))),
+        )
+        if score is not None and state in ("scheduled", "retry"):
+            info.next_process_at = from_ms(int(score))
+        elif score is not None and state == "completed":
+            info.expires_at = from_ms(int(score))
+        elif state == "pending":
+            info.next_process_at = info.state_since
+        return info
+
+
+def _text(value: bytes | None) -> str | None:
+    return None if value is None else value.decode("utf-8", "replace")
+
+
+def _progress(value: bytes | None) -> tuple[int, int] | None:
+    if not value:
+        return None
+    done, _, total = value.partition(b"/")
+    return int(done), int(total)

@@ -1,0 +1,51 @@
+"""Loads the Lua transition scripts and runs them by SHA.
+
+Each ``lua/<name>.lua`` is one transition; ``lua/_lib.lua`` (shared helpers) is put in front of each. A script
+is run with EVALSHA; after a NOSCRIPT reply (Redis restarted or its script cache was flushed) it is sent
+once in full with EVAL, which also caches it again, so callers never see the difference.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from redis.exceptions import NoScriptError
+
+LUA_DIR = Path(__file__).with_name("lua")
+
+
+class Script:
+    def __init__(self, name: str, source: str) -> None:
+        self.name = name
+        self.source = source
+        self.sha = hashlib.sha1(source.encode()).hexdigest()
+
+    def run(self, conn: Any, keys: list[str], args: list[Any]) -> Any:
+        try:
+            return conn.evalsha(self.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            return conn.eval(self.source, len(keys), *keys, *args)
+
+    async def run_async(self, conn: Any, keys: list[str], args: list[Any]) -> Any:
+        try:
+            return await conn.evalsha(self.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            return await conn.eval(self.source, len(keys), *keys, *args)
+
+    def __repr__(self) -> str:
+        return f"Script({self.name!r})"
+
+
+@cache
+def script(name: str) -> Script:
+    """The transition script ``name`` with the shared helpers in front of it."""
+    lib = (LUA_DIR / "_lib.lua").read_text()
+    body = (LUA_DIR / f"{name}.lua").read_text()
+    return Script(name, lib + "\n" + body)
+
+
+def all_script_names() -> list[str]:
+    return sorted(p.stem for p in LUA_DIR.glob("*.lua") if not p.stem.startswith("_"))

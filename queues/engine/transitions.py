@@ -1,0 +1,239 @@
+"""Every state transition as a ``Call``: the script, its keys and arguments, and how to read the reply.
+
+Building a call does no I/O, so the blocking ``Broker`` and the asyncio client run the very same calls.
+Per-task arguments follow the headers in ``lua/*.lua``; keep the two in step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .clock import Clock, SystemClock, to_ms, utc_day
+from .keys import DEFAULT_PREFIX, Keys, QueueKeys
+from .message import TaskMessage
+from .scripts import Script, script
+
+DAY_COUNTER_TTL = 90 * 24 * 3600  # seconds: the dashboard charts up to 90 days back
+BULK_CHUNK = 1000  # tasks per bulk script call, so Redis never blocks long on a queue of millions
+PERIODIC_LIMIT = 100  # tasks per forwarder / janitor call
+
+
+def _identity(reply: Any) -> Any:
+    return reply
+
+
+@dataclass
+class Call:
+    """One script invocation. ``parse`` turns the raw reply into the operation's result."""
+
+    op: str
+    script: Script
+    keys: list[str]
+    args: list[Any]
+    parse: Callable[[Any], Any] = _identity
+
+
+@dataclass
+class Placement:
+    """A task to enqueue and where it goes: pending now, or scheduled at ``process_at_ms``."""
+
+    message: TaskMessage
+    process_at_ms: int = 0
+    unique_key: str = ""
+    unique_ttl_ms: int = 0
+
+
+@dataclass
+class Leased:
+    """A task handed to a worker by dequeue, not yet decoded (a bad record must not crash the worker)."""
+
+    id: str
+    type: bytes
+    options: bytes
+    payload: bytes
+    retried: int
+    token: str
+
+
+@dataclass
+class Limits:
+    """Engine-wide settings that scripts need."""
+
+    event_maxlen: int = 100_000
+    archive_max_size: int = 10_000
+    archive_max_age: float = 90 * 24 * 3600.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _statuses(reply: list[bytes]) -> list[str]:
+    return [status.decode() for status in reply]
+
+
+def _leased(reply: list[bytes]) -> list[Leased]:
+    return [
+        Leased(reply[i].decode(), reply[i + 1], reply[i + 2], reply[i + 3], int(reply[i + 4]), reply[i + 5].decode())
+        for i in range(0, len(reply), 6)
+    ]
+
+
+def _flatten(rows: Sequence[Sequence[Any]]) -> list[Any]:
+    return [value for row in rows for value in row]
+
+
+class Transitions:
+    """Builds the calls for one engine (key prefix, clock, limits)."""
+
+    def __init__(self, prefix: str = DEFAULT_PREFIX, clock: Clock | None = None, limits: Limits | None = None):
+        self.keys = Keys(prefix)
+        self.clock = clock or SystemClock()
+        self.limits = limits or Limits()
+
+    def queue(self, name: str) -> QueueKeys:
+        return self.keys.queue(name)
+
+    def _common(self, q: QueueKeys, actor: str) -> tuple[list[str], list[Any]]:
+        """KEYS and ARGV that every transition script starts with (see ``lua/_lib.lua``)."""
+        keys = [q.type_counts, q.events]
+        args = [q.task_prefix, to_ms(self.clock.now()), self.limits.event_maxlen, actor]
+        return keys, args
+
+    def _archive_limits(self) -> list[Any]:
+        return [self.limits.archive_max_size, to_ms(self.limits.archive_max_age)]
+
+    def _counters(self, q: QueueKeys, *names: str) -> list[str]:
+        day = utc_day(self.clock.now())
+        keys: list[str] = []
+        for name in names:
+            keys += [q.processed, q.processed_on(day)] if name == "processed" else [q.failed, q.failed_on(day)]
+        return keys
+
+    # -- producers ---------------------------------------------------------------------------------------------
+
+    def enqueue(self, queue: str, items: Sequence[Placement], actor: str = "") -> Call:
+        q = self.queue(queue)
+        keys, args = self._common(q, actor)
+        rows = [
+            (p.message.id, p.message.type, p.message.encode_options(), p.message.payload,
+             p.process_at_ms, p.unique_key, p.unique_ttl_ms)
+            for p in items
+        ]
+        return Call("enqueue", script("enqueue"), keys + [q.pending, q.scheduled], args + _flatten(rows))
+
+    # -- workers -----------------------------------------------------------------------------------------------
+
+    def dequeue(self, queue: str, k: int, lease_seconds: float, worker: str, token_prefix: str) -> Call:
+        q = self.queue(queue)
+        keys, args = self._common(q, worker)
+        expiry = to_ms(self.clock.now() + lease_seconds)
+        return Call("dequeue", script("dequeue"), keys + [q.pending, q.lease, q.paused],
+                    args + [expiry, token_prefix, k], _leased)
+
+    def extend_leases(self, queue: str, leases: Sequence[tuple[str, str]], lease_seconds: float) -> Call:
+        q = self.queue(queue)
+        expiry = to_ms(self.clock.now() + lease_seconds)
+        return Call("extend_lease", script("extend_lease"), [q.lease], [q.task_prefix, expiry] + _flatten(leases),
+                    lambda reply: [i.decode() for i in reply])
+
+    def done(self, queue: str, leases: Sequence[tuple[str, str]], worker: str) -> Call:
+        q = self.queue(queue)
+        keys, args = self._common(q, worker)
+        return Call("done", script("done"), keys + [q.lease] + self._counters(q, "processed"),
+                    args + [DAY_COUNTER_TTL] + _flatten(leases), _statuses)
+
+    def complete(self, queue: str, leases: Sequence[tuple[str, str, float]], worker: str) -> Call:
+        """``leases`` holds (id, token, retention seconds)."""
+        q = self.queue(queue)
+        keys, args = self._common(q, worker)
+        rows = [(task_id, token, to_ms(retention)) for task_id, token, retention in leases]
+        return Call("complete", script("complete"), keys + [q.lease, q.completed] + self._counters(q, "processed"),
+                    args + [DAY_COUNTER_TTL] + _flatten(rows), _statuses)
+
+    def retry(self, queue: str, task_id: str, token: str, retry_at: float, error: str, *, worker: str,
+              is_failure: bool = True, expired_before: float | None = None) -> Call:
+        q = self.queue(queue)
+        keys, args = self._common(q, worker)
+        fence = "" if expired_before is None else to_ms(expired_before)
+        return Call("retry", script("retry"), keys + [q.lease, q.retry] + self._counters(q, "processed", "failed"),
+                    args + [DAY_COUNTER_TTL, task_id, token, to_ms(retry_at), error, "1" if is_failure else "0",
+                            fence])
+
+    def archive(self, queue: str, task_id: str, token: str, error: str, *, worker: str,
+                expired_before: float | None = None) -> Call:
+        q = self.queue(queue)
+        keys, args = self._common(q, worker)
+        fence = "" if expired_before is None else to_ms(expired_before)
+        return Call("archive", script("archive"),
+                    keys + [q.lease, q.archived] + self._counters(q, "processed", "failed"),
+                    args + [DAY_COUNTER_TTL, task_id, token, error] + self._archive_limits() + [fence])
+
+    def requeue(self, queue: str, leases: Sequence[tuple[str, str]], worker: str) -> Call:
+        q = self.queue(queue)
+        keys, args = self._common(q, worker)
+        return Call("requeue", script("requeue"), keys + [q.lease, q.pending], args + _flatten(leases), _statuses)
+
+    def write_result(self, queue: str, task_id: str, token: str, field_name: str, value: bytes) -> Call:
+        q = self.queue(queue)
+        return Call("write_result", script("write_result"), [q.lease],
+                    [q.task_prefix, task_id, token, field_name, value])
+
+    # -- background maintenance ---------------------------------------------------------------------------------
+
+    def forward(self, queue: str, state: str, actor: str = "forwarder", limit: int = PERIODIC_LIMIT) -> Call:
+        q = self.queue(queue)
+        keys, args = self._common(q, actor)
+        return Call("forward", script("forward"), keys + [q.state_key(state), q.pending], args + [state, limit], int)
+
+    def delete_expired(self, queue: str, actor: str = "janitor", limit: int = PERIODIC_LIMIT) -> Call:
+        q = self.queue(queue)
+        keys, args = self._common(q, actor)
+        return Call("delete_expired", script("delete_expired"), keys + [q.completed], args + [limit], int)
+
+    # -- operators ---------------------------------------------------------------------------------------------
+
+    def pause(self, queue: str, actor: str, paused: bool = True) -> Call:
+        q = self.queue(queue)
+        name = "pause" if paused else "unpause"
+        return Call(name, script(name), [q.paused, q.events],
+                    [to_ms(self.clock.now()), self.limits.event_maxlen, actor])
+
+    def delete_task(self, queue: str, task_id: str, actor: str) -> Call:
+        q = self.queue(queue)
+        keys, args = self._common(q, actor)
+        return Call("delete_task", script("delete_task"),
+                    keys + [q.pending, q.scheduled, q.retry, q.archived, q.completed], args + [task_id])
+
+    def run_task(self, queue: str, task_id: str, actor: str) -> Call:
+        q = self.queue(queue)
+        keys, args = self._common(q, actor)
+        return Call("run_task", script("run_task"), keys + [q.pending, q.scheduled, q.retry, q.archived],
+                    args + [task_id])
+
+    def archive_task(self, queue: str, task_id: str, actor: str) -> Call:
+        q = self.queue(queue)
+        keys, args = self._common(q, actor)
+        return Call("archive_task", script("archive_task"), keys + [q.pending, q.scheduled, q.retry, q.archived],
+                    args + [task_id] + self._archive_limits())
+
+    def delete_all(self, queue: str, state: str, actor: str, chunk: int = BULK_CHUNK) -> Call:
+        q = self.queue(queue)
+        keys, args = self._common(q, actor)
+        return Call("delete_all", script("delete_all"), keys + [q.state_key(state)], args + [state, chunk], int)
+
+    def run_all(self, queue: str, state: str, actor: str, chunk: int = BULK_CHUNK) -> Call:
+        q = self.queue(queue)
+        keys, args = self._common(q, actor)
+        return Call("run_all", script("run_all"), keys + [q.state_key(state), q.pending], args + [state, chunk], int)
+
+    def archive_all(self, queue: str, state: str, actor: str, chunk: int = BULK_CHUNK) -> Call:
+        q = self.queue(queue)
+        keys, args = self._common(q, actor)
+        return Call("archive_all", script("archive_all"), keys + [q.state_key(state), q.archived],
+                    args + [state, chunk] + self._archive_limits(), int)
+
+    def delete_queue(self, queue: str, force: bool) -> Call:
+        q = self.queue(queue)
+        keys = [q.pending, q.lease, q.scheduled, q.retry, q.archived, q.completed,
+                q.paused, q.processed, q.failed, q.type_counts, q.events]
+        return Call("delete_queue", script("delete_queue"), keys, [q.task_prefix, "1" if force else "0"])

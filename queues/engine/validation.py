@@ -1,0 +1,101 @@
+"""Checks on everything a producer or operator hands the engine. Each failure is a ValidationError that
+names the field, raised before anything is written."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+from .errors import ValidationError
+
+MAX_QUEUE_NAME = 128
+MAX_TYPE_NAME = 256
+MAX_TASK_ID = 128
+MAX_PAYLOAD_BYTES = 1024 * 1024
+MAX_RETRY_LIMIT = 1000
+MAX_DURATION = 366 * 24 * 3600.0  # a year and a day: longer is almost surely a unit mistake
+MAX_HEADERS = 64
+
+
+def _has_control(text: str) -> bool:
+    return any(ord(ch) < 32 or 127 <= ord(ch) < 160 for ch in text)
+
+
+def _name(value: Any, what: str, limit: int, op: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValidationError(f"{what} must be a non-empty string, got {value!r:.80}", op=op)
+    if len(value) > limit:
+        raise ValidationError(f"{what} is {len(value)} characters long; the limit is {limit}", op=op)
+    if _has_control(value):
+        raise ValidationError(f"{what} {value!r:.80} contains control characters", op=op)
+    return value
+
+
+def queue_name(value: Any, op: str = "") -> str:
+    name = _name(value, "queue name", MAX_QUEUE_NAME, op)
+    if "{" in name or "}" in name:
+        # Braces would break the Redis Cluster hash tag that keeps a queue's keys in one slot.
+        raise ValidationError(f"queue name {name!r} may not contain '{{' or '}}'", op=op)
+    return name
+
+
+def task_type(value: Any, op: str = "") -> str:
+    return _name(value, "task type", MAX_TYPE_NAME, op)
+
+
+def task_id(value: Any, op: str = "") -> str:
+    return _name(value, "task id", MAX_TASK_ID, op)
+
+
+def payload(value: Any, op: str = "", limit: int = MAX_PAYLOAD_BYTES) -> bytes:
+    """Bytes pass through; anything else is stored as compact JSON."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+    else:
+        try:
+            data = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+        except (TypeError, ValueError) as exc:
+            raise ValidationError(f"payload is neither bytes nor JSON-serializable: {exc}", op=op) from None
+    if len(data) > limit:
+        raise ValidationError(f"payload is {len(data)} bytes; the limit is {limit}", op=op)
+    return data
+
+
+def count(value: Any, what: str, low: int, high: int, op: str = "") -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(f"{what} must be an integer, got {value!r:.80}", op=op)
+    if not low <= value <= high:
+        raise ValidationError(f"{what} must be between {low} and {high}, got {value}", op=op)
+    return value
+
+
+def seconds(value: Any, what: str, op: str = "", *, allow_zero: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValidationError(f"{what} must be a number of seconds, got {value!r:.80}", op=op)
+    number = float(value)
+    if number != number or number < 0 or (number == 0 and not allow_zero) or number > MAX_DURATION:
+        low = "0" if allow_zero else "more than 0"
+        raise ValidationError(f"{what} must be {low} and at most {MAX_DURATION:.0f} seconds, got {value}", op=op)
+    return number
+
+
+def instant(value: Any, what: str, op: str = "") -> float:
+    """A point in time as epoch seconds, from a datetime (naive means UTC) or a number."""
+    if isinstance(value, datetime):
+        aware = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return aware.timestamp()
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
+        raise ValidationError(f"{what} must be a datetime or epoch seconds, got {value!r:.80}", op=op)
+    return float(value)
+
+
+def headers(value: Any, op: str = "") -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or len(value) > MAX_HEADERS:
+        raise ValidationError(f"headers must be a dict of at most {MAX_HEADERS} string pairs", op=op)
+    for key, val in value.items():
+        if not isinstance(key, str) or not isinstance(val, str) or not key:
+            raise ValidationError(f"header {key!r:.40}: names and values must be strings", op=op)
+    return dict(value)
