@@ -195,7 +195,8 @@ class Transitions:
     def pause(self, queue: str, actor: str, paused: bool = True) -> Call:
         q = self.queue(queue)
         name = "pause" if paused else "unpause"
-        return Call(name, script(name), [q.paused, q.events],
+        keys = [q.paused, q.events] + ([] if paused else [q.pending])
+        return Call(name, script(name), keys,
                     [to_ms(self.clock.now()), self.limits.event_maxlen, actor])
 
     def delete_task(self, queue: str, task_id: str, actor: str) -> Call:

@@ -110,8 +110,15 @@ local function take(state_key, state, limit)
   return ids
 end
 
+-- Idle workers wait for a message on a channel named after the pending list. Only the push that makes the
+-- list non-empty publishes: a worker keeps dequeuing until the list is empty, so it needs no other signal,
+-- and a busy queue costs no messages.
+local function notify_if_first(pending, length)
+  if length == 1 then redis.call("PUBLISH", pending, "") end
+end
+
 -- Put a task at the end of the pending line (LPUSH in, RPOP out).
 local function to_pending(ctx, pending, key, id, ttype, from)
-  redis.call("LPUSH", pending, id)
+  notify_if_first(pending, redis.call("LPUSH", pending, id))
   moved(ctx, key, id, ttype, from, "pending")
 end

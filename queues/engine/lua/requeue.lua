@@ -14,7 +14,7 @@ for a = 5, #ARGV, 2 do
     out[#out + 1] = refused
   else
     leave_active(KEYS[3], key, id)
-    redis.call("RPUSH", KEYS[4], id)
+    notify_if_first(KEYS[4], redis.call("RPUSH", KEYS[4], id))
     moved(ctx, key, id, redis.call("HGET", key, "type"), "active", "pending", "worker shut down")
     out[#out + 1] = "OK"
   end

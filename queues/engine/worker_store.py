@@ -1,0 +1,75 @@
+"""What a worker process reads and writes in Redis besides the transition scripts: the leases that expired
+(for the recoverer), the server and worker registry (heartbeat), and the pub/sub channels that carry
+cancellations and wake idle workers. Only the engine talks to Redis; the worker goes through this class.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import redis
+
+from .broker import Broker, unavailable
+from .clock import to_ms
+from .transitions import Leased
+
+
+class WorkerStore:
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.keys = broker.keys
+
+    def _call(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise unavailable(f"worker.{op}", exc) from exc
+
+    def register_queues(self, queues: list[str]) -> None:
+        """Make the served queues visible to the console even before their first task."""
+        if queues:
+            self._call("register_queues", self.broker.conn.sadd, self.keys.queues, *queues)
+
+    def expired_leases(self, queue: str, expired_before: float, limit: int = 100) -> list[Leased]:
+        """Active tasks whose lease ran out before ``expired_before`` (epoch seconds), with their current token."""
+        q = self.keys.queue(queue)
+        conn = self.broker.conn
+        ids = self._call("expired_leases", conn.zrangebyscore, q.lease, "-inf", to_ms(expired_before),
+                         start=0, num=limit)
+        if not ids:
+            return []
+        pipe = conn.pipeline(transaction=False)
+        for task_id in ids:
+            pipe.hmget(q.task(task_id.decode()), "type", "msg", "payload", "retried", "lease")
+        rows = self._call("expired_leases", pipe.execute)
+        return [Leased(task_id.decode(), f[0] or b"", f[1] or b"", f[2] or b"", int(f[3] or 0), (f[4] or b"").decode())
+                for task_id, f in zip(ids, rows)]
+
+    def write_server(self, server: dict[str, Any], running: dict[str, dict[str, Any]], ttl: float) -> None:
+        """Publish this server and what it runs, expiring unless the next heartbeat renews them."""
+        server_id = server["id"]
+        ttl_ms = to_ms(ttl)
+        pipe = self.broker.conn.pipeline(transaction=True)
+        pipe.set(self.keys.server(server_id), json.dumps(server), px=ttl_ms)
+        pipe.zadd(self.keys.servers, {server_id: to_ms(self.broker.clock.now()) + ttl_ms})
+        pipe.delete(self.keys.workers(server_id))
+        if running:
+            pipe.hset(self.keys.workers(server_id), mapping={k: json.dumps(v) for k, v in running.items()})
+            pipe.pexpire(self.keys.workers(server_id), ttl_ms)
+        # Forget servers that stopped heartbeating long ago (crashed without deregistering).
+        pipe.zremrangebyscore(self.keys.servers, "-inf", to_ms(self.broker.clock.now()) - 3600_000)
+        self._call("write_server", pipe.execute)
+
+    def clear_server(self, server_id: str) -> None:
+        pipe = self.broker.conn.pipeline(transaction=True)
+        pipe.delete(self.keys.server(server_id), self.keys.workers(server_id))
+        pipe.zrem(self.keys.servers, server_id)
+        self._call("clear_server", pipe.execute)
+
+    def subscribe(self, queues: list[str]) -> tuple[redis.client.PubSub, str]:
+        """A pub/sub on the cancel channel and on each queue's pending-list channel (see ``lua/_lib.lua``)."""
+        pubsub = self.broker.conn.pubsub(ignore_subscribe_messages=True)
+        channels = [self.keys.cancel_channel] + [self.keys.queue(q).pending for q in queues]
+        self._call("subscribe", pubsub.subscribe, *channels)
+        return pubsub, self.keys.cancel_channel

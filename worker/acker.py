@@ -1,0 +1,179 @@
+"""The acker writes attempt outcomes to Redis, many per round trip: successes of a queue go out as one
+``done`` (or ``complete``) script call, shutdown requeues as one ``requeue`` call; failures are rarer and go
+one by one. Each task in a batch is still fenced by its own lease token, so batching weakens nothing.
+
+Outcomes that cannot be written because Redis is away go to the syncer, which retries them until the lease
+runs out (after that the recoverer owns the task).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections import defaultdict
+from collections.abc import Callable
+
+from queues.engine import EngineError, LeaseLostError, RedisUnavailableError, TaskNotFoundError
+from queues.engine.broker import Broker
+
+from .attempt import Attempt, Outcome
+from .component import Component
+
+log = logging.getLogger("worker.acker")
+
+Item = tuple[Attempt, Outcome]
+MAX_BATCH = 500
+
+
+class Acker:
+    def __init__(self, broker: Broker, worker_id: str, on_written: Callable[[Attempt], None]) -> None:
+        self.broker = broker
+        self.ops = broker.transitions
+        self.worker_id = worker_id
+        self.on_written = on_written
+        self.syncer: Syncer | None = None
+        self.refused = 0  # acknowledgements the fence refused (a zombie's, or the lease was recovered)
+        self._items: queue.SimpleQueue[Item | None] = queue.SimpleQueue()
+        self._pending = 0
+        self._idle = threading.Condition()
+        self._thread = threading.Thread(target=self._loop, name="acker", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def submit(self, attempt: Attempt, outcome: Outcome) -> None:
+        with self._idle:
+            self._pending += 1
+        self._items.put((attempt, outcome))
+
+    def drain(self, timeout: float) -> bool:
+        """Wait until every submitted outcome was written (or handed to the syncer)."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._pending == 0, timeout)
+
+    def stop(self) -> None:
+        self._items.put(None)
+        self._thread.join(5)
+
+    def _loop(self) -> None:
+        while True:
+            first = self._items.get()
+            if first is None:
+                return
+            batch = [first]
+            while len(batch) < MAX_BATCH:
+                try:
+                    item = self._items.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    self._items.put(None)
+                    break
+                batch.append(item)
+            try:
+                unwritten = self.write(batch)
+                if unwritten and self.syncer is not None:
+                    self.syncer.add(unwritten)
+            except Exception:
+                log.exception("acker round failed")
+            finally:
+                with self._idle:
+                    self._pending -= len(batch)
+                    self._idle.notify_all()
+
+    def write(self, batch: list[Item]) -> list[Item]:
+        """Write outcomes; returns those that could not be written because Redis is unreachable."""
+        groups: dict[tuple[str, str], list[Item]] = defaultdict(list)
+        unwritten: list[Item] = []
+        for attempt, outcome in batch:
+            kind = outcome.kind
+            if kind == "success" and attempt.task.message.retention:
+                kind = "complete"
+            if kind in ("success", "complete", "requeue"):
+                groups[(kind, attempt.queue)].append((attempt, outcome))
+            elif kind == "drop":
+                self.on_written(attempt)
+            else:
+                unwritten += self._write_one(attempt, outcome)
+        for (kind, queue_name), items in groups.items():
+            unwritten += self._write_group(kind, queue_name, items)
+        return unwritten
+
+    def _write_group(self, kind: str, queue_name: str, items: list[Item]) -> list[Item]:
+        if kind == "complete":
+            call = self.ops.complete(queue_name, [(a.id, a.token, a.task.message.retention) for a, _ in items],
+                                     self.worker_id)
+        elif kind == "requeue":
+            call = self.ops.requeue(queue_name, [(a.id, a.token) for a, _ in items], self.worker_id)
+        else:
+            call = self.ops.done(queue_name, [(a.id, a.token) for a, _ in items], self.worker_id)
+        try:
+            statuses = self.broker.run(call)
+        except RedisUnavailableError:
+            return items
+        for (attempt, _), status in zip(items, statuses):
+            if status != "OK":
+                self._refused(attempt, status)
+            self.on_written(attempt)
+        return []
+
+    def _write_one(self, attempt: Attempt, outcome: Outcome) -> list[Item]:
+        if outcome.kind == "retry":
+            call = self.ops.retry(attempt.queue, attempt.id, attempt.token, outcome.retry_at, outcome.error,
+                                  worker=self.worker_id, is_failure=outcome.is_failure)
+        else:
+            call = self.ops.archive(attempt.queue, attempt.id, attempt.token, outcome.error, worker=self.worker_id)
+        try:
+            self.broker.run(call)
+        except RedisUnavailableError:
+            return [(attempt, outcome)]
+        except (LeaseLostError, TaskNotFoundError) as exc:
+            self._refused(attempt, exc.code)
+        except EngineError:
+            log.exception("task %s: cannot write its outcome", attempt.id)
+        self.on_written(attempt)
+        return []
+
+    def _refused(self, attempt: Attempt, why: str) -> None:
+        self.refused += 1
+        log.warning("task %s: acknowledgement refused (%s); another attempt owns it now", attempt.id, why)
+
+
+class Syncer(Component):
+    """Retries outcomes the acker could not write, until each one's lease has run out."""
+
+    name = "syncer"
+
+    def __init__(self, acker: Acker, lease_deadline: Callable[[Attempt], float], now: Callable[[], float],
+                 interval: float = 0.5) -> None:
+        super().__init__(interval)
+        self.acker = acker
+        self.lease_deadline = lease_deadline
+        self.now = now
+        self._items: list[Item] = []
+        self._lock = threading.Lock()
+        acker.syncer = self
+
+    def add(self, items: list[Item]) -> None:
+        with self._lock:
+            self._items += items
+
+    def run_once(self) -> None:
+        with self._lock:
+            items, self._items = self._items, []
+        if not items:
+            return
+        now = self.now()
+        live = []
+        for attempt, outcome in items:
+            if self.lease_deadline(attempt) > now:
+                live.append((attempt, outcome))
+            else:
+                log.warning("task %s: lease ran out before its outcome could be written; the recoverer will "
+                            "retry it", attempt.id)
+                self.acker.on_written(attempt)
+        unwritten = self.acker.write(live)
+        if unwritten:
+            self.add(unwritten)
+            raise RedisUnavailableError(f"{len(unwritten)} outcome(s) still waiting for Redis", op="syncer")

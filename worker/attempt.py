@@ -1,0 +1,97 @@
+"""One run of one task by this worker, and the outcome it ends with.
+
+An attempt ends exactly once: the handler returning, the watchdog (timeout, deadline), an operator's cancel,
+a lost lease, or shutdown may each try to end it, and only the first ``claim`` wins. The others find it
+claimed and do nothing, so a timed-out handler that returns later cannot also acknowledge success.
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from queues.engine import RetryWithoutFailure, SkipRetry, Task
+from queues.engine.handlers import Handler
+from queues.engine.transitions import Leased
+
+MAX_ERROR_LENGTH = 4096
+
+
+@dataclass
+class Outcome:
+    kind: str  # "success", "retry", "archive", "requeue" or "drop" (lease lost: nothing to write)
+    error: str = ""
+    retry_at: float = 0.0
+    is_failure: bool = True
+
+
+def describe(exc: BaseException) -> str:
+    """A readable last error: the exception's class and message, not a traceback."""
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return text[:MAX_ERROR_LENGTH]
+
+
+class Attempt:
+    def __init__(self, leased: Leased, queue: str, task: Task, handler: Handler | None, deadline: float | None,
+                 started: float) -> None:
+        self.leased = leased
+        self.queue = queue
+        self.task = task
+        self.handler = handler
+        self.deadline = deadline  # epoch seconds by the engine clock, or None
+        self.started = started
+        self.lease_until = 0.0  # when this worker's lease on the task runs out unless extended
+        self.future: Any = None  # the asyncio task of an async handler
+        self.loop: Any = None
+        self._lock = threading.Lock()
+        self._claimed = False
+
+    @property
+    def id(self) -> str:
+        return self.leased.id
+
+    @property
+    def token(self) -> str:
+        return self.leased.token
+
+    def claim(self) -> bool:
+        with self._lock:
+            if self._claimed:
+                return False
+            self._claimed = True
+            return True
+
+    @property
+    def claimed(self) -> bool:
+        return self._claimed
+
+    def interrupt(self) -> None:
+        """Ask the handler to stop: async handlers are cancelled, sync ones see ``task.cancelled``."""
+        self.task.cancel()
+        if self.future is not None and self.loop is not None:
+            self.loop.call_soon_threadsafe(self.future.cancel)
+
+    def failure(self, exc: BaseException, now: float) -> Outcome:
+        """What a failed run leads to: archive when retries are spent or the handler says so, else retry."""
+        error = describe(exc)
+        if isinstance(exc, SkipRetry):
+            return Outcome("archive", error)
+        if isinstance(exc, RetryWithoutFailure):
+            delay = float(getattr(exc, "delay", 0) or 0) or self._delay(exc)
+            return Outcome("retry", error, retry_at=now + delay, is_failure=False)
+        if self.task.retried >= self.task.max_retry:
+            return Outcome("archive", error)
+        return Outcome("retry", error, retry_at=now + self._delay(exc))
+
+    def _delay(self, exc: BaseException) -> float:
+        if self.handler is None:
+            from queues.engine import default_retry_delay
+
+            return default_retry_delay(self.task.retried, exc, self.task)
+        try:
+            return max(0.0, float(self.handler.retry_delay(self.task.retried, exc, self.task)))
+        except Exception:  # a broken delay function must not lose the task
+            traceback.print_exc()
+            return 60.0

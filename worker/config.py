@@ -1,0 +1,68 @@
+"""Worker settings: which queues, how many at once, and the timing of the lease and background components."""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from dataclasses import dataclass, field
+
+from queues.engine import DEFAULT_PREFIX, DEFAULT_REDIS_URL, Limits, ValidationError
+from queues.engine import validation as check
+
+
+def parse_queues(spec: str) -> dict[str, int]:
+    """``"critical=6,default=3,low=1"`` -> {"critical": 6, "default": 3, "low": 1}; a bare name weighs 1."""
+    queues: dict[str, int] = {}
+    for part in spec.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        name, _, weight = part.partition("=")
+        name = check.queue_name(name.strip(), "taskworker --queues")
+        try:
+            value = int(weight) if weight else 1
+        except ValueError:
+            raise ValidationError(f"weight of queue {name!r} must be an integer, got {weight!r}",
+                                  op="taskworker --queues") from None
+        queues[name] = check.count(value, f"weight of queue {name!r}", 1, 1000, "taskworker --queues")
+    if not queues:
+        raise ValidationError("no queues given", op="taskworker --queues")
+    return queues
+
+
+@dataclass
+class WorkerConfig:
+    redis_url: str = DEFAULT_REDIS_URL
+    prefix: str = DEFAULT_PREFIX
+    queues: dict[str, int] = field(default_factory=lambda: {"default": 1})
+    strict: bool = False
+    concurrency: int = 10
+    shutdown_timeout: float = 8.0
+    lease: float = 30.0
+    heartbeat_interval: float | None = None  # None: lease / 6
+    recoverer_interval: float | None = None  # None: lease / 2
+    clock_skew: float | None = None  # None: lease / 6; how long past its expiry a lease is left alone
+    forwarder_interval: float = 1.0
+    janitor_interval: float = 8.0
+    fetch_batch: int = 100  # most tasks taken per dequeue call
+    idle_wait: float = 1.0  # longest sleep when idle; a published wake-up ends it at once
+    limits: Limits = field(default_factory=Limits)
+    server_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}")
+
+    def __post_init__(self) -> None:
+        check.count(self.concurrency, "concurrency", 1, 10_000, "taskworker")
+        check.seconds(self.lease, "lease", "taskworker")
+        check.seconds(self.shutdown_timeout, "shutdown timeout", "taskworker", allow_zero=True)
+
+    @property
+    def heartbeat_every(self) -> float:
+        return self.heartbeat_interval or self.lease / 6
+
+    @property
+    def recoverer_every(self) -> float:
+        return self.recoverer_interval or self.lease / 2
+
+    @property
+    def skew(self) -> float:
+        return self.lease / 6 if self.clock_skew is None else self.clock_skew

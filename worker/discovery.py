@@ -1,0 +1,28 @@
+"""Finding handlers: each installed Django app's ``tasks`` module, and every module named with ``--import``.
+Importing a module runs its ``@handler`` decorators, which register the handlers."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+
+def import_app_tasks(app_modules: list[str]) -> list[str]:
+    """Import ``<app>.tasks`` where it exists; an error inside it is raised, not hidden."""
+    found = []
+    for app in app_modules:
+        name = f"{app}.tasks"
+        try:
+            spec = importlib.util.find_spec(name)
+        except ModuleNotFoundError:
+            spec = None
+        if spec is not None:
+            importlib.import_module(name)
+            found.append(name)
+    return found
+
+
+def import_modules(names: list[str]) -> list[str]:
+    for name in names:
+        importlib.import_module(name)
+    return list(names)

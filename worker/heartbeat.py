@@ -1,0 +1,67 @@
+"""The heartbeat: extends the leases of the tasks this worker runs, and publishes the server and its running
+tasks (with a TTL, so a crashed server disappears from the console on its own)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections import defaultdict
+from typing import Any
+
+from queues.engine.broker import Broker
+from queues.engine.clock import to_ms
+from queues.engine.worker_store import WorkerStore
+
+from .component import Component
+from .config import WorkerConfig
+from .processor import Processor
+
+log = logging.getLogger("worker.heartbeat")
+
+
+class Heartbeat(Component):
+    name = "heartbeat"
+
+    def __init__(self, broker: Broker, store: WorkerStore, config: WorkerConfig, processor: Processor) -> None:
+        super().__init__(config.heartbeat_every)
+        self.broker = broker
+        self.store = store
+        self.config = config
+        self.processor = processor
+        self.started = broker.clock.now()
+        self.status = "active"
+
+    def run_once(self) -> None:
+        self.extend_leases()
+        self.store.write_server(self.server_info(), self.processor.running(), ttl=self.interval * 3)
+
+    def extend_leases(self) -> None:
+        by_queue: dict[str, list[Any]] = defaultdict(list)
+        for attempt in self.processor.snapshot():
+            if not attempt.claimed:
+                by_queue[attempt.queue].append(attempt)
+        for queue, attempts in by_queue.items():
+            until = self.broker.clock.now() + self.config.lease
+            lost = set(self.broker.run(self.broker.transitions.extend_leases(
+                queue, [(a.id, a.token) for a in attempts], self.config.lease)))
+            for attempt in attempts:
+                if attempt.id in lost:
+                    self.processor.lease_lost(attempt.id)
+                else:
+                    attempt.lease_until = until
+
+    def server_info(self) -> dict[str, Any]:
+        return {
+            "id": self.config.server_id, "host": socket.gethostname(), "pid": os.getpid(),
+            "started": to_ms(self.started), "status": self.status, "queues": self.config.queues,
+            "strict": self.config.strict, "concurrency": self.config.concurrency,
+            "active_count": self.processor.capacity.busy,
+        }
+
+    def stop(self, timeout: float = 5.0) -> None:
+        super().stop(timeout)
+        try:
+            self.store.clear_server(self.config.server_id)
+        except Exception as exc:  # the TTL removes it anyway
+            log.info("could not deregister the server: %s", exc)

@@ -1,0 +1,63 @@
+"""``python manage.py taskworker``: run a worker process."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.apps import apps
+from django.core.management.base import BaseCommand, CommandError
+
+from queues import conf
+from queues.engine import ValidationError
+from worker.config import WorkerConfig, parse_queues
+from worker.discovery import import_app_tasks, import_modules
+from worker.server import Server
+
+
+class Command(BaseCommand):
+    help = "Run a task worker: fetch tasks from the given queues and run their handlers."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--queues", default="default",
+                            help="queues and weights, e.g. critical=6,default=3,low=1 (default: default)")
+        parser.add_argument("--strict", action="store_true",
+                            help="strict priority: higher-weight queues always first")
+        parser.add_argument("--concurrency", type=int, default=10, help="handlers running at once (default 10)")
+        parser.add_argument("--shutdown-timeout", type=float, default=None,
+                            help="seconds running tasks get to finish on SIGTERM before they are requeued")
+        parser.add_argument("--import", dest="imports", nargs="+", action="extend", default=[],
+                            metavar="MODULE", help="extra modules that define handlers")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        try:
+            config = self.config(options)
+        except ValidationError as exc:
+            raise CommandError(str(exc)) from None
+        try:
+            import_app_tasks([app.name for app in apps.get_app_configs()])
+            import_modules(options["imports"])
+        except ImportError as exc:
+            raise CommandError(f"cannot import handlers: {exc}") from None
+        Server(config).run()
+
+    @staticmethod
+    def config(options: dict[str, Any]) -> WorkerConfig:
+        setting = conf.setting
+        shutdown = options["shutdown_timeout"]
+        return WorkerConfig(
+            redis_url=conf.redis_url(),
+            prefix=conf.key_prefix(),
+            queues=parse_queues(options["queues"]),
+            strict=options["strict"],
+            concurrency=options["concurrency"],
+            shutdown_timeout=float(setting("TASKS_SHUTDOWN_TIMEOUT", 8.0) if shutdown is None else shutdown),
+            lease=float(setting("TASKS_LEASE_SECONDS", 30.0)),
+            heartbeat_interval=setting("TASKS_HEARTBEAT_SECONDS"),
+            recoverer_interval=setting("TASKS_RECOVERER_SECONDS"),
+            clock_skew=setting("TASKS_CLOCK_SKEW_SECONDS"),
+            forwarder_interval=float(setting("TASKS_FORWARDER_SECONDS", 1.0)),
+            janitor_interval=float(setting("TASKS_JANITOR_SECONDS", 8.0)),
+            limits=conf.limits(),
+        )

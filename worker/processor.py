@@ -1,0 +1,251 @@
+"""The processor: fetches tasks (several per round trip), runs each on the right executor within the
+concurrency limit, and hands every outcome to the acker. It owns the attempts in flight.
+
+No fixed sleeps on the hot path: when every queue is empty the fetch thread waits on an event that the
+subscriber sets as soon as a pending list gets its first task, so an idle worker starts new work within
+milliseconds (asynq sleeps a second).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import threading
+from contextlib import ExitStack
+from typing import Any
+
+from queues.engine import RedisUnavailableError, Registry, Task, TaskCancelledError, TaskMessage
+from queues.engine.broker import Broker
+from queues.engine.transitions import Leased
+
+from .acker import Acker
+from .attempt import Attempt, Outcome
+from .config import WorkerConfig
+from .executors import LoopThread, ThreadPool
+from .ordering import QueueOrder
+
+log = logging.getLogger("worker.processor")
+
+
+class Capacity:
+    """Free handler slots. Only the fetch thread takes; any thread gives back."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._free = size
+        self._cond = threading.Condition()
+
+    def wait_free(self, timeout: float) -> int:
+        with self._cond:
+            self._cond.wait_for(lambda: self._free > 0, timeout)
+            return self._free
+
+    def take(self, n: int) -> None:
+        with self._cond:
+            self._free -= n
+
+    def release(self) -> None:
+        with self._cond:
+            self._free += 1
+            self._cond.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: self._free == self.size, timeout)
+
+    @property
+    def busy(self) -> int:
+        return self.size - self._free
+
+
+class ResultWriter:
+    """Lets a handler write its result and progress, fenced by the attempt's lease."""
+
+    def __init__(self, broker: Broker, queue: str, task_id: str, token: str) -> None:
+        self.broker, self.queue, self.task_id, self.token = broker, queue, task_id, token
+
+    def write(self, field: str, value: bytes) -> None:
+        self.broker.run(self.broker.transitions.write_result(self.queue, self.task_id, self.token, field, value))
+
+
+class Processor:
+    def __init__(self, broker: Broker, config: WorkerConfig, registry: Registry, acker: Acker) -> None:
+        self.broker = broker
+        self.config = config
+        self.registry = registry
+        self.acker = acker
+        self.clock = broker.clock
+        self.capacity = Capacity(config.concurrency)
+        self.order = QueueOrder(config.queues, config.strict)
+        self.inflight: dict[str, Attempt] = {}
+        self.wake = threading.Event()
+        self.pool = ThreadPool(config.concurrency, self.run_sync)
+        self.loop = LoopThread(self.run_async)
+        self._stop = threading.Event()
+        self._calls = itertools.count(1)
+        self._thread = threading.Thread(target=self._fetch_loop, name="processor", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop_fetching(self) -> None:
+        self._stop.set()
+        self.wake.set()
+        self._thread.join(10)
+
+    # -- fetching ----------------------------------------------------------------------------------------------
+
+    def _fetch_loop(self) -> None:
+        failing = False
+        while not self._stop.is_set():
+            free = self.capacity.wait_free(timeout=0.5)
+            if not free or self._stop.is_set():
+                continue
+            # Clear before looking, so a wake-up published while we look is not lost.
+            self.wake.clear()
+            try:
+                queue, leased = self._dequeue(min(free, self.config.fetch_batch))
+                if failing:
+                    log.info("Redis is back; fetching again")
+                failing = False
+            except RedisUnavailableError as exc:
+                if not failing:
+                    log.warning("cannot fetch: %s; retrying", exc)
+                failing = True
+                self._stop.wait(1.0)
+                continue
+            if not leased:
+                self.wake.wait(self.config.idle_wait)
+                continue
+            self.capacity.take(len(leased))
+            self._dispatch(queue, leased)
+
+    def _dequeue(self, k: int) -> tuple[str, list[Leased]]:
+        for queue in self.order.next():
+            token_prefix = f"{self.config.server_id}:{next(self._calls)}:"
+            leased = self.broker.run(self.broker.transitions.dequeue(
+                queue, k, self.config.lease, self.config.server_id, token_prefix))
+            if leased:
+                return queue, leased
+        return "", []
+
+    def _dispatch(self, queue: str, leased: list[Leased]) -> None:
+        now = self.clock.now()
+        async_batch = []
+        for item in leased:
+            attempt = self._prepare(queue, item, now)
+            self.inflight[attempt.id] = attempt
+            if attempt.handler is None:
+                self._finish(attempt, self._unroutable(attempt, now))
+            elif attempt.handler.is_async:
+                async_batch.append(attempt)
+            else:
+                self.pool.submit(attempt)
+        if async_batch:
+            self.loop.submit(async_batch)
+
+    def _prepare(self, queue: str, item: Leased, now: float) -> Attempt:
+        try:
+            message = TaskMessage.decode(item.id, queue, item.type, item.payload, item.options)
+        except (ValueError, TypeError, UnicodeDecodeError) as exc:
+            # A record this worker cannot read must not crash it, nor come back forever: archive it.
+            message = TaskMessage(item.id, item.type.decode("utf-8", "replace"), item.payload, queue)
+            attempt = Attempt(item, queue, Task(message, item.retried), None, None, now)
+            attempt.undecodable = f"undecodable task message: {exc}"  # type: ignore[attr-defined]
+            attempt.lease_until = now + self.config.lease
+            return attempt
+        task = Task(message, item.retried, ResultWriter(self.broker, queue, item.id, item.token))
+        timeout = message.effective_timeout()
+        ends = [t for t in (now + timeout if timeout else None, message.deadline_ms / 1000 or None) if t]
+        attempt = Attempt(item, queue, task, self.registry.route(message.type), min(ends) if ends else None, now)
+        attempt.lease_until = now + self.config.lease
+        return attempt
+
+    def _unroutable(self, attempt: Attempt, now: float) -> Outcome:
+        reason = getattr(attempt, "undecodable", None)
+        if reason:
+            return Outcome("archive", reason)
+        return attempt.failure(LookupError(f"no handler for task type {attempt.task.type!r}"), now)
+
+    # -- running -----------------------------------------------------------------------------------------------
+
+    def _middleware(self, stack: ExitStack, task: Task) -> None:
+        for middleware in self.registry.middleware:
+            stack.enter_context(middleware(task))
+
+    def run_sync(self, attempt: Attempt) -> None:
+        outcome = Outcome("success")
+        try:
+            with ExitStack() as stack:
+                self._middleware(stack, attempt.task)
+                assert attempt.handler is not None
+                attempt.handler(attempt.task)
+        except Exception as exc:
+            outcome = attempt.failure(exc, self.clock.now())
+            log.info("task %s (%s) failed: %s", attempt.id, attempt.task.type, outcome.error)
+        self._finish(attempt, outcome)
+
+    async def run_async(self, attempt: Attempt) -> None:
+        outcome = Outcome("success")
+        try:
+            with ExitStack() as stack:
+                self._middleware(stack, attempt.task)
+                assert attempt.handler is not None
+                await attempt.handler(attempt.task)
+        except asyncio.CancelledError:
+            outcome = Outcome("drop")  # whoever cancelled it has already ended the attempt
+        except Exception as exc:
+            outcome = attempt.failure(exc, self.clock.now())
+            log.info("task %s (%s) failed: %s", attempt.id, attempt.task.type, outcome.error)
+        self._finish(attempt, outcome)
+
+    def _finish(self, attempt: Attempt, outcome: Outcome) -> None:
+        """The handler is done with its slot. Its outcome counts only if nothing else ended the attempt first."""
+        self.capacity.release()
+        if attempt.claim():
+            self.acker.submit(attempt, outcome)
+
+    # -- ending attempts from outside --------------------------------------------------------------------------
+
+    def interrupt(self, task_id: str, reason: BaseException, outcome: Outcome | None = None) -> bool:
+        """End a running attempt now (timeout, deadline, cancel, shutdown): the handler is asked to stop and
+        its eventual result is void. Returns False when the attempt had already ended."""
+        attempt = self.inflight.get(task_id)
+        if attempt is None or not attempt.claim():
+            return False
+        attempt.interrupt()
+        self.acker.submit(attempt, outcome or attempt.failure(reason, self.clock.now()))
+        return True
+
+    def cancel(self, task_id: str) -> bool:
+        return self.interrupt(task_id, TaskCancelledError("cancelled by an operator"))
+
+    def lease_lost(self, task_id: str) -> None:
+        """Another attempt owns the task now: stop this one and write nothing."""
+        if self.interrupt(task_id, TaskCancelledError("lease lost"), Outcome("drop")):
+            log.warning("task %s: lease lost; the attempt was stopped and its result will be discarded", task_id)
+
+    def forget(self, attempt: Attempt) -> None:
+        self.inflight.pop(attempt.id, None)
+
+    def snapshot(self) -> list[Attempt]:
+        return list(self.inflight.values())
+
+    def running(self) -> dict[str, dict[str, Any]]:
+        """What the heartbeat publishes for the console's servers page."""
+        return {a.id: {"id": a.id, "type": a.task.type, "queue": a.queue, "started": int(a.started * 1000),
+                       "deadline": int(a.deadline * 1000) if a.deadline else None} for a in self.snapshot()}
+
+    def stop(self, shutdown_timeout: float) -> None:
+        """Graceful stop: no new fetches, wait for running handlers, then requeue what is left."""
+        self.stop_fetching()
+        if not self.capacity.wait_idle(shutdown_timeout):
+            left = [a for a in self.snapshot() if not a.claimed]
+            log.warning("shutdown timeout: requeueing %d unfinished task(s)", len(left))
+            for attempt in left:
+                self.interrupt(attempt.id, TaskCancelledError("worker shut down"), Outcome("requeue"))
+        self.acker.drain(timeout=5.0)
+        self.pool.stop()
+        self.loop.stop()
+

@@ -1,0 +1,69 @@
+"""The recoverer: tasks whose lease ran out (their worker crashed, hung, or lost Redis) go to retry, or to
+the archive when their retries are spent, with the error "lease expired". A lease is left alone for a clock
+skew allowance past its expiry, and the transition re-checks the expiry inside the script, so a heartbeat
+that extends the lease in the meantime wins."""
+
+from __future__ import annotations
+
+import logging
+
+from queues.engine import EngineError, Registry, TaskMessage, default_retry_delay
+from queues.engine.broker import Broker
+from queues.engine.handlers import Task
+from queues.engine.worker_store import WorkerStore
+
+from .component import Component
+from .config import WorkerConfig
+
+log = logging.getLogger("worker.recoverer")
+
+LEASE_EXPIRED = "lease expired: the worker running the task stopped or lost contact with Redis"
+
+
+class Recoverer(Component):
+    name = "recoverer"
+
+    def __init__(self, broker: Broker, store: WorkerStore, config: WorkerConfig, registry: Registry) -> None:
+        super().__init__(config.recoverer_every)
+        self.broker = broker
+        self.store = store
+        self.config = config
+        self.registry = registry
+        self.recovered = 0
+
+    def run_once(self) -> None:
+        for queue in self.config.queues:
+            while self._recover(queue) == 100:
+                pass
+
+    def _recover(self, queue: str) -> int:
+        now = self.broker.clock.now()
+        cutoff = now - self.config.skew
+        expired = self.store.expired_leases(queue, cutoff)
+        for leased in expired:
+            ops = self.broker.transitions
+            try:
+                message = TaskMessage.decode(leased.id, queue, leased.type, leased.payload, leased.options)
+                retry = leased.retried < message.max_retry
+            except (ValueError, TypeError, UnicodeDecodeError):
+                message, retry = None, False
+            if retry and message is not None:
+                handler = self.registry.route(message.type)
+                task = Task(message, leased.retried)
+                error = TimeoutError(LEASE_EXPIRED)
+                delay = (handler.retry_delay if handler else default_retry_delay)(leased.retried, error, task)
+                call = ops.retry(queue, leased.id, leased.token, now + delay, LEASE_EXPIRED,
+                                 worker=self.config.server_id, expired_before=cutoff)
+            else:
+                call = ops.archive(queue, leased.id, leased.token, LEASE_EXPIRED, worker=self.config.server_id,
+                                   expired_before=cutoff)
+            try:
+                self.broker.run(call)
+                self.recovered += 1
+                log.warning("task %s in %s: %s; sent to %s", leased.id, queue, LEASE_EXPIRED,
+                            "retry" if retry else "the archive")
+            except EngineError as exc:
+                # Raced with a heartbeat, an ack or another recoverer: whoever won, the task is safe.
+                if exc.code == "unavailable":
+                    raise
+        return len(expired)

@@ -1,0 +1,95 @@
+"""A worker server: wires the processor, acker and background components together, and runs them until a
+signal. SIGTERM/SIGINT stop it gracefully: no new fetches, running tasks get the shutdown timeout to finish,
+the rest go back to pending. SIGKILL needs no code: the leases run out and the recoverer of any worker
+sends the tasks to retry.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from typing import Any
+
+from queues.engine import Clock, Registry, registry, warn_if_evicting
+from queues.engine.broker import Broker
+from queues.engine.worker_store import WorkerStore
+
+from .acker import Acker, Syncer
+from .config import WorkerConfig
+from .heartbeat import Heartbeat
+from .maintenance import Forwarder, Janitor, Watchdog
+from .processor import Processor
+from .recoverer import Recoverer
+from .subscriber import Subscriber
+
+log = logging.getLogger("worker")
+
+
+class Server:
+    def __init__(self, config: WorkerConfig, registry: Registry = registry, clock: Clock | None = None) -> None:
+        self.config = config
+        self.registry = registry
+        self.broker = Broker(config.redis_url, prefix=config.prefix, clock=clock, limits=config.limits)
+        self.store = WorkerStore(self.broker)
+        queues = list(config.queues)
+        actor = config.server_id
+        self.acker = Acker(self.broker, actor, on_written=lambda attempt: self.processor.forget(attempt))
+        self.processor = Processor(self.broker, config, registry, self.acker)
+        self.syncer = Syncer(self.acker, lambda attempt: attempt.lease_until, self.broker.clock.now)
+        self.heartbeat = Heartbeat(self.broker, self.store, config, self.processor)
+        self.recoverer = Recoverer(self.broker, self.store, config, registry)
+        self.forwarder = Forwarder(self.broker, queues, config.forwarder_interval, actor)
+        self.janitor = Janitor(self.broker, queues, config.janitor_interval, actor)
+        self.watchdog = Watchdog(self.processor)
+        self.subscriber = Subscriber(self.store, queues, self.processor)
+        self._components = [self.subscriber, self.heartbeat, self.watchdog, self.syncer, self.recoverer,
+                            self.forwarder, self.janitor]
+        self._stopping = threading.Event()
+
+    def start(self) -> None:
+        try:
+            warn_if_evicting(self.broker.conn)
+            self.store.register_queues(list(self.config.queues))
+        except Exception as exc:  # Redis may come later; the components back off until it does
+            log.warning("Redis not reachable at start: %s", exc)
+        self.acker.start()
+        for component in self._components:
+            component.start()
+        self.processor.start()
+        log.info("worker %s serving %s (%s, concurrency %d, handlers: %s)", self.config.server_id,
+                 ", ".join(f"{q}={w}" for q, w in self.config.queues.items()),
+                 "strict" if self.config.strict else "weighted", self.config.concurrency,
+                 ", ".join(self.registry.types()) or "none")
+
+    def stop(self) -> None:
+        """Graceful shutdown; safe to call more than once."""
+        if self._stopping.is_set():
+            return
+        self._stopping.set()
+        log.info("stopping: waiting up to %g s for running tasks", self.config.shutdown_timeout)
+        self.heartbeat.status = "stopping"
+        self.processor.stop(self.config.shutdown_timeout)
+        for component in self._components:
+            component.stop()
+        self.acker.stop()
+        self.broker.close()
+        log.info("worker %s stopped", self.config.server_id)
+
+    def run(self) -> None:
+        """Start, then block until SIGTERM or SIGINT, then stop gracefully."""
+        stop = threading.Event()
+
+        def on_signal(signum: int, _frame: Any) -> None:
+            log.info("received %s", signal.Signals(signum).name)
+            stop.set()
+
+        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            self.start()
+            while not stop.wait(0.5):
+                pass
+        finally:
+            self.stop()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
