@@ -83,7 +83,9 @@ def enqueue_flow(transitions: Transitions, registered: dict[str, float], placeme
                 error.enqueued = list(infos)  # type: ignore[attr-defined]
                 raise error from None
             infos += [info_of(p, now_ms) for p in chunk]
-    return infos
+    # Grouping by queue reorders the tasks; callers zip the result with their items, so give it their order.
+    position = {(p.message.queue, p.message.id): n for n, p in enumerate(placements)}
+    return sorted(infos, key=lambda info: position[(info.queue, info.id)])
 
 
 def _explain(exc: EngineError, chunk: list[Placement]) -> EngineError:

@@ -1,17 +1,22 @@
-"""Turning a producer's arguments into validated placements: shared by the blocking and asyncio clients."""
+"""Turning a producer's arguments into validated placements: shared by the blocking and asyncio clients.
+
+Options are validated once per call into a ``Template`` (for ``enqueue_many`` that is once for all items
+without options of their own), then each item adds its type, payload and id. Nothing here does I/O.
+"""
 
 from __future__ import annotations
 
 import hashlib
-import uuid
+import os
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import validation as check
-from .clock import to_ms
+from .clock import from_ms, to_ms
 from .errors import ValidationError
 from .keys import Keys
-from .message import TaskInfo, TaskMessage
+from .message import DEFAULT_MAX_RETRY, TaskInfo, TaskMessage
 from .transitions import Placement
 
 #: Options accepted by ``enqueue`` besides type and payload.
@@ -26,43 +31,62 @@ QUEUE_REGISTRATION_TTL = 5.0
 
 
 def new_task_id() -> str:
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()
+
+
+def new_task_ids(n: int) -> list[str]:
+    """n random 128-bit ids from one system call."""
+    raw = os.urandom(16 * n).hex()
+    return [raw[i:i + 32] for i in range(0, 32 * n, 32)]
 
 
 def unique_digest(payload: bytes) -> str:
     return hashlib.md5(payload, usedforsecurity=False).hexdigest()
 
 
-def plan(keys: Keys, now: float, task_type: Any, payload: Any, options: Mapping[str, Any], op: str,
-         max_payload: int = check.MAX_PAYLOAD_BYTES) -> Placement:
-    """Validate one task's arguments and decide where it goes. Raises ValidationError; writes nothing."""
+@dataclass
+class Template:
+    """Validated options shared by the tasks of one call."""
+
+    queue: str
+    created_ms: int
+    max_retry: int = DEFAULT_MAX_RETRY
+    timeout: float | None = None
+    deadline_ms: int = 0
+    retention: float = 0.0
+    unique_ttl: float = 0.0
+    process_at_ms: int = 0
+    headers: dict[str, str] = field(default_factory=dict)
+    task_id: str | None = None
+    encoded: bytes = b""
+
+    def message(self, task_id: str, task_type: str, payload: bytes) -> TaskMessage:
+        return TaskMessage(task_id, task_type, payload, self.queue, self.max_retry, self.timeout, self.deadline_ms,
+                           self.retention, self.unique_ttl, self.headers, self.created_ms)
+
+
+def template(now: float, options: Mapping[str, Any], op: str) -> Template:
+    """Validate the options of a call. Raises ValidationError."""
     unknown = set(options) - OPTION_NAMES
     if unknown:
         raise ValidationError(f"unknown option(s): {', '.join(sorted(unknown))}", op=op)
-    queue = check.queue_name(options.get("queue", "default"), op)
-    message = TaskMessage(
-        id=check.task_id(options["task_id"], op) if options.get("task_id") is not None else new_task_id(),
-        type=check.task_type(task_type, op),
-        payload=check.payload(payload, op, max_payload),
-        queue=queue,
-        created_ms=to_ms(now),
-    )
+    t = Template(check.queue_name(options.get("queue", "default"), op), to_ms(now))
+    if options.get("task_id") is not None:
+        t.task_id = check.task_id(options["task_id"], op)
     if options.get("max_retry") is not None:
-        message.max_retry = check.count(options["max_retry"], "max_retry", 0, check.MAX_RETRY_LIMIT, op)
+        t.max_retry = check.count(options["max_retry"], "max_retry", 0, check.MAX_RETRY_LIMIT, op)
     if options.get("timeout") is not None:
-        message.timeout = check.seconds(options["timeout"], "timeout", op)
+        t.timeout = check.seconds(options["timeout"], "timeout", op)
     if options.get("deadline") is not None:
-        message.deadline_ms = to_ms(check.instant(options["deadline"], "deadline", op))
+        t.deadline_ms = to_ms(check.instant(options["deadline"], "deadline", op))
     if options.get("retention") is not None:
-        message.retention = check.seconds(options["retention"], "retention", op, allow_zero=True)
-    message.headers = check.headers(options.get("headers"), op)
-    placement = Placement(message, process_at_ms=_process_at(now, options, op))
+        t.retention = check.seconds(options["retention"], "retention", op, allow_zero=True)
     if options.get("unique") is not None:
-        ttl = check.seconds(options["unique"], "unique", op)
-        message.unique_ttl = ttl
-        placement.unique_key = keys.queue(queue).unique(message.type, unique_digest(message.payload))
-        placement.unique_ttl_ms = max(1, to_ms(ttl))
-    return placement
+        t.unique_ttl = check.seconds(options["unique"], "unique", op)
+    t.headers = check.headers(options.get("headers"), op)
+    t.process_at_ms = _process_at(now, options, op)
+    t.encoded = t.message("", "", b"").encode_options()
+    return t
 
 
 def _process_at(now: float, options: Mapping[str, Any], op: str) -> int:
@@ -77,22 +101,45 @@ def _process_at(now: float, options: Mapping[str, Any], op: str) -> int:
     return 0
 
 
+def place(keys: Keys, t: Template, task_type: Any, payload: Any, task_id: str, op: str,
+          max_payload: int = check.MAX_PAYLOAD_BYTES) -> Placement:
+    """One task of a call: its type and payload validated, its unique key derived."""
+    message = t.message(task_id, check.task_type(task_type, op), check.payload(payload, op, max_payload))
+    placement = Placement(message, t.process_at_ms, encoded_options=t.encoded)
+    if t.unique_ttl:
+        placement.unique_key = keys.queue(t.queue).unique(message.type, unique_digest(message.payload))
+        # asynq's rule: a scheduled task holds its lock for the ttl past its process time, so no duplicate
+        # slips in while it waits.
+        placement.unique_ttl_ms = max(1, to_ms(t.unique_ttl) + max(0, t.process_at_ms - t.created_ms))
+    return placement
+
+
+def plan(keys: Keys, now: float, task_type: Any, payload: Any, options: Mapping[str, Any], op: str,
+         max_payload: int = check.MAX_PAYLOAD_BYTES) -> Placement:
+    """Validate one task's arguments and decide where it goes. Raises ValidationError; writes nothing."""
+    t = template(now, options, op)
+    return place(keys, t, task_type, payload, t.task_id or new_task_id(), op, max_payload)
+
+
 def plan_many(keys: Keys, now: float, items: Iterable[Any], options: Mapping[str, Any], op: str,
               max_payload: int = check.MAX_PAYLOAD_BYTES) -> list[Placement]:
     """Items are (type, payload) pairs or dicts with ``type``, ``payload`` and per-task options, which win over
     the shared ``options``. Every item is validated before any is written."""
+    items = list(items)
+    shared = template(now, options, op)
+    ids = new_task_ids(len(items))
     placements = []
     for index, item in enumerate(items):
-        if isinstance(item, Mapping):
-            fields = dict(item)
-            task_type, payload = fields.pop("type", None), fields.pop("payload", b"")
-            merged = {**options, **fields}
-        elif isinstance(item, (tuple, list)) and len(item) == 2:
-            (task_type, payload), merged = item, dict(options)
-        else:
+        if not (isinstance(item, Mapping) or (isinstance(item, (tuple, list)) and len(item) == 2)):
             raise ValidationError(f"item {index} is neither a (type, payload) pair nor a dict", op=op)
         try:
-            placements.append(plan(keys, now, task_type, payload, merged, op, max_payload))
+            if isinstance(item, Mapping):
+                own = dict(item)
+                task_type, payload = own.pop("type", None), own.pop("payload", b"")
+                t = template(now, {**options, **own}, op) if own else shared
+            else:
+                t, (task_type, payload) = shared, item
+            placements.append(place(keys, t, task_type, payload, t.task_id or ids[index], op, max_payload))
         except ValidationError as exc:
             raise ValidationError(f"item {index}: {exc.message}", op=op) from None
     return placements
@@ -100,14 +147,15 @@ def plan_many(keys: Keys, now: float, items: Iterable[Any], options: Mapping[str
 
 def info_of(placement: Placement, now_ms: int) -> TaskInfo:
     """The TaskInfo of a task just enqueued, without reading it back."""
-    message = placement.message
+    m = placement.message
     scheduled = placement.process_at_ms > now_ms
-    info = TaskInfo.from_hash(message.id, message.queue, {
-        b"type": message.type.encode(), b"payload": message.payload, b"msg": message.encode_options(),
-        b"state": b"scheduled" if scheduled else b"pending", b"since": str(now_ms).encode(),
-    }, score=placement.process_at_ms if scheduled else None)
-    info.unique_key = placement.unique_key or None
-    return info
+    return TaskInfo(
+        id=m.id, type=m.type, queue=m.queue, state="scheduled" if scheduled else "pending", payload=m.payload,
+        max_retry=m.max_retry, timeout=m.effective_timeout(), deadline=from_ms(m.deadline_ms),
+        retention=m.retention, unique_key=placement.unique_key or None, headers=m.headers,
+        created_at=from_ms(m.created_ms), next_process_at=from_ms(placement.process_at_ms or now_ms),
+        state_since=from_ms(now_ms),
+    )
 
 
 def by_queue(placements: list[Placement]) -> dict[str, list[Placement]]:
@@ -120,4 +168,3 @@ def by_queue(placements: list[Placement]) -> dict[str, list[Placement]]:
 def chunks(items: list[Placement], size: int) -> Iterable[list[Placement]]:
     for start in range(0, len(items), size):
         yield items[start:start + size]
-

@@ -43,6 +43,7 @@ class Placement:
     process_at_ms: int = 0
     unique_key: str = ""
     unique_ttl_ms: int = 0
+    encoded_options: bytes = b""  # the message's encoded options, when shared with other tasks of the call
 
 
 @dataclass
@@ -115,7 +116,7 @@ class Transitions:
         q = self.queue(queue)
         keys, args = self._common(q, actor)
         rows = [
-            (p.message.id, p.message.type, p.message.encode_options(), p.message.payload,
+            (p.message.id, p.message.type, p.encoded_options or p.message.encode_options(), p.message.payload,
              p.process_at_ms, p.unique_key, p.unique_ttl_ms)
             for p in items
         ]

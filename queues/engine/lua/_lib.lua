@@ -5,8 +5,24 @@
 --     keys the script declares, and no script ever spans two Cluster slots;
 --   * a refused precondition returns an error reply "<CODE> <detail>" before anything is written.
 
+-- Per-type counts and counters are tallied in ctx and written once per call by finish(ctx): a batch of a
+-- thousand tasks costs a handful of HINCRBYs, not two thousand. Every script that moves tasks ends with it.
 local function new_context(types, events, prefix, now, maxlen, actor)
-  return {types = types, events = events, prefix = prefix, now = tonumber(now), maxlen = maxlen, actor = actor}
+  return {types = types, events = events, prefix = prefix, now = tonumber(now), maxlen = maxlen, actor = actor,
+          tally = {}, counters = {}}
+end
+
+local function tally(ctx, field, delta)
+  ctx.tally[field] = (ctx.tally[field] or 0) + delta
+end
+
+local function finish(ctx)
+  for field, delta in pairs(ctx.tally) do
+    if delta ~= 0 then redis.call("HINCRBY", ctx.types, field, delta) end
+  end
+  for key, c in pairs(ctx.counters) do
+    if redis.call("INCRBY", key, c.n) == c.n and c.ttl then redis.call("EXPIRE", key, c.ttl) end
+  end
 end
 
 -- Append one transition to the queue's capped event stream (read by the live console and the archiver).
@@ -23,13 +39,18 @@ local function emit(ctx, id, ttype, from, to, err)
   redis.call("XADD", ctx.events, "MAXLEN", "~", ctx.maxlen, "*", unpack(fields))
 end
 
--- Record a move between states: the hash's state, the per-type counts (an O(1) breakdown for the console)
--- and the event. to == "" means the task has left the queue; event_to then names how (done, deleted).
-local function moved(ctx, key, id, ttype, from, to, err, event_to)
-  if from ~= "" then redis.call("HINCRBY", ctx.types, from .. ":" .. ttype, -1) end
+-- Record a move between states: the hash's state (with any extra fields, in the same HSET), the per-type
+-- counts (an O(1) breakdown for the console) and the event. to == "" means the task has left the queue;
+-- event_to then names how (done, deleted).
+local function moved(ctx, key, id, ttype, from, to, err, event_to, extra)
+  if from ~= "" then tally(ctx, from .. ":" .. ttype, -1) end
   if to ~= "" then
-    redis.call("HINCRBY", ctx.types, to .. ":" .. ttype, 1)
-    redis.call("HSET", key, "state", to, "since", ctx.now)
+    tally(ctx, to .. ":" .. ttype, 1)
+    if extra then
+      redis.call("HSET", key, "state", to, "since", ctx.now, unpack(extra))
+    else
+      redis.call("HSET", key, "state", to, "since", ctx.now)
+    end
   end
   emit(ctx, id, ttype, from, event_to or to, err)
 end
@@ -38,6 +59,15 @@ end
 local function release_unique(key, id)
   local ukey = redis.call("HGET", key, "unique")
   if ukey and redis.call("GET", ukey) == id then redis.call("DEL", ukey) end
+end
+
+-- Push ids onto the pending list in chunks (unpack has a stack limit), waking idle workers if it was empty.
+local function push_pending(pending, ids)
+  for first = 1, #ids, 1000 do
+    local last = math.min(first + 999, #ids)
+    local length = redis.call("LPUSH", pending, unpack(ids, first, last))
+    if length == last - first + 1 then redis.call("PUBLISH", pending, "") end
+  end
 end
 
 -- Delete a task outright; the caller has already taken its id out of the state structure.
@@ -50,9 +80,10 @@ end
 -- The attempt fence. The task must be active under exactly this lease token: a worker whose lease expired and
 -- whose task was recovered (and perhaps handed to another attempt) holds a stale token and is refused, where
 -- asynq fences by task id only. With expired_before (the recoverer), the lease must also have run out by then,
--- so a heartbeat that extended it in the meantime wins. Returns nil when the fence holds, else an error code.
+-- so a heartbeat that extended it in the meantime wins. Returns nil and the task's type and unique key when the
+-- fence holds, else an error code.
 local function fence(lease_key, key, id, token, expired_before)
-  local f = redis.call("HMGET", key, "state", "lease")
+  local f = redis.call("HMGET", key, "state", "lease", "type", "unique")
   if not f[1] then return "NOT_FOUND" end
   if f[1] ~= "active" or f[2] ~= token then return "LEASE_LOST" end
   local expiry = redis.call("ZSCORE", lease_key, id)
@@ -60,7 +91,12 @@ local function fence(lease_key, key, id, token, expired_before)
   if expired_before and expired_before ~= "" and tonumber(expiry) > tonumber(expired_before) then
     return "PRECONDITION"
   end
-  return nil
+  return nil, f[3], f[4]
+end
+
+-- Release a unique lock already read from the task (see release_unique).
+local function release_lock(ukey, id)
+  if ukey and redis.call("GET", ukey) == id then redis.call("DEL", ukey) end
 end
 
 -- Take a task out of the active set after its fence held.
@@ -69,11 +105,14 @@ local function leave_active(lease_key, key, id)
   redis.call("HDEL", key, "lease")
 end
 
--- Count a finished attempt in the total, today's counter and the per-type total.
+-- Count a finished attempt in the total, today's counter (which expires) and the per-type total.
 local function count(ctx, total_key, day_key, day_ttl, name, ttype)
-  redis.call("INCR", total_key)
-  if redis.call("INCR", day_key) == 1 then redis.call("EXPIRE", day_key, day_ttl) end
-  redis.call("HINCRBY", ctx.types, name .. ":" .. ttype, 1)
+  for _, key in ipairs({total_key, day_key}) do
+    local c = ctx.counters[key] or {n = 0, ttl = key == day_key and day_ttl or nil}
+    c.n = c.n + 1
+    ctx.counters[key] = c
+  end
+  tally(ctx, name .. ":" .. ttype, 1)
 end
 
 -- Keep the archive within its age and size limits, deleting what falls out for real (asynq dropped only the

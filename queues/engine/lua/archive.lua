@@ -10,11 +10,10 @@
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local id = ARGV[6]
 local key = ctx.prefix .. id
-local refused = fence(KEYS[3], key, id, ARGV[7], ARGV[11])
+local refused, ttype, ukey = fence(KEYS[3], key, id, ARGV[7], ARGV[11])
 if refused then return redis.error_reply(refused .. " " .. id) end
-local ttype = redis.call("HGET", key, "type")
 leave_active(KEYS[3], key, id)
-release_unique(key, id)
+release_lock(ukey, id)
 redis.call("ZADD", KEYS[4], ctx.now, id)
 redis.call("HSET", key, "error", ARGV[8], "failed_at", ctx.now)
 redis.call("HINCRBY", key, "retried", 1)
@@ -22,4 +21,5 @@ count(ctx, KEYS[5], KEYS[6], ARGV[5], "processed", ttype)
 count(ctx, KEYS[7], KEYS[8], ARGV[5], "failed", ttype)
 moved(ctx, key, id, ttype, "active", "archived", ARGV[8])
 trim_archive(ctx, KEYS[4], ARGV[9], ARGV[10])
+finish(ctx)
 return "OK"

@@ -12,4 +12,5 @@ for _, id in ipairs(ids) do
   moved(ctx, key, id, redis.call("HGET", key, "type") or "", ARGV[5], "archived", "archived by " .. ctx.actor)
 end
 trim_archive(ctx, KEYS[4], ARGV[7], ARGV[8])
+finish(ctx)
 return #ids

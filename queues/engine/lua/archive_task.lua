@@ -16,4 +16,5 @@ remove_from(from, f[1], id)
 redis.call("ZADD", KEYS[6], ctx.now, id)
 moved(ctx, key, id, f[2], f[1], "archived", "archived by " .. ctx.actor)
 trim_archive(ctx, KEYS[6], ARGV[6], ARGV[7])
+finish(ctx)
 return "OK"

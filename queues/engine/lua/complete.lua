@@ -10,18 +10,18 @@ local out = {}
 for a = 6, #ARGV, 3 do
   local id, token = ARGV[a], ARGV[a + 1]
   local key = ctx.prefix .. id
-  local refused = fence(KEYS[3], key, id, token)
+  local refused, ttype, ukey = fence(KEYS[3], key, id, token)
   if refused then
     out[#out + 1] = refused
   else
-    local ttype = redis.call("HGET", key, "type")
-    leave_active(KEYS[3], key, id)
-    release_unique(key, id)
+    redis.call("ZREM", KEYS[3], id)
+    release_lock(ukey, id)
     redis.call("ZADD", KEYS[4], ctx.now + tonumber(ARGV[a + 2]), id)
-    redis.call("HSET", key, "completed_at", ctx.now)
-    moved(ctx, key, id, ttype, "active", "completed")
+    redis.call("HDEL", key, "lease")
+    moved(ctx, key, id, ttype, "active", "completed", nil, nil, {"completed_at", ctx.now})
     count(ctx, KEYS[5], KEYS[6], ARGV[5], "processed", ttype)
     out[#out + 1] = "OK"
   end
 end
+finish(ctx)
 return out

@@ -9,4 +9,5 @@ for _, id in ipairs(ids) do
   local key = ctx.prefix .. id
   drop(ctx, key, id, redis.call("HGET", key, "type") or "", ARGV[5], "deleted by " .. ctx.actor)
 end
+finish(ctx)
 return #ids

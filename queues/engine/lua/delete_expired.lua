@@ -10,4 +10,5 @@ for _, id in ipairs(ids) do
   redis.call("ZREM", KEYS[3], id)
   drop(ctx, key, id, redis.call("HGET", key, "type") or "", "completed", "retention ended")
 end
+finish(ctx)
 return #ids

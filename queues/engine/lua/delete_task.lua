@@ -13,4 +13,5 @@ local from = structures[f[1]]
 if not from then return redis.error_reply("PRECONDITION task is " .. f[1] .. "; cancel it before deleting") end
 remove_from(from, f[1], id)
 drop(ctx, key, id, f[2], f[1], "deleted by " .. ctx.actor)
+finish(ctx)
 return "OK"

@@ -8,16 +8,16 @@ local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 if redis.call("EXISTS", KEYS[5]) == 1 then return {} end
 local ids = redis.call("RPOP", KEYS[3], tonumber(ARGV[7]))
 if not ids then return {} end
-local out = {}
+local out, leases = {}, {}
 for i, id in ipairs(ids) do
   local key = ctx.prefix .. id
   local f = redis.call("HMGET", key, "type", "msg", "payload", "retried")
   -- An id without a hash (never expected) is dropped rather than handed out as a task that cannot run.
   if f[1] then
     local token = ARGV[6] .. i
-    redis.call("HSET", key, "lease", token)
-    redis.call("ZADD", KEYS[4], ARGV[5], id)
-    moved(ctx, key, id, f[1], "pending", "active")
+    leases[#leases + 1] = ARGV[5]
+    leases[#leases + 1] = id
+    moved(ctx, key, id, f[1], "pending", "active", nil, nil, {"lease", token})
     out[#out + 1] = id
     out[#out + 1] = f[1]
     out[#out + 1] = f[2] or ""
@@ -26,4 +26,6 @@ for i, id in ipairs(ids) do
     out[#out + 1] = token
   end
 end
+if #leases > 0 then redis.call("ZADD", KEYS[4], unpack(leases)) end
+finish(ctx)
 return out

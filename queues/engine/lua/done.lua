@@ -10,17 +10,17 @@ local out = {}
 for a = 6, #ARGV, 2 do
   local id, token = ARGV[a], ARGV[a + 1]
   local key = ctx.prefix .. id
-  local refused = fence(KEYS[3], key, id, token)
+  local refused, ttype, ukey = fence(KEYS[3], key, id, token)
   if refused then
     out[#out + 1] = refused
   else
-    local ttype = redis.call("HGET", key, "type")
     redis.call("ZREM", KEYS[3], id)
-    release_unique(key, id)
+    release_lock(ukey, id)
     redis.call("DEL", key)
     moved(ctx, key, id, ttype, "active", "", nil, "done")
     count(ctx, KEYS[4], KEYS[5], ARGV[5], "processed", ttype)
     out[#out + 1] = "OK"
   end
 end
+finish(ctx)
 return out

@@ -23,21 +23,25 @@ for i = 0, n - 1 do
     locks[ukey] = true
   end
 end
+local pending = {}
 for i = 0, n - 1 do
   local a = 5 + i * WIDTH
   local id, ttype, ukey = ARGV[a], ARGV[a + 1], ARGV[a + 5]
-  local key = ctx.prefix .. id
-  redis.call("HSET", key, "type", ttype, "msg", ARGV[a + 2], "payload", ARGV[a + 3])
+  local fields = {"type", ttype, "msg", ARGV[a + 2], "payload", ARGV[a + 3]}
   if ukey ~= "" then
     redis.call("SET", ukey, id, "PX", ARGV[a + 6])
-    redis.call("HSET", key, "unique", ukey)
+    fields[#fields + 1] = "unique"
+    fields[#fields + 1] = ukey
   end
   local at = tonumber(ARGV[a + 4])
   if at > ctx.now then
     redis.call("ZADD", KEYS[4], at, id)
-    moved(ctx, key, id, ttype, "", "scheduled")
+    moved(ctx, ctx.prefix .. id, id, ttype, "", "scheduled", nil, nil, fields)
   else
-    to_pending(ctx, KEYS[3], key, id, ttype, "")
+    pending[#pending + 1] = id
+    moved(ctx, ctx.prefix .. id, id, ttype, "", "pending", nil, nil, fields)
   end
 end
+push_pending(KEYS[3], pending)
+finish(ctx)
 return "OK"

@@ -10,4 +10,5 @@ for _, id in ipairs(ids) do
   redis.call("ZREM", KEYS[3], id)
   to_pending(ctx, KEYS[4], key, id, redis.call("HGET", key, "type") or "", ARGV[5])
 end
+finish(ctx)
 return #ids

@@ -9,14 +9,15 @@ local out = {}
 for a = 5, #ARGV, 2 do
   local id, token = ARGV[a], ARGV[a + 1]
   local key = ctx.prefix .. id
-  local refused = fence(KEYS[3], key, id, token)
+  local refused, ttype = fence(KEYS[3], key, id, token)
   if refused then
     out[#out + 1] = refused
   else
     leave_active(KEYS[3], key, id)
     notify_if_first(KEYS[4], redis.call("RPUSH", KEYS[4], id))
-    moved(ctx, key, id, redis.call("HGET", key, "type"), "active", "pending", "worker shut down")
+    moved(ctx, key, id, ttype, "active", "pending", "worker shut down")
     out[#out + 1] = "OK"
   end
 end
+finish(ctx)
 return out

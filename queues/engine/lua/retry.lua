@@ -10,9 +10,8 @@
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local id = ARGV[6]
 local key = ctx.prefix .. id
-local refused = fence(KEYS[3], key, id, ARGV[7], ARGV[11])
+local refused, ttype, ukey = fence(KEYS[3], key, id, ARGV[7], ARGV[11])
 if refused then return redis.error_reply(refused .. " " .. id) end
-local ttype = redis.call("HGET", key, "type")
 leave_active(KEYS[3], key, id)
 redis.call("ZADD", KEYS[4], ARGV[8], id)
 redis.call("HSET", key, "error", ARGV[9], "failed_at", ctx.now)
@@ -22,4 +21,5 @@ if ARGV[10] == "1" then
   count(ctx, KEYS[7], KEYS[8], ARGV[5], "failed", ttype)
 end
 moved(ctx, key, id, ttype, "active", "retry", ARGV[9])
+finish(ctx)
 return "OK"

@@ -9,4 +9,5 @@ for _, id in ipairs(ids) do
   local key = ctx.prefix .. id
   to_pending(ctx, KEYS[4], key, id, redis.call("HGET", key, "type") or "", ARGV[5])
 end
+finish(ctx)
 return #ids

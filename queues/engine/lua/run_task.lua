@@ -13,4 +13,5 @@ local from = structures[f[1]]
 if not from then return redis.error_reply("PRECONDITION task is " .. f[1] .. ", it cannot be run now") end
 redis.call("ZREM", from, id)
 to_pending(ctx, KEYS[3], key, id, f[2], f[1])
+finish(ctx)
 return "OK"
