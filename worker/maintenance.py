@@ -3,39 +3,45 @@ tasks past their retention), and the watchdog (timeouts and deadlines of running
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from queues.engine import TaskCancelledError
 from queues.engine.broker import Broker
-from queues.engine.transitions import PERIODIC_LIMIT
+from queues.engine.transitions import PERIODIC_LIMIT, Call
 
 from .component import Component
 from .processor import Processor
 
 
-class Forwarder(Component):
-    name = "forwarder"
+class Sweeper(Component):
+    """Repeats chunked maintenance transitions over each queue until a call moves less than a full chunk.
 
-    def __init__(self, broker: Broker, queues: list[str], interval: float, actor: str) -> None:
+    The forwarder moves due scheduled and retry tasks to pending; the janitor deletes completed tasks whose
+    retention has passed. Each call is built afresh so it carries the clock's time of that moment.
+    """
+
+    def __init__(self, name: str, broker: Broker, queues: list[str], interval: float,
+                 calls: Callable[[str], list[Callable[[], Call]]]) -> None:
         super().__init__(interval)
-        self.broker, self.queues, self.actor = broker, queues, actor
+        self.name = name
+        self.broker, self.queues, self.calls = broker, queues, calls
 
     def run_once(self) -> None:
         for queue in self.queues:
-            for state in ("scheduled", "retry"):
-                while self.broker.run(self.broker.transitions.forward(queue, state, self.actor)) == PERIODIC_LIMIT:
+            for build in self.calls(queue):
+                while self.broker.run(build()) == PERIODIC_LIMIT:
                     pass
 
 
-class Janitor(Component):
-    name = "janitor"
+def forwarder(broker: Broker, queues: list[str], interval: float, actor: str) -> Sweeper:
+    ops = broker.transitions
+    return Sweeper("forwarder", broker, queues, interval, lambda q: [
+        lambda: ops.forward(q, "scheduled", actor), lambda: ops.forward(q, "retry", actor)])
 
-    def __init__(self, broker: Broker, queues: list[str], interval: float, actor: str) -> None:
-        super().__init__(interval)
-        self.broker, self.queues, self.actor = broker, queues, actor
 
-    def run_once(self) -> None:
-        for queue in self.queues:
-            while self.broker.run(self.broker.transitions.delete_expired(queue, self.actor)) == PERIODIC_LIMIT:
-                pass
+def janitor(broker: Broker, queues: list[str], interval: float, actor: str) -> Sweeper:
+    ops = broker.transitions
+    return Sweeper("janitor", broker, queues, interval, lambda q: [lambda: ops.delete_expired(q, actor)])
 
 
 class Watchdog(Component):

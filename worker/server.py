@@ -18,7 +18,7 @@ from queues.engine.worker_store import WorkerStore
 from .acker import Acker, Syncer
 from .config import WorkerConfig
 from .heartbeat import Heartbeat
-from .maintenance import Forwarder, Janitor, Watchdog
+from .maintenance import Watchdog, forwarder, janitor
 from .processor import Processor
 from .recoverer import Recoverer
 from .subscriber import Subscriber
@@ -39,8 +39,8 @@ class Server:
         self.syncer = Syncer(self.acker, lambda attempt: attempt.lease_until, self.broker.clock.now)
         self.heartbeat = Heartbeat(self.broker, self.store, config, self.processor)
         self.recoverer = Recoverer(self.broker, self.store, config, registry)
-        self.forwarder = Forwarder(self.broker, queues, config.forwarder_interval, actor)
-        self.janitor = Janitor(self.broker, queues, config.janitor_interval, actor)
+        self.forwarder = forwarder(self.broker, queues, config.forwarder_interval, actor)
+        self.janitor = janitor(self.broker, queues, config.janitor_interval, actor)
         self.watchdog = Watchdog(self.processor)
         self.subscriber = Subscriber(self.store, queues, self.processor)
         self._components = [self.subscriber, self.heartbeat, self.watchdog, self.syncer, self.recoverer,

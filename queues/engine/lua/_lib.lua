@@ -99,6 +99,37 @@ local function release_lock(ukey, id)
   if ukey and redis.call("GET", ukey) == id then redis.call("DEL", ukey) end
 end
 
+-- Run fn for each task of a batch whose fence holds. ARGV holds, from position first on, groups of width values
+-- that start with id and lease token; fn(a, id, key, ttype, ukey) gets the group's position. Returns one status
+-- per task: "OK", or the code that refused it (a refused task is left as it was).
+local function each_fenced(ctx, lease_key, first, width, fn)
+  local out = {}
+  for a = first, #ARGV, width do
+    local id = ARGV[a]
+    local key = ctx.prefix .. id
+    local refused, ttype, ukey = fence(lease_key, key, id, ARGV[a + 1])
+    if refused then
+      out[#out + 1] = refused
+    else
+      fn(a, id, key, ttype, ukey)
+      out[#out + 1] = "OK"
+    end
+  end
+  return out
+end
+
+-- An operator's single-task action: find the task and check that its state is one the action takes (a key of
+-- structures, mapping states to the key holding them). Returns the task's key, state, type and structure, or
+-- an error reply to return as is.
+local function locate(ctx, id, structures, action)
+  local key = ctx.prefix .. id
+  local f = redis.call("HMGET", key, "state", "type")
+  if not f[1] then return nil, redis.error_reply("NOT_FOUND " .. id) end
+  local from = structures[f[1]]
+  if not from then return nil, redis.error_reply("PRECONDITION task is " .. f[1] .. ", " .. action) end
+  return key, f[1], f[2], from
+end
+
 -- Take a task out of the active set after its fence held.
 local function leave_active(lease_key, key, id)
   redis.call("ZREM", lease_key, id)

@@ -5,16 +5,13 @@
 -- ARGV[6] archive max size    ARGV[7] archive max age (ms)
 -- Returns "OK"; errors NOT_FOUND, PRECONDITION (active, archived or completed).
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
-local structures = {pending = KEYS[3], scheduled = KEYS[4], retry = KEYS[5]}
 local id = ARGV[5]
-local key = ctx.prefix .. id
-local f = redis.call("HMGET", key, "state", "type")
-if not f[1] then return redis.error_reply("NOT_FOUND " .. id) end
-local from = structures[f[1]]
-if not from then return redis.error_reply("PRECONDITION task is " .. f[1] .. ", it cannot be archived") end
-remove_from(from, f[1], id)
+local key, state, ttype, from = locate(ctx, id, {pending = KEYS[3], scheduled = KEYS[4], retry = KEYS[5]},
+  "it cannot be archived")
+if not key then return state end
+remove_from(from, state, id)
 redis.call("ZADD", KEYS[6], ctx.now, id)
-moved(ctx, key, id, f[2], f[1], "archived", "archived by " .. ctx.actor)
+moved(ctx, key, id, ttype, state, "archived", "archived by " .. ctx.actor)
 trim_archive(ctx, KEYS[6], ARGV[6], ARGV[7])
 finish(ctx)
 return "OK"

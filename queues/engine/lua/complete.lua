@@ -6,22 +6,12 @@
 -- ARGV[5] ttl of daily counters (s)    ARGV[6..] triples: id, lease token, retention (ms)
 -- Returns one status per task: "OK", "NOT_FOUND" or "LEASE_LOST".
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
-local out = {}
-for a = 6, #ARGV, 3 do
-  local id, token = ARGV[a], ARGV[a + 1]
-  local key = ctx.prefix .. id
-  local refused, ttype, ukey = fence(KEYS[3], key, id, token)
-  if refused then
-    out[#out + 1] = refused
-  else
-    redis.call("ZREM", KEYS[3], id)
-    release_lock(ukey, id)
-    redis.call("ZADD", KEYS[4], ctx.now + tonumber(ARGV[a + 2]), id)
-    redis.call("HDEL", key, "lease")
-    moved(ctx, key, id, ttype, "active", "completed", nil, nil, {"completed_at", ctx.now})
-    count(ctx, KEYS[5], KEYS[6], ARGV[5], "processed", ttype)
-    out[#out + 1] = "OK"
-  end
-end
+local out = each_fenced(ctx, KEYS[3], 6, 3, function(a, id, key, ttype, ukey)
+  leave_active(KEYS[3], key, id)
+  release_lock(ukey, id)
+  redis.call("ZADD", KEYS[4], ctx.now + tonumber(ARGV[a + 2]), id)
+  moved(ctx, key, id, ttype, "active", "completed", nil, nil, {"completed_at", ctx.now})
+  count(ctx, KEYS[5], KEYS[6], ARGV[5], "processed", ttype)
+end)
 finish(ctx)
 return out

@@ -4,14 +4,12 @@
 -- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] actor    ARGV[5] id
 -- Returns "OK"; errors NOT_FOUND, PRECONDITION (active).
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
-local structures = {pending = KEYS[3], scheduled = KEYS[4], retry = KEYS[5], archived = KEYS[6], completed = KEYS[7]}
 local id = ARGV[5]
-local key = ctx.prefix .. id
-local f = redis.call("HMGET", key, "state", "type")
-if not f[1] then return redis.error_reply("NOT_FOUND " .. id) end
-local from = structures[f[1]]
-if not from then return redis.error_reply("PRECONDITION task is " .. f[1] .. "; cancel it before deleting") end
-remove_from(from, f[1], id)
-drop(ctx, key, id, f[2], f[1], "deleted by " .. ctx.actor)
+local key, state, ttype, from = locate(ctx, id,
+  {pending = KEYS[3], scheduled = KEYS[4], retry = KEYS[5], archived = KEYS[6], completed = KEYS[7]},
+  "cancel it before deleting")
+if not key then return state end
+remove_from(from, state, id)
+drop(ctx, key, id, ttype, state, "deleted by " .. ctx.actor)
 finish(ctx)
 return "OK"

@@ -6,21 +6,12 @@
 -- ARGV[5] ttl of daily counters (s)    ARGV[6..] pairs: id, lease token
 -- Returns one status per task: "OK", "NOT_FOUND" or "LEASE_LOST".
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
-local out = {}
-for a = 6, #ARGV, 2 do
-  local id, token = ARGV[a], ARGV[a + 1]
-  local key = ctx.prefix .. id
-  local refused, ttype, ukey = fence(KEYS[3], key, id, token)
-  if refused then
-    out[#out + 1] = refused
-  else
-    redis.call("ZREM", KEYS[3], id)
-    release_lock(ukey, id)
-    redis.call("DEL", key)
-    moved(ctx, key, id, ttype, "active", "", nil, "done")
-    count(ctx, KEYS[4], KEYS[5], ARGV[5], "processed", ttype)
-    out[#out + 1] = "OK"
-  end
-end
+local out = each_fenced(ctx, KEYS[3], 6, 2, function(_, id, key, ttype, ukey)
+  redis.call("ZREM", KEYS[3], id)
+  release_lock(ukey, id)
+  redis.call("DEL", key)
+  moved(ctx, key, id, ttype, "active", "", nil, "done")
+  count(ctx, KEYS[4], KEYS[5], ARGV[5], "processed", ttype)
+end)
 finish(ctx)
 return out

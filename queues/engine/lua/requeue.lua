@@ -5,19 +5,10 @@
 -- ARGV[5..] pairs: id, lease token
 -- Returns one status per task: "OK", "NOT_FOUND" or "LEASE_LOST".
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
-local out = {}
-for a = 5, #ARGV, 2 do
-  local id, token = ARGV[a], ARGV[a + 1]
-  local key = ctx.prefix .. id
-  local refused, ttype = fence(KEYS[3], key, id, token)
-  if refused then
-    out[#out + 1] = refused
-  else
-    leave_active(KEYS[3], key, id)
-    notify_if_first(KEYS[4], redis.call("RPUSH", KEYS[4], id))
-    moved(ctx, key, id, ttype, "active", "pending", "worker shut down")
-    out[#out + 1] = "OK"
-  end
-end
+local out = each_fenced(ctx, KEYS[3], 5, 2, function(_, id, key, ttype)
+  leave_active(KEYS[3], key, id)
+  notify_if_first(KEYS[4], redis.call("RPUSH", KEYS[4], id))
+  moved(ctx, key, id, ttype, "active", "pending", "worker shut down")
+end)
 finish(ctx)
 return out
