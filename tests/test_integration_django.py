@@ -9,7 +9,13 @@ import pytest
 import redis
 
 from queues.engine import (
-    Client, RedisUnavailableError, Registry, ValidationError, connect, handler, warn_if_evicting,
+    Client,
+    RedisUnavailableError,
+    Registry,
+    ValidationError,
+    connect,
+    handler,
+    warn_if_evicting,
 )
 from queues.engine.keys import Keys
 from queues.transaction import enqueue_on_commit

@@ -10,8 +10,8 @@
 """
 
 from .aio import AsyncClient
-from .clock import Clock, FakeClock, SystemClock
 from .client import Client, configure, default_client
+from .clock import Clock, FakeClock, SystemClock
 from .connection import DEFAULT_REDIS_URL, connect, warn_if_evicting
 from .errors import (
     DuplicateTaskError,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import redis
 import redis.asyncio
@@ -31,23 +31,21 @@ class AsyncClient:
         self.keys = self.transitions.keys
         self.clock = self.transitions.clock
         self.max_payload = max_payload
-        self._registered: dict[str, float] = {}
 
     async def enqueue(self, type: str, payload: Any = b"", **options: Any) -> TaskInfo:  # noqa: A002
         now = self.clock.now()
         placement = producer.plan(self.keys, now, type, payload, options, "client.enqueue", self.max_payload)
-        infos = await drive_async(enqueue_flow(self.transitions, self._registered, [placement], to_ms(now)),
-                                  self._execute)
-        return infos[0]
+        infos = await drive_async(enqueue_flow(self.transitions, [placement], to_ms(now)), self._execute)
+        return cast(list[TaskInfo], infos)[0]
 
     async def enqueue_many(self, items: Iterable[Any], **options: Any) -> list[TaskInfo]:
         now = self.clock.now()
         placements = producer.plan_many(self.keys, now, items, options, "client.enqueue_many", self.max_payload)
-        return await drive_async(enqueue_flow(self.transitions, self._registered, placements, to_ms(now)),
-                                 self._execute)
+        return cast(list[TaskInfo], await drive_async(enqueue_flow(self.transitions, placements, to_ms(now)),
+                                                      self._execute))
 
     async def wait(self, task_id: str, *, queue: str = "default", timeout: float | None = None) -> TaskInfo:
-        return await drive_async(wait_flow(self.keys, queue, task_id, timeout), self._execute)
+        return cast(TaskInfo, await drive_async(wait_flow(self.keys, queue, task_id, timeout), self._execute))
 
     async def _execute(self, request: Request) -> Any:
         try:

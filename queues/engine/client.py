@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import redis
 
@@ -32,7 +32,6 @@ class Client:
                  conn: redis.Redis | None = None):
         self.broker = Broker(redis_url, prefix=prefix, clock=clock, limits=limits, conn=conn)
         self.max_payload = max_payload
-        self._registered: dict[str, float] = {}
 
     @property
     def clock(self) -> Clock:
@@ -43,8 +42,9 @@ class Client:
         TaskIdConflictError or RedisUnavailableError; on any of them nothing was written."""
         now = self.clock.now()
         placement = producer.plan(self.broker.keys, now, type, payload, options, "client.enqueue", self.max_payload)
-        return drive(enqueue_flow(self.broker.transitions, self._registered, [placement], to_ms(now)),
-                     self._execute)[0]
+        infos = cast(list[TaskInfo], drive(enqueue_flow(self.broker.transitions, [placement], to_ms(now)),
+                                           self._execute))
+        return infos[0]
 
     def enqueue_many(self, items: Iterable[Any], **options: Any) -> list[TaskInfo]:
         """Enqueue many tasks: ``items`` are (type, payload) pairs or dicts with per-task options; ``options``
@@ -54,8 +54,8 @@ class Client:
         now = self.clock.now()
         placements = producer.plan_many(self.broker.keys, now, items, options, "client.enqueue_many",
                                         self.max_payload)
-        return drive(enqueue_flow(self.broker.transitions, self._registered, placements, to_ms(now)),
-                     self._execute)
+        return cast(list[TaskInfo], drive(enqueue_flow(self.broker.transitions, placements, to_ms(now)),
+                                          self._execute))
 
     def wait(self, task_id: str, *, queue: str = "default", timeout: float | None = None) -> TaskInfo:
         """Block until the task is completed or archived and return its final TaskInfo.
@@ -63,7 +63,7 @@ class Client:
         The result is on the TaskInfo when the task was enqueued with a retention (without one a task is deleted
         when it succeeds, so only its end is known). Raises TimeoutError after ``timeout`` seconds, and
         TaskNotFoundError when there is no such task or it was deleted."""
-        return drive(wait_flow(self.broker.keys, queue, task_id, timeout), self._execute)
+        return cast(TaskInfo, drive(wait_flow(self.broker.keys, queue, task_id, timeout), self._execute))
 
     def _execute(self, request: Request) -> Any:
         if isinstance(request, Call):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Protocol
 
 
@@ -44,8 +44,8 @@ def to_ms(seconds: float) -> int:
 
 def utc_day(seconds: float) -> str:
     """The UTC date, ``YYYY-MM-DD``, that daily counters are keyed by."""
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%d")
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%d")
 
 
 def from_ms(ms: int | None) -> datetime | None:
-    return None if not ms else datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    return None if not ms else datetime.fromtimestamp(ms / 1000, tz=UTC)

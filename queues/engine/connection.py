@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import redis
 import redis.asyncio
@@ -18,19 +19,28 @@ DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 _SOCKET_OPTIONS = {"socket_connect_timeout": 5.0, "health_check_interval": 30}
 
 
+def redact(url: str) -> str:
+    """The URL with its password replaced, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
 def connect(url: str = DEFAULT_REDIS_URL, **options: Any) -> redis.Redis:
     """A client for ``redis://``, ``rediss://`` (TLS) or ``unix://`` URLs, with ACL user and password if given."""
     try:
         return redis.Redis.from_url(url, **{**_SOCKET_OPTIONS, **options})
     except ValueError as exc:
-        raise RedisUnavailableError(f"bad Redis URL {url!r}: {exc}", op="connect") from None
+        raise RedisUnavailableError(f"bad Redis URL {redact(url)!r}: {exc}", op="connect") from None
 
 
 def connect_async(url: str = DEFAULT_REDIS_URL, **options: Any) -> redis.asyncio.Redis:
     try:
         return redis.asyncio.Redis.from_url(url, **{**_SOCKET_OPTIONS, **options})
     except ValueError as exc:
-        raise RedisUnavailableError(f"bad Redis URL {url!r}: {exc}", op="connect") from None
+        raise RedisUnavailableError(f"bad Redis URL {redact(url)!r}: {exc}", op="connect") from None
 
 
 def warn_if_evicting(conn: redis.Redis) -> str | None:
@@ -39,11 +49,10 @@ def warn_if_evicting(conn: redis.Redis) -> str | None:
     Returns the policy, or None when it cannot be read (managed Redis often forbids CONFIG).
     """
     try:
-        policy = conn.config_get("maxmemory-policy").get("maxmemory-policy")
+        raw: Any = conn.config_get("maxmemory-policy").get("maxmemory-policy")
     except redis.ResponseError:
         return None
-    if isinstance(policy, bytes):
-        policy = policy.decode()
+    policy = raw.decode() if isinstance(raw, bytes) else raw
     if policy and policy != "noeviction":
         log.warning(
             "Redis maxmemory-policy is %r: under memory pressure Redis will evict keys and tasks will be lost "
@@ -51,3 +60,8 @@ def warn_if_evicting(conn: redis.Redis) -> str | None:
             policy,
         )
     return policy
+
+
+def database_of(conn: redis.Redis) -> int:
+    """The database number a client selects (0 for a cluster or when unset)."""
+    return int(conn.connection_pool.connection_kwargs.get("db", 0) or 0)

@@ -13,7 +13,7 @@ from typing import Any
 from .errors import DuplicateTaskError, EngineError, TaskIdConflictError, TaskNotFoundError
 from .keys import Keys
 from .message import TaskInfo
-from .producer import QUEUE_REGISTRATION_TTL, by_queue, chunks, info_of
+from .producer import by_queue, chunks, info_of
 from .transitions import BULK_CHUNK, Call, Placement, Transitions
 
 
@@ -59,30 +59,25 @@ async def drive_async(flow: Flow, execute: Callable[[Request], Awaitable[Any]]) 
         return stop.value
 
 
-def register_queue(keys: Keys, registered: dict[str, float], queue: str) -> Flow:
-    """Add the queue to the global queue set, at most once per QUEUE_REGISTRATION_TTL per client, so that a
-    queue deleted while producers still use it comes back within seconds."""
-    now = time.monotonic()
-    if now - registered.get(queue, -1e9) > QUEUE_REGISTRATION_TTL:
-        yield Command("sadd", (keys.queues, queue))
-        registered[queue] = now
-
-
-def enqueue_flow(transitions: Transitions, registered: dict[str, float], placements: list[Placement],
-                 now_ms: int) -> Flow:
+def enqueue_flow(transitions: Transitions, placements: list[Placement], now_ms: int) -> Flow:
     """One script call per queue and chunk. A refused chunk raises with ``enqueued``: the infos of the tasks
-    that earlier chunks did enqueue."""
+    that earlier chunks did enqueue. Infos come back in the order of ``placements``."""
     infos: list[TaskInfo] = []
-    for queue, group in by_queue(placements).items():
-        yield from register_queue(transitions.keys, registered, queue)
+    groups = by_queue(placements)
+    for queue, group in groups.items():
         for chunk in chunks(group, BULK_CHUNK):
             try:
-                yield transitions.enqueue(queue, chunk)
+                new_queue = yield transitions.enqueue(queue, chunk)
             except EngineError as exc:
                 error = _explain(exc, chunk)
                 error.enqueued = list(infos)  # type: ignore[attr-defined]
                 raise error from None
+            if new_queue:
+                # The script saw the queue's first task: list it where the console and workers find queues.
+                yield Command("sadd", (transitions.keys.queues, queue))
             infos += [info_of(p, now_ms) for p in chunk]
+    if len(groups) == 1:
+        return infos
     # Grouping by queue reorders the tasks; callers zip the result with their items, so give it their order.
     position = {(p.message.queue, p.message.id): n for n, p in enumerate(placements)}
     return sorted(infos, key=lambda info: position[(info.queue, info.id)])

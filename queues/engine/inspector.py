@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import redis
@@ -16,17 +16,18 @@ import redis
 from . import validation as check
 from .broker import Broker, unavailable
 from .clock import Clock, from_ms, to_ms, utc_day
-from .connection import DEFAULT_REDIS_URL
-from .errors import FailedPreconditionError, QueueNotFoundError, TaskNotFoundError, ValidationError
+from .connection import DEFAULT_REDIS_URL, database_of
+from .errors import FailedPreconditionError, QueueNotEmptyError, QueueNotFoundError, TaskNotFoundError, ValidationError
 from .keys import DEFAULT_PREFIX, STATES
 from .message import TaskInfo
 from .transitions import Limits
 
 MEMORY_SAMPLE = 20  # tasks per state whose MEMORY USAGE is read and extrapolated, as asynq does
 MAX_PAGE_SIZE = 1000
-SETTABLE = {"pending", "scheduled", "retry", "archived", "completed"}  # states with bulk delete
-RUNNABLE = {"scheduled", "retry", "archived"}
-ARCHIVABLE = {"pending", "scheduled", "retry"}
+#: The states each bulk action takes (active tasks are cancelled, not deleted, run or archived).
+DELETABLE = frozenset({"pending", "scheduled", "retry", "archived", "completed"})
+RUNNABLE = frozenset({"scheduled", "retry", "archived"})
+ARCHIVABLE = frozenset({"pending", "scheduled", "retry"})
 
 
 @dataclass
@@ -120,7 +121,8 @@ class Inspector:
         pipe.mget(q.processed_on(day), q.failed_on(day), q.processed, q.failed)
         pipe.lindex(q.pending, -1)
         sizes = self._redis("queue_info", pipe.execute)
-        info = QueueInfo(queue, *sizes[:6], paused=bool(sizes[6]))
+        info = QueueInfo(queue, pending=sizes[0], active=sizes[1], scheduled=sizes[2], retry=sizes[3],
+                         archived=sizes[4], completed=sizes[5], paused=bool(sizes[6]))
         info.processed_today, info.failed_today, info.processed_total, info.failed_total = (
             int(v or 0) for v in sizes[7])
         oldest = sizes[8]
@@ -171,7 +173,7 @@ class Inspector:
         self._known(queue, "history")
         days = check.count(days, "days", 1, 90, "inspector.history")
         q = self.keys.queue(queue)
-        today = datetime.fromtimestamp(self.broker.clock.now(), tz=timezone.utc)
+        today = datetime.fromtimestamp(self.broker.clock.now(), tz=UTC)
         dates = [(today - timedelta(days=n)).strftime("%Y-%m-%d") for n in range(days)]
         keys = [k for d in dates for k in (q.processed_on(d), q.failed_on(d))]
         values = self._redis("history", self.conn.mget, keys)
@@ -200,9 +202,9 @@ class Inspector:
         if force:
             info = self.queue_info(queue)
             if info.active:
-                raise FailedPreconditionError(f"{info.active} tasks are active", op="inspector.delete_queue")
-            for state in SETTABLE:
-                self._bulk("delete_all", queue, state, SETTABLE)
+                raise QueueNotEmptyError(f"{info.active} tasks are active", op="inspector.delete_queue")
+            for state in DELETABLE:
+                self._bulk("delete_all", queue, state, DELETABLE)
         self.broker.run(self.ops.delete_queue(queue, force))
         self._redis("delete_queue", self.conn.srem, self.keys.queues, queue)
 
@@ -234,7 +236,7 @@ class Inspector:
             pipe.hgetall(q.task(task_id.decode()))
         hashes = self._redis("list_tasks", pipe.execute) if ids else []
         return [TaskInfo.from_hash(task_id.decode(), queue, fields, score)
-                for (task_id, score), fields in zip(ids, hashes) if fields]
+                for (task_id, score), fields in zip(ids, hashes, strict=True) if fields]
 
     def get_task(self, queue: str, task_id: str) -> TaskInfo:
         self._known(queue, "get_task")
@@ -268,10 +270,11 @@ class Inspector:
         task = self.get_task(queue, task_id)
         if task.state != "active":
             raise FailedPreconditionError(f"task {task_id} is {task.state}, not active", op="inspector.cancel_task")
-        return int(self._redis("cancel_task", self.conn.publish, self.keys.cancel_channel, task_id))
+        channel = self.keys.cancel_channel(database_of(self.conn))
+        return int(self._redis("cancel_task", self.conn.publish, channel, task_id))
 
     def delete_all(self, queue: str, state: str) -> int:
-        return self._bulk("delete_all", self._known(queue, "delete_all"), state, SETTABLE)
+        return self._bulk("delete_all", self._known(queue, "delete_all"), state, DELETABLE)
 
     def run_all(self, queue: str, state: str) -> int:
         return self._bulk("run_all", self._known(queue, "run_all"), state, RUNNABLE)
@@ -285,20 +288,24 @@ class Inspector:
         ids = self._redis("cancel_all", self.conn.zrange, self.keys.queue(queue).lease, 0, -1)
         pipe = self.conn.pipeline(transaction=False)
         for task_id in ids:
-            pipe.publish(self.keys.cancel_channel, task_id)
+            pipe.publish(self.keys.cancel_channel(database_of(self.conn)), task_id)
         self._redis("cancel_all", pipe.execute)
         return len(ids)
 
-    def _bulk(self, name: str, queue: str, state: str, allowed: set[str]) -> int:
+    def _bulk(self, name: str, queue: str, state: str, allowed: frozenset[str]) -> int:
         if state not in allowed:
             raise ValidationError(f"{name} takes a state among {', '.join(sorted(allowed))}, not {state!r}",
                                   op=f"inspector.{name}")
         total = 0
         while True:
-            moved = self.broker.run(getattr(self.ops, name)(queue, state, self.actor))
+            moved = int(self.broker.run(getattr(self.ops, name)(queue, state, self.actor)))
             total += moved
             if moved == 0:
                 return total
+
+    def redis_info(self) -> dict[str, Any]:
+        """Redis's INFO (version, uptime, memory, clients, persistence…) for the console and the CLI."""
+        return dict(self._redis("redis_info", self.conn.info))
 
     # -- servers -----------------------------------------------------------------------------------------------
 

@@ -125,6 +125,7 @@ class Keys:
         """Hash task id -> JSON of what one server is running right now."""
         return f"{self.prefix}:workers:{server_id}"
 
-    @property
-    def cancel_channel(self) -> str:
-        return f"{self.prefix}:cancel"
+    def cancel_channel(self, db: int = 0) -> str:
+        """Pub/sub ignores database numbers, so the channel names the database: a cancel meant for one
+        database must not reach the workers of another that happen to run a task with the same id."""
+        return f"{self.prefix}:cancel:{db}"

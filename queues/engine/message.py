@@ -100,6 +100,7 @@ class TaskInfo:
     next_process_at: datetime | None = None
     completed_at: datetime | None = None
     expires_at: datetime | None = None
+    lease_expires_at: datetime | None = None  # active tasks: past it, the task is orphaned (its worker is gone)
     result: bytes | None = None
     progress: tuple[int, int] | None = None
     state_since: datetime | None = None
@@ -142,6 +143,8 @@ class TaskInfo:
             info.next_process_at = from_ms(int(score))
         elif score is not None and state == "completed":
             info.expires_at = from_ms(int(score))
+        elif score is not None and state == "active":
+            info.lease_expires_at = from_ms(int(score))
         elif state == "pending":
             info.next_process_at = info.state_since
         return info

@@ -25,11 +25,6 @@ OPTION_NAMES = frozenset(
      "headers"}
 )
 
-#: How long a client trusts that it registered a queue in the global queue set (so a deleted queue that
-#: producers keep using comes back within this time, at the cost of one SADD per queue per interval).
-QUEUE_REGISTRATION_TTL = 5.0
-
-
 def new_task_id() -> str:
     return os.urandom(16).hex()
 

@@ -120,7 +120,8 @@ class Transitions:
              p.process_at_ms, p.unique_key, p.unique_ttl_ms)
             for p in items
         ]
-        return Call("enqueue", script("enqueue"), keys + [q.pending, q.scheduled], args + _flatten(rows))
+        return Call("enqueue", script("enqueue"), keys + [q.pending, q.scheduled], args + _flatten(rows),
+                    lambda reply: reply == b"NEW")
 
     # -- workers -----------------------------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ names the field, raised before anything is written."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from .errors import ValidationError
@@ -16,6 +16,7 @@ MAX_PAYLOAD_BYTES = 1024 * 1024
 MAX_RETRY_LIMIT = 1000
 MAX_DURATION = 366 * 24 * 3600.0  # a year and a day: longer is almost surely a unit mistake
 MAX_HEADERS = 64
+MAX_EPOCH_SECONDS = 253_402_300_799.0  # 9999-12-31T23:59:59Z, the last instant a datetime can hold
 
 
 def _has_control(text: str) -> bool:
@@ -83,9 +84,11 @@ def seconds(value: Any, what: str, op: str = "", *, allow_zero: bool = False) ->
 def instant(value: Any, what: str, op: str = "") -> float:
     """A point in time as epoch seconds, from a datetime (naive means UTC) or a number."""
     if isinstance(value, datetime):
-        aware = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        aware = value if value.tzinfo else value.replace(tzinfo=UTC)
         return aware.timestamp()
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
+    # The upper bound also catches epoch milliseconds passed as seconds, which would be written and then fail
+    # to read back (datetime stops at year 9999), breaking every listing of the task's state.
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_EPOCH_SECONDS:
         raise ValidationError(f"{what} must be a datetime or epoch seconds, got {value!r:.80}", op=op)
     return float(value)
 

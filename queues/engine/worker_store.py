@@ -12,6 +12,7 @@ import redis
 
 from .broker import Broker, unavailable
 from .clock import to_ms
+from .connection import database_of
 from .transitions import Leased
 
 
@@ -44,7 +45,7 @@ class WorkerStore:
             pipe.hmget(q.task(task_id.decode()), "type", "msg", "payload", "retried", "lease")
         rows = self._call("expired_leases", pipe.execute)
         return [Leased(task_id.decode(), f[0] or b"", f[1] or b"", f[2] or b"", int(f[3] or 0), (f[4] or b"").decode())
-                for task_id, f in zip(ids, rows)]
+                for task_id, f in zip(ids, rows, strict=True)]
 
     def write_server(self, server: dict[str, Any], running: dict[str, dict[str, Any]], ttl: float) -> None:
         """Publish this server and what it runs, expiring unless the next heartbeat renews them."""
@@ -69,7 +70,7 @@ class WorkerStore:
 
     def subscribe(self, queues: list[str]) -> tuple[redis.client.PubSub, str]:
         """A pub/sub on the cancel channel and on each queue's pending-list channel (see ``lua/_lib.lua``)."""
-        pubsub = self.broker.conn.pubsub(ignore_subscribe_messages=True)
-        channels = [self.keys.cancel_channel] + [self.keys.queue(q).pending for q in queues]
-        self._call("subscribe", pubsub.subscribe, *channels)
-        return pubsub, self.keys.cancel_channel
+        pubsub = self.broker.conn.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+        cancel = self.keys.cancel_channel(database_of(self.broker.conn))
+        self._call("subscribe", pubsub.subscribe, cancel, *[self.keys.queue(q).pending for q in queues])
+        return pubsub, cancel

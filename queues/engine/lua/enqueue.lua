@@ -5,7 +5,8 @@
 -- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] actor
 -- ARGV[5..] 7 values per task: id, type, options (msg), payload, process at (ms), unique key ("" = none),
 --           unique lock ttl (ms)
--- Returns "OK"; error "CONFLICT <i>" when task i's id exists, "DUPLICATE <i>" when its unique lock is held
+-- Returns "OK", or "NEW" when the queue had no event stream yet (it is new, or was deleted): the caller then
+-- adds it to the global queue set, which lives in another Cluster slot. Errors: "CONFLICT <i>" when task i's id exists, "DUPLICATE <i>" when its unique lock is held
 -- (i counts from 1).
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local WIDTH = 7
@@ -23,6 +24,7 @@ for i = 0, n - 1 do
     locks[ukey] = true
   end
 end
+local new_queue = redis.call("EXISTS", KEYS[2]) == 0
 local pending = {}
 for i = 0, n - 1 do
   local a = 5 + i * WIDTH
@@ -44,4 +46,5 @@ for i = 0, n - 1 do
 end
 push_pending(KEYS[3], pending)
 finish(ctx)
+if new_queue then return "NEW" end
 return "OK"

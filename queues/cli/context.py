@@ -1,0 +1,34 @@
+"""What a command runs against: the engine as Django settings configure it, built on first use."""
+
+from __future__ import annotations
+
+import getpass
+import time
+from functools import cached_property
+
+from queues.conf import get_client, get_inspector
+from queues.engine import Client, Inspector
+
+
+def actor() -> str:
+    """``cli:<login>``, recorded in the event of every action the CLI takes."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry and no LOGNAME/USER (some containers)
+        user = "unknown"
+    return f"cli:{user}"
+
+
+class Context:
+    """Lazily opens the engine so ``tasks --help`` and usage errors never touch Redis."""
+
+    @cached_property
+    def inspector(self) -> Inspector:
+        return get_inspector(actor=actor())
+
+    @cached_property
+    def client(self) -> Client:
+        return get_client()
+
+    def now(self) -> float:
+        return time.time()

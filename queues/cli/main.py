@@ -1,0 +1,130 @@
+"""The entry point of ``manage.py tasks``: parse, run one command, print its result or one line of error.
+
+The stdout contract that scripts rely on: on success stdout carries the command's output and nothing else (with
+``--json``, exactly one JSON document); on failure stdout is empty, stderr carries one line, and the exit status
+is 2 for bad input (usage errors and values the engine refuses) and 1 for everything else (not found,
+precondition, Redis unreachable, internal errors). While a command runs, anything else that writes to stdout
+(a library's print, a stray warning hook) is sent to stderr so it cannot corrupt the document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from typing import IO
+
+import redis
+
+from queues.engine import (
+    DuplicateTaskError,
+    EngineError,
+    FailedPreconditionError,
+    QueueNotEmptyError,
+    QueueNotFoundError,
+    RedisUnavailableError,
+    TaskIdConflictError,
+    TaskNotFoundError,
+    ValidationError,
+)
+
+from . import output as out
+from .context import Context
+from .parser import UsageError, build_parser
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+#: How a failed command names what it tried to do: ``cannot <verb> <object>: <reason>``.
+VERBS = {"rm": "delete", "resume": "resume", "deleteall": "delete all", "runall": "run all",
+         "archiveall": "archive all"}
+
+
+def main(argv: list[str], stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
+    """Run ``tasks <argv>``; returns the exit status. Never raises (except SystemExit from --help's exit 0)."""
+    stdout = stdout if stdout is not None else sys.stdout
+    stderr = stderr if stderr is not None else sys.stderr
+    try:
+        with redirect_stdout(stdout), redirect_stderr(stderr):
+            args = build_parser().parse_args(argv)
+    except UsageError as exc:
+        return fail(stderr, f"{exc.prog}: error: {exc} (see '{exc.prog} --help')", EXIT_USAGE)
+    except SystemExit as exc:  # --help printed its text and asked to exit
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+
+    try:
+        with redirect_stdout(stderr):
+            result = args.run(args, Context())
+    except KeyboardInterrupt:
+        return fail(stderr, "interrupted", EXIT_INTERRUPTED)
+    except Exception as exc:  # noqa: BLE001 - the contract is one line on stderr, whatever went wrong
+        message, code = describe(exc, args)
+        return fail(stderr, f"error: {message}", code)
+
+    text = out.dumps(result.doc) if args.json else result.text
+    try:
+        stdout.write(text + "\n")
+        stdout.flush()
+    except BrokenPipeError:
+        silence(stdout)  # `tasks task ls ... | head`: the reader left; say nothing more
+    return EXIT_OK
+
+
+def fail(stderr: IO[str], message: str, code: int) -> int:
+    stderr.write(out.printable(" ".join(message.split())) + "\n")
+    stderr.flush()
+    return code
+
+
+def silence(stream: IO[str]) -> None:
+    """Point a closed pipe's descriptor at /dev/null so the interpreter's final flush does not complain."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def target(args: argparse.Namespace) -> str:
+    """What the command acted on, for error messages: ``task 'x' in queue 'q'``, ``queue 'q'``."""
+    queue = getattr(args, "queue", None)
+    if getattr(args, "id", None) is not None:
+        return f"task {args.id!r} in queue {queue!r}"
+    if getattr(args, "state", None) is not None:
+        return f"{args.state} tasks in queue {queue!r}"
+    return f"queue {queue!r}" if queue is not None else "it"
+
+
+def describe(exc: Exception, args: argparse.Namespace) -> tuple[str, int]:
+    """One line naming what went wrong and what to do about it, and the exit status."""
+    queue = getattr(args, "queue", None)
+    verb = VERBS.get(args.command_name, args.command_name)
+    if isinstance(exc, ValidationError):
+        return f"invalid input: {exc.message}", EXIT_USAGE
+    if isinstance(exc, QueueNotFoundError):
+        return (f"queue {queue!r} not found" if queue else exc.message), EXIT_ERROR
+    if isinstance(exc, TaskNotFoundError):
+        return (f"{target(args)} not found" if getattr(args, "id", None) else exc.message), EXIT_ERROR
+    if isinstance(exc, QueueNotEmptyError):
+        reason = exc.message.split(";")[0]
+        hint = "; use --force to delete them too" if not getattr(args, "force", False) else ""
+        return f"cannot delete queue {queue!r}: {reason}{hint}", EXIT_ERROR
+    if isinstance(exc, FailedPreconditionError):
+        return f"cannot {verb} {target(args)}: {exc.message}", EXIT_ERROR
+    if isinstance(exc, TaskIdConflictError):
+        return f"a task with id {args.task_id!r} already exists in queue {queue!r}", EXIT_ERROR
+    if isinstance(exc, DuplicateTaskError):
+        return (f"a unique task of type {args.type!r} with the same payload is already in queue {queue!r}; "
+                f"it was not enqueued again"), EXIT_ERROR
+    if isinstance(exc, RedisUnavailableError):
+        return exc.message, EXIT_ERROR
+    if isinstance(exc, EngineError):
+        return f"{exc.message} ({exc.code})", EXIT_ERROR
+    if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
+        return f"Redis is unreachable: {exc}", EXIT_ERROR
+    if isinstance(exc, redis.RedisError):
+        return f"Redis error: {exc}", EXIT_ERROR
+    return f"internal error: {type(exc).__name__}: {exc}", EXIT_ERROR

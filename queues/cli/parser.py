@@ -1,0 +1,133 @@
+"""The argument parser of ``manage.py tasks``: argparse subparsers, one group per module.
+
+Two departures from plain argparse, both for scripts that drive the CLI:
+
+* ``--json`` is accepted at every level (``tasks --json queue ls``, ``tasks queue ls --json``). Below the top
+  level its default is SUPPRESS, so a subparser that does not see the flag leaves the top level's value alone.
+* A usage error raises :class:`UsageError` instead of printing the usage block and exiting, so the entry point
+  can report it on one line with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import binascii
+import json
+import math
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+PROG = "tasks"
+
+
+class UsageError(Exception):
+    """The command line is malformed; ``prog`` names the (sub)command whose parser refused it."""
+
+    def __init__(self, message: str, prog: str = PROG) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class Parser(argparse.ArgumentParser):
+    """ArgumentParser that raises UsageError; subparsers inherit the class."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, self.prog)
+
+
+def json_flag(parser: argparse.ArgumentParser, top: bool = False) -> None:
+    parser.add_argument("--json", action="store_true", default=False if top else argparse.SUPPRESS,
+                        help="print one JSON document on stdout instead of text")
+
+
+def subcommands(parser: argparse.ArgumentParser, title: str) -> argparse._SubParsersAction[Any]:
+    sub = parser.add_subparsers(title=title, metavar="COMMAND", parser_class=Parser)
+    sub.required = True
+    return sub
+
+
+def command(sub: argparse._SubParsersAction[Any], name: str, run: Callable[..., Any], help_text: str,
+            ) -> argparse.ArgumentParser:
+    """A leaf command: gets ``--json`` and remembers the function that runs it."""
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text, description=help_text)
+    json_flag(parser)
+    parser.set_defaults(run=run, command_name=name)
+    return parser
+
+
+def group(sub: argparse._SubParsersAction[Any], name: str, help_text: str) -> argparse._SubParsersAction[Any]:
+    """A command group (``queue``, ``task``, ``server``) whose subcommands are the leaves."""
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text, description=help_text)
+    json_flag(parser)
+    return subcommands(parser, f"{name} commands")
+
+
+# -- argument types: each raises ArgumentTypeError, which argparse reports as a usage error -----------------
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+def _seconds(text: str, allow_zero: bool) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        low = ">= 0" if allow_zero else "> 0"
+        raise argparse.ArgumentTypeError(f"expected a number of seconds {low}, got {text!r}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    return _seconds(text, allow_zero=False)
+
+
+def non_negative_seconds(text: str) -> float:
+    return _seconds(text, allow_zero=True)
+
+
+def json_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not valid JSON ({exc})") from None
+
+
+def base64_bytes(text: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise argparse.ArgumentTypeError(f"not valid base64 ({exc})") from None
+
+
+def build_parser() -> Parser:
+    # Imported here: the command modules import this one for the helpers above.
+    from . import queue_commands, server_commands, stats_commands, task_commands
+
+    parser = Parser(prog=PROG, description="Inspect and operate taskq queues, tasks and servers (like asynq's CLI).")
+    json_flag(parser, top=True)
+    sub = subcommands(parser, "commands")
+    stats_commands.register(sub)
+    queue_commands.register(sub)
+    task_commands.register(sub)
+    server_commands.register(sub)
+    return parser

@@ -1,0 +1,186 @@
+"""``tasks task ls|inspect|cancel|delete|archive|run|deleteall|runall|archiveall|enqueue``."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from queues.engine import STATES, TaskInfo
+from queues.engine.inspector import ARCHIVABLE, DELETABLE, RUNNABLE
+
+from . import output as out
+from .context import Context
+from .parser import (
+    base64_bytes,
+    command,
+    group,
+    json_value,
+    non_negative_int,
+    non_negative_seconds,
+    positive_int,
+    positive_seconds,
+)
+
+PAYLOAD_WIDTH = 40
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    task = group(sub, "task", "Manage tasks.")
+
+    ls = command(task, "ls", list_tasks, "List one page of the tasks of a queue in a state.")
+    queue_option(ls)
+    ls.add_argument("--state", required=True, choices=STATES, help="task state")
+    ls.add_argument("--page", type=positive_int, default=1, help="page number, from 1 (default 1)")
+    ls.add_argument("--size", type=positive_int, default=20, help="tasks per page, at most 1000 (default 20)")
+
+    one_task(task, "inspect", inspect, "Show everything known about a task.")
+    one_task(task, "cancel", cancel, "Ask the worker running an active task to cancel it.")
+    one_task(task, "delete", action("delete_task", "deleted"), "Delete a task (not an active one).")
+    one_task(task, "archive", action("archive_task", "archived"), "Archive a pending, scheduled or retry task.")
+    one_task(task, "run", action("run_task", "run"), "Run a scheduled, retry or archived task now.")
+
+    for name, method, allowed, verb in (("deleteall", "delete_all", DELETABLE, "Deleted"),
+                                        ("runall", "run_all", RUNNABLE, "Queued to run"),
+                                        ("archiveall", "archive_all", ARCHIVABLE, "Archived")):
+        states = [s for s in STATES if s in allowed]
+        bulk = command(task, name, bulk_action(method, verb), f"{verb} every task of a queue in one state "
+                       f"({', '.join(states)}).")
+        queue_option(bulk)
+        bulk.add_argument("--state", required=True, choices=states, help="task state")
+
+    register_enqueue(task)
+
+
+def queue_option(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    if required:
+        parser.add_argument("--queue", required=True, help="queue name")
+    else:
+        parser.add_argument("--queue", default="default", help="queue name (default: default)")
+
+
+def one_task(sub: argparse._SubParsersAction[Any], name: str, run: Callable[..., out.Output], help_text: str
+             ) -> None:
+    parser = command(sub, name, run, help_text)
+    parser.add_argument("id", metavar="ID", help="task id")
+    queue_option(parser)
+
+
+def register_enqueue(sub: argparse._SubParsersAction[Any]) -> None:
+    parser = command(sub, "enqueue", enqueue, "Enqueue a task; prints its id.")
+    parser.add_argument("type", metavar="TYPE", help="task type, e.g. email:deliver")
+    payload = parser.add_mutually_exclusive_group(required=True)
+    payload.add_argument("--payload", type=json_value, metavar="JSON", help="payload as a JSON document")
+    payload.add_argument("--payload-base64", type=base64_bytes, metavar="B64", help="raw payload bytes, base64")
+    queue_option(parser, required=False)
+    parser.add_argument("--id", dest="task_id", metavar="ID", help="task id (default: a random one)")
+    parser.add_argument("--max-retry", type=non_negative_int, metavar="N", help="retries before archiving")
+    parser.add_argument("--timeout", type=positive_seconds, metavar="S", help="seconds an attempt may run")
+    parser.add_argument("--process-in", type=non_negative_seconds, metavar="S", help="run in S seconds")
+    parser.add_argument("--unique", type=positive_seconds, metavar="S",
+                        help="refuse duplicates (same type and payload) for S seconds")
+    parser.add_argument("--retention", type=non_negative_seconds, metavar="S",
+                        help="keep the task as completed for S seconds after success")
+
+
+# -- commands --------------------------------------------------------------------------------------------------
+
+
+def list_tasks(args: argparse.Namespace, ctx: Context) -> out.Output:
+    tasks = ctx.inspector.list_tasks(args.queue, args.state, page=args.page, size=args.size)
+    doc = {"queue": args.queue, "state": args.state, "page": args.page, "size": args.size,
+           "tasks": [out.task_doc(t) for t in tasks]}
+    if not tasks:
+        text = f"No {args.state} tasks in queue {args.queue!r}" + (f" on page {args.page}." if args.page > 1 else ".")
+    else:
+        headers, row = COLUMNS.get(args.state, COLUMNS["pending"])
+        now = ctx.now()
+        text = out.table(["ID", "TYPE", "PAYLOAD", *headers],
+                         [[t.id, t.type, out.cut(out.show_bytes(t.payload), PAYLOAD_WIDTH), *row(t, now)]
+                          for t in tasks])
+    return out.Output(doc, text)
+
+
+def _error(task: TaskInfo) -> str:
+    """The last line of the error: for a traceback, the exception itself."""
+    lines = [line for line in (task.last_error or "").splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "-"
+
+
+#: Per state: the extra columns after ID, TYPE and PAYLOAD (as asynq's `task ls` varies them).
+COLUMNS: dict[str, tuple[list[str], Callable[[TaskInfo, float], list[Any]]]] = {
+    "pending": ([], lambda t, now: []),
+    "aggregating": ([], lambda t, now: []),
+    "active": (["STARTED", "RETRIED"], lambda t, now: [out.when(t.state_since, now), t.retried]),
+    "scheduled": (["PROCESS AT"], lambda t, now: [out.when(t.next_process_at, now)]),
+    "retry": (["NEXT RETRY", "RETRIED", "MAX RETRY", "LAST ERROR"],
+              lambda t, now: [out.when(t.next_process_at, now), t.retried, t.max_retry, _error(t)]),
+    "archived": (["LAST FAILED", "RETRIED", "LAST ERROR"],
+                 lambda t, now: [out.when(t.last_failed_at, now), t.retried, _error(t)]),
+    "completed": (["COMPLETED", "RESULT", "EXPIRES"],
+                  lambda t, now: [out.when(t.completed_at, now), out.cut(out.show_bytes(t.result), PAYLOAD_WIDTH),
+                                  out.when(t.expires_at, now)]),
+}
+
+
+def inspect(args: argparse.Namespace, ctx: Context) -> out.Output:
+    task = ctx.inspector.get_task(args.queue, args.id)
+    return out.Output(out.task_doc(task), render_task(task, ctx.now()))
+
+
+def render_task(task: TaskInfo, now: float) -> str:
+    progress = "-" if task.progress is None else f"{task.progress[0]}/{task.progress[1]}"
+    headers = ", ".join(f"{k}={v}" for k, v in sorted(task.headers.items())) or "-"
+    return out.fields([
+        ("ID", task.id),
+        ("Type", task.type),
+        ("Queue", task.queue),
+        ("State", task.state),
+        ("Payload", out.show_bytes(task.payload)),
+        ("Retried", f"{task.retried}/{task.max_retry}"),
+        ("Last error", task.last_error or "-"),
+        ("Last failed", out.when(task.last_failed_at, now)),
+        ("Next process", out.when(task.next_process_at, now)),
+        ("Timeout", "-" if task.timeout is None else out.duration(task.timeout)),
+        ("Deadline", out.when(task.deadline, now)),
+        ("Headers", headers),
+        ("Created", out.when(task.created_at, now)),
+        ("Completed", out.when(task.completed_at, now)),
+        ("Result", out.show_bytes(task.result)),
+        ("Progress", progress),
+        ("Retention", out.duration(task.retention) if task.retention else "-"),
+        ("Expires", out.when(task.expires_at, now)),
+        ("Unique key", task.unique_key or "-"),
+    ])
+
+
+def cancel(args: argparse.Namespace, ctx: Context) -> out.Output:
+    listeners = ctx.inspector.cancel_task(args.queue, args.id)
+    note = "" if listeners else " (no worker is listening: the request was lost; the lease will expire)"
+    return out.Output({"id": args.id, "queue": args.queue, "cancel_requested": True, "listeners": listeners},
+                      f"Requested cancellation of task {args.id!r}{note}")
+
+
+def action(method: str, done: str) -> Callable[[argparse.Namespace, Context], out.Output]:
+    def run(args: argparse.Namespace, ctx: Context) -> out.Output:
+        getattr(ctx.inspector, method)(args.queue, args.id)
+        verb = "Queued to run" if done == "run" else done.capitalize()
+        return out.Output({"id": args.id, "queue": args.queue, "action": method.removesuffix("_task"),
+                           "ok": True}, f"{verb} task {args.id!r} of queue {args.queue!r}")
+    return run
+
+
+def bulk_action(method: str, verb: str) -> Callable[[argparse.Namespace, Context], out.Output]:
+    def run(args: argparse.Namespace, ctx: Context) -> out.Output:
+        count = getattr(ctx.inspector, method)(args.queue, args.state)
+        return out.Output({"queue": args.queue, "state": args.state, "action": method, "count": count},
+                          f"{verb} {count} {args.state} task{'' if count == 1 else 's'} of queue {args.queue!r}")
+    return run
+
+
+def enqueue(args: argparse.Namespace, ctx: Context) -> out.Output:
+    payload = args.payload_base64 if args.payload_base64 is not None else args.payload
+    options = {name: getattr(args, name) for name in ("queue", "task_id", "max_retry", "timeout", "process_in",
+                                                      "unique", "retention") if getattr(args, name) is not None}
+    info = ctx.client.enqueue(args.type, payload, **options)
+    return out.Output(out.task_doc(info), info.id)

@@ -1,0 +1,88 @@
+"""Helpers of the CLI tests: the CLI run in-process with captured streams, and tasks seeded in every state.
+
+Tasks reach active, retry, archived and completed through the engine's own transition scripts (dequeue, retry,
+archive, complete), so the CLI reads exactly what a real worker would have left behind.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from queues.cli import main
+from queues.engine import Client
+from queues.engine.broker import Broker
+from queues.engine.worker_store import WorkerStore
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        assert self.code == 0, self.err
+        return json.loads(self.out)
+
+    @property
+    def err_lines(self) -> list[str]:
+        return self.err.splitlines()
+
+
+def invoke(*argv: str) -> Result:
+    stdout, stderr = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdout=stdout, stderr=stderr)
+    return Result(code, stdout.getvalue(), stderr.getvalue())
+
+
+class Seed:
+    """Puts tasks into each state the way the engine's scripts do."""
+
+    def __init__(self, redis_url: str) -> None:
+        self.client = Client(redis_url)
+        self.broker = Broker(redis_url)
+        self.ops = self.broker.transitions
+
+    def pending(self, task_type: str = "email:deliver", payload: Any = None, queue: str = "default",
+                **options: Any) -> str:
+        payload = {"to": "ada@example.com"} if payload is None else payload
+        return self.client.enqueue(task_type, payload, queue=queue, **options).id
+
+    def scheduled(self, queue: str = "default", delay: float = 600, **options: Any) -> str:
+        return self.pending(queue=queue, process_in=delay, **options)
+
+    def active(self, queue: str = "default", **options: Any) -> tuple[str, str]:
+        """A task leased to a (pretend) worker; the queue must hold no other pending task."""
+        task_id = self.pending(queue=queue, **options)
+        leased = self.broker.run(self.ops.dequeue(queue, 1, 60, "test-worker", "tok-"))
+        assert [t.id for t in leased] == [task_id]
+        return task_id, leased[0].token
+
+    def retry(self, queue: str = "default", error: str = "SMTP 451: try later", **options: Any) -> str:
+        task_id, token = self.active(queue, **options)
+        self.broker.run(self.ops.retry(queue, task_id, token, time.time() + 600, error, worker="test-worker"))
+        return task_id
+
+    def archived(self, queue: str = "default", error: str = "bounced", **options: Any) -> str:
+        task_id, token = self.active(queue, **options)
+        self.broker.run(self.ops.archive(queue, task_id, token, error, worker="test-worker"))
+        return task_id
+
+    def completed(self, queue: str = "default", result: bytes = b'{"sent":true}', **options: Any) -> str:
+        task_id, token = self.active(queue, retention=600, **options)
+        self.broker.run(self.ops.write_result(queue, task_id, token, "result", result))
+        self.broker.run(self.ops.complete(queue, [(task_id, token, 600.0)], "test-worker"))
+        return task_id
+
+    def server(self, server_id: str = "host-1:42", running: dict[str, dict[str, Any]] | None = None) -> None:
+        info = {"id": server_id, "host": "host-1", "pid": 42, "started": int(time.time() * 1000) - 90_000,
+                "status": "active", "queues": {"default": 3, "critical": 6}, "strict": False, "concurrency": 8}
+        WorkerStore(self.broker).write_server(info, running or {}, ttl=60)
+
+    def close(self) -> None:
+        self.client.close()
+        self.broker.close()

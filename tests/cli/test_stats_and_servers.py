@@ -1,0 +1,73 @@
+"""``tasks stats`` and ``tasks server ls``."""
+
+from __future__ import annotations
+
+import time
+
+from queues.engine import STATES
+
+
+def test_stats_json(cli, seed):
+    seed.pending()
+    seed.archived(queue="critical")
+    seed.pending(queue="critical")
+    cli("queue", "pause", "critical")
+    doc = cli("stats", "--json").json()
+
+    assert [q["queue"] for q in doc["queues"]] == ["critical", "default"]
+    critical = doc["queues"][0]
+    assert (critical["pending"], critical["archived"], critical["paused"]) == (1, 1, True)
+
+    totals = doc["totals"]
+    assert {s: totals[s] for s in STATES} == {"pending": 2, "active": 0, "scheduled": 0, "retry": 0,
+                                             "archived": 1, "completed": 0, "aggregating": 0}
+    assert (totals["size"], totals["queues"], totals["paused"]) == (3, 2, 1)
+    assert (totals["processed_today"], totals["failed_today"], totals["error_rate_today"]) == (1, 1, 1.0)
+    assert totals["memory_bytes"] > 0
+
+    redis_info = doc["redis"]
+    assert redis_info["redis_version"].count(".") == 2
+    assert redis_info["used_memory"] > 0
+    assert redis_info["uptime_in_seconds"] >= 0
+
+
+def test_stats_text(cli, seed):
+    seed.pending()
+    text = cli("stats").out
+    for heading in ("Task Count by State", "Task Count by Queue", "Daily Stats", "Redis Info"):
+        assert heading in text
+    assert "default" in text
+
+
+def test_stats_with_no_queues(cli):
+    doc = cli("--json", "stats").json()
+    assert doc["queues"] == []
+    assert doc["totals"]["size"] == 0
+    assert "No queues." in cli("stats").out
+
+
+def test_server_ls(cli, seed):
+    task_id, _ = seed.active()
+    started = int(time.time() * 1000) - 5000
+    seed.server(running={task_id: {"id": task_id, "type": "email:deliver", "queue": "default",
+                                   "started": started}})
+    doc = cli("server", "ls", "--json").json()
+    [server] = doc["servers"]
+    assert server["id"] == "host-1:42"
+    assert (server["host"], server["pid"], server["status"], server["concurrency"]) == ("host-1", 42, "active", 8)
+    assert server["queues"] == {"default": 3, "critical": 6}
+    assert server["started_at"].endswith("+00:00")
+    [worker] = server["active"]
+    assert worker["id"] == task_id and worker["started"] == started
+    assert worker["started_at"].endswith("+00:00")
+
+    lines = cli("server", "ls").out.splitlines()
+    assert lines[0].split() == ["ID", "HOST", "PID", "STATE", "ACTIVE", "WORKERS", "QUEUES", "STARTED"]
+    assert lines[2].split()[:5] == ["host-1:42", "host-1", "42", "active", "1/8"]
+    assert "critical:6, default:3" in lines[2]
+    assert "1m30s ago" in lines[2]
+
+
+def test_server_ls_empty(cli):
+    assert cli("server", "ls", "--json").json() == {"servers": []}
+    assert cli("server", "ls").out == "No running servers.\n"

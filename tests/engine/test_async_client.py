@@ -1,0 +1,177 @@
+"""AsyncClient: the same producer API on an event loop. Each test runs one loop with asyncio.run."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from datetime import UTC, datetime
+
+import pytest
+
+from queues.engine import (
+    AsyncClient,
+    DuplicateTaskError,
+    FakeClock,
+    RedisUnavailableError,
+    TaskIdConflictError,
+    TaskNotFoundError,
+    ValidationError,
+)
+from queues.engine.broker import Broker
+from queues.engine.scripts import script
+from queues.engine.transitions import BULK_CHUNK
+
+from .dbstate import NOW, NOW_MS, Q, ZSet, dump
+from .test_client import INVALID
+
+
+def run(redis_url: str, body):
+    """Run ``body(client)`` on a fresh loop with a client on the test database and the fake clock."""
+
+    async def main():
+        async with AsyncClient(redis_url, clock=FakeClock(NOW)) as client:
+            return await body(client)
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize(("task_type", "payload", "options"), INVALID)
+def test_invalid_enqueue_writes_nothing(r, redis_url, task_type, payload, options):
+    async def body(client):
+        with pytest.raises(ValidationError):
+            await client.enqueue(task_type, payload, **options)
+        with pytest.raises(ValidationError, match="item 0"):
+            await client.enqueue_many([{"type": task_type, "payload": payload, **options}])
+
+    run(redis_url, body)
+    assert dump(r) == {}
+
+
+def test_enqueue_pending_and_scheduled(r, redis_url):
+    async def body(client):
+        return (await client.enqueue("email", b"raw"),
+                await client.enqueue("email", {"a": 1}, process_at=datetime.fromtimestamp(NOW + 60, UTC)))
+
+    now, later = run(redis_url, body)
+    assert (now.state, later.state) == ("pending", "scheduled")
+    assert r.lrange(Q.pending, 0, -1) == [now.id.encode()]
+    assert r.hget(Q.task(now.id), "payload") == b"raw"
+    assert r.hget(Q.task(later.id), "payload") == b'{"a":1}'
+    assert dump(r)[Q.scheduled] == ZSet({later.id: NOW_MS + 60_000})
+
+
+def test_duplicate_and_conflict(r, redis_url):
+    async def body(client):
+        await client.enqueue("email", {"to": "ada"}, unique=60, task_id="t1")
+        before = dump(r)
+        with pytest.raises(DuplicateTaskError, match="'email'"):
+            await client.enqueue("email", {"to": "ada"}, unique=60)
+        with pytest.raises(TaskIdConflictError, match="t1"):
+            await client.enqueue("sms", {}, task_id="t1")
+        assert dump(r) == before
+
+    run(redis_url, body)
+
+
+def test_enqueue_many_chunks_queues_and_later_duplicate(r, redis_url):
+    items = [("n", {"i": i}) for i in range(BULK_CHUNK + 10)]
+    items[3] = {"type": "u", "payload": {}, "unique": 60}
+    items[BULK_CHUNK + 5] = {"type": "u", "payload": {}, "unique": 60}
+
+    async def body(client):
+        infos = await client.enqueue_many([("n", {"i": i}) for i in range(2500)])
+        assert [i.json()["i"] for i in infos] == list(range(2500))
+        mixed = await client.enqueue_many([("a", 0), {"type": "b", "payload": 1, "queue": "critical"}, ("c", 2)])
+        assert [(i.type, i.queue) for i in mixed] == [("a", "default"), ("b", "critical"), ("c", "default")]
+        r.flushdb()
+        with pytest.raises(DuplicateTaskError) as refused:
+            await client.enqueue_many(items)
+        return refused.value.enqueued
+
+    enqueued = run(redis_url, body)
+    # The first chunk went in; the second, refused for its duplicate, wrote nothing.
+    assert len(enqueued) == BULK_CHUNK
+    assert {i.id.encode() for i in enqueued} == set(r.lrange(Q.pending, 0, -1))
+
+
+def _worker(redis_url: str, start: threading.Event, then) -> threading.Thread:
+    def work() -> None:
+        assert start.wait(30)
+        broker = Broker(redis_url, clock=FakeClock(NOW))
+        try:
+            (leased,) = broker.run(broker.transitions.dequeue("default", 1, 30, "w1", "tok-"))
+            then(broker, leased)
+        finally:
+            broker.close()
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    return thread
+
+
+def _signal_on_xread(client: AsyncClient) -> threading.Event:
+    reached = threading.Event()
+    execute = client._execute
+
+    async def spying(request):
+        if getattr(request, "name", None) == "xread":
+            reached.set()
+        return await execute(request)
+
+    client._execute = spying  # type: ignore[method-assign]
+    return reached
+
+
+@pytest.mark.parametrize("retention", [3600, None])
+def test_wait_completed(r, redis_url, retention):
+    def finish(broker, leased):
+        t = broker.transitions
+        if retention:
+            broker.run(t.write_result("default", leased.id, leased.token, "result", b'"fine"'))
+            broker.run(t.complete("default", [(leased.id, leased.token, retention)], "w1"))
+        else:
+            broker.run(t.done("default", [(leased.id, leased.token)], "w1"))
+
+    async def body(client):
+        info = await client.enqueue("email", {"to": "ada"}, retention=retention)
+        thread = _worker(redis_url, _signal_on_xread(client), finish)
+        done = await client.wait(info.id, timeout=30)
+        thread.join(30)
+        return info, done
+
+    info, done = run(redis_url, body)
+    assert (done.id, done.state, done.json()) == (info.id, "completed", {"to": "ada"})
+    assert done.result == (b'"fine"' if retention else None)
+
+
+def test_wait_timeout_and_unknown(r, redis_url):
+    async def body(client):
+        info = await client.enqueue("email", {})
+        with pytest.raises(TimeoutError):
+            await client.wait(info.id, timeout=0.05)
+        with pytest.raises(TaskNotFoundError):
+            await client.wait("nope", timeout=5)
+
+    run(redis_url, body)
+
+
+def test_unreachable_redis():
+    async def main():
+        async with AsyncClient("redis://127.0.0.1:1/0") as down:
+            with pytest.raises(RedisUnavailableError):
+                await down.enqueue("email", {})
+            with pytest.raises(RedisUnavailableError):
+                await down.wait("x", timeout=1)
+
+    asyncio.run(main())
+
+
+def test_noscript_recovery(r, redis_url):
+    async def body(client):
+        await client.enqueue("email", {})
+        r.script_flush()
+        await client.enqueue("email", {})
+
+    run(redis_url, body)
+    assert r.script_exists(script("enqueue").sha) == [True]
+    assert r.llen(Q.pending) == 2

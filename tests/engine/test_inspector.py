@@ -1,0 +1,332 @@
+"""The Inspector: reads (queue info, history, task lists, servers) over seeded states, and every action."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+
+from queues.engine import (
+    Client,
+    DailyStats,
+    FailedPreconditionError,
+    FakeClock,
+    Inspector,
+    QueueInfo,
+    QueueNotEmptyError,
+    QueueNotFoundError,
+    ServerInfo,
+    TaskNotFoundError,
+    ValidationError,
+)
+from queues.engine.clock import utc_day
+
+from .dbstate import DAY, NOW, NOW_MS, Hash, Q, Set, Volatile, ZSet, assert_db, counts, dump, seed, task
+
+REGISTERED = {"tq:queues": Set({"default"})}
+
+
+def at(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+@pytest.fixture
+def inspector(r, redis_url: str, clock: FakeClock) -> Iterator[Inspector]:
+    i = Inspector(redis_url, clock=clock, actor="ops@example.com")
+    yield i
+    i.broker.close()
+
+
+# One queue with tasks in every state; ids name their position in the expected listing order.
+QUEUE = REGISTERED | {
+    **{Q.task(f"p{n}"): task("pending", since=NOW_MS - 10_000 + n) for n in (1, 2, 3)},
+    Q.pending: ["p3", "p2", "p1"],  # p1 waited longest
+    **{Q.task(f"a{n}"): task("active", lease=f"tok-{n}") for n in (1, 2)},
+    Q.lease: ZSet({"a2": NOW_MS + 9000, "a1": NOW_MS + 1000}),
+    **{Q.task(f"s{n}"): task("scheduled") for n in (1, 2, 3)},
+    Q.scheduled: ZSet({"s3": NOW_MS + 3000, "s1": NOW_MS + 1000, "s2": NOW_MS + 2000}),
+    Q.task("r1"): task("retry", retried=2, error="boom", failed_at=NOW_MS - 5),
+    Q.retry: ZSet({"r1": NOW_MS + 500}),
+    **{Q.task(f"x{n}"): task("archived", error="dead") for n in (1, 2)},
+    Q.archived: ZSet({"x1": NOW_MS - 100, "x2": NOW_MS - 200}),  # newest first
+    Q.task("c1"): task("completed", completed_at=NOW_MS - 50, result='{"ok":1}'),
+    Q.completed: ZSet({"c1": NOW_MS + 3_600_000}),
+    Q.paused: str(NOW_MS),
+    Q.processed: "100",
+    Q.failed: "20",
+    Q.processed_on(DAY): Volatile("7"),
+    Q.failed_on(DAY): Volatile("2"),
+    Q.processed_on("2023-11-13"): Volatile("3"),
+    Q.failed_on("2023-11-13"): Volatile("1"),
+    Q.type_counts: counts(pending__email=3, active__email=2, scheduled__email=3, retry__email=1,
+                          archived__email=2, completed__email=1, processed__email=100, failed__email=20,
+                          pending__sms=0),
+}
+
+
+def test_queues(r, inspector):
+    seed(r, {"tq:queues": Set({"b", "a"})})
+    assert inspector.queues() == ["a", "b"]
+
+
+def test_queue_info(r, inspector, clock):
+    seed(r, QUEUE)
+    info = inspector.queue_info("default")
+    assert info.memory_bytes > 0
+    assert info.latency == pytest.approx(9.999)  # p1, the next to run, has waited since NOW - 9.999 s
+    info.memory_bytes, info.latency = 0, 0.0
+    assert info == QueueInfo("default", pending=3, active=2, scheduled=3, retry=1, archived=2, completed=1,
+                             paused=True, processed_today=7, failed_today=2, processed_total=100,
+                             failed_total=20)
+    assert info.size == 11
+    clock.advance(5)
+    assert inspector.queue_info("default").latency == pytest.approx(14.999)
+    assert dump(r) == QUEUE  # reads write nothing
+
+
+def test_queue_info_of_an_empty_queue(r, inspector):
+    seed(r, REGISTERED)
+    assert inspector.queue_info("default") == QueueInfo("default")
+
+
+def test_history(r, inspector):
+    seed(r, QUEUE)
+    assert inspector.history("default", days=3) == [
+        DailyStats(DAY, 7, 2), DailyStats("2023-11-13", 3, 1), DailyStats("2023-11-12", 0, 0)]
+    assert len(inspector.history("default")) == 7
+    for days in (0, 91, "7", 1.5):
+        with pytest.raises(ValidationError):
+            inspector.history("default", days=days)
+
+
+def test_type_counts(r, inspector):
+    seed(r, QUEUE)
+    assert inspector.type_counts("default") == {"email": {
+        "pending": 3, "active": 2, "scheduled": 3, "retry": 1, "archived": 2, "completed": 1, "processed": 100,
+        "failed": 20}}  # zero counts are left out
+
+
+@pytest.mark.parametrize(("state", "order"), [
+    ("pending", ["p1", "p2", "p3"]),  # next to run first
+    ("active", ["a1", "a2"]),  # soonest lease expiry first
+    ("scheduled", ["s1", "s2", "s3"]),
+    ("retry", ["r1"]),
+    ("archived", ["x1", "x2"]),  # newest first
+    ("completed", ["c1"]),
+    ("aggregating", []),
+])
+def test_list_tasks_order_and_pages(r, inspector, state, order):
+    seed(r, QUEUE)
+    assert [t.id for t in inspector.list_tasks("default", state)] == order
+    pages = [[t.id for t in inspector.list_tasks("default", state, page=n, size=2)] for n in (1, 2, 3)]
+    assert pages == [order[:2], order[2:4], []]
+    assert all(t.state == state for t in inspector.list_tasks("default", state))
+
+
+def test_listed_task_details(r, inspector):
+    seed(r, QUEUE)
+    (s1,) = inspector.list_tasks("default", "scheduled", size=1)
+    assert s1.next_process_at == at(NOW_MS + 1000)
+    (r1,) = inspector.list_tasks("default", "retry")
+    assert (r1.retried, r1.last_error, r1.last_failed_at, r1.next_process_at) == (
+        2, "boom", at(NOW_MS - 5), at(NOW_MS + 500))
+    (c1,) = inspector.list_tasks("default", "completed")
+    assert (c1.expires_at, c1.completed_at, c1.result_json()) == (at(NOW_MS + 3_600_000), at(NOW_MS - 50), {"ok": 1})
+    p1 = inspector.list_tasks("default", "pending")[0]
+    assert (p1.json(), p1.next_process_at) == ({"to": "ada"}, at(NOW_MS - 9999))
+
+
+def test_get_task(r, inspector):
+    seed(r, QUEUE | {Q.task("a1"): task("active", lease="tok-1", progress="3/10")})
+    assert inspector.get_task("default", "a1").progress == (3, 10)
+    assert inspector.get_task("default", "s2").next_process_at == at(NOW_MS + 2000)
+    assert inspector.get_task("default", "c1").expires_at == at(NOW_MS + 3_600_000)
+    with pytest.raises(TaskNotFoundError, match="nope"):
+        inspector.get_task("default", "nope")
+    with pytest.raises(ValidationError):
+        inspector.get_task("default", "i" * 10 * 1024)
+
+
+@pytest.mark.parametrize(("state", "page", "size"), [
+    ("dead", 1, 20), ("ACTIVE", 1, 20), ("pending", 0, 20), ("pending", -1, 20), ("pending", "2", 20),
+    ("pending", 1.0, 20), ("pending", 1, 0), ("pending", 1, 1001), ("pending", 1, True), ("pending", None, 20),
+])
+def test_list_tasks_bad_arguments(r, inspector, state, page, size):
+    seed(r, QUEUE)
+    with pytest.raises(ValidationError):
+        inspector.list_tasks("default", state, page=page, size=size)
+
+
+UNKNOWN_QUEUE_CALLS = [
+    ("queue_info", ()), ("history", ()), ("type_counts", ()), ("pause_queue", ()), ("unpause_queue", ()),
+    ("delete_queue", ()), ("list_tasks", ("pending",)), ("get_task", ("t",)), ("delete_task", ("t",)),
+    ("run_task", ("t",)), ("archive_task", ("t",)), ("cancel_task", ("t",)), ("delete_all", ("pending",)),
+    ("run_all", ("retry",)), ("archive_all", ("pending",)), ("cancel_all", ()),
+]
+
+
+@pytest.mark.parametrize(("method", "args"), UNKNOWN_QUEUE_CALLS, ids=[m for m, _ in UNKNOWN_QUEUE_CALLS])
+def test_unknown_queue(r, inspector, method, args):
+    # The queue's keys exist (e.g. left by a producer without registration): only the registry counts.
+    state = {k: v for k, v in QUEUE.items() if k != "tq:queues"} | {"tq:queues": Set({"other"})}
+    seed(r, state)
+    with pytest.raises(QueueNotFoundError, match="'default'"):
+        getattr(inspector, method)("default", *args)
+    with pytest.raises(ValidationError):
+        getattr(inspector, method)("bad{name}", *args)
+    assert_db(r, state)
+
+
+# -- actions ------------------------------------------------------------------------------------------------------
+
+
+def test_task_actions(r, inspector):
+    seed(r, QUEUE)
+    inspector.run_task("default", "x1")
+    assert inspector.get_task("default", "x1").state == "pending"
+    inspector.archive_task("default", "s1")
+    assert inspector.get_task("default", "s1").state == "archived"
+    inspector.delete_task("default", "r1")
+    with pytest.raises(TaskNotFoundError):
+        inspector.get_task("default", "r1")
+    events = [e for _, e in r.xrange(Q.events)]
+    assert {e[b"worker"] for e in events} == {b"ops@example.com"}
+    before = dump(r)
+    with pytest.raises(FailedPreconditionError):
+        inspector.delete_task("default", "a1")
+    with pytest.raises(FailedPreconditionError):
+        inspector.run_task("default", "p1")
+    with pytest.raises(FailedPreconditionError):
+        inspector.archive_task("default", "c1")
+    with pytest.raises(TaskNotFoundError):
+        inspector.run_task("default", "nope")
+    with pytest.raises(ValidationError):
+        inspector.delete_task("default", "")
+    assert dump(r) == before
+
+
+@pytest.fixture
+def many(r, redis_url, clock) -> int:
+    """2,500 pending tasks: more than one chunk of a bulk action."""
+    with Client(redis_url, clock=clock) as client:
+        client.enqueue_many([("n", {"i": i}) for i in range(2500)])
+    return 2500
+
+
+def test_bulk_actions_run_every_chunk(r, inspector, many):
+    assert inspector.archive_all("default", "pending") == many
+    assert inspector.queue_info("default").archived == many
+    assert inspector.run_all("default", "archived") == many
+    assert inspector.queue_info("default").pending == many
+    assert inspector.delete_all("default", "pending") == many
+    assert inspector.queue_info("default").size == 0
+    assert [k for k in dump(r) if ":t:" in k] == []
+    assert inspector.delete_all("default", "pending") == 0
+
+
+@pytest.mark.parametrize(("method", "state"), [
+    ("delete_all", "active"), ("delete_all", "aggregating"), ("delete_all", "nope"), ("run_all", "pending"),
+    ("run_all", "completed"), ("run_all", "active"), ("archive_all", "archived"), ("archive_all", "active"),
+])
+def test_bulk_actions_refuse_a_state(r, inspector, method, state):
+    seed(r, QUEUE)
+    with pytest.raises(ValidationError):
+        getattr(inspector, method)("default", state)
+    assert_db(r, QUEUE)
+
+
+def test_pause_and_unpause(r, inspector):
+    seed(r, REGISTERED)
+    inspector.pause_queue("default")
+    assert inspector.queue_info("default").paused
+    with pytest.raises(FailedPreconditionError):
+        inspector.pause_queue("default")
+    inspector.unpause_queue("default")
+    assert not inspector.queue_info("default").paused
+    with pytest.raises(FailedPreconditionError):
+        inspector.unpause_queue("default")
+
+
+def test_delete_queue(r, inspector):
+    other = {"tq:{other}:pending": ["o"], "tq:{other}:t:o": task("pending")}
+    seed(r, QUEUE | other | {"tq:queues": Set({"default", "other"})})
+    with pytest.raises(QueueNotEmptyError, match="active"):
+        inspector.delete_queue("default")
+    with pytest.raises(QueueNotEmptyError, match="active"):
+        inspector.delete_queue("default", force=True)
+    r.delete(Q.lease, Q.task("a1"), Q.task("a2"))
+    before = dump(r)
+    with pytest.raises(QueueNotEmptyError, match="force"):
+        inspector.delete_queue("default")
+    assert dump(r) == before
+    inspector.delete_queue("default", force=True)
+    assert inspector.queues() == ["other"]
+    assert_db(r, other | {"tq:queues": Set({"other"}),  # the daily counters expire on their own
+                          **{k: QUEUE[k] for k in QUEUE if ":processed:" in k or ":failed:" in k}})
+
+
+def test_delete_empty_queue(r, inspector):
+    seed(r, REGISTERED | {Q.type_counts: counts(pending__email=0)})
+    inspector.delete_queue("default")
+    assert dump(r) == {}
+    with pytest.raises(QueueNotFoundError):
+        inspector.queue_info("default")
+
+
+def _messages(pubsub, n: int) -> list[bytes]:
+    out: list[bytes] = []
+    while len(out) < n:
+        message = pubsub.get_message(ignore_subscribe_messages=True, timeout=10)
+        assert message is not None, "no cancel request published"
+        out.append(message["data"])
+    return out
+
+
+def test_cancel_task_publishes_the_id(r, inspector):
+    seed(r, QUEUE)
+    pubsub = r.pubsub()
+    # Pub/sub ignores database numbers, so the channel names the database: only our own subscriber hears it.
+    pubsub.subscribe(f"tq:cancel:{r.connection_pool.connection_kwargs.get('db', 0)}")
+    assert pubsub.get_message(timeout=10)["type"] == "subscribe"
+    assert inspector.cancel_task("default", "a1") == 1
+    assert _messages(pubsub, 1) == [b"a1"]
+    with pytest.raises(FailedPreconditionError, match="pending"):
+        inspector.cancel_task("default", "p1")
+    with pytest.raises(TaskNotFoundError):
+        inspector.cancel_task("default", "nope")
+    assert inspector.cancel_all("default") == 2
+    assert sorted(_messages(pubsub, 2)) == [b"a1", b"a2"]
+    pubsub.close()
+    assert_db(r, QUEUE)
+
+
+# -- servers ------------------------------------------------------------------------------------------------------
+
+
+def test_servers(r, inspector):
+    doc = {"id": "host1:42:ab", "host": "host1", "pid": 42, "started": NOW_MS - 60_000, "status": "active",
+           "queues": {"default": 3, "low": 1}, "strict": True, "concurrency": 8}
+    seed(r, {
+        "tq:servers": ZSet({"host1:42:ab": NOW_MS + 15_000, "gone:1:x": NOW_MS - 1, "nokey:2:y": NOW_MS + 15_000}),
+        "tq:server:host1:42:ab": json.dumps(doc),
+        "tq:server:gone:1:x": json.dumps(doc | {"id": "gone:1:x"}),
+        "tq:workers:host1:42:ab": Hash({
+            "t2": json.dumps({"task": "t2", "queue": "default", "started": NOW_MS - 10}),
+            "t1": json.dumps({"task": "t1", "queue": "low", "started": NOW_MS - 20}),
+        }),
+    })
+    assert inspector.servers() == [ServerInfo(
+        id="host1:42:ab", host="host1", pid=42, started_at=at(NOW_MS - 60_000), status="active",
+        queues={"default": 3, "low": 1}, strict=True, concurrency=8,
+        active=[{"task": "t1", "queue": "low", "started": NOW_MS - 20},
+                {"task": "t2", "queue": "default", "started": NOW_MS - 10}])]
+
+
+def test_no_servers(r, inspector):
+    assert inspector.servers() == []
+
+
+def test_day_of_the_fake_clock():
+    assert utc_day(NOW) == DAY == "2023-11-14"

@@ -1,0 +1,123 @@
+"""State table of the enqueue script: every key before, one call, every key after."""
+
+from __future__ import annotations
+
+from queues.engine import DuplicateTaskError, TaskIdConflictError
+from queues.engine.message import TaskMessage
+from queues.engine.transitions import Placement
+
+from . import dbstate
+from .dbstate import NOW_MS, Hash, Q, Stream, Volatile, ZSet, cases, counts, event, run_case, task
+
+UNIQUE = Q.unique("email", "d41d8cd98f00b204e9800998ecf8427e")
+OTHER_QUEUE = "tq:{other}:pending"  # another queue's key: no script may touch it
+
+
+def placed(task_id: str, at: int = 0, unique: str = "", ttl_ms: int = 0, task_type: str = "email") -> Placement:
+    message = TaskMessage(id=task_id, type=task_type, payload=b'{"to":"ada"}', queue="default", created_ms=NOW_MS)
+    return Placement(message, process_at_ms=at, unique_key=unique, unique_ttl_ms=ttl_ms)
+
+
+def enqueue(*items: Placement):
+    return lambda t: t.enqueue("default", list(items))
+
+
+def Case(*args, **kwargs) -> dbstate.Case:  # noqa: N802 - the table's constructor, as in dbstate
+    """The script replies "NEW" (parsed to True) when the queue had no event stream, as in every case here
+    but the one that seeds a stream: the client then lists the queue."""
+    kwargs.setdefault("returns", True)
+    return dbstate.Case(*args, **kwargs)
+
+
+EXISTING = {
+    Q.task("a"): task("pending", since=NOW_MS - 1000),
+    Q.pending: ["a"],
+    Q.type_counts: counts(pending__email=1),
+    OTHER_QUEUE: ["x"],
+}
+
+LOCKED = {
+    Q.task("z"): task("scheduled", since=NOW_MS - 1000, unique=UNIQUE),
+    Q.scheduled: ZSet({"z": NOW_MS + 60_000}),
+    UNIQUE: Volatile("z"),
+    Q.type_counts: counts(scheduled__email=1),
+}
+
+
+@cases(
+    Case("pending", {OTHER_QUEUE: ["x"]}, enqueue(placed("a")), after={
+        OTHER_QUEUE: ["x"],
+        Q.task("a"): task("pending"),
+        Q.pending: ["a"],
+        Q.type_counts: counts(pending__email=1),
+        Q.events: Stream([event("a", "", "pending")]),
+    }),
+    Case("process time now is pending", {}, enqueue(placed("a", at=NOW_MS)), after={
+        Q.task("a"): task("pending"),
+        Q.pending: ["a"],
+        Q.type_counts: counts(pending__email=1),
+        Q.events: Stream([event("a", "", "pending")]),
+    }),
+    Case("process time in the future is scheduled", {}, enqueue(placed("a", at=NOW_MS + 1)), after={
+        Q.task("a"): task("scheduled"),
+        Q.scheduled: ZSet({"a": NOW_MS + 1}),
+        Q.type_counts: counts(scheduled__email=1),
+        Q.events: Stream([event("a", "", "scheduled")]),
+    }),
+    Case("unique takes its lock with a ttl", {}, enqueue(placed("a", unique=UNIQUE, ttl_ms=60_000)), after={
+        Q.task("a"): task("pending", unique=UNIQUE),
+        Q.pending: ["a"],
+        UNIQUE: Volatile("a"),
+        Q.type_counts: counts(pending__email=1),
+        Q.events: Stream([event("a", "", "pending")]),
+    }),
+    Case("batch goes in order behind what is pending", EXISTING,
+         enqueue(placed("b"), placed("c", at=NOW_MS + 5000), placed("d", task_type="sms")), after={
+             **EXISTING,
+             Q.task("b"): task("pending"),
+             Q.task("c"): task("scheduled"),
+             Q.task("d"): task("pending", type="sms"),
+             Q.pending: ["d", "b", "a"],  # LPUSH in, RPOP out: a runs first
+             Q.scheduled: ZSet({"c": NOW_MS + 5000}),
+             Q.type_counts: counts(pending__email=2, scheduled__email=1, pending__sms=1),
+             Q.events: Stream([event("b", "", "pending"), event("c", "", "scheduled"),
+                               event("d", "", "pending", type="sms")]),
+         }),
+    Case("a queue with an event stream is not new", {Q.events: Stream([event("x", "", "pending")])},
+         enqueue(placed("a")), returns=False, after={
+             Q.task("a"): task("pending"),
+             Q.pending: ["a"],
+             Q.type_counts: counts(pending__email=1),
+             Q.events: Stream([event("x", "", "pending"), event("a", "", "pending")]),
+         }),
+)
+def test_enqueue(r, redis_url, case):
+    run_case(r, redis_url, case)
+
+
+@cases(
+    Case("existing id", EXISTING, enqueue(placed("a")), raises=TaskIdConflictError, detail="1"),
+    Case("existing id refuses the whole batch", EXISTING, enqueue(placed("b"), placed("c"), placed("a")),
+         raises=TaskIdConflictError, detail="3"),
+    Case("same id twice in a batch", {}, enqueue(placed("b"), placed("b")), raises=TaskIdConflictError, detail="2"),
+    Case("unique lock held", LOCKED, enqueue(placed("a", unique=UNIQUE, ttl_ms=1000)),
+         raises=DuplicateTaskError, detail="1"),
+    Case("unique lock held refuses the whole batch", LOCKED,
+         enqueue(placed("a"), placed("b", unique=UNIQUE, ttl_ms=1000)), raises=DuplicateTaskError, detail="2"),
+    Case("duplicate inside a batch", {}, enqueue(placed("a", unique=UNIQUE, ttl_ms=1000), placed("b"),
+                                                 placed("c", unique=UNIQUE, ttl_ms=1000)),
+         raises=DuplicateTaskError, detail="3"),
+)
+def test_enqueue_refused(r, redis_url, case):
+    run_case(r, redis_url, case)
+
+
+def test_enqueue_hash_holds_what_the_worker_reads(r, broker):
+    """The stored fields are the ones dequeue hands back: type, options, payload (bytes untouched)."""
+    message = TaskMessage(id="a", type="img", payload=b"\x00\xff raw", queue="default", created_ms=NOW_MS,
+                          max_retry=3, timeout=10.0, retention=60.0, headers={"k": "v"})
+    broker.run(broker.transitions.enqueue("default", [Placement(message)]))
+    stored = r.hgetall(Q.task("a"))
+    assert stored[b"payload"] == b"\x00\xff raw"
+    assert TaskMessage.decode("a", "default", stored[b"type"], stored[b"payload"], stored[b"msg"]) == message
+    assert Hash({k.decode(): v for k, v in stored.items()}).keys() == {"type", "msg", "payload", "state", "since"}

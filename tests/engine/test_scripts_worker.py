@@ -1,0 +1,359 @@
+"""State tables of the worker's scripts: dequeue, extend_lease, done, complete, retry, archive, requeue,
+write_result. Every transition out of active is fenced by the lease token."""
+
+from __future__ import annotations
+
+from queues.engine import FailedPreconditionError, LeaseLostError, Limits, TaskNotFoundError
+from queues.engine.transitions import Leased
+
+from .dbstate import (
+    DAY,
+    NOW,
+    NOW_MS,
+    Case,
+    Q,
+    Stream,
+    Volatile,
+    ZSet,
+    cases,
+    counts,
+    event,
+    hash_with,
+    msg,
+    run_case,
+    task,
+    without,
+)
+
+W = "w1"
+LEASE = NOW_MS + 5_000  # the seeded tasks' lease expiry
+UNIQUE = Q.unique("email", "d41d8cd98f00b204e9800998ecf8427e")
+PAYLOAD = b'{"to":"ada"}'
+
+
+def active(token: str = "tok-1", **extra) -> dict:
+    return task("active", since=NOW_MS - 1000, lease=token, **extra)
+
+
+# -- dequeue ------------------------------------------------------------------------------------------------------
+
+PENDING = {
+    Q.task("a"): task("pending", since=NOW_MS - 3000),
+    Q.task("b"): task("pending", since=NOW_MS - 2000, retried=3),
+    Q.task("c"): task("pending", since=NOW_MS - 1000),
+    Q.pending: ["c", "b", "a"],
+    Q.type_counts: counts(pending__email=3),
+}
+
+
+def dequeue(k: int):
+    return lambda t: t.dequeue("default", k, 30, W, "tok-")
+
+
+def leased(task_id: str, token: str, retried: int = 0) -> Leased:
+    return Leased(task_id, b"email", msg().encode(), PAYLOAD, retried, token)
+
+
+@cases(
+    Case("k oldest tasks under fresh leases", PENDING, dequeue(2), returns=[leased("a", "tok-1"),
+                                                                             leased("b", "tok-2", retried=3)],
+         after={
+             Q.task("a"): hash_with(PENDING[Q.task("a")], state="active", since=NOW_MS, lease="tok-1"),
+             Q.task("b"): hash_with(PENDING[Q.task("b")], state="active", since=NOW_MS, lease="tok-2"),
+             Q.task("c"): PENDING[Q.task("c")],
+             Q.pending: ["c"],
+             Q.lease: ZSet({"a": NOW_MS + 30_000, "b": NOW_MS + 30_000}),
+             Q.type_counts: counts(pending__email=1, active__email=2),
+             Q.events: Stream([event("a", "pending", "active", worker=W), event("b", "pending", "active", worker=W)]),
+         }),
+    Case("k beyond what is pending takes all", without(PENDING, Q.task("c"), Q.task("b")) | {
+        Q.pending: ["a"], Q.type_counts: counts(pending__email=1)}, dequeue(5), returns=[leased("a", "tok-1")],
+         after={
+             Q.task("a"): hash_with(PENDING[Q.task("a")], state="active", since=NOW_MS, lease="tok-1"),
+             Q.lease: ZSet({"a": NOW_MS + 30_000}),
+             Q.type_counts: counts(pending__email=0, active__email=1),
+             Q.events: Stream([event("a", "pending", "active", worker=W)]),
+         }),
+    Case("an id without a hash is dropped", {Q.pending: ["ghost"]}, dequeue(1), returns=[], after={}),
+    Case("paused queue yields nothing", PENDING | {Q.paused: str(NOW_MS)}, dequeue(3), returns=[]),
+    Case("empty queue yields nothing", {Q.type_counts: counts(pending__email=0)}, dequeue(3), returns=[]),
+)
+def test_dequeue(r, redis_url, case):
+    run_case(r, redis_url, case)
+
+
+# -- extend_lease -------------------------------------------------------------------------------------------------
+
+TWO_ACTIVE = {
+    Q.task("a"): active("tok-1"),
+    Q.task("b"): active("tok-2"),
+    Q.lease: ZSet({"a": LEASE, "b": LEASE}),
+    Q.type_counts: counts(active__email=2),
+}
+
+
+def extend(*leases: tuple[str, str]):
+    return lambda t: t.extend_leases("default", list(leases), 60)
+
+
+@cases(
+    Case("held leases move forward", TWO_ACTIVE, extend(("a", "tok-1"), ("b", "tok-2")), returns=[],
+         after=TWO_ACTIVE | {Q.lease: ZSet({"a": NOW_MS + 60_000, "b": NOW_MS + 60_000})}),
+    Case("a lost lease is reported, the held one extended", TWO_ACTIVE, extend(("a", "stale"), ("b", "tok-2")),
+         returns=["a"], after=TWO_ACTIVE | {Q.lease: ZSet({"a": LEASE, "b": NOW_MS + 60_000})}),
+    Case("a task gone is lost", TWO_ACTIVE, extend(("gone", "tok-3")), returns=["gone"]),
+    Case("a token whose lease entry is gone is lost and not re-added",
+         {Q.task("a"): active("tok-1"), Q.type_counts: counts(active__email=1)}, extend(("a", "tok-1")),
+         returns=["a"]),
+)
+def test_extend_lease(r, redis_url, case):
+    run_case(r, redis_url, case)
+
+
+# -- done and complete --------------------------------------------------------------------------------------------
+
+ACTIVE_A = {
+    Q.task("a"): active(unique=UNIQUE),
+    Q.lease: ZSet({"a": LEASE}),
+    UNIQUE: Volatile("a"),
+    Q.type_counts: counts(active__email=1),
+}
+COUNTED = {Q.processed: "5", Q.processed_on(DAY): Volatile("5"), Q.failed: "2", Q.failed_on(DAY): Volatile("2")}
+
+
+def done(*leases: tuple[str, str]):
+    return lambda t: t.done("default", list(leases), W)
+
+
+def complete(*leases: tuple[str, str, float]):
+    return lambda t: t.complete("default", list(leases), W)
+
+
+@cases(
+    Case("deleted, lock released, counted", ACTIVE_A, done(("a", "tok-1")), returns=["OK"], after={
+        Q.type_counts: counts(active__email=0, processed__email=1),
+        Q.processed: "1",
+        Q.processed_on(DAY): Volatile("1"),  # a new daily counter gets its TTL
+        Q.events: Stream([event("a", "active", "done", worker=W)]),
+    }),
+    Case("counters add up", ACTIVE_A | COUNTED, done(("a", "tok-1")), returns=["OK"], after=COUNTED | {
+        Q.type_counts: counts(active__email=0, processed__email=1),
+        Q.processed: "6",
+        Q.processed_on(DAY): Volatile("6"),
+        Q.events: Stream([event("a", "active", "done", worker=W)]),
+    }),
+    Case("a lock another task holds is kept", ACTIVE_A | {UNIQUE: Volatile("other")}, done(("a", "tok-1")),
+         returns=["OK"], after={
+             UNIQUE: Volatile("other"),
+             Q.type_counts: counts(active__email=0, processed__email=1),
+             Q.processed: "1",
+             Q.processed_on(DAY): Volatile("1"),
+             Q.events: Stream([event("a", "active", "done", worker=W)]),
+         }),
+    Case("each task fenced on its own", ACTIVE_A | {
+        Q.task("b"): active("tok-2"), Q.lease: ZSet({"a": LEASE, "b": LEASE}), Q.type_counts: counts(active__email=2)},
+         done(("b", "stale"), ("a", "tok-1")), returns=["LEASE_LOST", "OK"], after={
+             Q.task("b"): active("tok-2"),
+             Q.lease: ZSet({"b": LEASE}),
+             Q.type_counts: counts(active__email=1, processed__email=1),
+             Q.processed: "1",
+             Q.processed_on(DAY): Volatile("1"),
+             Q.events: Stream([event("a", "active", "done", worker=W)]),
+         }),
+    Case("stale token", ACTIVE_A | COUNTED, done(("a", "tok-0")), returns=["LEASE_LOST"]),
+    Case("unknown task", ACTIVE_A, done(("nope", "tok-1")), returns=["NOT_FOUND"]),
+    Case("task no longer active", {Q.task("a"): task("retry", lease="tok-1"), Q.retry: ZSet({"a": NOW_MS}),
+                                   Q.lease: ZSet({"a": LEASE})}, done(("a", "tok-1")), returns=["LEASE_LOST"]),
+    Case("lease entry gone", without(ACTIVE_A, Q.lease), done(("a", "tok-1")), returns=["LEASE_LOST"]),
+)
+def test_done(r, redis_url, case):
+    run_case(r, redis_url, case)
+
+
+@cases(
+    Case("kept until now + retention, lock released, counted", ACTIVE_A | COUNTED, complete(("a", "tok-1", 3600)),
+         returns=["OK"], after=COUNTED | {
+             Q.task("a"): hash_with(ACTIVE_A[Q.task("a")], drop=("lease",), state="completed", since=NOW_MS,
+                                    completed_at=NOW_MS),
+             Q.completed: ZSet({"a": NOW_MS + 3_600_000}),
+             Q.type_counts: counts(active__email=0, completed__email=1, processed__email=1),
+             Q.processed: "6",
+             Q.processed_on(DAY): Volatile("6"),
+             Q.events: Stream([event("a", "active", "completed", worker=W)]),
+         }),
+    Case("stale token", ACTIVE_A, complete(("a", "tok-0", 3600)), returns=["LEASE_LOST"]),
+    Case("unknown task", ACTIVE_A, complete(("nope", "tok-1", 3600)), returns=["NOT_FOUND"]),
+)
+def test_complete(r, redis_url, case):
+    run_case(r, redis_url, case)
+
+
+# -- retry and archive --------------------------------------------------------------------------------------------
+
+
+def retry(token: str = "tok-1", *, is_failure: bool = True, expired_before: float | None = None,
+          worker: str = W):
+    return lambda t: t.retry("default", "a", token, NOW + 10, "boom", worker=worker, is_failure=is_failure,
+                             expired_before=expired_before)
+
+
+RETRIED = {  # what a failed attempt leaves; the unique lock stays with a task that will run again
+    Q.task("a"): hash_with(ACTIVE_A[Q.task("a")], drop=("lease",), state="retry", since=NOW_MS, error="boom",
+                           failed_at=NOW_MS, retried=1),
+    Q.retry: ZSet({"a": NOW_MS + 10_000}),
+    UNIQUE: Volatile("a"),
+    Q.type_counts: counts(active__email=0, retry__email=1, processed__email=1, failed__email=1),
+    Q.processed: "6",
+    Q.processed_on(DAY): Volatile("6"),
+    Q.failed: "3",
+    Q.failed_on(DAY): Volatile("3"),
+    Q.events: Stream([event("a", "active", "retry", worker=W, error="boom")]),
+}
+EXPIRED_A = ACTIVE_A | {Q.lease: ZSet({"a": NOW_MS - 1000})}
+
+
+@cases(
+    Case("a failure counts", ACTIVE_A | COUNTED, retry(), after=RETRIED),
+    Case("an error that is not a failure counts nothing", ACTIVE_A | COUNTED, retry(is_failure=False),
+         after=COUNTED | {
+             Q.task("a"): hash_with(ACTIVE_A[Q.task("a")], drop=("lease",), state="retry", since=NOW_MS,
+                                    error="boom", failed_at=NOW_MS),
+             Q.retry: ZSet({"a": NOW_MS + 10_000}),
+             UNIQUE: Volatile("a"),
+             Q.type_counts: counts(active__email=0, retry__email=1),
+             Q.events: Stream([event("a", "active", "retry", worker=W, error="boom")]),
+         }),
+    Case("recoverer: expired lease accepted", EXPIRED_A | COUNTED, retry(expired_before=NOW), after=RETRIED),
+    Case("recoverer: lease expiring exactly now accepted", ACTIVE_A | COUNTED | {Q.lease: ZSet({"a": NOW_MS})},
+         retry(expired_before=NOW), after=RETRIED),
+    Case("recoverer: live lease refused", ACTIVE_A | COUNTED, retry(expired_before=NOW),
+         raises=FailedPreconditionError, detail="a"),
+    Case("stale token", ACTIVE_A | COUNTED, retry("tok-0"), raises=LeaseLostError, detail="a"),
+    Case("unknown task", {}, retry(), raises=TaskNotFoundError, detail="a"),
+    Case("task not active", {Q.task("a"): task("pending", lease="tok-1"), Q.pending: ["a"]}, retry(),
+         raises=LeaseLostError),
+    Case("lease entry gone", without(ACTIVE_A, Q.lease), retry(), raises=LeaseLostError),
+)
+def test_retry(r, redis_url, case):
+    run_case(r, redis_url, case)
+
+
+def archive(token: str = "tok-1", *, expired_before: float | None = None):
+    return lambda t: t.archive("default", "a", token, "boom", worker=W, expired_before=expired_before)
+
+
+ARCHIVED_A = hash_with(ACTIVE_A[Q.task("a")], drop=("lease",), state="archived", since=NOW_MS, error="boom",
+                       failed_at=NOW_MS, retried=1)
+DEAD = {  # an archive of two, the older one still holding its unique lock
+    Q.task("x1"): task("archived", since=NOW_MS - 61_000, unique=Q.unique("email", "x1")),
+    Q.task("x2"): task("archived", since=NOW_MS - 60_000),
+    Q.unique("email", "x1"): Volatile("x1"),
+    Q.archived: ZSet({"x1": NOW_MS - 61_000, "x2": NOW_MS - 60_000}),
+}
+ONE_FAILURE = {Q.processed: "1", Q.processed_on(DAY): Volatile("1"), Q.failed: "1", Q.failed_on(DAY): Volatile("1")}
+ARCHIVE_EVENT = event("a", "active", "archived", worker=W, error="boom")
+TRIMMED = "trimmed from the archive"
+
+
+@cases(
+    Case("dead: lock released, counted", ACTIVE_A | COUNTED, archive(), after={
+        Q.task("a"): ARCHIVED_A,
+        Q.archived: ZSet({"a": NOW_MS}),
+        Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
+        Q.processed: "6",
+        Q.processed_on(DAY): Volatile("6"),
+        Q.failed: "3",
+        Q.failed_on(DAY): Volatile("3"),
+        Q.events: Stream([ARCHIVE_EVENT]),
+    }),
+    Case("a lock another task holds is kept", ACTIVE_A | {UNIQUE: Volatile("b")}, archive(), after=ONE_FAILURE | {
+        Q.task("a"): ARCHIVED_A,
+        UNIQUE: Volatile("b"),
+        Q.archived: ZSet({"a": NOW_MS}),
+        Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
+        Q.events: Stream([ARCHIVE_EVENT]),
+    }),
+    Case("trimmed to max size: the oldest is deleted for real", ACTIVE_A | DEAD | {
+        Q.type_counts: counts(active__email=1, archived__email=2)},
+         archive(), limits=Limits(archive_max_size=2), after=ONE_FAILURE | {
+             Q.task("a"): ARCHIVED_A,
+             Q.task("x2"): DEAD[Q.task("x2")],
+             Q.archived: ZSet({"x2": NOW_MS - 60_000, "a": NOW_MS}),
+             Q.type_counts: counts(active__email=0, archived__email=2, processed__email=1, failed__email=1),
+             Q.events: Stream([ARCHIVE_EVENT, event("x1", "archived", "deleted", worker=W, error=TRIMMED)]),
+         }),
+    Case("trimmed to max age: only what is older", ACTIVE_A | DEAD | {
+        Q.type_counts: counts(active__email=1, archived__email=2)},
+         archive(), limits=Limits(archive_max_age=60.0), after=ONE_FAILURE | {
+             Q.task("a"): ARCHIVED_A,
+             Q.task("x2"): DEAD[Q.task("x2")],
+             Q.archived: ZSet({"x2": NOW_MS - 60_000, "a": NOW_MS}),
+             Q.type_counts: counts(active__email=0, archived__email=2, processed__email=1, failed__email=1),
+             Q.events: Stream([ARCHIVE_EVENT, event("x1", "archived", "deleted", worker=W, error=TRIMMED)]),
+         }),
+    Case("trimmed by age, then by size", ACTIVE_A | DEAD | {
+        Q.type_counts: counts(active__email=1, archived__email=2)},
+         archive(), limits=Limits(archive_max_size=1, archive_max_age=60.0), after=ONE_FAILURE | {
+             Q.task("a"): ARCHIVED_A,
+             Q.archived: ZSet({"a": NOW_MS}),
+             Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
+             Q.events: Stream([ARCHIVE_EVENT, event("x1", "archived", "deleted", worker=W, error=TRIMMED),
+                               event("x2", "archived", "deleted", worker=W, error=TRIMMED)]),
+         }),
+    Case("recoverer: expired lease accepted", EXPIRED_A, archive(expired_before=NOW), after=ONE_FAILURE | {
+        Q.task("a"): ARCHIVED_A,
+        Q.archived: ZSet({"a": NOW_MS}),
+        Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
+        Q.events: Stream([ARCHIVE_EVENT]),
+    }),
+    Case("recoverer: live lease refused", ACTIVE_A, archive(expired_before=NOW), raises=FailedPreconditionError,
+         detail="a"),
+    Case("stale token", ACTIVE_A | DEAD, archive("tok-0"), raises=LeaseLostError, detail="a",
+         limits=Limits(archive_max_size=0)),
+    Case("unknown task", DEAD, archive(), raises=TaskNotFoundError, detail="a"),
+)
+def test_archive(r, redis_url, case):
+    run_case(r, redis_url, case)
+
+
+# -- requeue and write_result -------------------------------------------------------------------------------------
+
+WAITING = {Q.task("p"): task("pending", since=NOW_MS - 500), Q.pending: ["p"]}
+
+
+def requeue(*leases: tuple[str, str]):
+    return lambda t: t.requeue("default", list(leases), W)
+
+
+@cases(
+    Case("back to the head of the line, nothing counted", ACTIVE_A | WAITING | {
+        Q.type_counts: counts(active__email=1, pending__email=1)}, requeue(("a", "tok-1")), returns=["OK"], after={
+        **WAITING,
+        Q.task("a"): hash_with(ACTIVE_A[Q.task("a")], drop=("lease",), state="pending", since=NOW_MS),
+        Q.pending: ["p", "a"],  # RPOP takes from the right: a runs next
+        UNIQUE: Volatile("a"),
+        Q.type_counts: counts(active__email=0, pending__email=2),
+        Q.events: Stream([event("a", "active", "pending", worker=W, error="worker shut down")]),
+    }),
+    Case("stale token", ACTIVE_A | WAITING, requeue(("a", "tok-0")), returns=["LEASE_LOST"]),
+    Case("unknown task", WAITING, requeue(("a", "tok-1")), returns=["NOT_FOUND"]),
+)
+def test_requeue(r, redis_url, case):
+    run_case(r, redis_url, case)
+
+
+def write(field: str, value: bytes, token: str = "tok-1"):
+    return lambda t: t.write_result("default", "a", token, field, value)
+
+
+@cases(
+    Case("result", ACTIVE_A, write("result", b'{"ok":1}'),
+         after=ACTIVE_A | {Q.task("a"): hash_with(ACTIVE_A[Q.task("a")], result='{"ok":1}')}),
+    Case("progress", ACTIVE_A, write("progress", b"3/10"),
+         after=ACTIVE_A | {Q.task("a"): hash_with(ACTIVE_A[Q.task("a")], progress="3/10")}),
+    Case("stale token", ACTIVE_A, write("result", b"zombie", token="tok-0"), raises=LeaseLostError, detail="a"),
+    Case("unknown task", {}, write("result", b"x"), raises=TaskNotFoundError, detail="a"),
+    Case("only result or progress", ACTIVE_A, write("state", b"completed"), raises=FailedPreconditionError),
+)
+def test_write_result(r, redis_url, case):
+    run_case(r, redis_url, case)
