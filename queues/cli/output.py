@@ -78,6 +78,8 @@ def task_doc(task: TaskInfo) -> dict[str, Any]:
         "created_at": iso(task.created_at),
         "completed_at": iso(task.completed_at),
         "expires_at": iso(task.expires_at),
+        "lease_expires_at": iso(task.lease_expires_at),
+        "orphaned": task.orphaned,
         "state_since": iso(task.state_since),
         "unique_key": task.unique_key,
         "retention": task.retention,

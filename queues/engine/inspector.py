@@ -235,8 +235,13 @@ class Inspector:
         for task_id, _score in ids:
             pipe.hgetall(q.task(task_id.decode()))
         hashes = self._redis("list_tasks", pipe.execute) if ids else []
-        return [TaskInfo.from_hash(task_id.decode(), queue, fields, score)
+        return [self._flag_orphan(TaskInfo.from_hash(task_id.decode(), queue, fields, score))
                 for (task_id, score), fields in zip(ids, hashes, strict=True) if fields]
+
+    def _flag_orphan(self, info: TaskInfo) -> TaskInfo:
+        if info.lease_expires_at is not None:
+            info.orphaned = info.lease_expires_at.timestamp() < self.broker.clock.now()
+        return info
 
     def get_task(self, queue: str, task_id: str) -> TaskInfo:
         self._known(queue, "get_task")
@@ -249,7 +254,7 @@ class Inspector:
         score = None
         if state in ("scheduled", "retry", "completed", "archived", "active"):
             score = self._redis("get_task", self.conn.zscore, q.state_key(state), task_id)
-        return TaskInfo.from_hash(task_id, queue, fields, score)
+        return self._flag_orphan(TaskInfo.from_hash(task_id, queue, fields, score))
 
     def delete_task(self, queue: str, task_id: str) -> None:
         self._task_action("delete_task", queue, task_id)

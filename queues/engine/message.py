@@ -100,7 +100,8 @@ class TaskInfo:
     next_process_at: datetime | None = None
     completed_at: datetime | None = None
     expires_at: datetime | None = None
-    lease_expires_at: datetime | None = None  # active tasks: past it, the task is orphaned (its worker is gone)
+    lease_expires_at: datetime | None = None  # active tasks only
+    orphaned: bool = False  # active, but its lease ran out: the worker is gone and the recoverer will retry it
     result: bytes | None = None
     progress: tuple[int, int] | None = None
     state_since: datetime | None = None

@@ -330,3 +330,19 @@ def test_no_servers(r, inspector):
 
 def test_day_of_the_fake_clock():
     assert utc_day(NOW) == DAY == "2023-11-14"
+
+
+def test_an_active_task_whose_lease_ran_out_is_flagged_orphaned(r, redis_url):
+    from queues.engine import Client, FakeClock, Inspector
+
+    clock = FakeClock()
+    client = Client(redis_url, clock=clock)
+    inspector = Inspector(redis_url, clock=clock)
+    client.enqueue("email", b"x")
+    broker = client.broker
+    [leased] = broker.run(broker.transitions.dequeue("default", 1, 30, "w", "t:"))
+    live = inspector.get_task("default", leased.id)
+    assert (live.orphaned, live.lease_expires_at.timestamp()) == (False, clock.now() + 30)
+    clock.advance(31)
+    assert inspector.get_task("default", leased.id).orphaned
+    assert [t.orphaned for t in inspector.list_tasks("default", "active")] == [True]
