@@ -110,9 +110,11 @@ class Acker:
             call = self.ops.done(queue_name, [(a.id, a.token) for a, _ in items], self.worker_id)
         try:
             statuses = self.broker.run(call)
-        except RedisUnavailableError:
+        except EngineError as exc:  # Redis away or refusing writes (READONLY, OOM): the syncer retries
+            if exc.code != "unavailable":
+                log.warning("cannot write %d outcome(s) to %s: %s; retrying", len(items), queue_name, exc)
             return items
-        for (attempt, _), status in zip(items, statuses):
+        for (attempt, _), status in zip(items, statuses, strict=True):
             if status != "OK":
                 self._refused(attempt, status)
             self.on_written(attempt)
@@ -130,8 +132,9 @@ class Acker:
             return [(attempt, outcome)]
         except (LeaseLostError, TaskNotFoundError) as exc:
             self._refused(attempt, exc.code)
-        except EngineError:
-            log.exception("task %s: cannot write its outcome", attempt.id)
+        except EngineError as exc:  # Redis refusing writes (READONLY, OOM): the syncer retries until the lease ends
+            log.warning("task %s: cannot write its outcome: %s; retrying", attempt.id, exc)
+            return [(attempt, outcome)]
         self.on_written(attempt)
         return []
 

@@ -47,7 +47,7 @@ class Heartbeat(Component):
                 queue, [(a.id, a.token) for a in attempts], self.config.lease)))
             for attempt in attempts:
                 if attempt.id in lost:
-                    self.processor.lease_lost(attempt.id)
+                    self.processor.lease_lost(attempt)
                 else:
                     attempt.lease_until = until
 

@@ -61,4 +61,4 @@ class Watchdog(Component):
                 message = attempt.task.message
                 reason = ("deadline exceeded" if message.deadline_ms and now * 1000 >= message.deadline_ms
                           else f"timed out after {message.effective_timeout():g} s")
-                self.processor.interrupt(attempt.id, TaskCancelledError(reason))
+                self.processor.interrupt(attempt, TaskCancelledError(reason))

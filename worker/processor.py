@@ -15,7 +15,7 @@ import threading
 from contextlib import ExitStack
 from typing import Any
 
-from queues.engine import RedisUnavailableError, Registry, Task, TaskCancelledError, TaskMessage
+from queues.engine import Registry, Task, TaskCancelledError, TaskMessage
 from queues.engine.broker import Broker
 from queues.engine.transitions import Leased
 
@@ -78,7 +78,8 @@ class Processor:
         self.clock = broker.clock
         self.capacity = Capacity(config.concurrency)
         self.order = QueueOrder(config.queues, config.strict)
-        self.inflight: dict[str, Attempt] = {}
+        # Keyed by (queue, task id): ids are unique within a queue only.
+        self.inflight: dict[tuple[str, str], Attempt] = {}
         self.wake = threading.Event()
         self.pool = ThreadPool(config.concurrency, self.run_sync)
         self.loop = LoopThread(self.run_async)
@@ -106,15 +107,15 @@ class Processor:
             self.wake.clear()
             try:
                 queue, leased = self._dequeue(min(free, self.config.fetch_batch))
-                if failing:
-                    log.info("Redis is back; fetching again")
-                failing = False
-            except RedisUnavailableError as exc:
+            except Exception as exc:  # Redis away, or refusing (READONLY after a failover): never stop fetching
                 if not failing:
-                    log.warning("cannot fetch: %s; retrying", exc)
+                    log.warning("cannot fetch: %s; retrying every second", exc)
                 failing = True
                 self._stop.wait(1.0)
                 continue
+            if failing:
+                log.info("fetching again")
+                failing = False
             if not leased:
                 self.wake.wait(self.config.idle_wait)
                 continue
@@ -135,7 +136,7 @@ class Processor:
         async_batch = []
         for item in leased:
             attempt = self._prepare(queue, item, now)
-            self.inflight[attempt.id] = attempt
+            self.inflight[(queue, attempt.id)] = attempt
             if attempt.handler is None:
                 self._finish(attempt, self._unroutable(attempt, now))
             elif attempt.handler.is_async:
@@ -187,6 +188,9 @@ class Processor:
         self._finish(attempt, outcome)
 
     async def run_async(self, attempt: Attempt) -> None:
+        if attempt.claimed:  # interrupted before the loop got to it: do not start it at all
+            self._finish(attempt, Outcome("drop"))
+            return
         outcome = Outcome("success")
         try:
             with ExitStack() as stack:
@@ -208,26 +212,29 @@ class Processor:
 
     # -- ending attempts from outside --------------------------------------------------------------------------
 
-    def interrupt(self, task_id: str, reason: BaseException, outcome: Outcome | None = None) -> bool:
+    def interrupt(self, attempt: Attempt, reason: BaseException, outcome: Outcome | None = None) -> bool:
         """End a running attempt now (timeout, deadline, cancel, shutdown): the handler is asked to stop and
         its eventual result is void. Returns False when the attempt had already ended."""
-        attempt = self.inflight.get(task_id)
-        if attempt is None or not attempt.claim():
+        if not attempt.claim():
             return False
         attempt.interrupt()
         self.acker.submit(attempt, outcome or attempt.failure(reason, self.clock.now()))
         return True
 
-    def cancel(self, task_id: str) -> bool:
-        return self.interrupt(task_id, TaskCancelledError("cancelled by an operator"))
+    def cancel(self, queue: str, task_id: str) -> bool:
+        attempt = self.inflight.get((queue, task_id))
+        return attempt is not None and self.interrupt(attempt, TaskCancelledError("cancelled by an operator"))
 
-    def lease_lost(self, task_id: str) -> None:
+    def lease_lost(self, attempt: Attempt) -> None:
         """Another attempt owns the task now: stop this one and write nothing."""
-        if self.interrupt(task_id, TaskCancelledError("lease lost"), Outcome("drop")):
-            log.warning("task %s: lease lost; the attempt was stopped and its result will be discarded", task_id)
+        if self.interrupt(attempt, TaskCancelledError("lease lost"), Outcome("drop")):
+            log.warning("task %s: lease lost; the attempt was stopped and its result will be discarded", attempt.id)
 
     def forget(self, attempt: Attempt) -> None:
-        self.inflight.pop(attempt.id, None)
+        # Only this attempt: a newer attempt of the same task (its lease lapsed, it came back) may be running.
+        key = (attempt.queue, attempt.id)
+        if self.inflight.get(key) is attempt:
+            self.inflight.pop(key, None)
 
     def snapshot(self) -> list[Attempt]:
         return list(self.inflight.values())
@@ -244,7 +251,7 @@ class Processor:
             left = [a for a in self.snapshot() if not a.claimed]
             log.warning("shutdown timeout: requeueing %d unfinished task(s)", len(left))
             for attempt in left:
-                self.interrupt(attempt.id, TaskCancelledError("worker shut down"), Outcome("requeue"))
+                self.interrupt(attempt, TaskCancelledError("worker shut down"), Outcome("requeue"))
         self.acker.drain(timeout=5.0)
         self.pool.stop()
         self.loop.stop()

@@ -10,6 +10,7 @@ import logging
 from queues.engine import EngineError, Registry, TaskMessage, default_retry_delay
 from queues.engine.broker import Broker
 from queues.engine.handlers import Task
+from queues.engine.transitions import Call
 from queues.engine.worker_store import WorkerStore
 
 from .component import Component
@@ -17,6 +18,8 @@ from .config import WorkerConfig
 
 log = logging.getLogger("worker.recoverer")
 
+BATCH = 100
+MAX_BATCHES = 10
 LEASE_EXPIRED = "lease expired: the worker running the task stopped or lost contact with Redis"
 
 
@@ -33,15 +36,20 @@ class Recoverer(Component):
 
     def run_once(self) -> None:
         for queue in self.config.queues:
-            while self._recover(queue) == 100:
-                pass
+            # A full batch means more may be waiting; the bound keeps one round from running forever.
+            for _ in range(MAX_BATCHES):
+                if self._recover(queue) < BATCH:
+                    break
 
     def _recover(self, queue: str) -> int:
         now = self.broker.clock.now()
         cutoff = now - self.config.skew
-        expired = self.store.expired_leases(queue, cutoff)
+        expired = self.store.expired_leases(queue, cutoff, BATCH)
+        ops = self.broker.transitions
         for leased in expired:
-            ops = self.broker.transitions
+            if not leased.token and not leased.type:  # the task hash is gone: nothing to retry
+                self._try(ops.drop_lease(queue, leased.id))
+                continue
             try:
                 message = TaskMessage.decode(leased.id, queue, leased.type, leased.payload, leased.options)
                 retry = leased.retried < message.max_retry
@@ -57,13 +65,18 @@ class Recoverer(Component):
             else:
                 call = ops.archive(queue, leased.id, leased.token, LEASE_EXPIRED, worker=self.config.server_id,
                                    expired_before=cutoff)
-            try:
-                self.broker.run(call)
+            if self._try(call):
                 self.recovered += 1
                 log.warning("task %s in %s: %s; sent to %s", leased.id, queue, LEASE_EXPIRED,
                             "retry" if retry else "the archive")
-            except EngineError as exc:
-                # Raced with a heartbeat, an ack or another recoverer: whoever won, the task is safe.
-                if exc.code == "unavailable":
-                    raise
         return len(expired)
+
+    def _try(self, call: Call) -> bool:
+        try:
+            self.broker.run(call)
+            return True
+        except EngineError as exc:
+            # Raced with a heartbeat, an ack or another recoverer: whoever won, the task is safe.
+            if exc.code == "unavailable":
+                raise
+            return False

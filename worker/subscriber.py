@@ -8,6 +8,7 @@ import logging
 import redis
 
 from queues.engine import RedisUnavailableError
+from queues.engine.keys import cancel_request
 from queues.engine.worker_store import WorkerStore
 
 from .component import Component
@@ -40,9 +41,9 @@ class Subscriber(Component):
         if message is None or message.get("type") != "message":
             return
         if message["channel"] == self._cancel_channel:
-            task_id = message["data"].decode()
-            if self.processor.cancel(task_id):
-                log.info("task %s cancelled by an operator", task_id)
+            queue, task_id = cancel_request(message["data"])
+            if self.processor.cancel(queue, task_id):
+                log.info("task %s in %s cancelled by an operator", task_id, queue)
         else:
             self.processor.wake.set()
 

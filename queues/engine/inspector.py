@@ -18,7 +18,7 @@ from .broker import Broker, unavailable
 from .clock import Clock, from_ms, to_ms, utc_day
 from .connection import DEFAULT_REDIS_URL, database_of
 from .errors import FailedPreconditionError, QueueNotEmptyError, QueueNotFoundError, TaskNotFoundError, ValidationError
-from .keys import DEFAULT_PREFIX, STATES
+from .keys import DEFAULT_PREFIX, STATES, cancel_message
 from .message import TaskInfo
 from .transitions import Limits
 
@@ -276,7 +276,7 @@ class Inspector:
         if task.state != "active":
             raise FailedPreconditionError(f"task {task_id} is {task.state}, not active", op="inspector.cancel_task")
         channel = self.keys.cancel_channel(database_of(self.conn))
-        return int(self._redis("cancel_task", self.conn.publish, channel, task_id))
+        return int(self._redis("cancel_task", self.conn.publish, channel, cancel_message(queue, task_id)))
 
     def delete_all(self, queue: str, state: str) -> int:
         return self._bulk("delete_all", self._known(queue, "delete_all"), state, DELETABLE)
@@ -293,7 +293,7 @@ class Inspector:
         ids = self._redis("cancel_all", self.conn.zrange, self.keys.queue(queue).lease, 0, -1)
         pipe = self.conn.pipeline(transaction=False)
         for task_id in ids:
-            pipe.publish(self.keys.cancel_channel(database_of(self.conn)), task_id)
+            pipe.publish(self.keys.cancel_channel(database_of(self.conn)), cancel_message(queue, task_id.decode()))
         self._redis("cancel_all", pipe.execute)
         return len(ids)
 

@@ -7,6 +7,7 @@ live in one slot and every Lua script touches a single slot. Queue names may not
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 DEFAULT_PREFIX = "tq"
@@ -129,3 +130,17 @@ class Keys:
         """Pub/sub ignores database numbers, so the channel names the database: a cancel meant for one
         database must not reach the workers of another that happen to run a task with the same id."""
         return f"{self.prefix}:cancel:{db}"
+
+
+def cancel_message(queue: str, task_id: str) -> str:
+    """What is published on the cancel channel: task ids are unique within a queue only, so both go."""
+    return json.dumps([queue, task_id])
+
+
+def cancel_request(data: bytes | str) -> tuple[str, str]:
+    """The (queue, task id) of a cancel message; ("", "") for one this version cannot read."""
+    try:
+        queue, task_id = json.loads(data)
+        return str(queue), str(task_id)
+    except (ValueError, TypeError):
+        return "", ""

@@ -115,9 +115,14 @@ class TaskInfo:
     @classmethod
     def from_hash(cls, task_id: str, queue: str, fields: dict[bytes, bytes], score: float | None = None) -> TaskInfo:
         """Build from HGETALL of a task; ``score`` is its score in the state's sorted set, if any."""
-        message = TaskMessage.decode(
-            task_id, queue, fields.get(b"type", b""), fields.get(b"payload", b""), fields.get(b"msg", b"")
-        )
+        try:
+            message = TaskMessage.decode(
+                task_id, queue, fields.get(b"type", b""), fields.get(b"payload", b""), fields.get(b"msg", b"")
+            )
+        except (ValueError, TypeError):
+            # A record nobody can decode (the worker archives it as such) must still be listed, shown and deleted.
+            message = TaskMessage(task_id, fields.get(b"type", b"").decode("utf-8", "replace"),
+                                  fields.get(b"payload", b""), queue)
         state = fields.get(b"state", b"").decode()
         info = cls(
             id=task_id,

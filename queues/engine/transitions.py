@@ -175,6 +175,10 @@ class Transitions:
         keys, args = self._common(q, worker)
         return Call("requeue", script("requeue"), keys + [q.lease, q.pending], args + _flatten(leases), _statuses)
 
+    def drop_lease(self, queue: str, task_id: str) -> Call:
+        q = self.queue(queue)
+        return Call("drop_lease", script("drop_lease"), [q.lease], [q.task_prefix, task_id])
+
     def write_result(self, queue: str, task_id: str, token: str, field_name: str, value: bytes) -> Call:
         q = self.queue(queue)
         return Call("write_result", script("write_result"), [q.lease],

@@ -238,7 +238,7 @@ def test_cancel_publishes_to_running_workers(cli, seed, redis_client):
     assert doc.pop("listeners") == 1
     assert doc == {"id": task_id, "queue": "default", "cancel_requested": True}
     message = pubsub.get_message(timeout=1)
-    assert message["data"] == task_id.encode()
+    assert message["data"] == f'["default", "{task_id}"]'.encode()
     pubsub.close()
 
     text = cli("task", "cancel", task_id, "--queue", "default").out

@@ -291,13 +291,13 @@ def test_cancel_task_publishes_the_id(r, inspector):
     pubsub.subscribe(f"tq:cancel:{r.connection_pool.connection_kwargs.get('db', 0)}")
     assert pubsub.get_message(timeout=10)["type"] == "subscribe"
     assert inspector.cancel_task("default", "a1") == 1
-    assert _messages(pubsub, 1) == [b"a1"]
+    assert _messages(pubsub, 1) == [b'["default", "a1"]']
     with pytest.raises(FailedPreconditionError, match="pending"):
         inspector.cancel_task("default", "p1")
     with pytest.raises(TaskNotFoundError):
         inspector.cancel_task("default", "nope")
     assert inspector.cancel_all("default") == 2
-    assert sorted(_messages(pubsub, 2)) == [b"a1", b"a2"]
+    assert sorted(_messages(pubsub, 2)) == [b'["default", "a1"]', b'["default", "a2"]']
     pubsub.close()
     assert_db(r, QUEUE)
 

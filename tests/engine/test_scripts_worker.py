@@ -357,3 +357,13 @@ def write(field: str, value: bytes, token: str = "tok-1"):
 )
 def test_write_result(r, redis_url, case):
     run_case(r, redis_url, case)
+
+
+@cases(
+    Case("an orphaned lease entry is dropped", {Q.lease: ZSet({"gone": NOW_MS - 1000})},
+         lambda t: t.drop_lease("default", "gone"), after={}),
+    Case("a lease whose task exists is kept", {Q.lease: ZSet({"a": NOW_MS - 1000}), Q.task("a"): task("active")},
+         lambda t: t.drop_lease("default", "a"), raises=FailedPreconditionError, detail="task exists"),
+)
+def test_drop_lease(r, redis_url, case):
+    run_case(r, redis_url, case)

@@ -1,0 +1,91 @@
+"""Fixtures of the worker tests: servers with short intervals on the test database, a fake clock shared by the
+servers, the client and the inspector (so time is advanced instead of slept), and started processes that are
+killed at teardown.
+
+Every server gets its own fresh ``Registry`` (never the global one), is started by ``make_server`` and
+stopped at teardown. Tests poll with generous deadlines (``worker_support.wait_for``); none asserts how long
+anything took.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import redis
+from worker_support import FAST, kill_process
+
+from queues.engine import Client, FakeClock, Inspector, Registry
+from worker.config import WorkerConfig
+from worker.server import Server
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def registry() -> Registry:
+    return Registry()
+
+
+@pytest.fixture
+def r(redis_client: redis.Redis) -> redis.Redis:
+    """The test database, flushed before and after the test."""
+    return redis_client
+
+
+@pytest.fixture
+def client(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Client]:
+    c = Client(redis_url, clock=clock)
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def inspector(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Inspector]:
+    i = Inspector(redis_url, clock=clock, actor="test")
+    yield i
+    i.broker.close()
+
+
+@pytest.fixture
+def make_server(r: redis.Redis, redis_url: str, registry: Registry,
+                clock: FakeClock) -> Iterator[Callable[..., Server]]:
+    """``make_server(**config)`` builds a Server on the test database with short intervals and starts it
+    (``start=False`` to start it yourself); every server is stopped at teardown."""
+    started: list[Server] = []
+
+    def make(start: bool = True, registry_: Registry | None = None, **overrides: Any) -> Server:
+        config = WorkerConfig(redis_url=redis_url, **{**FAST, **overrides})
+        server = Server(config, registry_ or registry, clock=clock)
+        if start:
+            server.start()
+            started.append(server)
+        else:
+            original = server.start
+
+            def start_and_track() -> None:
+                original()
+                started.append(server)
+
+            server.start = start_and_track  # type: ignore[method-assign]
+        return server
+
+    yield make
+    for server in reversed(started):
+        server.stop()
+
+
+@pytest.fixture
+def processes() -> Iterator[list[subprocess.Popen]]:
+    """Processes a test starts; each is killed at teardown if still running."""
+    procs: list[subprocess.Popen] = []
+    yield procs
+    for proc in procs:
+        kill_process(proc)
+
+

@@ -1,0 +1,30 @@
+"""Handlers for the worker-process tests (``taskworker --import tests.worker.crash_tasks``): each run sleeps as
+long as its payload says, then records the task id in a Redis set, so the test can tell which tasks ran to the
+end at least once. Imported only by the worker subprocesses, so it registers into their global registry."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import redis
+
+from queues.engine import Task, handler
+
+DONE_KEY = "test:done"
+
+_conn: redis.Redis | None = None
+
+
+def conn() -> redis.Redis:
+    global _conn
+    if _conn is None:
+        _conn = redis.Redis.from_url(os.environ["REDIS_URL"], socket_connect_timeout=2, socket_timeout=5)
+    return _conn
+
+
+@handler("test:record", retry_delay=lambda n, e, t: 0.1)
+def record(task: Task) -> None:
+    time.sleep(float(json.loads(task.payload or b"{}").get("sleep", 0)))
+    conn().sadd(DONE_KEY, task.id)
