@@ -29,16 +29,17 @@ from .errors import (
     ValidationError,
 )
 from .handlers import Handler, Registry, Task, default_retry_delay, handler, registry
-from .inspector import DailyStats, Inspector, QueueInfo, ServerInfo
+from .inspector import DailyStats, Inspector, QueueInfo, SearchResult, ServerInfo, TaskEvent
 from .keys import DEFAULT_PREFIX, STATES, Keys
 from .message import TaskInfo, TaskMessage
 from .transitions import Limits
 
 __all__ = [
-    "AsyncClient", "Client", "Clock", "DEFAULT_PREFIX", "DEFAULT_REDIS_URL", "DailyStats", "DuplicateTaskError",
-    "EngineError", "FailedPreconditionError", "FakeClock", "Handler", "Inspector", "Keys", "LeaseLostError",
-    "Limits", "QueueInfo", "QueueNotEmptyError", "QueueNotFoundError", "RedisUnavailableError", "Registry",
-    "RetryWithoutFailure", "STATES", "ServerInfo", "SkipRetry", "SystemClock", "Task", "TaskCancelledError",
-    "TaskIdConflictError", "TaskInfo", "TaskMessage", "TaskNotFoundError", "ValidationError", "configure",
-    "connect", "default_client", "default_retry_delay", "handler", "registry", "warn_if_evicting",
+    "AsyncClient", "Client", "Clock", "configure", "connect", "DailyStats", "default_client", "DEFAULT_PREFIX",
+    "DEFAULT_REDIS_URL", "default_retry_delay", "DuplicateTaskError", "EngineError", "FailedPreconditionError",
+    "FakeClock", "Handler", "handler", "Inspector", "Keys", "LeaseLostError", "Limits", "QueueInfo",
+    "QueueNotEmptyError", "QueueNotFoundError", "RedisUnavailableError", "Registry", "registry",
+    "RetryWithoutFailure", "SearchResult", "ServerInfo", "SkipRetry", "STATES", "SystemClock", "Task",
+    "TaskCancelledError", "TaskEvent", "TaskIdConflictError", "TaskInfo", "TaskMessage", "TaskNotFoundError",
+    "ValidationError", "warn_if_evicting",
 ]

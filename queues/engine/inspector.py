@@ -22,6 +22,8 @@ from .keys import DEFAULT_PREFIX, STATES, cancel_message
 from .message import TaskInfo
 from .transitions import Limits
 
+SCAN_LIMIT = 10_000  # tasks a filter looks at, at most, per request: it says how many it looked at
+EVENT_SCAN_LIMIT = 20_000  # stream entries searched, at most, for one task's history
 MEMORY_SAMPLE = 20  # tasks per state whose MEMORY USAGE is read and extrapolated, as asynq does
 MAX_PAGE_SIZE = 1000
 #: The states each bulk action takes (active tasks are cancelled, not deleted, run or archived).
@@ -62,6 +64,32 @@ class DailyStats:
     date: str
     processed: int
     failed: int
+
+
+@dataclass
+class SearchResult:
+    """Tasks of one state matching a filter, found by a bounded scan: ``scanned`` of ``total`` were read."""
+
+    tasks: list[TaskInfo]
+    scanned: int
+    total: int
+
+    @property
+    def complete(self) -> bool:
+        return self.scanned >= self.total
+
+
+@dataclass
+class TaskEvent:
+    """One transition of a task, from its queue's event stream."""
+
+    id: str
+    type: str
+    from_state: str
+    to_state: str
+    at: datetime | None
+    worker: str
+    error: str
 
 
 @dataclass
@@ -243,6 +271,55 @@ class Inspector:
             info.orphaned = info.lease_expires_at.timestamp() < self.broker.clock.now()
         return info
 
+    def search_tasks(self, queue: str, state: str, *, task_type: str | None = None, text: str | None = None,
+                     limit: int = 100, scan_limit: int = SCAN_LIMIT) -> SearchResult:
+        """Tasks of ``state`` whose type starts with ``task_type`` and whose payload or last error contains
+        ``text``, in list order. Reads at most ``scan_limit`` tasks (in pages), so it stays fast on huge queues,
+        and says how many it read."""
+        op = "inspector.search_tasks"
+        self._known(queue, "search_tasks")
+        limit = check.count(limit, "limit", 1, MAX_PAGE_SIZE, op)
+        scan_limit = check.count(scan_limit, "scan_limit", 1, 1_000_000, op)
+        needle = text.encode() if text else None
+        total = self.queue_info(queue).counts().get(state, 0)
+        found: list[TaskInfo] = []
+        scanned, page = 0, 1
+        while scanned < min(total, scan_limit) and len(found) < limit:
+            batch = self.list_tasks(queue, state, page=page, size=min(MAX_PAGE_SIZE, scan_limit - scanned))
+            if not batch:
+                break
+            scanned += len(batch)
+            page += 1
+            for task in batch:
+                if task_type and not task.type.startswith(task_type):
+                    continue
+                if needle and needle not in task.payload and needle not in (task.last_error or "").encode():
+                    continue
+                found.append(task)
+                if len(found) == limit:
+                    break
+        return SearchResult(found, scanned, total)
+
+    def task_events(self, queue: str, task_id: str, scan_limit: int = EVENT_SCAN_LIMIT) -> list[TaskEvent]:
+        """The task's transitions, oldest first, from the newest ``scan_limit`` entries of the queue's stream."""
+        self._known(queue, "task_events")
+        check.task_id(task_id, "inspector.task_events")
+        stream = self.keys.queue(queue).events
+        wanted = task_id.encode()
+        events: list[TaskEvent] = []
+        last = "+"
+        scanned = 0
+        while scanned < scan_limit:
+            entries = self._redis("task_events", self.conn.xrevrange, stream, last, "-", count=1000)
+            if last != "+":
+                entries = entries[1:]  # XREVRANGE includes the entry it starts from
+            if not entries:
+                break
+            scanned += len(entries)
+            last = entries[-1][0]
+            events += [_event(fields) for _id, fields in entries if fields.get(b"id") == wanted]
+        return events[::-1]
+
     def get_task(self, queue: str, task_id: str) -> TaskInfo:
         self._known(queue, "get_task")
         check.task_id(task_id, "inspector.get_task")
@@ -336,3 +413,12 @@ class Inspector:
                 active=sorted((json.loads(v) for v in workers.values()), key=lambda w: w.get("started", 0)),
             ))
         return sorted(servers, key=lambda s: s.id)
+
+
+def _event(fields: dict[bytes, bytes]) -> TaskEvent:
+    def text(name: bytes) -> str:
+        return fields.get(name, b"").decode("utf-8", "replace")
+
+    at = fields.get(b"at")
+    return TaskEvent(text(b"id"), text(b"type"), text(b"from"), text(b"to"), from_ms(int(at)) if at else None,
+                     text(b"worker"), text(b"error"))

@@ -346,3 +346,36 @@ def test_an_active_task_whose_lease_ran_out_is_flagged_orphaned(r, redis_url):
     clock.advance(31)
     assert inspector.get_task("default", leased.id).orphaned
     assert [t.orphaned for t in inspector.list_tasks("default", "active")] == [True]
+
+
+def test_search_filters_by_type_prefix_and_text_and_says_how_much_it_read(r, redis_url):
+    from queues.engine import Client, Inspector
+
+    client = Client(redis_url)
+    client.enqueue_many([("email:deliver", {"to": f"user{n}@example.com"}) for n in range(30)]
+                        + [("sms:send", {"to": "+100"})] * 5)
+    inspector = Inspector(redis_url)
+    found = inspector.search_tasks("default", "pending", task_type="email:", text="user1")
+    assert sorted(t.json()["to"] for t in found.tasks) == sorted(
+        f"user{n}@example.com" for n in [1] + list(range(10, 20)))
+    assert (found.scanned, found.total, found.complete) == (35, 35, True)
+    bounded = inspector.search_tasks("default", "pending", task_type="sms", scan_limit=10)
+    assert (bounded.scanned, bounded.total, bounded.complete) == (10, 35, False)
+    assert inspector.search_tasks("default", "pending", text="nowhere").tasks == []
+    assert len(inspector.search_tasks("default", "pending", limit=3).tasks) == 3
+
+
+def test_task_events_are_the_tasks_own_transitions_oldest_first(r, redis_url):
+    from queues.engine import Client, Inspector
+
+    client = Client(redis_url)
+    info = client.enqueue("email", b"x")
+    client.enqueue_many([("other", b"y")] * 1500)  # more than one page of the stream to search through
+    broker = client.broker
+    leased = broker.run(broker.transitions.dequeue("default", 1, 30, "w1", "t:"))
+    assert leased[0].id == info.id
+    broker.run(broker.transitions.retry("default", info.id, leased[0].token, 0, "boom", worker="w1"))
+    events = Inspector(redis_url).task_events("default", info.id)
+    assert [(e.from_state, e.to_state) for e in events] == [("", "pending"), ("pending", "active"),
+                                                            ("active", "retry")]
+    assert (events[1].worker, events[2].error) == ("w1", "boom")
