@@ -12,9 +12,10 @@ from . import producer
 from .broker import script_error, unavailable
 from .clock import Clock, to_ms
 from .connection import DEFAULT_REDIS_URL, connect_async
-from .flows import Request, drive_async, enqueue_flow, wait_flow
+from .flows import Request, drive_async, enqueue_flow, run_command_async, wait_flow
 from .keys import DEFAULT_PREFIX
 from .message import TaskInfo
+from .policies import PolicyCache, PolicySet
 from .transitions import Call, Limits, Transitions
 from .validation import MAX_PAYLOAD_BYTES
 
@@ -25,34 +26,42 @@ class AsyncClient:
 
     def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
                  clock: Clock | None = None, limits: Limits | None = None, max_payload: int = MAX_PAYLOAD_BYTES,
-                 conn: redis.asyncio.Redis | None = None):
+                 conn: redis.asyncio.Redis | None = None, policies: bool = True, policy_refresh: float = 1.0):
         self.conn = conn if conn is not None else connect_async(redis_url)
         self.transitions = Transitions(prefix, clock, limits)
         self.keys = self.transitions.keys
         self.clock = self.transitions.clock
         self.max_payload = max_payload
+        self.policies = PolicyCache(self.keys, policy_refresh) if policies else None
 
     async def enqueue(self, type: str, payload: Any = b"", **options: Any) -> TaskInfo:  # noqa: A002
         now = self.clock.now()
-        placement = producer.plan(self.keys, now, type, payload, options, "client.enqueue", self.max_payload)
+        placement = producer.plan(self.keys, now, type, payload, options, "client.enqueue", self.max_payload,
+                                  await self._policies())
         infos = await drive_async(enqueue_flow(self.transitions, [placement], to_ms(now)), self._execute)
         return cast(list[TaskInfo], infos)[0]
 
     async def enqueue_many(self, items: Iterable[Any], **options: Any) -> list[TaskInfo]:
         now = self.clock.now()
-        placements = producer.plan_many(self.keys, now, items, options, "client.enqueue_many", self.max_payload)
+        placements = producer.plan_many(self.keys, now, items, options, "client.enqueue_many", self.max_payload,
+                                        await self._policies())
         return cast(list[TaskInfo], await drive_async(enqueue_flow(self.transitions, placements, to_ms(now)),
                                                       self._execute))
 
     async def wait(self, task_id: str, *, queue: str = "default", timeout: float | None = None) -> TaskInfo:
         return cast(TaskInfo, await drive_async(wait_flow(self.keys, queue, task_id, timeout), self._execute))
 
+    async def _policies(self) -> PolicySet | None:
+        if self.policies is None:
+            return None
+        return cast(PolicySet, await drive_async(self.policies.flow(), self._execute))
+
     async def _execute(self, request: Request) -> Any:
         try:
             if isinstance(request, Call):
                 reply = await request.script.run_async(self.conn, request.keys, request.args)
                 return request.parse(reply)
-            return await getattr(self.conn, request.name)(*request.args, **request.kwargs)
+            return await run_command_async(self.conn, request)
         except redis.ResponseError as exc:
             if isinstance(request, Call):
                 raise script_error(request, exc) from None

@@ -13,9 +13,10 @@ from . import producer
 from .broker import Broker, unavailable
 from .clock import Clock, to_ms
 from .connection import DEFAULT_REDIS_URL
-from .flows import Command, Request, drive, enqueue_flow, wait_flow
+from .flows import Request, drive, enqueue_flow, run_command, wait_flow
 from .keys import DEFAULT_PREFIX
 from .message import TaskInfo
+from .policies import PolicyCache, PolicySet
 from .transitions import Call, Limits
 from .validation import MAX_PAYLOAD_BYTES
 
@@ -25,13 +26,17 @@ class Client:
 
     >>> client = Client("redis://127.0.0.1:6379/0")
     >>> info = client.enqueue("email:deliver", {"to": "ada@example.com"}, queue="critical", max_retry=5)
+
+    Unique TTL and retention default to the policies defined in the admin (mirrored in Redis, re-checked at most
+    every ``policy_refresh`` seconds) when the caller gives none; ``policies=False`` turns that off.
     """
 
     def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
                  clock: Clock | None = None, limits: Limits | None = None, max_payload: int = MAX_PAYLOAD_BYTES,
-                 conn: redis.Redis | None = None):
+                 conn: redis.Redis | None = None, policies: bool = True, policy_refresh: float = 1.0):
         self.broker = Broker(redis_url, prefix=prefix, clock=clock, limits=limits, conn=conn)
         self.max_payload = max_payload
+        self.policies = PolicyCache(self.broker.keys, policy_refresh) if policies else None
 
     @property
     def clock(self) -> Clock:
@@ -41,7 +46,8 @@ class Client:
         """Enqueue one task (options in the README). Raises ValidationError, DuplicateTaskError,
         TaskIdConflictError or RedisUnavailableError; on any of them nothing was written."""
         now = self.clock.now()
-        placement = producer.plan(self.broker.keys, now, type, payload, options, "client.enqueue", self.max_payload)
+        placement = producer.plan(self.broker.keys, now, type, payload, options, "client.enqueue", self.max_payload,
+                                  self._policies())
         infos = cast(list[TaskInfo], drive(enqueue_flow(self.broker.transitions, [placement], to_ms(now)),
                                            self._execute))
         return infos[0]
@@ -53,7 +59,7 @@ class Client:
         lists what the earlier chunks enqueued."""
         now = self.clock.now()
         placements = producer.plan_many(self.broker.keys, now, items, options, "client.enqueue_many",
-                                        self.max_payload)
+                                        self.max_payload, self._policies())
         return cast(list[TaskInfo], drive(enqueue_flow(self.broker.transitions, placements, to_ms(now)),
                                           self._execute))
 
@@ -65,14 +71,18 @@ class Client:
         TaskNotFoundError when there is no such task or it was deleted."""
         return cast(TaskInfo, drive(wait_flow(self.broker.keys, queue, task_id, timeout), self._execute))
 
+    def _policies(self) -> PolicySet | None:
+        if self.policies is None:
+            return None
+        return cast(PolicySet, drive(self.policies.flow(), self._execute))
+
     def _execute(self, request: Request) -> Any:
         if isinstance(request, Call):
             return self.broker.run(request)
-        assert isinstance(request, Command)
         try:
-            return getattr(self.broker.conn, request.name)(*request.args, **request.kwargs)
+            return run_command(self.broker.conn, request)
         except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise unavailable(f"client.{request.name}", exc) from exc
+            raise unavailable(f"client.{getattr(request, 'name', 'batch')}", exc) from exc
 
     def close(self) -> None:
         self.broker.close()

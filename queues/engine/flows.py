@@ -26,8 +26,35 @@ class Command:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
 
-Request = Call | Command
+@dataclass
+class Batch:
+    """Commands sent together in one MULTI/EXEC; the reply is the list of their replies."""
+
+    commands: list[Command]
+
+
+Request = Call | Command | Batch
 Flow = Generator[Request, Any, Any]
+
+
+def run_command(conn: Any, request: Command | Batch) -> Any:
+    """Run a plain command or a batch on a blocking redis-py client."""
+    if isinstance(request, Batch):
+        pipe = conn.pipeline(transaction=True)
+        for command in request.commands:
+            getattr(pipe, command.name)(*command.args, **command.kwargs)
+        return pipe.execute()
+    return getattr(conn, request.name)(*request.args, **request.kwargs)
+
+
+async def run_command_async(conn: Any, request: Command | Batch) -> Any:
+    """Run a plain command or a batch on an asyncio redis-py client."""
+    if isinstance(request, Batch):
+        async with conn.pipeline(transaction=True) as pipe:
+            for command in request.commands:
+                getattr(pipe, command.name)(*command.args, **command.kwargs)
+            return await pipe.execute()
+    return await getattr(conn, request.name)(*request.args, **request.kwargs)
 
 
 def drive(flow: Flow, execute: Callable[[Request], Any]) -> Any:

@@ -20,7 +20,8 @@ from .connection import DEFAULT_REDIS_URL, database_of
 from .errors import FailedPreconditionError, QueueNotEmptyError, QueueNotFoundError, TaskNotFoundError, ValidationError
 from .keys import DEFAULT_PREFIX, STATES, cancel_message
 from .message import TaskInfo
-from .transitions import Limits
+from .policies import PolicyCache
+from .transitions import ArchiveLimits, Limits
 
 SCAN_LIMIT = 10_000  # tasks a filter looks at, at most, per request: it says how many it looked at
 EVENT_SCAN_LIMIT = 20_000  # stream entries searched, at most, for one task's history
@@ -115,6 +116,7 @@ class Inspector:
         self.keys = self.broker.keys
         self.ops = self.broker.transitions
         self.actor = actor
+        self.policies = PolicyCache(self.keys)
 
     @property
     def conn(self) -> redis.Redis:
@@ -345,7 +347,15 @@ class Inspector:
     def _task_action(self, name: str, queue: str, task_id: str) -> None:
         self._known(queue, name)
         check.task_id(task_id, f"inspector.{name}")
-        self.broker.run(getattr(self.ops, name)(queue, task_id, self.actor))
+        if name == "archive_task":
+            call = self.ops.archive_task(queue, task_id, self.actor, self.archive_limits(queue))
+        else:
+            call = getattr(self.ops, name)(queue, task_id, self.actor)
+        self.broker.run(call)
+
+    def archive_limits(self, queue: str) -> ArchiveLimits:
+        """The queue's archive limits from the retention policies (engine-wide ``Limits`` where they set none)."""
+        return self.policies.get(self.conn, "inspector.archive_limits").archive_limits(queue)
 
     def cancel_task(self, queue: str, task_id: str) -> int:
         """Ask the worker running the task to cancel it; returns how many workers heard the request."""
@@ -379,8 +389,9 @@ class Inspector:
             raise ValidationError(f"{name} takes a state among {', '.join(sorted(allowed))}, not {state!r}",
                                   op=f"inspector.{name}")
         total = 0
+        extra = {"archive_limits": self.archive_limits(queue)} if name == "archive_all" else {}
         while True:
-            moved = int(self.broker.run(getattr(self.ops, name)(queue, state, self.actor)))
+            moved = int(self.broker.run(getattr(self.ops, name)(queue, state, self.actor, **extra)))
             total += moved
             if moved == 0:
                 return total

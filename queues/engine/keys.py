@@ -126,6 +126,26 @@ class Keys:
         """Hash task id -> JSON of what one server is running right now."""
         return f"{self.prefix}:workers:{server_id}"
 
+    @property
+    def config_queues(self) -> str:
+        """Hash queue name -> JSON of its definition (weight, rank, concurrency cap), mirrored from the admin."""
+        return f"{self.prefix}:config:queues"
+
+    @property
+    def config_unique(self) -> str:
+        """Hash task-type prefix -> default unique TTL in seconds."""
+        return f"{self.prefix}:config:unique"
+
+    @property
+    def config_retention(self) -> str:
+        """Hash JSON ``[queue, type prefix]`` -> JSON of the retention and archive limits of that rule."""
+        return f"{self.prefix}:config:retention"
+
+    @property
+    def config_version(self) -> str:
+        """Counter bumped with every write of the config hashes; readers re-read them when it changes."""
+        return f"{self.prefix}:config:version"
+
     def cancel_channel(self, db: int = 0) -> str:
         """Pub/sub ignores database numbers, so the channel names the database: a cancel meant for one
         database must not reach the workers of another that happen to run a task with the same id."""

@@ -9,8 +9,8 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from . import validation as check
 from .clock import from_ms, to_ms
@@ -18,6 +18,9 @@ from .errors import ValidationError
 from .keys import Keys
 from .message import DEFAULT_MAX_RETRY, TaskInfo, TaskMessage
 from .transitions import Placement
+
+if TYPE_CHECKING:
+    from .policies import PolicySet
 
 #: Options accepted by ``enqueue`` besides type and payload.
 OPTION_NAMES = frozenset(
@@ -54,6 +57,9 @@ class Template:
     headers: dict[str, str] = field(default_factory=dict)
     task_id: str | None = None
     encoded: bytes = b""
+    # Whether the caller gave these: a policy's default applies only to what the caller left out.
+    retention_given: bool = False
+    unique_given: bool = False
 
     def message(self, task_id: str, task_type: str, payload: bytes) -> TaskMessage:
         return TaskMessage(task_id, task_type, payload, self.queue, self.max_retry, self.timeout, self.deadline_ms,
@@ -76,8 +82,10 @@ def template(now: float, options: Mapping[str, Any], op: str) -> Template:
         t.deadline_ms = to_ms(check.instant(options["deadline"], "deadline", op))
     if options.get("retention") is not None:
         t.retention = check.seconds(options["retention"], "retention", op, allow_zero=True)
+        t.retention_given = True
     if options.get("unique") is not None:
         t.unique_ttl = check.seconds(options["unique"], "unique", op)
+        t.unique_given = True
     t.headers = check.headers(options.get("headers"), op)
     t.process_at_ms = _process_at(now, options, op)
     t.encoded = t.message("", "", b"").encode_options()
@@ -96,10 +104,26 @@ def _process_at(now: float, options: Mapping[str, Any], op: str) -> int:
     return 0
 
 
+def with_policies(t: Template, task_type: str, policies: PolicySet | None) -> Template:
+    """The template with the policies' unique TTL and retention for this type where the caller gave none."""
+    if policies is None or (t.retention_given and t.unique_given):
+        return t
+    unique = t.unique_ttl if t.unique_given else policies.unique_ttl(task_type) or 0.0
+    retention = t.retention if t.retention_given else policies.completed_retention(t.queue, task_type) or 0.0
+    if unique == t.unique_ttl and retention == t.retention:
+        return t
+    own = replace(t, unique_ttl=unique, retention=retention)
+    own.encoded = own.message("", "", b"").encode_options()
+    return own
+
+
 def place(keys: Keys, t: Template, task_type: Any, payload: Any, task_id: str, op: str,
-          max_payload: int = check.MAX_PAYLOAD_BYTES) -> Placement:
-    """One task of a call: its type and payload validated, its unique key derived."""
-    message = t.message(task_id, check.task_type(task_type, op), check.payload(payload, op, max_payload))
+          max_payload: int = check.MAX_PAYLOAD_BYTES, policies: PolicySet | None = None) -> Placement:
+    """One task of a call: its type and payload validated, the policies' defaults applied, its unique key
+    derived."""
+    task_type = check.task_type(task_type, op)
+    t = with_policies(t, task_type, policies)
+    message = t.message(task_id, task_type, check.payload(payload, op, max_payload))
     placement = Placement(message, t.process_at_ms, encoded_options=t.encoded)
     if t.unique_ttl:
         placement.unique_key = keys.queue(t.queue).unique(message.type, unique_digest(message.payload))
@@ -110,14 +134,14 @@ def place(keys: Keys, t: Template, task_type: Any, payload: Any, task_id: str, o
 
 
 def plan(keys: Keys, now: float, task_type: Any, payload: Any, options: Mapping[str, Any], op: str,
-         max_payload: int = check.MAX_PAYLOAD_BYTES) -> Placement:
+         max_payload: int = check.MAX_PAYLOAD_BYTES, policies: PolicySet | None = None) -> Placement:
     """Validate one task's arguments and decide where it goes. Raises ValidationError; writes nothing."""
     t = template(now, options, op)
-    return place(keys, t, task_type, payload, t.task_id or new_task_id(), op, max_payload)
+    return place(keys, t, task_type, payload, t.task_id or new_task_id(), op, max_payload, policies)
 
 
 def plan_many(keys: Keys, now: float, items: Iterable[Any], options: Mapping[str, Any], op: str,
-              max_payload: int = check.MAX_PAYLOAD_BYTES) -> list[Placement]:
+              max_payload: int = check.MAX_PAYLOAD_BYTES, policies: PolicySet | None = None) -> list[Placement]:
     """Items are (type, payload) pairs or dicts with ``type``, ``payload`` and per-task options, which win over
     the shared ``options``. Every item is validated before any is written."""
     items = list(items)
@@ -134,7 +158,8 @@ def plan_many(keys: Keys, now: float, items: Iterable[Any], options: Mapping[str
                 t = template(now, {**options, **own}, op) if own else shared
             else:
                 t, (task_type, payload) = shared, item
-            placements.append(place(keys, t, task_type, payload, t.task_id or ids[index], op, max_payload))
+            placements.append(place(keys, t, task_type, payload, t.task_id or ids[index], op, max_payload,
+                                    policies))
         except ValidationError as exc:
             raise ValidationError(f"item {index}: {exc.message}", op=op) from None
     return placements

@@ -68,6 +68,14 @@ class Limits:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ArchiveLimits:
+    """Archive limits of one queue (from its retention policy); ``None`` falls back to ``Limits``."""
+
+    max_size: int | None = None
+    max_age: float | None = None
+
+
 def _statuses(reply: list[bytes]) -> list[str]:
     return [status.decode() for status in reply]
 
@@ -100,8 +108,11 @@ class Transitions:
         args = [q.task_prefix, to_ms(self.clock.now()), self.limits.event_maxlen, actor]
         return keys, args
 
-    def _archive_limits(self) -> list[Any]:
-        return [self.limits.archive_max_size, to_ms(self.limits.archive_max_age)]
+    def _archive_limits(self, own: ArchiveLimits | None = None) -> list[Any]:
+        """The archive limits of a queue's policy where it sets them, the engine-wide ones otherwise."""
+        size = own.max_size if own is not None and own.max_size is not None else self.limits.archive_max_size
+        age = own.max_age if own is not None and own.max_age is not None else self.limits.archive_max_age
+        return [size, to_ms(age)]
 
     def _counters(self, q: QueueKeys, *names: str) -> list[str]:
         day = utc_day(self.clock.now())
@@ -125,12 +136,15 @@ class Transitions:
 
     # -- workers -----------------------------------------------------------------------------------------------
 
-    def dequeue(self, queue: str, k: int, lease_seconds: float, worker: str, token_prefix: str) -> Call:
+    def dequeue(self, queue: str, k: int, lease_seconds: float, worker: str, token_prefix: str,
+                cap: int = 0) -> Call:
+        """Up to ``k`` tasks; with a concurrency ``cap`` (> 0), never more than cap active in the queue at once,
+        counted over every worker."""
         q = self.queue(queue)
         keys, args = self._common(q, worker)
         expiry = to_ms(self.clock.now() + lease_seconds)
         return Call("dequeue", script("dequeue"), keys + [q.pending, q.lease, q.paused],
-                    args + [expiry, token_prefix, k], _leased)
+                    args + [expiry, token_prefix, k, cap], _leased)
 
     def extend_leases(self, queue: str, leases: Sequence[tuple[str, str]], lease_seconds: float) -> Call:
         q = self.queue(queue)
@@ -162,13 +176,13 @@ class Transitions:
                             fence])
 
     def archive(self, queue: str, task_id: str, token: str, error: str, *, worker: str,
-                expired_before: float | None = None) -> Call:
+                expired_before: float | None = None, archive_limits: ArchiveLimits | None = None) -> Call:
         q = self.queue(queue)
         keys, args = self._common(q, worker)
         fence = "" if expired_before is None else to_ms(expired_before)
         return Call("archive", script("archive"),
                     keys + [q.lease, q.archived] + self._counters(q, "processed", "failed"),
-                    args + [DAY_COUNTER_TTL, task_id, token, error] + self._archive_limits() + [fence])
+                    args + [DAY_COUNTER_TTL, task_id, token, error] + self._archive_limits(archive_limits) + [fence])
 
     def requeue(self, queue: str, leases: Sequence[tuple[str, str]], worker: str) -> Call:
         q = self.queue(queue)
@@ -217,11 +231,11 @@ class Transitions:
         return Call("run_task", script("run_task"), keys + [q.pending, q.scheduled, q.retry, q.archived],
                     args + [task_id])
 
-    def archive_task(self, queue: str, task_id: str, actor: str) -> Call:
+    def archive_task(self, queue: str, task_id: str, actor: str, archive_limits: ArchiveLimits | None = None) -> Call:
         q = self.queue(queue)
         keys, args = self._common(q, actor)
         return Call("archive_task", script("archive_task"), keys + [q.pending, q.scheduled, q.retry, q.archived],
-                    args + [task_id] + self._archive_limits())
+                    args + [task_id] + self._archive_limits(archive_limits))
 
     def delete_all(self, queue: str, state: str, actor: str, chunk: int = BULK_CHUNK) -> Call:
         q = self.queue(queue)
@@ -233,11 +247,12 @@ class Transitions:
         keys, args = self._common(q, actor)
         return Call("run_all", script("run_all"), keys + [q.state_key(state), q.pending], args + [state, chunk], int)
 
-    def archive_all(self, queue: str, state: str, actor: str, chunk: int = BULK_CHUNK) -> Call:
+    def archive_all(self, queue: str, state: str, actor: str, chunk: int = BULK_CHUNK, *,
+                    archive_limits: ArchiveLimits | None = None) -> Call:
         q = self.queue(queue)
         keys, args = self._common(q, actor)
         return Call("archive_all", script("archive_all"), keys + [q.state_key(state), q.archived],
-                    args + [state, chunk] + self._archive_limits(), int)
+                    args + [state, chunk] + self._archive_limits(archive_limits), int)
 
     def delete_queue(self, queue: str, force: bool) -> Call:
         q = self.queue(queue)

@@ -68,6 +68,13 @@ class WorkerStore:
         pipe.zrem(self.keys.servers, server_id)
         self._call("clear_server", pipe.execute)
 
+    def resubscribe(self, pubsub: redis.client.PubSub, added: list[str], removed: list[str]) -> None:
+        """Follow a change of the served queues: wake-ups of the added queues, none of the removed ones."""
+        if added:
+            self._call("subscribe", pubsub.subscribe, *[self.keys.queue(q).pending for q in added])
+        if removed:
+            self._call("subscribe", pubsub.unsubscribe, *[self.keys.queue(q).pending for q in removed])
+
     def subscribe(self, queues: list[str]) -> tuple[redis.client.PubSub, str]:
         """A pub/sub on the cancel channel and on each queue's pending-list channel (see ``lua/_lib.lua``)."""
         pubsub = self.broker.conn.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]

@@ -4,7 +4,7 @@ write_result. Every transition out of active is fenced by the lease token."""
 from __future__ import annotations
 
 from queues.engine import FailedPreconditionError, LeaseLostError, Limits, TaskNotFoundError
-from queues.engine.transitions import Leased
+from queues.engine.transitions import ArchiveLimits, Leased
 
 from .dbstate import (
     DAY,
@@ -46,8 +46,8 @@ PENDING = {
 }
 
 
-def dequeue(k: int):
-    return lambda t: t.dequeue("default", k, 30, W, "tok-")
+def dequeue(k: int, cap: int = 0):
+    return lambda t: t.dequeue("default", k, 30, W, "tok-", cap)
 
 
 def leased(task_id: str, token: str, retried: int = 0) -> Leased:
@@ -79,6 +79,43 @@ def leased(task_id: str, token: str, retried: int = 0) -> Leased:
     Case("empty queue yields nothing", {Q.type_counts: counts(pending__email=0)}, dequeue(3), returns=[]),
 )
 def test_dequeue(r, redis_url, case):
+    run_case(r, redis_url, case)
+
+
+# A queue with a concurrency cap and one task already active (held by another worker).
+CAPPED = PENDING | {
+    Q.task("z"): task("active", since=NOW_MS - 500, lease="other-1"),
+    Q.lease: ZSet({"z": NOW_MS + 9_000}),
+    Q.type_counts: counts(pending__email=3, active__email=1),
+}
+
+
+@cases(
+    Case("takes only up to the cap, counting other workers' active tasks", CAPPED, dequeue(3, cap=2),
+         returns=[leased("a", "tok-1")], after=CAPPED | {
+             Q.task("a"): hash_with(PENDING[Q.task("a")], state="active", since=NOW_MS, lease="tok-1"),
+             Q.pending: ["c", "b"],
+             Q.lease: ZSet({"z": NOW_MS + 9_000, "a": NOW_MS + 30_000}),
+             Q.type_counts: counts(pending__email=2, active__email=2),
+             Q.events: Stream([event("a", "pending", "active", worker=W)]),
+         }),
+    Case("at the cap: nothing, the tasks wait in pending", CAPPED, dequeue(3, cap=1), returns=[]),
+    Case("over the cap (lowered while tasks ran): nothing", CAPPED | {
+        Q.task("y"): task("active", since=NOW_MS - 500, lease="other-2"),
+        Q.lease: ZSet({"z": NOW_MS + 9_000, "y": NOW_MS + 9_000}),
+        Q.type_counts: counts(pending__email=3, active__email=2)}, dequeue(3, cap=1), returns=[]),
+    Case("a cap above what is pending takes what is pending", without(CAPPED, Q.task("b"), Q.task("c")) | {
+        Q.pending: ["a"], Q.type_counts: counts(pending__email=1, active__email=1)}, dequeue(5, cap=10),
+         returns=[leased("a", "tok-1")], after={
+             Q.task("z"): CAPPED[Q.task("z")],
+             Q.task("a"): hash_with(PENDING[Q.task("a")], state="active", since=NOW_MS, lease="tok-1"),
+             Q.lease: ZSet({"z": NOW_MS + 9_000, "a": NOW_MS + 30_000}),
+             Q.type_counts: counts(pending__email=0, active__email=2),
+             Q.events: Stream([event("a", "pending", "active", worker=W)]),
+         }),
+    Case("paused wins over a free cap", CAPPED | {Q.paused: str(NOW_MS)}, dequeue(3, cap=5), returns=[]),
+)
+def test_dequeue_concurrency_cap(r, redis_url, case):
     run_case(r, redis_url, case)
 
 
@@ -238,8 +275,9 @@ def test_retry(r, redis_url, case):
     run_case(r, redis_url, case)
 
 
-def archive(token: str = "tok-1", *, expired_before: float | None = None):
-    return lambda t: t.archive("default", "a", token, "boom", worker=W, expired_before=expired_before)
+def archive(token: str = "tok-1", *, expired_before: float | None = None, own: ArchiveLimits | None = None):
+    return lambda t: t.archive("default", "a", token, "boom", worker=W, expired_before=expired_before,
+                               archive_limits=own)
 
 
 ARCHIVED_A = hash_with(ACTIVE_A[Q.task("a")], drop=("lease",), state="archived", since=NOW_MS, error="boom",
@@ -299,6 +337,26 @@ TRIMMED = "trimmed from the archive"
              Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
              Q.events: Stream([ARCHIVE_EVENT, event("x1", "archived", "deleted", worker=W, error=TRIMMED),
                                event("x2", "archived", "deleted", worker=W, error=TRIMMED)]),
+         }),
+    Case("the queue's own limits win over the engine's", ACTIVE_A | DEAD | {
+        Q.type_counts: counts(active__email=1, archived__email=2)},
+         archive(own=ArchiveLimits(max_size=2)), limits=Limits(archive_max_size=100, archive_max_age=1.0),
+         after=ONE_FAILURE | {  # max age unset by the queue: the engine's 1 s applies too and trims both
+             Q.task("a"): ARCHIVED_A,
+             Q.archived: ZSet({"a": NOW_MS}),
+             Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
+             Q.events: Stream([ARCHIVE_EVENT, event("x1", "archived", "deleted", worker=W, error=TRIMMED),
+                               event("x2", "archived", "deleted", worker=W, error=TRIMMED)]),
+         }),
+    Case("the queue's own size limit alone", ACTIVE_A | DEAD | {
+        Q.type_counts: counts(active__email=1, archived__email=2)},
+         archive(own=ArchiveLimits(max_size=2, max_age=3600.0)), limits=Limits(archive_max_size=100),
+         after=ONE_FAILURE | {
+             Q.task("a"): ARCHIVED_A,
+             Q.task("x2"): DEAD[Q.task("x2")],
+             Q.archived: ZSet({"x2": NOW_MS - 60_000, "a": NOW_MS}),
+             Q.type_counts: counts(active__email=0, archived__email=2, processed__email=1, failed__email=1),
+             Q.events: Stream([ARCHIVE_EVENT, event("x1", "archived", "deleted", worker=W, error=TRIMMED)]),
          }),
     Case("recoverer: expired lease accepted", EXPIRED_A, archive(expired_before=NOW), after=ONE_FAILURE | {
         Q.task("a"): ARCHIVED_A,
