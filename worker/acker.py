@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from queues.engine import EngineError, LeaseLostError, RedisUnavailableError, TaskNotFoundError
 from queues.engine.broker import Broker
+from queues.engine.transitions import ArchiveLimits
 
 from .attempt import Attempt, Outcome
 from .component import Component
@@ -27,11 +28,13 @@ MAX_BATCH = 500
 
 
 class Acker:
-    def __init__(self, broker: Broker, worker_id: str, on_written: Callable[[Attempt], None]) -> None:
+    def __init__(self, broker: Broker, worker_id: str, on_written: Callable[[Attempt], None],
+                 archive_limits: Callable[[str], ArchiveLimits] | None = None) -> None:
         self.broker = broker
         self.ops = broker.transitions
         self.worker_id = worker_id
         self.on_written = on_written
+        self.archive_limits = archive_limits or (lambda _queue: ArchiveLimits())
         self.syncer: Syncer | None = None
         self.refused = 0  # acknowledgements the fence refused (a zombie's, or the lease was recovered)
         self._items: queue.SimpleQueue[Item | None] = queue.SimpleQueue()
@@ -125,7 +128,8 @@ class Acker:
             call = self.ops.retry(attempt.queue, attempt.id, attempt.token, outcome.retry_at, outcome.error,
                                   worker=self.worker_id, is_failure=outcome.is_failure)
         else:
-            call = self.ops.archive(attempt.queue, attempt.id, attempt.token, outcome.error, worker=self.worker_id)
+            call = self.ops.archive(attempt.queue, attempt.id, attempt.token, outcome.error, worker=self.worker_id,
+                                    archive_limits=self.archive_limits(attempt.queue))
         try:
             self.broker.run(call)
         except RedisUnavailableError:

@@ -36,6 +36,10 @@ class WorkerConfig:
     redis_url: str = DEFAULT_REDIS_URL
     prefix: str = DEFAULT_PREFIX
     queues: dict[str, int] = field(default_factory=lambda: {"default": 1})
+    # Serve the queue definitions mirrored from the admin (``queues`` only while none is defined) instead of
+    # ``queues``; taskworker sets it when started without --queues.
+    follow_definitions: bool = False
+    definitions_interval: float = 1.0  # how often the definitions' version is checked
     strict: bool = False
     concurrency: int = 10
     shutdown_timeout: float = 8.0

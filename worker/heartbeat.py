@@ -16,6 +16,7 @@ from queues.engine.worker_store import WorkerStore
 from .component import Component
 from .config import WorkerConfig
 from .processor import Processor
+from .queueset import QueueSet
 
 log = logging.getLogger("worker.heartbeat")
 
@@ -23,8 +24,10 @@ log = logging.getLogger("worker.heartbeat")
 class Heartbeat(Component):
     name = "heartbeat"
 
-    def __init__(self, broker: Broker, store: WorkerStore, config: WorkerConfig, processor: Processor) -> None:
+    def __init__(self, broker: Broker, store: WorkerStore, config: WorkerConfig, processor: Processor,
+                 queues: QueueSet | None = None) -> None:
         super().__init__(config.heartbeat_every)
+        self.queues = queues or processor.queues
         self.broker = broker
         self.store = store
         self.config = config
@@ -54,7 +57,7 @@ class Heartbeat(Component):
     def server_info(self) -> dict[str, Any]:
         return {
             "id": self.config.server_id, "host": socket.gethostname(), "pid": os.getpid(),
-            "started": to_ms(self.started), "status": self.status, "queues": self.config.queues,
+            "started": to_ms(self.started), "status": self.status, "queues": self.queues.weights(),
             "strict": self.config.strict, "concurrency": self.config.concurrency,
             "active_count": self.processor.capacity.busy,
         }

@@ -11,6 +11,7 @@ from queues.engine.transitions import PERIODIC_LIMIT, Call
 
 from .component import Component
 from .processor import Processor
+from .queueset import QueueSet
 
 
 class Sweeper(Component):
@@ -20,26 +21,26 @@ class Sweeper(Component):
     retention has passed. Each call is built afresh so it carries the clock's time of that moment.
     """
 
-    def __init__(self, name: str, broker: Broker, queues: list[str], interval: float,
+    def __init__(self, name: str, broker: Broker, queues: QueueSet, interval: float,
                  calls: Callable[[str], list[Callable[[], Call]]]) -> None:
         super().__init__(interval)
         self.name = name
         self.broker, self.queues, self.calls = broker, queues, calls
 
     def run_once(self) -> None:
-        for queue in self.queues:
+        for queue in self.queues.names():
             for build in self.calls(queue):
                 while self.broker.run(build()) == PERIODIC_LIMIT:
                     pass
 
 
-def forwarder(broker: Broker, queues: list[str], interval: float, actor: str) -> Sweeper:
+def forwarder(broker: Broker, queues: QueueSet, interval: float, actor: str) -> Sweeper:
     ops = broker.transitions
     return Sweeper("forwarder", broker, queues, interval, lambda q: [
         lambda: ops.forward(q, "scheduled", actor), lambda: ops.forward(q, "retry", actor)])
 
 
-def janitor(broker: Broker, queues: list[str], interval: float, actor: str) -> Sweeper:
+def janitor(broker: Broker, queues: QueueSet, interval: float, actor: str) -> Sweeper:
     ops = broker.transitions
     return Sweeper("janitor", broker, queues, interval, lambda q: [lambda: ops.delete_expired(q, actor)])
 

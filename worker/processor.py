@@ -24,6 +24,7 @@ from .attempt import Attempt, Outcome
 from .config import WorkerConfig
 from .executors import LoopThread, ThreadPool
 from .ordering import QueueOrder
+from .queueset import QueueSet
 
 log = logging.getLogger("worker.processor")
 
@@ -70,14 +71,16 @@ class ResultWriter:
 
 
 class Processor:
-    def __init__(self, broker: Broker, config: WorkerConfig, registry: Registry, acker: Acker) -> None:
+    def __init__(self, broker: Broker, config: WorkerConfig, registry: Registry, acker: Acker,
+                 queues: QueueSet | None = None) -> None:
         self.broker = broker
         self.config = config
         self.registry = registry
         self.acker = acker
         self.clock = broker.clock
         self.capacity = Capacity(config.concurrency)
-        self.order = QueueOrder(config.queues, config.strict)
+        self.queues = queues or QueueSet(config.queues)
+        self.order = QueueOrder(self.queues, config.strict)
         # Keyed by (queue, task id): ids are unique within a queue only.
         self.inflight: dict[tuple[str, str], Attempt] = {}
         self.wake = threading.Event()
@@ -126,7 +129,7 @@ class Processor:
         for queue in self.order.next():
             token_prefix = f"{self.config.server_id}:{next(self._calls)}:"
             leased = self.broker.run(self.broker.transitions.dequeue(
-                queue, k, self.config.lease, self.config.server_id, token_prefix))
+                queue, k, self.config.lease, self.config.server_id, token_prefix, self.queues.cap(queue)))
             if leased:
                 return queue, leased
         return "", []

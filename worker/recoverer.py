@@ -6,15 +6,17 @@ that extends the lease in the meantime wins."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from queues.engine import EngineError, Registry, TaskMessage, default_retry_delay
 from queues.engine.broker import Broker
 from queues.engine.handlers import Task
-from queues.engine.transitions import Call
+from queues.engine.transitions import ArchiveLimits, Call
 from queues.engine.worker_store import WorkerStore
 
 from .component import Component
 from .config import WorkerConfig
+from .queueset import QueueSet
 
 log = logging.getLogger("worker.recoverer")
 
@@ -26,16 +28,19 @@ LEASE_EXPIRED = "lease expired: the worker running the task stopped or lost cont
 class Recoverer(Component):
     name = "recoverer"
 
-    def __init__(self, broker: Broker, store: WorkerStore, config: WorkerConfig, registry: Registry) -> None:
+    def __init__(self, broker: Broker, store: WorkerStore, config: WorkerConfig, registry: Registry,
+                 queues: QueueSet | None = None, archive_limits: Callable[[str], ArchiveLimits] | None = None) -> None:
         super().__init__(config.recoverer_every)
         self.broker = broker
         self.store = store
         self.config = config
         self.registry = registry
+        self.queues = queues or QueueSet(config.queues)
+        self.archive_limits = archive_limits or (lambda _queue: ArchiveLimits())
         self.recovered = 0
 
     def run_once(self) -> None:
-        for queue in self.config.queues:
+        for queue in self.queues.names():
             # A full batch means more may be waiting; the bound keeps one round from running forever.
             for _ in range(MAX_BATCHES):
                 if self._recover(queue) < BATCH:
@@ -64,7 +69,7 @@ class Recoverer(Component):
                                  worker=self.config.server_id, expired_before=cutoff)
             else:
                 call = ops.archive(queue, leased.id, leased.token, LEASE_EXPIRED, worker=self.config.server_id,
-                                   expired_before=cutoff)
+                                   expired_before=cutoff, archive_limits=self.archive_limits(queue))
             if self._try(call):
                 self.recovered += 1
                 log.warning("task %s in %s: %s; sent to %s", leased.id, queue, LEASE_EXPIRED,

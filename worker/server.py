@@ -17,9 +17,11 @@ from queues.engine.worker_store import WorkerStore
 
 from .acker import Acker, Syncer
 from .config import WorkerConfig
+from .definitions import DefinitionWatcher
 from .heartbeat import Heartbeat
 from .maintenance import Watchdog, forwarder, janitor
 from .processor import Processor
+from .queueset import QueueSet
 from .recoverer import Recoverer
 from .subscriber import Subscriber
 
@@ -32,33 +34,42 @@ class Server:
         self.registry = registry
         self.broker = Broker(config.redis_url, prefix=config.prefix, clock=clock, limits=config.limits)
         self.store = WorkerStore(self.broker)
-        queues = list(config.queues)
+        # One set of served queues that every component reads; the watcher changes it while the worker runs.
+        self.queues = queues = QueueSet(config.queues)
         actor = config.server_id
-        self.acker = Acker(self.broker, actor, on_written=lambda attempt: self.processor.forget(attempt))
-        self.processor = Processor(self.broker, config, registry, self.acker)
+        self.definitions = DefinitionWatcher(self.broker, self.store, queues, follow=config.follow_definitions,
+                                             fallback=config.queues, interval=config.definitions_interval,
+                                             on_change=lambda: self.processor.wake.set())
+        limits = self.definitions.archive_limits
+        self.acker = Acker(self.broker, actor, on_written=lambda attempt: self.processor.forget(attempt),
+                           archive_limits=limits)
+        self.processor = Processor(self.broker, config, registry, self.acker, queues)
         self.syncer = Syncer(self.acker, lambda attempt: attempt.lease_until, self.broker.clock.now)
-        self.heartbeat = Heartbeat(self.broker, self.store, config, self.processor)
-        self.recoverer = Recoverer(self.broker, self.store, config, registry)
+        self.heartbeat = Heartbeat(self.broker, self.store, config, self.processor, queues)
+        self.recoverer = Recoverer(self.broker, self.store, config, registry, queues, limits)
         self.forwarder = forwarder(self.broker, queues, config.forwarder_interval, actor)
         self.janitor = janitor(self.broker, queues, config.janitor_interval, actor)
         self.watchdog = Watchdog(self.processor)
         self.subscriber = Subscriber(self.store, queues, self.processor)
-        self._components = [self.subscriber, self.heartbeat, self.watchdog, self.syncer, self.recoverer,
-                            self.forwarder, self.janitor]
+        self._components = [self.definitions, self.subscriber, self.heartbeat, self.watchdog, self.syncer,
+                            self.recoverer, self.forwarder, self.janitor]
         self._stopping = threading.Event()
 
     def start(self) -> None:
         try:
             warn_if_evicting(self.broker.conn)
-            self.store.register_queues(list(self.config.queues))
+            # Read the definitions before the first fetch, so a worker following them never serves stale queues.
+            self.definitions.run_once()
+            self.store.register_queues(self.queues.names())
         except Exception as exc:  # Redis may come later; the components back off until it does
             log.warning("Redis not reachable at start: %s", exc)
         self.acker.start()
         for component in self._components:
             component.start()
         self.processor.start()
-        log.info("worker %s serving %s (%s, concurrency %d, handlers: %s)", self.config.server_id,
-                 ", ".join(f"{q}={w}" for q, w in self.config.queues.items()),
+        log.info("worker %s serving %s%s (%s, concurrency %d, handlers: %s)", self.config.server_id,
+                 ", ".join(f"{q}={w}" for q, w in self.queues.weights().items()),
+                 " from the queue definitions" if self.config.follow_definitions else "",
                  "strict" if self.config.strict else "weighted", self.config.concurrency,
                  ", ".join(self.registry.types()) or "none")
 

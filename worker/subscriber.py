@@ -13,6 +13,7 @@ from queues.engine.worker_store import WorkerStore
 
 from .component import Component
 from .processor import Processor
+from .queueset import QueueSet
 
 log = logging.getLogger("worker.subscriber")
 
@@ -20,19 +21,22 @@ log = logging.getLogger("worker.subscriber")
 class Subscriber(Component):
     name = "subscriber"
 
-    def __init__(self, store: WorkerStore, queues: list[str], processor: Processor) -> None:
+    def __init__(self, store: WorkerStore, queues: QueueSet, processor: Processor) -> None:
         super().__init__(interval=0.0)
         self.store, self.queues, self.processor = store, queues, processor
         self._pubsub: redis.client.PubSub | None = None
         self._cancel_channel = b""
+        self._listening: list[str] = []
 
     def run_once(self) -> None:
         if self._pubsub is None:
-            pubsub, channel = self.store.subscribe(self.queues)
+            self._listening = self.queues.names()
+            pubsub, channel = self.store.subscribe(self._listening)
             self._pubsub, self._cancel_channel = pubsub, channel.encode()
             # Work may have arrived while we were not listening.
             self.processor.wake.set()
         try:
+            self._follow_queue_set(self._pubsub)
             message = self._pubsub.get_message(timeout=0.5)
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             self._pubsub.close()
@@ -46,6 +50,16 @@ class Subscriber(Component):
                 log.info("task %s in %s cancelled by an operator", task_id, queue)
         else:
             self.processor.wake.set()
+
+    def _follow_queue_set(self, pubsub: redis.client.PubSub) -> None:
+        """Listen for wake-ups of the queues served now. Done on this thread: a PubSub is not thread-safe."""
+        current = self.queues.names()
+        if current == self._listening:
+            return
+        added = [q for q in current if q not in self._listening]
+        removed = [q for q in self._listening if q not in current]
+        self.store.resubscribe(pubsub, added, removed)
+        self._listening = current
 
     def stop(self, timeout: float = 5.0) -> None:
         super().stop(timeout)

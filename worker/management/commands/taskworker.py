@@ -19,10 +19,12 @@ class Command(BaseCommand):
     help = "Run a task worker: fetch tasks from the given queues and run their handlers."
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("--queues", default="default",
-                            help="queues and weights, e.g. critical=6,default=3,low=1 (default: default)")
+        parser.add_argument("--queues", default=None,
+                            help="queues and weights, e.g. critical=6,default=3,low=1 (default: the queue "
+                                 "definitions from the admin, followed while the worker runs; 'default' while "
+                                 "none is defined)")
         parser.add_argument("--strict", action="store_true",
-                            help="strict priority: higher-weight queues always first")
+                            help="strict priority: queues in order of their rank (definitions), then weight")
         parser.add_argument("--concurrency", type=int, default=10, help="handlers running at once (default 10)")
         parser.add_argument("--shutdown-timeout", type=float, default=None,
                             help="seconds running tasks get to finish on SIGTERM before they are requeued")
@@ -49,7 +51,8 @@ class Command(BaseCommand):
         return WorkerConfig(
             redis_url=conf.redis_url(),
             prefix=conf.key_prefix(),
-            queues=parse_queues(options["queues"]),
+            queues=parse_queues("default" if options["queues"] is None else options["queues"]),
+            follow_definitions=options["queues"] is None,
             strict=options["strict"],
             concurrency=options["concurrency"],
             shutdown_timeout=float(setting("TASKS_SHUTDOWN_TIMEOUT", 8.0) if shutdown is None else shutdown),

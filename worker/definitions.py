@@ -1,0 +1,68 @@
+"""The definitions watcher: follows the queue definitions and policies the admin mirrors into Redis, so a worker
+picks up new queues, weights, ranks, concurrency caps and archive limits without a restart.
+
+A worker started without ``--queues`` serves the defined queues (``"default"`` while none is defined); with
+``--queues`` the command line fixes the queues and weights, and only the caps of defined queues apply (a cap
+holds across every worker that serves the queue, whoever started it). One GET of the version counter per
+round; the whole set is read again only when it moved.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from queues.engine.broker import Broker
+from queues.engine.policies import PolicySet, PolicyStore
+from queues.engine.transitions import ArchiveLimits
+from queues.engine.worker_store import WorkerStore
+
+from .component import Component
+from .queueset import QueueSet
+
+log = logging.getLogger("worker.definitions")
+
+
+class DefinitionWatcher(Component):
+    name = "definitions"
+
+    def __init__(self, broker: Broker, store: WorkerStore, queue_set: QueueSet, *, follow: bool,
+                 fallback: dict[str, int], interval: float = 1.0, on_change: Callable[[], None] | None = None) -> None:
+        super().__init__(interval)
+        self.policy_store = PolicyStore(broker.conn, broker.keys)
+        self.store = store
+        self.queue_set = queue_set
+        self.follow = follow
+        self.fallback = dict(fallback)
+        self.on_change = on_change
+        self.policies = PolicySet()
+        self._loaded = False
+
+    def run_once(self) -> None:
+        if self._loaded and self.policy_store.version() == self.policies.version:
+            return
+        self.policies = self.policy_store.read()
+        self._loaded = True
+        self.apply(self.policies)
+
+    def apply(self, policies: PolicySet) -> None:
+        specs = policies.queues
+        caps = {name: spec.concurrency_cap for name, spec in specs.items() if spec.concurrency_cap}
+        if not self.follow:
+            self.queue_set.update(caps=caps)
+            return
+        if specs:
+            weights = {name: spec.weight for name, spec in sorted(specs.items())}
+            ranks = {name: spec.rank for name, spec in specs.items()}
+        else:
+            weights, ranks = self.fallback, {}
+        if self.queue_set.update(weights, ranks, caps):
+            log.info("serving %s (definitions version %d)",
+                     ", ".join(f"{q}={w}" for q, w in weights.items()), policies.version)
+            self.store.register_queues(list(weights))
+            if self.on_change is not None:
+                self.on_change()
+
+    def archive_limits(self, queue: str) -> ArchiveLimits:
+        """The queue's archive limits from the retention policies, as last read."""
+        return self.policies.archive_limits(queue)
