@@ -19,6 +19,9 @@ SECRET_KEY = env_str("SECRET_KEY", "django-insecure-taskq-dev-only-do-not-use-in
 DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# Behind a TLS-terminating reverse proxy that sets X-Forwarded-Proto (see README, "The console").
+if env_bool("SECURE_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 INSTALLED_APPS = [
     # daphne first: its runserver replaces Django's so `manage.py runserver` serves ASGI (WebSockets).
@@ -62,6 +65,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "console.context.console",
             ],
         },
     },
@@ -115,6 +119,8 @@ TASKS_ARCHIVE_MAX_SIZE = env_int("TASKS_ARCHIVE_MAX_SIZE", 10_000)
 TASKS_ARCHIVE_MAX_AGE_SECONDS = env_int("TASKS_ARCHIVE_MAX_AGE_SECONDS", 90 * 24 * 3600)
 TASKS_EVENT_STREAM_MAXLEN = env_int("TASKS_EVENT_STREAM_MAXLEN", 100_000)
 TASKS_SHUTDOWN_TIMEOUT = env_float("TASKS_SHUTDOWN_TIMEOUT", 8.0)
+# The console shows everything but hides and refuses every operator action.
+TASKS_CONSOLE_READ_ONLY = env_bool("TASKS_CONSOLE_READ_ONLY", False)
 
 CHANNEL_LAYERS = {
     "default": {

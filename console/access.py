@@ -1,0 +1,84 @@
+"""Who may do what in the console, stated once and applied to every view as a decorator.
+
+Two roles, both plain Django permissions on the queues app (granted through the groups "Console viewers" and
+"Console operators"; superusers hold every permission):
+
+- ``queues.view_console``: read every page.
+- ``queues.operate_console``: also pause, resume and delete queues and act on tasks. Operating implies viewing.
+
+Every action is a POST (so the CSRF middleware checks its token) and is refused while the console runs in
+read-only mode (``TASKS_CONSOLE_READ_ONLY``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
+
+from .errors import engine_errors, error_page
+
+VIEW_PERMISSION = "queues.view_console"
+OPERATE_PERMISSION = "queues.operate_console"
+
+View = Callable[..., HttpResponse]
+
+
+def read_only() -> bool:
+    return bool(getattr(settings, "TASKS_CONSOLE_READ_ONLY", False))
+
+
+def can_view(user) -> bool:
+    return user.is_authenticated and (user.has_perm(VIEW_PERMISSION) or user.has_perm(OPERATE_PERMISSION))
+
+
+def can_operate(user) -> bool:
+    """Whether the user may act right now: the permission, and the console not in read-only mode."""
+    return user.is_authenticated and not read_only() and user.has_perm(OPERATE_PERMISSION)
+
+
+def viewer_page(view: View) -> View:
+    """A read-only page: GET/HEAD only, login, the view permission; engine errors become error pages."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not can_view(request.user):
+            return error_page(request, 403, "Permission denied",
+                              "Your account may not view the console. Ask an administrator to add you to the "
+                              "“Console viewers” or “Console operators” group.")
+        return view(request, *args, **kwargs)
+
+    return require_safe(login_required(engine_errors(wrapper)))
+
+
+def operator_action(view: View) -> View:
+    """A mutating action: POST only (CSRF-checked), login, the operate permission, not in read-only mode."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if read_only():
+            return error_page(request, 403, "Read-only mode",
+                              "The console runs in read-only mode (TASKS_CONSOLE_READ_ONLY): actions are disabled.")
+        if not request.user.has_perm(OPERATE_PERMISSION):
+            return error_page(request, 403, "Permission denied",
+                              "Your account may view the console but not act on queues or tasks. Operators are "
+                              "members of the “Console operators” group.")
+        return view(request, *args, **kwargs)
+
+    return require_POST(login_required(engine_errors(wrapper)))
+
+
+def user_form(view: View) -> View:
+    """A page that edits the user's own preferences: login and the view permission, GET shows, POST saves."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not can_view(request.user):
+            return error_page(request, 403, "Permission denied", "Your account may not view the console.")
+        return view(request, *args, **kwargs)
+
+    return require_http_methods(["GET", "HEAD", "POST"])(login_required(wrapper))

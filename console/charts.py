@@ -1,0 +1,99 @@
+"""Inline SVG charts, drawn server-side: no JavaScript library and nothing fetched from elsewhere.
+
+Colours come from CSS classes (``.c-<series>``) so both themes restyle them. Every label is escaped here, since
+the markup is handed to templates as safe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+
+from django.utils.safestring import SafeString, mark_safe
+
+SIZE_SERIES = ("active", "pending", "aggregating", "scheduled", "retry", "archived")
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    values: dict[str, int]
+    href: str = ""
+
+
+def _nice_max(value: int) -> int:
+    """The smallest 1/2/5 x 10^n at or above ``value``, so the axis ends on a round number."""
+    if value <= 0:
+        return 1
+    step = 1
+    while True:
+        for factor in (1, 2, 5):
+            if step * factor >= value:
+                return step * factor
+        step *= 10
+
+
+def stacked_bars(bars: Sequence[Bar], series: Sequence[str], *, title: str) -> SafeString:
+    """Horizontal bars, one per label, stacked by series (the queue size by state chart)."""
+    row, label_w, width, top = 26, 160, 760, 8
+    scale_max = _nice_max(max((sum(b.values.get(s, 0) for s in series) for b in bars), default=0))
+    height = top + row * max(len(bars), 1) + 24
+    out = [f'<svg class="chart" viewBox="0 0 {label_w + width + 20} {height}" role="img" '
+           f'aria-label="{escape(title)}"><title>{escape(title)}</title>']
+    for index, bar in enumerate(bars):
+        y = top + index * row
+        name = escape(bar.label if len(bar.label) <= 24 else bar.label[:23] + "…")
+        label = f'<text class="axis" x="{label_w - 8}" y="{y + 16}" text-anchor="end">{name}</text>'
+        if bar.href:
+            label = f'<a href="{escape(bar.href)}">{label}</a>'
+        out.append(label)
+        x = float(label_w)
+        for name in series:
+            value = bar.values.get(name, 0)
+            if value <= 0:
+                continue
+            w = value / scale_max * width
+            out.append(f'<rect class="c-{name}" x="{x:.1f}" y="{y + 3}" width="{max(w, 1):.1f}" height="{row - 8}">'
+                       f'<title>{escape(bar.label)} · {name}: {value:,}</title></rect>')
+            x += w
+    out.append(_x_axis(label_w, width, top + row * max(len(bars), 1) + 16, scale_max))
+    out.append("</svg>")
+    return mark_safe("".join(out))  # noqa: S308 - every interpolated label is escaped above
+
+
+def _x_axis(left: int, width: int, y: int, scale_max: int) -> str:
+    ticks = []
+    for i in range(5):
+        value = scale_max * i // 4
+        x = left + width * i / 4
+        ticks.append(f'<text class="axis" x="{x:.1f}" y="{y}" text-anchor="middle">{value:,}</text>')
+    return "".join(ticks)
+
+
+def grouped_columns(bars: Sequence[Bar], series: Sequence[str], *, title: str) -> SafeString:
+    """Vertical columns per label, side by side per series (processed and failed per day)."""
+    left, width, height, bottom = 56, 860, 200, 28
+    scale_max = _nice_max(max((v for b in bars for v in b.values.values()), default=0))
+    slot = width / max(len(bars), 1)
+    col = max(slot * 0.8 / len(series), 1.0)
+    out = [f'<svg class="chart" viewBox="0 0 {left + width + 10} {height + bottom + 10}" role="img" '
+           f'aria-label="{escape(title)}"><title>{escape(title)}</title>']
+    for i in range(5):
+        value = scale_max * i // 4
+        y = 10 + height - height * i / 4
+        out.append(f'<line class="grid" x1="{left}" x2="{left + width}" y1="{y:.1f}" y2="{y:.1f}"/>'
+                   f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{value:,}</text>')
+    label_every = max(1, len(bars) // 10)
+    for index, bar in enumerate(bars):
+        x0 = left + index * slot + slot * 0.1
+        for k, name in enumerate(series):
+            value = bar.values.get(name, 0)
+            h = value / scale_max * height
+            out.append(f'<rect class="c-{name}" x="{x0 + k * col:.1f}" y="{10 + height - h:.1f}" width="{col:.1f}" '
+                       f'height="{h:.1f}"><title>{escape(bar.label)} · {name}: {value:,}</title></rect>')
+        if index % label_every == 0 or index == len(bars) - 1:
+            out.append(f'<text class="axis" x="{left + (index + 0.5) * slot:.1f}" y="{height + bottom}" '
+                       f'text-anchor="middle">{escape(bar.label)}</text>')
+    out.append("</svg>")
+    return mark_safe("".join(out))  # noqa: S308 - every interpolated label is escaped above

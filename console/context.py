@@ -1,0 +1,26 @@
+"""Template context every console page needs: the user's theme and what the user may do."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+
+from .access import can_operate, read_only
+from .models import ConsolePreference
+
+
+def preference(request: HttpRequest) -> ConsolePreference:
+    """The user's preferences, read once per request (this context processor and the views share it)."""
+    cached = getattr(request, "_console_preference", None)
+    if cached is None:
+        cached = ConsolePreference.for_user(request.user)
+        request._console_preference = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def console(request: HttpRequest) -> dict[str, object]:
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return {"console_theme": ConsolePreference.Theme.SYSTEM, "console_read_only": read_only(),
+                "can_operate": False}
+    return {"console_theme": preference(request).theme, "console_read_only": read_only(),
+            "can_operate": can_operate(user)}

@@ -1,0 +1,50 @@
+"""URL converters for queue names and task ids.
+
+Both may contain ``/`` (nothing forbids it), which a plain path segment cannot carry: servers decode ``%2F``
+before routing. So a segment escapes ``~`` as ``~7E`` and ``/`` as ``~2F``; every other character is left to
+Django's percent-encoding. A segment that cannot be a valid name (braces in a queue name, an oversized id,
+control characters, a stray ``~``) does not match, so the request ends in a 404 instead of reaching a view.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ESCAPE = re.compile(r"~(7E|2F)")
+
+
+def escape_segment(value: str) -> str:
+    return value.replace("~", "~7E").replace("/", "~2F")
+
+
+def unescape_segment(value: str) -> str:
+    if "~" in _ESCAPE.sub("", value):
+        raise ValueError("stray '~' in a path segment")
+    return _ESCAPE.sub(lambda m: "~" if m.group(1) == "7E" else "/", value)
+
+
+class QueueNameConverter:
+    regex = r"[^/]+"
+
+    def to_python(self, value: str) -> str:
+        from queues.engine.errors import ValidationError
+        from queues.engine.validation import queue_name
+
+        try:
+            return queue_name(unescape_segment(value))
+        except ValidationError as exc:
+            raise ValueError(str(exc)) from None
+
+    def to_url(self, value: str) -> str:
+        return escape_segment(value)
+
+
+class TaskIdConverter(QueueNameConverter):
+    def to_python(self, value: str) -> str:
+        from queues.engine.errors import ValidationError
+        from queues.engine.validation import task_id
+
+        try:
+            return task_id(unescape_segment(value))
+        except ValidationError as exc:
+            raise ValueError(str(exc)) from None

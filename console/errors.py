@@ -1,0 +1,57 @@
+"""Error pages, and the mapping from the engine's named errors to them.
+
+Redis being down is an expected operational state, not a bug: it gets a 503 page that says what to check, never
+a traceback. Unknown queues and tasks are 404s; input the engine refuses is a 400.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from functools import wraps
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+logger = logging.getLogger(__name__)
+
+
+def error_page(request: HttpRequest, status: int, title: str, message: str, detail: str = "") -> HttpResponse:
+    return render(request, "console/error.html", {"status": status, "title": title, "message": message,
+                                                  "detail": detail[:500]}, status=status)
+
+
+def not_found(request: HttpRequest, message: str) -> HttpResponse:
+    return error_page(request, 404, "Not found", message)
+
+
+def bad_request(request: HttpRequest, message: str) -> HttpResponse:
+    return error_page(request, 400, "Bad request", message)
+
+
+def redis_unavailable(request: HttpRequest, exc: Exception) -> HttpResponse:
+    logger.warning("console: redis unavailable on %s: %s", request.path[:200], exc)
+    return error_page(request, 503, "Redis is unavailable",
+                      "The console cannot read or change queue state because Redis does not answer. Check that "
+                      "redis-server is running and that REDIS_URL points at it, then reload this page.",
+                      detail=str(exc))
+
+
+def engine_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Turn the engine's named errors into error pages: 503 unavailable, 404 not found, 400 refused input."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        # Imported per call, not at module level, so the URLconf (admin, login) loads even if the engine cannot.
+        from queues.engine import QueueNotFoundError, RedisUnavailableError, TaskNotFoundError, ValidationError
+
+        try:
+            return view(request, *args, **kwargs)
+        except RedisUnavailableError as exc:
+            return redis_unavailable(request, exc)
+        except (QueueNotFoundError, TaskNotFoundError) as exc:
+            return not_found(request, exc.message)
+        except ValidationError as exc:
+            return bad_request(request, exc.message)
+
+    return wrapper

@@ -1,0 +1,124 @@
+"""Every input the console accepts, parsed by a form: query strings of the pages and the bodies of actions.
+
+An invalid value is a 400 with the form's message, never a 500 (no ``int(request.GET["page"])``). Numbers that
+are valid but out of range (a page past the end) are clamped by the views.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from .models import ROWS_PER_PAGE_CHOICES, ConsolePreference
+
+#: The tab order of the queue page, asynqmon's.
+STATES = ("active", "pending", "aggregating", "scheduled", "retry", "archived", "completed")
+HISTORY_DAYS = (1, 7, 30, 90)
+MAX_PAGE = 10**9
+MAX_TASK_ID = 128
+MAX_BATCH = 1000
+#: Actions on selected tasks; the inspector method and the states where it applies.
+TASK_ACTIONS = {
+    "run": ("run_task", {"scheduled", "retry", "archived"}),
+    "archive": ("archive_task", {"pending", "scheduled", "retry"}),
+    "delete": ("delete_task", {"pending", "scheduled", "retry", "archived", "completed"}),
+    "cancel": ("cancel_task", {"active"}),
+}
+#: Actions on a whole state; the states where each applies (the inspector's own rule, shown before asking it).
+STATE_ACTIONS = {
+    "run_all": {"scheduled", "retry", "archived"},
+    "archive_all": {"pending", "scheduled", "retry"},
+    "delete_all": {"pending", "scheduled", "retry", "archived", "completed"},
+    "cancel_all": {"active"},
+}
+
+
+def first_error(form: forms.Form) -> str:
+    """One readable line naming the first bad field, for a 400 page."""
+    for name, errors in form.errors.items():
+        label = name if name != "__all__" else "input"
+        return f"{label}: {errors[0]}"
+    return "invalid input"
+
+
+class DashboardQuery(forms.Form):
+    days = forms.TypedChoiceField(choices=[(d, d) for d in HISTORY_DAYS], coerce=int, required=False)
+
+    def clean_days(self) -> int:
+        return self.cleaned_data.get("days") or 7
+
+
+class TaskListQuery(forms.Form):
+    """The queue page's query string: which tab, which page, and the optional search and filters."""
+
+    state = forms.ChoiceField(choices=[(s, s) for s in STATES], required=False)
+    page = forms.IntegerField(min_value=1, required=False)
+    size = forms.TypedChoiceField(choices=ROWS_PER_PAGE_CHOICES, coerce=int, required=False)
+    task_id = forms.CharField(max_length=MAX_TASK_ID, required=False, strip=True)
+    type = forms.CharField(max_length=256, required=False, strip=True)
+    text = forms.CharField(max_length=200, required=False, strip=False)
+
+    def clean_state(self) -> str:
+        return self.cleaned_data.get("state") or "active"
+
+    def clean_page(self) -> int:
+        # Far past the end is clamped to the last page by the view; this only bounds the arithmetic.
+        return min(self.cleaned_data.get("page") or 1, MAX_PAGE)
+
+    @property
+    def filtering(self) -> bool:
+        return bool(self.cleaned_data.get("type") or self.cleaned_data.get("text"))
+
+
+class TaskDetailQuery(forms.Form):
+    full = forms.ChoiceField(choices=[("payload", "payload"), ("result", "result")], required=False)
+
+
+class TaskIdsField(forms.Field):
+    """A list of task ids from repeated form fields (``task_ids=a&task_ids=b``)."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value: object) -> list[str]:
+        if not value:
+            return []
+        if not isinstance(value, list | tuple):
+            raise ValidationError("expected a list of task ids")
+        ids = [str(v) for v in value]
+        if len(ids) > MAX_BATCH:
+            raise ValidationError(f"at most {MAX_BATCH} tasks per action, got {len(ids)}")
+        for task_id in ids:
+            if not task_id or len(task_id) > MAX_TASK_ID:
+                raise ValidationError(f"a task id is 1 to {MAX_TASK_ID} characters long")
+        return list(dict.fromkeys(ids))  # a row selected twice is acted on once
+
+
+class TaskBatchForm(forms.Form):
+    action = forms.ChoiceField(choices=[(a, a) for a in TASK_ACTIONS])
+    task_ids = TaskIdsField(required=False)
+    next = forms.CharField(max_length=2000, required=False)
+
+
+class StateBulkForm(forms.Form):
+    action = forms.ChoiceField(choices=[(a, a) for a in STATE_ACTIONS])
+    state = forms.ChoiceField(choices=[(s, s) for s in STATES])
+
+    def clean(self) -> dict:
+        data = super().clean()
+        action, state = data.get("action"), data.get("state")
+        if action and state and state not in STATE_ACTIONS[action]:
+            raise ValidationError(f"{action} does not apply to {state} tasks")
+        return data
+
+
+class DeleteQueueForm(forms.Form):
+    force = forms.BooleanField(required=False)
+
+
+class PreferenceForm(forms.ModelForm):
+    rows_per_page = forms.TypedChoiceField(choices=ROWS_PER_PAGE_CHOICES, coerce=int, label="Rows per page")
+    theme = forms.ChoiceField(choices=ConsolePreference.Theme.choices, widget=forms.RadioSelect)
+
+    class Meta:
+        model = ConsolePreference
+        fields = ["rows_per_page", "theme"]

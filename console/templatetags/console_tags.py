@@ -1,0 +1,35 @@
+"""Small formatting filters for the console's templates."""
+
+from __future__ import annotations
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def duration(seconds: object) -> str:
+    """``3725`` -> ``1h 2m``; under a minute with one decimal; ``—`` for nothing."""
+    if seconds is None or seconds == "":
+        return "—"
+    try:
+        value = float(seconds)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return "—"
+    sign, value = ("-" if value < 0 else ""), abs(value)
+    if value < 60:
+        return f"{sign}{value:.1f} s"
+    minutes, secs = divmod(int(value), 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    if days:
+        return f"{sign}{days}d {hours}h"
+    if hours:
+        return f"{sign}{hours}h {minutes}m"
+    return f"{sign}{minutes}m {secs}s"
+
+
+@register.filter
+def get(mapping: object, key: str) -> object:
+    """``counts|get:"pending"``: a dict lookup by a variable key."""
+    return mapping.get(key, 0) if isinstance(mapping, dict) else None
