@@ -7,5 +7,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("healthz", views.healthz, name="healthz"),
-    path("", views.dashboard, name="dashboard"),
+    path("", include("console.page_urls")),
 ]

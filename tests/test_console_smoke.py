@@ -120,6 +120,7 @@ def fake_queue_info(name: str, **overrides):
         size=16,
         paused=False,
         latency=1.25,
+        memory_bytes=2048,
         processed_today=10,
         failed_today=2,
     )
@@ -129,7 +130,8 @@ def fake_queue_info(name: str, **overrides):
 
 def test_dashboard_lists_queues(admin_client_logged_in, monkeypatch):
     infos = {"critical": fake_queue_info("critical", paused=True), "default": fake_queue_info("default")}
-    inspector = SimpleNamespace(queues=lambda: list(infos), queue_info=infos.__getitem__)
+    inspector = SimpleNamespace(queues=lambda: list(infos), queue_info=infos.__getitem__,
+                                history=lambda name, days: [])
     monkeypatch.setattr("queues.conf.get_inspector", lambda: inspector)
     response = admin_client_logged_in.get("/")
     assert response.status_code == 200
@@ -154,7 +156,7 @@ def test_dashboard_503_when_redis_is_down(admin_client_logged_in, monkeypatch):
 def test_dashboard_with_real_engine(admin_client_logged_in, settings_redis, redis_client):
     response = admin_client_logged_in.get("/")
     assert response.status_code == 200
-    assert b"<h1>Queues</h1>" in response.content
+    assert b"<h1>Dashboard</h1>" in response.content
 
 
 def test_bootstrap_admin_creates_then_resets(monkeypatch, capsys):

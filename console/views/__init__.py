@@ -1,5 +1,6 @@
-"""Console views, one module per page or concern."""
+"""Console views, one module per page or concern: dashboard, queues, tasks, servers, redis, settings, actions,
+and the public health probe."""
 
-from .health import dashboard, healthz
+from .health import healthz
 
-__all__ = ["dashboard", "healthz"]
+__all__ = ["healthz"]

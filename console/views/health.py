@@ -1,6 +1,6 @@
-"""Console pages.
+"""The public health probe.
 
-The engine is imported inside each view, not at module level: the URLconf (and with it the admin and login
+The engine is imported inside the view, not at module level: the URLconf (and with it the admin and login
 pages) must keep working even if the engine fails to import.
 """
 
@@ -8,37 +8,12 @@ from __future__ import annotations
 
 import logging
 
-from django.contrib.auth.decorators import login_required
 from django.db import DatabaseError, connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 logger = logging.getLogger(__name__)
-
-
-@require_safe
-@login_required
-def dashboard(request: HttpRequest) -> HttpResponse:
-    """Access: any logged-in user. One row per queue with its task counts and today's throughput."""
-    from queues.conf import get_inspector
-    from queues.engine import RedisUnavailableError
-    from queues.engine.errors import QueueNotFoundError
-
-    try:
-        insp = get_inspector()
-        names = insp.queues()
-        infos = []
-        for name in names:
-            try:
-                infos.append(insp.queue_info(name))
-            except QueueNotFoundError:
-                continue  # removed between listing and reading: just not shown this time
-    except RedisUnavailableError as exc:
-        logger.warning("dashboard: redis unavailable: %s", exc)
-        return render(request, "console/dashboard.html", {"redis_error": str(exc)}, status=503)
-    return render(request, "console/dashboard.html", {"queues": infos})
 
 
 @require_safe

@@ -1,0 +1,25 @@
+"""The console's pages and actions, included at the site root by console/urls.py."""
+
+from __future__ import annotations
+
+from django.urls import path, register_converter
+
+from .converters import QueueNameConverter, TaskIdConverter
+from .views import actions, dashboard, queues, redis, servers, settings, tasks
+
+register_converter(QueueNameConverter, "queue")
+register_converter(TaskIdConverter, "taskid")
+
+urlpatterns = [
+    path("", dashboard.dashboard, name="dashboard"),
+    path("servers/", servers.servers, name="servers"),
+    path("redis/", redis.redis_info, name="redis"),
+    path("settings/", settings.preferences, name="settings"),
+    path("queues/<queue:queue>/", queues.queue_detail, name="queue"),
+    path("queues/<queue:queue>/pause/", actions.pause_queue, name="queue-pause"),
+    path("queues/<queue:queue>/resume/", actions.resume_queue, name="queue-resume"),
+    path("queues/<queue:queue>/delete/", actions.delete_queue, name="queue-delete"),
+    path("queues/<queue:queue>/batch/", actions.task_batch, name="task-batch"),
+    path("queues/<queue:queue>/all/", actions.state_bulk, name="task-bulk"),
+    path("queues/<queue:queue>/tasks/<taskid:task_id>/", tasks.task_detail, name="task"),
+]

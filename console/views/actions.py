@@ -1,0 +1,113 @@
+"""Operator actions: pause, resume and delete a queue; run, archive, delete or cancel tasks, one by one or a
+whole state at once.
+
+Each is a POST checked by ``operator_action`` (login, permission, CSRF, not read-only), does its work through
+the engine's inspector, records an audit entry of what it did, and redirects back with a message.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+
+from ..access import operator_action
+from ..errors import bad_request
+from ..forms import TASK_ACTIONS, DeleteQueueForm, StateBulkForm, TaskBatchForm, first_error
+from .common import acting_inspector, queue_url, safe_next
+
+#: How a message says what happened to the tasks.
+DONE = {"run": "moved to pending", "archive": "archived", "delete": "deleted", "cancel": "asked to cancel"}
+
+
+def _audit(request: HttpRequest, action: str, queue: str, task_ids: list[str] | None = None,
+           detail: str = "") -> None:
+    from queues.audit import record_action
+
+    record_action(request.user, action, queue=queue, task_ids=task_ids, detail=detail)
+
+
+@operator_action
+def pause_queue(request: HttpRequest, queue: str) -> HttpResponse:
+    acting_inspector(request).pause_queue(queue)
+    _audit(request, "pause_queue", queue)
+    messages.success(request, f"Queue {queue} paused: workers take no new tasks from it.")
+    return redirect(safe_next(request, request.POST.get("next"), "dashboard"))
+
+
+@operator_action
+def resume_queue(request: HttpRequest, queue: str) -> HttpResponse:
+    acting_inspector(request).unpause_queue(queue)
+    _audit(request, "unpause_queue", queue)
+    messages.success(request, f"Queue {queue} resumed.")
+    return redirect(safe_next(request, request.POST.get("next"), "dashboard"))
+
+
+@operator_action
+def delete_queue(request: HttpRequest, queue: str) -> HttpResponse:
+    """Refused while the queue holds tasks, unless forced; refused while tasks are active even then."""
+    from queues.engine import QueueNotEmptyError
+
+    form = DeleteQueueForm(request.POST)
+    if not form.is_valid():
+        return bad_request(request, first_error(form))
+    force = form.cleaned_data["force"]
+    try:
+        acting_inspector(request).delete_queue(queue, force=force)
+    except QueueNotEmptyError as exc:
+        hint = "" if force else " Tick “force” to delete its tasks with it."
+        messages.error(request, f"Queue {queue} was not deleted: {exc.message}.{hint}")
+        return redirect(safe_next(request, request.POST.get("next"), "dashboard"))
+    _audit(request, "delete_queue", queue, detail="forced" if force else "")
+    messages.success(request, f"Queue {queue} deleted.")
+    return redirect("dashboard")
+
+
+@operator_action
+def task_batch(request: HttpRequest, queue: str) -> HttpResponse:
+    """Run, archive, delete or cancel the selected tasks; each one that cannot be (gone, wrong state) is
+    reported, the others are done."""
+    from queues.engine import FailedPreconditionError, TaskNotFoundError
+
+    form = TaskBatchForm(request.POST)
+    if not form.is_valid():
+        return bad_request(request, first_error(form))
+    action, ids = form.cleaned_data["action"], form.cleaned_data["task_ids"]
+    back = safe_next(request, form.cleaned_data["next"], queue_url(queue))
+    if not ids:
+        messages.warning(request, "No tasks selected.")
+        return redirect(back)
+    insp = acting_inspector(request)
+    insp.queue_info(queue)  # an unknown queue is a 404 before anything else
+    method = getattr(insp, TASK_ACTIONS[action][0])
+    done, refused = [], []
+    for task_id in ids:
+        try:
+            method(queue, task_id)
+        except (TaskNotFoundError, FailedPreconditionError) as exc:
+            refused.append(f"{task_id}: {exc.message}")
+        else:
+            done.append(task_id)
+    if done:
+        _audit(request, TASK_ACTIONS[action][0], queue, done, detail=f"{len(refused)} refused" if refused else "")
+        messages.success(request, f"{len(done)} task{'s' if len(done) != 1 else ''} {DONE[action]}.")
+    if refused:
+        more = " …" if len(refused) > 5 else ""
+        messages.error(request, f"{len(refused)} refused: " + "; ".join(refused[:5]) + more)
+    if action == "delete" and len(ids) == 1 and done and "/tasks/" in back:
+        back = queue_url(queue)  # the task page of a deleted task would only say 404
+    return redirect(back)
+
+
+@operator_action
+def state_bulk(request: HttpRequest, queue: str) -> HttpResponse:
+    """Run, archive, delete or cancel every task of one state, in chunks (the engine's bulk scripts)."""
+    form = StateBulkForm(request.POST)
+    if not form.is_valid():
+        return bad_request(request, first_error(form))
+    action, state = form.cleaned_data["action"], form.cleaned_data["state"]
+    insp = acting_inspector(request)
+    count = insp.cancel_all(queue) if action == "cancel_all" else getattr(insp, action)(queue, state)
+    _audit(request, action, queue, detail=f"state={state} count={count}")
+    messages.success(request, f"{count} {state} task{'s' if count != 1 else ''} {DONE[action.removesuffix('_all')]}.")
+    return redirect(queue_url(queue, state=state))

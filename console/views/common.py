@@ -1,0 +1,41 @@
+"""Helpers shared by the page views: the engine handles, the user's preferences, safe redirects."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+
+from ..context import preference
+
+__all__ = ["acting_inspector", "inspector", "preference", "queue_url", "safe_next"]
+
+
+def inspector():
+    """The inspector for reads. Looked up on ``queues.conf`` per call so tests and settings changes apply."""
+    from queues import conf
+
+    return conf.get_inspector()
+
+
+def acting_inspector(request: HttpRequest):
+    """The inspector for an operator action: its events name the console user who took it."""
+    from queues import conf
+
+    return conf.get_inspector(f"console:{request.user.get_username()}")
+
+
+def queue_url(queue: str, **params: object) -> str:
+    from urllib.parse import urlencode
+
+    url = reverse("queue", args=[queue])
+    query = urlencode({k: v for k, v in params.items() if v not in (None, "")})
+    return f"{url}?{query}" if query else url
+
+
+def safe_next(request: HttpRequest, candidate: str | None, fallback: str) -> str:
+    """Where to go back after an action: a local URL the form carried, or ``fallback``."""
+    if candidate and candidate.startswith("/") and url_has_allowed_host_and_scheme(
+            candidate, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return candidate
+    return fallback

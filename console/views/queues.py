@@ -1,0 +1,84 @@
+"""The queue page: banner of figures, a tab per state, the per-type breakdown, search and filters."""
+
+from __future__ import annotations
+
+from math import ceil
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from ..access import viewer_page
+from ..errors import bad_request
+from ..forms import STATE_ACTIONS, STATES, TASK_ACTIONS, TaskListQuery, first_error
+from ..rendering import preview
+from .common import inspector, preference, queue_url
+
+
+@viewer_page
+def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
+    """Access: viewers. Reads one page of one state by range (LRANGE/ZRANGE), or a bounded scan when filtering."""
+    from queues.engine import TaskNotFoundError
+
+    query = TaskListQuery(request.GET)
+    if not query.is_valid():
+        return bad_request(request, first_error(query))
+    params = query.cleaned_data
+    insp = inspector()
+    info = insp.queue_info(queue)  # 404 for an unknown queue
+    if params["task_id"]:
+        try:
+            task = insp.get_task(queue, params["task_id"])
+        except TaskNotFoundError:
+            messages.warning(request, f"No task with id {params['task_id']!r} in queue {queue!r}.")
+        else:
+            return redirect(reverse("task", args=[queue, task.id]))
+    state, size = params["state"], params["size"] or preference(request).rows_per_page
+    counts = info.counts()
+    total = counts[state]
+    search = None
+    if query.filtering:
+        search = insp.search_tasks(queue, state, task_type=params["type"] or None, text=params["text"] or None,
+                                   limit=size)
+        tasks, page, pages = search.tasks, 1, 1
+    else:
+        pages = max(1, ceil(total / size))
+        page = min(params["page"], pages)  # past the end: the last page, not an error
+        tasks = insp.list_tasks(queue, state, page=page, size=size)
+    context = {
+        "info": info,
+        "queue": queue,
+        "tabs": [(s, counts[s], queue_url(queue, state=s)) for s in STATES],
+        "state": state,
+        "rows": [(task, preview(task.payload)) for task in tasks],
+        "total": total,
+        "page": page,
+        "pages": pages,
+        "size": size,
+        "page_links": _page_links(queue, state, page, pages, params["size"]),
+        "search": search,
+        "filter_type": params["type"],
+        "filter_text": params["text"],
+        "types": sorted(insp.type_counts(queue).items()),
+        "states": STATES,
+        "row_actions": [a for a, (_m, allowed) in TASK_ACTIONS.items() if state in allowed],
+        "state_actions": [a for a, allowed in STATE_ACTIONS.items() if state in allowed],
+        "here": request.get_full_path(),
+    }
+    return render(request, "console/queue.html", context)
+
+
+def _page_links(queue: str, state: str, page: int, pages: int, size: int | None) -> dict[str, object]:
+    """First, previous, next and last links plus a window of page numbers around the current one."""
+    def link(number: int) -> str:
+        return queue_url(queue, state=state, page=number, size=size)
+
+    window = range(max(1, page - 2), min(pages, page + 2) + 1)
+    return {
+        "first": link(1) if page > 1 else "",
+        "previous": link(page - 1) if page > 1 else "",
+        "next": link(page + 1) if page < pages else "",
+        "last": link(pages) if page < pages else "",
+        "numbers": [(n, link(n)) for n in window],
+    }

@@ -1,0 +1,49 @@
+"""The Redis page: the figures an operator checks first, then the whole INFO reply."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from ..access import viewer_page
+from .common import inspector
+
+#: (label, INFO field) pairs of the summary, in the order they are shown.
+SUMMARY = [
+    ("Version", "redis_version"), ("Mode", "redis_mode"), ("Uptime", "uptime_in_seconds"),
+    ("Connected clients", "connected_clients"), ("Blocked clients", "blocked_clients"),
+    ("Memory used", "used_memory_human"), ("Memory peak", "used_memory_peak_human"),
+    ("Max memory", "maxmemory_human"), ("Eviction policy", "maxmemory_policy"),
+    ("Fragmentation ratio", "mem_fragmentation_ratio"),
+]
+PERSISTENCE = [
+    ("AOF enabled", "aof_enabled"), ("Last RDB save", "rdb_last_save_time"),
+    ("RDB changes since save", "rdb_changes_since_last_save"), ("Last RDB save status", "rdb_last_bgsave_status"),
+    ("AOF last write status", "aof_last_write_status"),
+]
+
+
+@viewer_page
+def redis_info(request: HttpRequest) -> HttpResponse:
+    """Access: viewers. One INFO call."""
+    from queues.engine.clock import from_ms
+
+    info = inspector().redis_info()
+    summary = [(label, info.get(key, "—")) for label, key in SUMMARY]
+    persistence = [(label, info.get(key, "—")) for label, key in PERSISTENCE]
+    last_save = info.get("rdb_last_save_time")
+    context = {
+        "summary": summary,
+        "persistence": persistence,
+        "uptime": info.get("uptime_in_seconds"),
+        "last_save": from_ms(int(last_save) * 1000) if isinstance(last_save, int) and last_save else None,
+        "full": sorted((key, _flat(value)) for key, value in info.items()),
+    }
+    return render(request, "console/redis.html", context)
+
+
+def _flat(value: object) -> str:
+    """INFO nests some sections (keyspace ``db0: {keys: …}``): show them as ``k=v,…`` as redis-cli does."""
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in value.items())
+    return str(value)

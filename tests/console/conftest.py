@@ -1,0 +1,75 @@
+"""Fixtures of the console tests: the engine pointed at the flushed test database, users for each role, and a
+seeder that puts tasks in every state the way the engine's scripts do."""
+
+from __future__ import annotations
+
+import pytest
+from console_support import logged_in, make_user
+from django.test import Client
+
+from queues import conf
+from tests.cli.helpers import Seed
+
+
+@pytest.fixture
+def engine(settings_redis, redis_client):
+    """Settings and the cached engine handles on the flushed test database."""
+    conf._inspector.cache_clear()
+    conf._client.cache_clear()
+    yield conf.get_inspector()
+    conf._inspector.cache_clear()
+    conf._client.cache_clear()
+
+
+@pytest.fixture
+def seed(engine, redis_url):
+    seeder = Seed(redis_url)
+    yield seeder
+    seeder.close()
+
+
+@pytest.fixture
+def viewer(db):
+    return make_user("vera", "view_console")
+
+
+@pytest.fixture
+def operator(db):
+    return make_user("otto", "view_console", "operate_console")
+
+
+@pytest.fixture
+def nobody(db):
+    return make_user("nina")
+
+
+@pytest.fixture
+def viewer_client(viewer) -> Client:
+    return logged_in(viewer)
+
+
+@pytest.fixture
+def operator_client(operator) -> Client:
+    return logged_in(operator)
+
+
+@pytest.fixture
+def nobody_client(nobody) -> Client:
+    return logged_in(nobody)
+
+
+@pytest.fixture
+def audit(monkeypatch):
+    """Every record_action call the console makes, passed on to the real audit log."""
+    import queues.audit
+
+    calls: list[dict] = []
+    real = queues.audit.record_action
+
+    def spy(user, action, queue="", task_ids=None, detail=""):
+        calls.append({"user": user.get_username(), "action": action, "queue": queue, "task_ids": task_ids,
+                      "detail": detail})
+        return real(user, action, queue=queue, task_ids=task_ids, detail=detail)
+
+    monkeypatch.setattr(queues.audit, "record_action", spy)
+    return calls

@@ -1,0 +1,175 @@
+"""Every operator action does what it says through the engine, reports back, and writes an audit entry."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.messages import get_messages
+from django.urls import reverse
+
+pytestmark = pytest.mark.django_db
+
+
+def texts(response) -> list[str]:
+    return [str(m) for m in get_messages(response.wsgi_request)]
+
+
+def test_pause_and_resume(operator_client, seed, engine, audit):
+    seed.pending()
+    response = operator_client.post("/queues/default/pause/", {"next": "/queues/default/"})
+    assert response.status_code == 302 and response["Location"] == "/queues/default/"
+    assert engine.queue_info("default").paused
+    response = operator_client.post("/queues/default/resume/")
+    assert response["Location"] == "/"
+    assert not engine.queue_info("default").paused
+    assert [(c["user"], c["action"], c["queue"]) for c in audit] == [("otto", "pause_queue", "default"),
+                                                                      ("otto", "unpause_queue", "default")]
+    from queues.models import AuditLog
+
+    assert AuditLog.objects.filter(username="otto", queue="default").count() == 2
+
+
+def test_next_must_be_local(operator_client, seed):
+    seed.pending()
+    response = operator_client.post("/queues/default/pause/", {"next": "https://evil.example/"})
+    assert response["Location"] == "/"
+
+
+def test_delete_queue_refused_while_not_empty_unless_forced(operator_client, seed, engine, audit):
+    seed.pending()
+    response = operator_client.post("/queues/default/delete/", {})
+    assert response.status_code == 302
+    assert "default" in engine.queues()
+    assert any("not deleted" in t for t in texts(response))
+    assert audit == []
+    response = operator_client.post("/queues/default/delete/", {"force": "on"})
+    assert "default" not in engine.queues()
+    assert audit[-1]["action"] == "delete_queue" and audit[-1]["detail"] == "forced"
+
+
+def test_delete_empty_queue_without_force(operator_client, seed, engine, audit):
+    task_id = seed.pending()
+    engine.delete_task("default", task_id)
+    operator_client.post("/queues/default/delete/", {})
+    assert "default" not in engine.queues()
+
+
+def test_delete_queue_refused_while_tasks_are_active(operator_client, seed, engine, audit):
+    seed.active()
+    response = operator_client.post("/queues/default/delete/", {"force": "on"})
+    assert response.status_code == 302
+    assert "default" in engine.queues()
+    assert audit == []
+
+
+@pytest.mark.parametrize(("make", "action", "expect"), [
+    ("archived", "run", "pending"),
+    ("scheduled", "run", "pending"),
+    ("pending", "archive", "archived"),
+    ("retry", "archive", "archived"),
+    ("archived", "delete", None),
+    ("completed", "delete", None),
+])
+def test_batch_action_on_selected_tasks(operator_client, seed, engine, audit, make, action, expect):
+    from queues.engine import TaskNotFoundError
+
+    ids = [getattr(seed, make)() for _ in range(1 if make in ("retry", "archived", "completed") else 3)]
+    here = f"/queues/default/?state={make}"
+    response = operator_client.post("/queues/default/batch/", {"action": action, "task_ids": ids, "next": here})
+    assert response.status_code == 302 and response["Location"] == here
+    for task_id in ids:
+        if expect is None:
+            with pytest.raises(TaskNotFoundError):
+                engine.get_task("default", task_id)
+        else:
+            assert engine.get_task("default", task_id).state == expect
+    assert audit[-1]["task_ids"] == ids and audit[-1]["action"] == f"{action}_task"
+
+
+def test_batch_reports_refused_tasks_and_does_the_rest(operator_client, seed, engine, audit):
+    active, _token = seed.active()
+    pending = seed.pending()
+    response = operator_client.post("/queues/default/batch/",
+                                    {"action": "archive", "task_ids": [pending, active, "gone"]})
+    assert engine.get_task("default", pending).state == "archived"
+    assert engine.get_task("default", active).state == "active"
+    messages = " ".join(texts(response))
+    assert "1 task archived" in messages and "2 refused" in messages
+    assert audit[-1]["task_ids"] == [pending] and audit[-1]["detail"] == "2 refused"
+
+
+def test_cancel_active_task(operator_client, seed, engine, audit):
+    active, _token = seed.active()
+    response = operator_client.post("/queues/default/batch/", {"action": "cancel", "task_ids": [active]})
+    assert "asked to cancel" in " ".join(texts(response))
+    assert audit[-1]["action"] == "cancel_task"
+
+
+def test_deleting_from_the_task_page_goes_back_to_the_queue(operator_client, seed):
+    task_id = seed.pending()
+    page = reverse("task", args=["default", task_id])
+    response = operator_client.post("/queues/default/batch/", {"action": "delete", "task_ids": [task_id],
+                                                               "next": page})
+    assert response["Location"] == "/queues/default/"
+
+
+def test_no_selection_changes_nothing(operator_client, seed, audit):
+    seed.pending()
+    response = operator_client.post("/queues/default/batch/", {"action": "delete"})
+    assert response.status_code == 302
+    assert "No tasks selected." in texts(response)
+    assert audit == []
+
+
+@pytest.mark.parametrize(("make", "action", "expect"), [
+    ("archived", "run_all", ("archived", 0, "pending", 2)),
+    ("pending", "archive_all", ("pending", 0, "archived", 2)),
+    ("scheduled", "delete_all", ("scheduled", 0, "pending", 0)),
+])
+def test_whole_state_actions(operator_client, seed, engine, audit, make, action, expect):
+    for _ in range(2):
+        getattr(seed, make)()
+    response = operator_client.post("/queues/default/all/", {"action": action, "state": make})
+    assert response.status_code == 302 and response["Location"] == f"/queues/default/?state={make}"
+    counts = engine.queue_info("default").counts()
+    assert (counts[expect[0]], counts[expect[2]]) == (expect[1], expect[3])
+    assert audit[-1]["action"] == action and audit[-1]["detail"] == f"state={make} count=2"
+
+
+def test_cancel_all(operator_client, seed, audit):
+    seed.active()
+    response = operator_client.post("/queues/default/all/", {"action": "cancel_all", "state": "active"})
+    assert "1 active task asked to cancel." in texts(response)
+    assert audit[-1]["action"] == "cancel_all"
+
+
+@pytest.mark.parametrize("data", [
+    {"action": "run_all", "state": "pending"},  # pending tasks are run already
+    {"action": "cancel_all", "state": "archived"},
+    {"action": "explode", "state": "pending"},
+    {"action": "delete_all", "state": "nowhere"},
+    {},
+])
+def test_whole_state_actions_refuse_bad_combinations(operator_client, seed, engine, audit, data):
+    seed.pending()
+    assert operator_client.post("/queues/default/all/", data).status_code == 400
+    assert engine.queue_info("default").pending == 1
+    assert audit == []
+
+
+@pytest.mark.parametrize("data", [
+    {"action": "explode", "task_ids": ["a"]},
+    {"action": "delete", "task_ids": ["x" * 10_000]},
+    {"action": "delete", "task_ids": [str(n) for n in range(1001)]},
+])
+def test_batch_refuses_bad_input(operator_client, seed, audit, data):
+    seed.pending()
+    assert operator_client.post("/queues/default/batch/", data).status_code == 400
+    assert audit == []
+
+
+def test_actions_on_unknown_queue_are_404(operator_client, engine, audit):
+    for url, data in [("/queues/nope/pause/", {}), ("/queues/nope/delete/", {}),
+                      ("/queues/nope/batch/", {"action": "delete", "task_ids": ["a"]}),
+                      ("/queues/nope/all/", {"action": "delete_all", "state": "pending"})]:
+        assert operator_client.post(url, data).status_code == 404, url
+    assert audit == []
