@@ -25,6 +25,8 @@ from .transitions import ArchiveLimits, Limits
 
 SCAN_LIMIT = 10_000  # tasks a filter looks at, at most, per request: it says how many it looked at
 EVENT_SCAN_LIMIT = 20_000  # stream entries searched, at most, for one task's history
+_SORTED_SET_STATES = ("active", "scheduled", "retry", "archived", "completed")
+_MEMORY_STATES = ("pending",) + _SORTED_SET_STATES
 MEMORY_SAMPLE = 20  # tasks per state whose MEMORY USAGE is read and extrapolated, as asynq does
 MAX_PAGE_SIZE = 1000
 #: The states each bulk action takes (active tasks are cancelled, not deleted, run or archived).
@@ -141,62 +143,73 @@ class Inspector:
 
     def queue_info(self, queue: str) -> QueueInfo:
         self._known(queue, "queue_info")
-        q = self.keys.queue(queue)
+        return self.queue_infos([queue])[0]
+
+    def queue_infos(self, queues: list[str], memory_sample: int = MEMORY_SAMPLE) -> list[QueueInfo]:
+        """The QueueInfo of many queues in three round trips, however many queues (for the dashboard and
+        /metrics). Names are not checked against the queue set: an unknown queue reads as empty."""
         day = utc_day(self.broker.clock.now())
         pipe = self.conn.pipeline(transaction=False)
-        pipe.llen(q.pending)
-        for state in ("active", "scheduled", "retry", "archived", "completed"):
-            pipe.zcard(q.state_key(state))
-        pipe.exists(q.paused)
-        pipe.mget(q.processed_on(day), q.failed_on(day), q.processed, q.failed)
-        pipe.lindex(q.pending, -1)
-        sizes = self._redis("queue_info", pipe.execute)
-        info = QueueInfo(queue, pending=sizes[0], active=sizes[1], scheduled=sizes[2], retry=sizes[3],
-                         archived=sizes[4], completed=sizes[5], paused=bool(sizes[6]))
-        info.processed_today, info.failed_today, info.processed_total, info.failed_total = (
-            int(v or 0) for v in sizes[7])
-        oldest = sizes[8]
-        if oldest is not None:
-            since = self._redis("queue_info", self.conn.hget, q.task(oldest.decode()), "since")
-            if since:
-                info.latency = max(0.0, self.broker.clock.now() - int(since) / 1000)
-        info.memory_bytes = self._memory(queue, info)
-        return info
+        for queue in queues:
+            q = self.keys.queue(queue)
+            pipe.llen(q.pending)
+            for state in _SORTED_SET_STATES:
+                pipe.zcard(q.state_key(state))
+            pipe.exists(q.paused)
+            pipe.mget(q.processed_on(day), q.failed_on(day), q.processed, q.failed)
+            pipe.lindex(q.pending, -1)
+        replies = iter(self._redis("queue_info", pipe.execute)) if queues else iter(())
+        infos, oldest = [], []
+        for queue in queues:
+            sizes = [next(replies) for _ in range(7)]
+            info = QueueInfo(queue, pending=sizes[0], active=sizes[1], scheduled=sizes[2], retry=sizes[3],
+                             archived=sizes[4], completed=sizes[5], paused=bool(sizes[6]))
+            info.processed_today, info.failed_today, info.processed_total, info.failed_total = (
+                int(v or 0) for v in next(replies))
+            infos.append(info)
+            oldest.append(next(replies))
+        self._latency_and_memory(infos, oldest, memory_sample)
+        return infos
 
-    def _memory(self, queue: str, info: QueueInfo) -> int:
-        """Approximate bytes: the structures' own usage plus a per-state sample of task hashes, extrapolated."""
-        q = self.keys.queue(queue)
+    def _latency_and_memory(self, infos: list[QueueInfo], oldest: list[bytes | None], memory_sample: int) -> None:
+        """Latency is the age of the oldest pending task. Memory is approximate: the structures' own usage plus
+        a per-state sample of task hashes, extrapolated (as asynq does)."""
         pipe = self.conn.pipeline(transaction=False)
-        samples: list[tuple[str, int]] = []
-        for state in ("pending", "active", "scheduled", "retry", "archived", "completed"):
-            count = getattr(info, state)
-            if not count:
-                continue
-            key = q.state_key(state)
-            pipe.memory_usage(key, samples=MEMORY_SAMPLE)
-            if state == "pending":
-                pipe.lrange(key, 0, MEMORY_SAMPLE - 1)
+        plan: list[list[tuple[str, int]]] = []
+        for info, head in zip(infos, oldest, strict=True):
+            q = self.keys.queue(info.queue)
+            if head is None:
+                pipe.echo(b"")  # keeps one reply per queue in the same place
             else:
-                pipe.zrange(key, 0, MEMORY_SAMPLE - 1)
-            samples.append((state, count))
-        replies = self._redis("queue_info", pipe.execute)
-        total = 0
-        pipe = self.conn.pipeline(transaction=False)
-        scale = []
-        for index, (_state, count) in enumerate(samples):
-            total += replies[2 * index] or 0
-            ids = replies[2 * index + 1]
-            for task_id in ids:
-                pipe.memory_usage(q.task(task_id.decode()), samples=0)
-            scale.append((len(ids), count))
-        usages = self._redis("queue_info", pipe.execute) if scale else []
-        position = 0
-        for sampled, count in scale:
-            chunk = [u or 0 for u in usages[position:position + sampled]]
-            position += sampled
+                pipe.hget(q.task(head.decode()), "since")
+            states = [(state, getattr(info, state)) for state in _MEMORY_STATES if getattr(info, state)]
+            for state, _count in states:
+                key = q.state_key(state)
+                pipe.memory_usage(key, samples=memory_sample)
+                if state == "pending":
+                    pipe.lrange(key, 0, memory_sample - 1)
+                else:
+                    pipe.zrange(key, 0, memory_sample - 1)
+            plan.append(states)
+        replies = iter(self._redis("queue_info", pipe.execute)) if infos else iter(())
+        now = self.broker.clock.now()
+        samples = self.conn.pipeline(transaction=False)
+        scale: list[tuple[QueueInfo, int, int]] = []
+        for info, states in zip(infos, plan, strict=True):
+            since = next(replies)
+            if since:
+                info.latency = max(0.0, now - int(since) / 1000)
+            for _state, count in states:
+                info.memory_bytes += next(replies) or 0
+                ids = next(replies)
+                for task_id in ids:
+                    samples.memory_usage(self.keys.queue(info.queue).task(task_id.decode()), samples=0)
+                scale.append((info, len(ids), count))
+        usages = iter(self._redis("queue_info", samples.execute)) if scale else iter(())
+        for info, sampled, count in scale:
+            chunk = [next(usages) or 0 for _ in range(sampled)]
             if chunk:
-                total += int(sum(chunk) / len(chunk) * count)
-        return total
+                info.memory_bytes += int(sum(chunk) / len(chunk) * count)
 
     def history(self, queue: str, days: int = 7) -> list[DailyStats]:
         """Processed and failed counts per UTC day, newest first."""
