@@ -121,6 +121,8 @@ TASKS_EVENT_STREAM_MAXLEN = env_int("TASKS_EVENT_STREAM_MAXLEN", 100_000)
 TASKS_SHUTDOWN_TIMEOUT = env_float("TASKS_SHUTDOWN_TIMEOUT", 8.0)
 # The console shows everything but hides and refuses every operator action.
 TASKS_CONSOLE_READ_ONLY = env_bool("TASKS_CONSOLE_READ_ONLY", False)
+# Bearer token a Prometheus scrape of /metrics must send; empty leaves /metrics open (no login: it has its own).
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 
 CHANNEL_LAYERS = {
     "default": {
