@@ -225,13 +225,23 @@ class Inspector:
     def type_counts(self, queue: str) -> dict[str, dict[str, int]]:
         """Per task type: how many are in each state, plus processed and failed totals (kept by the scripts)."""
         self._known(queue, "type_counts")
-        raw = self._redis("type_counts", self.conn.hgetall, self.keys.queue(queue).type_counts)
-        out: dict[str, dict[str, int]] = {}
-        for name, value in raw.items():
-            state, _, task_type = name.decode().partition(":")
-            if int(value):
-                out.setdefault(task_type, {})[state] = int(value)
-        return out
+        return self.type_counts_of([queue])[queue]
+
+    def type_counts_of(self, queues: list[str]) -> dict[str, dict[str, dict[str, int]]]:
+        """type_counts of many queues in one round trip (unknown queues read as empty)."""
+        pipe = self.conn.pipeline(transaction=False)
+        for queue in queues:
+            pipe.hgetall(self.keys.queue(queue).type_counts)
+        replies = self._redis("type_counts", pipe.execute) if queues else []
+        result: dict[str, dict[str, dict[str, int]]] = {}
+        for queue, raw in zip(queues, replies, strict=True):
+            out: dict[str, dict[str, int]] = {}
+            for name, value in raw.items():
+                state, _, task_type = name.decode().partition(":")
+                if int(value):
+                    out.setdefault(task_type, {})[state] = int(value)
+            result[queue] = out
+        return result
 
     def pause_queue(self, queue: str) -> None:
         self.broker.run(self.ops.pause(self._known(queue, "pause"), self.actor, paused=True))
