@@ -14,3 +14,6 @@ class QueuesConfig(AppConfig):
         from .engine import configure
 
         configure(conf.redis_url(), prefix=conf.key_prefix(), limits=conf.limits())
+        from . import signals
+
+        signals.connect()

@@ -1,1 +1,146 @@
-"""Models for queue definitions, unique-key and retention policies, and periodic tasks (none yet)."""
+"""Queue definitions, unique-key and retention policies, and the operators' audit log.
+
+Definitions and policies are mirrored into Redis whenever one is saved or deleted (``queues.signals``), so the
+Django-free client and the workers apply them without a database.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+from .engine import ValidationError as EngineValidationError
+from .engine import validation as check
+
+MAX_SECONDS = int(check.MAX_DURATION)
+
+
+def validate_queue_name(value: str) -> None:
+    try:
+        check.queue_name(value)
+    except EngineValidationError as exc:
+        raise ValidationError(exc.message) from None
+
+
+def validate_type_pattern(value: str) -> None:
+    try:
+        check.task_type(value)
+    except EngineValidationError as exc:
+        raise ValidationError(exc.message.replace("task type", "task type pattern")) from None
+
+
+def seconds_field(verbose_name: str, help_text: str, **options: Any) -> models.PositiveIntegerField:
+    validators = [MaxValueValidator(MAX_SECONDS), *options.pop("validators", [])]
+    return models.PositiveIntegerField(verbose_name, help_text=help_text, validators=validators, **options)
+
+
+class QueueDefinition(models.Model):
+    """A queue that workers started without ``--queues`` serve, with its weight and priority."""
+
+    name = models.CharField(max_length=check.MAX_QUEUE_NAME, unique=True, validators=[validate_queue_name])
+    weight = models.PositiveIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(1000)],
+        help_text="1-1000: a queue of weight 6 is tried first six times as often as one of weight 1.")
+    rank = models.IntegerField(
+        "strict-priority rank", default=0,
+        help_text="With taskworker --strict: lower ranks are always served first (ties by weight).")
+    description = models.TextField(blank=True)
+    concurrency_cap = models.PositiveIntegerField(
+        default=0, validators=[MaxValueValidator(1_000_000)],
+        help_text="Most tasks of this queue running at once across all workers; 0 means no cap.")
+
+    class Meta:
+        ordering = ["rank", "-weight", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class UniquePolicy(models.Model):
+    """Tasks whose type starts with ``type_pattern`` are unique for ``ttl`` seconds unless the producer says
+    otherwise. The longest matching pattern wins, as in handler routing."""
+
+    type_pattern = models.CharField(
+        max_length=check.MAX_TYPE_NAME, unique=True, validators=[validate_type_pattern],
+        help_text="A task-type prefix, e.g. 'email:' or 'invoice:send'.")
+    ttl = seconds_field("unique TTL (seconds)", "How long a twin (same type and payload) is refused.",
+                        validators=[MinValueValidator(1)])
+
+    class Meta:
+        ordering = ["type_pattern"]
+        verbose_name_plural = "unique policies"
+
+    def __str__(self) -> str:
+        return f"{self.type_pattern}* unique for {self.ttl} s"
+
+
+class RetentionPolicy(models.Model):
+    """Default completed retention and archive limits. For each value, the most specific rule that sets it wins:
+    queue and type, then queue, then type, then the default rule (both blank)."""
+
+    queue = models.CharField(max_length=check.MAX_QUEUE_NAME, blank=True, validators=[validate_queue_name],
+                             help_text="Blank: any queue.")
+    type_pattern = models.CharField(max_length=check.MAX_TYPE_NAME, blank=True, validators=[validate_type_pattern],
+                                    help_text="A task-type prefix; blank: any type.")
+    completed_retention = seconds_field(
+        "completed retention (seconds)", "How long a succeeded task is kept, with its result. Blank: inherit.",
+        null=True, blank=True)
+    archive_max_size = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MaxValueValidator(100_000_000)],
+        help_text="Most archived tasks kept in the queue. Blank: inherit. Queue and default rules only.")
+    archive_max_age = seconds_field(
+        "archive max age (seconds)", "Archived tasks older than this are deleted. Blank: inherit. "
+        "Queue and default rules only.", null=True, blank=True)
+
+    class Meta:
+        ordering = ["queue", "type_pattern"]
+        verbose_name_plural = "retention policies"
+        constraints = [models.UniqueConstraint(fields=["queue", "type_pattern"], name="one_rule_per_queue_and_type")]
+
+    def clean(self) -> None:
+        if self.type_pattern and (self.archive_max_size is not None or self.archive_max_age is not None):
+            raise ValidationError("Archive limits apply to a whole queue (the archive is per queue): leave them "
+                                  "blank on a rule with a task type.")
+        if self.completed_retention is None and self.archive_max_size is None and self.archive_max_age is None:
+            raise ValidationError("Set at least one of completed retention, archive max size, archive max age.")
+
+    def __str__(self) -> str:
+        return f"queue {self.queue or '*'}, type {self.type_pattern or '*'}"
+
+
+class AuditLog(models.Model):
+    """Who did what to which queue and tasks, from the console or the admin. Also carries the console's custom
+    permissions (viewer: view_console; operator: operate_console)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                             related_name="task_audit_entries")
+    username = models.CharField(max_length=150, blank=True)  # kept when the user is deleted
+    action = models.CharField(max_length=64, db_index=True)
+    queue = models.CharField(max_length=check.MAX_QUEUE_NAME, blank=True, db_index=True)
+    task_ids = models.JSONField(default=list, blank=True)
+    detail = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        permissions = [
+            ("view_console", "Can view the task console"),
+            ("operate_console", "Can act on queues and tasks in the task console"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.username or 'anonymous'} {self.action} {self.queue}".strip()
+
+
+class Tasks(models.Model):
+    """No table: the admin's entry for browsing and acting on the tasks in Redis (/admin/queues/tasks/)."""
+
+    class Meta:
+        managed = False
+        default_permissions = ()
+        verbose_name = "task"
+        verbose_name_plural = "tasks"

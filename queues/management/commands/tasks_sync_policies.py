@@ -1,0 +1,24 @@
+"""``python manage.py tasks_sync_policies``: mirror the queue definitions and policies into Redis."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from queues.engine import EngineError
+from queues.policies import current_policies, sync_policies
+
+
+class Command(BaseCommand):
+    help = ("Write the queue definitions, unique and retention policies of the database to Redis (saving one in "
+            "the admin does this too; run it after loading fixtures or when Redis was away).")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            version = sync_policies()
+        except EngineError as exc:
+            raise CommandError(str(exc)) from None
+        policies = current_policies()
+        self.stdout.write(f"mirrored {len(policies.queues)} queue definition(s), {len(policies.unique)} unique "
+                          f"and {len(policies.retention)} retention polic(ies) into Redis (version {version})")

@@ -1,0 +1,47 @@
+"""Mirroring the definitions and policies of the database into Redis, where the engine reads them."""
+
+from __future__ import annotations
+
+import logging
+
+from . import conf
+from .engine import EngineError
+from .engine.policies import PolicySet, PolicyStore, QueueSpec, RetentionRule
+from .models import QueueDefinition, RetentionPolicy, UniquePolicy
+
+log = logging.getLogger("queues.policies")
+
+
+def current_policies() -> PolicySet:
+    """The whole set as the database holds it now."""
+    queues = {d.name: QueueSpec(d.name, d.weight, d.rank, d.concurrency_cap) for d in QueueDefinition.objects.all()}
+    unique = {p.type_pattern: float(p.ttl) for p in UniquePolicy.objects.all()}
+    retention = tuple(
+        RetentionRule(p.queue, p.type_pattern,
+                      None if p.completed_retention is None else float(p.completed_retention),
+                      p.archive_max_size,
+                      None if p.archive_max_age is None else float(p.archive_max_age))
+        for p in RetentionPolicy.objects.all())
+    return PolicySet(queues, unique, retention)
+
+
+def policy_store() -> PolicyStore:
+    client = conf.get_client()
+    return PolicyStore(client.broker.conn, client.broker.keys)
+
+
+def sync_policies() -> int:
+    """Write the whole set to Redis in one transaction; returns the new version. Raises EngineError."""
+    return policy_store().write(current_policies())
+
+
+def sync_quietly() -> None:
+    """After a save or delete: a Redis outage must not fail the admin's save. The next save, or
+    ``manage.py tasks_sync_policies``, mirrors the set again."""
+    try:
+        version = sync_policies()
+    except EngineError as exc:
+        log.error("could not mirror the queue definitions and policies into Redis: %s; run "
+                  "'manage.py tasks_sync_policies' when Redis is back", exc)
+    else:
+        log.info("queue definitions and policies mirrored into Redis (version %d)", version)
