@@ -1,0 +1,187 @@
+"""The Django admin of queue definitions, policies and the audit log, and a view of the tasks in Redis.
+
+Paused state and sizes live in Redis: the admin reads and changes them there through the engine's inspector.
+Every action needs the ``queues.operate_console`` permission (or a superuser), is a CSRF-checked POST, and is
+written to the audit log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib import admin, messages
+from django.contrib.admin.views.main import ChangeList
+from django.db.models import Model, QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+from django.utils.html import format_html
+
+from . import conf
+from .audit import record_action
+from .engine import EngineError, QueueNotFoundError
+from .engine.inspector import QueueInfo
+from .models import AuditLog, QueueDefinition, RetentionPolicy, Tasks, UniquePolicy
+from .task_admin import TaskBrowser, can_operate, can_view
+
+
+def tasks_url(queue: str, state: str = "pending") -> str:
+    return reverse("admin:queues_tasks_changelist") + "?" + urlencode({"queue": queue, "state": state})
+
+
+def inspector_for(request: HttpRequest) -> Any:
+    return conf.get_inspector(actor=f"admin:{request.user.get_username()}")
+
+
+class AuditedAdmin(admin.ModelAdmin):
+    """Saving and deleting definitions and policies is written to the audit log as well as Django's own log."""
+
+    def _audit(self, request: HttpRequest, action: str, obj: Model) -> None:
+        queue = getattr(obj, "name", "") or getattr(obj, "queue", "")
+        record_action(request.user, f"{self.model._meta.model_name}.{action}", queue=queue, detail=str(obj))
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        self._audit(request, "change" if change else "add", obj)
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        self._audit(request, "delete", obj)
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        for obj in queryset:
+            self._audit(request, "delete", obj)
+        super().delete_queryset(request, queryset)
+
+
+class LiveChangeList(ChangeList):
+    """Attaches each listed queue's live figures from Redis (``obj.live``: QueueInfo, None when Redis has no
+    such queue yet, or the error text), read once per page."""
+
+    def get_results(self, request: HttpRequest) -> None:
+        super().get_results(request)
+        inspector = inspector_for(request)
+        for obj in self.result_list:
+            try:
+                obj.live = inspector.queue_info(obj.name)
+            except QueueNotFoundError:
+                obj.live = None
+            except EngineError as exc:
+                obj.live = str(exc)
+
+
+@admin.register(QueueDefinition)
+class QueueDefinitionAdmin(AuditedAdmin):
+    list_display = ["name", "weight", "rank", "concurrency_cap", "state", "size", "tasks"]
+    search_fields = ["name", "description"]
+    actions = ["pause", "resume"]
+
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
+        return LiveChangeList
+
+    @admin.display(description="state")
+    def state(self, obj: QueueDefinition) -> str:
+        live = getattr(obj, "live", None)
+        if isinstance(live, QueueInfo):
+            return "paused" if live.paused else "running"
+        return "no tasks yet" if live is None else f"unknown ({live})"
+
+    @admin.display(description="size")
+    def size(self, obj: QueueDefinition) -> str:
+        live = getattr(obj, "live", None)
+        if not isinstance(live, QueueInfo):
+            return "-"
+        return f"{live.size} ({live.pending} pending, {live.active} active, {live.archived} archived)"
+
+    @admin.display(description="tasks")
+    def tasks(self, obj: QueueDefinition) -> str:
+        return format_html('<a href="{}">tasks</a>', tasks_url(obj.name))
+
+    def has_operate_permission(self, request: HttpRequest) -> bool:
+        return can_operate(request.user)
+
+    @admin.action(description="Pause the selected queues (in Redis)", permissions=["operate"])
+    def pause(self, request: HttpRequest, queryset: QuerySet[QueueDefinition]) -> None:
+        self._set_paused(request, queryset, True)
+
+    @admin.action(description="Resume the selected queues (in Redis)", permissions=["operate"])
+    def resume(self, request: HttpRequest, queryset: QuerySet[QueueDefinition]) -> None:
+        self._set_paused(request, queryset, False)
+
+    def _set_paused(self, request: HttpRequest, queryset: QuerySet[QueueDefinition], paused: bool) -> None:
+        inspector = inspector_for(request)
+        verb = "pause" if paused else "resume"
+        for definition in queryset:
+            try:
+                (inspector.pause_queue if paused else inspector.unpause_queue)(definition.name)
+            except QueueNotFoundError:
+                self.message_user(request, f"{definition.name}: Redis does not know this queue yet (no task and "
+                                           f"no worker has served it), so it cannot be {verb}d.", messages.WARNING)
+                continue
+            except EngineError as exc:
+                self.message_user(request, f"{definition.name}: {exc}", messages.ERROR)
+                continue
+            record_action(request.user, f"queue.{verb}", queue=definition.name, detail="from the admin")
+            self.message_user(request, f"{definition.name} {verb}d.", messages.SUCCESS)
+
+
+@admin.register(UniquePolicy)
+class UniquePolicyAdmin(AuditedAdmin):
+    list_display = ["type_pattern", "ttl"]
+    search_fields = ["type_pattern"]
+
+
+@admin.register(RetentionPolicy)
+class RetentionPolicyAdmin(AuditedAdmin):
+    list_display = ["__str__", "completed_retention", "archive_max_size", "archive_max_age"]
+    search_fields = ["queue", "type_pattern"]
+
+
+@admin.register(AuditLog)
+class AuditLogAdmin(admin.ModelAdmin):
+    """Read-only: entries are written by the actions themselves, never edited."""
+
+    list_display = ["created_at", "username", "action", "queue", "task_count", "detail"]
+    list_filter = ["action", "user", "queue", "created_at"]
+    search_fields = ["username", "action", "queue", "detail"]
+    date_hierarchy = "created_at"
+    readonly_fields = ["created_at", "user", "username", "action", "queue", "task_ids", "detail"]
+
+    @admin.display(description="tasks")
+    def task_count(self, obj: AuditLog) -> int:
+        return len(obj.task_ids or [])
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return super().has_view_permission(request, obj) or can_view(request.user)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Tasks)
+class TasksAdmin(admin.ModelAdmin):
+    """Not a table: /admin/queues/tasks/ lists a page of one queue's tasks in one state from Redis."""
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return can_view(request.user)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return can_view(request.user)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        return TaskBrowser(self, request, inspector_for(request)).respond()
