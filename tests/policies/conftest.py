@@ -1,0 +1,86 @@
+"""Fixtures of the policy and admin tests: the Django settings point at the test Redis database (flushed around
+each test), servers run in-process with short intervals and their own Registry, and are stopped at teardown."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import redis
+
+from queues import conf
+from queues.engine import Client, Inspector, Registry
+from worker.config import WorkerConfig
+from worker.server import Server
+
+FAST = dict(concurrency=4, lease=2.0, heartbeat_interval=0.2, recoverer_interval=0.3, clock_skew=0.2,
+            forwarder_interval=0.1, janitor_interval=0.2, shutdown_timeout=0.5, idle_wait=0.2,
+            definitions_interval=0.1)
+WAIT = 15.0
+
+
+def wait_for(condition: Callable[[], Any], timeout: float = WAIT, what: str = "") -> Any:
+    """Poll until ``condition`` returns something truthy; fail after a generous timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:g} s waiting for {what or condition}")
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def r(redis_client: redis.Redis, settings_redis: Any) -> Iterator[redis.Redis]:
+    """The empty test database, also the Redis of the Django settings (so signals and the admin use it)."""
+    conf._client.cache_clear()
+    conf._inspector.cache_clear()
+    yield redis_client
+    conf._client.cache_clear()
+    conf._inspector.cache_clear()
+
+
+@pytest.fixture
+def client(r: redis.Redis, redis_url: str) -> Iterator[Client]:
+    c = Client(redis_url, policy_refresh=0.0)  # check the policies' version on every enqueue
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def inspector(r: redis.Redis, redis_url: str) -> Iterator[Inspector]:
+    i = Inspector(redis_url, actor="test")
+    i.policies.refresh = 0.0
+    yield i
+    i.broker.close()
+
+
+@pytest.fixture
+def mirror(django_capture_on_commit_callbacks: Any) -> Callable[[Callable[[], Any]], Any]:
+    """``mirror(lambda: Model.objects.create(...))``: run a database change and the mirroring that its commit
+    triggers (the test's transaction never commits, so the on-commit callbacks are run by hand)."""
+
+    def run(change: Callable[[], Any]) -> Any:
+        with django_capture_on_commit_callbacks(execute=True):
+            return change()
+
+    return run
+
+
+@pytest.fixture
+def make_server(r: redis.Redis, redis_url: str) -> Iterator[Callable[..., Server]]:
+    """``make_server(registry, **config)``: a started Server on the test database; stopped at teardown."""
+    started: list[Server] = []
+
+    def make(registry: Registry, **overrides: Any) -> Server:
+        server = Server(WorkerConfig(redis_url=redis_url, **{**FAST, **overrides}), registry)
+        server.start()
+        started.append(server)
+        return server
+
+    yield make
+    for server in reversed(started):
+        server.stop()

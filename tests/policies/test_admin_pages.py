@@ -1,0 +1,188 @@
+"""The admin of definitions, policies, the audit log and the task view: an access matrix (anonymous, staff
+without permission, viewer, operator, superuser), CSRF, bad input, Redis down, and the audit entries."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Group, Permission, User
+from django.test import Client as WebClient
+
+from queues.models import AuditLog, QueueDefinition
+
+pytestmark = pytest.mark.django_db
+TASKS = "/admin/queues/tasks/"
+
+
+def staff(username: str, group: str | None = None, superuser: bool = False) -> User:
+    user = User.objects.create_user(username, password="pw", is_staff=True, is_superuser=superuser)
+    if group:
+        user.groups.add(Group.objects.get(name=group))
+    return user
+
+
+def web(user: User | None = None, csrf: bool = False) -> WebClient:
+    browser = WebClient(enforce_csrf_checks=csrf)
+    if user is not None:
+        browser.force_login(user)
+    return browser
+
+
+@pytest.fixture
+def archived(r, client, inspector):
+    """Two archived tasks and one pending in queue "mail"."""
+    ids = [client.enqueue("email", {"n": n}, queue="mail").id for n in range(3)]
+    inspector.archive_task("mail", ids[0])
+    inspector.archive_task("mail", ids[1])
+    return ids
+
+
+def test_access_matrix_of_the_task_view(archived):
+    assert web().get(TASKS).status_code == 302  # anonymous: to the login page
+    assert web(staff("nobody")).get(TASKS + "?queue=mail").status_code == 403
+    for user in (staff("viewer", "Console viewers"), staff("operator", "Console operators"),
+                 staff("root", superuser=True)):
+        page = web(user).get(TASKS + "?queue=mail&state=archived")
+        assert page.status_code == 200
+        assert archived[0] in page.content.decode() and archived[2] not in page.content.decode()
+        assert ('name="task_ids"' in page.content.decode()) == (user.username != "viewer")
+
+
+def test_the_admin_index_links_to_the_task_view(r):
+    page = web(staff("viewer", "Console viewers")).get("/admin/")
+    assert page.status_code == 200 and TASKS in page.content.decode()
+
+
+def test_operator_runs_archives_deletes_and_each_is_audited(archived, inspector):
+    operator = staff("operator", "Console operators")
+    browser = web(operator)
+    reply = browser.post(TASKS, {"queue": "mail", "state": "archived", "page": "1", "action": "run",
+                                 "task_ids": [archived[0]]})
+    assert reply.status_code == 302 and "queue=mail" in reply["Location"]
+    assert inspector.get_task("mail", archived[0]).state == "pending"
+    browser.post(TASKS, {"queue": "mail", "state": "pending", "action": "archive", "task_ids": [archived[2]]})
+    assert inspector.get_task("mail", archived[2]).state == "archived"
+    browser.post(TASKS, {"queue": "mail", "state": "archived", "action": "delete",
+                         "task_ids": [archived[1], "no-such-task"]})
+    assert inspector.queue_info("mail").archived == 1
+    entries = list(AuditLog.objects.order_by("id").values_list("username", "action", "queue", "task_ids"))
+    assert entries == [("operator", "task.run", "mail", [archived[0]]),
+                       ("operator", "task.archive", "mail", [archived[2]]),
+                       ("operator", "task.delete", "mail", [archived[1]])]
+    assert "refused" in AuditLog.objects.get(action="task.delete").detail
+    page = browser.get(TASKS + "?queue=mail&state=archived")
+    assert "no-such-task" in page.content.decode()  # the refusal was reported
+
+
+def test_cancel_of_a_task_that_is_not_active_is_refused_with_a_message(archived, inspector):
+    browser = web(staff("root", superuser=True))
+    browser.post(TASKS, {"queue": "mail", "state": "pending", "action": "cancel", "task_ids": [archived[2]]},
+                 follow=True)
+    assert inspector.get_task("mail", archived[2]).state == "pending"
+    assert AuditLog.objects.get(action="task.cancel").task_ids == []
+
+
+def test_viewers_and_staff_without_permission_cannot_act(archived, inspector):
+    for user in (staff("viewer", "Console viewers"), staff("nobody")):
+        reply = web(user).post(TASKS, {"queue": "mail", "state": "archived", "action": "delete",
+                                       "task_ids": archived[:2]})
+        assert reply.status_code == 403
+    assert web().post(TASKS, {"queue": "mail", "action": "delete", "task_ids": archived[:2]}).status_code == 302
+    assert inspector.queue_info("mail").archived == 2 and not AuditLog.objects.exists()
+
+
+def test_csrf_is_enforced(archived, inspector):
+    browser = web(staff("operator", "Console operators"), csrf=True)
+    data = {"queue": "mail", "state": "archived", "action": "delete", "task_ids": [archived[0]]}
+    assert browser.post(TASKS, data).status_code == 403
+    assert inspector.queue_info("mail").archived == 2
+    browser.get(TASKS + "?queue=mail&state=archived")  # sets the CSRF cookie
+    token = browser.cookies["csrftoken"].value
+    assert browser.post(TASKS, data, HTTP_X_CSRFTOKEN=token).status_code == 302
+    assert inspector.queue_info("mail").archived == 1
+
+
+@pytest.mark.parametrize("query", [
+    "?queue=nope", "?queue=mail&state=bogus", "?queue=mail&page=x", "?queue=mail&page=0", "?queue=mail&page=99999",
+    "?queue=%7Bbad%7D", "?queue=" + "q" * 10_000, "?queue=mail&state=archived&page=-1", "?state=retry",
+])
+def test_bad_queries_give_a_message_not_a_500(archived, query):
+    page = web(staff("root", superuser=True)).get(TASKS + query)
+    assert page.status_code == 200
+    assert page.context["messages"] or "Pick a queue" in page.content.decode() or "No " in page.content.decode()
+
+
+@pytest.mark.parametrize("data", [
+    {"queue": "mail", "action": "explode", "task_ids": ["x"]},
+    {"queue": "mail", "action": "run"},
+    {"queue": "", "action": "run", "task_ids": ["x"]},
+    {"queue": "nope", "action": "run", "task_ids": ["x"]},
+    {"queue": "mail", "action": "run", "task_ids": ["x" * 10_000]},
+    {"queue": "{bad}", "action": "delete", "task_ids": ["x"]},
+])
+def test_bad_actions_change_nothing_and_never_500(archived, inspector, data):
+    reply = web(staff("root", superuser=True)).post(TASKS, data, follow=True)
+    assert reply.status_code == 200 and list(reply.context["messages"])
+    assert inspector.queue_info("mail").archived == 2
+
+
+def test_redis_down_is_a_clear_page(archived, settings):
+    settings.REDIS_URL = "redis://127.0.0.1:1/2"
+    page = web(staff("root", superuser=True)).get(TASKS + "?queue=mail")
+    assert page.status_code == 503 and "unreachable" in page.content.decode()
+    changelist = web(staff("root2", superuser=True)).get("/admin/queues/queuedefinition/")
+    assert changelist.status_code == 200
+
+
+def test_queue_definition_admin_shows_live_state_and_pauses(archived, inspector, mirror):
+    QueueDefinition.objects.create(name="mail", weight=2)
+    QueueDefinition.objects.create(name="unborn")
+    root = staff("root", superuser=True)
+    browser = web(root)
+    page = browser.get("/admin/queues/queuedefinition/").content.decode()
+    assert "running" in page and "no tasks yet" in page and "tasks/?queue=mail" in page
+    ids = [str(d.pk) for d in QueueDefinition.objects.all()]
+    browser.post("/admin/queues/queuedefinition/", {"action": "pause", "_selected_action": ids})
+    assert inspector.queue_info("mail").paused
+    assert "paused" in browser.get("/admin/queues/queuedefinition/").content.decode()
+    browser.post("/admin/queues/queuedefinition/", {"action": "resume", "_selected_action": ids})
+    assert not inspector.queue_info("mail").paused
+    assert list(AuditLog.objects.order_by("id").values_list("action", "queue")) == [
+        ("queue.pause", "mail"), ("queue.resume", "mail")]
+
+
+def test_viewers_cannot_pause(archived, inspector):
+    QueueDefinition.objects.create(name="mail")
+    viewer = staff("viewer", "Console viewers")
+    viewer.user_permissions.add(*Permission.objects.filter(codename="view_queuedefinition"))
+    browser = web(viewer)
+    assert browser.get("/admin/queues/queuedefinition/").status_code == 200
+    browser.post("/admin/queues/queuedefinition/", {"action": "pause", "_selected_action": [
+        str(QueueDefinition.objects.get().pk)]})
+    assert not inspector.queue_info("mail").paused and not AuditLog.objects.exists()
+
+
+def test_saving_a_definition_in_the_admin_mirrors_and_audits(r, django_capture_on_commit_callbacks):
+    browser = web(staff("root", superuser=True))
+    with django_capture_on_commit_callbacks(execute=True):
+        reply = browser.post("/admin/queues/queuedefinition/add/", {
+            "name": "reports", "weight": "4", "rank": "0", "description": "", "concurrency_cap": "0"})
+    assert reply.status_code == 302
+    assert r.hexists("tq:config:queues", "reports")
+    assert AuditLog.objects.get().action == "queuedefinition.add"
+    refused = browser.post("/admin/queues/queuedefinition/add/", {
+        "name": "bad{name}", "weight": "4", "rank": "0", "concurrency_cap": "0"})
+    assert refused.status_code == 200 and "may not contain" in refused.content.decode()
+
+
+def test_audit_log_admin_is_read_only_and_filterable(r):
+    from queues.audit import record_action
+
+    root = staff("root", superuser=True)
+    entry = record_action(root, "task.run", queue="mail", task_ids=["a"])
+    browser = web(root)
+    assert browser.get("/admin/queues/auditlog/?action=task.run&queue=mail").status_code == 200
+    assert browser.get(f"/admin/queues/auditlog/?user__id__exact={root.pk}").status_code == 200
+    assert browser.get("/admin/queues/auditlog/add/").status_code == 403
+    assert browser.post(f"/admin/queues/auditlog/{entry.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert AuditLog.objects.filter(pk=entry.pk).exists()
+    assert web(staff("viewer", "Console viewers")).get("/admin/queues/auditlog/").status_code == 200
