@@ -8,5 +8,6 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("healthz", views.healthz, name="healthz"),
     path("", include("metrics.urls")),
+    path("rq/", include("console.rq.urls")),
     path("", include("console.page_urls")),
 ]

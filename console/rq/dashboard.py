@@ -1,0 +1,24 @@
+"""What the dashboard needs for its RQ section (``templates/console/rq/_dashboard_section.html``)."""
+
+from __future__ import annotations
+
+import logging
+
+from queues.engine.errors import RedisUnavailableError
+
+from .bridge import rq_queue_summaries
+
+logger = logging.getLogger(__name__)
+
+
+def rq_dashboard_context() -> dict[str, object]:
+    """``rq_queues`` (the summaries) for the section, or ``rq_error`` when RQ's Redis cannot be read.
+
+    Never raises RedisUnavailableError: RQ may live on another Redis than taskq, and taskq's dashboard must still
+    render when only RQ's is down.
+    """
+    try:
+        return {"rq_queues": rq_queue_summaries()}
+    except RedisUnavailableError as exc:
+        logger.warning("dashboard: RQ section unavailable: %s", exc)
+        return {"rq_queues": [], "rq_error": str(exc)}
