@@ -8,6 +8,7 @@ claimed and do nothing, so a timed-out handler that returns later cannot also ac
 from __future__ import annotations
 
 import threading
+import time
 import traceback
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,7 @@ class Attempt:
         self.handler = handler
         self.deadline = deadline  # epoch seconds by the engine clock, or None
         self.started = started
+        self.began = time.monotonic()  # for run-time metrics, which must not follow an injected clock
         self.lease_until = 0.0  # when this worker's lease on the task runs out unless extended
         self.future: Any = None  # the asyncio task of an async handler
         self.loop: Any = None

@@ -52,12 +52,16 @@ class WorkerConfig:
     fetch_batch: int = 100  # most tasks taken per dequeue call
     idle_wait: float = 1.0  # longest sleep when idle; a published wake-up ends it at once
     limits: Limits = field(default_factory=Limits)
+    metrics_port: int | None = None  # serve Prometheus metrics of this worker on this port (0: any free port)
+    metrics_host: str = "0.0.0.0"
     server_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}")
 
     def __post_init__(self) -> None:
         check.count(self.concurrency, "concurrency", 1, 10_000, "taskworker")
         check.seconds(self.lease, "lease", "taskworker")
         check.seconds(self.shutdown_timeout, "shutdown timeout", "taskworker", allow_zero=True)
+        if self.metrics_port is not None:
+            check.count(self.metrics_port, "metrics port", 0, 65535, "taskworker")
 
     @property
     def heartbeat_every(self) -> float:

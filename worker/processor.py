@@ -12,6 +12,7 @@ import asyncio
 import itertools
 import logging
 import threading
+import time
 from contextlib import ExitStack
 from typing import Any
 
@@ -23,6 +24,7 @@ from .acker import Acker
 from .attempt import Attempt, Outcome
 from .config import WorkerConfig
 from .executors import LoopThread, ThreadPool
+from .metrics import WorkerMetrics
 from .ordering import QueueOrder
 from .queueset import QueueSet
 
@@ -72,8 +74,9 @@ class ResultWriter:
 
 class Processor:
     def __init__(self, broker: Broker, config: WorkerConfig, registry: Registry, acker: Acker,
-                 queues: QueueSet | None = None) -> None:
+                 queues: QueueSet | None = None, metrics: WorkerMetrics | None = None) -> None:
         self.broker = broker
+        self.metrics = metrics
         self.config = config
         self.registry = registry
         self.acker = acker
@@ -128,14 +131,19 @@ class Processor:
     def _dequeue(self, k: int) -> tuple[str, list[Leased]]:
         for queue in self.order.next():
             token_prefix = f"{self.config.server_id}:{next(self._calls)}:"
+            began = time.monotonic()
             leased = self.broker.run(self.broker.transitions.dequeue(
                 queue, k, self.config.lease, self.config.server_id, token_prefix, self.queues.cap(queue)))
+            if self.metrics is not None:
+                self.metrics.fetch_latency.observe(time.monotonic() - began)
             if leased:
                 return queue, leased
         return "", []
 
     def _dispatch(self, queue: str, leased: list[Leased]) -> None:
         now = self.clock.now()
+        if self.metrics is not None:
+            self.metrics.started(queue, len(leased))
         async_batch = []
         for item in leased:
             attempt = self._prepare(queue, item, now)
@@ -210,6 +218,8 @@ class Processor:
     def _finish(self, attempt: Attempt, outcome: Outcome) -> None:
         """The handler is done with its slot. Its outcome counts only if nothing else ended the attempt first."""
         self.capacity.release()
+        if self.metrics is not None:
+            self.metrics.finished(attempt.queue, attempt.task.type, outcome.kind, time.monotonic() - attempt.began)
         if attempt.claim():
             self.acker.submit(attempt, outcome)
 

@@ -20,6 +20,7 @@ from .config import WorkerConfig
 from .definitions import DefinitionWatcher
 from .heartbeat import Heartbeat
 from .maintenance import Watchdog, forwarder, janitor
+from .metrics import WorkerMetrics
 from .processor import Processor
 from .queueset import QueueSet
 from .recoverer import Recoverer
@@ -43,7 +44,9 @@ class Server:
         limits = self.definitions.archive_limits
         self.acker = Acker(self.broker, actor, on_written=lambda attempt: self.processor.forget(attempt),
                            archive_limits=limits)
-        self.processor = Processor(self.broker, config, registry, self.acker, queues)
+        self.metrics = WorkerMetrics() if config.metrics_port is not None else None
+        self.metrics_server: Any = None
+        self.processor = Processor(self.broker, config, registry, self.acker, queues, self.metrics)
         self.syncer = Syncer(self.acker, lambda attempt: attempt.lease_until, self.broker.clock.now)
         self.heartbeat = Heartbeat(self.broker, self.store, config, self.processor, queues)
         self.recoverer = Recoverer(self.broker, self.store, config, registry, queues, limits)
@@ -56,6 +59,9 @@ class Server:
         self._stopping = threading.Event()
 
     def start(self) -> None:
+        if self.metrics is not None and self.config.metrics_port is not None:
+            self.metrics_server = self.metrics.serve(self.config.metrics_port, self.config.metrics_host)
+            log.info("metrics on http://%s:%d/metrics", *self.metrics_server.server_address[:2])
         try:
             warn_if_evicting(self.broker.conn)
             # Read the definitions before the first fetch, so a worker following them never serves stale queues.
@@ -84,6 +90,9 @@ class Server:
         for component in self._components:
             component.stop()
         self.acker.stop()
+        if self.metrics_server is not None:
+            self.metrics_server.shutdown()
+            self.metrics_server.server_close()
         self.broker.close()
         log.info("worker %s stopped", self.config.server_id)
 

@@ -28,6 +28,10 @@ class Command(BaseCommand):
         parser.add_argument("--concurrency", type=int, default=10, help="handlers running at once (default 10)")
         parser.add_argument("--shutdown-timeout", type=float, default=None,
                             help="seconds running tasks get to finish on SIGTERM before they are requeued")
+        parser.add_argument("--metrics-port", type=int, default=None,
+                            help="serve this worker's Prometheus metrics (run times, in flight, fetch latency) "
+                                 "on this port")
+        parser.add_argument("--metrics-host", default="0.0.0.0", help="address the metrics port binds to")
         parser.add_argument("--import", dest="imports", nargs="+", action="extend", default=[],
                             metavar="MODULE", help="extra modules that define handlers")
 
@@ -63,4 +67,6 @@ class Command(BaseCommand):
             forwarder_interval=float(setting("TASKS_FORWARDER_SECONDS", 1.0)),
             janitor_interval=float(setting("TASKS_JANITOR_SECONDS", 8.0)),
             limits=conf.limits(),
+            metrics_port=options["metrics_port"],
+            metrics_host=options["metrics_host"],
         )
