@@ -30,6 +30,7 @@ class QueueRow:
 @viewer_page
 def dashboard(request: HttpRequest) -> HttpResponse:
     """Access: viewers. Reads: one pipeline per queue for its figures, one MGET per queue for its history."""
+    from console.rq.dashboard import rq_dashboard_context
     from queues.engine import QueueNotFoundError
 
     query = DashboardQuery(request.GET)
@@ -63,5 +64,6 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "day_choices": HISTORY_DAYS,
         "period_processed": sum(p for p, _ in totals.values()),
         "period_failed": sum(f for _, f in totals.values()),
+        **rq_dashboard_context(),
     }
     return render(request, "console/dashboard.html", context)
