@@ -4,6 +4,7 @@ environment variables that settings.py actually reads (a variable nobody reads i
 from __future__ import annotations
 
 import importlib
+import json
 import re
 import shlex
 from pathlib import Path
@@ -93,3 +94,26 @@ def test_every_environment_variable_is_read_by_settings(name):
 def test_dockerfile_uses_python_311():
     dockerfile = (REPO / "Dockerfile").read_text()
     assert re.search(r"^FROM python:3\.11-slim", dockerfile, re.MULTILINE)
+
+
+def test_prometheus_and_grafana_are_provisioned_from_the_repo():
+    mounts = {v.split(":")[0]: v.split(":")[1] for name in ("prometheus", "grafana") for v in SERVICES[name]["volumes"]
+              if v.startswith("./")}
+    for source in mounts:
+        assert (REPO / source).exists(), f"{source} is mounted but missing"
+    config = yaml.safe_load((REPO / "metrics/prometheus/prometheus.yml").read_text())
+    jobs = {job["job_name"]: job for job in config["scrape_configs"]}
+    assert jobs["taskq-console"]["static_configs"][0]["targets"] == ["console:8000"]
+    worker_port = shell_commands(SERVICES["worker"]["command"])[0]
+    assert jobs["taskq-workers"]["dns_sd_configs"][0]["port"] == int(worker_port[worker_port.index("--metrics-port")
+                                                                                 + 1])
+    dashboard = json.loads((REPO / "metrics/grafana/dashboards/taskq.json").read_text())
+    exprs = " ".join(t["expr"] for p in dashboard["panels"] for t in p["targets"])
+    for metric in ("taskq_queue_size", "taskq_queue_latency_seconds", "taskq_tasks_processed_total",
+                   "taskq_tasks_failed_total", "taskq_task_runtime_seconds_bucket", "taskq_servers"):
+        assert metric in exprs, f"the dashboard does not chart {metric}"
+
+
+@pytest.mark.parametrize("name", ["prometheus", "grafana", "worker", "console"])
+def test_services_have_healthchecks(name):
+    assert SERVICES[name].get("healthcheck", {}).get("test")

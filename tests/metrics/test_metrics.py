@@ -100,3 +100,28 @@ def test_redis_down_fails_the_scrape_clearly(client, settings):
         conf._inspector.cache_clear()
     assert response.status_code == 503
     assert b"unreachable" in response.content
+
+
+def test_every_metric_the_grafana_dashboard_charts_is_exported(client, engine, redis_client):
+    """The dashboard and the exporters cannot drift apart: each series it queries exists in /metrics or in the
+    worker's metrics (whose names are checked against worker/metrics.py)."""
+    import json
+    import re
+    from pathlib import Path
+
+    from worker.metrics import WorkerMetrics
+
+    repo = Path(__file__).resolve().parents[2]
+    dashboard = json.loads((repo / "metrics/grafana/dashboards/taskq.json").read_text())
+    wanted = {name for panel in dashboard["panels"] for target in panel["targets"]
+              for name in re.findall(r"taskq_[a-z_]+", target["expr"])}
+    broker = engine.broker
+    engine.enqueue("email", b"x", queue="q")  # a task type, so the per-type series exist
+    [leased] = broker.run(broker.transitions.dequeue("q", 1, 30, "w", "t:"))
+    broker.run(broker.transitions.retry("q", leased.id, leased.token, 0, "boom", worker="w"))
+    console = set(scrape(client))
+    worker = set()
+    for family in WorkerMetrics().registry.collect():
+        suffixes = ("_bucket", "_count", "_sum") if family.type == "histogram" else ("",)
+        worker |= {family.name + suffix for suffix in suffixes}
+    assert wanted - console - worker == set()
