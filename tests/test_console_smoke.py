@@ -130,7 +130,7 @@ def fake_queue_info(name: str, **overrides):
 
 def test_dashboard_lists_queues(admin_client_logged_in, monkeypatch):
     infos = {"critical": fake_queue_info("critical", paused=True), "default": fake_queue_info("default")}
-    inspector = SimpleNamespace(queues=lambda: list(infos), queue_info=infos.__getitem__,
+    inspector = SimpleNamespace(queues=lambda: list(infos), queue_infos=lambda names: [infos[n] for n in names],
                                 history=lambda name, days: [])
     monkeypatch.setattr("queues.conf.get_inspector", lambda: inspector)
     response = admin_client_logged_in.get("/")
