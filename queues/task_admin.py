@@ -18,6 +18,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 
 from .audit import record_action
+from .conf import setting
 from .engine import STATES, EngineError, QueueNotFoundError, RedisUnavailableError
 from .engine.validation import MAX_QUEUE_NAME, MAX_TASK_ID
 
@@ -34,6 +35,10 @@ def can_view(user: Any) -> bool:
 
 
 def can_operate(user: Any) -> bool:
+    """Operators may act, unless the console runs read-only (TASKS_CONSOLE_READ_ONLY), which binds the admin's
+    queue and task actions too: read-only means nobody changes queues from the web."""
+    if setting("TASKS_CONSOLE_READ_ONLY", False):
+        return False
     return bool(user.is_active and user.has_perm(OPERATE_PERMISSION))
 
 

@@ -186,3 +186,14 @@ def test_audit_log_admin_is_read_only_and_filterable(r):
     assert browser.post(f"/admin/queues/auditlog/{entry.pk}/delete/", {"post": "yes"}).status_code == 403
     assert AuditLog.objects.filter(pk=entry.pk).exists()
     assert web(staff("viewer", "Console viewers")).get("/admin/queues/auditlog/").status_code == 200
+
+
+def test_read_only_mode_binds_the_admin_task_view_and_queue_actions(archived, inspector, settings):
+    settings.TASKS_CONSOLE_READ_ONLY = True
+    operator = web(staff("operator", "Console operators"))
+    page = operator.get(TASKS + "?queue=mail&state=archived")
+    assert page.status_code == 200 and 'name="task_ids"' not in page.content.decode()
+    reply = operator.post(TASKS, {"queue": "mail", "state": "archived", "action": "run", "task_ids": [archived[0]]})
+    assert reply.status_code == 403
+    assert inspector.get_task("mail", archived[0]).state == "archived"
+    assert not AuditLog.objects.exists()
