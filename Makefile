@@ -30,10 +30,13 @@ run: venv redis migrate
 	$(BIN)/python manage.py bootstrap_admin
 	PYTHON=$(BIN)/python bash scripts/run-demo.sh
 
+# The browser tests need Debian's chromium and chromium-driver: ensure-chromium.sh installs them when missing
+# (and fails, rather than letting CI skip them, when it cannot).
 # REDIS_URL is pointed at the test database too, so anything that reads settings.REDIS_URL (or a worker
 # subprocess a test starts) stays off db 0.
 test: venv
 	bash scripts/ensure-redis.sh '$(TEST_REDIS_URL)'
+	bash scripts/ensure-chromium.sh
 	TEST_REDIS_URL='$(TEST_REDIS_URL)' REDIS_URL='$(TEST_REDIS_URL)' $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint:
