@@ -23,20 +23,21 @@ class Bar:
 
 
 def _nice_max(value: int) -> int:
-    """The smallest 1/2/5 x 10^n at or above ``value``, so the axis ends on a round number."""
+    """Four times the smallest 1/2/5 x 10^n step that reaches ``value`` in four, so the axis ends on a round
+    number and all five ticks (0, 1/4 … 4/4) are round too (0 10 20 30 40, not 0 12 25 37 50)."""
     if value <= 0:
-        return 1
+        return 4
     step = 1
     while True:
         for factor in (1, 2, 5):
-            if step * factor >= value:
-                return step * factor
+            if step * factor * 4 >= value:
+                return step * factor * 4
         step *= 10
 
 
 def stacked_bars(bars: Sequence[Bar], series: Sequence[str], *, title: str) -> SafeString:
     """Horizontal bars, one per label, stacked by series (the queue size by state chart)."""
-    row, label_w, width, top = 26, 160, 760, 8
+    row, label_w, width, top = 26, 150, 420, 8
     scale_max = _nice_max(max((sum(b.values.get(s, 0) for s in series) for b in bars), default=0))
     height = top + row * max(len(bars), 1) + 24
     out = [f'<svg class="chart" viewBox="0 0 {label_w + width + 20} {height}" role="img" '
@@ -73,7 +74,7 @@ def _x_axis(left: int, width: int, y: int, scale_max: int) -> str:
 
 def grouped_columns(bars: Sequence[Bar], series: Sequence[str], *, title: str) -> SafeString:
     """Vertical columns per label, side by side per series (processed and failed per day)."""
-    left, width, height, bottom = 56, 860, 200, 28
+    left, width, height, bottom = 48, 530, 180, 28
     scale_max = _nice_max(max((v for b in bars for v in b.values.values()), default=0))
     slot = width / max(len(bars), 1)
     col = max(slot * 0.8 / len(series), 1.0)
