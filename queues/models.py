@@ -144,3 +144,38 @@ class Tasks(models.Model):
         default_permissions = ()
         verbose_name = "task"
         verbose_name_plural = "tasks"
+
+class ApiToken(models.Model):
+    """A bearer token of the HTTP API (``/api/v1/``), scoped to queues. Only a SHA-256 of the secret is stored,
+    with its first characters to tell tokens apart; the secret is shown once, when the token is created."""
+
+    name = models.CharField(max_length=100, unique=True)
+    prefix = models.CharField(max_length=16, editable=False, help_text="The token's first characters.")
+    secret_hash = models.CharField(max_length=64, unique=True, editable=False)
+    queues = models.JSONField(
+        default=list, blank=True,
+        help_text='Queue names this token may use; "*" means every queue.')
+    namespaces = models.JSONField(
+        default=list, blank=True,
+        help_text='Namespaces this token may use: namespace "shop" covers every queue named "shop:<anything>".')
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    def clean(self) -> None:
+        from .api.scopes import clean_scopes
+
+        self.queues, self.namespaces = clean_scopes(self.queues, self.namespaces)
+
+    def allows(self, queue: str) -> bool:
+        from .api.scopes import allows
+
+        return allows(self.queues, self.namespaces, queue)
+
