@@ -1,0 +1,277 @@
+"""The per-process live hub: one reader of the engine's event streams, one flusher, and the groups they feed.
+
+Each console process runs exactly one hub on its event loop, started by the first WebSocket that subscribes.
+The reader tails every queue's stream with XREAD BLOCK (``EventTail``; new queues are picked up within about a
+second) and feeds a ``Coalescer``. The flusher sends at most one message per group every ``LIVE_INTERVAL``
+seconds: at once when the group has been quiet (an isolated transition is not delayed), else when the interval
+since the last send has passed (a burst becomes four messages a second, whatever its rate).
+
+Group names carry the hub's own tag. Every console process has its own hub, so if groups were shared, each
+browser would get every update once per console process; with the tag, a hub only feeds the consumers of its
+own process, still through the channel layer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+import uuid
+import weakref
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from queues.engine.errors import EngineError, TaskNotFoundError
+from queues.engine.events import AsyncEventStreams, StreamEvent
+
+from .coalesce import Coalescer, QueueWindow, Window
+
+log = logging.getLogger("console.live")
+
+LIVE_INTERVAL = 0.25  # seconds between two messages of one group, at least
+BLOCK_MS = 1000  # XREAD BLOCK timeout: how long the reader waits before re-listing queues
+SERVERS_REFRESH = 5.0  # the server registry emits no events: re-read it this often while someone watches
+RESULT_PREVIEW_BYTES = 4096
+
+GLOBAL, QUEUE, TASK, SERVERS = "all", "q", "t", "servers"
+
+
+def _digest(*parts: str) -> str:
+    # Queue names and task ids may hold any character; group names only [A-Za-z0-9._-] and under 100 of them.
+    return hashlib.sha1("\x00".join(parts).encode()).hexdigest()[:24]
+
+
+class LiveHub:
+    """Reader + coalescer + flusher for one process. ``watch``/``unwatch`` count the local subscribers of each
+    group, so nothing is built for groups nobody in this process watches."""
+
+    def __init__(self, streams: AsyncEventStreams, layer: Any, *, interval: float = LIVE_INTERVAL,
+                 block_ms: int = BLOCK_MS, inspector: Callable[[], Any] | None = None):
+        self.streams = streams
+        self.layer = layer
+        self.interval = interval
+        self.block_ms = block_ms
+        self.inspector = inspector or _default_inspector
+        self.tag = uuid.uuid4().hex[:12]
+        self.tail = streams.tail()
+        self.coalescer = Coalescer()
+        self.watchers: Counter[tuple[str, ...]] = Counter()
+        self.ready = asyncio.Event()
+        self.messages_sent = 0  # for tests and the bench: group messages sent so far
+        self._dirty = asyncio.Event()
+        self._last_flush = 0.0
+        self._servers_json = ""
+        self._servers_read_at = 0.0
+        self._tasks: list[asyncio.Task[None]] = []
+
+    # -- groups ------------------------------------------------------------------------------------------------
+
+    def group(self, kind: str, *key: str) -> str:
+        return f"live.{self.tag}.{kind}" + (f".{_digest(*key)}" if key else "")
+
+    def watch(self, kind: str, *key: str) -> str:
+        self.watchers[(kind, *key)] += 1
+        if kind == SERVERS:
+            self._servers_json = ""  # a new watcher gets a snapshot from its consumer; resend on next change
+        return self.group(kind, *key)
+
+    def unwatch(self, kind: str, *key: str) -> None:
+        self.watchers[(kind, *key)] -= 1
+        if self.watchers[(kind, *key)] <= 0:
+            del self.watchers[(kind, *key)]
+
+    def watching(self, kind: str, *key: str) -> bool:
+        return self.watchers.get((kind, *key), 0) > 0
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if not self._tasks:
+            self._tasks = [asyncio.create_task(self._read_loop(), name="live-reader"),
+                           asyncio.create_task(self._flush_loop(), name="live-flusher")]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+
+    async def _read_loop(self) -> None:
+        failing = False
+        while True:
+            try:
+                # The first read only places the tail (block 1 ms) so ``ready`` is set as soon as the tail stands
+                # at the streams' ends: a consumer waits for it before replaying, which closes the gap between
+                # its replay and the live events.
+                events = await self.streams.read(self.tail, 1 if not self.ready.is_set() else self.block_ms)
+                self.ready.set()
+                if failing:
+                    log.info("live: reading the event streams again")
+                    failing = False
+            except EngineError as exc:
+                if not failing:
+                    log.warning("live: cannot read the event streams (%s); retrying", exc)
+                    failing = True
+                await asyncio.sleep(1.0)
+                continue
+            if not self.tail.positions:
+                await asyncio.sleep(self.block_ms / 1000)  # no queue yet: XREAD would return at once
+            if events:
+                self.accept(events)
+
+    def accept(self, events: list[StreamEvent]) -> None:
+        """Feed events into the current window (the reader calls this; tests may too)."""
+        watched = {(key[1], key[2]) for key in self.watchers if key[0] == TASK}
+        self.coalescer.add(events, watched)
+        self._dirty.set()
+
+    async def _flush_loop(self) -> None:
+        while True:
+            try:
+                await asyncio.wait_for(self._dirty.wait(), timeout=SERVERS_REFRESH)
+            except TimeoutError:
+                await self._guarded(self._servers, None)
+                continue
+            wait = self._last_flush + self.interval - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)  # the coalescing window: events keep arriving meanwhile
+            self._dirty.clear()
+            self._last_flush = time.monotonic()
+            await self._guarded(self.flush, self.coalescer.drain())
+
+    async def _guarded(self, fn: Callable[[Any], Any], arg: Any) -> None:
+        try:
+            await fn(arg)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # one failed send must not end live updates for the whole process
+            log.exception("live: sending an update failed")
+
+    # -- sending -----------------------------------------------------------------------------------------------
+
+    async def flush(self, window: Window) -> None:
+        """Send one message per watched group touched by ``window``."""
+        if not window.queues:
+            return
+        queues = [q for q in window.queues if self.watching(GLOBAL) or self.watching(QUEUE, q)
+                  or any(k[0] == TASK and k[1] == q for k in self.watchers)]
+        counts = await self._counts(queues)
+        cursor = {q: w.last_id for q, w in window.queues.items()}
+        if self.watching(GLOBAL):
+            await self._send(self.group(GLOBAL), {
+                "kind": "update", "scope": "dashboard", "queues": counts, "cursor": cursor,
+                "events": window.events})
+        for queue, qwin in window.queues.items():
+            if self.watching(QUEUE, queue):
+                await self._send(self.group(QUEUE, queue), queue_message(queue, qwin, counts.get(queue)))
+        for (queue, task_id), history in window.histories.items():
+            if self.watching(TASK, queue, task_id):
+                message = await self.task_message(queue, task_id, history, counts.get(queue),
+                                                  window.queues[queue].last_id)
+                await self._send(self.group(TASK, queue, task_id), message)
+        if (any(w.active_moved for w in window.queues.values())
+                or time.monotonic() - self._servers_read_at >= SERVERS_REFRESH):
+            await self._servers(None)
+
+    async def task_message(self, queue: str, task_id: str, history: list[dict[str, Any]],
+                           counts: dict[str, int] | None, last_id: str) -> dict[str, Any]:
+        detail = await asyncio.to_thread(task_detail, self.inspector(), queue, task_id,
+                                         history[-1]["to"] if history else "")
+        return {"kind": "update", "scope": "task", "queues": {queue: counts} if counts else {},
+                "cursor": {queue: last_id}, "tasks": history[-1:], "history": history, "detail": detail}
+
+    async def _servers(self, _arg: Any) -> None:
+        """Send the server registry to the servers group when it changed (or ``SERVERS_REFRESH`` passed)."""
+        if not self.watching(SERVERS):
+            return
+        snapshot = await self.servers_snapshot()
+        encoded = json.dumps(snapshot, sort_keys=True)
+        if encoded != self._servers_json:
+            self._servers_json = encoded
+            await self._send(self.group(SERVERS), {"kind": "servers", "servers": snapshot})
+
+    async def servers_snapshot(self) -> list[dict[str, Any]]:
+        self._servers_read_at = time.monotonic()
+        return await asyncio.to_thread(servers_snapshot, self.inspector())
+
+    async def _counts(self, queues: list[str]) -> dict[str, dict[str, int]]:
+        if not queues:
+            return {}
+        try:
+            return await self.streams.counts(queues)
+        except EngineError as exc:  # rows still go out; the counts follow with the next update
+            log.warning("live: cannot read queue counts (%s)", exc)
+            return {}
+
+    async def _send(self, group: str, data: dict[str, Any]) -> None:
+        self.messages_sent += 1
+        await self.layer.group_send(group, {"type": "live.update", "data": data})
+
+
+def queue_message(queue: str, qwin: QueueWindow, counts: dict[str, int] | None) -> dict[str, Any]:
+    rows, more = qwin.summary()
+    return {"kind": "update", "scope": "queue", "queues": {queue: counts} if counts else {},
+            "cursor": {queue: qwin.last_id}, "tasks": rows, "more": more, "events": qwin.events}
+
+
+def task_detail(inspector: Any, queue: str, task_id: str, last_to: str) -> dict[str, Any]:
+    """What the task page shows beyond the event: state, retries, error, progress and the rendered result. A task
+    that is gone reads as ``completed`` (done: deleted on success, no retention) or ``deleted``."""
+    from console.rendering import render_bytes
+
+    try:
+        task = inspector.get_task(queue, task_id)
+    except TaskNotFoundError:
+        return {"state": "completed" if last_to == "done" else "deleted", "gone": True}
+    except EngineError as exc:
+        return {"error": str(exc)}
+    result = None
+    if task.result is not None:
+        rendered = render_bytes(task.result[:RESULT_PREVIEW_BYTES])
+        result = {"kind": rendered.kind, "text": rendered.text, "size": len(task.result),
+                  "truncated": rendered.truncated or len(task.result) > RESULT_PREVIEW_BYTES}
+    return {"state": task.state, "since": _iso(task.state_since), "retried": task.retried,
+            "max_retry": task.max_retry, "last_error": task.last_error or "", "result": result,
+            "progress": list(task.progress) if task.progress else None}
+
+
+def servers_snapshot(inspector: Any) -> list[dict[str, Any]]:
+    return [{"id": s.id, "host": s.host, "pid": s.pid, "status": s.status, "concurrency": s.concurrency,
+             "started": _iso(s.started_at), "queues": s.queues,
+             "running": [{"id": t.get("id", ""), "type": t.get("type", ""), "queue": t.get("queue", ""),
+                          "started": t.get("started")} for t in s.active]}
+            for s in inspector.servers()]
+
+
+def _iso(when: Any) -> str | None:
+    return when.isoformat() if when is not None else None
+
+
+def _default_inspector() -> Any:
+    from queues import conf
+
+    return conf.get_inspector()
+
+
+_hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LiveHub] = weakref.WeakKeyDictionary()
+
+
+def live_hub() -> LiveHub:
+    """The hub of the running event loop (one per console process: daphne runs one loop), started on first use.
+
+    Keyed by loop because an asyncio Redis connection belongs to the loop that opened it (tests run many loops).
+    """
+    from channels.layers import get_channel_layer
+
+    from queues import conf
+
+    loop = asyncio.get_running_loop()
+    hub = _hubs.get(loop)
+    if hub is None:
+        streams = AsyncEventStreams(conf.redis_url(), prefix=conf.key_prefix())
+        hub = _hubs[loop] = LiveHub(streams, get_channel_layer())
+        hub.start()
+    return hub

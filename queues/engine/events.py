@@ -1,0 +1,298 @@
+"""Reading the queues' event streams: tail every stream live, replay one from a position, read where each ends.
+
+Every transition script appends one entry to its queue's stream (``tq:{<queue>}:events``: id, type, from, to, at,
+worker, error; see ``lua/_lib.lua``). A stream entry id (``<ms>-<seq>``) is the position of an event; a *cursor*
+maps queue names to the id of the last event seen there. The live console keeps one ``EventTail`` per process and
+hands cursors to browsers, which send them back when they reconnect so nothing between is missed.
+
+Like the producer flows, each read is written once as a generator of requests (``flows.Command``/``Batch``) and
+run by ``EventStreams`` (blocking redis-py) or ``AsyncEventStreams`` (redis.asyncio).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import redis
+import redis.asyncio
+
+from .broker import unavailable
+from .clock import Clock, SystemClock, utc_day
+from .connection import DEFAULT_REDIS_URL, connect, connect_async
+from .flows import Batch, Command, Flow, Request, drive, drive_async, run_command, run_command_async
+from .keys import DEFAULT_PREFIX, Keys
+
+#: States whose sizes ``counts`` reads (aggregating tasks live in groups and are not counted here).
+COUNTED_STATES = ("pending", "active", "scheduled", "retry", "archived", "completed")
+#: Queues are re-listed at most this often while tailing, so a new queue is followed within about this long.
+QUEUE_REFRESH_SECONDS = 1.0
+START = "0-0"
+
+
+def stream_id_key(entry_id: str) -> tuple[int, int]:
+    """A stream id as a sortable pair (``"1700000000000-3"`` -> ``(1700000000000, 3)``); junk sorts first."""
+    ms, _, seq = entry_id.partition("-")
+    try:
+        return int(ms), int(seq or 0)
+    except ValueError:
+        return (-1, -1)
+
+
+def later(a: str, b: str) -> str:
+    """The later of two stream ids."""
+    return a if stream_id_key(a) >= stream_id_key(b) else b
+
+
+@dataclass(frozen=True)
+class StreamEvent:
+    """One transition, as read from a queue's stream. ``to`` is a state, or ``done``/``deleted`` when the task left
+    the queue; ``from_state`` is empty when it entered (enqueue)."""
+
+    queue: str
+    event_id: str
+    task_id: str
+    type: str
+    from_state: str
+    to_state: str
+    at_ms: int
+    worker: str = ""
+    error: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"queue": self.queue, "event": self.event_id, "id": self.task_id, "type": self.type,
+                "from": self.from_state, "to": self.to_state, "at": self.at_ms, "worker": self.worker,
+                "error": self.error}
+
+
+def parse_entry(queue: str, entry_id: bytes | str, fields: dict[bytes, bytes]) -> StreamEvent:
+    """A stream entry as a StreamEvent; missing or undecodable fields read as empty (never raises)."""
+    def text(name: bytes) -> str:
+        return fields.get(name, b"").decode("utf-8", "replace")
+
+    try:
+        at = int(fields.get(b"at", b"0"))
+    except ValueError:
+        at = 0
+    eid = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    return StreamEvent(queue, eid, text(b"id"), text(b"type"), text(b"from"), text(b"to"), at, text(b"worker"),
+                       text(b"error"))
+
+
+@dataclass
+class Replay:
+    """Events of one queue after a position, oldest first. ``complete`` is false when more than the limit were
+    waiting (``events`` then holds the oldest ones) or when the stream was trimmed past the position, so some
+    events can no longer be read: the reader should refresh its whole view instead."""
+
+    queue: str
+    events: list[StreamEvent]
+    last_id: str
+    complete: bool
+
+
+@dataclass
+class EventTail:
+    """The position of a live reader in every queue's stream. ``read_flow`` returns the next events of all
+    queues, blocking up to ``block_ms`` for the first; queues created after the tail started are followed from
+    the tail's start (their first events are not missed), queues that existed before from their end."""
+
+    keys: Keys
+    count: int = 1000
+    clock: Clock = field(default_factory=SystemClock)
+    positions: dict[str, str] = field(default_factory=dict)
+    origin: str = ""  # stream id of the tail's start, by Redis's clock (stream ids come from it too)
+    _listed_at: float = -1e18
+
+    def read_flow(self, block_ms: int) -> Flow:
+        if not self.origin:
+            seconds, micros = yield Command("time")
+            self.origin = f"{int(seconds) * 1000 + int(micros) // 1000}-0"
+            names = yield Command("smembers", (self.keys.queues,))
+            yield from self._start(sorted(n.decode() for n in names), at_end=True)
+            self._listed_at = self.clock.now()
+        elif self.clock.now() - self._listed_at >= QUEUE_REFRESH_SECONDS:
+            names = yield Command("smembers", (self.keys.queues,))
+            listed = {n.decode() for n in names}
+            for gone in set(self.positions) - listed:
+                del self.positions[gone]
+            yield from self._start(sorted(listed - set(self.positions)), at_end=False)
+            self._listed_at = self.clock.now()
+        if not self.positions:
+            return []
+        streams = {self.keys.queue(q).events: position for q, position in self.positions.items()}
+        by_stream = {self.keys.queue(q).events: q for q in self.positions}
+        reply = yield Command("xread", (streams,), {"block": max(1, block_ms), "count": self.count})
+        events: list[StreamEvent] = []
+        for stream, entries in reply or []:
+            queue = by_stream[stream.decode() if isinstance(stream, bytes) else stream]
+            for entry_id, fields in entries:
+                events.append(parse_entry(queue, entry_id, fields))
+            if entries:
+                last = entries[-1][0]
+                self.positions[queue] = last.decode() if isinstance(last, bytes) else last
+        return events
+
+    def _start(self, queues: list[str], at_end: bool) -> Flow:
+        """Set the position of new queues: their stream's last id when the tail starts (what happened before is
+        history, not news), else the tail's origin."""
+        if not queues:
+            return
+        if not at_end:
+            for queue in queues:
+                self.positions[queue] = self.origin
+            return
+        ends = yield Batch([Command("xrevrange", (self.keys.queue(q).events,), {"count": 1}) for q in queues])
+        for queue, newest in zip(queues, ends, strict=True):
+            self.positions[queue] = later(_id(newest[0][0]) if newest else START, START)
+
+    def cursor(self) -> dict[str, str]:
+        """Where the tail stands in every queue it follows."""
+        return dict(self.positions)
+
+
+def _id(raw: bytes | str) -> str:
+    return raw.decode() if isinstance(raw, bytes) else raw
+
+
+def cursor_flow(keys: Keys, queues: Iterable[str]) -> Flow:
+    """The id of the last event in each queue's stream (``0-0`` for an empty one)."""
+    names = list(queues)
+    if not names:
+        return {}
+    ends = yield Batch([Command("xrevrange", (keys.queue(q).events,), {"count": 1}) for q in names])
+    return {q: (_id(newest[0][0]) if newest else START) for q, newest in zip(names, ends, strict=True)}
+
+
+def replay_flow(keys: Keys, queue: str, after: str, limit: int, task_id: str | None = None) -> Flow:
+    """Events of ``queue`` after id ``after`` (exclusive), at most ``limit`` of them (with ``task_id``, only that
+    task's, scanning at most ``limit`` entries)."""
+    stream = keys.queue(queue).events
+    after = after if stream_id_key(after) >= (0, 0) else START
+    oldest = yield Command("xrange", (stream, "-", "+"), {"count": 1})
+    # The stream is capped: if its oldest entry is past the position (and the position is not the very start),
+    # entries in between were trimmed away and cannot be replayed.
+    trimmed = bool(oldest) and after != START and stream_id_key(_id(oldest[0][0])) > stream_id_key(after)
+    entries = yield Command("xrange", (stream, f"({after}", "+"), {"count": limit + 1})
+    complete = len(entries) <= limit and not trimmed
+    entries = entries[:limit]
+    last = _id(entries[-1][0]) if entries else after
+    events = [parse_entry(queue, entry_id, fields) for entry_id, fields in entries]
+    if task_id is not None:
+        events = [e for e in events if e.task_id == task_id]
+    return Replay(queue, events, last, complete)
+
+
+def counts_flow(keys: Keys, queues: Iterable[str], day: str) -> Flow:
+    """Per queue: the size of each state, ``size`` (completed excluded, as asynq counts it), ``paused`` (0/1) and
+    the processed and failed counters of ``day`` — all read in one MULTI, so they agree with each other."""
+    names = list(queues)
+    if not names:
+        return {}
+    commands: list[Command] = []
+    for queue in names:
+        q = keys.queue(queue)
+        commands.append(Command("llen", (q.pending,)))
+        commands += [Command("zcard", (q.state_key(s),)) for s in COUNTED_STATES[1:]]
+        commands.append(Command("exists", (q.paused,)))
+        commands.append(Command("mget", (q.processed_on(day), q.failed_on(day))))
+    replies = iter((yield Batch(commands)))
+    out: dict[str, dict[str, int]] = {}
+    for queue in names:
+        counts = {state: int(next(replies)) for state in COUNTED_STATES}
+        counts["size"] = sum(v for s, v in counts.items() if s != "completed")
+        counts["paused"] = int(bool(next(replies)))
+        processed, failed = next(replies)
+        counts["processed_today"], counts["failed_today"] = int(processed or 0), int(failed or 0)
+        out[queue] = counts
+    return out
+
+
+class EventStreams:
+    """Blocking access to the event streams: ``tail()``, ``read(tail)``, ``replay``, ``cursor``, ``counts``."""
+
+    def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
+                 conn: redis.Redis | None = None, clock: Clock | None = None):
+        self.conn = conn if conn is not None else connect(redis_url)
+        self.keys = Keys(prefix)
+        self.clock = clock or SystemClock()
+
+    def tail(self, count: int = 1000) -> EventTail:
+        return EventTail(self.keys, count=count, clock=self.clock)
+
+    def read(self, tail: EventTail, block_ms: int = 1000) -> list[StreamEvent]:
+        """The next events of every queue; blocks up to ``block_ms`` when there are none (socket timeouts of the
+        connection must exceed it)."""
+        return cast(list[StreamEvent], self._drive("events.read", tail.read_flow(block_ms)))
+
+    def replay(self, queue: str, after: str, limit: int = 10_000, task_id: str | None = None) -> Replay:
+        return cast(Replay, self._drive("events.replay", replay_flow(self.keys, queue, after, limit, task_id)))
+
+    def cursor(self, queues: Iterable[str]) -> dict[str, str]:
+        return cast(dict[str, str], self._drive("events.cursor", cursor_flow(self.keys, queues)))
+
+    def counts(self, queues: Iterable[str]) -> dict[str, dict[str, int]]:
+        day = utc_day(self.clock.now())
+        return cast(dict[str, dict[str, int]], self._drive("events.counts", counts_flow(self.keys, queues, day)))
+
+    def _drive(self, op: str, flow: Flow) -> Any:
+        def execute(request: Request) -> Any:
+            try:
+                return run_command(self.conn, cast(Command | Batch, request))
+            except (redis.ConnectionError, redis.TimeoutError) as exc:
+                raise unavailable(op, exc) from exc
+
+        return drive(flow, execute)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class AsyncEventStreams:
+    """The same reads as ``EventStreams`` on redis.asyncio, for the console's reader on the ASGI event loop."""
+
+    def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
+                 conn: redis.asyncio.Redis | None = None, clock: Clock | None = None):
+        self.conn = conn if conn is not None else connect_async(redis_url)
+        self.keys = Keys(prefix)
+        self.clock = clock or SystemClock()
+
+    def tail(self, count: int = 1000) -> EventTail:
+        return EventTail(self.keys, count=count, clock=self.clock)
+
+    async def read(self, tail: EventTail, block_ms: int = 1000) -> list[StreamEvent]:
+        return cast(list[StreamEvent], await self._drive("events.read", tail.read_flow(block_ms)))
+
+    async def replay(self, queue: str, after: str, limit: int = 10_000, task_id: str | None = None) -> Replay:
+        return cast(Replay, await self._drive("events.replay",
+                                              replay_flow(self.keys, queue, after, limit, task_id)))
+
+    async def cursor(self, queues: Iterable[str]) -> dict[str, str]:
+        return cast(dict[str, str], await self._drive("events.cursor", cursor_flow(self.keys, queues)))
+
+    async def counts(self, queues: Iterable[str]) -> dict[str, dict[str, int]]:
+        day = utc_day(self.clock.now())
+        return cast(dict[str, dict[str, int]],
+                    await self._drive("events.counts", counts_flow(self.keys, queues, day)))
+
+    async def queues(self) -> list[str]:
+        names = await self._drive("events.queues", _queues_flow(self.keys))
+        return cast(list[str], names)
+
+    async def _drive(self, op: str, flow: Flow) -> Any:
+        async def execute(request: Request) -> Any:
+            try:
+                return await run_command_async(self.conn, cast(Command | Batch, request))
+            except (redis.ConnectionError, redis.TimeoutError) as exc:
+                raise unavailable(op, exc) from exc
+
+        return await drive_async(flow, execute)
+
+    async def close(self) -> None:
+        await self.conn.aclose()
+
+
+def _queues_flow(keys: Keys) -> Flow:
+    names = yield Command("smembers", (keys.queues,))
+    return sorted(n.decode() for n in names)

@@ -1,0 +1,39 @@
+"""Fixtures of the live-console tests: the engine on the flushed test database, users, a transition driver."""
+
+from __future__ import annotations
+
+import pytest
+from live_support import Driver, make_user, session_cookie
+
+from queues import conf
+
+
+@pytest.fixture
+def live_engine(settings_redis, redis_client):
+    conf._inspector.cache_clear()
+    conf._client.cache_clear()
+    yield redis_client
+    conf._inspector.cache_clear()
+    conf._client.cache_clear()
+
+
+@pytest.fixture
+def driver(live_engine, redis_url):
+    d = Driver(redis_url)
+    yield d
+    d.close()
+
+
+@pytest.fixture
+def viewer_cookie(transactional_db) -> str:
+    return session_cookie(make_user("vera", "view_console"))
+
+
+@pytest.fixture
+def nobody_cookie(transactional_db) -> str:
+    return session_cookie(make_user("nina"))
+
+
+@pytest.fixture
+def admin_cookie(transactional_db) -> str:
+    return session_cookie(make_user("ada", is_superuser=True, is_staff=True))

@@ -1,0 +1,106 @@
+"""Helpers of the live-console tests: logged-in session cookies, WebSocket clients on the real ASGI app, and a
+driver that moves tasks through the engine's own transition scripts (what a worker does)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from django.contrib.contenttypes.models import ContentType
+from django.test import Client as HttpClient
+
+from queues.engine import Client
+from queues.engine.broker import Broker
+
+ORIGIN = b"http://localhost"
+WAIT = 10.0  # seconds a test waits for an expected message before failing (a guard, not a timing assertion)
+
+
+def make_user(username: str, *codenames: str, **extra: Any):
+    user = get_user_model().objects.create_user(username, password="pw-for-tests-only", **extra)
+    content_type, _ = ContentType.objects.get_or_create(app_label="queues", model="auditlog")
+    for codename in codenames:
+        permission, _ = Permission.objects.get_or_create(codename=codename, content_type=content_type,
+                                                         defaults={"name": codename})
+        user.user_permissions.add(permission)
+    return user
+
+
+def session_cookie(user) -> str:
+    client = HttpClient()
+    client.force_login(user)
+    return client.cookies["sessionid"].value
+
+
+async def open_socket(cookie: str | None, origin: bytes = ORIGIN) -> tuple[WebsocketCommunicator, bool]:
+    from console.asgi import application
+
+    headers = [(b"origin", origin), (b"host", b"localhost")]
+    if cookie:
+        headers.append((b"cookie", f"sessionid={cookie}".encode()))
+    socket = WebsocketCommunicator(application, "/ws/live/", headers=headers)
+    connected, _code = await socket.connect(timeout=WAIT)
+    return socket, connected
+
+
+async def subscribe(socket: WebsocketCommunicator, scope: str, **fields: Any) -> dict[str, Any]:
+    """Subscribe and return the first (catch-up) message."""
+    await socket.send_json_to({"op": "subscribe", "scope": scope, **fields})
+    return await socket.receive_json_from(timeout=WAIT)
+
+
+async def receive_until(socket: WebsocketCommunicator, done, messages: list[dict[str, Any]]) -> None:
+    """Receive messages into ``messages`` until ``done(messages)`` holds; fails after WAIT seconds of silence."""
+    while not done(messages):
+        messages.append(await socket.receive_json_from(timeout=WAIT))
+
+
+async def stop_hub() -> None:
+    """Stop this loop's hub and close its connection (a console process going away)."""
+    from console.live import hub as hub_module
+
+    hub = hub_module._hubs.pop(asyncio.get_running_loop(), None)
+    if hub is not None:
+        await hub.stop()
+        await hub.streams.close()
+
+
+def latest_rows(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The latest row of each task over a sequence of update messages."""
+    rows: dict[str, dict[str, Any]] = {}
+    for message in messages:
+        for row in message.get("tasks", ()):
+            rows[row["id"]] = row
+    return rows
+
+
+class Driver:
+    """Moves tasks like a worker would: enqueue, dequeue (pending -> active), complete or done."""
+
+    def __init__(self, redis_url: str) -> None:
+        self.client = Client(redis_url)
+        self.broker = Broker(redis_url)
+        self.ops = self.broker.transitions
+
+    def enqueue(self, queue: str = "default", n: int = 1, **options: Any) -> list[str]:
+        if n == 1:
+            return [self.client.enqueue("live:test", {"n": 0}, queue=queue, **options).id]
+        return [info.id for info in self.client.enqueue_many([("live:test", {"n": i}) for i in range(n)],
+                                                             queue=queue, **options)]
+
+    def start(self, queue: str = "default", k: int = 1) -> list[tuple[str, str]]:
+        leased = self.broker.run(self.ops.dequeue(queue, k, 60, "test-worker", "tok-"))
+        return [(t.id, t.token) for t in leased]
+
+    def complete(self, queue: str, leases: list[tuple[str, str]], result: bytes | None = None) -> None:
+        if result is not None:
+            for task_id, token in leases:
+                self.broker.run(self.ops.write_result(queue, task_id, token, "result", result))
+        self.broker.run(self.ops.complete(queue, [(i, t, 600.0) for i, t in leases], "test-worker"))
+
+    def close(self) -> None:
+        self.client.close()
+        self.broker.close()

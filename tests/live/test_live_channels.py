@@ -1,0 +1,227 @@
+"""The console's WebSocket over the real ASGI app (Origin check, auth stack, consumer) and a real Redis.
+
+Each test body runs in its own event loop (asyncio.run); a new loop gets a new hub, which is what a console
+restart looks like to a browser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from live_support import latest_rows, open_socket, receive_until, stop_hub, subscribe
+
+from queues.engine import Keys
+from queues.engine.events import EventStreams
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def run(body):
+    async def wrapped():
+        try:
+            return await body()
+        finally:
+            await stop_hub()
+
+    return asyncio.run(wrapped())
+
+
+def test_anonymous_socket_is_refused(live_engine, transactional_db):
+    async def body():
+        socket, connected = await open_socket(None)
+        assert not connected
+    run(body)
+
+
+def test_socket_without_permission_is_refused(live_engine, nobody_cookie):
+    async def body():
+        socket, connected = await open_socket(nobody_cookie)
+        assert not connected
+    run(body)
+
+
+def test_socket_from_a_foreign_origin_is_refused(live_engine, viewer_cookie):
+    async def body():
+        socket, connected = await open_socket(viewer_cookie, origin=b"https://evil.example")
+        assert not connected
+    run(body)
+
+
+def test_viewer_and_superuser_are_accepted(live_engine, viewer_cookie, admin_cookie):
+    async def body():
+        for cookie in (viewer_cookie, admin_cookie):
+            socket, connected = await open_socket(cookie)
+            assert connected
+            first = await subscribe(socket, "dashboard")
+            assert first["kind"] == "update"
+            await socket.disconnect()
+    run(body)
+
+
+@pytest.mark.parametrize("message, says", [
+    ({"op": "listen"}, "subscribe"),
+    ({"op": "subscribe", "scope": "everything"}, "scope"),
+    ({"op": "subscribe", "scope": "queue", "queue": "a{b}"}, "queue"),
+    ({"op": "subscribe", "scope": "task", "queue": "a", "task": "x" * 200}, "id"),
+    ({"op": "subscribe", "scope": "queue", "queue": "a", "cursor": {"a": "drop table"}}, "stream id"),
+    ({"op": "subscribe", "scope": "queue", "queue": "a", "cursor": ["0-0"]}, "cursor"),
+])
+def test_bad_subscription_gets_an_error_and_the_socket_stays(live_engine, viewer_cookie, message, says):
+    async def body():
+        socket, connected = await open_socket(viewer_cookie)
+        assert connected
+        await socket.send_json_to(message)
+        reply = await socket.receive_json_from(timeout=10)
+        assert reply["kind"] == "error" and says in reply["message"]
+        assert (await subscribe(socket, "dashboard"))["kind"] == "update"  # still usable
+        await socket.disconnect()
+    run(body)
+
+
+def test_events_arrive_for_the_subscribed_queue_only(live_engine, viewer_cookie, driver, redis_url):
+    driver.enqueue("a")
+    driver.enqueue("b")
+    cursor = EventStreams(redis_url).cursor(["a", "b"])
+
+    async def body():
+        socket, _ = await open_socket(viewer_cookie)
+        first = await subscribe(socket, "queue", queue="a", cursor=cursor)
+        assert first["tasks"] == [] and first["queues"]["a"]["pending"] == 1
+        mine = driver.enqueue("a")[0]
+        driver.enqueue("b", n=5)
+        last = driver.enqueue("a")[0]
+        messages: list[dict] = []
+        await receive_until(socket, lambda ms: last in latest_rows(ms), messages)
+        rows = latest_rows(messages)
+        assert set(rows) == {mine, last}
+        assert all(row["queue"] == "a" and row["to"] == "pending" for row in rows.values())
+        assert all(set(m["queues"]) <= {"a"} for m in messages)
+        assert messages[-1]["queues"]["a"]["pending"] == 3
+        assert await socket.receive_nothing(timeout=0.5)  # nothing of queue b is coming
+        await socket.disconnect()
+    run(body)
+
+
+def test_dashboard_gets_counts_of_every_queue(live_engine, viewer_cookie, driver):
+    driver.enqueue("a")
+
+    async def body():
+        socket, _ = await open_socket(viewer_cookie)
+        first = await subscribe(socket, "dashboard")
+        assert first["queues"]["a"]["pending"] == 1
+        driver.enqueue("b", n=3)  # a new queue: the reader picks it up
+        messages: list[dict] = []
+        await receive_until(socket, lambda ms: ms and ms[-1]["queues"].get("b", {}).get("pending") == 3, messages)
+        assert "tasks" not in messages[-1]  # the dashboard gets counts, not rows
+        await socket.disconnect()
+    run(body)
+
+
+def test_task_page_sees_pending_active_completed_with_result(live_engine, viewer_cookie, driver, redis_url):
+    task = driver.enqueue("a", retention=600)[0]
+    cursor = EventStreams(redis_url).cursor(["a"])
+
+    async def body():
+        socket, _ = await open_socket(viewer_cookie)
+        first = await subscribe(socket, "task", queue="a", task=task, cursor=cursor)
+        assert first["detail"]["state"] == "pending"
+        leases = driver.start("a")
+        driver.complete("a", leases, result=b'{"ok": true}')
+        messages: list[dict] = []
+        def history(ms):
+            return [row["to"] for m in ms for row in m["history"]]
+
+        await receive_until(socket, lambda ms: "completed" in history(ms), messages)
+        assert history(messages) == ["active", "completed"]
+        assert messages[-1]["detail"]["result"]["kind"] == "json"
+        assert '"ok": true' in messages[-1]["detail"]["result"]["text"]
+        await socket.disconnect()
+    run(body)
+
+
+def test_resume_after_reconnect_and_restart_misses_nothing(live_engine, viewer_cookie, driver, redis_url):
+    cursor = EventStreams(redis_url).cursor(["a"])
+    seen: dict[str, dict] = {}
+
+    async def first_session():
+        socket, _ = await open_socket(viewer_cookie)
+        await subscribe(socket, "queue", queue="a", cursor=cursor)
+        ids = driver.enqueue("a", n=3)
+        messages: list[dict] = []
+        await receive_until(socket, lambda ms: set(ids) <= set(latest_rows(ms)), messages)
+        seen.update(latest_rows(messages))
+        cursor.update(messages[-1]["cursor"])
+        await socket.disconnect()
+        return ids
+
+    first = run(first_session)
+    # While no page is connected and the console is "restarted" (a new loop, a new hub), work goes on.
+    leases = driver.start("a", k=3)
+    driver.complete("a", leases[:2])
+    later_ids = driver.enqueue("a", n=2)
+
+    async def second_session():
+        socket, _ = await open_socket(viewer_cookie)
+        replay = await subscribe(socket, "queue", queue="a", cursor=cursor)
+        await socket.disconnect()
+        return replay
+
+    replay = run(second_session)
+    assert replay["replay"] is True and replay["resync"] is False
+    rows = latest_rows([replay])
+    done = {task_id for task_id, _ in leases[:2]}
+    assert {i for i, r in rows.items() if r["to"] == "completed"} == done
+    assert {i for i, r in rows.items() if r["to"] == "active"} == {leases[2][0]}
+    assert {i for i, r in rows.items() if r["to"] == "pending"} == set(later_ids)
+    assert all(rows[i]["from"] == "pending" for i in first)  # where they were when the page last saw them
+    assert replay["queues"]["a"] == {**replay["queues"]["a"], "pending": 2, "active": 1, "completed": 2}
+    assert replay["events"] == 3 + 2 + 2  # three dequeues, two completions, two enqueues
+
+
+def test_resume_from_a_trimmed_position_asks_for_a_resync(live_engine, viewer_cookie, driver, redis_client):
+    driver.enqueue("a")
+    old = Keys().queue("a").events
+    first_id = redis_client.xrange(old)[0][0].decode()
+    driver.enqueue("a", n=3)
+    redis_client.xtrim(old, maxlen=1, approximate=False)
+
+    async def body():
+        socket, _ = await open_socket(viewer_cookie)
+        replay = await subscribe(socket, "queue", queue="a", cursor={"a": first_id})
+        assert replay["resync"] is True
+        assert replay["queues"]["a"]["pending"] == 4
+        await socket.disconnect()
+    run(body)
+
+
+def test_a_burst_is_coalesced_and_ends_in_the_right_state(live_engine, viewer_cookie, driver, redis_url):
+    cursor = EventStreams(redis_url).cursor(["burst"])
+    n = 1000
+
+    async def body():
+        socket, _ = await open_socket(viewer_cookie)
+        await subscribe(socket, "queue", queue="burst", cursor=cursor)
+
+        def burst():
+            ids = [driver.enqueue("burst", retention=600)[0] for _ in range(n)]  # 1,000 single enqueues
+            for _ in range(n // 100):
+                driver.complete("burst", driver.start("burst", k=100))  # 1,000 dequeues, 1,000 completes
+            return ids
+
+        ids = await asyncio.to_thread(burst)
+        messages: list[dict] = []
+        await receive_until(socket, lambda ms: sum(m["events"] for m in ms) >= 3 * n, messages)
+        await socket.disconnect()
+        events = sum(m["events"] for m in messages)
+        assert events == 3 * n  # every transition is accounted for...
+        assert len(messages) < 3 * n / 20  # ...in far fewer messages (4 a second at most)
+        final = messages[-1]["queues"]["burst"]
+        assert (final["pending"], final["active"], final["completed"]) == (0, 0, n)
+        rows = latest_rows(messages)
+        assert set(rows) <= set(ids)
+        assert all(row["to"] == "completed" for row in messages[-1]["tasks"])
+        return events, len(messages)
+
+    run(body)
+
