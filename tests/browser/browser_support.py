@@ -1,0 +1,105 @@
+"""Helpers of the browser tests: a small page driver over Selenium for the console."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.console.console_support import PASSWORD
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+WAIT = 20.0  # generous: a loaded CI box must not fail a correct test
+SCREEN_WIDTH = 1280
+MAX_SCREEN_HEIGHT = 2400
+
+
+@dataclass
+class Console:
+    driver: Any  # selenium.webdriver.Chrome
+    base_url: str
+    username: str
+    screenshot_dir: Path
+
+    # -- navigation ---------------------------------------------------------------------------------------------
+
+    def get(self, path: str) -> None:
+        self.driver.get(self.base_url + path)
+
+    def login(self, next_path: str = "/") -> None:
+        """Log in through the login form, as a person would: the console sends an anonymous visitor there."""
+        from selenium.webdriver.common.by import By
+
+        self.get(next_path)
+        self.wait_for(lambda d: "/accounts/login/" in d.current_url, "the login page")
+        self.driver.find_element(By.NAME, "username").send_keys(self.username)
+        self.driver.find_element(By.NAME, "password").send_keys(PASSWORD)
+        self.driver.find_element(By.CSS_SELECTOR, "form[action*='login'] button[type=submit]").click()
+        self.wait_for(lambda d: "/accounts/login/" not in d.current_url, "the login to go through")
+
+    # -- reading ------------------------------------------------------------------------------------------------
+
+    def find(self, css: str) -> Any:
+        from selenium.webdriver.common.by import By
+
+        return self.wait_for(lambda d: d.find_element(By.CSS_SELECTOR, css), css)
+
+    def find_all(self, css: str) -> list[Any]:
+        from selenium.webdriver.common.by import By
+
+        return self.driver.find_elements(By.CSS_SELECTOR, css)
+
+    def text(self, css: str = "main") -> str:
+        return self.find(css).text
+
+    def wait_for(self, condition: Any, what: str, timeout: float = WAIT) -> Any:
+        from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        wait = WebDriverWait(
+            self.driver, timeout, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)
+        )
+        # Not the current URL in the message: reading it while a dialog is open would fail (and close the dialog).
+        return wait.until(condition, message=f"waiting for {what}")
+
+    def wait_text(self, text: str, css: str = "main") -> None:
+        from selenium.webdriver.common.by import By
+
+        self.wait_for(lambda d: text in d.find_element(By.CSS_SELECTOR, css).text, f"{text!r} in {css}")
+
+    # -- acting -------------------------------------------------------------------------------------------------
+
+    def click(self, css: str) -> None:
+        self.find(css).click()
+
+    def confirm(self) -> str:
+        """Accept the confirmation dialog the last click opened; returns its text."""
+        from selenium.webdriver.support import expected_conditions as ec
+
+        alert = self.wait_for(ec.alert_is_present(), "a confirmation dialog")
+        message = alert.text
+        alert.accept()
+        return message
+
+    # -- screenshots --------------------------------------------------------------------------------------------
+
+    def screenshot(self, name: str) -> Path:
+        """The whole page (up to MAX_SCREEN_HEIGHT) at a fixed width, as ``<screenshot_dir>/<name>.png``."""
+        height = self.driver.execute_script(
+            "return Math.max(document.body.scrollHeight, document.documentElement.scrollHeight)"
+        )
+        metrics = {
+            "width": SCREEN_WIDTH,
+            "height": min(int(height), MAX_SCREEN_HEIGHT),
+            "deviceScaleFactor": 1,
+            "mobile": False,
+        }
+        self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+        try:
+            self.screenshot_dir.mkdir(parents=True, exist_ok=True)
+            path = self.screenshot_dir / f"{name}.png"
+            assert self.driver.save_screenshot(str(path)), f"could not save {path}"
+        finally:
+            self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        return path

@@ -1,0 +1,219 @@
+"""The console in a real headless Chromium: log in, read the dashboard, open a queue, pause and resume it while a
+real worker runs, run an archived task again, read a task's page; and screenshots of the main pages.
+
+No assertion is about time: the tests wait (generously) for a state, never for a duration.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.worker.worker_support import state_of, wait_for
+
+pytestmark = pytest.mark.browser
+
+
+def queue_row(console, queue: str):
+    """The dashboard's table row of ``queue``."""
+    return console.find(f"#queues-table tr:has(a[href='/queues/{queue}/'])")
+
+
+def test_login_form_then_dashboard_lists_the_queues(console, seed):
+    seed.pending(queue="emails")
+    seed.pending(queue="emails")
+    seed.archived(queue="critical")
+
+    console.get("/")
+    assert "/accounts/login/" in console.driver.current_url  # anonymous: sent to the login form
+    console.driver.find_element("name", "username").send_keys(console.username)
+    console.driver.find_element("name", "password").send_keys("not the password")
+    console.click("form[action*='login'] button[type=submit]")
+    console.wait_text("didn't match")
+
+    console.login()
+    console.wait_text("Dashboard", "h1")
+    assert console.find(".topbar .who").text == console.username
+    assert "Queue size by state" in console.text() and console.find_all("svg.chart")
+    assert queue_row(console, "emails").find_element("css selector", "td:nth-child(3)").text == "2"
+    assert queue_row(console, "critical").find_element("css selector", ".badge").text == "run"
+
+
+def test_open_a_queue_from_the_dashboard(console, seed):
+    # Archived first: the seeder leases the queue's only pending task to move it there.
+    archived = seed.archived(queue="emails", task_type="email:bounce", error="550 no such user")
+    pending = [seed.pending("email:deliver", {"to": f"user{n}@example.com"}, queue="emails") for n in range(3)]
+
+    console.login()
+    console.click("#queues-table a[href='/queues/emails/']")
+    console.wait_text("emails", "h1")
+    tabs = {a.text.split()[0]: a.text.split()[-1] for a in console.find_all("nav.tabs a")}
+    assert tabs["pending"] == "3" and tabs["archived"] == "1" and tabs["active"] == "0"
+    console.click("nav.tabs a[href*='state=pending']")
+    console.wait_text("user0@example.com", "table.tasks")
+    ids = {a.get_attribute("title") for a in console.find_all("table.tasks td.id a")}
+    assert ids == set(pending)
+
+    console.click("nav.tabs a[href*='state=archived']")
+    console.wait_text("550 no such user", "table.tasks")
+    assert {a.get_attribute("title") for a in console.find_all("table.tasks td.id a")} == {archived}
+    assert "email:bounce" in console.text("section.card:has(h2)")  # the per-type breakdown
+
+
+def test_pause_on_the_dashboard_stops_dequeue_until_resumed(console, engine, seed, start_worker):
+    # Strict order, emails first: every fetch asks emails before control, so a control task being run proves the
+    # worker asked the paused emails queue (and got nothing) after the emails task was enqueued.
+    start_worker(queues={"emails": 2, "control": 1}, strict=True)
+    first = seed.pending("echo:first", {"n": 1}, queue="emails", retention=600)
+    wait_for(lambda: state_of(engine, "emails", first) == "completed", what="the worker to run a task")
+
+    console.login()
+    queue_row(console, "emails").find_element("css selector", "form[action$='/pause/'] button").click()
+    assert "Pause queue “emails”" in console.confirm()
+    console.wait_text("Queue emails paused", ".messages")
+    assert queue_row(console, "emails").find_element("css selector", ".badge").text == "paused"
+    assert engine.queue_info("emails").paused
+
+    held = seed.pending("echo:held", {"n": 2}, queue="emails", retention=600)
+    probe = seed.pending("echo:probe", {"n": 3}, queue="control", retention=600)
+    wait_for(lambda: state_of(engine, "control", probe) == "completed", what="the worker to run the probe")
+    assert state_of(engine, "emails", held) == "pending"
+
+    console.get("/queues/emails/?state=pending")
+    assert [a.get_attribute("title") for a in console.find_all("table.tasks td.id a")] == [held]
+
+    console.get("/")
+    queue_row(console, "emails").find_element("css selector", "form[action$='/resume/'] button").click()
+    console.wait_text("Queue emails resumed", ".messages")
+    wait_for(lambda: state_of(engine, "emails", held) == "completed", what="the held task to run after resume")
+    console.get("/queues/emails/?state=completed")
+    assert {a.get_attribute("title") for a in console.find_all("table.tasks td.id a")} == {first, held}
+
+
+def test_run_an_archived_task_from_the_archived_tab(console, engine, seed, start_worker):
+    task_id = seed.archived(
+        queue="emails", task_type="echo:again", payload={"attempt": "second"}, error="SMTP 554: rejected", retention=600
+    )
+    start_worker(queues={"emails": 1})
+
+    console.login("/queues/emails/?state=archived")
+    console.wait_text("SMTP 554: rejected", "table.tasks")
+    console.click(f"input[name=task_ids][value='{task_id}']")
+    console.wait_text("1 selected", ".batch-bar")
+    console.click("button[name=action][value=run]")
+    assert console.confirm() == "Run 1 selected task?"
+    console.wait_text("1 task moved to pending", ".messages")
+
+    wait_for(lambda: state_of(engine, "emails", task_id) == "completed", what="the archived task to run again")
+    console.get("/queues/emails/?state=completed")
+    console.click(f"table.tasks a[title='{task_id}']")
+    console.wait_text("completed", ".badge")
+    assert '"echoed"' in console.text("section.card:has(h2) pre") or "echoed" in console.text()
+    history = console.text("section.card:last-of-type table")
+    assert "archived" in history and "completed" in history
+
+
+def test_task_detail_shows_its_fields(console, seed):
+    task_id = seed.retry(
+        queue="emails",
+        task_type="report:weekly",
+        payload={"report": "weekly", "pages": 3},
+        error="SMTP 451: try later",
+        headers={"trace": "t-42"},
+        timeout=90,
+        max_retry=5,
+    )
+
+    console.login("/queues/emails/?state=retry")
+    console.click(f"table.tasks a[title='{task_id}']")
+    console.wait_text(task_id, "h1")
+    fields = dict(
+        zip(
+            [dt.text for dt in console.find_all("dl.fields dt")],
+            [dd.text for dd in console.find_all("dl.fields dd")],
+            strict=True,
+        )
+    )
+    assert fields["ID"] == task_id
+    assert fields["Type"] == "report:weekly"
+    assert fields["State"].startswith("retry since ")
+    assert fields["Queue"] == "emails"
+    assert fields["Retried / max"] == "1 / 5"
+    assert "SMTP 451: try later" in fields["Last error"] and "UTC" in fields["Last error"]
+    assert fields["Next process time"].endswith("UTC")
+    assert fields["Timeout"] == "1m 30s"
+    assert console.find(".badge.state-retry").text == "retry"
+    page = console.text()
+    assert '"report": "weekly"' in page  # the payload, pretty-printed JSON
+    assert "trace" in page and "t-42" in page  # headers
+    history = [row.text for row in console.find_all("section.card:last-of-type tbody tr")]
+    assert len(history) == 3 and "pending" in history[1] and "retry" in history[2]
+
+
+def test_screenshots_of_the_main_pages(console, engine, seed, start_worker):
+    """Not a check of looks (people look at them): proof every main page renders in a real browser, and the
+    pictures of the README (``TASKQ_SCREENSHOT_DIR=docs/screenshots`` refreshes those)."""
+    # Retry and archived first: the seeder leases the queue's only pending task to move it there.
+    seed.retry(queue="emails", task_type="email:deliver", error="SMTP 451 4.7.1: try again later")
+    detail = seed.retry(
+        queue="emails",
+        task_type="email:deliver",
+        payload={
+            "to": "ada@example.com",
+            "cc": ["grace@example.com"],
+            "template": "invoice",
+            "vars": {"amount": "42.00", "currency": "EUR"},
+        },
+        error="SMTP 451 4.7.1: greylisted, try again later",
+        headers={"trace-id": "4bf92f3577b34da6"},
+        timeout=120,
+        max_retry=8,
+    )
+    for n in range(4):
+        seed.archived(queue="emails", task_type="email:deliver", error=f"550 5.1.1 user{n}: no such user")
+    for n in range(12):
+        seed.pending("email:deliver", {"to": f"user{n}@example.com", "template": "welcome"}, queue="emails")
+    for n in range(3):
+        seed.scheduled(queue="emails", task_type="email:digest", payload={"digest": n})
+    seed.archived(queue="reports", task_type="report:build", error="Timeout after 300s")
+    for n in range(5):
+        seed.pending("report:build", {"report": "weekly", "part": n}, queue="reports")
+    seed.pending("webhook:post", {"url": "https://example.com/hook"}, queue="critical")
+    start_worker(queues={"critical": 6, "default": 3, "low": 1}, concurrency=4)
+    for n in range(6):
+        seed.pending("echo:ping", {"n": n}, queue="default", retention=3600)
+    running = seed.pending("hold:import", {"file": "customers.csv"}, queue="low")
+    wait_for(lambda: state_of(engine, "low", running) == "active", what="a running task")
+    wait_for(lambda: engine.queue_info("default").completed == 6, what="the worker to run the default queue")
+    engine.pause_queue("reports")
+
+    console.login()
+    pages = {
+        "dashboard-light": ("/", "Dashboard"),
+        "queue": ("/queues/emails/?state=retry", "emails"),
+        "task": (f"/queues/emails/tasks/{detail}/", detail),
+        "servers": ("/servers/", "Servers"),
+        "redis": ("/redis/", "Redis"),
+        "settings": ("/settings/", "Settings"),
+    }
+    from django.contrib.auth import get_user_model
+
+    from console.models import ConsolePreference
+
+    user = get_user_model().objects.get(username=console.username)
+    ConsolePreference.objects.update_or_create(user=user, defaults={"theme": "light"})
+    for name, (path, heading) in pages.items():
+        console.get(path)
+        console.wait_text(heading, "h1")
+        if name == "servers":
+            console.click("details summary")
+        shot = console.screenshot(name)
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    console.get("/settings/")
+    console.click("input[name=theme][value=dark]")
+    console.click("form button[type=submit].primary")
+    console.wait_text("Settings saved.", ".messages")
+    assert console.find("html").get_attribute("data-theme") == "dark"
+    console.get("/")
+    console.wait_text("Dashboard", "h1")
+    assert console.screenshot("dashboard-dark").stat().st_size > 0
