@@ -189,6 +189,12 @@ class Transitions:
         keys, args = self._common(q, worker)
         return Call("requeue", script("requeue"), keys + [q.lease, q.pending], args + _flatten(leases), _statuses)
 
+    def expire(self, queue: str, task_id: str, token: str, reason: str, worker: str) -> Call:
+        """Drop a leased task whose deadline passed before anyone ran it (see ``lua/expire.lua``)."""
+        q = self.queue(queue)
+        keys, args = self._common(q, worker)
+        return Call("expire", script("expire"), keys + [q.lease], args + [task_id, token, reason])
+
     def drop_lease(self, queue: str, task_id: str) -> Call:
         q = self.queue(queue)
         return Call("drop_lease", script("drop_lease"), [q.lease], [q.task_prefix, task_id])

@@ -1,0 +1,348 @@
+"""Consuming tasks from outside a worker process: lmstfy's consume / ack / fail / extend, for the HTTP API.
+
+A remote consumer is an attempt like any other: ``consume`` runs the same ``dequeue`` script as a worker, with
+the caller's TTR (time to run) as the lease, and hands out the lease token as an opaque handle; ``ack``, ``fail``
+and ``extend`` are the ``done``/``complete``, ``retry``/``archive`` and ``extend_lease`` scripts fenced by that
+token, so a consumer whose lease ran out (and whose task went back to the queue) is refused.
+
+A remote consumer has no heartbeat, forwarder or recoverer of its own, so each consume first does that upkeep for
+the queues it reads: due scheduled and retry tasks go to pending, expired leases go to retry (redelivered at
+once, as lmstfy does when a TTR lapses) or to the archive when the tries are spent. Any number of consumers may
+do this at once: every transition is fenced and re-checks its precondition inside its script.
+
+Long polling waits on the pending lists' wake-up channels (``notify_if_first`` in ``lua/_lib.lua``), bounded by
+the caller's timeout and by the next due time of a scheduled, retry or leased task, so it never spins.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis
+
+from . import validation as check
+from .broker import Broker, unavailable
+from .clock import Clock, to_ms
+from .connection import DEFAULT_REDIS_URL
+from .errors import EngineError, LeaseLostError, TaskNotFoundError, ValidationError
+from .keys import DEFAULT_PREFIX
+from .message import TaskMessage
+from .policies import PolicyCache, PolicySet
+from .transitions import BULK_CHUNK, PERIODIC_LIMIT, Call, Leased, Limits
+from .worker_store import WorkerStore
+
+MAX_QUEUES = 16  # queues one consume may read
+MAX_COUNT = 100  # tasks one consume may take
+MAX_WAIT = 60.0  # seconds a consume may wait
+MAX_TTR = 24 * 3600.0  # seconds a lease may last before it must be extended
+MAX_ERROR = 4096
+MIN_WAIT_SLICE = 0.2  # seconds: the shortest sleep between two fetches while waiting, so nothing ever spins
+TTR_EXPIRED = "ttr expired: the consumer neither acknowledged nor extended the task in time"
+TTL_EXPIRED = "ttl expired: nobody consumed the task before its deadline"
+UNDECODABLE = "undecodable task message"
+
+
+@dataclass
+class Delivery:
+    """A task handed to a remote consumer, with the lease token that its ack, fail or extend must present."""
+
+    id: str
+    queue: str
+    type: str
+    payload: bytes
+    lease: str
+    lease_expires_at: float  # epoch seconds
+    retried: int
+    max_retry: int
+    headers: dict[str, str] = field(default_factory=dict)
+    deadline: float | None = None  # epoch seconds, from the publisher's TTL
+
+
+@dataclass
+class Failure:
+    """Where ``fail`` sent the task: ``retry`` (with the time it runs again) or ``archived``."""
+
+    state: str
+    retry_at: float | None = None
+
+
+def _queues(queues: Any, op: str) -> list[str]:
+    if isinstance(queues, str) or not isinstance(queues, Sequence) or not queues:
+        raise ValidationError("queues must be a non-empty list of queue names", op=op)
+    if len(queues) > MAX_QUEUES:
+        raise ValidationError(f"queues holds {len(queues)} names; the limit is {MAX_QUEUES}", op=op)
+    names = [check.queue_name(q, op) for q in queues]
+    return list(dict.fromkeys(names))
+
+
+def _ttr(ttr: Any, op: str) -> float:
+    value = check.seconds(ttr, "ttr", op)
+    if value > MAX_TTR:
+        raise ValidationError(f"ttr must be at most {MAX_TTR:.0f} seconds, got {ttr}", op=op)
+    return value
+
+
+class Consumer:
+    """``Consumer(redis_url)``; ``actor`` names the consumer in the events of its transitions. ``skew`` is how long
+    past its expiry a lease is left alone before it is recovered (clock differences between machines)."""
+
+    def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
+                 clock: Clock | None = None, limits: Limits | None = None, conn: redis.Redis | None = None,
+                 actor: str = "api", skew: float = 1.0) -> None:
+        self.broker = Broker(redis_url, prefix=prefix, clock=clock, limits=limits, conn=conn)
+        self.store = WorkerStore(self.broker)
+        self.keys = self.broker.keys
+        self.ops = self.broker.transitions
+        self.actor = actor
+        self.skew = skew
+        self.policies = PolicyCache(self.keys)
+
+    @property
+    def clock(self) -> Clock:
+        return self.broker.clock
+
+    def _redis(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise unavailable(f"consumer.{op}", exc) from exc
+
+    def _policies(self) -> PolicySet:
+        return self.policies.get(self.broker.conn, "consumer.policies")
+
+    # -- consuming ---------------------------------------------------------------------------------------------
+
+    def consume(self, queues: Sequence[str], ttr: float, *, count: int = 1, timeout: float = 0.0,
+                actor: str | None = None) -> list[Delivery]:
+        """Up to ``count`` tasks from the first of ``queues`` (in order) that has any, each leased for ``ttr``
+        seconds. Waits up to ``timeout`` seconds for one to arrive; returns [] when none did."""
+        op = "consumer.consume"
+        names = _queues(queues, op)
+        ttr = _ttr(ttr, op)
+        count = check.count(count, "count", 1, MAX_COUNT, op)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 <= timeout <= MAX_WAIT:
+            raise ValidationError(f"timeout must be between 0 and {MAX_WAIT:.0f} seconds, got {timeout!r:.40}", op=op)
+        actor = actor or self.actor
+        got = self.fetch(names, ttr, count, actor)
+        if got or timeout <= 0:
+            return got
+        end = self.clock.now() + timeout
+        pubsub = self.broker.conn.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+        try:
+            # Subscribe before fetching again: a push between that fetch and the wait still wakes us.
+            self._redis("consume", pubsub.subscribe, *[self.keys.queue(q).pending for q in names])
+            while True:
+                got = self.fetch(names, ttr, count, actor)
+                now = self.clock.now()
+                if got or now >= end:
+                    return got
+                due = self.next_due(names)
+                until = end if due is None else min(end, due)
+                self._redis("consume", pubsub.get_message, timeout=max(MIN_WAIT_SLICE, until - now))
+        finally:
+            try:
+                pubsub.close()
+            except redis.RedisError:
+                pass
+
+    def fetch(self, queues: Sequence[str], ttr: float, count: int, actor: str | None = None) -> list[Delivery]:
+        """One pass without waiting: upkeep and dequeue, queue by queue, until one yields tasks."""
+        actor = actor or self.actor
+        policies = self._policies()
+        for queue in queues:
+            self.maintain(queue, actor)
+            spec = policies.queues.get(queue)
+            cap = spec.concurrency_cap if spec is not None else 0
+            # A batch made only of tasks past their TTL yields nothing: take another, a bounded number of times.
+            for _ in range(10):
+                token_prefix = f"{actor}:{os.urandom(8).hex()}:"
+                leased = self.broker.run(self.ops.dequeue(queue, count, ttr, actor, token_prefix, cap))
+                if not leased:
+                    break
+                out = self._deliveries(queue, leased, ttr, actor, policies)
+                if out:
+                    return out
+        return []
+
+    def _deliveries(self, queue: str, leased: list[Leased], ttr: float, actor: str,
+                    policies: PolicySet) -> list[Delivery]:
+        now = self.clock.now()
+        out = []
+        for item in leased:
+            try:
+                message = TaskMessage.decode(item.id, queue, item.type, item.payload, item.options)
+            except (ValueError, TypeError, UnicodeDecodeError) as exc:
+                self._try(self.ops.archive(queue, item.id, item.token, f"{UNDECODABLE}: {exc}", worker=actor,
+                                           archive_limits=policies.archive_limits(queue)))
+                continue
+            if message.deadline_ms and message.deadline_ms <= to_ms(now):
+                self._try(self.ops.expire(queue, item.id, item.token, TTL_EXPIRED, actor))
+                continue
+            out.append(Delivery(item.id, queue, message.type, message.payload, item.token, now + ttr, item.retried,
+                                message.max_retry, message.headers, message.deadline_ms / 1000 or None))
+        return out
+
+    def _try(self, call: Call) -> bool:
+        try:
+            self.broker.run(call)
+            return True
+        except EngineError as exc:
+            if exc.code == "unavailable":
+                raise
+            return False  # raced with another consumer's upkeep: whoever won, the task is safe
+
+    # -- upkeep ------------------------------------------------------------------------------------------------
+
+    def maintain(self, queue: str, actor: str | None = None) -> int:
+        """Recover the queue's expired leases, then move its due scheduled and retry tasks to pending (a bounded
+        amount per call). Returns how many tasks moved."""
+        actor = actor or self.actor
+        moved = self.recover(queue, actor)
+        for state in ("scheduled", "retry"):
+            moved += int(self.broker.run(self.ops.forward(queue, state, actor)))
+        return moved
+
+    def recover(self, queue: str, actor: str | None = None, limit: int = PERIODIC_LIMIT) -> int:
+        """Tasks whose lease ran out more than ``skew`` ago: to retry now, or to the archive when spent."""
+        actor = actor or self.actor
+        now = self.clock.now()
+        cutoff = now - self.skew
+        recovered = 0
+        limits = None
+        for leased in self.store.expired_leases(queue, cutoff, limit):
+            if not leased.token and not leased.type:
+                self._try(self.ops.drop_lease(queue, leased.id))
+                continue
+            try:
+                message = TaskMessage.decode(leased.id, queue, leased.type, leased.payload, leased.options)
+                retry = leased.retried < message.max_retry
+            except (ValueError, TypeError, UnicodeDecodeError):
+                retry = False
+            if retry:
+                call = self.ops.retry(queue, leased.id, leased.token, now, TTR_EXPIRED, worker=actor,
+                                      expired_before=cutoff)
+            else:
+                limits = limits or self._policies().archive_limits(queue)
+                call = self.ops.archive(queue, leased.id, leased.token, TTR_EXPIRED, worker=actor,
+                                        expired_before=cutoff, archive_limits=limits)
+            recovered += self._try(call)
+        return recovered
+
+    def next_due(self, queues: Sequence[str]) -> float | None:
+        """The soonest time (epoch seconds) at which upkeep could make a task of ``queues`` available: a
+        scheduled or retry task coming due, or a lease running out (plus the skew). None when nothing waits."""
+        pipe = self.broker.conn.pipeline(transaction=False)
+        for queue in queues:
+            q = self.keys.queue(queue)
+            for key in (q.scheduled, q.retry, q.lease):
+                pipe.zrange(key, 0, 0, withscores=True)
+        replies = self._redis("next_due", pipe.execute) if queues else []
+        times = []
+        for index, reply in enumerate(replies):
+            if reply:
+                extra = self.skew if index % 3 == 2 else 0.0
+                times.append(float(reply[0][1]) / 1000 + extra)
+        return min(times) if times else None
+
+    # -- ending an attempt -------------------------------------------------------------------------------------
+
+    def _attempt(self, queue: str, task_id: str, token: str, op: str) -> tuple[TaskMessage, int]:
+        """The task's message and retry count, after checking that ``token`` holds its lease."""
+        check.queue_name(queue, op)
+        check.task_id(task_id, op)
+        if not isinstance(token, str) or not token or len(token) > 256:
+            raise ValidationError("lease must be the non-empty lease token that consume returned", op=op)
+        fields = self._redis(op, self.broker.conn.hmget, self.keys.queue(queue).task(task_id),
+                             "type", "msg", "payload", "retried", "lease", "state")
+        if fields[0] is None:
+            raise TaskNotFoundError(f"no task {task_id!r} in queue {queue!r}", op=op)
+        if fields[5] != b"active" or (fields[4] or b"").decode() != token:
+            raise LeaseLostError(f"the lease of task {task_id!r} is not held by this token (it expired, or the "
+                                 "task was acknowledged already)", op=op)
+        try:
+            message = TaskMessage.decode(task_id, queue, fields[0], fields[2] or b"", fields[1] or b"")
+        except (ValueError, TypeError, UnicodeDecodeError):
+            message = TaskMessage(task_id, fields[0].decode("utf-8", "replace"), fields[2] or b"", queue, max_retry=0)
+        return message, int(fields[3] or 0)
+
+    def ack(self, queue: str, task_id: str, token: str, actor: str | None = None) -> None:
+        """Success: the task is deleted, or kept as completed for its retention. Raises LeaseLostError when the
+        token no longer holds the lease, TaskNotFoundError when there is no such task."""
+        op = "consumer.ack"
+        message, _ = self._attempt(queue, task_id, token, op)
+        actor = actor or self.actor
+        if message.retention:
+            call = self.ops.complete(queue, [(task_id, token, message.retention)], actor)
+        else:
+            call = self.ops.done(queue, [(task_id, token)], actor)
+        status = self.broker.run(call)[0]
+        if status == "NOT_FOUND":
+            raise TaskNotFoundError(f"no task {task_id!r} in queue {queue!r}", op=op)
+        if status != "OK":
+            raise LeaseLostError(f"the lease of task {task_id!r} is not held by this token", op=op)
+
+    def fail(self, queue: str, task_id: str, token: str, error: str = "", *, delay: float | None = None,
+             skip_retry: bool = False, actor: str | None = None) -> Failure:
+        """A failed attempt, as a worker handles one: to retry after ``delay`` seconds (default: the workers'
+        backoff), or to the archive when the retries are spent or ``skip_retry``."""
+        op = "consumer.fail"
+        if not isinstance(error, str):
+            raise ValidationError("error must be a string", op=op)
+        if delay is not None:
+            delay = check.seconds(delay, "delay", op, allow_zero=True)
+        message, retried = self._attempt(queue, task_id, token, op)
+        actor = actor or self.actor
+        error = error[:MAX_ERROR] or "failed by the consumer"
+        if skip_retry or retried >= message.max_retry:
+            limits = self._policies().archive_limits(queue)
+            self.broker.run(self.ops.archive(queue, task_id, token, error, worker=actor, archive_limits=limits))
+            return Failure("archived")
+        if delay is None:
+            from .handlers import Task, default_retry_delay  # handlers imports the engine's client side
+
+            delay = default_retry_delay(retried, RuntimeError(error), Task(message, retried))
+        retry_at = self.clock.now() + delay
+        self.broker.run(self.ops.retry(queue, task_id, token, retry_at, error, worker=actor))
+        return Failure("retry", retry_at)
+
+    def extend(self, queue: str, task_id: str, token: str, ttr: float) -> float:
+        """Push the lease out to ``ttr`` seconds from now; returns the new expiry (epoch seconds)."""
+        op = "consumer.extend"
+        ttr = _ttr(ttr, op)
+        self._attempt(queue, task_id, token, op)
+        lost = self.broker.run(self.ops.extend_leases(queue, [(task_id, token)], ttr))
+        if lost:
+            raise LeaseLostError(f"the lease of task {task_id!r} is not held by this token", op=op)
+        return self.clock.now() + ttr
+
+    # -- dead letters (archived tasks) ---------------------------------------------------------------------------
+
+    def respawn(self, queue: str, limit: int, actor: str | None = None) -> int:
+        """Up to ``limit`` archived tasks, oldest first, back to pending; returns how many moved."""
+        return self._bulk("run_all", queue, limit, actor)
+
+    def delete_dead(self, queue: str, limit: int, actor: str | None = None) -> int:
+        """Delete up to ``limit`` archived tasks, oldest first; returns how many went."""
+        return self._bulk("delete_all", queue, limit, actor)
+
+    def _bulk(self, name: str, queue: str, limit: int, actor: str | None) -> int:
+        op = f"consumer.{name}"
+        check.queue_name(queue, op)
+        limit = check.count(limit, "limit", 1, 1_000_000, op)
+        total = 0
+        while total < limit:
+            chunk = min(BULK_CHUNK, limit - total)
+            moved = int(self.broker.run(getattr(self.ops, name)(queue, "archived", actor or self.actor, chunk)))
+            total += moved
+            if moved < chunk:
+                break
+        return total
+
+    def close(self) -> None:
+        self.broker.close()
+
+
+__all__ = ["Consumer", "Delivery", "Failure"]
