@@ -7,6 +7,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("healthz", views.healthz, name="healthz"),
+    path("api/v1/", include("queues.api.urls")),
     path("", include("metrics.urls")),
     path("rq/", include("console.rq.urls")),
     path("", include("console.page_urls")),

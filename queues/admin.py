@@ -21,7 +21,7 @@ from . import conf
 from .audit import record_action
 from .engine import EngineError, QueueNotFoundError
 from .engine.inspector import QueueInfo
-from .models import AuditLog, QueueDefinition, RetentionPolicy, Tasks, UniquePolicy
+from .models import ApiToken, AuditLog, QueueDefinition, RetentionPolicy, Tasks, UniquePolicy
 from .task_admin import TaskBrowser, can_operate, can_view
 
 
@@ -185,3 +185,32 @@ class TasksAdmin(admin.ModelAdmin):
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
         return TaskBrowser(self, request, inspector_for(request)).respond()
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """HTTP API tokens. The secret is generated on save and shown once, in the confirmation message; only its
+    hash is stored. Revoke rather than delete, so the last-used time stays on record."""
+
+    list_display = ["name", "prefix", "queues", "namespaces", "created_at", "last_used_at", "revoked_at"]
+    list_filter = [("revoked_at", admin.EmptyFieldListFilter)]
+    search_fields = ["name", "prefix"]
+    readonly_fields = ["prefix", "created_at", "last_used_at", "revoked_at"]
+    actions = ["revoke"]
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        from .api.tokens import assign_secret
+
+        secret = None if change else assign_secret(obj)
+        super().save_model(request, obj, form, change)
+        record_action(request.user, "apitoken.change" if change else "apitoken.add", detail=str(obj))
+        if secret:
+            messages.warning(request, f"The token of {obj.name!r} is {secret} — copy it now: it is not stored and "
+                                      "will not be shown again.")
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        from django.utils import timezone
+
+        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        record_action(request.user, "apitoken.revoke", detail=", ".join(t.name for t in queryset))
+        self.message_user(request, f"Revoked {count} token(s).")

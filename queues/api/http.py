@@ -1,0 +1,177 @@
+"""The API's plumbing: JSON responses and error bodies, the bearer-token check, the scope check, and the mapping
+of engine errors to statuses. Every view is wrapped by ``endpoint`` (sync) or uses ``guarded`` itself (consume),
+so no engine error, bad body or missing token ever becomes an HTML page or a 500."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from queues.engine import (
+    DuplicateTaskError,
+    EngineError,
+    FailedPreconditionError,
+    LeaseLostError,
+    QueueNotFoundError,
+    RedisUnavailableError,
+    TaskIdConflictError,
+    TaskNotFoundError,
+)
+from queues.engine import ValidationError as EngineValidationError
+from queues.engine import validation as check
+from queues.models import ApiToken
+
+from .tokens import authenticate
+
+MAX_BODY = 2 * 1024 * 1024  # bytes: a payload may be 1 MiB, base64 makes it 4/3 of that
+
+
+class ApiError(Exception):
+    """An error response: ``status``, a stable ``code``, a message, and the request field at fault if any."""
+
+    def __init__(self, status: int, code: str, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.field = status, code, message, field
+
+
+def error_response(status: int, code: str, message: str, field: str | None = None) -> JsonResponse:
+    body: dict[str, Any] = {"error": code, "message": message}
+    if field:
+        body["field"] = field
+    response = JsonResponse(body, status=status)
+    if status == 401:
+        response["WWW-Authenticate"] = 'Bearer realm="taskq"'
+    return response
+
+
+#: Engine errors and the status each one means over HTTP (first match wins: order subclasses first).
+ENGINE_STATUSES: list[tuple[type[EngineError], int]] = [
+    (EngineValidationError, 400),
+    (TaskNotFoundError, 404),
+    (QueueNotFoundError, 404),
+    (LeaseLostError, 409),
+    (FailedPreconditionError, 409),
+    (DuplicateTaskError, 409),
+    (TaskIdConflictError, 409),
+    (RedisUnavailableError, 503),
+]
+
+
+def engine_error_response(exc: EngineError) -> JsonResponse:
+    for kind, status in ENGINE_STATUSES:
+        if isinstance(exc, kind):
+            return error_response(status, exc.code, exc.message)
+    return error_response(500, exc.code, exc.message)
+
+
+def guarded(fn: Callable[..., HttpResponse], *args: Any, **kwargs: Any) -> HttpResponse:
+    """Run a view body, turning API and engine errors into their JSON responses."""
+    try:
+        return fn(*args, **kwargs)
+    except ApiError as exc:
+        return error_response(exc.status, exc.code, exc.message, exc.field)
+    except EngineError as exc:
+        return engine_error_response(exc)
+
+
+def authorize(request: HttpRequest, methods: tuple[str, ...], queues: list[str]) -> ApiToken:
+    """The request's token, after the method, token and scope checks. Only the Authorization header counts:
+    cookies and query strings are never read."""
+    if request.method not in methods:
+        raise ApiError(405, "method_not_allowed", f"use {' or '.join(methods)} here")
+    token = authenticate(request.headers.get("Authorization"))
+    if token is None:
+        raise ApiError(401, "unauthenticated", "send a valid API token: 'Authorization: Bearer tq_...'")
+    authorize_queues(token, queues)
+    return token
+
+
+def authorize_queues(token: ApiToken, queues: list[str]) -> None:
+    for queue in queues:
+        if not token.allows(queue):
+            raise ApiError(403, "permission_denied", f"this token may not use queue {queue!r}", "queue")
+
+
+_ESCAPE = re.compile(r"~(7E|2F)")
+
+
+def unescape_segment(value: str, name: str) -> str:
+    """Path segments carry ``/`` as ``~2F`` and ``~`` as ``~7E`` (servers decode ``%2F`` before routing), the
+    same scheme as the console's URLs."""
+    if "~" in _ESCAPE.sub("", value):
+        raise ApiError(400, "invalid_argument", f"{name}: a '~' in a path segment must be '~7E'", name)
+    return _ESCAPE.sub(lambda m: "~" if m.group(1) == "7E" else "/", value)
+
+
+def path_arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The URL's queue and task id, unescaped and validated (400 naming the one at fault)."""
+    out = dict(kwargs)
+    if "queue" in out:
+        out["queue"] = field("queue", check.queue_name, unescape_segment(out["queue"], "queue"))
+    if "task_id" in out:
+        out["task_id"] = field("id", check.task_id, unescape_segment(out["task_id"], "id"))
+    return out
+
+
+def json_body(request: HttpRequest, allowed: set[str] | frozenset[str]) -> dict[str, Any]:
+    """The request's JSON object; an empty body is {}. Unknown fields are refused, naming the first."""
+    raw = request.body
+    if len(raw) > MAX_BODY:
+        raise ApiError(413, "too_large", f"the body is {len(raw)} bytes; the limit is {MAX_BODY}")
+    if not raw.strip():
+        return {}
+    try:
+        doc = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ApiError(400, "invalid_argument", f"the body is not valid JSON: {exc}", "body") from None
+    if not isinstance(doc, dict):
+        raise ApiError(400, "invalid_argument", "the body must be a JSON object", "body")
+    for name in doc:
+        if name not in allowed:
+            raise ApiError(400, "invalid_argument", f"unknown field {name!r}; known: {', '.join(sorted(allowed))}",
+                           name)
+    return doc
+
+
+def field(name: str, check: Callable[..., Any], value: Any, *args: Any, **kwargs: Any) -> Any:
+    """``check(value, ...)`` with any engine ValidationError reported against request field ``name``."""
+    try:
+        return check(value, *args, **kwargs)
+    except EngineValidationError as exc:
+        raise ApiError(400, "invalid_argument", f"{name}: {exc.message}", name) from None
+
+
+def endpoint(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """A token-authenticated JSON view for ``methods``; the view gets ``(request, token, **url kwargs)``. The
+    ``queue`` URL argument, if any, is checked against the token's scope."""
+
+    def decorate(fn: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @csrf_exempt
+        @wraps(fn)
+        def view(request: HttpRequest, **kwargs: Any) -> HttpResponse:
+            def run() -> HttpResponse:
+                token = authorize(request, methods, [])
+                args = path_arguments(kwargs)
+                if "queue" in args:
+                    authorize_queues(token, [args["queue"]])
+                return fn(request, token, **args)
+
+            response = guarded(run)
+            if response.status_code == 405:
+                response["Allow"] = ", ".join(methods)
+            return response
+
+        view.api_methods = methods  # type: ignore[attr-defined]  # read by the OpenAPI sync test
+        return view
+
+    return decorate
+
+
+def no_content() -> HttpResponse:
+    return HttpResponse(status=204)
