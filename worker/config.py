@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from queues.engine import DEFAULT_PREFIX, DEFAULT_REDIS_URL, Limits, ValidationError
 from queues.engine import validation as check
+from queues.sparkconf import SparkSettings
 
 
 def parse_queues(spec: str) -> dict[str, int]:
@@ -54,6 +55,9 @@ class WorkerConfig:
     limits: Limits = field(default_factory=Limits)
     metrics_port: int | None = None  # serve Prometheus metrics of this worker on this port (0: any free port)
     metrics_host: str = "0.0.0.0"
+    spark: SparkSettings = field(default_factory=SparkSettings)  # session of Spark tasks (built on first use)
+    archive_dir: str | None = None  # run the event archiver (one active across workers) into this directory
+    archive_event_cap: int = 1_000_000  # hard cap of an archived queue's event stream (the safety net)
     server_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}")
 
     def __post_init__(self) -> None:

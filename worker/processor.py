@@ -89,6 +89,7 @@ class Processor:
         self.wake = threading.Event()
         self.pool = ThreadPool(config.concurrency, self.run_sync)
         self.loop = LoopThread(self.run_async)
+        self.spark: Any = None  # the server's SparkRunner (worker/spark.py), for handlers with spark=True
         self._stop = threading.Event()
         self._calls = itertools.count(1)
         self._thread = threading.Thread(target=self._fetch_loop, name="processor", daemon=True)
@@ -190,8 +191,10 @@ class Processor:
         outcome = Outcome("success")
         try:
             with ExitStack() as stack:
-                self._middleware(stack, attempt.task)
                 assert attempt.handler is not None
+                if attempt.handler.spark:
+                    stack.enter_context(self.spark.attach(attempt.task))
+                self._middleware(stack, attempt.task)
                 attempt.handler(attempt.task)
         except Exception as exc:
             outcome = attempt.failure(exc, self.clock.now())

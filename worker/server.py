@@ -24,6 +24,7 @@ from .metrics import WorkerMetrics
 from .processor import Processor
 from .queueset import QueueSet
 from .recoverer import Recoverer
+from .spark import SparkRunner
 from .subscriber import Subscriber
 
 log = logging.getLogger("worker")
@@ -54,8 +55,14 @@ class Server:
         self.janitor = janitor(self.broker, queues, config.janitor_interval, actor)
         self.watchdog = Watchdog(self.processor)
         self.subscriber = Subscriber(self.store, queues, self.processor)
+        self.spark = self.processor.spark = SparkRunner(config.spark)
         self._components = [self.definitions, self.subscriber, self.heartbeat, self.watchdog, self.syncer,
                             self.recoverer, self.forwarder, self.janitor]
+        if config.archive_dir:
+            from .archiver import Archiver
+
+            self._components.append(Archiver(self.broker, config.archive_dir, holder=actor,
+                                             event_cap=config.archive_event_cap))
         self._stopping = threading.Event()
 
     def start(self) -> None:
@@ -90,6 +97,7 @@ class Server:
         for component in self._components:
             component.stop()
         self.acker.stop()
+        self.spark.stop()
         if self.metrics_server is not None:
             self.metrics_server.shutdown()
             self.metrics_server.server_close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 import random
 import threading
 from collections.abc import Callable, Iterator
@@ -18,6 +19,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .clock import from_ms
+from .errors import ValidationError
 from .message import TaskInfo, TaskMessage
 from .validation import task_type as check_type
 
@@ -43,6 +45,10 @@ class Task:
         self.retried = retried
         self._attempt = attempt
         self._cancel = threading.Event()
+        self._on_cancel: list[Callable[[], None]] = []
+        self._callbacks_lock = threading.Lock()
+        #: The worker's SparkSession, for handlers registered with ``spark=True`` (None otherwise).
+        self.spark: Any = None
 
     id = property(lambda self: self._message.id)
     type = property(lambda self: self._message.type)
@@ -78,8 +84,34 @@ class Task:
         return self._cancel.is_set()
 
     def cancel(self) -> None:
-        """Called by the worker; handlers read ``cancelled``."""
-        self._cancel.set()
+        """Called by the worker (from another thread); handlers read ``cancelled``, and every callback given to
+        ``on_cancel`` runs once, here."""
+        with self._callbacks_lock:
+            self._cancel.set()
+            callbacks, self._on_cancel = self._on_cancel, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:  # one broken callback must not keep the others (or the worker) from stopping
+                logging.getLogger("queues.engine").exception("task %s: cancel callback failed", self.id)
+
+    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Run ``callback`` when the task is cancelled, timed out or past its deadline, from the thread that ends
+        it: the way to stop work a flag cannot reach (a Spark job, a subprocess). Runs at once when the task is
+        cancelled already. Returns a function that unregisters it."""
+        with self._callbacks_lock:
+            cancelled = self._cancel.is_set()
+            if not cancelled:
+                self._on_cancel.append(callback)
+        if cancelled:
+            callback()
+
+        def remove() -> None:
+            with self._callbacks_lock:
+                if callback in self._on_cancel:
+                    self._on_cancel.remove(callback)
+
+        return remove
 
     def __repr__(self) -> str:
         return f"<Task {self.type} {self.id} in {self.queue}>"
@@ -91,6 +123,7 @@ class Handler:
     func: Callable[[Task], Any]
     defaults: dict[str, Any] = field(default_factory=dict)
     retry_delay: RetryDelay = default_retry_delay
+    spark: bool = False  # the worker hands it its SparkSession as ``task.spark`` and tags its Spark jobs
 
     @property
     def is_async(self) -> bool:
@@ -153,13 +186,20 @@ _OPTION_DEFAULTS = ("queue", "max_retry", "timeout", "retention", "unique")
 
 def handler(task_type: str, *, queue: str | None = None, max_retry: int | None = None, timeout: float | None = None,
             retention: float | None = None, unique: float | None = None, retry_delay: RetryDelay | None = None,
-            registry: Registry = registry) -> Callable[[Callable[[Task], Any]], Handler]:
-    """Register the decorated function as the handler of ``task_type`` (and of types it is a prefix of)."""
+            spark: bool = False, registry: Registry = registry) -> Callable[[Callable[[Task], Any]], Handler]:
+    """Register the decorated function as the handler of ``task_type`` (and of types it is a prefix of).
+
+    With ``spark=True`` the worker gives the handler its SparkSession as ``task.spark``, tags the task's Spark
+    jobs with the task id, reports their progress, and cancels them on timeout, deadline or operator cancel.
+    Spark handlers must be plain functions (a Spark action blocks its thread)."""
     check_type(task_type, "handler")
     given = dict(queue=queue, max_retry=max_retry, timeout=timeout, retention=retention, unique=unique)
     defaults = {name: given[name] for name in _OPTION_DEFAULTS if given[name] is not None}
 
     def register(func: Callable[[Task], Any]) -> Handler:
-        return registry.add(Handler(task_type, func, defaults, retry_delay or default_retry_delay))
+        if spark and inspect.iscoroutinefunction(func):
+            raise ValidationError(f"Spark handler {task_type!r} must be a plain function, not async def",
+                                  op="handler")
+        return registry.add(Handler(task_type, func, defaults, retry_delay or default_retry_delay, spark))
 
     return register

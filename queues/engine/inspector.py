@@ -14,6 +14,7 @@ from typing import Any
 import redis
 
 from . import validation as check
+from .archive_store import ArchiveStatus, ArchiveStore
 from .broker import Broker, unavailable
 from .clock import Clock, from_ms, to_ms, utc_day
 from .connection import DEFAULT_REDIS_URL, database_of
@@ -140,6 +141,10 @@ class Inspector:
         if not self._redis(op, self.conn.sismember, self.keys.queues, queue):
             raise QueueNotFoundError(f"no queue named {queue!r}", op=f"inspector.{op}")
         return queue
+
+    def archive_status(self) -> ArchiveStatus:
+        """The event archiver: who holds its lease, per queue the committed offset against the stream, gaps."""
+        return ArchiveStore(self.broker).status()
 
     def queue_info(self, queue: str) -> QueueInfo:
         self._known(queue, "queue_info")

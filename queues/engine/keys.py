@@ -70,6 +70,13 @@ class QueueKeys:
         return self.base + "events"
 
     @property
+    def event_offset(self) -> str:
+        """Hash ``committed`` (the archiver's last archived stream id) and ``cap`` (hard length cap). While it
+        exists, scripts trim the stream by MINID at ``committed`` instead of MAXLEN (see ``lua/_lib.lua``, which
+        derives this name from the stream's: keep the two in step)."""
+        return self.events + ":archiver"
+
+    @property
     def type_counts(self) -> str:
         """Hash ``<state>:<type>`` -> count, plus ``processed:<type>`` and ``failed:<type>`` totals."""
         return self.base + "types"
@@ -125,6 +132,16 @@ class Keys:
     def workers(self, server_id: str) -> str:
         """Hash task id -> JSON of what one server is running right now."""
         return f"{self.prefix}:workers:{server_id}"
+
+    @property
+    def archiver_lease(self) -> str:
+        """String: the id of the one archiver allowed to run, with a TTL (its lease)."""
+        return f"{self.prefix}:archiver:lease"
+
+    @property
+    def archiver_status(self) -> str:
+        """Hash: gaps detected (``gaps``, ``gap:<queue>`` = JSON of the last one), the holder's heartbeat."""
+        return f"{self.prefix}:archiver:status"
 
     @property
     def config_queues(self) -> str:

@@ -25,6 +25,22 @@ local function finish(ctx)
   end
 end
 
+-- How the stream is trimmed, read once per script call. Without an archiver: MAXLEN ~ maxlen. With one (its
+-- offset hash <events>:archiver exists; keys.py QueueKeys.event_offset builds the same name, and it shares the
+-- stream's hash tag and so its slot): MINID ~ at the archiver's committed id, so trimming never removes an event
+-- the archiver has not stored yet, plus the hash's hard cap as a safety net against an archiver that stopped.
+local function trimming(ctx)
+  if ctx.trim == nil then
+    local offset = redis.call("HMGET", ctx.events .. ":archiver", "committed", "cap")
+    if offset[1] then
+      ctx.trim = {minid = offset[1], cap = tonumber(offset[2]) or 0}
+    else
+      ctx.trim = false
+    end
+  end
+  return ctx.trim
+end
+
 -- Append one transition to the queue's capped event stream (read by the live console and the archiver).
 local function emit(ctx, id, ttype, from, to, err)
   local fields = {"id", id, "type", ttype, "from", from, "to", to, "at", ctx.now}
@@ -36,7 +52,15 @@ local function emit(ctx, id, ttype, from, to, err)
     fields[#fields + 1] = "error"
     fields[#fields + 1] = err
   end
-  redis.call("XADD", ctx.events, "MAXLEN", "~", ctx.maxlen, "*", unpack(fields))
+  local trim = trimming(ctx)
+  if not trim then
+    redis.call("XADD", ctx.events, "MAXLEN", "~", ctx.maxlen, "*", unpack(fields))
+    return
+  end
+  redis.call("XADD", ctx.events, "MINID", "~", trim.minid, "*", unpack(fields))
+  if trim.cap > 0 and redis.call("XLEN", ctx.events) > trim.cap then
+    redis.call("XTRIM", ctx.events, "MAXLEN", "~", trim.cap)
+  end
 end
 
 -- Record a move between states: the hash's state (with any extra fields, in the same HSET), the per-type

@@ -1,0 +1,181 @@
+"""What the event archiver reads and writes in Redis: its lease (one archiver at a time across all workers), the
+per-queue offset it has committed (which also bounds how far the scripts trim each event stream), the stream
+entries past that offset, and the gaps it found. Only the engine talks to Redis; the archiver goes through this.
+
+Ordering that makes a restart lose and double nothing: the archiver reads entries after the committed id,
+stores them durably (Parquet, deterministic file names), and only then commits the id of the last one. A crash
+between the two re-reads the same entries and overwrites the same files.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis
+
+from .broker import Broker, unavailable
+from .clock import to_ms
+from .scripts import script
+from .transitions import Call
+
+#: The offset of a queue whose archiver has not stored anything yet.
+START = "0-0"
+
+
+def parse_stream_id(stream_id: str) -> tuple[int, int]:
+    """``"1700000000000-3"`` -> (1700000000000, 3), for ordering stream ids (string order is wrong)."""
+    ms, _, seq = stream_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+@dataclass(frozen=True)
+class StreamEntry:
+    """One event as stored in a queue's stream: its stream id and its fields (id, type, from, to, at, ...)."""
+
+    stream_id: str
+    fields: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Events between ``committed`` and ``first_id`` were trimmed before the archiver stored them."""
+
+    queue: str
+    committed: str
+    first_id: str
+    detected_at_ms: int
+
+
+@dataclass
+class QueueArchiveStatus:
+    queue: str
+    committed: str | None  # None: no archiver attached, the stream is trimmed by length only
+    cap: int
+    length: int
+    first_id: str | None
+    last_id: str | None
+    last_gap: Gap | None = None
+
+    @property
+    def behind(self) -> bool:
+        """Whether the stream holds events the archiver has not committed yet."""
+        return self.last_id is not None and (
+            self.committed is None or parse_stream_id(self.last_id) > parse_stream_id(self.committed))
+
+
+@dataclass
+class ArchiveStatus:
+    holder: str | None  # the archiver that holds the lease now
+    gaps: int  # gaps detected since the start, over all queues
+    queues: list[QueueArchiveStatus] = field(default_factory=list)
+
+
+class ArchiveStore:
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.keys = broker.keys
+
+    def _call(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise unavailable(f"archive.{op}", exc) from exc
+
+    def _run(self, op: str, name: str, keys: list[str], args: list[Any]) -> Any:
+        return self.broker.run(Call(f"archive.{op}", script(name), keys, args))
+
+    # -- the lease ---------------------------------------------------------------------------------------------
+
+    def acquire(self, holder: str, ttl: float) -> bool:
+        """Take or extend the archiver lease for ``ttl`` seconds; False while another archiver holds it."""
+        return bool(self._run("acquire", "archiver_lease", [self.keys.archiver_lease], [holder, max(1, to_ms(ttl))]))
+
+    def release(self, holder: str) -> None:
+        """Give the lease up (only when ``holder`` has it), so another worker's archiver takes over at once."""
+        self._run("release", "archiver_lease", [self.keys.archiver_lease], [holder, 0])
+
+    def holder(self) -> str | None:
+        value = self._call("holder", self.broker.conn.get, self.keys.archiver_lease)
+        return value.decode() if value else None
+
+    # -- offsets -----------------------------------------------------------------------------------------------
+
+    def queues(self) -> list[str]:
+        return sorted(q.decode() for q in self._call("queues", self.broker.conn.smembers, self.keys.queues))
+
+    def attach(self, queue: str, cap: int) -> str:
+        """Start (or keep) archiving ``queue``: its stream is trimmed no further than the committed id from now
+        on, and never beyond ``cap`` entries. Returns the committed id (``START`` for a new one)."""
+        reply = self._run("attach", "archiver_attach", [self.keys.queue(queue).event_offset], [int(cap)])
+        return str(reply.decode() if isinstance(reply, bytes) else reply)
+
+    def detach(self, queue: str) -> None:
+        """Stop archiving ``queue``: its stream goes back to plain length trimming."""
+        self._call("detach", self.broker.conn.delete, self.keys.queue(queue).event_offset)
+
+    def committed(self, queue: str) -> str | None:
+        value = self._call("committed", self.broker.conn.hget, self.keys.queue(queue).event_offset, "committed")
+        return value.decode() if value else None
+
+    def commit(self, queue: str, stream_id: str) -> None:
+        """Record that every event up to ``stream_id`` is stored. Never moves an offset back."""
+        self._run("commit", "archiver_commit", [self.keys.queue(queue).event_offset], [stream_id])
+
+    # -- reading -----------------------------------------------------------------------------------------------
+
+    def read(self, queue: str, after: str, count: int) -> list[StreamEntry]:
+        """Up to ``count`` entries of the queue's stream after ``after`` (exclusive), oldest first."""
+        stream = self.keys.queue(queue).events
+        rows = self._call("read", self.broker.conn.xrange, stream, f"({after}" if after != START else "-", "+",
+                          count=count)
+        return [StreamEntry(sid.decode(), {k.decode(): v.decode("utf-8", "replace") for k, v in fields.items()})
+                for sid, fields in rows]
+
+    def find_gap(self, queue: str, committed: str) -> Gap | None:
+        """A gap when the oldest entry still in the stream is newer than the committed one: entries in between
+        were trimmed (by the hard cap, or by hand) before they were stored. None for a queue never archived."""
+        if committed == START:
+            return None
+        first = self._call("find_gap", self.broker.conn.xrange, self.keys.queue(queue).events, "-", "+", count=1)
+        if not first:
+            return None
+        first_id = first[0][0].decode()
+        if parse_stream_id(first_id) <= parse_stream_id(committed):
+            return None
+        return Gap(queue, committed, first_id, to_ms(self.broker.clock.now()))
+
+    def record_gap(self, gap: Gap) -> int:
+        """Count a gap and keep it as the queue's last one; returns the number of gaps so far."""
+        pipe = self.broker.conn.pipeline(transaction=True)
+        pipe.hincrby(self.keys.archiver_status, "gaps", 1)
+        pipe.hset(self.keys.archiver_status, f"gap:{gap.queue}",
+                  json.dumps([gap.committed, gap.first_id, gap.detected_at_ms]))
+        return int(self._call("record_gap", pipe.execute)[0])
+
+    # -- status (the inspector and CLI show it) ----------------------------------------------------------------
+
+    def status(self) -> ArchiveStatus:
+        conn = self.broker.conn
+        queues = self.queues()
+        pipe = conn.pipeline(transaction=False)
+        pipe.get(self.keys.archiver_lease)
+        pipe.hgetall(self.keys.archiver_status)
+        for queue in queues:
+            q = self.keys.queue(queue)
+            pipe.hmget(q.event_offset, "committed", "cap")
+            pipe.xlen(q.events)
+            pipe.xrange(q.events, "-", "+", count=1)
+            pipe.xrevrange(q.events, "+", "-", count=1)
+        replies = self._call("status", pipe.execute)
+        holder, stats = replies[0], {k.decode(): v.decode() for k, v in replies[1].items()}
+        out = ArchiveStatus(holder.decode() if holder else None, int(stats.get("gaps", 0)))
+        for i, queue in enumerate(queues):
+            (committed, cap), length, first, last = replies[2 + 4 * i: 6 + 4 * i]
+            gap = stats.get(f"gap:{queue}")
+            last_gap = Gap(queue, *json.loads(gap)) if gap else None
+            out.queues.append(QueueArchiveStatus(
+                queue, committed.decode() if committed else None, int(cap or 0), int(length),
+                first[0][0].decode() if first else None, last[0][0].decode() if last else None, last_gap))
+        return out

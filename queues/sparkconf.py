@@ -1,0 +1,105 @@
+"""Where Spark runs and how the session is built, for Spark tasks in the worker and for the analytics job.
+
+Three places Spark can run, with no code change between them: ``local[*]`` inside the process (the default),
+a standalone cluster (``SPARK_MASTER=spark://host:7077``), or a Spark Connect server
+(``SPARK_REMOTE=sc://host:15002``; Connect serves the DataFrame/SQL API only: no RDDs, no SparkContext).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_MASTER = "local[*]"
+DEFAULT_APP_NAME = "taskq"
+
+# Defaults the deployment can override through SPARK_CONF: UTC everywhere (the pipeline partitions by UTC date),
+# FAIR scheduling so the Spark tasks of one worker share its session's executors instead of queueing.
+BASE_CONF = {"spark.sql.session.timeZone": "UTC", "spark.scheduler.mode": "FAIR"}
+
+
+def parse_conf(text: str) -> dict[str, str]:
+    """``SPARK_CONF`` as a JSON object (``{"spark.executor.memory": "2g"}``) or ``k=v;k=v`` pairs."""
+    text = text.strip()
+    if not text:
+        return {}
+    if text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"SPARK_CONF is not valid JSON: {exc}") from None
+        if not isinstance(value, dict):
+            raise ValueError("SPARK_CONF JSON must be an object of key: value")
+        return {str(k): str(v) for k, v in value.items()}
+    conf = {}
+    for part in text.split(";"):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"SPARK_CONF entry {part!r} is not key=value")
+        conf[key.strip()] = value.strip()
+    return conf
+
+
+@dataclass(frozen=True)
+class SparkSettings:
+    master: str = DEFAULT_MASTER
+    remote: str = ""  # sc://host:port: Spark Connect instead of a master
+    app_name: str = DEFAULT_APP_NAME
+    conf: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def connect(self) -> bool:
+        return bool(self.remote)
+
+    @property
+    def where(self) -> str:
+        return self.remote or self.master
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> SparkSettings:
+        """From settings or the environment: SPARK_MASTER, SPARK_REMOTE, SPARK_APP_NAME, SPARK_CONF (a string
+        as above, or already a dict)."""
+        conf = values.get("SPARK_CONF") or {}
+        return cls(master=str(values.get("SPARK_MASTER") or DEFAULT_MASTER),
+                   remote=str(values.get("SPARK_REMOTE") or ""),
+                   app_name=str(values.get("SPARK_APP_NAME") or DEFAULT_APP_NAME),
+                   conf=parse_conf(conf) if isinstance(conf, str) else {str(k): str(v) for k, v in conf.items()})
+
+    @classmethod
+    def from_env(cls) -> SparkSettings:
+        return cls.from_mapping(os.environ)
+
+    @classmethod
+    def from_django(cls) -> SparkSettings:
+        from django.conf import settings
+
+        return cls.from_mapping({name: getattr(settings, name, None)
+                                 for name in ("SPARK_MASTER", "SPARK_REMOTE", "SPARK_APP_NAME", "SPARK_CONF")})
+
+
+def build_session(settings: SparkSettings) -> Any:
+    """A SparkSession for these settings (the one already active in this process, when there is one)."""
+    from pyspark.sql import SparkSession
+
+    # Python UDFs run in executor processes; unless told otherwise, they use this interpreter (the worker's
+    # virtualenv, with pyarrow and the handlers' dependencies), not whatever "python3" is first on the PATH.
+    if not settings.connect:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(settings.app_name)
+    builder = builder.remote(settings.remote) if settings.connect else builder.master(settings.master)
+    conf = dict(BASE_CONF) if not settings.connect else {"spark.sql.session.timeZone": "UTC"}
+    conf.update(settings.conf)
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def is_connect_session(session: Any) -> bool:
+    """Whether ``session`` talks to a Spark Connect server (no SparkContext there)."""
+    return type(session).__module__.startswith("pyspark.sql.connect")

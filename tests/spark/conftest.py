@@ -1,0 +1,76 @@
+"""Fixtures of the Spark tests: one local Spark session for the whole run (``local[1]``, UI off, two shuffle
+partitions), servers on the test database whose Spark tasks use it, and a client and inspector.
+
+Servers run on the real clock: Spark jobs take real time, and timeouts are real timeouts here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import redis
+from spark_support import FAST, LOCAL_CONF
+
+from queues.engine import Client, Inspector, Registry
+from queues.sparkconf import SparkSettings, build_session
+from worker.config import WorkerConfig
+from worker.server import Server
+from worker.spark import SparkRunner
+
+# py4j logs "Closing down clientserver connection" from __del__, after pytest closed its capture streams.
+logging.getLogger("py4j").setLevel(logging.WARNING)
+
+LOCAL = SparkSettings(master="local[1]", app_name="taskq-tests", conf=LOCAL_CONF)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    session = build_session(LOCAL)
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def r(redis_client: redis.Redis) -> redis.Redis:
+    return redis_client
+
+
+@pytest.fixture
+def registry() -> Registry:
+    return Registry()
+
+
+@pytest.fixture
+def client(r: redis.Redis, redis_url: str) -> Iterator[Client]:
+    c = Client(redis_url)
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def inspector(r: redis.Redis, redis_url: str) -> Iterator[Inspector]:
+    i = Inspector(redis_url, actor="test")
+    yield i
+    i.broker.close()
+
+
+@pytest.fixture
+def make_server(r: redis.Redis, redis_url: str, registry: Registry, spark: Any) -> Iterator[Callable[..., Server]]:
+    """``make_server(**config)``: a started Server whose Spark tasks run on the shared session."""
+    started: list[Server] = []
+
+    def make(**overrides: Any) -> Server:
+        config = WorkerConfig(redis_url=redis_url, spark=LOCAL, **{**FAST, **overrides})
+        server = Server(config, registry)
+        server.spark = server.processor.spark = SparkRunner(LOCAL, session=spark, progress_interval=0.2)
+        server.start()
+        started.append(server)
+        return server
+
+    yield make
+    for server in reversed(started):
+        server.stop()

@@ -1,0 +1,45 @@
+"""Helpers of the Spark tests (imported by conftest.py and the test modules)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from queues.engine import Inspector, TaskNotFoundError
+
+WAIT = 60.0  # generous: the first Spark job of a session starts a JVM on a loaded 2-core box
+
+
+def wait_for(condition: Callable[[], Any], timeout: float = WAIT, interval: float = 0.05, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:g} s waiting for {what or condition}")
+        time.sleep(interval)
+
+
+def state_of(inspector: Inspector, queue: str, task_id: str) -> str | None:
+    try:
+        return inspector.get_task(queue, task_id).state
+    except TaskNotFoundError:
+        return None
+
+
+FAST = dict(concurrency=2, lease=5.0, heartbeat_interval=0.3, recoverer_interval=1.0, clock_skew=0.5,
+            forwarder_interval=0.1, janitor_interval=0.5, shutdown_timeout=2.0, idle_wait=0.2)
+
+# The session the tests share: one core, no UI, few shuffle partitions, small memory.
+LOCAL_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.driver.memory": "1g",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.adaptive.enabled": "false",
+}
