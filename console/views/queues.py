@@ -12,6 +12,7 @@ from django.urls import reverse
 from ..access import viewer_page
 from ..errors import bad_request
 from ..forms import STATE_ACTIONS, STATES, TASK_ACTIONS, TaskListQuery, first_error
+from ..live.pages import page_cursor
 from ..rendering import preview
 from .common import inspector, preference, queue_url
 
@@ -27,6 +28,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
     params = query.cleaned_data
     insp = inspector()
     info = insp.queue_info(queue)  # 404 for an unknown queue
+    live_cursor = page_cursor(insp, [queue])  # before the task list: the live socket replays from here
     if params["task_id"]:
         try:
             task = insp.get_task(queue, params["task_id"])
@@ -65,6 +67,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
         "row_actions": [a for a, (_m, allowed) in TASK_ACTIONS.items() if state in allowed],
         "state_actions": [a for a, allowed in STATE_ACTIONS.items() if state in allowed],
         "here": request.get_full_path(),
+        "live_cursor": live_cursor,
     }
     return render(request, "console/queue.html", context)
 

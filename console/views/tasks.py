@@ -10,6 +10,7 @@ from django.shortcuts import render
 from ..access import viewer_page
 from ..errors import bad_request
 from ..forms import TASK_ACTIONS, TaskDetailQuery, first_error
+from ..live.pages import page_cursor
 from ..rendering import render_bytes
 from .common import inspector
 
@@ -22,6 +23,7 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
         return bad_request(request, first_error(query))
     full = query.cleaned_data["full"]
     insp = inspector()
+    live_cursor = page_cursor(insp, [queue])  # before the task: the live socket replays from here
     task = insp.get_task(queue, task_id)  # 404 for an unknown queue or task
     events = insp.task_events(queue, task_id)
     context = {
@@ -35,6 +37,7 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
         "lease_left": _seconds_until(task.lease_expires_at),
         "here": request.path,
         "full": full,
+        "live_cursor": live_cursor,
     }
     return render(request, "console/task.html", context)
 

@@ -1,0 +1,210 @@
+/* taskq console: live updates over the /ws/live/ WebSocket. No dependencies, no polling.
+
+   A page opts in with one element carrying data-live="dashboard|queue|task|servers" (plus data-live-queue,
+   data-live-task, data-live-state and data-live-cursor, the stream position the page was rendered at). The
+   server replays what happened since the cursor, then pushes coalesced updates; on a disconnect we reconnect
+   with the newest cursor seen, so nothing is missed. window.taskqLive exposes the state for tests and the bench. */
+(function () {
+  "use strict";
+  var root = document.querySelector("[data-live]");
+  if (!root || !window.WebSocket) { return; }
+  var scope = root.getAttribute("data-live");
+  var queue = root.getAttribute("data-live-queue") || "";
+  var taskId = root.getAttribute("data-live-task") || "";
+  var shownState = root.getAttribute("data-live-state") || "";
+  var cursor = {};
+  try { cursor = JSON.parse(root.getAttribute("data-live-cursor") || "{}") || {}; } catch (e) { cursor = {}; }
+  var indicator = document.querySelector("[data-live-status]");
+  var live = window.taskqLive = {status: "connecting", messages: 0, received: [], onmessage: null};
+  var retryDelay = 500, socket = null, newRows = 0, MAX_NEW_ROWS = 50;
+
+  function setStatus(status, title) {
+    live.status = status;
+    if (!indicator) { return; }
+    indicator.hidden = false;
+    indicator.textContent = status === "live" ? "● live" : status === "connecting" ? "◌ connecting…" : "◌ reconnecting…";
+    indicator.className = "live-status " + status;
+    indicator.title = title || "";
+  }
+
+  function idKey(id) { var p = String(id).split("-"); return [Number(p[0]) || 0, Number(p[1]) || 0]; }
+  function newer(a, b) { var x = idKey(a), y = idKey(b); return x[0] > y[0] || (x[0] === y[0] && x[1] > y[1]); }
+
+  function connect() {
+    var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/live/";
+    socket = new WebSocket(url);
+    socket.onopen = function () {
+      retryDelay = 500;
+      socket.send(JSON.stringify({op: "subscribe", scope: scope, queue: queue, task: taskId, cursor: cursor}));
+      setStatus("live");
+    };
+    socket.onmessage = function (event) {
+      var data = JSON.parse(event.data);
+      live.messages += 1;
+      apply(data);
+      if (live.onmessage) { live.onmessage(data, performance.now()); }
+    };
+    socket.onclose = function (event) {
+      socket = null;
+      // A refused handshake (no permission, session gone) closes before opening; keep trying, slowly.
+      setStatus("reconnecting", event.code ? "closed (" + event.code + "); retrying" : "");
+      setTimeout(connect, retryDelay);
+      retryDelay = Math.min(retryDelay * 2, 10000);
+    };
+  }
+
+  function apply(data) {
+    if (data.kind === "error") { if (data.resync) { notice("Live updates are interrupted: " + data.message); } return; }
+    if (data.kind === "servers") { servers(data.servers); return; }
+    Object.keys(data.cursor || {}).forEach(function (q) {
+      if (!cursor[q] || newer(data.cursor[q], cursor[q])) { cursor[q] = data.cursor[q]; }
+    });
+    Object.keys(data.queues || {}).forEach(function (q) { counts(q, data.queues[q]); });
+    (data.tasks || []).forEach(row);
+    (data.history || []).forEach(historyRow);
+    if (data.detail) { detail(data.detail); }
+    if (data.more) { notice(data.more + " more tasks changed than are shown; reload for the full list."); }
+    if (data.resync) { notice("Some changes could not be replayed; reload for the full picture."); }
+  }
+
+  function setText(el, value) {
+    el.textContent = value;
+    if (el.hasAttribute("data-value")) { el.setAttribute("data-value", value); }
+  }
+
+  function counts(q, figures) {
+    var containers;
+    if (scope === "dashboard") {
+      containers = document.querySelectorAll('[data-live-for="' + CSS.escape(q) + '"]');
+      if (!containers.length) { notice("New queue “" + q + "”: reload to list it."); }
+    } else {
+      containers = q === queue ? [document] : [];
+    }
+    Array.prototype.forEach.call(containers, function (box) {
+      box.querySelectorAll("[data-live-count]").forEach(function (el) {
+        var name = el.getAttribute("data-live-count");
+        if (name in figures) { setText(el, String(figures[name])); }
+      });
+    });
+  }
+
+  // Queue page: a row leaving the shown state is marked with where it went; a task entering it is listed on top.
+  function row(t) {
+    if (scope !== "queue" || t.queue !== queue) { return; }
+    var tr = document.querySelector('tr[data-live-task="' + CSS.escape(t.id) + '"]');
+    var to = t.to === "done" ? "completed" : t.to;
+    if (tr) {
+      var mark = tr.querySelector(".live-moved");
+      if (to === shownState) {
+        tr.classList.remove("live-left");
+        if (mark) { mark.remove(); }
+        return;
+      }
+      tr.classList.add("live-left");
+      if (!mark) {
+        mark = document.createElement("span");
+        mark.className = "badge live-moved";
+        tr.querySelector("td.id").appendChild(mark);
+      }
+      mark.textContent = "→ " + (t.to === "done" ? "done" : t.to);
+      return;
+    }
+    if (to !== shownState || root.hasAttribute("data-live-frozen")) { return; }
+    var body = document.querySelector("table.tasks tbody");
+    if (!body || newRows >= MAX_NEW_ROWS) { notice("New " + shownState + " tasks arrived; reload to list them."); return; }
+    newRows += 1;
+    tr = document.createElement("tr");
+    tr.className = "live-new";
+    tr.setAttribute("data-live-task", t.id);
+    var cols = document.querySelectorAll("table.tasks thead th").length;
+    if (document.querySelector("table.tasks thead th.check")) { tr.appendChild(document.createElement("td")); cols -= 1; }
+    var idCell = document.createElement("td");
+    idCell.className = "id";
+    var link = document.createElement("a");
+    link.href = "?task_id=" + encodeURIComponent(t.id);
+    link.textContent = t.id.length > 24 ? t.id.slice(0, 23) + "…" : t.id;
+    link.title = t.id;
+    idCell.appendChild(link);
+    tr.appendChild(idCell);
+    var typeCell = document.createElement("td");
+    typeCell.textContent = t.type;
+    tr.appendChild(typeCell);
+    var rest = document.createElement("td");
+    rest.colSpan = Math.max(1, cols - 2);
+    rest.className = "muted";
+    rest.textContent = "new · " + new Date(t.at).toLocaleTimeString();
+    tr.appendChild(rest);
+    body.insertBefore(tr, body.firstChild);
+  }
+
+  // Task page: the state badge and fields, the result, and the history table.
+  function detail(d) {
+    if (!d.state) { return; }
+    var badge = document.querySelector("[data-live-badge]");
+    if (badge) { badge.textContent = d.state; badge.className = "badge state-" + d.state; }
+    document.querySelectorAll("[data-live-field]").forEach(function (el) {
+      var name = el.getAttribute("data-live-field");
+      if (name === "state") { el.textContent = d.state + (d.since ? " since " + d.since.slice(0, 19).replace("T", " ") + " UTC" : "") + (d.gone ? " (no longer stored)" : ""); }
+      if (name === "retried" && d.max_retry !== undefined) { el.textContent = d.retried + " / " + d.max_retry; }
+      if (name === "last_error" && d.last_error) { el.textContent = d.last_error; }
+    });
+    var box = document.querySelector("[data-live-result]");
+    if (box && d.result) {
+      box.textContent = "";
+      var meta = document.createElement("p");
+      meta.className = "muted";
+      meta.textContent = d.result.size + " bytes · " + (d.result.kind === "hex" ? "binary (hex)" : d.result.kind === "json" ? "JSON" : d.result.kind);
+      var pre = document.createElement("pre");
+      pre.className = "bytes";
+      pre.textContent = d.result.text + (d.result.truncated ? "\n…" : "");
+      box.appendChild(meta);
+      box.appendChild(pre);
+    }
+  }
+
+  function historyRow(e) {
+    var body = document.querySelector("[data-live-history]");
+    if (!body) { return; }
+    var tr = document.createElement("tr");
+    tr.className = "live-new";
+    [new Date(e.at).toISOString().slice(0, 23).replace("T", " "), e.from || "—", e.to, e.worker || "—", e.error || ""]
+      .forEach(function (text) { var td = document.createElement("td"); td.textContent = text; tr.appendChild(td); });
+    body.appendChild(tr);
+  }
+
+  // Servers page: busy counts and running tasks per server; servers that stopped are marked, new ones listed.
+  function servers(list) {
+    var ids = {};
+    list.forEach(function (s) {
+      ids[s.id] = true;
+      var tr = document.querySelector('tr[data-live-server="' + CSS.escape(s.id) + '"]');
+      if (!tr) { notice("Server " + s.host + ":" + s.pid + " started; reload to see it."); return; }
+      tr.classList.remove("live-left");
+      var busy = tr.querySelector("[data-live-busy]");
+      if (busy) { busy.textContent = s.running.length + " / " + s.concurrency + " busy"; }
+      var status = tr.querySelector("[data-live-server-status]");
+      if (status) { status.textContent = s.status; }
+    });
+    document.querySelectorAll("tr[data-live-server]").forEach(function (tr) {
+      if (!ids[tr.getAttribute("data-live-server")]) { tr.classList.add("live-left"); }
+    });
+  }
+
+  var shown = {};
+  function notice(text) {
+    if (shown[text]) { return; }
+    shown[text] = true;
+    var p = document.createElement("p");
+    p.className = "note live-note";
+    p.textContent = text + " ";
+    var a = document.createElement("a");
+    a.href = location.href;
+    a.textContent = "Reload";
+    p.appendChild(a);
+    var main = document.querySelector("main");
+    main.insertBefore(p, main.firstChild);
+  }
+
+  setStatus("connecting");
+  connect();
+}());
