@@ -331,7 +331,11 @@ class Inspector:
         return SearchResult(found, scanned, total)
 
     def task_events(self, queue: str, task_id: str, scan_limit: int = EVENT_SCAN_LIMIT) -> list[TaskEvent]:
-        """The task's transitions, oldest first, from the newest ``scan_limit`` entries of the queue's stream."""
+        """The task's transitions, oldest first, from the newest ``scan_limit`` entries of the queue's stream.
+
+        The scan goes newest first and stops at the task's creation (the only kind of event with no ``from``
+        state): nothing older is about this task, so a recent task costs a few hundred entries, not the limit.
+        """
         self._known(queue, "task_events")
         check.task_id(task_id, "inspector.task_events")
         stream = self.keys.queue(queue).events
@@ -347,7 +351,11 @@ class Inspector:
                 break
             scanned += len(entries)
             last = entries[-1][0]
-            events += [_event(fields) for _id, fields in entries if fields.get(b"id") == wanted]
+            for _id, fields in entries:
+                if fields.get(b"id") == wanted:
+                    events.append(_event(fields))
+                    if not fields.get(b"from"):
+                        return events[::-1]
         return events[::-1]
 
     def get_task(self, queue: str, task_id: str) -> TaskInfo:
