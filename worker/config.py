@@ -7,7 +7,7 @@ import socket
 import uuid
 from dataclasses import dataclass, field
 
-from queues.engine import DEFAULT_PREFIX, DEFAULT_REDIS_URL, Limits, ValidationError
+from queues.engine import DEFAULT_PREFIX, DEFAULT_REDIS_URL, GroupSettings, Limits, ValidationError
 from queues.engine import validation as check
 from queues.sparkconf import SparkSettings
 
@@ -55,6 +55,9 @@ class WorkerConfig:
     limits: Limits = field(default_factory=Limits)
     metrics_port: int | None = None  # serve Prometheus metrics of this worker on this port (0: any free port)
     metrics_host: str = "0.0.0.0"
+    # Group aggregation: the defaults of every queue (a queue definition may override them) and the round interval.
+    group_settings: GroupSettings = field(default_factory=GroupSettings)
+    aggregator_interval: float = 1.0
     spark: SparkSettings = field(default_factory=SparkSettings)  # session of Spark tasks (built on first use)
     archive_dir: str | None = None  # run the event archiver (one active across workers) into this directory
     archive_event_cap: int = 1_000_000  # hard cap of an archived queue's event stream (the safety net)

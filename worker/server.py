@@ -11,11 +11,12 @@ import signal
 import threading
 from typing import Any
 
-from queues.engine import Clock, Registry, registry, warn_if_evicting
+from queues.engine import AggregatorRegistry, Clock, Registry, aggregators, registry, warn_if_evicting
 from queues.engine.broker import Broker
 from queues.engine.worker_store import WorkerStore
 
 from .acker import Acker, Syncer
+from .aggregator import Aggregator, queue_group_settings
 from .config import WorkerConfig
 from .definitions import DefinitionWatcher
 from .heartbeat import Heartbeat
@@ -31,7 +32,8 @@ log = logging.getLogger("worker")
 
 
 class Server:
-    def __init__(self, config: WorkerConfig, registry: Registry = registry, clock: Clock | None = None) -> None:
+    def __init__(self, config: WorkerConfig, registry: Registry = registry, clock: Clock | None = None,
+                 aggregators: AggregatorRegistry = aggregators) -> None:
         self.config = config
         self.registry = registry
         self.broker = Broker(config.redis_url, prefix=config.prefix, clock=clock, limits=config.limits)
@@ -58,6 +60,10 @@ class Server:
         self.spark = self.processor.spark = SparkRunner(config.spark)
         self._components = [self.definitions, self.subscriber, self.heartbeat, self.watchdog, self.syncer,
                             self.recoverer, self.forwarder, self.janitor]
+        self.aggregator = Aggregator(self.broker, queues, aggregators, config.aggregator_interval,
+                                     lambda q: queue_group_settings(config.group_settings, self.definitions.policies,
+                                                                    q), actor)
+        self._components.append(self.aggregator)
         if config.archive_dir:
             from .archiver import Archiver
 

@@ -166,7 +166,8 @@ MUTATE = "400 401 403 404 409 503"
 
 PATHS: dict[str, Any] = {
     "/api/v1/openapi.json": {"get": {"operationId": "openapi", "summary": "This document (no token needed).",
-                                     "security": [], "responses": {"200": {"description": "OpenAPI 3.1 JSON"}}}},
+                                     "security": [], "responses": {"200": {"description": "OpenAPI 3.1 JSON",
+                                                                           **json_content({"type": "object"})}}}},
     "/api/v1/consume": {"post": operation(
         "consume", "Take the next task(s) of one or more queues, each leased for its TTR; long-polls up to "
         "timeout seconds. An empty list means nothing arrived.", ("200", "Tasks (possibly none)", "Consumed"),

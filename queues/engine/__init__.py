@@ -9,6 +9,7 @@
     Client("redis://127.0.0.1:6379/0").enqueue("email:deliver", {"to": "ada@example.com"})
 """
 
+from .aggregation import AggregatorRegistry, GroupSettings, aggregator, aggregators
 from .aio import AsyncClient
 from .client import Client, configure, default_client
 from .clock import Clock, FakeClock, SystemClock
@@ -33,6 +34,7 @@ from .inspector import DailyStats, Inspector, QueueInfo, SearchResult, ServerInf
 from .keys import DEFAULT_PREFIX, STATES, Keys
 from .message import TaskInfo, TaskMessage
 from .transitions import Limits
+from .workflows import MemberInfo, WorkflowInfo, chain, chord, group, sig
 
 __all__ = [
     "AsyncClient", "Client", "Clock", "configure", "connect", "DailyStats", "default_client", "DEFAULT_PREFIX",
@@ -42,4 +44,6 @@ __all__ = [
     "RetryWithoutFailure", "SearchResult", "ServerInfo", "SkipRetry", "STATES", "SystemClock", "Task",
     "TaskCancelledError", "TaskEvent", "TaskIdConflictError", "TaskInfo", "TaskMessage", "TaskNotFoundError",
     "ValidationError", "warn_if_evicting",
+    "aggregator", "aggregators", "AggregatorRegistry", "chain", "chord", "group", "GroupSettings", "MemberInfo",
+    "sig", "WorkflowInfo",
 ]

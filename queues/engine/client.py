@@ -9,7 +9,8 @@ from typing import Any, cast
 
 import redis
 
-from . import producer
+from . import producer, workflows
+from . import special_enqueue as grouping
 from .broker import Broker, unavailable
 from .clock import Clock, to_ms
 from .connection import DEFAULT_REDIS_URL
@@ -44,7 +45,14 @@ class Client:
 
     def enqueue(self, type: str, payload: Any = b"", **options: Any) -> TaskInfo:  # noqa: A002 - the public name
         """Enqueue one task (options in the README). Raises ValidationError, DuplicateTaskError,
-        TaskIdConflictError or RedisUnavailableError; on any of them nothing was written."""
+        TaskIdConflictError or RedisUnavailableError; on any of them nothing was written.
+
+        ``group="user:42"`` puts it in that group of its queue to be aggregated (see ``aggregation``);
+        ``after=[task_id, ...]`` makes it wait until those tasks of its queue have succeeded (see ``workflows``),
+        with their results as ``task.results`` when ``pass_results=True``."""
+        if "group" in options or "after" in options:
+            return cast(TaskInfo, drive(grouping.enqueue_special_flow(
+                self.broker.transitions, self.clock.now(), type, payload, options, self.max_payload), self._execute))
         now = self.clock.now()
         placement = producer.plan(self.broker.keys, now, type, payload, options, "client.enqueue", self.max_payload,
                                   self._policies())
@@ -62,6 +70,21 @@ class Client:
                                         self.max_payload, self._policies())
         return cast(list[TaskInfo], drive(enqueue_flow(self.broker.transitions, placements, to_ms(now)),
                                           self._execute))
+
+    def submit(self, workflow: Any, *, queue: str = "default", on_success: Any = None, on_error: Any = None,
+               workflow_id: str | None = None, keep: float | None = None) -> Any:
+        """Submit a workflow (``chain``, ``group``, ``chord`` or one ``sig``) to ``queue``, all or nothing; returns
+        its ``WorkflowInfo``. ``on_success`` runs (with the results of the last step) when every member succeeded;
+        ``on_error`` runs, with ``task.failure``, when a member failed. The record is kept ``keep`` seconds after
+        the workflow ends (default 7 days)."""
+        return drive(grouping.submit_workflow_flow(self.broker.transitions, self.clock.now(), workflow, queue,
+                                                   on_success, on_error, workflow_id, keep, self.max_payload),
+                     self._execute)
+
+    def wait_workflow(self, workflow_id: str, *, queue: str = "default", timeout: float | None = None) -> Any:
+        """Block until the workflow has succeeded or failed and return its final ``WorkflowInfo`` (with every
+        member's outcome and result). Raises TimeoutError, or TaskNotFoundError for an unknown workflow."""
+        return drive(workflows.wait_flow(self.broker.keys, queue, workflow_id, timeout), self._execute)
 
     def wait(self, task_id: str, *, queue: str = "default", timeout: float | None = None) -> TaskInfo:
         """Block until the task is completed or archived and return its final TaskInfo.

@@ -56,6 +56,10 @@ class Task:
     queue = property(lambda self: self._message.queue)
     max_retry = property(lambda self: self._message.max_retry)
     headers = property(lambda self: self._message.headers)
+    #: The results of the tasks this one waited for (a chain's previous step, a chord's group), when it asked.
+    results = property(lambda self: self._message.results)
+    #: For a workflow's on_error callback: {"task", "type", "error"} of the member that failed it.
+    failure = property(lambda self: self._message.failure)
 
     @property
     def deadline(self) -> datetime | None:

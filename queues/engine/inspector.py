@@ -23,6 +23,7 @@ from .keys import DEFAULT_PREFIX, STATES, cancel_message
 from .message import TaskInfo
 from .policies import PolicyCache
 from .transitions import ArchiveLimits, Limits
+from .workflows import WorkflowInfo
 
 SCAN_LIMIT = 10_000  # tasks a filter looks at, at most, per request: it says how many it looked at
 EVENT_SCAN_LIMIT = 20_000  # stream entries searched, at most, for one task's history
@@ -46,6 +47,7 @@ class QueueInfo:
     archived: int = 0
     completed: int = 0
     aggregating: int = 0
+    waiting: int = 0  # tasks waiting for their dependencies (not one of asynq's states; see workflows.py)
     paused: bool = False
     latency: float = 0.0  # seconds the oldest pending task has waited
     memory_bytes: int = 0  # approximate
@@ -57,7 +59,8 @@ class QueueInfo:
     @property
     def size(self) -> int:
         """Tasks in the queue, completed ones excluded (as asynq counts it)."""
-        return self.pending + self.active + self.scheduled + self.retry + self.archived + self.aggregating
+        return (self.pending + self.active + self.scheduled + self.retry + self.archived + self.aggregating
+                + self.waiting)
 
     def counts(self) -> dict[str, int]:
         return {state: getattr(self, state) for state in STATES}
@@ -163,6 +166,7 @@ class Inspector:
             pipe.exists(q.paused)
             pipe.mget(q.processed_on(day), q.failed_on(day), q.processed, q.failed)
             pipe.lindex(q.pending, -1)
+            pipe.hgetall(q.type_counts)  # aggregating and waiting tasks are counted per type by the scripts
         replies = iter(self._redis("queue_info", pipe.execute)) if queues else iter(())
         infos, oldest = [], []
         for queue in queues:
@@ -173,6 +177,7 @@ class Inspector:
                 int(v or 0) for v in next(replies))
             infos.append(info)
             oldest.append(next(replies))
+            _count_unlisted(info, next(replies))
         self._latency_and_memory(infos, oldest, memory_sample)
         return infos
 
@@ -268,20 +273,22 @@ class Inspector:
 
     # -- tasks -------------------------------------------------------------------------------------------------
 
-    def list_tasks(self, queue: str, state: str, page: int = 1, size: int = 20) -> list[TaskInfo]:
+    def list_tasks(self, queue: str, state: str, page: int = 1, size: int = 20,
+                   group: str | None = None) -> list[TaskInfo]:
         """One page of a state, newest first for archived and completed, next-to-run first for pending,
-        scheduled and retry, soonest lease expiry first for active."""
+        scheduled and retry, soonest lease expiry first for active. Aggregating tasks are listed group by group
+        (oldest first), or of one ``group``; waiting tasks (see ``workflows``) oldest first."""
         self._known(queue, "list_tasks")
         op = "inspector.list_tasks"
-        if state not in STATES:
-            raise ValidationError(f"unknown state {state!r}; one of {', '.join(STATES)}", op=op)
+        if state not in STATES and state != "waiting":
+            raise ValidationError(f"unknown state {state!r}; one of {', '.join(STATES)}, waiting", op=op)
         page = check.count(page, "page", 1, 10**9, op)
         size = check.count(size, "size", 1, MAX_PAGE_SIZE, op)
         q = self.keys.queue(queue)
         start, stop = (page - 1) * size, page * size - 1
         key = q.state_key(state)
         if state == "aggregating":
-            return []
+            return self._list_aggregating(queue, group, start, stop)
         if state == "pending":
             # LPUSH in, RPOP out: the next to run is at the tail.
             ids = [(i, None) for i in self._redis("list_tasks", self.conn.lrange, key, -stop - 1, -start - 1)][::-1]
@@ -295,6 +302,72 @@ class Inspector:
         hashes = self._redis("list_tasks", pipe.execute) if ids else []
         return [self._flag_orphan(TaskInfo.from_hash(task_id.decode(), queue, fields, score))
                 for (task_id, score), fields in zip(ids, hashes, strict=True) if fields]
+
+    # -- groups and workflows ------------------------------------------------------------------------------------
+
+    def groups(self, queue: str) -> list[GroupInfo]:
+        """The queue's groups of aggregating tasks with their sizes, by name (asynq's ``group ls``). Tasks an
+        aggregator has cut from a group and not yet combined are counted in ``aggregating`` of the queue only."""
+        self._known(queue, "groups")
+        q = self.keys.queue(queue)
+        names = sorted(n.decode() for n in self._redis("groups", self.conn.smembers, q.groups))
+        pipe = self.conn.pipeline(transaction=False)
+        for name in names:
+            pipe.zcard(q.group(name))
+            pipe.zrange(q.group(name), 0, 0, withscores=True)
+        replies = self._redis("groups", pipe.execute) if names else []
+        out = []
+        for index, name in enumerate(names):
+            size, oldest = replies[2 * index], replies[2 * index + 1]
+            if size:
+                out.append(GroupInfo(name, size, from_ms(int(oldest[0][1])) if oldest else None))
+        return out
+
+    def _list_aggregating(self, queue: str, group: str | None, start: int, stop: int) -> list[TaskInfo]:
+        q = self.keys.queue(queue)
+        if group is not None:
+            names = [check.task_type(group, "inspector.list_tasks")]
+        else:
+            names = [g.name for g in self.groups(queue)]
+        ids: list[str] = []
+        for name in names:  # page through the groups in name order, each oldest first
+            size = int(self._redis("list_tasks", self.conn.zcard, q.group(name)))
+            if start >= size:
+                start, stop = start - size, stop - size
+                continue
+            ids += [i.decode() for i in self._redis("list_tasks", self.conn.zrange, q.group(name), start, stop)]
+            if stop < size:
+                break
+            start, stop = 0, stop - size
+        pipe = self.conn.pipeline(transaction=False)
+        for task_id in ids:
+            pipe.hgetall(q.task(task_id))
+        hashes = self._redis("list_tasks", pipe.execute) if ids else []
+        return [TaskInfo.from_hash(task_id, queue, fields) for task_id, fields in zip(ids, hashes, strict=True)
+                if fields]
+
+    def workflow(self, queue: str, workflow_id: str) -> WorkflowInfo:
+        """A workflow: its state, and each member's role, dependencies, state (or how it ended) and result."""
+        from .flows import drive, run_command
+        from .workflows import read_flow
+
+        self._known(queue, "workflow")
+        check.task_id(workflow_id, "inspector.workflow")
+        info = self._redis("workflow", drive, read_flow(self.keys, queue, workflow_id),
+                           lambda request: run_command(self.conn, request))
+        if not isinstance(info, WorkflowInfo):
+            raise TaskNotFoundError(f"no workflow {workflow_id!r} in queue {queue!r} (a finished workflow is kept "
+                                    "for its keep time)", op="inspector.workflow")
+        return info
+
+    def workflows(self, queue: str, page: int = 1, size: int = 20) -> list[tuple[str, datetime | None]]:
+        """Ids of the queue's workflows, newest first, with their creation time."""
+        self._known(queue, "workflows")
+        page = check.count(page, "page", 1, 10**9, "inspector.workflows")
+        size = check.count(size, "size", 1, MAX_PAGE_SIZE, "inspector.workflows")
+        rows = self._redis("workflows", self.conn.zrevrange, self.keys.queue(queue).workflows,
+                           (page - 1) * size, page * size - 1, withscores=True)
+        return [(wf.decode(), from_ms(int(score))) for wf, score in rows]
 
     def _flag_orphan(self, info: TaskInfo) -> TaskInfo:
         if info.lease_expires_at is not None:
@@ -460,6 +533,26 @@ class Inspector:
                 active=sorted((json.loads(v) for v in workers.values()), key=lambda w: w.get("started", 0)),
             ))
         return sorted(servers, key=lambda s: s.id)
+
+
+@dataclass
+class GroupInfo:
+    """A group of aggregating tasks: its name, how many tasks it holds, when the oldest joined."""
+
+    name: str
+    size: int
+    oldest: datetime | None = None
+
+
+def _count_unlisted(info: QueueInfo, type_counts: dict[bytes, bytes]) -> None:
+    """Aggregating and waiting tasks live in many structures (one per group, one per dependency), so their
+    totals come from the per-type counts the scripts keep."""
+    for name, value in type_counts.items():
+        state = name.partition(b":")[0]
+        if state == b"aggregating":
+            info.aggregating += int(value)
+        elif state == b"waiting":
+            info.waiting += int(value)
 
 
 def _event(fields: dict[bytes, bytes]) -> TaskEvent:

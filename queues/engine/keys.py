@@ -102,6 +102,44 @@ class QueueKeys:
     def unique(self, task_type: str, digest: str) -> str:
         return f"{self.unique_prefix}{task_type}:{digest}"
 
+    # -- groups (aggregation) and dependencies (workflows); see lua/_lib.lua for the layout -------------------------
+
+    @property
+    def groups(self) -> str:
+        """Set of the names of the queue's groups that hold aggregating tasks."""
+        return self.base + "groups"
+
+    def group(self, name: str) -> str:
+        """Sorted set of one group's aggregating task ids, scored by enqueue time (ms)."""
+        return f"{self.base}g:{name}"
+
+    @property
+    def aggregation_sets(self) -> str:
+        """Sorted set of aggregation sets in progress (``<set id>:<group>``), scored by their deadline (ms)."""
+        return self.base + "aggregation_sets"
+
+    def aggregation_set(self, set_id: str) -> str:
+        """Sorted set of the task ids one cut took from a group (scores kept, for a reclaim)."""
+        return f"{self.base}agg:{set_id}"
+
+    @property
+    def waiting(self) -> str:
+        """Sorted set of tasks waiting for their dependencies, scored by submit time (ms)."""
+        return self.base + "waiting"
+
+    def dependents(self, task_id: str) -> str:
+        """Set of the ids waiting for ``task_id`` to succeed (built in Lua as ``deps:<id>`` too)."""
+        return f"{self.base}deps:{task_id}"
+
+    def workflow(self, workflow_id: str) -> str:
+        """Hash of one workflow: state, members, per-member outcome and result (built in Lua as ``wf:<id>``)."""
+        return f"{self.base}wf:{workflow_id}"
+
+    @property
+    def workflows(self) -> str:
+        """Sorted set of workflow ids, scored by creation time (ms)."""
+        return self.base + "workflows"
+
     def state_key(self, state: str) -> str:
         """The structure holding tasks of ``state`` (the lease set for active)."""
         return self.lease if state == "active" else self.base + state

@@ -33,6 +33,10 @@ class TaskMessage:
     unique_ttl: float = 0.0  # seconds; 0 means not unique
     headers: dict[str, str] = field(default_factory=dict)
     created_ms: int = 0
+    # Set by the engine when a task waiting for others is released (see workflows.py): the results of its
+    # dependencies, in the order it named them, and for an on_error callback the failure of its workflow.
+    results: list[Any] | None = None
+    failure: dict[str, Any] | None = None
 
     def effective_timeout(self) -> float | None:
         """asynq's rule: without timeout and deadline, the default timeout applies."""
@@ -54,6 +58,10 @@ class TaskMessage:
             doc["unique_ttl"] = self.unique_ttl
         if self.headers:
             doc["headers"] = self.headers
+        if self.results is not None:
+            doc["results"] = self.results
+        if self.failure is not None:
+            doc["failure"] = self.failure
         return json.dumps(doc, separators=(",", ":")).encode()
 
     @classmethod
@@ -75,6 +83,8 @@ class TaskMessage:
             unique_ttl=float(doc.get("unique_ttl", 0)),
             headers=dict(doc.get("headers", {})),
             created_ms=int(doc.get("created", 0)),
+            results=doc.get("results"),
+            failure=doc.get("failure"),
         )
 
 

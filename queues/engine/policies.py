@@ -43,6 +43,17 @@ class QueueSpec:
     weight: int = 1
     rank: int = 0
     concurrency_cap: int = 0
+    # Group aggregation of the queue (see aggregation.py); None: the worker's defaults (settings).
+    group_grace: float | None = None
+    group_max_delay: float | None = None
+    group_max_size: int | None = None
+
+    def to_doc(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"weight": self.weight, "rank": self.rank, "cap": self.concurrency_cap}
+        for name in ("group_grace", "group_max_delay", "group_max_size"):
+            if getattr(self, name) is not None:
+                doc[name] = getattr(self, name)
+        return doc
 
 
 @dataclass(frozen=True)
@@ -98,8 +109,7 @@ class PolicySet:
     # -- the Redis form -------------------------------------------------------------------------------------------
 
     def to_hashes(self) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
-        queues = {q.name: json.dumps({"weight": q.weight, "rank": q.rank, "cap": q.concurrency_cap})
-                  for q in self.queues.values()}
+        queues = {q.name: json.dumps(q.to_doc()) for q in self.queues.values()}
         unique = {prefix: repr(float(ttl)) for prefix, ttl in self.unique.items()}
         retention = {json.dumps([r.queue, r.type_prefix]): json.dumps(
             {"retention": r.retention, "archive_max_size": r.archive_max_size, "archive_max_age": r.archive_max_age})
@@ -116,7 +126,9 @@ class PolicySet:
             try:
                 doc = json.loads(raw)
                 specs[name.decode()] = QueueSpec(name.decode(), int(doc.get("weight", 1)), int(doc.get("rank", 0)),
-                                                 int(doc.get("cap", 0)))
+                                                 int(doc.get("cap", 0)), _number(doc.get("group_grace"), float),
+                                                 _number(doc.get("group_max_delay"), float),
+                                                 _number(doc.get("group_max_size"), int))
             except (ValueError, TypeError, AttributeError) as exc:
                 log.warning("skipping queue definition %r: %s", name, exc)
         ttls: dict[str, float] = {}

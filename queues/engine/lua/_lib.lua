@@ -216,3 +216,166 @@ local function to_pending(ctx, pending, key, id, ttype, from)
   notify_if_first(pending, redis.call("LPUSH", pending, id))
   moved(ctx, key, id, ttype, from, "pending")
 end
+
+-- == Dependencies and workflows (see dependencies.py and workflows.py) ==============================================
+-- A task that must wait for others is "waiting": its id sits in the queue's ZSET waiting (scored by when it was
+-- submitted) and its hash carries after (JSON array of the ids it waits for), deps_left (how many of them have
+-- not succeeded yet), pass ("1": it gets their results) and r:<dep> (a dependency's result, as a JSON value,
+-- while it waits for the others). Each dependency A has a SET deps:<A> of the ids waiting for it. The script
+-- that records A's success releases its dependents; the script that archives A archives them. Workflow members
+-- also carry wf (the workflow id) and role (member, on_success, on_error); the workflow is the hash wf:<id>.
+-- These keys are built from the task key prefix (<queue base>t:), so they carry the queue's {hash tag} and share
+-- the slot of the keys the script declares, as task hashes do.
+local function queue_key(ctx, name)
+  return string.sub(ctx.prefix, 1, #ctx.prefix - 2) .. name
+end
+
+-- A JSON value of a result: results are written as JSON by Task.write_result; raw bytes go in as a JSON string.
+local function result_json(result)
+  if not result then return "null" end
+  local ok = pcall(cjson.decode, result)
+  if ok then return result end
+  return cjson.encode(result)
+end
+
+-- The options document (msg) with one more top-level member. msg is always a JSON object written by Python.
+local function with_option(msg, name, json_value)
+  return string.sub(msg, 1, #msg - 1) .. "," .. cjson.encode(name) .. ":" .. json_value .. "}"
+end
+
+-- waiting -> pending: all dependencies succeeded (or, for an on_error callback, its workflow failed: extra
+-- then carries the failure). The collected results go into the options as "results", in the order of after.
+local function release_waiting(ctx, key, id, ttype, extra_name, extra_json)
+  local f = redis.call("HMGET", key, "after", "pass", "msg")
+  local msg = f[3] or "{}"
+  if f[2] == "1" and f[1] then
+    local parts = {}
+    for i, dep in ipairs(cjson.decode(f[1])) do
+      parts[i] = redis.call("HGET", key, "r:" .. dep) or "null"
+      redis.call("HDEL", key, "r:" .. dep)
+    end
+    msg = with_option(msg, "results", "[" .. table.concat(parts, ",") .. "]")
+  end
+  if extra_name then msg = with_option(msg, extra_name, extra_json) end
+  redis.call("ZREM", queue_key(ctx, "waiting"), id)
+  redis.call("HDEL", key, "deps_left")
+  redis.call("HSET", key, "msg", msg)
+  to_pending(ctx, queue_key(ctx, "pending"), key, id, ttype, "waiting")
+end
+
+-- waiting -> gone, for the on_error callback of a workflow that succeeded.
+local function drop_waiting(ctx, key, id, why)
+  redis.call("ZREM", queue_key(ctx, "waiting"), id)
+  drop(ctx, key, id, redis.call("HGET", key, "type") or "", "waiting", why)
+end
+
+-- A member reached its end: the workflow records it (s:<id> = succeeded, failed or cancelled) and, for a success,
+-- its result (r:<id>). A workflow hash that expired is not re-created.
+local function record_member(wkey, id, status, result)
+  if redis.call("EXISTS", wkey) == 0 then return false end
+  redis.call("HSET", wkey, "s:" .. id, status)
+  if result then redis.call("HSET", wkey, "r:" .. id, result) end
+  return true
+end
+
+-- The workflow ended: it is kept for its keep time, and the index forgets workflows older than that.
+local function workflow_ended(ctx, wkey, state)
+  redis.call("HSET", wkey, "state", state, "finished", ctx.now)
+  local keep = tonumber(redis.call("HGET", wkey, "keep")) or 0
+  if keep > 0 then
+    redis.call("PEXPIRE", wkey, keep)
+    redis.call("ZREMRANGEBYSCORE", queue_key(ctx, "workflows"), "-inf", "(" .. (ctx.now - keep))
+  end
+end
+
+-- A task succeeded (done or completed): record it in its workflow, release its dependents. Call it before the
+-- task's hash is deleted: its result and workflow are read from it.
+local function after_success(ctx, key, id)
+  local f = redis.call("HMGET", key, "wf", "result", "role")
+  if f[1] then
+    local wkey = queue_key(ctx, "wf:" .. f[1])
+    if record_member(wkey, id, "succeeded", f[2]) and f[3] == "member" then
+      local left = redis.call("HINCRBY", wkey, "left", -1)
+      if left <= 0 and redis.call("HGET", wkey, "state") == "running" then
+        workflow_ended(ctx, wkey, "succeeded")
+        local on_error = redis.call("HGET", wkey, "on_error")
+        if on_error and on_error ~= "" then
+          local ekey = ctx.prefix .. on_error
+          if redis.call("HGET", ekey, "state") == "waiting" then
+            drop_waiting(ctx, ekey, on_error, "workflow succeeded")
+            redis.call("HSET", wkey, "s:" .. on_error, "skipped")
+          end
+        end
+      end
+    end
+  end
+  local dkey = queue_key(ctx, "deps:" .. id)
+  local dependents = redis.call("SMEMBERS", dkey)
+  if #dependents == 0 then return end
+  redis.call("DEL", dkey)
+  local value = result_json(f[2])
+  for _, dep in ipairs(dependents) do
+    local dep_key = ctx.prefix .. dep
+    local d = redis.call("HMGET", dep_key, "state", "type", "pass")
+    if d[1] == "waiting" then
+      if d[3] == "1" then redis.call("HSET", dep_key, "r:" .. id, value) end
+      if redis.call("HINCRBY", dep_key, "deps_left", -1) <= 0 then release_waiting(ctx, dep_key, dep, d[2]) end
+    end
+  end
+end
+
+-- A task failed for good (archived, or deleted): its waiting dependents are archived in turn, and a workflow it
+-- belongs to fails: every member still waiting is archived as cancelled, and the on_error callback is released
+-- with the failure. status is what the workflow records for this task (failed, or cancelled in a cascade).
+local after_failure
+
+local function cancel_waiting(ctx, key, id, why)
+  local ttype = redis.call("HGET", key, "type") or ""
+  redis.call("ZREM", queue_key(ctx, "waiting"), id)
+  release_unique(key, id)
+  redis.call("ZADD", queue_key(ctx, "archived"), ctx.now, id)
+  redis.call("HDEL", key, "deps_left")
+  redis.call("HSET", key, "error", why, "failed_at", ctx.now)
+  moved(ctx, key, id, ttype, "waiting", "archived", why)
+  after_failure(ctx, key, id, why, "cancelled")
+end
+
+local function workflow_failed(ctx, wkey, id, ttype, err)
+  redis.call("HSET", wkey, "failed", id, "error", err)
+  workflow_ended(ctx, wkey, "failed")
+  local why = "cancelled: workflow member " .. id .. " (" .. ttype .. ") failed: " .. err
+  local on_error = redis.call("HGET", wkey, "on_error") or ""
+  for _, m in ipairs(cjson.decode(redis.call("HGET", wkey, "members") or "[]")) do
+    local mid = m[1]
+    local mkey = ctx.prefix .. mid
+    if mid ~= on_error and redis.call("HGET", mkey, "state") == "waiting" then cancel_waiting(ctx, mkey, mid, why) end
+  end
+  if on_error ~= "" then
+    local ekey = ctx.prefix .. on_error
+    if redis.call("HGET", ekey, "state") == "waiting" then
+      release_waiting(ctx, ekey, on_error, redis.call("HGET", ekey, "type") or "", "failure",
+        cjson.encode({task = id, type = ttype, error = err}))
+    end
+  end
+end
+
+after_failure = function(ctx, key, id, err, status)
+  local f = redis.call("HMGET", key, "wf", "role", "type")
+  if f[1] then
+    local wkey = queue_key(ctx, "wf:" .. f[1])
+    -- A member cancelled because a dependency outside its workflow failed fails its workflow too.
+    if record_member(wkey, id, status, nil) and f[2] == "member" and redis.call("HGET", wkey, "state") == "running" then
+      workflow_failed(ctx, wkey, id, f[3] or "", err)
+    end
+  end
+  local dkey = queue_key(ctx, "deps:" .. id)
+  local dependents = redis.call("SMEMBERS", dkey)
+  if #dependents == 0 then return end
+  redis.call("DEL", dkey)
+  for _, dep in ipairs(dependents) do
+    local dep_key = ctx.prefix .. dep
+    if redis.call("HGET", dep_key, "state") == "waiting" then
+      cancel_waiting(ctx, dep_key, dep, "dependency " .. id .. " failed: " .. err)
+    end
+  end
+end

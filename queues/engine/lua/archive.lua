@@ -1,5 +1,6 @@
 -- archive: active -> archived, when retries are spent or the handler skips retrying. The task is dead: its
 -- unique lock is released so the same work can be submitted again, and the archive is trimmed to its limits.
+-- Tasks waiting for it are archived too, and its workflow fails (after_failure in _lib.lua).
 -- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] lease set    KEYS[4] archived
 -- KEYS[5] processed total    KEYS[6] processed today    KEYS[7] failed total    KEYS[8] failed today
 -- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] worker id
@@ -20,6 +21,7 @@ redis.call("HINCRBY", key, "retried", 1)
 count(ctx, KEYS[5], KEYS[6], ARGV[5], "processed", ttype)
 count(ctx, KEYS[7], KEYS[8], ARGV[5], "failed", ttype)
 moved(ctx, key, id, ttype, "active", "archived", ARGV[8])
+after_failure(ctx, key, id, ARGV[8], "failed")
 trim_archive(ctx, KEYS[4], ARGV[9], ARGV[10])
 finish(ctx)
 return "OK"

@@ -1,5 +1,6 @@
 -- archive task: pending, scheduled or retry -> archived (an operator action). The task is dead, so its unique
--- lock is released, as when a worker archives it; the archive is trimmed after.
+-- lock is released, as when a worker archives it; the archive is trimmed after. Tasks waiting for it are
+-- archived too, and its workflow fails (after_failure in _lib.lua).
 -- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] pending    KEYS[4] scheduled    KEYS[5] retry
 -- KEYS[6] archived
 -- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] actor    ARGV[5] id
@@ -14,6 +15,7 @@ remove_from(from, state, id)
 release_unique(key, id)
 redis.call("ZADD", KEYS[6], ctx.now, id)
 moved(ctx, key, id, ttype, state, "archived", "archived by " .. ctx.actor)
+after_failure(ctx, key, id, "archived by " .. ctx.actor, "failed")
 trim_archive(ctx, KEYS[6], ARGV[6], ARGV[7])
 finish(ctx)
 return "OK"

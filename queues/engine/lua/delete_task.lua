@@ -1,4 +1,5 @@
 -- delete task: any state but active -> gone (an operator action). An active task must be cancelled first.
+-- A task deleted before it succeeded fails the tasks waiting for it and its workflow (after_failure in _lib.lua).
 -- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] pending    KEYS[4] scheduled    KEYS[5] retry
 -- KEYS[6] archived    KEYS[7] completed
 -- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] actor    ARGV[5] id
@@ -10,6 +11,7 @@ local key, state, ttype, from = locate(ctx, id,
   "cancel it before deleting")
 if not key then return state end
 remove_from(from, state, id)
+if state ~= "completed" then after_failure(ctx, key, id, "deleted by " .. ctx.actor, "failed") end
 drop(ctx, key, id, ttype, state, "deleted by " .. ctx.actor)
 finish(ctx)
 return "OK"

@@ -1,5 +1,6 @@
 -- done: active -> gone, for successful attempts of tasks without retention. Releases their unique locks and
--- counts them as processed. Each task is fenced by its lease token; a refused task changes nothing.
+-- counts them as processed, and releases the tasks waiting for them (after_success in _lib.lua). Each task is
+-- fenced by its lease token; a refused task changes nothing.
 -- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] lease set    KEYS[4] processed total
 -- KEYS[5] processed today
 -- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] worker id
@@ -9,9 +10,10 @@ local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local out = each_fenced(ctx, KEYS[3], 6, 2, function(_, id, key, ttype, ukey)
   redis.call("ZREM", KEYS[3], id)
   release_lock(ukey, id)
-  redis.call("DEL", key)
   moved(ctx, key, id, ttype, "active", "", nil, "done")
   count(ctx, KEYS[4], KEYS[5], ARGV[5], "processed", ttype)
+  after_success(ctx, key, id)  -- reads the task's result and workflow, so before the DEL
+  redis.call("DEL", key)
 end)
 finish(ctx)
 return out

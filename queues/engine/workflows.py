@@ -1,0 +1,372 @@
+"""Workflows (Machinery's chain, group and chord) and task dependencies ("B after A", Optimus), built on one
+mechanism: a task may wait for other tasks of its queue to succeed.
+
+    from queues.engine import chain, chord, group, sig
+
+    info = client.submit(chain(sig("fetch", {"url": u}), sig("parse"), sig("store")), queue="etl")
+    info = client.submit(chord([sig("resize", {"size": s}) for s in (64, 128)], sig("publish")),
+                         on_error=sig("alert"))
+    client.enqueue("report:mail", {...}, after=[report_task_id])    # B may be enqueued before A finishes, or exists
+
+A waiting task is in the ``waiting`` state (sorted set ``waiting`` of its queue): not pending, so no worker sees it.
+The script that records a task's success (done or complete) releases the tasks waiting for it in the same step,
+so no crash can leave a dependent behind; the script that archives a task (retries spent, skip-retry, an
+operator) archives the tasks waiting for it, with the error "dependency <id> failed: ...".
+
+A workflow is a set of such tasks with a record (hash ``wf:<id>`` of the queue) that the same scripts update:
+it succeeds when every member has succeeded; it fails when a member is archived (or deleted before it ran):
+members still waiting are archived as cancelled, members already pending or running finish on their own, the
+``on_error`` callback is released with ``task.failure`` set, and the ``on_success`` callback never runs.
+All members of a workflow live in one queue, so every step is one script in one Redis Cluster slot.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from . import producer
+from . import validation as check
+from .clock import from_ms, to_ms
+from .errors import EngineError, FailedPreconditionError, TaskIdConflictError, ValidationError
+from .flows import Batch, Command, Flow
+from .keys import Keys
+from .message import TaskInfo
+from .scripts import script
+from .transitions import Call, Placement, Transitions
+
+#: How long a finished workflow's record is kept (seconds) unless the submit says otherwise.
+DEFAULT_KEEP = 7 * 24 * 3600.0
+MAX_MEMBERS = 10_000
+MAX_DEPENDENCIES = 1000
+#: Options a member may carry (scheduling and uniqueness do not mix with waiting for others).
+MEMBER_OPTIONS = frozenset({"max_retry", "timeout", "deadline", "retention", "headers", "task_id"})
+ROLES = ("member", "on_success", "on_error")
+
+
+# -- describing workflows -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Signature:
+    """One task of a workflow: type, payload, options. ``pass_result``: whether it gets the results of the
+    tasks it waits for as ``task.results`` (None: the default of where it stands)."""
+
+    type: str
+    payload: Any = b""
+    options: dict[str, Any] = field(default_factory=dict)
+    pass_result: bool | None = None
+
+
+@dataclass
+class Chain:
+    items: tuple[Node, ...]
+    pass_results: bool = True
+
+
+@dataclass
+class Group:
+    items: tuple[Node, ...]
+
+
+@dataclass
+class Chord:
+    header: Group
+    callback: Node
+
+
+Node = Signature | Chain | Group | Chord
+
+
+def sig(type: str, payload: Any = b"", *, pass_result: bool | None = None, **options: Any) -> Signature:  # noqa: A002
+    """A workflow member: ``sig("resize", {"size": 64}, max_retry=3)``."""
+    unknown = set(options) - MEMBER_OPTIONS
+    if unknown:
+        raise ValidationError(f"option(s) {', '.join(sorted(unknown))} cannot be used in a workflow; members take "
+                              f"{', '.join(sorted(MEMBER_OPTIONS))}", op="workflow")
+    return Signature(type, payload, dict(options), pass_result)
+
+
+def _nodes(items: Sequence[Any], what: str) -> tuple[Node, ...]:
+    if len(items) == 1 and isinstance(items[0], (list, tuple)):
+        items = tuple(items[0])
+    if not items:
+        raise ValidationError(f"a {what} needs at least one member", op="workflow")
+    for item in items:
+        if not isinstance(item, (Signature, Chain, Group, Chord)):
+            raise ValidationError(f"a {what} member must be sig(...), chain, group or chord, got {item!r:.80}",
+                                  op="workflow")
+    return tuple(items)
+
+
+def chain(*items: Any, pass_results: bool = True) -> Chain:
+    """Each item runs after the previous one succeeded; with ``pass_results`` (default) each gets the results of
+    the previous one as ``task.results`` (a list: one result, or a group's results in order)."""
+    return Chain(_nodes(items, "chain"), pass_results)
+
+
+def group(*items: Any) -> Group:
+    """The items run in parallel; wait for all with ``client.wait_workflow``."""
+    return Group(_nodes(items, "group"))
+
+
+def chord(header: Any, callback: Node) -> Chord:
+    """``header`` (a group, or a list of members) in parallel, then ``callback`` with all their results."""
+    head = header if isinstance(header, Group) else group(*(header if isinstance(header, (list, tuple)) else
+                                                             [header]))
+    return Chord(head, _nodes([callback], "chord callback")[0])
+
+
+# -- compiling a workflow into tasks with dependencies ---------------------------------------------------------
+
+
+@dataclass
+class Member:
+    signature: Signature
+    id: str
+    after: list[str]
+    pass_results: bool
+    role: str = "member"
+
+
+def compile_workflow(node: Node, on_success: Signature | None = None,
+                     on_error: Signature | None = None) -> list[Member]:
+    """The members in submit order (dependencies before dependents), each with the ids it waits for."""
+    members: list[Member] = []
+
+    def new_id(s: Signature) -> str:
+        return str(s.options.get("task_id") or producer.new_task_id())
+
+    def walk(n: Node, deps: list[str], pass_in: bool) -> list[str]:
+        if isinstance(n, Signature):
+            member = Member(n, new_id(n), list(deps), n.pass_result if n.pass_result is not None else pass_in)
+            members.append(member)
+            return [member.id]
+        if isinstance(n, Chain):
+            tails = deps
+            for index, item in enumerate(n.items):
+                tails = walk(item, tails, (n.pass_results and bool(tails)) if index else pass_in)
+            return tails
+        if isinstance(n, Group):
+            return [tail for item in n.items for tail in walk(item, deps, pass_in)]
+        tails = walk(n.header, deps, pass_in)
+        return walk(n.callback, tails, True)
+
+    tails = walk(node, [], False)
+    if on_success is not None:
+        members.append(Member(on_success, new_id(on_success), tails,
+                              True if on_success.pass_result is None else on_success.pass_result, "on_success"))
+    if on_error is not None:
+        members.append(Member(on_error, new_id(on_error), [], False, "on_error"))
+    if len(members) > MAX_MEMBERS:
+        raise ValidationError(f"a workflow has at most {MAX_MEMBERS} members, this one {len(members)}",
+                              op="client.submit")
+    return members
+
+
+def dependency_ids(after: Any, op: str) -> list[str]:
+    """Validate ``after=``: task ids of the same queue."""
+    if isinstance(after, str) or not isinstance(after, (list, tuple)):
+        raise ValidationError("after must be a list of task ids", op=op)
+    if len(after) > MAX_DEPENDENCIES:
+        raise ValidationError(f"after names at most {MAX_DEPENDENCIES} tasks", op=op)
+    ids = [check.task_id(value, op) for value in after]
+    return list(dict.fromkeys(ids))
+
+
+def placement_of(keys: Keys, now: float, s: Signature, queue: str, task_id: str, op: str,
+                 max_payload: int = check.MAX_PAYLOAD_BYTES) -> Placement:
+    """A member's task, validated like an enqueue (without scheduling or uniqueness)."""
+    options = {k: v for k, v in s.options.items() if k != "task_id"}
+    t = producer.template(now, {**options, "queue": queue}, op)
+    return producer.place(keys, t, s.type, s.payload, task_id, op, max_payload)
+
+
+# -- the transition ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Submission:
+    """Tasks to submit with their dependencies, and the workflow they make up (``workflow_id`` "" for none)."""
+
+    queue: str
+    tasks: list[tuple[Placement, list[str], str, bool]]  # placement, after, role ("" outside a workflow), pass
+    workflow_id: str = ""
+    keep: float = DEFAULT_KEEP
+
+
+def submit_call(t: Transitions, s: Submission, actor: str = "") -> Call:
+    """lua/submit.lua. The reply says whether the queue is new."""
+    q = t.queue(s.queue)
+    keys, args = t._common(q, actor)
+    members = [[p.message.id, p.message.type, role, after] for p, after, role, _ in s.tasks]
+    left = sum(1 for _, _, role, _ in s.tasks if role == "member")
+    rows: list[Any] = []
+    for p, after, role, pass_results in s.tasks:
+        rows += [p.message.id, p.message.type, p.encoded_options or p.message.encode_options(), p.message.payload,
+                 json.dumps(after), role + ("+p" if pass_results else "")]
+    wf_key = q.workflow(s.workflow_id or "-")
+    return Call("submit", script("submit"), keys + [q.pending, q.waiting, wf_key, q.workflows],
+                args + [s.workflow_id, json.dumps(members) if s.workflow_id else "", to_ms(s.keep), left] + rows,
+                lambda reply: reply == b"NEW")
+
+
+def explain(exc: EngineError, s: Submission, op: str) -> EngineError:
+    """Name the refused task by its id, not its position."""
+    if isinstance(exc, TaskIdConflictError) and exc.message.isdigit():
+        index = int(exc.message)
+        if index == 0:
+            return TaskIdConflictError(f"workflow id {s.workflow_id!r} already exists in queue {s.queue!r}", op=op)
+        message = s.tasks[index - 1][0].message
+        return TaskIdConflictError(f"task id {message.id!r} already exists in queue {s.queue!r}; nothing was "
+                                   "submitted", op=op)
+    if isinstance(exc, FailedPreconditionError):
+        return FailedPreconditionError(f"{exc.message}: a task waiting for it could never run; nothing was "
+                                       "submitted", op=op)
+    return exc
+
+
+def submit_flow(t: Transitions, s: Submission, op: str) -> Flow:
+    try:
+        new_queue = yield submit_call(t, s)
+    except EngineError as exc:
+        raise explain(exc, s, op) from None
+    if new_queue:
+        yield Command("sadd", (t.keys.queues, s.queue))
+    return None
+
+
+# -- reading workflows ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class MemberInfo:
+    """One member: its role, what it waits for, and where it is (its task's state, or how it ended)."""
+
+    id: str
+    type: str
+    role: str
+    after: list[str]
+    state: str  # waiting, pending, active, ... while it exists; succeeded, failed, cancelled, skipped when ended
+    result: Any = None
+    error: str | None = None
+
+
+@dataclass
+class WorkflowInfo:
+    id: str
+    queue: str
+    state: str  # running, succeeded, failed
+    members: list[MemberInfo] = field(default_factory=list)
+    created_at: datetime | None = None
+    finished_at: datetime | None = None
+    failed_member: str | None = None
+    error: str | None = None
+    left: int = 0  # members still to succeed
+
+    @property
+    def done(self) -> bool:
+        return self.state in ("succeeded", "failed")
+
+    @property
+    def current(self) -> list[MemberInfo]:
+        """Where it is: the members pending, running, scheduled or retrying right now."""
+        return [m for m in self.members if m.state in ("pending", "active", "scheduled", "retry")]
+
+    def results(self) -> list[Any]:
+        """The results of the (non-callback) members that succeeded, in member order."""
+        return [m.result for m in self.members if m.role == "member" and m.state == "succeeded"]
+
+    def member(self, member_id: str) -> MemberInfo:
+        return next(m for m in self.members if m.id == member_id)
+
+
+ENDED = frozenset({"succeeded", "failed", "cancelled", "skipped"})
+
+
+def _json_or_bytes(raw: bytes | None) -> Any:
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def read_flow(keys: Keys, queue: str, workflow_id: str) -> Flow:
+    """The workflow and the live state of each member; None when there is no such workflow."""
+    q = keys.queue(queue)
+    fields = yield Command("hgetall", (q.workflow(workflow_id),))
+    if not fields:
+        return None
+    described = json.loads(fields.get(b"members", b"[]"))
+    live: list[Any] = []
+    if described:
+        live = yield Batch([Command("hmget", (q.task(m[0]), "state", "error", "result")) for m in described])
+    members = []
+    for (member_id, task_type, role, after), (state, error, result) in zip(described, live, strict=True):
+        ended = fields.get(f"s:{member_id}".encode())
+        if ended is not None:
+            status = ended.decode()
+            outcome = fields.get(f"r:{member_id}".encode()) if status == "succeeded" else None
+            members.append(MemberInfo(member_id, task_type, role, after, status,
+                                      _json_or_bytes(outcome if outcome is not None else result),
+                                      error.decode("utf-8", "replace") if error else None))
+        else:
+            members.append(MemberInfo(member_id, task_type, role, after, state.decode() if state else "gone",
+                                      _json_or_bytes(result), error.decode("utf-8", "replace") if error else None))
+
+    def text(name: bytes) -> str | None:
+        value = fields.get(name)
+        return value.decode("utf-8", "replace") if value is not None else None
+
+    return WorkflowInfo(workflow_id, queue, text(b"state") or "running", members,
+                        from_ms(int(fields.get(b"created", 0))), from_ms(int(fields.get(b"finished", 0))),
+                        text(b"failed"), text(b"error"), int(fields.get(b"left", 0)))
+
+
+RECHECK_MS = 1000
+
+
+def wait_flow(keys: Keys, queue: str, workflow_id: str, timeout: float | None) -> Flow:
+    """Follow the queue's event stream until the workflow has ended: every change of a workflow happens in a
+    script that also appends a member's event, so a blocked read wakes up for each."""
+    from .errors import TaskNotFoundError
+
+    q = keys.queue(queue)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    newest = yield Command("xrevrange", (q.events,), {"count": 1})
+    last_id = newest[0][0] if newest else "0-0"
+    while True:
+        info = yield from read_flow(keys, queue, workflow_id)
+        if info is None:
+            raise TaskNotFoundError(f"no workflow {workflow_id!r} in queue {queue!r}", op="client.wait_workflow")
+        if info.done:
+            return info
+        block = RECHECK_MS if deadline is None else min(RECHECK_MS, int((deadline - time.monotonic()) * 1000))
+        if block <= 0:
+            raise TimeoutError(f"workflow {workflow_id} did not finish within {timeout} s")
+        reply = yield Command("xread", ({q.events: last_id},), {"block": block, "count": 500})
+        for _stream, entries in reply or []:
+            if entries:
+                last_id = entries[-1][0]
+
+
+def submitted_info(s: Submission, now_ms: int) -> WorkflowInfo:
+    """The WorkflowInfo of a workflow just submitted, without reading it back."""
+    members = [MemberInfo(p.message.id, p.message.type, role, after,
+                          "waiting" if after or role == "on_error" else "pending")
+               for p, after, role, _ in s.tasks]
+    return WorkflowInfo(s.workflow_id, s.queue, "running", members, from_ms(now_ms),
+                        left=sum(1 for m in members if m.role == "member"))
+
+
+def task_info_of(placement: Placement, after: list[str], now_ms: int) -> TaskInfo:
+    info = producer.info_of(placement, now_ms)
+    if after:
+        info.state = "waiting"
+    return info

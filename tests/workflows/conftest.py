@@ -1,0 +1,84 @@
+"""Fixtures of the group and workflow tests: the empty test database, a FakeClock, and a broker, client and
+inspector sharing it. Worker fixtures (``make_server``) come from the worker tests' conftest pattern, rebuilt here
+with an aggregator registry of the test's own."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from queues.engine import AggregatorRegistry, Client, FakeClock, Inspector, Registry
+from queues.engine.broker import Broker
+from tests.engine.dbstate import fake_clock
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "worker"))
+
+from worker_support import FAST  # noqa: E402
+
+from worker.config import WorkerConfig  # noqa: E402
+from worker.server import Server  # noqa: E402
+
+
+@pytest.fixture
+def r(redis_client: redis.Redis) -> redis.Redis:
+    return redis_client
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return fake_clock()
+
+
+@pytest.fixture
+def broker(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Broker]:
+    b = Broker(redis_url, clock=clock)
+    yield b
+    b.close()
+
+
+@pytest.fixture
+def client(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Client]:
+    c = Client(redis_url, clock=clock, policies=False)
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def inspector(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Inspector]:
+    i = Inspector(redis_url, clock=clock, actor="test")
+    yield i
+    i.broker.close()
+
+
+@pytest.fixture
+def registry() -> Registry:
+    return Registry()
+
+
+@pytest.fixture
+def aggregators() -> AggregatorRegistry:
+    return AggregatorRegistry()
+
+
+@pytest.fixture
+def make_server(r: redis.Redis, redis_url: str, registry: Registry, aggregators: AggregatorRegistry,
+                clock: FakeClock) -> Iterator[Callable[..., Server]]:
+    """``make_server(**config)``: a started Server on the test database with short intervals, the test's handler
+    and aggregator registries and its FakeClock; stopped at teardown."""
+    started: list[Server] = []
+
+    def make(**overrides: Any) -> Server:
+        config = WorkerConfig(redis_url=redis_url, **{**FAST, "aggregator_interval": 0.05, **overrides})
+        server = Server(config, registry, clock=clock, aggregators=aggregators)
+        server.start()
+        started.append(server)
+        return server
+
+    yield make
+    for server in reversed(started):
+        server.stop()
