@@ -33,6 +33,8 @@ from .handlers import Handler, Registry, Task, default_retry_delay, handler, reg
 from .inspector import DailyStats, Inspector, QueueInfo, SearchResult, ServerInfo, TaskEvent
 from .keys import DEFAULT_PREFIX, STATES, Keys
 from .message import TaskInfo, TaskMessage
+from .periodic import Entry as PeriodicEntry
+from .periodic import ScheduleRegistry, schedule, schedules
 from .transitions import Limits
 from .workflows import MemberInfo, WorkflowInfo, chain, chord, group, sig
 
@@ -44,6 +46,7 @@ __all__ = [
     "RetryWithoutFailure", "SearchResult", "ServerInfo", "SkipRetry", "STATES", "SystemClock", "Task",
     "TaskCancelledError", "TaskEvent", "TaskIdConflictError", "TaskInfo", "TaskMessage", "TaskNotFoundError",
     "ValidationError", "warn_if_evicting",
+    "PeriodicEntry", "schedule", "ScheduleRegistry", "schedules",
     "aggregator", "aggregators", "AggregatorRegistry", "chain", "chord", "group", "GroupSettings", "MemberInfo",
     "sig", "WorkflowInfo",
 ]

@@ -140,6 +140,16 @@ class QueueKeys:
         """Sorted set of workflow ids, scored by creation time (ms)."""
         return self.base + "workflows"
 
+    @property
+    def cron_last(self) -> str:
+        """Hash periodic entry id -> the last tick (ms) handled for it; in the queue's slot, so the script that
+        enqueues a tick checks and moves it in the same step (see ``lua/fire_tick.lua``)."""
+        return self.base + "cron:last"
+
+    def cron_history(self, entry_id: str) -> str:
+        """Sorted set of one periodic entry's enqueues (JSON), scored by tick (ms), capped."""
+        return f"{self.base}cron:history:{entry_id}"
+
     def state_key(self, state: str) -> str:
         """The structure holding tasks of ``state`` (the lease set for active)."""
         return self.lease if state == "active" else self.base + state
@@ -200,6 +210,25 @@ class Keys:
     def config_version(self) -> str:
         """Counter bumped with every write of the config hashes; readers re-read them when it changes."""
         return f"{self.prefix}:config:version"
+
+    @property
+    def schedulers(self) -> str:
+        """Sorted set of scheduler ids scored by the expiry of their last heartbeat (ms)."""
+        return f"{self.prefix}:schedulers"
+
+    def scheduler(self, scheduler_id: str) -> str:
+        """JSON of one scheduler and the entries it runs, expiring unless its heartbeat renews it."""
+        return f"{self.prefix}:scheduler:{scheduler_id}"
+
+    @property
+    def config_periodic(self) -> str:
+        """Hash entry id -> JSON of a periodic task defined in the admin, mirrored from the database."""
+        return f"{self.prefix}:config:periodic"
+
+    @property
+    def config_periodic_version(self) -> str:
+        """Counter bumped with every write of ``config_periodic``; schedulers re-read the hash when it moves."""
+        return f"{self.prefix}:config:periodic:version"
 
     def cancel_channel(self, db: int = 0) -> str:
         """Pub/sub ignores database numbers, so the channel names the database: a cancel meant for one

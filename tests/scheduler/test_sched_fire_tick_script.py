@@ -1,0 +1,96 @@
+"""State table of the fire_tick script: every key of the database before and after one call."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from queues.engine import TaskIdConflictError
+from queues.engine.broker import Broker
+from queues.engine.periodic import make_entry
+from queues.engine.producer import unique_digest
+from queues.engine.scheduler_store import SchedulerStore
+from tests.engine.dbstate import (
+    NOW_MS,
+    Hash,
+    Q,
+    Set,
+    Stream,
+    Volatile,
+    ZSet,
+    assert_db,
+    counts,
+    event,
+    fake_clock,
+    seed,
+)
+
+ENTRY = make_entry("@every 10s", "email", {"to": "ada"})
+UNIQUE_ENTRY = make_entry("@every 10s", "email", {"to": "ada"}, options={"unique": 60})
+TICK = NOW_MS - 500
+TASK = ENTRY.task_id(TICK)
+HISTORY = Q.cron_history(ENTRY.id)
+
+
+def record(outcome: str, task_id: str = TASK) -> str:
+    return json.dumps({"tick": TICK, "task_id": task_id, "at": NOW_MS, "outcome": outcome}, separators=(",", ":"))
+
+
+def fired(entry=ENTRY) -> dict:
+    task_id = entry.task_id(TICK)
+    history = Q.cron_history(entry.id)
+    fields = {"type": "email", "msg": json.dumps({"created": NOW_MS}, separators=(",", ":")),
+              "payload": '{"to":"ada"}', "state": "pending", "since": str(NOW_MS)}
+    return {Q.task(task_id): Hash(fields), Q.pending: [task_id], Q.type_counts: counts(pending__email=1),
+            Q.events: Stream([event(task_id, "", "pending", worker="scheduler:test")]),
+            Q.cron_last: Hash({entry.id: str(TICK)}), history: ZSet({record("enqueued", task_id): float(TICK)})}
+
+
+@pytest.fixture
+def fire(r, redis_url):
+    broker = Broker(redis_url, clock=fake_clock())
+    store = SchedulerStore(broker, history_cap=2)
+    yield lambda entry=ENTRY, tick=TICK: store.fire(entry, tick / 1000, actor="scheduler:test")
+    broker.close()
+
+
+def test_fires_a_new_tick(r, fire):
+    assert fire() == "enqueued"
+    after = fired()
+    after[Q.task(TASK)]["msg"] = r.hget(Q.task(TASK), "msg").decode()  # the message's encoded options
+    assert_db(r, after | {"tq:queues": Set({"default"})})  # a new queue is listed
+
+
+@pytest.mark.parametrize("last", [TICK, TICK + 10_000], ids=["same-tick", "later-tick"])
+def test_refuses_a_tick_already_handled_and_changes_nothing(r, fire, last):
+    before = {Q.cron_last: Hash({ENTRY.id: str(last)})}
+    seed(r, before)
+    with pytest.raises(TaskIdConflictError, match="handled already"):
+        fire()
+    assert_db(r, before)
+
+
+def test_marks_the_tick_handled_when_its_task_exists(r, fire):
+    before = {Q.task(TASK): Hash({"type": "email", "state": "pending"}), Q.pending: [TASK],
+              Q.cron_last: Hash({ENTRY.id: str(TICK - 10_000)})}
+    seed(r, before)
+    assert fire() == "exists"
+    assert_db(r, before | {Q.cron_last: Hash({ENTRY.id: str(TICK)})})
+
+
+def test_a_held_unique_lock_records_a_duplicate_without_a_task(r, fire):
+    lock = Q.unique("email", unique_digest(b'{"to":"ada"}'))  # the lock an earlier run of the entry holds
+    before = {Q.cron_last: Hash({UNIQUE_ENTRY.id: str(TICK - 10_000)}), lock: Volatile("earlier-task")}
+    seed(r, before)
+    assert fire(UNIQUE_ENTRY) == "duplicate"
+    task_id = UNIQUE_ENTRY.task_id(TICK)
+    assert_db(r, before | {Q.cron_last: Hash({UNIQUE_ENTRY.id: str(TICK)}),
+                           Q.cron_history(UNIQUE_ENTRY.id): ZSet({record("duplicate", task_id): float(TICK)})})
+
+
+def test_history_is_capped(r, fire):
+    for n in range(4):
+        fire(tick=TICK + n * 10_000)
+    scores = [s for _m, s in r.zrange(HISTORY, 0, -1, withscores=True)]
+    assert scores == [TICK + 20_000, TICK + 30_000]  # cap 2: the newest kept

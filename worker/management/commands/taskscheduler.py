@@ -1,0 +1,48 @@
+"""``python manage.py taskscheduler``: run a periodic-task scheduler (as many as you like, for availability)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.apps import apps
+from django.core.management.base import BaseCommand, CommandError
+
+from queues import conf
+from queues.engine import ValidationError
+from worker.discovery import import_app_tasks, import_modules
+from worker.scheduler import build, run
+
+
+class Command(BaseCommand):
+    help = ("Run a periodic-task scheduler: enqueue the entries defined with schedule() in installed apps' tasks.py "
+            "and --import modules, and those defined in the admin, at each tick. Run several for availability: "
+            "each tick is enqueued once across all of them.")
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--import", dest="imports", nargs="+", action="extend", default=[], metavar="MODULE",
+                            help="extra modules that define periodic entries with schedule()")
+        parser.add_argument("--interval", type=float, default=None,
+                            help="seconds between rounds (default: TASKS_SCHEDULER_INTERVAL or 1)")
+        parser.add_argument("--grace", type=float, default=None,
+                            help="a tick reached later than this many seconds after it was due counts as missed "
+                                 "(default: TASKS_SCHEDULER_GRACE_SECONDS or 60)")
+        parser.add_argument("--no-admin", action="store_true", help="run only the entries defined in code")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        interval = options["interval"] or float(conf.setting("TASKS_SCHEDULER_INTERVAL", 1.0))
+        grace = options["grace"] if options["grace"] is not None else float(
+            conf.setting("TASKS_SCHEDULER_GRACE_SECONDS", 60.0))
+        if not 0 < interval <= 60 or grace < 0:
+            raise CommandError("--interval must be in (0, 60] seconds and --grace at least 0")
+        try:
+            import_app_tasks([app.name for app in apps.get_app_configs()])
+            import_modules(options["imports"])
+        except ImportError as exc:
+            raise CommandError(f"cannot import periodic entries: {exc}") from None
+        except ValidationError as exc:
+            raise CommandError(f"bad periodic entry: {exc}") from None
+        scheduler = build(conf.redis_url(), conf.key_prefix(), interval=interval, grace=grace,
+                          follow_admin=not options["no_admin"])
+        run(scheduler)
