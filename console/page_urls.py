@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import path, register_converter
 
 from .converters import QueueNameConverter, TaskIdConverter
-from .views import actions, dashboard, queues, redis, servers, settings, tasks
+from .views import actions, dashboard, queues, redis, schedulers, servers, settings, tasks
 
 register_converter(QueueNameConverter, "queue")
 register_converter(TaskIdConverter, "taskid")
@@ -13,6 +13,7 @@ register_converter(TaskIdConverter, "taskid")
 urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
     path("servers/", servers.servers, name="servers"),
+    path("schedulers/", schedulers.schedulers, name="schedulers"),
     path("redis/", redis.redis_info, name="redis"),
     path("settings/", settings.preferences, name="settings"),
     path("queues/<queue:queue>/", queues.queue_detail, name="queue"),

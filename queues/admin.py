@@ -21,7 +21,7 @@ from . import conf
 from .audit import record_action
 from .engine import EngineError, QueueNotFoundError
 from .engine.inspector import QueueInfo
-from .models import ApiToken, AuditLog, QueueDefinition, RetentionPolicy, Tasks, UniquePolicy
+from .models import ApiToken, AuditLog, PeriodicTask, QueueDefinition, RetentionPolicy, Tasks, UniquePolicy
 from .task_admin import TaskBrowser, can_operate, can_view
 
 
@@ -185,6 +185,26 @@ class TasksAdmin(admin.ModelAdmin):
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
         return TaskBrowser(self, request, inspector_for(request)).respond()
+
+
+@admin.register(PeriodicTask)
+class PeriodicTaskAdmin(AuditedAdmin):
+    """Periodic tasks; saving or deleting one mirrors the enabled set into Redis, and running schedulers follow."""
+
+    list_display = ["name", "spec", "timezone", "task_type", "queue", "missed", "enabled", "entry_id"]
+    list_filter = ["enabled", "queue", "missed"]
+    search_fields = ["name", "task_type", "queue", "spec"]
+
+    def _audit(self, request: HttpRequest, action: str, obj: Model) -> None:
+        record_action(request.user, f"periodictask.{action}", queue=getattr(obj, "queue", ""), detail=str(obj))
+
+    @admin.display(description="entry id")
+    def entry_id(self, obj: PeriodicTask) -> str:
+        try:
+            return str(obj.entry().id)
+        except EngineError as exc:
+            return f"invalid: {exc}"
+
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):

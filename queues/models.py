@@ -52,6 +52,17 @@ class QueueDefinition(models.Model):
     concurrency_cap = models.PositiveIntegerField(
         default=0, validators=[MaxValueValidator(1_000_000)],
         help_text="Most tasks of this queue running at once across all workers; 0 means no cap.")
+    # Group aggregation (asynq's groups); blank: the worker's defaults (TASKS_GROUP_* settings).
+    group_grace_period = seconds_field(
+        "group grace period (seconds)", "A group is combined once no task joined it for this long. Blank: the "
+        "TASKS_GROUP_GRACE_SECONDS default.", null=True, blank=True)
+    group_max_delay = seconds_field(
+        "group max delay (seconds)", "A group is combined once its oldest task waited this long; 0: no limit. "
+        "Blank: the TASKS_GROUP_MAX_DELAY_SECONDS default.", null=True, blank=True)
+    group_max_size = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MaxValueValidator(1_000_000)],
+        help_text="A group is combined once it holds this many tasks (and one combined task takes at most this "
+                  "many); 0: no limit. Blank: the TASKS_GROUP_MAX_SIZE default.")
 
     class Meta:
         ordering = ["rank", "-weight", "name"]
@@ -145,6 +156,7 @@ class Tasks(models.Model):
         verbose_name = "task"
         verbose_name_plural = "tasks"
 
+
 class ApiToken(models.Model):
     """A bearer token of the HTTP API (``/api/v1/``), scoped to queues. Only a SHA-256 of the secret is stored,
     with its first characters to tell tokens apart; the secret is shown once, when the token is created."""
@@ -179,3 +191,78 @@ class ApiToken(models.Model):
 
         return allows(self.queues, self.namespaces, queue)
 
+
+def _engine_check(check: Any, value: Any) -> None:
+    try:
+        check(value)
+    except EngineValidationError as exc:
+        raise ValidationError(exc.message) from None
+
+
+def validate_time_zone(value: str) -> None:
+    from .engine.cron import time_zone
+
+    _engine_check(time_zone, value)
+
+
+def validate_periodic_options(value: Any) -> None:
+    from .engine.periodic import check_options
+
+    _engine_check(check_options, value)
+
+
+class PeriodicTask(models.Model):
+    """A periodic task defined in the admin: enqueued at every tick of its schedule by ``manage.py taskscheduler``.
+    Enabled entries are mirrored into Redis on save and delete, and running schedulers follow them without a
+    restart."""
+
+    MISSED_CHOICES = [("skip", "skip missed ticks"), ("run_once", "run once for all missed ticks")]
+
+    name = models.CharField(max_length=200, unique=True)
+    spec = models.CharField(
+        "schedule", max_length=256,
+        help_text="Five-field cron (minute hour day-of-month month day-of-week, e.g. '*/5 * * * *' or "
+                  "'30 7 * * mon-fri'), a macro (@hourly, @daily, @weekly, @monthly, @yearly) or '@every 30s'.")
+    timezone = models.CharField("time zone", max_length=64, default="UTC", validators=[validate_time_zone],
+                                help_text="IANA name, e.g. Europe/Paris; cron fields are read on its wall clock.")
+    task_type = models.CharField(max_length=check.MAX_TYPE_NAME)
+    payload = models.JSONField(default=dict, blank=True, help_text="Any JSON value; stored as compact JSON.")
+    queue = models.CharField(max_length=check.MAX_QUEUE_NAME, default="default", validators=[validate_queue_name])
+    options = models.JSONField(
+        default=dict, blank=True, validators=[validate_periodic_options],
+        help_text='Enqueue options: {"max_retry": 3, "timeout": 60, "retention": 3600, "unique": 300, "headers": {}}.')
+    missed = models.CharField("missed ticks", max_length=16, choices=MISSED_CHOICES, default="skip",
+                              help_text="What a scheduler does with ticks that passed while no scheduler ran.")
+    enabled = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.spec})"
+
+    def entry(self) -> Any:
+        """The engine's entry for this row. Raises the engine's ValidationError."""
+        from .engine.periodic import make_entry
+
+        return make_entry(self.spec, self.task_type, self.payload, queue=self.queue, tz=self.timezone,
+                          missed=self.missed, options=self.options, source="admin", name=self.name)
+
+    def clean(self) -> None:
+        from .engine.cron import parse
+
+        errors: dict[str, str] = {}
+        try:
+            parse(self.spec, "UTC")
+        except EngineValidationError as exc:
+            errors["spec"] = exc.message
+        try:
+            check.task_type(self.task_type)
+        except EngineValidationError as exc:
+            errors["task_type"] = exc.message
+        if errors:
+            raise ValidationError(errors)
+        try:
+            self.entry()
+        except EngineValidationError as exc:
+            raise ValidationError(exc.message) from None

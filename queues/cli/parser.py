@@ -121,7 +121,7 @@ def base64_bytes(text: str) -> bytes:
 
 def build_parser() -> Parser:
     # Imported here: the command modules import this one for the helpers above.
-    from . import queue_commands, server_commands, stats_commands, task_commands, token_commands
+    from . import cron_commands, queue_commands, server_commands, stats_commands, task_commands, token_commands
 
     parser = Parser(prog=PROG, description="Inspect and operate taskq queues, tasks and servers (like asynq's CLI).")
     json_flag(parser, top=True)
@@ -130,5 +130,6 @@ def build_parser() -> Parser:
     queue_commands.register(sub)
     task_commands.register(sub)
     server_commands.register(sub)
+    cron_commands.register(sub)
     token_commands.register(sub)
     return parser

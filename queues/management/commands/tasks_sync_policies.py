@@ -7,6 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from queues.engine import EngineError
+from queues.periodic import current_entries, sync_periodic
 from queues.policies import current_policies, sync_policies
 
 
@@ -17,8 +18,10 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             version = sync_policies()
+            periodic_version = sync_periodic()
         except EngineError as exc:
             raise CommandError(str(exc)) from None
         policies = current_policies()
         self.stdout.write(f"mirrored {len(policies.queues)} queue definition(s), {len(policies.unique)} unique "
-                          f"and {len(policies.retention)} retention polic(ies) into Redis (version {version})")
+                          f"and {len(policies.retention)} retention polic(ies) into Redis (version {version}), and "
+                          f"{len(current_entries())} periodic task(s) (version {periodic_version})")

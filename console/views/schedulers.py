@@ -1,0 +1,27 @@
+"""The schedulers page: every periodic entry (from running schedulers and the admin) with its next and previous
+run and its latest enqueues, and the schedulers whose heartbeat is current."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from ..access import viewer_page
+from ..rendering import preview
+
+HISTORY_ROWS = 20  # latest enqueues shown per entry; `tasks cron history ID` shows up to the cap
+
+
+@viewer_page
+def schedulers(request: HttpRequest) -> HttpResponse:
+    """Access: viewers. Reads the scheduler heartbeats, the admin's mirrored entries, and per entry its last tick
+    and history (one pipeline for the entries, one read per entry for its history)."""
+    from queues.periodic import scheduler_store
+
+    store = scheduler_store()
+    rows = []
+    for info in store.entries():
+        entry = info.entry
+        rows.append({"info": info, "entry": entry, "payload": preview(entry.payload, 120),
+                     "history": store.history_of(entry, HISTORY_ROWS)})
+    return render(request, "console/schedulers.html", {"rows": rows, "schedulers": store.schedulers()})

@@ -1,0 +1,46 @@
+"""Mirroring the periodic tasks defined in the admin into Redis, where running schedulers read them."""
+
+from __future__ import annotations
+
+import logging
+
+from . import conf
+from .engine import EngineError
+from .engine.periodic import Entry
+from .engine.scheduler_store import SchedulerStore
+from .models import PeriodicTask
+
+log = logging.getLogger("queues.periodic")
+
+
+def current_entries() -> list[Entry]:
+    """The enabled periodic tasks of the database as engine entries. A row that no longer validates (edited
+    outside the admin) is left out with an error in the log rather than stopping the others."""
+    entries = []
+    for row in PeriodicTask.objects.filter(enabled=True):
+        try:
+            entries.append(row.entry())
+        except EngineError as exc:
+            log.error("periodic task %r is invalid and is not scheduled: %s", row.name, exc)
+    return entries
+
+
+def scheduler_store() -> SchedulerStore:
+    return SchedulerStore(conf.get_client().broker)
+
+
+def sync_periodic() -> int:
+    """Replace the entries in Redis with the database's; returns the new version. Raises EngineError."""
+    return scheduler_store().write_config(current_entries())
+
+
+def sync_quietly() -> None:
+    """After a save or delete: a Redis outage must not fail the admin's save. The next save, or
+    ``manage.py tasks_sync_policies``, mirrors the entries again."""
+    try:
+        version = sync_periodic()
+    except EngineError as exc:
+        log.error("could not mirror the periodic tasks into Redis: %s; run 'manage.py tasks_sync_policies' when "
+                  "Redis is back", exc)
+    else:
+        log.info("periodic tasks mirrored into Redis (version %d)", version)
