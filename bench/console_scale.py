@@ -1,0 +1,186 @@
+"""Console at scale: how long every console page takes to render with one very big queue.
+
+Fills a Redis database (db 1 unless told otherwise; 0 and 10-15 are refused) with ``--pending`` pending and
+``--archived`` archived tasks in queue ``big`` (plus a few small queues so the dashboard has rows), then renders
+each console page ``--repeat`` times through Django's test client, in process, and reports the median and p95
+of the server-side time per page. The database is flushed before filling and again at the end (``--keep``
+leaves it filled; ``--reuse`` skips filling a database an earlier ``--keep`` run left).
+
+    .venv/bin/python bench/console_scale.py                        # 1,000,000 pending, 100,000 archived
+    .venv/bin/python bench/console_scale.py --pending 100000 --repeat 5
+
+Run by hand, with results reported in docs/benchmarks.md ("Console at scale"); no test times anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+QUEUE = "big"
+CHUNK = 1000  # tasks per enqueue_many call (the client sends one script call per chunk of 1,000 anyway)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/1", help="database 1-9 (default db 1)")
+    parser.add_argument("--pending", type=int, default=1_000_000)
+    parser.add_argument("--archived", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=20, help="renders per page (default 20)")
+    parser.add_argument("--keep", action="store_true", help="leave the database filled at the end")
+    parser.add_argument("--reuse", action="store_true", help="do not flush and fill: use what --keep left")
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument("--only", default="", help="time only pages whose label contains this text")
+    return parser.parse_args(argv)
+
+
+def check_database(url: str) -> None:
+    import redis
+
+    db = int(redis.connection.parse_url(url).get("db", 0) or 0)
+    if not 1 <= db <= 9:
+        sys.exit(f"console_scale: refusing database {db}: it flushes the database it fills, so use 1-9 (default 1)")
+
+
+def setup_django(redis_url: str, workdir: str) -> None:
+    """Django on a throwaway SQLite database, the engine on the bench's Redis database."""
+    sys.path.insert(0, str(ROOT))
+    os.environ["DJANGO_SETTINGS_MODULE"] = "console.settings"
+    os.environ["REDIS_URL"] = redis_url
+    os.environ["DATABASE_URL"] = f"sqlite:///{workdir}/bench.sqlite3"
+    import warnings
+
+    import django
+
+    # WhiteNoise warns that STATIC_ROOT is missing until collectstatic runs; pages are timed, not assets.
+    warnings.filterwarnings("ignore", message="No directory at", category=UserWarning)
+    django.setup()
+    from django.core.management import call_command
+    from django.test.utils import setup_test_environment
+
+    setup_test_environment()  # lets the test client's "testserver" host in
+    call_command("migrate", verbosity=0, interactive=False)
+
+
+def fill(redis_url: str, pending: int, archived: int) -> None:
+    """``archived`` tasks enqueued then archived in bulk, then ``pending`` more: all through the engine."""
+    from queues.engine import Client, Inspector, Limits
+
+    limits = Limits(archive_max_size=max(archived, 1) * 2)  # the default archive cap would trim them
+    client = Client(redis_url, limits=limits)
+    inspector = Inspector(redis_url, limits=limits, actor="bench")
+
+    def enqueue(count: int, task_type: str) -> None:
+        for start in range(0, count, CHUNK):
+            items = [
+                (task_type, {"to": f"user{n}@example.com", "n": n}) for n in range(start, min(start + CHUNK, count))
+            ]
+            client.enqueue_many(items, queue=QUEUE)
+
+    began = time.perf_counter()
+    enqueue(archived, "email:bounce")
+    if archived:
+        moved = inspector.archive_all(QUEUE, "pending")
+        assert moved == archived, f"archived {moved} of {archived}"
+    enqueue(pending, "email:deliver")
+    for name in ("critical", "default", "low"):
+        client.enqueue_many([("report:build", {"n": n}) for n in range(10)], queue=name)
+    info = inspector.queue_info(QUEUE)
+    print(
+        f"filled {QUEUE}: {info.pending:,} pending, {info.archived:,} archived in "
+        f"{time.perf_counter() - began:.1f} s; Redis uses {inspector.redis_info()['used_memory_human']}",
+        file=sys.stderr,
+    )
+    client.close()
+
+
+def pages(inspector) -> list[tuple[str, str]]:
+    """(label, path) of every console page, at the places a big queue makes expensive."""
+    info = inspector.queue_info(QUEUE)
+    oldest = inspector.list_tasks(QUEUE, "pending", page=1, size=1)[0].id  # next to run
+    newest = inspector.list_tasks(QUEUE, "pending", page=info.pending, size=1)[0].id
+    middle_page = max(1, info.pending // 20 // 2)
+    last_page = max(1, -(-info.pending // 20))
+    return [
+        ("dashboard", "/"),
+        ("dashboard, 90 days", "/?days=90"),
+        ("queue, pending page 1", f"/queues/{QUEUE}/?state=pending"),
+        (f"queue, pending page {middle_page:,} (middle)", f"/queues/{QUEUE}/?state=pending&page={middle_page}"),
+        (f"queue, pending page {last_page:,} (last)", f"/queues/{QUEUE}/?state=pending&page={last_page}"),
+        ("queue, archived page 1", f"/queues/{QUEUE}/?state=archived"),
+        ("queue, archived last page", f"/queues/{QUEUE}/?state=archived&page={max(1, -(-info.archived // 20))}"),
+        ("queue, 100 rows per page", f"/queues/{QUEUE}/?state=pending&size=100"),
+        ("queue, filter by text (bounded scan)", f"/queues/{QUEUE}/?state=pending&text=user999999%40"),
+        ("queue, find by task id", f"/queues/{QUEUE}/?state=pending&task_id={newest}"),
+        ("task detail, newest task", f"/queues/{QUEUE}/tasks/{newest}/"),
+        # Its events were trimmed from the capped stream long ago: the history search reads its whole limit.
+        ("task detail, oldest task (history trimmed)", f"/queues/{QUEUE}/tasks/{oldest}/"),
+        ("servers", "/servers/"),
+        ("redis", "/redis/"),
+        ("settings", "/settings/"),
+    ]
+
+
+def time_page(get: Callable[[str], object], path: str, repeat: int) -> list[float]:
+    get(path)  # warm: templates compiled, scripts loaded, connections open
+    times = []
+    for _ in range(repeat):
+        began = time.perf_counter()
+        response = get(path)
+        times.append(time.perf_counter() - began)
+        assert response.status_code in (200, 302), f"{path}: HTTP {response.status_code}"
+    return times
+
+
+def p95(times: list[float]) -> float:
+    ordered = sorted(times)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    check_database(args.redis_url)
+    import redis
+
+    conn = redis.Redis.from_url(args.redis_url)
+    with tempfile.TemporaryDirectory(prefix="taskq-console-scale-") as workdir:
+        setup_django(args.redis_url, workdir)
+        from django.contrib.auth import get_user_model
+        from django.test import Client
+
+        from queues import conf
+
+        try:
+            if not args.reuse:
+                conn.flushdb()
+                fill(args.redis_url, args.pending, args.archived)
+            user = get_user_model().objects.create_superuser("bench", password="bench-only")
+            client = Client()
+            client.force_login(user)
+            rows = []
+            for label, path in pages(conf.get_inspector()):
+                if args.only not in label:
+                    continue
+                times = time_page(client.get, path, args.repeat)
+                rows.append((label, statistics.median(times) * 1000, p95(times) * 1000))
+                print(f"{label:45} median {rows[-1][1]:8.1f} ms   p95 {rows[-1][2]:8.1f} ms", file=sys.stderr)
+        finally:
+            if not args.keep:
+                conn.flushdb()
+            conn.close()
+    if args.markdown:
+        print("| page | median | p95 |\n|---|---:|---:|")
+        for label, median, high in rows:
+            print(f"| {label} | {median:.1f} ms | {high:.1f} ms |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
