@@ -22,6 +22,16 @@ def key_prefix() -> str:
     return setting("TASKS_KEY_PREFIX", DEFAULT_PREFIX)
 
 
+def archive_dir() -> str:
+    """Where the archiver writes the event Parquet files (``date=YYYY-MM-DD/`` partitions)."""
+    return str(setting("TASKS_ARCHIVE_DIR", "var/events"))
+
+
+def rollup_dir() -> str:
+    """Where the analytics job writes its Parquet rollups (``day=YYYY-MM-DD/`` partitions)."""
+    return str(setting("TASKS_ROLLUP_DIR", "var/rollups"))
+
+
 def limits() -> Limits:
     return Limits(
         event_maxlen=int(setting("TASKS_EVENT_STREAM_MAXLEN", 100_000)),

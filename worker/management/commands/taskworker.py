@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from queues import conf
 from queues.engine import ValidationError
+from queues.sparkconf import SparkSettings
 from worker.config import WorkerConfig, parse_queues
 from worker.discovery import import_app_tasks, import_modules
 from worker.server import Server
@@ -69,4 +70,7 @@ class Command(BaseCommand):
             limits=conf.limits(),
             metrics_port=options["metrics_port"],
             metrics_host=options["metrics_host"],
+            spark=SparkSettings.from_django(),
+            archive_dir=conf.archive_dir() if setting("TASKS_ARCHIVER", False) else None,
+            archive_event_cap=int(setting("TASKS_ARCHIVE_EVENT_CAP", 1_000_000)),
         )

@@ -1,0 +1,53 @@
+"""``python manage.py task_analytics [--date D | --since D]``: roll the archived task events up per day, queue
+and task type on Spark, into the Parquet rollups and the History page's table."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from queues import conf
+from queues.history.rollups import analytics, day_range
+from queues.sparkconf import SparkSettings, build_session
+
+
+def _day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise CommandError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
+class Command(BaseCommand):
+    help = "Compute the daily task rollups (counts, failure rate, wait and run percentiles) with Spark."
+
+    def add_arguments(self, parser: Any) -> None:
+        when = parser.add_mutually_exclusive_group()
+        when.add_argument("--date", help="the UTC day to compute (default: today)")
+        when.add_argument("--since", help="compute every day from this one through today")
+        parser.add_argument("--events", default=None, help="archived events (default: TASKS_ARCHIVE_DIR)")
+        parser.add_argument("--rollups", default=None, help="Parquet rollups (default: TASKS_ROLLUP_DIR)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        today = datetime.now(UTC).date()
+        if options["since"]:
+            first = _day(options["since"])
+            if first > today:
+                raise CommandError("--since is in the future")
+            days = day_range(first, today)
+        else:
+            day = _day(options["date"]) if options["date"] else today
+            days = day_range(day, day)
+        from pyspark.sql import SparkSession
+
+        existing = SparkSession.getActiveSession()  # called from a process that has one (tests): leave it be
+        spark = existing or build_session(SparkSettings.from_django())
+        try:
+            rows = analytics(spark, days, options["events"] or conf.archive_dir(),
+                             options["rollups"] or conf.rollup_dir())
+        finally:
+            if existing is None:
+                spark.stop()
+        self.stdout.write(f"{rows} rollup row(s) for {days[0]}" + (f" .. {days[-1]}" if len(days) > 1 else ""))

@@ -1,0 +1,115 @@
+"""The analytics job: archived events (Parquet) -> per UTC day x queue x task type rollups, on Spark.
+
+Uses the DataFrame API only, so it runs the same on ``local[*]``, a standalone cluster and Spark Connect. Each
+run replaces the days it computes and nothing else: the Parquet output is overwritten per ``day`` partition
+(dynamic partition overwrite), and the ``TaskDailyRollup`` rows of those days are replaced in one transaction.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+COUNTS = ("enqueued", "started", "succeeded", "failed", "retried", "archived")
+PERCENTILES = (0.5, 0.95, 0.99)
+ACCURACY = 10_000  # percentile_approx: relative error about 1 / accuracy
+LOOKBACK_DAYS = 1  # an attempt that started before midnight ends today: read the day before too
+
+
+def day_range(first: date, last: date) -> list[str]:
+    return [(first + timedelta(days=n)).isoformat() for n in range((last - first).days + 1)]
+
+
+def compute(spark: Any, events_dir: str, days: list[str]) -> Any:
+    """The rollups of ``days`` (ISO dates) as a DataFrame, one row per day, queue and type."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    lo = (date.fromisoformat(min(days)) - timedelta(days=LOOKBACK_DAYS)).isoformat()
+    events = (spark.read.parquet(events_dir)
+              .withColumn("date", F.col("date").cast("string"))
+              .where(F.col("date").between(lo, max(days)))
+              .dropDuplicates(["queue", "stream_id"]))  # a rewritten batch never doubles an event
+    by_task = Window.partitionBy("queue", "task_id").orderBy("at_ms", "stream_ms", "stream_seq")
+    events = (events
+              .withColumn("prev_to", F.lag("to_state").over(by_task))
+              .withColumn("prev_at", F.lag("at_ms").over(by_task))
+              .withColumn("day", F.date_format(F.timestamp_millis("at_ms"), "yyyy-MM-dd"))
+              .where(F.col("day").isin(days)))
+    frm, to = F.col("from_state"), F.col("to_state")
+    started = (frm == "pending") & (to == "active")
+    ended = (frm == "active") & (F.col("prev_to") == "active")
+    flags = {
+        "enqueued": (frm == "") & to.isin("pending", "scheduled", "aggregating"),
+        "started": started,
+        "succeeded": (frm == "active") & to.isin("done", "completed"),
+        "failed": (frm == "active") & to.isin("retry", "archived"),
+        "retried": (frm == "active") & (to == "retry"),
+        "archived": (frm == "active") & (to == "archived"),
+    }
+    events = (events
+              .withColumn("wait_ms", F.when(started & (F.col("prev_to") == "pending"),
+                                            F.col("at_ms") - F.col("prev_at")))
+              .withColumn("run_ms", F.when(ended, F.col("at_ms") - F.col("prev_at"))))
+    ps = F.array(*[F.lit(p) for p in PERCENTILES])
+    aggs = [F.sum(F.when(flag, 1).otherwise(0)).cast("long").alias(name) for name, flag in flags.items()]
+    aggs += [F.percentile_approx("wait_ms", ps, ACCURACY).alias("wait"),
+             F.percentile_approx("run_ms", ps, ACCURACY).alias("run")]
+    out = events.groupBy("day", "queue", F.col("type").alias("task_type")).agg(*aggs)
+    decided = F.col("succeeded") + F.col("failed")
+    out = out.withColumn("failure_rate", F.when(decided > 0, F.col("failed") / decided))
+    for kind in ("wait", "run"):
+        for i, p in enumerate(PERCENTILES):
+            out = out.withColumn(f"{kind}_p{round(p * 100)}_ms", F.col(kind)[i].cast("double"))
+    return out.drop("wait", "run")
+
+
+def write_parquet(rollups: Any, rollup_dir: str, days: list[str]) -> None:
+    """Replace exactly the ``days`` partitions under ``rollup_dir``."""
+    (rollups.write.mode("overwrite").option("partitionOverwriteMode", "dynamic")
+     .partitionBy("day").parquet(rollup_dir))
+    present = {row["day"] for row in rollups.select("day").distinct().collect()}
+    for day in set(days) - present:  # a day with no events left: dynamic overwrite would keep the old files
+        folder = Path(rollup_dir) / f"day={day}"
+        if folder.is_dir():
+            shutil.rmtree(folder)
+
+
+def run(spark: Any, events_dir: str, rollup_dir: str, days: list[str]) -> list[dict[str, Any]]:
+    """Compute, write the Parquet rollups and return the rows (for the database)."""
+    if not any(Path(events_dir).glob("date=*/*.parquet")):
+        rows: list[dict[str, Any]] = []
+    else:
+        rollups = compute(spark, events_dir, days).cache()
+        try:
+            write_parquet(rollups, rollup_dir, days)
+            rows = [row.asDict() for row in rollups.collect()]
+        finally:
+            rollups.unpersist()
+    return rows
+
+
+def store(rows: list[dict[str, Any]], days: list[str]) -> int:
+    """Replace the ``TaskDailyRollup`` rows of ``days`` with ``rows``; returns how many were written."""
+    from django.db import transaction
+
+    from .models import TaskDailyRollup
+
+    objects = [TaskDailyRollup(day=date.fromisoformat(row["day"]), queue=row["queue"], task_type=row["task_type"],
+                               **{name: value for name, value in row.items() if name not in ("day", "queue",
+                                                                                              "task_type")})
+               for row in rows]
+    with transaction.atomic():
+        TaskDailyRollup.objects.filter(day__in=[date.fromisoformat(d) for d in days]).delete()
+        TaskDailyRollup.objects.bulk_create(objects, batch_size=500)
+    return len(objects)
+
+
+def analytics(spark: Any, days: list[str], events_dir: str | None = None, rollup_dir: str | None = None) -> int:
+    """The whole job for ``days``, with the directories from the settings unless given."""
+    from queues import conf
+
+    rows = run(spark, events_dir or conf.archive_dir(), rollup_dir or conf.rollup_dir(), days)
+    return store(rows, days)

@@ -1,0 +1,99 @@
+"""The analytics job on synthetic archived events with known answers, and re-running a day."""
+
+from __future__ import annotations
+
+import math
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from queues.engine.archive_store import StreamEntry
+from queues.history.events import write_batch
+from queues.history.models import TaskDailyRollup
+from queues.history.rollups import analytics
+
+pytestmark = [pytest.mark.spark, pytest.mark.django_db]
+
+DAY1 = 1_763_000_000_000 - 1_763_000_000_000 % 86_400_000 + 3_600_000  # 01:00 UTC of some day
+DAY2 = DAY1 + 86_400_000
+D1, D2 = (date.fromtimestamp(t / 1000).isoformat() for t in (DAY1, DAY2))
+
+
+class Events:
+    def __init__(self) -> None:
+        self.entries: dict[str, list[StreamEntry]] = {}
+        self.seq = 0
+
+    def add(self, queue: str, task_id: str, ttype: str, frm: str, to: str, at: int) -> None:
+        self.seq += 1
+        self.entries.setdefault(queue, []).append(StreamEntry(f"{at}-{self.seq}", {
+            "id": task_id, "type": ttype, "from": frm, "to": to, "at": str(at)}))
+
+    def write(self, directory: Path) -> None:
+        for queue, entries in self.entries.items():
+            write_batch(directory, queue, sorted(entries, key=lambda e: int(e.stream_id.split("-")[0])))
+
+
+def day_of_tasks(events: Events, start: int, queue: str = "default", ttype: str = "email", n: int = 100):
+    """n tasks: waits of 10, 20, ... ms; runs of 100, 200, ... ms; the last tenth fails once, then is archived."""
+    waits, runs = [], []
+    for i in range(n):
+        t, tid = start + i * 10_000, f"{queue}-{ttype}-{start}-{i}"
+        wait, run = (i + 1) * 10, (i + 1) * 100
+        events.add(queue, tid, ttype, "", "pending", t)
+        events.add(queue, tid, ttype, "pending", "active", t + wait)
+        waits.append(wait)
+        runs.append(run)
+        if i < n * 9 // 10:
+            events.add(queue, tid, ttype, "active", "done", t + wait + run)
+        else:
+            events.add(queue, tid, ttype, "active", "retry", t + wait + run)
+            events.add(queue, tid, ttype, "retry", "pending", t + wait + run + 1000)
+            events.add(queue, tid, ttype, "pending", "active", t + wait + run + 1005)
+            events.add(queue, tid, ttype, "active", "archived", t + wait + run + 1005 + 50)
+            waits.append(5)
+            runs.append(50)
+    return waits, runs
+
+
+def nearest_rank(values: list[int], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p * len(ordered)) - 1)]
+
+
+def test_rollups_have_the_known_answers_and_a_rerun_replaces_only_its_day(spark, tmp_path):
+    events_dir, rollup_dir = tmp_path / "events", str(tmp_path / "rollups")
+    events = Events()
+    waits, runs = day_of_tasks(events, DAY1)
+    day_of_tasks(events, DAY1, queue="low", ttype="sms", n=10)
+    day_of_tasks(events, DAY2, n=20)
+    events.write(events_dir)
+
+    assert analytics(spark, [D1, D2], str(events_dir), rollup_dir) == 3
+    email = TaskDailyRollup.objects.get(day=D1, queue="default", task_type="email")
+    assert (email.enqueued, email.started, email.succeeded, email.failed, email.retried, email.archived) == (
+        100, 110, 90, 20, 10, 10)
+    assert email.failure_rate == pytest.approx(20 / 110)
+    for p, field in ((0.5, "p50"), (0.95, "p95"), (0.99, "p99")):
+        assert getattr(email, f"wait_{field}_ms") == pytest.approx(nearest_rank(waits, p), abs=10)
+        assert getattr(email, f"run_{field}_ms") == pytest.approx(nearest_rank(runs, p), abs=100)
+    assert TaskDailyRollup.objects.get(day=D1, queue="low").enqueued == 10
+    day2 = TaskDailyRollup.objects.get(day=D2)
+    day2_files = sorted((Path(rollup_dir) / f"day={D2}").iterdir())
+    day2_stamp = [(p.name, p.stat().st_mtime_ns) for p in day2_files]
+
+    # More events arrive for day 1 (say, a late archive batch); re-running day 1 replaces day 1 only.
+    late = Events()
+    day_of_tasks(late, DAY1 + 3_600_000, n=10)
+    late.write(events_dir)
+    assert analytics(spark, [D1], str(events_dir), rollup_dir) == 2
+    assert TaskDailyRollup.objects.get(day=D1, queue="default").enqueued == 110
+    assert TaskDailyRollup.objects.get(day=D2).computed_at == day2.computed_at
+    assert [(p.name, p.stat().st_mtime_ns) for p in sorted((Path(rollup_dir) / f"day={D2}").iterdir())] == day2_stamp
+    assert len(list((Path(rollup_dir) / f"day={D1}").glob("*.parquet"))) >= 1
+
+    # Re-running is idempotent: same rows, no duplicates from a batch written twice.
+    events.write(events_dir)
+    assert analytics(spark, [D1], str(events_dir), rollup_dir) == 2
+    assert TaskDailyRollup.objects.get(day=D1, queue="default").enqueued == 110
