@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 from live_support import Driver, make_user, session_cookie
 
 from queues import conf
+
+# The browser and its driver are tests/browser's fixtures (Debian's Chromium through Selenium); the live tests
+# reuse them rather than set up a second browser. Their conftest imports its helpers by bare name.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
+from tests.browser.conftest import chromium, driver  # noqa: E402, F401
 
 
 @pytest.fixture
@@ -18,7 +26,7 @@ def live_engine(settings_redis, redis_client):
 
 
 @pytest.fixture
-def driver(live_engine, redis_url):
+def moves(live_engine, redis_url):
     d = Driver(redis_url)
     yield d
     d.close()

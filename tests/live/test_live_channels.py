@@ -79,18 +79,18 @@ def test_bad_subscription_gets_an_error_and_the_socket_stays(live_engine, viewer
     run(body)
 
 
-def test_events_arrive_for_the_subscribed_queue_only(live_engine, viewer_cookie, driver, redis_url):
-    driver.enqueue("a")
-    driver.enqueue("b")
+def test_events_arrive_for_the_subscribed_queue_only(live_engine, viewer_cookie, moves, redis_url):
+    moves.enqueue("a")
+    moves.enqueue("b")
     cursor = EventStreams(redis_url).cursor(["a", "b"])
 
     async def body():
         socket, _ = await open_socket(viewer_cookie)
         first = await subscribe(socket, "queue", queue="a", cursor=cursor)
         assert first["tasks"] == [] and first["queues"]["a"]["pending"] == 1
-        mine = driver.enqueue("a")[0]
-        driver.enqueue("b", n=5)
-        last = driver.enqueue("a")[0]
+        mine = moves.enqueue("a")[0]
+        moves.enqueue("b", n=5)
+        last = moves.enqueue("a")[0]
         messages: list[dict] = []
         await receive_until(socket, lambda ms: last in latest_rows(ms), messages)
         rows = latest_rows(messages)
@@ -103,14 +103,14 @@ def test_events_arrive_for_the_subscribed_queue_only(live_engine, viewer_cookie,
     run(body)
 
 
-def test_dashboard_gets_counts_of_every_queue(live_engine, viewer_cookie, driver):
-    driver.enqueue("a")
+def test_dashboard_gets_counts_of_every_queue(live_engine, viewer_cookie, moves):
+    moves.enqueue("a")
 
     async def body():
         socket, _ = await open_socket(viewer_cookie)
         first = await subscribe(socket, "dashboard")
         assert first["queues"]["a"]["pending"] == 1
-        driver.enqueue("b", n=3)  # a new queue: the reader picks it up
+        moves.enqueue("b", n=3)  # a new queue: the reader picks it up
         messages: list[dict] = []
         await receive_until(socket, lambda ms: ms and ms[-1]["queues"].get("b", {}).get("pending") == 3, messages)
         assert "tasks" not in messages[-1]  # the dashboard gets counts, not rows
@@ -118,16 +118,16 @@ def test_dashboard_gets_counts_of_every_queue(live_engine, viewer_cookie, driver
     run(body)
 
 
-def test_task_page_sees_pending_active_completed_with_result(live_engine, viewer_cookie, driver, redis_url):
-    task = driver.enqueue("a", retention=600)[0]
+def test_task_page_sees_pending_active_completed_with_result(live_engine, viewer_cookie, moves, redis_url):
+    task = moves.enqueue("a", retention=600)[0]
     cursor = EventStreams(redis_url).cursor(["a"])
 
     async def body():
         socket, _ = await open_socket(viewer_cookie)
         first = await subscribe(socket, "task", queue="a", task=task, cursor=cursor)
         assert first["detail"]["state"] == "pending"
-        leases = driver.start("a")
-        driver.complete("a", leases, result=b'{"ok": true}')
+        leases = moves.start("a")
+        moves.complete("a", leases, result=b'{"ok": true}')
         messages: list[dict] = []
         def history(ms):
             return [row["to"] for m in ms for row in m["history"]]
@@ -140,14 +140,14 @@ def test_task_page_sees_pending_active_completed_with_result(live_engine, viewer
     run(body)
 
 
-def test_resume_after_reconnect_and_restart_misses_nothing(live_engine, viewer_cookie, driver, redis_url):
+def test_resume_after_reconnect_and_restart_misses_nothing(live_engine, viewer_cookie, moves, redis_url):
     cursor = EventStreams(redis_url).cursor(["a"])
     seen: dict[str, dict] = {}
 
     async def first_session():
         socket, _ = await open_socket(viewer_cookie)
         await subscribe(socket, "queue", queue="a", cursor=cursor)
-        ids = driver.enqueue("a", n=3)
+        ids = moves.enqueue("a", n=3)
         messages: list[dict] = []
         await receive_until(socket, lambda ms: set(ids) <= set(latest_rows(ms)), messages)
         seen.update(latest_rows(messages))
@@ -157,9 +157,9 @@ def test_resume_after_reconnect_and_restart_misses_nothing(live_engine, viewer_c
 
     first = run(first_session)
     # While no page is connected and the console is "restarted" (a new loop, a new hub), work goes on.
-    leases = driver.start("a", k=3)
-    driver.complete("a", leases[:2])
-    later_ids = driver.enqueue("a", n=2)
+    leases = moves.start("a", k=3)
+    moves.complete("a", leases[:2])
+    later_ids = moves.enqueue("a", n=2)
 
     async def second_session():
         socket, _ = await open_socket(viewer_cookie)
@@ -179,11 +179,11 @@ def test_resume_after_reconnect_and_restart_misses_nothing(live_engine, viewer_c
     assert replay["events"] == 3 + 2 + 2  # three dequeues, two completions, two enqueues
 
 
-def test_resume_from_a_trimmed_position_asks_for_a_resync(live_engine, viewer_cookie, driver, redis_client):
-    driver.enqueue("a")
+def test_resume_from_a_trimmed_position_asks_for_a_resync(live_engine, viewer_cookie, moves, redis_client):
+    moves.enqueue("a")
     old = Keys().queue("a").events
     first_id = redis_client.xrange(old)[0][0].decode()
-    driver.enqueue("a", n=3)
+    moves.enqueue("a", n=3)
     redis_client.xtrim(old, maxlen=1, approximate=False)
 
     async def body():
@@ -195,7 +195,7 @@ def test_resume_from_a_trimmed_position_asks_for_a_resync(live_engine, viewer_co
     run(body)
 
 
-def test_a_burst_is_coalesced_and_ends_in_the_right_state(live_engine, viewer_cookie, driver, redis_url):
+def test_a_burst_is_coalesced_and_ends_in_the_right_state(live_engine, viewer_cookie, moves, redis_url):
     cursor = EventStreams(redis_url).cursor(["burst"])
     n = 1000
 
@@ -204,9 +204,9 @@ def test_a_burst_is_coalesced_and_ends_in_the_right_state(live_engine, viewer_co
         await subscribe(socket, "queue", queue="burst", cursor=cursor)
 
         def burst():
-            ids = [driver.enqueue("burst", retention=600)[0] for _ in range(n)]  # 1,000 single enqueues
+            ids = [moves.enqueue("burst", retention=600)[0] for _ in range(n)]  # 1,000 single enqueues
             for _ in range(n // 100):
-                driver.complete("burst", driver.start("burst", k=100))  # 1,000 dequeues, 1,000 completes
+                moves.complete("burst", moves.start("burst", k=100))  # 1,000 dequeues, 1,000 completes
             return ids
 
         ids = await asyncio.to_thread(burst)

@@ -1,0 +1,115 @@
+"""The live console in a real headless Chromium, served over ASGI by daphne (WebSockets need ASGI; the WSGI
+live_server of the other browser tests cannot upgrade a socket).
+
+No assertion is about time: the test waits (generously) for each state, never for a duration.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from live_support import WAIT
+
+from tests.browser.browser_support import Console
+from tests.console.console_support import PASSWORD
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+
+ROOT = Path(__file__).resolve().parents[2]
+PORTS = range(8301, 8311)
+USER = "vera"
+
+
+def _free_port() -> int:
+    for port in PORTS:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
+
+
+def _manage(env: dict[str, str], *args: str) -> None:
+    subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True)
+
+
+@pytest.fixture
+def asgi_console(tmp_path, live_engine, redis_url):
+    """daphne serving console.asgi on a port of 8301-8310, with its own SQLite file and the test Redis; a viewer
+    account (``vera``) in it."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "console.settings", "REDIS_URL": redis_url,
+           "DATABASE_URL": f"sqlite:///{tmp_path / 'console.sqlite3'}", "ALLOWED_HOSTS": "127.0.0.1,localhost",
+           "DEBUG": "false", "LOG_LEVEL": "WARNING"}
+    _manage(env, "migrate", "-v", "0")
+    _manage(env, "shell", "-c",
+            "from django.contrib.auth.models import Permission, User; "
+            f"u = User.objects.create_user({USER!r}, password={PASSWORD!r}); "
+            "u.user_permissions.add(Permission.objects.get(codename='view_console'))")
+    port = _free_port()
+    log = open(tmp_path / "daphne.log", "wb")  # noqa: SIM115 - closed at teardown
+    server = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+                               "console.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError((tmp_path / "daphne.log").read_text()) from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
+        log.close()
+
+
+def _badge(console: Console) -> str:
+    return console.find("[data-live-badge]").text
+
+
+def test_task_page_shows_pending_active_completed_without_reload(asgi_console, driver, moves, tmp_path):
+    task = moves.enqueue("web", retention=600)[0]
+    console = Console(driver, asgi_console, USER, tmp_path)
+    console.login(f"/queues/web/tasks/{task}/")
+    console.wait_for(lambda d: _badge(console) == "pending", "the pending badge")
+    console.wait_for(lambda d: d.execute_script("return window.taskqLive && window.taskqLive.status") == "live",
+                     "the live indicator", WAIT)
+    assert console.find("[data-live-status]").text.endswith("live")
+    driver.execute_script("window.notReloaded = true")  # gone if the page reloads
+
+    leases = moves.start("web")
+    console.wait_for(lambda d: _badge(console) == "active", "the active badge")
+    moves.complete("web", leases, result=b'{"thumbnail": "done"}')
+    console.wait_for(lambda d: _badge(console) == "completed", "the completed badge")
+    console.wait_text('"thumbnail": "done"', "[data-live-result]")
+    assert driver.execute_script("return window.notReloaded") is True
+    assert console.find("[data-live-field=state]").text.startswith("completed")
+
+
+def test_queue_page_lists_new_rows_marks_leaving_rows_and_follows_counts(asgi_console, driver, moves, tmp_path):
+    first = moves.enqueue("web")[0]
+    console = Console(driver, asgi_console, USER, tmp_path)
+    console.login("/queues/web/?state=pending")
+    console.wait_for(lambda d: d.execute_script("return window.taskqLive.status") == "live", "live")
+    driver.execute_script("window.notReloaded = true")
+
+    second = moves.enqueue("web")[0]  # a new pending task appears on top, the tab count follows
+    console.find(f'tr[data-live-task="{second}"]')
+    console.wait_text("2", "[data-live-count=pending]")
+    moves.start("web", k=1)  # the oldest (first) goes active: its row is marked as gone there
+    console.wait_for(lambda d: "live-left" in console.find(f'tr[data-live-task="{first}"]').get_attribute("class"),
+                     "the row of the started task to be marked")
+    console.wait_text("→ active", f'tr[data-live-task="{first}"]')
+    console.wait_text("1", "[data-live-count=active]")
+    assert driver.execute_script("return window.notReloaded") is True
