@@ -6,6 +6,7 @@ from django.urls import path, register_converter
 
 from .converters import QueueNameConverter, TaskIdConverter
 from .views import actions, dashboard, queues, redis, schedulers, servers, settings, tasks
+from .views.history import history as history_page
 
 register_converter(QueueNameConverter, "queue")
 register_converter(TaskIdConverter, "taskid")
@@ -13,6 +14,7 @@ register_converter(TaskIdConverter, "taskid")
 urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
     path("servers/", servers.servers, name="servers"),
+    path("history/", history_page, name="history"),
     path("schedulers/", schedulers.schedulers, name="schedulers"),
     path("redis/", redis.redis_info, name="redis"),
     path("settings/", settings.preferences, name="settings"),

@@ -1,0 +1,59 @@
+"""The console's History page over TaskDailyRollup rows: access rule, filters, charts, bad input."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.test import Client as WebClient
+
+from queues.history.models import TaskDailyRollup
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def web():
+    return WebClient()
+
+
+@pytest.fixture
+def rollups():
+    for day, queue, ttype, ok, bad in ((date(2026, 11, 20), "default", "email", 90, 10),
+                                       (date(2026, 11, 21), "default", "email", 80, 20),
+                                       (date(2026, 11, 21), "low", "report:<daily>", 5, 0)):
+        TaskDailyRollup.objects.create(day=day, queue=queue, task_type=ttype, enqueued=ok + bad, started=ok + bad,
+                                       succeeded=ok, failed=bad, failure_rate=bad / (ok + bad), wait_p50_ms=12,
+                                       wait_p95_ms=40, wait_p99_ms=90, run_p50_ms=300, run_p95_ms=900,
+                                       run_p99_ms=1500)
+
+
+def login(web, *perms):
+    user = User.objects.create_user("u", password="pw-history-1")
+    for perm in perms:
+        user.user_permissions.add(Permission.objects.get(codename=perm, content_type__app_label="queues"))
+    web.force_login(user)
+
+
+def test_needs_login_and_the_view_permission(web):
+    assert web.get("/history/").status_code == 302
+    login(web)
+    assert web.get("/history/").status_code == 403
+
+
+def test_charts_and_filters(web, rollups):
+    login(web, "view_console")
+    page = web.get("/history/").content.decode()
+    assert "<svg" in page and "2026-11-21" in page and "report:&lt;daily&gt;" in page
+    only_low = web.get("/history/", {"queue": "low"}).content.decode()
+    assert "report:&lt;daily&gt;" in only_low and ">email<" not in only_low
+    only_email = web.get("/history/", {"type": "email", "days": "7"}).content.decode()
+    assert ">email<" in only_email and "<td>low</td>" not in only_email
+
+
+def test_bad_input_is_a_400_and_no_rollups_says_how_to_get_them(web):
+    login(web, "view_console")
+    assert web.get("/history/", {"days": "x"}).status_code == 400
+    assert web.get("/history/", {"queue": "q" * 500}).status_code == 400
+    assert "task_analytics" in web.get("/history/").content.decode()
