@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import path, register_converter
 
 from .converters import QueueNameConverter, TaskIdConverter
-from .views import actions, dashboard, queues, redis, schedulers, servers, settings, tasks
+from .views import actions, dashboard, queues, redis, schedulers, servers, settings, tasks, workflows
 from .views.history import history as history_page
 
 register_converter(QueueNameConverter, "queue")
@@ -25,4 +25,5 @@ urlpatterns = [
     path("queues/<queue:queue>/batch/", actions.task_batch, name="task-batch"),
     path("queues/<queue:queue>/all/", actions.state_bulk, name="task-bulk"),
     path("queues/<queue:queue>/tasks/<taskid:task_id>/", tasks.task_detail, name="task"),
+    path("queues/<queue:queue>/workflows/<taskid:workflow_id>/", workflows.workflow_detail, name="workflow"),
 ]

@@ -52,6 +52,18 @@ class QueueDefinition(models.Model):
     concurrency_cap = models.PositiveIntegerField(
         default=0, validators=[MaxValueValidator(1_000_000)],
         help_text="Most tasks of this queue running at once across all workers; 0 means no cap.")
+    # Group aggregation (asynq's groups); blank: the worker's defaults (TASKS_GROUP_* settings).
+    group_grace_period = seconds_field(
+        "group grace period (seconds)", "A group is combined once no task joined it for this long. Blank: the "
+        "TASKS_GROUP_GRACE_SECONDS default.", null=True, blank=True)
+    group_max_delay = seconds_field(
+        "group max delay (seconds)", "A group is combined once its oldest task waited this long; 0: no limit. "
+        "Blank: the TASKS_GROUP_MAX_DELAY_SECONDS default.", null=True, blank=True)
+    group_max_size = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MaxValueValidator(1_000_000)],
+        help_text="A group is combined once it holds this many tasks (and one combined task takes at most this "
+                  "many); 0: no limit. Blank: the TASKS_GROUP_MAX_SIZE default.")
+
 
     class Meta:
         ordering = ["rank", "-weight", "name"]

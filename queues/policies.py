@@ -14,7 +14,9 @@ log = logging.getLogger("queues.policies")
 
 def current_policies() -> PolicySet:
     """The whole set as the database holds it now."""
-    queues = {d.name: QueueSpec(d.name, d.weight, d.rank, d.concurrency_cap) for d in QueueDefinition.objects.all()}
+    queues = {d.name: QueueSpec(d.name, d.weight, d.rank, d.concurrency_cap,
+                                _float_or_none(d.group_grace_period), _float_or_none(d.group_max_delay),
+                                d.group_max_size) for d in QueueDefinition.objects.all()}
     unique = {p.type_pattern: float(p.ttl) for p in UniquePolicy.objects.all()}
     retention = tuple(
         RetentionRule(p.queue, p.type_pattern,
@@ -23,6 +25,10 @@ def current_policies() -> PolicySet:
                       None if p.archive_max_age is None else float(p.archive_max_age))
         for p in RetentionPolicy.objects.all())
     return PolicySet(queues, unique, retention)
+
+
+def _float_or_none(value: int | None) -> float | None:
+    return None if value is None else float(value)
 
 
 def policy_store() -> PolicyStore:

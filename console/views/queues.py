@@ -68,6 +68,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
         "state_actions": [a for a, allowed in STATE_ACTIONS.items() if state in allowed],
         "here": request.get_full_path(),
         "live_cursor": live_cursor,
+        "groups": insp.groups(queue) if state == "aggregating" else [],
     }
     return render(request, "console/queue.html", context)
 

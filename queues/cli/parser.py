@@ -121,7 +121,15 @@ def base64_bytes(text: str) -> bytes:
 
 def build_parser() -> Parser:
     # Imported here: the command modules import this one for the helpers above.
-    from . import cron_commands, queue_commands, server_commands, stats_commands, task_commands, token_commands
+    from . import (
+        cron_commands,
+        group_commands,
+        queue_commands,
+        server_commands,
+        stats_commands,
+        task_commands,
+        token_commands,
+    )
 
     parser = Parser(prog=PROG, description="Inspect and operate taskq queues, tasks and servers (like asynq's CLI).")
     json_flag(parser, top=True)
@@ -132,4 +140,5 @@ def build_parser() -> Parser:
     server_commands.register(sub)
     cron_commands.register(sub)
     token_commands.register(sub)
+    group_commands.register(sub)
     return parser

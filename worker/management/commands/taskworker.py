@@ -9,7 +9,7 @@ from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError
 
 from queues import conf
-from queues.engine import ValidationError
+from queues.engine import GroupSettings, ValidationError
 from queues.sparkconf import SparkSettings
 from worker.config import WorkerConfig, parse_queues
 from worker.discovery import import_app_tasks, import_modules
@@ -67,6 +67,10 @@ class Command(BaseCommand):
             clock_skew=setting("TASKS_CLOCK_SKEW_SECONDS"),
             forwarder_interval=float(setting("TASKS_FORWARDER_SECONDS", 1.0)),
             janitor_interval=float(setting("TASKS_JANITOR_SECONDS", 8.0)),
+            group_settings=GroupSettings(float(setting("TASKS_GROUP_GRACE_SECONDS", 60.0)),
+                                         float(setting("TASKS_GROUP_MAX_DELAY_SECONDS", 0.0)),
+                                         int(setting("TASKS_GROUP_MAX_SIZE", 0))),
+            aggregator_interval=float(setting("TASKS_AGGREGATOR_SECONDS", 1.0)),
             limits=conf.limits(),
             metrics_port=options["metrics_port"],
             metrics_host=options["metrics_host"],

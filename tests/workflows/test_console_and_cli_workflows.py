@@ -1,0 +1,84 @@
+"""The console's workflow page and aggregating tab, and the CLI's ``group ls`` and ``workflow show``: access rules,
+what they show, bad input."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "console"))
+
+from console_support import logged_in, make_user  # noqa: E402
+
+from queues import conf  # noqa: E402
+from queues.cli.main import main  # noqa: E402
+from queues.engine import Client, chain, sig  # noqa: E402
+
+Q = "wfq"
+
+
+@pytest.fixture
+def engine(settings_redis, redis_client, redis_url):
+    conf._inspector.cache_clear()
+    conf._client.cache_clear()
+    client = Client(redis_url, policies=False)
+    yield client
+    client.close()
+    conf._inspector.cache_clear()
+    conf._client.cache_clear()
+
+
+@pytest.fixture
+def workflow(engine):
+    engine.enqueue("email:line", {"line": 1}, group="user:42", queue=Q)
+    engine.enqueue("email:line", {"line": 2}, group="user:42", queue=Q)
+    return engine.submit(chain(sig("fetch", 1), sig("store", 2)), queue=Q, workflow_id="wf-1")
+
+
+@pytest.mark.django_db
+def test_workflow_page_shows_members_states_and_where_it_is(workflow):
+    page = logged_in(make_user("vera", "view_console")).get(f"/queues/{Q}/workflows/wf-1/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "wf-1" in html and "fetch" in html and "store" in html and "waiting" in html and "running" in html
+    assert f"/queues/{Q}/tasks/{workflow.members[0].id}/" in html  # where it is: the pending first step
+
+
+@pytest.mark.django_db
+def test_workflow_page_access_and_unknown_ids(workflow):
+    from django.test import Client as Browser
+
+    assert Browser().get(f"/queues/{Q}/workflows/wf-1/").status_code == 302  # login first
+    assert logged_in(make_user("nina")).get(f"/queues/{Q}/workflows/wf-1/").status_code == 403
+    viewer = logged_in(make_user("vera", "view_console"))
+    assert viewer.get(f"/queues/{Q}/workflows/nope/").status_code == 404
+    assert viewer.get("/queues/nope/workflows/wf-1/").status_code == 404
+    assert viewer.post(f"/queues/{Q}/workflows/wf-1/").status_code == 405
+
+
+@pytest.mark.django_db
+def test_aggregating_tab_lists_groups_and_tasks(workflow):
+    page = logged_in(make_user("vera", "view_console")).get(f"/queues/{Q}/?state=aggregating")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "user:42 · 2" in html and "email:line" in html
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    return main(list(argv), out, err), out.getvalue(), err.getvalue()
+
+
+def test_cli_group_ls_and_workflow_show(workflow):
+    code, out, _ = run_cli("--json", "group", "ls", "--queue", Q)
+    assert code == 0 and [(g["name"], g["size"]) for g in json.loads(out)["groups"]] == [("user:42", 2)]
+    code, out, _ = run_cli("workflow", "show", "wf-1", "--queue", Q)
+    assert code == 0 and "running" in out and "fetch" in out and "waiting" in out
+    code, out, err = run_cli("workflow", "show", "nope", "--queue", Q)
+    assert code == 1 and out == "" and "no workflow" in err
+    code, _, err = run_cli("group", "ls", "--queue", "nope")
+    assert code == 1 and "nope" in err
