@@ -212,10 +212,11 @@ def _classic_progress(sc: Any, tag: str) -> tuple[int, int] | None:
             job = tracker.getJobInfo(job_id)
             if job is None:
                 continue
+            finished = job.status == "SUCCEEDED"  # its skipped stages (reused shuffle output) count as done
             for stage_id in job.stageIds:
                 stage = tracker.getStageInfo(stage_id)
                 if stage is not None:
-                    done += stage.numCompletedTasks
+                    done += stage.numTasks if finished else stage.numCompletedTasks
                     total += stage.numTasks
         return (done, total) if total else None
     except Exception as exc:  # the context may be stopping
