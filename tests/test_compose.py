@@ -114,6 +114,34 @@ def test_prometheus_and_grafana_are_provisioned_from_the_repo():
         assert metric in exprs, f"the dashboard does not chart {metric}"
 
 
+SPARK_SERVICES = ["spark-master", "spark-worker", "spark-connect"]
+
+
+@pytest.mark.parametrize("name", SPARK_SERVICES)
+def test_spark_services_run_daemons_that_exist(name):
+    from worker import spark_daemons
+
+    service = SERVICES[name]
+    assert service.get("build") in (".", {"context": "."}) and service.get("healthcheck", {}).get("test")
+    (argv,) = shell_commands(service["command"])
+    assert argv[:3] == ["python", "-m", "worker.spark_daemons"], f"{name}: unexpected command {argv!r}"
+    args = spark_daemons.parser().parse_args(argv[3:])
+    launched = spark_daemons.argv_for(args)
+    assert Path(launched[0]).is_file(), f"{name}: {launched[0]} is not in the pyspark wheel"
+    if args.daemon == "connect":
+        assert any(Path(spark_daemons.spark_home(), "jars").glob("spark-connect_*.jar"))
+    else:
+        assert launched[1].startswith("org.apache.spark.deploy.")
+
+
+def test_worker_points_at_the_spark_service_and_shares_the_archive():
+    env = service_env(SERVICES["worker"])
+    assert env["SPARK_MASTER"] == "${SPARK_MASTER:-spark://spark-master:7077}"
+    assert env["TASKS_ARCHIVE_DIR"].startswith("/data/")
+    for name in ("worker", "spark-worker"):
+        assert any(v.startswith("pipeline-data:/data") for v in SERVICES[name]["volumes"])
+
+
 @pytest.mark.parametrize("name", ["prometheus", "grafana", "worker", "console"])
 def test_services_have_healthchecks(name):
     assert SERVICES[name].get("healthcheck", {}).get("test")
