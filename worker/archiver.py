@@ -8,7 +8,7 @@ after its committed offset, writes them (``queues.history.events.write_batch``: 
 names) and only then commits the offset of the last one. A restart therefore re-reads exactly the uncommitted
 events and rewrites the same files: nothing lost, nothing doubled. If the oldest event left in a stream is newer
 than the committed offset (the hard cap trimmed, or someone deleted entries), the gap is logged, counted in Redis
-and shown by ``Inspector.archive_status()`` and ``manage.py tasks archive status``.
+and shown by ``Inspector.archive_status()``.
 """
 
 from __future__ import annotations
