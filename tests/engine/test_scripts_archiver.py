@@ -1,0 +1,88 @@
+"""Table tests of the archiver's scripts (lease, attach, commit) and of how every transition trims the event
+stream once an archiver is attached (MINID at its committed offset instead of MAXLEN)."""
+
+from __future__ import annotations
+
+from queues.engine import FailedPreconditionError, Keys
+from queues.engine.scripts import script
+from queues.engine.transitions import Call
+
+from .dbstate import DAY, NOW_MS, Case, Hash, Q, Stream, Volatile, ZSet, cases, counts, event, run_case, task
+
+KEYS = Keys()
+OFFSET = Q.event_offset
+LEASE_KEY = KEYS.archiver_lease
+
+
+def lease(holder: str, ttl_ms: int):
+    return lambda t: Call("archive.acquire", script("archiver_lease"), [LEASE_KEY], [holder, ttl_ms])
+
+
+def attach(cap: int):
+    return lambda t: Call("archive.attach", script("archiver_attach"), [OFFSET], [cap])
+
+
+def commit(stream_id: str):
+    return lambda t: Call("archive.commit", script("archiver_commit"), [OFFSET], [stream_id])
+
+
+@cases(
+    Case("a free lease is taken", {}, lease("a1", 15_000), returns=1, after={LEASE_KEY: Volatile("a1")}),
+    Case("the holder extends it", {LEASE_KEY: Volatile("a1")}, lease("a1", 15_000), returns=1,
+         after={LEASE_KEY: Volatile("a1")}),
+    Case("another holder is refused", {LEASE_KEY: Volatile("a1")}, lease("a2", 15_000), returns=0),
+    Case("the holder releases it", {LEASE_KEY: Volatile("a1")}, lease("a1", 0), returns=1, after={}),
+    Case("others cannot release it", {LEASE_KEY: Volatile("a1")}, lease("a2", 0), returns=0),
+)
+def test_archiver_lease(r, redis_url, case):
+    run_case(r, redis_url, case)
+
+
+@cases(
+    Case("a new queue starts at 0-0", {}, attach(1000), returns=b"0-0",
+         after={OFFSET: Hash({"committed": "0-0", "cap": "1000"})}),
+    Case("an existing offset is kept, the cap updated", {OFFSET: Hash({"committed": "5-1", "cap": "9"})},
+         attach(1000), returns=b"5-1", after={OFFSET: Hash({"committed": "5-1", "cap": "1000"})}),
+)
+def test_archiver_attach(r, redis_url, case):
+    run_case(r, redis_url, case)
+
+
+@cases(
+    Case("moves forward", {OFFSET: Hash({"committed": "5-1", "cap": "9"})}, commit("10-0"),
+         after={OFFSET: Hash({"committed": "10-0", "cap": "9"})}),
+    Case("same id is a no-op", {OFFSET: Hash({"committed": "5-1", "cap": "9"})}, commit("5-1"),
+         after={OFFSET: Hash({"committed": "5-1", "cap": "9"})}),
+    Case("never moves back (numeric, not string, order)", {OFFSET: Hash({"committed": "10-0", "cap": "9"})},
+         commit("9-5"), raises=FailedPreconditionError, detail="offset 9-5 is behind 10-0"),
+    Case("not attached", {}, commit("1-0"), raises=FailedPreconditionError, detail="no archiver attached"),
+    Case("malformed id", {OFFSET: Hash({"committed": "0-0", "cap": "9"})}, commit("x"),
+         raises=FailedPreconditionError, detail="malformed stream id x"),
+)
+def test_archiver_commit(r, redis_url, case):
+    run_case(r, redis_url, case)
+
+
+ACTIVE = {
+    Q.task("a"): task("active", since=NOW_MS - 1000, lease="tok-1"),
+    Q.lease: ZSet({"a": NOW_MS + 5000}),
+    Q.type_counts: counts(active__email=1),
+}
+DONE = {
+    Q.type_counts: counts(active__email=0, processed__email=1),
+    Q.processed: "1",
+    Q.processed_on(DAY): Volatile("1"),
+}
+
+
+@cases(
+    Case("attached: the offset is read and left as it is", ACTIVE | {
+        OFFSET: Hash({"committed": "0-0", "cap": "1000"}),
+        Q.events: Stream([event("x", "", "pending"), event("y", "", "pending")])},
+         lambda t: t.done("default", [("a", "tok-1")], "w1"), returns=["OK"], after=DONE | {
+             OFFSET: Hash({"committed": "0-0", "cap": "1000"}),
+             Q.events: Stream([event("x", "", "pending"), event("y", "", "pending"),
+                               event("a", "active", "done", worker="w1")])}),
+)
+def test_transitions_with_an_archiver_attached(r, redis_url, case):
+    run_case(r, redis_url, case)
