@@ -36,6 +36,7 @@ run: venv redis migrate
 # subprocess a test starts) stays off db 0.
 test: venv
 	bash scripts/ensure-redis.sh '$(TEST_REDIS_URL)'
+	bash scripts/ensure-java.sh
 	bash scripts/ensure-chromium.sh
 	TEST_REDIS_URL='$(TEST_REDIS_URL)' REDIS_URL='$(TEST_REDIS_URL)' $(BIN)/python -m pytest $(PYTEST_ARGS)
 
