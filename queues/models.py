@@ -64,7 +64,6 @@ class QueueDefinition(models.Model):
         help_text="A group is combined once it holds this many tasks (and one combined task takes at most this "
                   "many); 0: no limit. Blank: the TASKS_GROUP_MAX_SIZE default.")
 
-
     class Meta:
         ordering = ["rank", "-weight", "name"]
 
@@ -156,6 +155,7 @@ class Tasks(models.Model):
         default_permissions = ()
         verbose_name = "task"
         verbose_name_plural = "tasks"
+
 
 class ApiToken(models.Model):
     """A bearer token of the HTTP API (``/api/v1/``), scoped to queues. Only a SHA-256 of the secret is stored,

@@ -46,7 +46,7 @@ __all__ = [
     "RetryWithoutFailure", "SearchResult", "ServerInfo", "SkipRetry", "STATES", "SystemClock", "Task",
     "TaskCancelledError", "TaskEvent", "TaskIdConflictError", "TaskInfo", "TaskMessage", "TaskNotFoundError",
     "ValidationError", "warn_if_evicting",
-    "PeriodicEntry", "schedule", "ScheduleRegistry", "schedules",
     "aggregator", "aggregators", "AggregatorRegistry", "chain", "chord", "group", "GroupSettings", "MemberInfo",
     "sig", "WorkflowInfo",
+    "PeriodicEntry", "schedule", "ScheduleRegistry", "schedules",
 ]

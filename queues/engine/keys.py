@@ -102,6 +102,16 @@ class QueueKeys:
     def unique(self, task_type: str, digest: str) -> str:
         return f"{self.unique_prefix}{task_type}:{digest}"
 
+    @property
+    def cron_last(self) -> str:
+        """Hash periodic entry id -> the last tick (ms) handled for it; in the queue's slot, so the script that
+        enqueues a tick checks and moves it in the same step (see ``lua/fire_tick.lua``)."""
+        return self.base + "cron:last"
+
+    def cron_history(self, entry_id: str) -> str:
+        """Sorted set of one periodic entry's enqueues (JSON), scored by tick (ms), capped."""
+        return f"{self.base}cron:history:{entry_id}"
+
     # -- groups (aggregation) and dependencies (workflows); see lua/_lib.lua for the layout -------------------------
 
     @property
@@ -139,16 +149,6 @@ class QueueKeys:
     def workflows(self) -> str:
         """Sorted set of workflow ids, scored by creation time (ms)."""
         return self.base + "workflows"
-
-    @property
-    def cron_last(self) -> str:
-        """Hash periodic entry id -> the last tick (ms) handled for it; in the queue's slot, so the script that
-        enqueues a tick checks and moves it in the same step (see ``lua/fire_tick.lua``)."""
-        return self.base + "cron:last"
-
-    def cron_history(self, entry_id: str) -> str:
-        """Sorted set of one periodic entry's enqueues (JSON), scored by tick (ms), capped."""
-        return f"{self.base}cron:history:{entry_id}"
 
     def state_key(self, state: str) -> str:
         """The structure holding tasks of ``state`` (the lease set for active)."""
