@@ -8,10 +8,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from queues.engine import EngineError, Registry, TaskMessage, default_retry_delay
+from queues.engine import Registry, TaskMessage, default_retry_delay
 from queues.engine.broker import Broker
 from queues.engine.handlers import Task
-from queues.engine.transitions import ArchiveLimits, Call
+from queues.engine.transitions import ArchiveLimits
 from queues.engine.worker_store import WorkerStore
 
 from .component import Component
@@ -53,7 +53,7 @@ class Recoverer(Component):
         ops = self.broker.transitions
         for leased in expired:
             if not leased.token and not leased.type:  # the task hash is gone: nothing to retry
-                self._try(ops.drop_lease(queue, leased.id))
+                self.broker.run_unless_raced(ops.drop_lease(queue, leased.id))
                 continue
             try:
                 message = TaskMessage.decode(leased.id, queue, leased.type, leased.payload, leased.options)
@@ -70,18 +70,9 @@ class Recoverer(Component):
             else:
                 call = ops.archive(queue, leased.id, leased.token, LEASE_EXPIRED, worker=self.config.server_id,
                                    expired_before=cutoff, archive_limits=self.archive_limits(queue))
-            if self._try(call):
+            if self.broker.run_unless_raced(call):
                 self.recovered += 1
                 log.warning("task %s in %s: %s; sent to %s", leased.id, queue, LEASE_EXPIRED,
                             "retry" if retry else "the archive")
         return len(expired)
 
-    def _try(self, call: Call) -> bool:
-        try:
-            self.broker.run(call)
-            return True
-        except EngineError as exc:
-            # Raced with a heartbeat, an ack or another recoverer: whoever won, the task is safe.
-            if exc.code == "unavailable":
-                raise
-            return False

@@ -46,5 +46,17 @@ class Broker:
             raise unavailable(call.op, exc) from exc
         return call.parse(reply)
 
+    def run_unless_raced(self, call: Call) -> bool:
+        """Run a call that may lose a race (a heartbeat, an ack or another recoverer got there first): True when
+        it was applied, False when a precondition refused it, which leaves the task safe with whoever won.
+        Redis being unreachable is still raised."""
+        try:
+            self.run(call)
+            return True
+        except EngineError as exc:
+            if exc.code == "unavailable":
+                raise
+            return False
+
     def close(self) -> None:
         self.conn.close()

@@ -27,11 +27,11 @@ from . import validation as check
 from .broker import Broker, unavailable
 from .clock import Clock, to_ms
 from .connection import DEFAULT_REDIS_URL
-from .errors import EngineError, LeaseLostError, TaskNotFoundError, ValidationError
+from .errors import LeaseLostError, TaskNotFoundError, ValidationError
 from .keys import DEFAULT_PREFIX
 from .message import TaskMessage
 from .policies import PolicyCache, PolicySet
-from .transitions import BULK_CHUNK, PERIODIC_LIMIT, Call, Leased, Limits
+from .transitions import BULK_CHUNK, PERIODIC_LIMIT, Leased, Limits
 from .worker_store import WorkerStore
 
 MAX_QUEUES = 16  # queues one consume may read
@@ -175,24 +175,17 @@ class Consumer:
             try:
                 message = TaskMessage.decode(item.id, queue, item.type, item.payload, item.options)
             except (ValueError, TypeError, UnicodeDecodeError) as exc:
-                self._try(self.ops.archive(queue, item.id, item.token, f"{UNDECODABLE}: {exc}", worker=actor,
-                                           archive_limits=policies.archive_limits(queue)))
+                self.broker.run_unless_raced(self.ops.archive(
+                    queue, item.id, item.token, f"{UNDECODABLE}: {exc}", worker=actor,
+                    archive_limits=policies.archive_limits(queue)))
                 continue
             if message.deadline_ms and message.deadline_ms <= to_ms(now):
-                self._try(self.ops.expire(queue, item.id, item.token, TTL_EXPIRED, actor))
+                self.broker.run_unless_raced(self.ops.expire(queue, item.id, item.token, TTL_EXPIRED, actor))
                 continue
             out.append(Delivery(item.id, queue, message.type, message.payload, item.token, now + ttr, item.retried,
                                 message.max_retry, message.headers, message.deadline_ms / 1000 or None))
         return out
 
-    def _try(self, call: Call) -> bool:
-        try:
-            self.broker.run(call)
-            return True
-        except EngineError as exc:
-            if exc.code == "unavailable":
-                raise
-            return False  # raced with another consumer's upkeep: whoever won, the task is safe
 
     # -- upkeep ------------------------------------------------------------------------------------------------
 
@@ -214,7 +207,7 @@ class Consumer:
         limits = None
         for leased in self.store.expired_leases(queue, cutoff, limit):
             if not leased.token and not leased.type:
-                self._try(self.ops.drop_lease(queue, leased.id))
+                self.broker.run_unless_raced(self.ops.drop_lease(queue, leased.id))
                 continue
             try:
                 message = TaskMessage.decode(leased.id, queue, leased.type, leased.payload, leased.options)
@@ -228,7 +221,7 @@ class Consumer:
                 limits = limits or self._policies().archive_limits(queue)
                 call = self.ops.archive(queue, leased.id, leased.token, TTR_EXPIRED, worker=actor,
                                         expired_before=cutoff, archive_limits=limits)
-            recovered += self._try(call)
+            recovered += self.broker.run_unless_raced(call)
         return recovered
 
     def next_due(self, queues: Sequence[str]) -> float | None:

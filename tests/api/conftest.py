@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
-from django.test import Client
+from api_support import Api, clear_caches
 
-from queues import conf
-from queues.api import views
 from queues.api.tokens import create_token
-
-
-def clear_caches() -> None:
-    conf._inspector.cache_clear()
-    conf._client.cache_clear()
-    views._consumer.cache_clear()
 
 
 @pytest.fixture
@@ -27,28 +16,6 @@ def engine(settings_redis, redis_client):
     clear_caches()
     yield redis_client
     clear_caches()
-
-
-class Api:
-    """The Django test client with a bearer token and JSON bodies: ``api.post(path, {...}).json()``."""
-
-    def __init__(self, secret: str | None) -> None:
-        self.client = Client()
-        self.secret = secret
-
-    def _headers(self, secret: str | None) -> dict[str, str]:
-        secret = self.secret if secret is None else secret
-        return {"HTTP_AUTHORIZATION": f"Bearer {secret}"} if secret else {}
-
-    def get(self, path: str, secret: str | None = None, **params: Any) -> Any:
-        return self.client.get(path, params, **self._headers(secret))
-
-    def post(self, path: str, body: Any = None, secret: str | None = None) -> Any:
-        data = b"" if body is None else (body if isinstance(body, (bytes, str)) else json.dumps(body))
-        return self.client.post(path, data, content_type="application/json", **self._headers(secret))
-
-    def delete(self, path: str, secret: str | None = None) -> Any:
-        return self.client.delete(path, **self._headers(secret))
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 
 import pytest
-from conftest import Api, clear_caches
+from api_support import Api, clear_caches
 
 from queues import conf
 

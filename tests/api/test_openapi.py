@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import Api
+from api_support import Api
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from conftest import Api
+from api_support import Api
 
 from queues.cli import main
 from queues.models import ApiToken
