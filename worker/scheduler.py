@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import socket
-import threading
 import uuid
 from typing import Any
 
@@ -28,6 +26,7 @@ from queues.engine.policies import PolicyCache
 from queues.engine.scheduler_store import SchedulerStore
 
 from .component import Component
+from .signals import run_until_signalled
 
 log = logging.getLogger("worker.scheduler")
 
@@ -135,22 +134,15 @@ def build(redis_url: str, prefix: str, *, registry: ScheduleRegistry = schedules
 
 def run(scheduler: Scheduler) -> None:
     """Run until SIGTERM or SIGINT, then deregister."""
-    stop = threading.Event()
 
-    def on_signal(signum: int, _frame: Any) -> None:
-        log.info("received %s", signal.Signals(signum).name)
-        stop.set()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
+    def start() -> None:
         scheduler.start()
         entries = scheduler.entries()
         log.info("scheduler %s running %d code entr%s (and the admin's)", scheduler.id, len(entries),
                  "y" if len(entries) == 1 else "ies")
-        while not stop.wait(0.5):
-            pass
-    finally:
+
+    def stop() -> None:
         scheduler.stop()
         scheduler.store.broker.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+
+    run_until_signalled(start, stop)

@@ -7,7 +7,6 @@ sends the tasks to retry.
 from __future__ import annotations
 
 import logging
-import signal
 import threading
 from typing import Any
 
@@ -25,6 +24,7 @@ from .metrics import WorkerMetrics
 from .processor import Processor
 from .queueset import QueueSet
 from .recoverer import Recoverer
+from .signals import run_until_signalled
 from .spark import SparkRunner
 from .subscriber import Subscriber
 
@@ -112,18 +112,4 @@ class Server:
 
     def run(self) -> None:
         """Start, then block until SIGTERM or SIGINT, then stop gracefully."""
-        stop = threading.Event()
-
-        def on_signal(signum: int, _frame: Any) -> None:
-            log.info("received %s", signal.Signals(signum).name)
-            stop.set()
-
-        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
-        try:
-            self.start()
-            while not stop.wait(0.5):
-                pass
-        finally:
-            self.stop()
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+        run_until_signalled(self.start, self.stop)
