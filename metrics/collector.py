@@ -26,7 +26,7 @@ class QueueCollector(Collector):
         inspector = self._inspector()
         queues = inspector.queues()
         infos = inspector.queue_infos(queues, memory_sample=MEMORY_SAMPLE)
-        by_type = inspector.type_counts_of(queues)
+        by_type = inspector.type_counts_of(queues, keep_zero=True)
         servers = inspector.servers()
 
         tasks = GaugeMetricFamily("taskq_tasks", "Tasks per queue and state.", labels=["queue", "state"])
@@ -59,7 +59,8 @@ class QueueCollector(Collector):
 
     @staticmethod
     def _per_type(by_type: dict[str, dict[str, dict[str, int]]]) -> Iterator[Metric]:
-        """asynq has no per-type figures; these come from the counts the scripts keep per type."""
+        """asynq has no per-type figures; these come from the counts the scripts keep per type. A type exports the
+        states it has been in (0 once empty again): the full type x state matrix would double a scrape's size."""
         tasks = GaugeMetricFamily("taskq_type_tasks", "Tasks per queue, task type and state.",
                                   labels=["queue", "type", "state"])
         processed = CounterMetricFamily("taskq_type_processed", "Finished attempts per task type.",
@@ -68,7 +69,8 @@ class QueueCollector(Collector):
         for queue, types in by_type.items():
             for task_type, counts in types.items():
                 for state in STATES:
-                    tasks.add_metric([queue, task_type, state], counts.get(state, 0))
+                    if state in counts:
+                        tasks.add_metric([queue, task_type, state], counts[state])
                 processed.add_metric([queue, task_type], counts.get("processed", 0))
                 failed.add_metric([queue, task_type], counts.get("failed", 0))
         yield from (tasks, processed, failed)

@@ -237,8 +237,9 @@ class Inspector:
         self._known(queue, "type_counts")
         return self.type_counts_of([queue])[queue]
 
-    def type_counts_of(self, queues: list[str]) -> dict[str, dict[str, dict[str, int]]]:
-        """type_counts of many queues in one round trip (unknown queues read as empty)."""
+    def type_counts_of(self, queues: list[str], keep_zero: bool = False) -> dict[str, dict[str, dict[str, int]]]:
+        """type_counts of many queues in one round trip (unknown queues read as empty). With ``keep_zero`` a count
+        that went back to 0 is kept: a state the type has been in (metrics keep its series alive)."""
         pipe = self.conn.pipeline(transaction=False)
         for queue in queues:
             pipe.hgetall(self.keys.queue(queue).type_counts)
@@ -248,7 +249,7 @@ class Inspector:
             out: dict[str, dict[str, int]] = {}
             for name, value in raw.items():
                 state, _, task_type = name.decode().partition(":")
-                if int(value):
+                if int(value) or keep_zero:
                     out.setdefault(task_type, {})[state] = int(value)
             result[queue] = out
         return result
