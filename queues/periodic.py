@@ -32,15 +32,3 @@ def scheduler_store() -> SchedulerStore:
 def sync_periodic() -> int:
     """Replace the entries in Redis with the database's; returns the new version. Raises EngineError."""
     return scheduler_store().write_config(current_entries())
-
-
-def sync_quietly() -> None:
-    """After a save or delete: a Redis outage must not fail the admin's save. The next save, or
-    ``manage.py tasks_sync_policies``, mirrors the entries again."""
-    try:
-        version = sync_periodic()
-    except EngineError as exc:
-        log.error("could not mirror the periodic tasks into Redis: %s; run 'manage.py tasks_sync_policies' when "
-                  "Redis is back", exc)
-    else:
-        log.info("periodic tasks mirrored into Redis (version %d)", version)

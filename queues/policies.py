@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 from . import conf
-from .engine import EngineError
 from .engine.policies import PolicySet, PolicyStore, QueueSpec, RetentionRule
 from .models import QueueDefinition, RetentionPolicy, UniquePolicy
 
@@ -39,15 +38,3 @@ def policy_store() -> PolicyStore:
 def sync_policies() -> int:
     """Write the whole set to Redis in one transaction; returns the new version. Raises EngineError."""
     return policy_store().write(current_policies())
-
-
-def sync_quietly() -> None:
-    """After a save or delete: a Redis outage must not fail the admin's save. The next save, or
-    ``manage.py tasks_sync_policies``, mirrors the set again."""
-    try:
-        version = sync_policies()
-    except EngineError as exc:
-        log.error("could not mirror the queue definitions and policies into Redis: %s; run "
-                  "'manage.py tasks_sync_policies' when Redis is back", exc)
-    else:
-        log.info("queue definitions and policies mirrored into Redis (version %d)", version)

@@ -3,26 +3,43 @@ commits (a rolled-back change must not reach the workers)."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
+from .engine import EngineError
 from .models import PeriodicTask, QueueDefinition, RetentionPolicy, UniquePolicy
+
+log = logging.getLogger("queues.signals")
 
 MIRRORED = (QueueDefinition, UniquePolicy, RetentionPolicy)
 
 
-def mirror_on_commit(sender: Any, **kwargs: Any) -> None:
-    from .policies import sync_quietly
+def mirror_quietly(what: str, sync: Callable[[], int]) -> None:
+    """Mirror after a save or delete. A Redis outage must not fail the admin's save: it is logged, and the next
+    save, or ``manage.py tasks_sync_policies``, mirrors the whole set again."""
+    try:
+        version = sync()
+    except EngineError as exc:
+        log.error("could not mirror the %s into Redis: %s; run 'manage.py tasks_sync_policies' when Redis is back",
+                  what, exc)
+    else:
+        log.info("%s mirrored into Redis (version %d)", what, version)
 
-    transaction.on_commit(sync_quietly)
+
+def mirror_on_commit(sender: Any, **kwargs: Any) -> None:
+    from .policies import sync_policies
+
+    transaction.on_commit(lambda: mirror_quietly("queue definitions and policies", sync_policies))
 
 
 def mirror_periodic_on_commit(sender: Any, **kwargs: Any) -> None:
-    from .periodic import sync_quietly
+    from .periodic import sync_periodic
 
-    transaction.on_commit(sync_quietly)
+    transaction.on_commit(lambda: mirror_quietly("periodic tasks", sync_periodic))
 
 
 def connect() -> None:

@@ -13,9 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import redis
-
-from .broker import Broker, unavailable
+from .broker import Broker
 from .clock import to_ms
 from .scripts import script
 from .transitions import Call
@@ -78,10 +76,7 @@ class ArchiveStore:
         self.keys = broker.keys
 
     def _call(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise unavailable(f"archive.{op}", exc) from exc
+        return self.broker.command(f"archive.{op}", fn, *args, **kwargs)
 
     def _run(self, op: str, name: str, keys: list[str], args: list[Any]) -> Any:
         return self.broker.run(Call(f"archive.{op}", script(name), keys, args))

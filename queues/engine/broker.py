@@ -46,6 +46,14 @@ class Broker:
             raise unavailable(call.op, exc) from exc
         return call.parse(reply)
 
+    def command(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """Call a redis-py method (a plain command or a pipeline's execute) as operation ``op``: a connection that
+        fails raises RedisUnavailableError naming the operation, like a failed script."""
+        try:
+            return fn(*args, **kwargs)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise unavailable(op, exc) from exc
+
     def run_unless_raced(self, call: Call) -> bool:
         """Run a call that may lose a race (a heartbeat, an ack or another recoverer got there first): True when
         it was applied, False when a precondition refused it, which leaves the task safe with whoever won.

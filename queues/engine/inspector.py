@@ -15,7 +15,7 @@ import redis
 
 from . import validation as check
 from .archive_store import ArchiveStatus, ArchiveStore
-from .broker import Broker, unavailable
+from .broker import Broker
 from .clock import Clock, from_ms, to_ms, utc_day
 from .connection import DEFAULT_REDIS_URL, database_of
 from .errors import FailedPreconditionError, QueueNotEmptyError, QueueNotFoundError, TaskNotFoundError, ValidationError
@@ -129,10 +129,7 @@ class Inspector:
         return self.broker.conn
 
     def _redis(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise unavailable(f"inspector.{op}", exc) from exc
+        return self.broker.command(f"inspector.{op}", fn, *args, **kwargs)
 
     # -- queues ------------------------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from typing import Any
 import redis
 
 from . import producer
-from .broker import Broker, unavailable
+from .broker import Broker
 from .clock import from_ms, to_ms
 from .errors import ValidationError
 from .periodic import Entry, EntryNotFoundError
@@ -90,10 +90,7 @@ class SchedulerStore:
         return self.broker.conn
 
     def _call(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise unavailable(f"scheduler.{op}", exc) from exc
+        return self.broker.command(f"scheduler.{op}", fn, *args, **kwargs)
 
     # -- firing ticks -----------------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import redis
 
-from .broker import Broker, unavailable
+from .broker import Broker
 from .clock import to_ms
 from .connection import database_of
 from .transitions import Leased
@@ -22,10 +22,7 @@ class WorkerStore:
         self.keys = broker.keys
 
     def _call(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise unavailable(f"worker.{op}", exc) from exc
+        return self.broker.command(f"worker.{op}", fn, *args, **kwargs)
 
     def register_queues(self, queues: list[str]) -> None:
         """Make the served queues visible to the console even before their first task."""
