@@ -1,0 +1,20 @@
+"""``python -m bench.peers <dramatiq|huey|celery|rq|rq-fork> <workload> [options]``, from the repository root, with the
+peers' venv. The peer module is imported by its package name, so that the task names its worker sees match."""
+
+import importlib
+import sys
+
+from . import harness
+
+PEERS = {
+    "dramatiq": ("dramatiq_peer", "peer"),
+    "huey": ("huey_peer", "peer"),
+    "celery": ("celery_peer", "peer"),
+    "rq": ("rq_peer", "peer"),
+    "rq-fork": ("rq_peer", "peer_fork"),
+}
+
+if len(sys.argv) < 2 or sys.argv[1] not in PEERS:
+    sys.exit(f"usage: python -m bench.peers {{{'|'.join(PEERS)}}} <workload> [options]  (--help for options)")
+module_name, attribute = PEERS[sys.argv.pop(1)]
+harness.main(getattr(importlib.import_module(f"bench.peers.{module_name}"), attribute))

@@ -1,0 +1,68 @@
+"""Celery with its Redis broker (kombu's Redis transport), no result backend. The worker is
+``celery -A bench.peers.celery_peer worker -P threads -c N``: one process, a pool of N threads (prefork would be
+N processes)."""
+
+from __future__ import annotations
+
+import sys
+from importlib.metadata import version
+
+from celery import Celery
+
+from ..common import bench_url
+from . import harness, stamp
+
+app = Celery("bench", broker=bench_url())
+app.conf.update(
+    task_default_queue=harness.QUEUE,
+    task_ignore_result=True,
+    worker_hijack_root_logger=False,
+    broker_connection_retry_on_startup=True,
+)
+
+
+@app.task(name="bench.noop")
+def noop() -> None:
+    pass
+
+
+@app.task(name="bench.stamp")
+def stamp_task(seq: int) -> None:
+    stamp.record(seq)
+
+
+def remaining(conn) -> int:
+    # waiting messages are in the queue's list; prefetched ones in the "unacked" hash until the pool takes them
+    pipe = conn.pipeline(transaction=False)
+    pipe.llen(harness.QUEUE)
+    pipe.hlen("unacked")
+    return sum(pipe.execute())
+
+
+peer = harness.Peer(
+    name="Celery",
+    version=version("celery"),
+    enqueue_noop=noop.delay,
+    enqueue_stamp=stamp_task.delay,
+    worker_cmd=lambda n: [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "bench.peers.celery_peer",
+        "worker",
+        "-P",
+        "threads",
+        "-c",
+        str(n),
+        "-Q",
+        harness.QUEUE,
+        "-l",
+        "warning",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ],
+    remaining=remaining,
+    concurrency_note="1 process, thread pool of N",
+)

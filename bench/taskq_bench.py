@@ -1,0 +1,253 @@
+"""taskq's benchmarks. Run from the repository root with the project's venv:
+
+    .venv/bin/python -m bench.taskq_bench enqueue            # one by one
+    .venv/bin/python -m bench.taskq_bench bulk --batch 1000  # enqueue_many
+    .venv/bin/python -m bench.taskq_bench memory
+    .venv/bin/python -m bench.taskq_bench process --concurrency 10 [--async]
+    .venv/bin/python -m bench.taskq_bench latency [--async]
+
+Each prints one JSON document on its last line. Everything uses BENCH_REDIS_URL (default DB 4), flushed first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from queues.engine import Client, Keys, Limits
+
+from .common import (
+    REPO,
+    bench_url,
+    connect,
+    emit,
+    flush,
+    keys_memory,
+    measure_pickup,
+    redis_pid,
+    stop,
+    used_memory,
+    wait_drained,
+)
+
+QUEUE = "bench"
+
+
+def enqueue_one_by_one(n: int, threads: int = 1) -> dict[str, Any]:
+    """``threads`` > 1: that many threads share one Client (thread-safe, one connection each from its pool),
+    each calling enqueue one task at a time."""
+    conn = connect()
+    flush(conn)
+    client = Client(bench_url())
+    for _ in range(500):  # warm-up: connection, script cache, queue registration
+        client.enqueue("bench:noop", b"", queue=QUEUE)
+    flush(conn)
+
+    def loop(count: int) -> None:
+        for _ in range(count):
+            client.enqueue("bench:noop", b"", queue=QUEUE)
+
+    t = time.perf_counter()
+    if threads == 1:
+        loop(n)
+    else:
+        pool = [threading.Thread(target=loop, args=(n // threads,)) for _ in range(threads)]
+        for thread in pool:
+            thread.start()
+        for thread in pool:
+            thread.join()
+        n = n // threads * threads
+    elapsed = time.perf_counter() - t
+    left = conn.llen(Keys().queue(QUEUE).pending)
+    assert left == n, f"{left} tasks pending after enqueuing {n}"
+    flush(conn)
+    return {
+        "lib": "taskq",
+        "workload": "enqueue" if threads == 1 else f"enqueue_{threads}threads",
+        "tasks": n,
+        "threads": threads,
+        "seconds": round(elapsed, 3),
+        "tasks_per_s": round(n / elapsed, 1),
+        "us_per_task": round(elapsed / n * 1e6, 1),
+    }
+
+
+def enqueue_bulk(n: int, batch: int) -> dict[str, Any]:
+    conn = connect()
+    flush(conn)
+    client = Client(bench_url())
+    client.enqueue_many([("bench:noop", b"")] * 1000, queue=QUEUE)  # warm-up
+    flush(conn)
+    items = [("bench:noop", b"")] * batch
+    t = time.perf_counter()
+    for _ in range(n // batch):
+        client.enqueue_many(items, queue=QUEUE)
+    elapsed = time.perf_counter() - t
+    done = n // batch * batch
+    assert conn.llen(Keys().queue(QUEUE).pending) == done
+    flush(conn)
+    return {
+        "lib": "taskq",
+        "workload": f"bulk{batch}",
+        "tasks": done,
+        "batch": batch,
+        "seconds": round(elapsed, 3),
+        "tasks_per_s": round(done / elapsed, 1),
+    }
+
+
+def memory(n: int, event_maxlen: int) -> dict[str, Any]:
+    """Bytes per pending no-op task: used_memory delta / N, with the event stream (capped at event_maxlen) in,
+    and per key family from MEMORY USAGE, so the stream's share and the per-task figure show separately."""
+    conn = connect()
+    flush(conn)
+    client = Client(bench_url(), limits=Limits(event_maxlen=event_maxlen))
+    before = used_memory(conn)
+    items = [("bench:noop", b"")] * 1000
+    for _ in range(n // 1000):
+        client.enqueue_many(items, queue=QUEUE)
+    time.sleep(0.5)
+    after = used_memory(conn)
+    q = Keys().queue(QUEUE)
+    families = keys_memory(conn)
+    stream = families.get(q.events, 0)
+    stream_len = conn.xlen(q.events)
+    flush(conn)
+    total = after - before
+    return {
+        "lib": "taskq",
+        "workload": "memory",
+        "tasks": n,
+        "event_maxlen": event_maxlen,
+        "stream_entries": stream_len,
+        "used_memory_delta": total,
+        "bytes_per_task": round(total / n, 1),
+        "stream_bytes": stream,
+        "bytes_per_task_without_stream": round((total - stream) / n, 1),
+        "keys_bytes_per_task": round(sum(families.values()) / n, 1),
+        "keys_bytes_per_task_without_stream": round((sum(families.values()) - stream) / n, 1),
+        "key_families": dict(sorted(families.items(), key=lambda kv: -kv[1])[:8]),
+    }
+
+
+def start_worker(concurrency: int, extra: list[str]) -> subprocess.Popen:
+    env = dict(os.environ, REDIS_URL=bench_url(), PYTHONUNBUFFERED="1")
+    log = open(Path(os.environ.get("BENCH_LOG_DIR", "/tmp")) / "taskq-bench-worker.log", "ab")
+    cmd = [
+        sys.executable,
+        "manage.py",
+        "taskworker",
+        "--queues",
+        QUEUE,
+        "--concurrency",
+        str(concurrency),
+        "--import",
+        "bench.noop_tasks",
+        "--skip-checks",
+        *extra,
+    ]
+    log.write(("\n$ " + " ".join(cmd) + "\n").encode())
+    log.flush()
+    return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def process(n: int, concurrency: int, use_async: bool, extra: list[str]) -> dict[str, Any]:
+    conn = connect()
+    flush(conn)
+    client = Client(bench_url())
+    task_type = "bench:anoop" if use_async else "bench:noop"
+    items = [(task_type, b"")] * 1000
+    for _ in range(n // 1000):
+        client.enqueue_many(items, queue=QUEUE)
+    q = Keys().queue(QUEUE)
+    total = n // 1000 * 1000
+
+    def remaining() -> int:
+        pipe = conn.pipeline(transaction=False)
+        pipe.llen(q.pending)
+        pipe.zcard(q.lease)
+        return sum(pipe.execute())
+
+    worker = start_worker(concurrency, extra)
+    try:
+        result = wait_drained(
+            remaining, total, pids=tuple(p for p in (worker.pid, redis_pid(conn)) if p), worker=worker
+        )
+    finally:
+        stop(worker)
+    processed = int(conn.get(q.processed) or 0)
+    flush(conn)
+    result["cpu_cores"] = {
+        "worker": result["cpu_cores"].get(worker.pid),
+        "redis": result["cpu_cores"].get(redis_pid(conn)),
+    }
+    return {
+        "lib": "taskq",
+        "workload": "process_async" if use_async else "process",
+        "concurrency": concurrency,
+        "processed_counter": processed,
+        **result,
+    }
+
+
+def latency(samples: int, concurrency: int, use_async: bool, extra: list[str]) -> dict[str, Any]:
+    conn = connect()
+    flush(conn)
+    client = Client(bench_url())
+    task_type = "bench:astamp" if use_async else "bench:stamp"
+    worker = start_worker(concurrency, extra)
+    try:
+        # wait until the worker runs a task, then let it go idle
+        client.enqueue(task_type, b"-1", queue=QUEUE)
+        got = None
+        for _ in range(60):
+            got = conn.blpop(["bench:latency"], timeout=1)
+            if got is not None or worker.poll() is not None:
+                break
+        if got is None:
+            raise TimeoutError("the worker ran no task within 60 s")
+        time.sleep(1.0)
+        result = measure_pickup(conn, lambda seq: client.enqueue(task_type, str(seq).encode(), queue=QUEUE), samples)
+    finally:
+        stop(worker)
+    flush(conn)
+    return {
+        "lib": "taskq",
+        "workload": "latency_async" if use_async else "latency",
+        "concurrency": concurrency,
+        **result,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("workload", choices=["enqueue", "bulk", "memory", "process", "latency"])
+    parser.add_argument("-n", type=int, default=None, help="tasks (default per workload)")
+    parser.add_argument("--batch", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=10)
+    parser.add_argument("--async", dest="use_async", action="store_true", help="use the async handler")
+    parser.add_argument("--threads", type=int, default=1, help="enqueue: producer threads sharing one Client")
+    parser.add_argument("--samples", type=int, default=250)
+    parser.add_argument("--event-maxlen", type=int, default=Limits().event_maxlen)
+    parser.add_argument("--worker-arg", action="append", default=[], help="extra taskworker argument")
+    a = parser.parse_args()
+    if a.workload == "enqueue":
+        emit(enqueue_one_by_one(a.n or 50_000, a.threads))
+    elif a.workload == "bulk":
+        emit(enqueue_bulk(a.n or 100_000, a.batch))
+    elif a.workload == "memory":
+        emit(memory(a.n or 100_000, a.event_maxlen))
+    elif a.workload == "process":
+        emit(process(a.n or 100_000, a.concurrency, a.use_async, a.worker_arg))
+    else:
+        emit(latency(a.samples, a.concurrency, a.use_async, a.worker_arg))
+
+
+if __name__ == "__main__":
+    main()
