@@ -54,12 +54,13 @@ class Console:
         return self.find(css).text
 
     def wait_for(self, condition: Any, what: str, timeout: float = WAIT) -> Any:
-        from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+        from selenium.common.exceptions import WebDriverException
         from selenium.webdriver.support.ui import WebDriverWait
 
-        wait = WebDriverWait(
-            self.driver, timeout, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)
-        )
+        # While a page is being replaced (a form was just submitted), Chromium may answer for a node of the old
+        # document with a stale-element error or a generic "node does not belong to the document" one: keep polling
+        # through both; a condition that never holds still ends in the timeout naming what was awaited.
+        wait = WebDriverWait(self.driver, timeout, ignored_exceptions=(WebDriverException,))
         # Not the current URL in the message: reading it while a dialog is open would fail (and close the dialog).
         return wait.until(condition, message=f"waiting for {what}")
 
