@@ -8,7 +8,8 @@ from typing import Any, cast
 import redis
 import redis.asyncio
 
-from . import producer
+from . import producer, workflows
+from . import special_enqueue as grouping
 from .broker import script_error, unavailable
 from .clock import Clock, to_ms
 from .connection import DEFAULT_REDIS_URL, connect_async
@@ -21,8 +22,8 @@ from .validation import MAX_PAYLOAD_BYTES
 
 
 class AsyncClient:
-    """``await client.enqueue(...)``, ``await client.enqueue_many(...)``, ``await client.wait(...)``; the
-    arguments, results and errors are those of ``Client``."""
+    """``await client.enqueue(...)``, ``enqueue_many``, ``submit``, ``wait``, ``wait_workflow``: the arguments,
+    results and errors are those of ``Client`` (the same flows run underneath, see ``flows``)."""
 
     def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
                  clock: Clock | None = None, limits: Limits | None = None, max_payload: int = MAX_PAYLOAD_BYTES,
@@ -35,6 +36,9 @@ class AsyncClient:
         self.policies = PolicyCache(self.keys, policy_refresh) if policies else None
 
     async def enqueue(self, type: str, payload: Any = b"", **options: Any) -> TaskInfo:  # noqa: A002
+        if "group" in options or "after" in options:
+            return cast(TaskInfo, await drive_async(grouping.enqueue_special_flow(
+                self.transitions, self.clock.now(), type, payload, options, self.max_payload), self._execute))
         now = self.clock.now()
         placement = producer.plan(self.keys, now, type, payload, options, "client.enqueue", self.max_payload,
                                   await self._policies())
@@ -47,6 +51,15 @@ class AsyncClient:
                                         await self._policies())
         return cast(list[TaskInfo], await drive_async(enqueue_flow(self.transitions, placements, to_ms(now)),
                                                       self._execute))
+
+    async def submit(self, workflow: Any, *, queue: str = "default", on_success: Any = None, on_error: Any = None,
+                     workflow_id: str | None = None, keep: float | None = None) -> Any:
+        return await drive_async(grouping.submit_workflow_flow(self.transitions, self.clock.now(), workflow, queue,
+                                                               on_success, on_error, workflow_id, keep,
+                                                               self.max_payload), self._execute)
+
+    async def wait_workflow(self, workflow_id: str, *, queue: str = "default", timeout: float | None = None) -> Any:
+        return await drive_async(workflows.wait_flow(self.keys, queue, workflow_id, timeout), self._execute)
 
     async def wait(self, task_id: str, *, queue: str = "default", timeout: float | None = None) -> TaskInfo:
         return cast(TaskInfo, await drive_async(wait_flow(self.keys, queue, task_id, timeout), self._execute))
