@@ -127,6 +127,8 @@ TASKS_EVENT_STREAM_MAXLEN = env_int("TASKS_EVENT_STREAM_MAXLEN", 100_000)
 TASKS_SHUTDOWN_TIMEOUT = env_float("TASKS_SHUTDOWN_TIMEOUT", 8.0)
 # The console shows everything but hides and refuses every operator action.
 TASKS_CONSOLE_READ_ONLY = env_bool("TASKS_CONSOLE_READ_ONLY", False)
+# When a taskscheduler enqueues the daily task-history rollups (cron, UTC); empty: never.
+TASKS_ANALYTICS_SCHEDULE = env_str("TASKS_ANALYTICS_SCHEDULE", "15 0 * * *")
 # HTTP API (/api/v1/): how long past its TTR a consumer's lease is left before a consume recovers it (clock
 # differences between machines), and how many long polls may wait at once per console process.
 TASKS_API_RECOVERY_SKEW_SECONDS = env_float("TASKS_API_RECOVERY_SKEW_SECONDS", 1.0)

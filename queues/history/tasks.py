@@ -1,15 +1,16 @@
-"""``analytics:daily``: the analytics job as a Spark task on our own queues.
+"""``analytics:daily``: the analytics job as a Spark task on our own queues, run by our own scheduler.
 
-Enqueue it once a day (a periodic task, or cron: ``manage.py tasks task enqueue analytics:daily --payload
-'{}'``); without a date it rolls up yesterday (UTC), which is complete by then; ``{"date": "2026-11-21"}`` or
-``{"since": "2026-11-01"}`` pick the days.
+A periodic entry enqueues it every day at ``TASKS_ANALYTICS_SCHEDULE`` (cron, UTC; default 00:15, when yesterday
+is complete; empty turns it off) for any ``taskscheduler`` running. Without a date it rolls up yesterday;
+``{"date": "2026-11-21"}`` or ``{"since": "2026-11-01"}`` pick the days when enqueued by hand.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
-from queues.engine import SkipRetry, Task, handler
+from queues import conf
+from queues.engine import SkipRetry, Task, handler, schedule
 
 from .rollups import analytics, day_range
 
@@ -34,3 +35,9 @@ def daily_rollups(task: Task) -> None:
     days = days_of(payload if isinstance(payload, dict) else {})
     rows = analytics(task.spark, days)
     task.write_result({"days": days, "rows": rows})
+
+
+# run_once: a scheduler that was down at 00:15 still rolls up yesterday when it comes back.
+if conf.setting("TASKS_ANALYTICS_SCHEDULE", ""):
+    schedule(conf.setting("TASKS_ANALYTICS_SCHEDULE"), "analytics:daily", {}, tz="UTC", missed="run_once",
+             name="daily task-history rollups")
