@@ -6,6 +6,7 @@ Open by default, like most exporters on a private network; with ``METRICS_TOKEN`
 
 from __future__ import annotations
 
+import gc
 import hmac
 
 from django.conf import settings
@@ -31,6 +32,19 @@ def _authorized(request: HttpRequest) -> bool:
     return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
 
 
+def _generate() -> bytes:
+    """The exposition text. A scrape builds tens of thousands of short-lived objects, which set off full runs of
+    Python's cyclic garbage collector over the whole console process: they doubled a scrape's p95 (107 ms against
+    50 ms with 100 queues, bench/metrics_scrape.py). Nothing here makes cycles, so it is paused for the scrape."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return generate_latest(_registry)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 @require_GET
 def metrics(request: HttpRequest) -> HttpResponse:
     if not _authorized(request):
@@ -38,7 +52,7 @@ def metrics(request: HttpRequest) -> HttpResponse:
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
         return response
     try:
-        body = generate_latest(_registry)
+        body = _generate()
     except RedisUnavailableError as exc:
         # A failed scrape marks the target down in Prometheus, which is what an outage should look like.
         return HttpResponse(f"Redis is unreachable: {exc}\n", status=503, content_type="text/plain")

@@ -125,3 +125,17 @@ def test_every_metric_the_grafana_dashboard_charts_is_exported(client, engine, r
         suffixes = ("_bucket", "_count", "_sum") if family.type == "histogram" else ("",)
         worker |= {family.name + suffix for suffix in suffixes}
     assert wanted - console - worker == set()
+
+
+def test_a_scrape_leaves_the_garbage_collector_as_it_found_it(client, engine):
+    import gc
+
+    assert gc.isenabled()
+    scrape(client)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        scrape(client)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
