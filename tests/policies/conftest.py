@@ -3,7 +3,6 @@ each test), servers run in-process with short intervals and their own Registry, 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -18,19 +17,7 @@ from worker.server import Server
 FAST = dict(concurrency=4, lease=2.0, heartbeat_interval=0.2, recoverer_interval=0.3, clock_skew=0.2,
             forwarder_interval=0.1, janitor_interval=0.2, shutdown_timeout=0.5, idle_wait=0.2,
             definitions_interval=0.1)
-WAIT = 15.0
-
-
-def wait_for(condition: Callable[[], Any], timeout: float = WAIT, what: str = "") -> Any:
-    """Poll until ``condition`` returns something truthy; fail after a generous timeout."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:g} s waiting for {what or condition}")
-        time.sleep(0.02)
+from tests.waiting import WAIT, wait_for  # noqa: E402,F401 - the policy tests import them from here
 
 
 @pytest.fixture

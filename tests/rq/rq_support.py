@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
-import pytest
+from tests import waiting
 
 
 def wait_for(condition: Callable[[], object], timeout: float = 30.0, what: str = "") -> object:
-    """Poll ``condition`` until it returns something truthy and return that; fail after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:g} s waiting for {what or condition}")
-        time.sleep(0.05)
+    """tests.waiting.wait_for with the RQ worker's longer default limit."""
+    return waiting.wait_for(condition, timeout=timeout, interval=0.05, what=what)

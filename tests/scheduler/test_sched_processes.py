@@ -7,25 +7,22 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from periodic_fixtures import EVERY_SECOND
 
 from queues.engine.keys import Keys
+from tests import waiting
 
 pytestmark = [pytest.mark.chaos, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 Q = Keys().queue("proc")
 
 
-def wait_for(condition, timeout=60.0, what=""):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.1)
+def wait_for(condition, what=""):
+    """Processes start slowly on a loaded box: a 60 s limit."""
+    return waiting.wait_for(condition, timeout=60.0, interval=0.1, what=what)
 
 
 def start(redis_url: str) -> subprocess.Popen:

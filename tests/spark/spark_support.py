@@ -2,33 +2,18 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-
-from queues.engine import Inspector, TaskNotFoundError
+from tests import waiting
+from tests.waiting import state_of  # noqa: F401 - the suites import it from here
 
 WAIT = 60.0  # generous: the first Spark job of a session starts a JVM on a loaded 2-core box
 
 
-def wait_for(condition: Callable[[], Any], timeout: float = WAIT, interval: float = 0.05, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:g} s waiting for {what or condition}")
-        time.sleep(interval)
-
-
-def state_of(inspector: Inspector, queue: str, task_id: str) -> str | None:
-    try:
-        return inspector.get_task(queue, task_id).state
-    except TaskNotFoundError:
-        return None
+def wait_for(condition: Callable[[], Any], timeout: float = WAIT, what: str = "") -> Any:
+    """tests.waiting.wait_for with Spark's longer default limit."""
+    return waiting.wait_for(condition, timeout=timeout, interval=0.05, what=what)
 
 
 FAST = dict(concurrency=2, lease=5.0, heartbeat_interval=0.3, recoverer_interval=1.0, clock_skew=0.5,
