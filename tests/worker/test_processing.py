@@ -39,6 +39,22 @@ def never(*_args: object) -> float:
     return 10_000.0
 
 
+def sleeper(registry, task_type: str) -> tuple[threading.Event, threading.Event]:
+    """Register an async handler that sleeps a minute unless cancelled; returns (started, cancelled) events."""
+    started, cancelled = threading.Event(), threading.Event()
+
+    @handler(task_type, registry=registry, retry_delay=never)
+    async def sleep(task: Task) -> None:
+        started.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    return started, cancelled
+
+
 def idle(server) -> bool:
     """Nothing running, nothing waiting to be acknowledged."""
     return not server.processor.inflight and server.processor.capacity.busy == 0 and server.acker.drain(0)
@@ -212,16 +228,7 @@ def test_retry_without_failure_counts_no_failure(make_server, registry, client, 
 
 def test_async_handler_past_its_timeout_is_cancelled_and_retried(make_server, registry, client, inspector,
                                                                  clock: FakeClock):
-    started, cancelled = threading.Event(), threading.Event()
-
-    @handler("slow:async", registry=registry, retry_delay=never)
-    async def slow(task: Task) -> None:
-        started.set()
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
+    started, cancelled = sleeper(registry, "slow:async")
 
     server = make_server()
     info = client.enqueue("slow:async", timeout=5, retention=60)
@@ -269,16 +276,7 @@ def test_sync_handler_past_its_timeout_sees_cancelled_and_its_late_result_is_dis
 
 
 def test_deadline_cancels_the_attempt(make_server, registry, client, inspector, clock: FakeClock):
-    started, cancelled = threading.Event(), threading.Event()
-
-    @handler("deadline", registry=registry, retry_delay=never)
-    async def slow(task: Task) -> None:
-        started.set()
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
+    started, cancelled = sleeper(registry, "deadline")
 
     make_server()
     info = client.enqueue("deadline", deadline=clock.now() + 3, timeout=600)
@@ -291,16 +289,7 @@ def test_deadline_cancels_the_attempt(make_server, registry, client, inspector, 
 
 def test_operator_cancel_stops_the_running_task(make_server, registry, client, inspector: Inspector,
                                                r: redis.Redis):
-    started, cancelled = threading.Event(), threading.Event()
-
-    @handler("long", registry=registry, retry_delay=never)
-    async def long(task: Task) -> None:
-        started.set()
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
+    started, cancelled = sleeper(registry, "long")
 
     make_server()
     info = client.enqueue("long")
