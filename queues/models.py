@@ -52,6 +52,14 @@ class QueueDefinition(models.Model):
     concurrency_cap = models.PositiveIntegerField(
         default=0, validators=[MaxValueValidator(1_000_000)],
         help_text="Most tasks of this queue running at once across all workers; 0 means no cap.")
+    # Rate limit: at most rate_limit tasks of this queue started in any rate_period seconds, across all workers.
+    rate_limit = models.PositiveIntegerField(
+        default=0, validators=[MaxValueValidator(1_000_000)],
+        help_text="Most tasks of this queue started per rate period across all workers; 0 means no limit. Tasks "
+                  "over the limit wait in pending.")
+    rate_period = models.PositiveIntegerField(
+        "rate period (seconds)", default=1, validators=[MinValueValidator(1), MaxValueValidator(86_400)],
+        help_text="The window of the rate limit, in seconds (1 to 86400).")
     # Group aggregation (asynq's groups); blank: the worker's defaults (TASKS_GROUP_* settings).
     group_grace_period = seconds_field(
         "group grace period (seconds)", "A group is combined once no task joined it for this long. Blank: the "
@@ -141,6 +149,7 @@ class AuditLog(models.Model):
         permissions = [
             ("view_console", "Can view the task console"),
             ("operate_console", "Can act on queues and tasks in the task console"),
+            ("view_unredacted", "Can see redacted task payloads and results in full"),
         ]
 
     def __str__(self) -> str:
