@@ -22,6 +22,7 @@ from .errors import FailedPreconditionError, QueueNotEmptyError, QueueNotFoundEr
 from .keys import DEFAULT_PREFIX, STATES, cancel_message
 from .message import TaskInfo
 from .policies import PolicyCache
+from .redaction import Redaction
 from .transitions import ArchiveLimits, Limits
 from .workflows import WorkflowInfo
 
@@ -299,7 +300,7 @@ class Inspector:
                 for (task_id, score), fields in zip(ids, hashes, strict=True) if fields]
 
     def _search_decoded(self, queue: str, state: str, prefix: bytes | None, needle: bytes | None, limit: int,
-                        budget: int, total: int) -> SearchResult:
+                        budget: int, total: int, redaction: Redaction | None) -> SearchResult:
         found: list[TaskInfo] = []
         scanned, page = 0, 1
         while scanned < budget and len(found) < limit:
@@ -309,7 +310,7 @@ class Inspector:
             scanned += len(batch)
             page += 1
             found += [t for t in batch if _matches(t.type.encode(), t.payload, (t.last_error or "").encode(),
-                                                   prefix, needle)][:limit - len(found)]
+                                                   prefix, needle, redaction)][:limit - len(found)]
         return SearchResult(found, scanned, total)
 
     def _id_range(self, queue: str, state: str, start: int, stop: int) -> list[tuple[bytes, float | None]]:
@@ -395,10 +396,12 @@ class Inspector:
         return info
 
     def search_tasks(self, queue: str, state: str, *, task_type: str | None = None, text: str | None = None,
-                     limit: int = 100, scan_limit: int = SCAN_LIMIT) -> SearchResult:
+                     limit: int = 100, scan_limit: int = SCAN_LIMIT, redaction: Redaction | None = None
+                     ) -> SearchResult:
         """Tasks of ``state`` whose type starts with ``task_type`` and whose payload or last error contains
         ``text``, in list order. Reads at most ``scan_limit`` tasks (in pages), so it stays fast on huge queues,
-        and says how many it read."""
+        and says how many it read. With ``redaction``, ``text`` must be in the payload as redacted: a search
+        must not reveal what a masked value holds."""
         op = "inspector.search_tasks"
         self._known(queue, "search_tasks")
         limit = check.count(limit, "limit", 1, MAX_PAGE_SIZE, op)
@@ -407,7 +410,8 @@ class Inspector:
         prefix = task_type.encode() if task_type else None
         total = self.queue_info(queue).counts().get(state, 0)
         if state == "aggregating":  # grouped tasks have no single range to walk: decode them page by page
-            return self._search_decoded(queue, state, prefix, needle, limit, min(total, scan_limit), total)
+            return self._search_decoded(queue, state, prefix, needle, limit, min(total, scan_limit), total,
+                                        redaction)
         q = self.keys.queue(queue)
         found: list[TaskInfo] = []
         scanned = 0
@@ -422,7 +426,7 @@ class Inspector:
                 pipe.hmget(q.task(task_id.decode()), "type", "payload", "error")
             rows = self._redis("search_tasks", pipe.execute)
             matches = [(task_id, score) for (task_id, score), (ttype, payload, error) in zip(ids, rows, strict=True)
-                       if ttype is not None and _matches(ttype, payload, error, prefix, needle)]
+                       if ttype is not None and _matches(ttype, payload, error, prefix, needle, redaction)]
             found += self._hydrate(queue, matches[:limit - len(found)])
         return SearchResult(found, scanned, total)
 
@@ -588,8 +592,14 @@ def _event(fields: dict[bytes, bytes]) -> TaskEvent:
 
 
 def _matches(task_type: bytes, payload: bytes | None, error: bytes | None, prefix: bytes | None,
-             needle: bytes | None) -> bool:
-    """The search filter, on raw fields: type starts with ``prefix``; payload or last error contains ``needle``."""
+             needle: bytes | None, redaction: Redaction | None = None) -> bool:
+    """The search filter, on raw fields: type starts with ``prefix``; payload or last error contains ``needle``
+    (the payload as ``redaction`` shows it, when given)."""
     if prefix and not task_type.startswith(prefix):
         return False
-    return not needle or needle in (payload or b"") or needle in (error or b"")
+    if not needle or needle in (error or b""):
+        return True
+    if needle not in (payload or b""):
+        return False
+    # Only payloads that hold the needle get parsed, so a redacted search stays about as fast as a plain one.
+    return redaction is None or needle in (redaction.apply(task_type.decode("utf-8", "replace"), payload) or b"")
