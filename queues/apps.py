@@ -10,10 +10,33 @@ class QueuesConfig(AppConfig):
     def ready(self) -> None:
         # ``handler.enqueue(...)`` (the function-style API) uses the engine's default client: point it at the
         # Redis of the Django settings. The connection opens lazily, so this costs nothing at start-up.
-        from . import conf
-        from .engine import configure
+        from django.core.signals import setting_changed
 
-        configure(conf.redis_url(), prefix=conf.key_prefix(), limits=conf.limits())
+        configure_default_client()
+        # Tests change settings with override_settings or pytest-django's ``settings``: follow them.
+        setting_changed.connect(_reconfigure, dispatch_uid="queues.default_client")
         from . import signals
 
         signals.connect()
+        # A bad TASKS_REDACT stops every process here, naming the setting, instead of at the first masked page.
+        from .redaction import rules
+
+        rules()
+
+
+#: The settings the engine's default client is built from.
+CLIENT_SETTINGS = frozenset({"REDIS_URL", "TASKS_KEY_PREFIX", "TASKS_EAGER", "TASKS_EAGER_PROPAGATES",
+                             "TASKS_EVENT_STREAM_MAXLEN", "TASKS_ARCHIVE_MAX_SIZE", "TASKS_ARCHIVE_MAX_AGE_SECONDS"})
+
+
+def configure_default_client() -> None:
+    from . import conf
+    from .engine import configure
+
+    configure(conf.redis_url(), prefix=conf.key_prefix(), limits=conf.limits(), eager=conf.eager(),
+              eager_propagates=conf.eager_propagates())
+
+
+def _reconfigure(setting: str, **kwargs: object) -> None:
+    if setting in CLIENT_SETTINGS:
+        configure_default_client()

@@ -22,6 +22,16 @@ def key_prefix() -> str:
     return setting("TASKS_KEY_PREFIX", DEFAULT_PREFIX)
 
 
+def eager() -> bool:
+    """``TASKS_EAGER``: enqueueing runs the handler inline instead of writing to Redis (tests; see engine.eager)."""
+    return bool(setting("TASKS_EAGER", False))
+
+
+def eager_propagates() -> bool:
+    """``TASKS_EAGER_PROPAGATES``: in eager mode, the handler's exception is raised to whoever enqueued."""
+    return bool(setting("TASKS_EAGER_PROPAGATES", True))
+
+
 def archive_dir() -> str:
     """Where the archiver writes the event Parquet files (``date=YYYY-MM-DD/`` partitions)."""
     return str(setting("TASKS_ARCHIVE_DIR", "var/events"))
@@ -41,8 +51,8 @@ def limits() -> Limits:
 
 
 @lru_cache(maxsize=8)
-def _client(url: str, prefix: str, limits: Limits | None) -> Client:
-    return Client(url, prefix=prefix, limits=limits)
+def _client(url: str, prefix: str, limits: Limits | None, eager: bool = False, propagates: bool = True) -> Client:
+    return Client(url, prefix=prefix, limits=limits, eager=eager, eager_propagates=propagates)
 
 
 @lru_cache(maxsize=8)
@@ -52,7 +62,7 @@ def _inspector(url: str, prefix: str, actor: str) -> Inspector:
 
 def get_client() -> Client:
     """A shared client for the configured Redis (one connection pool per URL and prefix)."""
-    return _client(redis_url(), key_prefix(), None)
+    return _client(redis_url(), key_prefix(), None, eager(), eager_propagates())
 
 
 def get_inspector(actor: str = "operator") -> Inspector:

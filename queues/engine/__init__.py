@@ -18,6 +18,7 @@ from .errors import (
     DuplicateTaskError,
     EngineError,
     FailedPreconditionError,
+    HandlerNotFoundError,
     LeaseLostError,
     QueueNotEmptyError,
     QueueNotFoundError,
@@ -41,7 +42,7 @@ from .workflows import MemberInfo, WorkflowInfo, chain, chord, group, sig
 __all__ = [
     "AsyncClient", "Client", "Clock", "configure", "connect", "DailyStats", "default_client", "DEFAULT_PREFIX",
     "DEFAULT_REDIS_URL", "default_retry_delay", "DuplicateTaskError", "EngineError", "FailedPreconditionError",
-    "FakeClock", "Handler", "handler", "Inspector", "Keys", "LeaseLostError", "Limits", "QueueInfo",
+    "FakeClock", "Handler", "handler", "HandlerNotFoundError", "Inspector", "Keys", "LeaseLostError", "Limits", "QueueInfo",
     "QueueNotEmptyError", "QueueNotFoundError", "RedisUnavailableError", "Registry", "registry",
     "RetryWithoutFailure", "SearchResult", "ServerInfo", "SkipRetry", "STATES", "SystemClock", "Task",
     "TaskCancelledError", "TaskEvent", "TaskIdConflictError", "TaskInfo", "TaskMessage", "TaskNotFoundError",

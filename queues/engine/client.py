@@ -14,7 +14,9 @@ from . import special_enqueue as grouping
 from .broker import Broker, unavailable
 from .clock import Clock, to_ms
 from .connection import DEFAULT_REDIS_URL
+from .eager import EagerRunner, unsupported
 from .flows import Request, drive, enqueue_flow, run_command, wait_flow
+from .handlers import Registry
 from .keys import DEFAULT_PREFIX
 from .message import TaskInfo
 from .policies import PolicyCache, PolicySet
@@ -30,14 +32,23 @@ class Client:
 
     Unique TTL and retention default to the policies defined in the admin (mirrored in Redis, re-checked at most
     every ``policy_refresh`` seconds) when the caller gives none; ``policies=False`` turns that off.
+
+    With ``eager=True`` nothing goes to Redis: ``enqueue`` validates as usual, then runs the handler ``registry``
+    (default: the global one) has for the type, in the calling thread, and returns its outcome; with
+    ``eager_propagates`` (the default) the handler's exception is raised to the caller (see ``eager``).
     """
 
     def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
                  clock: Clock | None = None, limits: Limits | None = None, max_payload: int = MAX_PAYLOAD_BYTES,
-                 conn: redis.Redis | None = None, policies: bool = True, policy_refresh: float = 1.0):
+                 conn: redis.Redis | None = None, policies: bool = True, policy_refresh: float = 1.0,
+                 eager: bool = False, eager_propagates: bool = True, registry: Registry | None = None):
         self.broker = Broker(redis_url, prefix=prefix, clock=clock, limits=limits, conn=conn)
         self.max_payload = max_payload
-        self.policies = PolicyCache(self.broker.keys, policy_refresh) if policies else None
+        # Eager mode reads no policies either: it must work without a Redis.
+        self.policies = PolicyCache(self.broker.keys, policy_refresh) if policies and not eager else None
+        self.eager = EagerRunner(self.clock, registry=registry, propagate=eager_propagates) if eager else None
+        # Checked before the first request, not here: a client is often built while Redis is still starting.
+        self._layout_checked = False
 
     @property
     def clock(self) -> Clock:
@@ -50,12 +61,16 @@ class Client:
         ``group="user:42"`` puts it in that group of its queue to be aggregated (see ``aggregation``);
         ``after=[task_id, ...]`` makes it wait until those tasks of its queue have succeeded (see ``workflows``),
         with their results as ``task.results`` when ``pass_results=True``."""
+        if self.eager is not None and ("group" in options or "after" in options):
+            raise unsupported("client.enqueue", "aggregate groups or wait for dependencies (group=, after=)")
         if "group" in options or "after" in options:
             return cast(TaskInfo, drive(grouping.enqueue_special_flow(
                 self.broker.transitions, self.clock.now(), type, payload, options, self.max_payload), self._execute))
         now = self.clock.now()
         placement = producer.plan(self.broker.keys, now, type, payload, options, "client.enqueue", self.max_payload,
                                   self._policies())
+        if self.eager is not None:
+            return self.eager.run(placement.message, "client.enqueue")
         infos = cast(list[TaskInfo], drive(enqueue_flow(self.broker.transitions, [placement], to_ms(now)),
                                            self._execute))
         return infos[0]
@@ -68,6 +83,8 @@ class Client:
         now = self.clock.now()
         placements = producer.plan_many(self.broker.keys, now, items, options, "client.enqueue_many",
                                         self.max_payload, self._policies())
+        if self.eager is not None:  # in order, each after the one before has ended
+            return [self.eager.run(placement.message, "client.enqueue_many") for placement in placements]
         return cast(list[TaskInfo], drive(enqueue_flow(self.broker.transitions, placements, to_ms(now)),
                                           self._execute))
 
@@ -77,6 +94,8 @@ class Client:
         its ``WorkflowInfo``. ``on_success`` runs (with the results of the last step) when every member succeeded;
         ``on_error`` runs, with ``task.failure``, when a member failed. The record is kept ``keep`` seconds after
         the workflow ends (default 7 days)."""
+        if self.eager is not None:
+            raise unsupported("client.submit", "submit workflows")
         return drive(grouping.submit_workflow_flow(self.broker.transitions, self.clock.now(), workflow, queue,
                                                    on_success, on_error, workflow_id, keep, self.max_payload),
                      self._execute)
@@ -84,6 +103,8 @@ class Client:
     def wait_workflow(self, workflow_id: str, *, queue: str = "default", timeout: float | None = None) -> Any:
         """Block until the workflow has succeeded or failed and return its final ``WorkflowInfo`` (with every
         member's outcome and result). Raises TimeoutError, or TaskNotFoundError for an unknown workflow."""
+        if self.eager is not None:
+            raise unsupported("client.wait_workflow", "wait for a workflow")
         return drive(workflows.wait_flow(self.broker.keys, queue, workflow_id, timeout), self._execute)
 
     def wait(self, task_id: str, *, queue: str = "default", timeout: float | None = None) -> TaskInfo:
@@ -92,6 +113,8 @@ class Client:
         The result is on the TaskInfo when the task was enqueued with a retention (without one a task is deleted
         when it succeeds, so only its end is known). Raises TimeoutError after ``timeout`` seconds, and
         TaskNotFoundError when there is no such task or it was deleted."""
+        if self.eager is not None:
+            raise unsupported("client.wait", "wait for a task (enqueue returned its outcome already)")
         return cast(TaskInfo, drive(wait_flow(self.broker.keys, queue, task_id, timeout), self._execute))
 
     def _policies(self) -> PolicySet | None:
@@ -100,6 +123,11 @@ class Client:
         return cast(PolicySet, drive(self.policies.flow(), self._execute))
 
     def _execute(self, request: Request) -> Any:
+        if isinstance(request, Call) and not self._layout_checked:
+            # Before the first script, which is the first write (reads of policies come before validation, and
+            # bad input must leave the keyspace as it was). Two threads may both check; the check is idempotent.
+            self.broker.check_layout("client")
+            self._layout_checked = True
         if isinstance(request, Call):
             return self.broker.run(request)
         try:
@@ -130,10 +158,12 @@ def configure(redis_url: str, *, prefix: str = DEFAULT_PREFIX, **options: Any) -
 
 
 def default_client() -> Client:
-    """The configured client, or one for ``$REDIS_URL`` (default: the local Redis) on first use."""
+    """The configured client, or one for ``$REDIS_URL`` (default: the local Redis) on first use; eager when
+    ``$TASKS_EAGER`` is ``1`` or ``true``."""
     global _default
     with _default_lock:
         if _default is None:
             _default = Client(os.environ.get("REDIS_URL", DEFAULT_REDIS_URL),
-                              prefix=os.environ.get("TASKS_KEY_PREFIX", DEFAULT_PREFIX))
+                              prefix=os.environ.get("TASKS_KEY_PREFIX", DEFAULT_PREFIX),
+                              eager=os.environ.get("TASKS_EAGER", "").lower() in ("1", "true"))
         return _default

@@ -65,6 +65,12 @@ class RedisUnavailableError(EngineError, ConnectionError):
     code = "unavailable"
 
 
+class HandlerNotFoundError(EngineError, LookupError):
+    """No registered handler takes the task's type (raised where handlers run inline: eager mode)."""
+
+    code = "no_handler"
+
+
 class TaskCancelledError(EngineError):
     """Raised inside a handler's run when the task was cancelled, timed out or passed its deadline."""
 
