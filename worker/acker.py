@@ -37,6 +37,7 @@ class Acker:
         self.archive_limits = archive_limits or (lambda _queue: ArchiveLimits())
         self.syncer: Syncer | None = None
         self.refused = 0  # acknowledgements the fence refused (a zombie's, or the lease was recovered)
+        self.abandoned = 0  # outcomes given up unwritten: Redis stayed away until their lease ran out
         self._items: queue.SimpleQueue[Item | None] = queue.SimpleQueue()
         self._pending = 0
         self._idle = threading.Condition()
@@ -179,6 +180,7 @@ class Syncer(Component):
             else:
                 log.warning("task %s: lease ran out before its outcome could be written; the recoverer will "
                             "retry it", attempt.id)
+                self.acker.abandoned += 1
                 self.acker.on_written(attempt)
         unwritten = self.acker.write(live)
         if unwritten:

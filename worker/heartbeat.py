@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import time
 from collections import defaultdict
 from typing import Any
 
@@ -53,6 +54,7 @@ class Heartbeat(Component):
                     self.processor.lease_lost(attempt)
                 else:
                     attempt.lease_until = until
+                    attempt.lease_confirmed = time.monotonic()
 
     def server_info(self) -> dict[str, Any]:
         return {

@@ -90,6 +90,7 @@ class Processor:
         self.pool = ThreadPool(config.concurrency, self.run_sync)
         self.loop = LoopThread(self.run_async)
         self.spark: Any = None  # the server's SparkRunner (worker/spark.py), for handlers with spark=True
+        self.leases_expired = 0  # attempts stopped because their lease ran out unextended (see Watchdog)
         self._stop = threading.Event()
         self._calls = itertools.count(1)
         self._thread = threading.Thread(target=self._fetch_loop, name="processor", daemon=True)
@@ -245,6 +246,14 @@ class Processor:
         """Another attempt owns the task now: stop this one and write nothing."""
         if self.interrupt(attempt, TaskCancelledError("lease lost"), Outcome("drop")):
             log.warning("task %s: lease lost; the attempt was stopped and its result will be discarded", attempt.id)
+
+    def lease_expired(self, attempt: Attempt) -> None:
+        """The lease ran out because the heartbeat could not extend it (Redis unreachable): another worker may
+        run the task now, so stop this attempt and write nothing, as for a lost lease."""
+        if self.interrupt(attempt, TaskCancelledError("lease expired"), Outcome("drop")):
+            self.leases_expired += 1
+            log.warning("task %s: lease expired without being extended (is Redis reachable?); the attempt was "
+                        "stopped and its result will be discarded", attempt.id)
 
     def forget(self, attempt: Attempt) -> None:
         # Only this attempt: a newer attempt of the same task (its lease lapsed, it came back) may be running.

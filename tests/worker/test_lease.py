@@ -38,8 +38,10 @@ def test_a_silent_workers_task_is_recovered_by_another_server_and_its_late_ack_r
     zombie = make_server(concurrency=1)
     info = client.enqueue("lease:job", retention=60)
     assert first_started.wait(10)
-    # The zombie goes silent: no more heartbeats, and its own recoverer is not the one we want to see act.
+    # The zombie goes silent: no more heartbeats, no watchdog to notice the lapsed lease (a paused process), and
+    # its own recoverer is not the one we want to see act.
     zombie.heartbeat.stop()
+    zombie.watchdog.stop()
     zombie.recoverer.stop()
     rescuer = make_server(concurrency=1)
     try:
@@ -149,6 +151,7 @@ def test_a_zombie_attempts_late_ack_does_not_untrack_the_live_attempt_of_the_sam
     info = client.enqueue("twice", retention=60)
     wait_for(lambda: runs == [0], what="first attempt running")
     server.heartbeat.stop()  # the server loses its lease (as in a long pause) without noticing
+    server.watchdog.stop()
     try:
         clock.advance(2.5)
         assert live_started.wait(10)  # its own recoverer took the task back and it fetched it again
