@@ -32,6 +32,9 @@ def parse_queues(spec: str) -> dict[str, int]:
     return queues
 
 
+POOLS = ("thread", "process")
+
+
 @dataclass
 class WorkerConfig:
     redis_url: str = DEFAULT_REDIS_URL
@@ -43,6 +46,10 @@ class WorkerConfig:
     definitions_interval: float = 1.0  # how often the definitions' version is checked
     strict: bool = False
     concurrency: int = 10
+    # Where sync handlers run: "thread" (async ones on the event loop thread) or "process" (every handler in a
+    # child process, stopped for real on timeout or cancel; see worker/process_pool.py).
+    pool: str = "thread"
+    max_tasks_per_child: int | None = None  # process pool: replace a child after this many tasks (leaky handlers)
     shutdown_timeout: float = 8.0
     lease: float = 30.0
     heartbeat_interval: float | None = None  # None: lease / 6
@@ -65,6 +72,14 @@ class WorkerConfig:
 
     def __post_init__(self) -> None:
         check.count(self.concurrency, "concurrency", 1, 10_000, "taskworker")
+        if self.pool not in POOLS:
+            raise ValidationError(f"pool must be one of {', '.join(POOLS)}, got {self.pool!r}", op="taskworker --pool")
+        if self.max_tasks_per_child is not None:
+            if self.pool != "process":
+                raise ValidationError("max tasks per child needs the process pool (--pool process)",
+                                      op="taskworker --max-tasks-per-child")
+            check.count(self.max_tasks_per_child, "max tasks per child", 1, 1_000_000_000,
+                        "taskworker --max-tasks-per-child")
         check.seconds(self.lease, "lease", "taskworker")
         check.seconds(self.shutdown_timeout, "shutdown timeout", "taskworker", allow_zero=True)
         if self.metrics_port is not None:

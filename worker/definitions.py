@@ -1,9 +1,9 @@
 """The definitions watcher: follows the queue definitions and policies the admin mirrors into Redis, so a worker
-picks up new queues, weights, ranks, concurrency caps and archive limits without a restart.
+picks up new queues, weights, ranks, concurrency caps, rate limits and archive limits without a restart.
 
 A worker started without ``--queues`` serves the defined queues (``"default"`` while none is defined); with
-``--queues`` the command line fixes the queues and weights, and only the caps of defined queues apply (a cap
-holds across every worker that serves the queue, whoever started it). One GET of the version counter per
+``--queues`` the command line fixes the queues and weights, and only the caps and rate limits of defined queues
+apply (they hold across every worker that serves the queue, whoever started it). One GET of the version counter per
 round; the whole set is read again only when it moved.
 """
 
@@ -48,15 +48,16 @@ class DefinitionWatcher(Component):
     def apply(self, policies: PolicySet) -> None:
         specs = policies.queues
         caps = {name: spec.concurrency_cap for name, spec in specs.items() if spec.concurrency_cap}
+        rates = {name: spec.rate for name, spec in specs.items() if spec.rate_limit}
         if not self.follow:
-            self.queue_set.update(caps=caps)
+            self.queue_set.update(caps=caps, rates=rates)
             return
         if specs:
             weights = {name: spec.weight for name, spec in sorted(specs.items())}
             ranks = {name: spec.rank for name, spec in specs.items()}
         else:
             weights, ranks = self.fallback, {}
-        if self.queue_set.update(weights, ranks, caps):
+        if self.queue_set.update(weights, ranks, caps, rates):
             log.info("serving %s (definitions version %d)",
                      ", ".join(f"{q}={w}" for q, w in weights.items()), policies.version)
             self.store.register_queues(list(weights))

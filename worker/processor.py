@@ -26,6 +26,7 @@ from .config import WorkerConfig
 from .executors import LoopThread, ThreadPool
 from .metrics import WorkerMetrics
 from .ordering import QueueOrder
+from .process_pool import ProcessPool
 from .queueset import QueueSet
 
 log = logging.getLogger("worker.processor")
@@ -89,6 +90,9 @@ class Processor:
         self.wake = threading.Event()
         self.pool = ThreadPool(config.concurrency, self.run_sync)
         self.loop = LoopThread(self.run_async)
+        # --pool process: every handler but Spark ones (they need the worker's session) runs in a child process.
+        self.processes = (ProcessPool(config.concurrency, registry, self._finish, self.write_field, self.clock.now,
+                                      config.max_tasks_per_child) if config.pool == "process" else None)
         self.spark: Any = None  # the server's SparkRunner (worker/spark.py), for handlers with spark=True
         self.leases_expired = 0  # attempts stopped because their lease ran out unextended (see Watchdog)
         self._stop = threading.Event()
@@ -96,6 +100,8 @@ class Processor:
         self._thread = threading.Thread(target=self._fetch_loop, name="processor", daemon=True)
 
     def start(self) -> None:
+        if self.processes is not None:
+            self.processes.start()
         self._thread.start()
 
     def stop_fetching(self) -> None:
@@ -152,6 +158,8 @@ class Processor:
             self.inflight[(queue, attempt.id)] = attempt
             if attempt.handler is None:
                 self._finish(attempt, self._unroutable(attempt, now))
+            elif self.processes is not None and not attempt.handler.spark:
+                self.processes.submit(attempt)
             elif attempt.handler.is_async:
                 async_batch.append(attempt)
             else:
@@ -219,6 +227,10 @@ class Processor:
             log.info("task %s (%s) failed: %s", attempt.id, attempt.task.type, outcome.error)
         self._finish(attempt, outcome)
 
+    def write_field(self, attempt: Attempt, field: str, value: bytes) -> None:
+        """A handler process's write_result or progress, written here with the attempt's lease token."""
+        ResultWriter(self.broker, attempt.queue, attempt.id, attempt.token).write(field, value)
+
     def _finish(self, attempt: Attempt, outcome: Outcome) -> None:
         """The handler is done with its slot. Its outcome counts only if nothing else ended the attempt first."""
         self.capacity.release()
@@ -280,4 +292,6 @@ class Processor:
         self.acker.drain(timeout=5.0)
         self.pool.stop()
         self.loop.stop()
+        if self.processes is not None:
+            self.processes.stop()
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from queues.engine.transitions import RateLimit
+
 
 @dataclass(frozen=True)
 class Served:
@@ -15,6 +17,7 @@ class Served:
     weights: dict[str, int]
     ranks: dict[str, int] = field(default_factory=dict)
     caps: dict[str, int] = field(default_factory=dict)
+    rates: dict[str, RateLimit] = field(default_factory=dict)
     generation: int = 0
 
     @property
@@ -26,9 +29,9 @@ class QueueSet:
     """Thread-safe holder of the current ``Served`` set."""
 
     def __init__(self, weights: dict[str, int], ranks: dict[str, int] | None = None,
-                 caps: dict[str, int] | None = None) -> None:
+                 caps: dict[str, int] | None = None, rates: dict[str, RateLimit] | None = None) -> None:
         self._lock = threading.Lock()
-        self._served = Served(dict(weights), dict(ranks or {}), dict(caps or {}))
+        self._served = Served(dict(weights), dict(ranks or {}), dict(caps or {}), dict(rates or {}))
 
     def snapshot(self) -> Served:
         with self._lock:
@@ -43,14 +46,18 @@ class QueueSet:
     def cap(self, queue: str) -> int:
         return self.snapshot().caps.get(queue, 0)
 
+    def rate(self, queue: str) -> RateLimit | None:
+        return self.snapshot().rates.get(queue)
+
     def update(self, weights: dict[str, int] | None = None, ranks: dict[str, int] | None = None,
-               caps: dict[str, int] | None = None) -> bool:
+               caps: dict[str, int] | None = None, rates: dict[str, RateLimit] | None = None) -> bool:
         """Replace what is given; returns True when anything changed (and the generation moved)."""
         with self._lock:
             old = self._served
             new = Served(dict(old.weights if weights is None else weights), dict(old.ranks if ranks is None else ranks),
-                         dict(old.caps if caps is None else caps), old.generation + 1)
-            if (new.weights, new.ranks, new.caps) == (old.weights, old.ranks, old.caps):
+                         dict(old.caps if caps is None else caps), dict(old.rates if rates is None else rates),
+                         old.generation + 1)
+            if (new.weights, new.ranks, new.caps, new.rates) == (old.weights, old.ranks, old.caps, old.rates):
                 return False
             self._served = new
             return True

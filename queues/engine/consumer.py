@@ -10,8 +10,10 @@ the queues it reads: due scheduled and retry tasks go to pending, expired leases
 once, as lmstfy does when a TTR lapses) or to the archive when the tries are spent. Any number of consumers may
 do this at once: every transition is fenced and re-checks its precondition inside its script.
 
-Long polling waits on the pending lists' wake-up channels (``notify_if_first`` in ``lua/_lib.lua``), bounded by
-the caller's timeout and by the next due time of a scheduled, retry or leased task, so it never spins.
+Queue definitions' concurrency caps and rate limits hold for remote consumers as for workers: the same script
+enforces them. Long polling waits on the pending lists' wake-up channels (``notify_if_first`` in
+``lua/_lib.lua``), bounded by the caller's timeout, by the next due time of a scheduled, retry or leased task and
+by the time a rate-limited queue admits its next start, so it never spins.
 """
 
 from __future__ import annotations
@@ -126,7 +128,7 @@ class Consumer:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 <= timeout <= MAX_WAIT:
             raise ValidationError(f"timeout must be between 0 and {MAX_WAIT:.0f} seconds, got {timeout!r:.40}", op=op)
         actor = actor or self.actor
-        got = self.fetch(names, ttr, count, actor)
+        got, _ = self._fetch(names, ttr, count, actor)
         if got or timeout <= 0:
             return got
         end = self.clock.now() + timeout
@@ -135,12 +137,11 @@ class Consumer:
             # Subscribe before fetching again: a push between that fetch and the wait still wakes us.
             self._redis("consume", pubsub.subscribe, *[self.keys.queue(q).pending for q in names])
             while True:
-                got = self.fetch(names, ttr, count, actor)
+                got, limited_until = self._fetch(names, ttr, count, actor)
                 now = self.clock.now()
                 if got or now >= end:
                     return got
-                due = self.next_due(names)
-                until = end if due is None else min(end, due)
+                until = min(t for t in (end, self.next_due(names), limited_until) if t is not None)
                 self._redis("consume", pubsub.get_message, timeout=max(MIN_WAIT_SLICE, until - now))
         finally:
             try:
@@ -150,22 +151,30 @@ class Consumer:
 
     def fetch(self, queues: Sequence[str], ttr: float, count: int, actor: str | None = None) -> list[Delivery]:
         """One pass without waiting: upkeep and dequeue, queue by queue, until one yields tasks."""
+        return self._fetch(queues, ttr, count, actor)[0]
+
+    def _fetch(self, queues: Sequence[str], ttr: float, count: int,
+               actor: str | None) -> tuple[list[Delivery], float | None]:
+        """``fetch``, and the soonest time a queue held back by its rate limit admits a start (None: none was)."""
         actor = actor or self.actor
         policies = self._policies()
+        limited: list[float] = []
         for queue in queues:
             self.maintain(queue, actor)
             spec = policies.queues.get(queue)
-            cap = spec.concurrency_cap if spec is not None else 0
+            cap, rate = (spec.concurrency_cap, spec.rate) if spec is not None else (0, None)
             # A batch made only of tasks past their TTL yields nothing: take another, a bounded number of times.
             for _ in range(10):
                 token_prefix = f"{actor}:{os.urandom(8).hex()}:"
-                leased = self.broker.run(self.ops.dequeue(queue, count, ttr, actor, token_prefix, cap))
+                leased = self.broker.run(self.ops.dequeue(queue, count, ttr, actor, token_prefix, cap, rate))
+                if leased.limited_until is not None:
+                    limited.append(leased.limited_until)
                 if not leased:
                     break
                 out = self._deliveries(queue, leased, ttr, actor, policies)
                 if out:
-                    return out
-        return []
+                    return out, None
+        return [], min(limited, default=None)
 
     def _deliveries(self, queue: str, leased: list[Leased], ttr: float, actor: str,
                     policies: PolicySet) -> list[Delivery]:

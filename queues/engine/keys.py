@@ -65,6 +65,12 @@ class QueueKeys:
         return self.base + "paused"
 
     @property
+    def starts(self) -> str:
+        """Sorted set of the queue's recent starts (lease token -> start time, ms): the sliding-window log of its
+        rate limit, written by ``lua/dequeue.lua`` only while the queue has one."""
+        return self.base + "starts"
+
+    @property
     def events(self) -> str:
         """Capped stream of every transition in this queue."""
         return self.base + "events"
@@ -193,7 +199,8 @@ class Keys:
 
     @property
     def config_queues(self) -> str:
-        """Hash queue name -> JSON of its definition (weight, rank, concurrency cap), mirrored from the admin."""
+        """Hash queue name -> JSON of its definition (weight, rank, concurrency cap, rate limit), mirrored from the
+        admin."""
         return f"{self.prefix}:config:queues"
 
     @property

@@ -1,8 +1,8 @@
 """Queue definitions and policies as the engine sees them: what the Django admin defines, mirrored into Redis so
 that producers and workers apply it without a database.
 
-* queue definitions: weight, strict-priority rank and concurrency cap of each queue a worker serves when it is
-  started without ``--queues``;
+* queue definitions: weight, strict-priority rank, concurrency cap and rate limit of each queue (a worker serves
+  the defined queues when it is started without ``--queues``; caps and rate limits hold for every worker);
 * unique policies: task-type prefix -> default unique TTL (the longest matching prefix wins, as handlers route);
 * retention rules: (queue or any, type prefix or any) -> completed retention, archive max size and max age.
   For each value the most specific rule that sets it wins: queue+type, then queue, then type, then the default
@@ -29,7 +29,7 @@ import redis
 from .errors import RedisUnavailableError
 from .flows import Batch, Command, Flow, Request, drive, run_command
 from .keys import Keys
-from .transitions import ArchiveLimits, Call
+from .transitions import ArchiveLimits, Call, RateLimit
 
 log = logging.getLogger("queues.engine.policies")
 
@@ -37,7 +37,8 @@ log = logging.getLogger("queues.engine.policies")
 @dataclass(frozen=True)
 class QueueSpec:
     """One defined queue. ``rank`` orders queues under strict priority (lower first); ``concurrency_cap`` is the
-    most tasks of the queue active at once across all workers (0: no cap)."""
+    most tasks of the queue active at once across all workers (0: no cap); ``rate_limit`` the most tasks started
+    in any ``rate_period`` seconds across all workers (0: no limit)."""
 
     name: str
     weight: int = 1
@@ -47,9 +48,17 @@ class QueueSpec:
     group_grace: float | None = None
     group_max_delay: float | None = None
     group_max_size: int | None = None
+    rate_limit: int = 0
+    rate_period: float = 1.0
+
+    @property
+    def rate(self) -> RateLimit:
+        return RateLimit(self.rate_limit, self.rate_period)
 
     def to_doc(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"weight": self.weight, "rank": self.rank, "cap": self.concurrency_cap}
+        if self.rate_limit:
+            doc.update(rate_limit=self.rate_limit, rate_period=self.rate_period)
         for name in ("group_grace", "group_max_delay", "group_max_size"):
             if getattr(self, name) is not None:
                 doc[name] = getattr(self, name)
@@ -128,7 +137,8 @@ class PolicySet:
                 specs[name.decode()] = QueueSpec(name.decode(), int(doc.get("weight", 1)), int(doc.get("rank", 0)),
                                                  int(doc.get("cap", 0)), _number(doc.get("group_grace"), float),
                                                  _number(doc.get("group_max_delay"), float),
-                                                 _number(doc.get("group_max_size"), int))
+                                                 _number(doc.get("group_max_size"), int),
+                                                 int(doc.get("rate_limit", 0)), float(doc.get("rate_period", 1.0)))
             except (ValueError, TypeError, AttributeError) as exc:
                 log.warning("skipping queue definition %r: %s", name, exc)
         ttls: dict[str, float] = {}

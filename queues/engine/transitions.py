@@ -80,11 +80,37 @@ def _statuses(reply: list[bytes]) -> list[str]:
     return [status.decode() for status in reply]
 
 
-def _leased(reply: list[bytes]) -> list[Leased]:
-    return [
-        Leased(reply[i].decode(), reply[i + 1], reply[i + 2], reply[i + 3], int(reply[i + 4]), reply[i + 5].decode())
-        for i in range(0, len(reply), 6)
-    ]
+@dataclass(frozen=True)
+class RateLimit:
+    """At most ``limit`` tasks of a queue started in any ``period`` seconds, across all workers (0: no limit)."""
+
+    limit: int = 0
+    period: float = 1.0
+
+
+class Dequeued(list[Leased]):
+    """The tasks one dequeue handed out. ``limited_until`` (epoch seconds) is set when the queue's rate limit is
+    full: no task of the queue can start before then, so a caller may leave the queue alone until that time."""
+
+    def __init__(self, leased: Sequence[Leased] = (), limited_until: float | None = None) -> None:
+        super().__init__(leased)
+        self.limited_until = limited_until
+
+    def __eq__(self, other: object) -> bool:
+        # Equal to a plain list of the same tasks; to another Dequeued only with the same limited_until as well.
+        if isinstance(other, Dequeued) and other.limited_until != self.limited_until:
+            return False
+        return super().__eq__(other)
+
+    def __repr__(self) -> str:
+        return f"Dequeued({super().__repr__()}, limited_until={self.limited_until!r})"
+
+
+def _dequeued(reply: list[Any]) -> Dequeued:
+    limited_ms, rows = int(reply[0]), reply[1:]
+    leased = [Leased(rows[i].decode(), rows[i + 1], rows[i + 2], rows[i + 3], int(rows[i + 4]), rows[i + 5].decode())
+              for i in range(0, len(rows), 6)]
+    return Dequeued(leased, limited_ms / 1000 if limited_ms else None)
 
 
 def _flatten(rows: Sequence[Sequence[Any]]) -> list[Any]:
@@ -94,8 +120,9 @@ def _flatten(rows: Sequence[Sequence[Any]]) -> list[Any]:
 class Transitions:
     """Builds the calls for one engine (key prefix, clock, limits)."""
 
-    def __init__(self, prefix: str = DEFAULT_PREFIX, clock: Clock | None = None, limits: Limits | None = None):
-        self.keys = Keys(prefix)
+    def __init__(self, prefix: str = DEFAULT_PREFIX, clock: Clock | None = None, limits: Limits | None = None,
+                 cluster: bool = False):
+        self.keys = Keys(prefix, cluster)
         self.clock = clock or SystemClock()
         self.limits = limits or Limits()
 
@@ -137,14 +164,16 @@ class Transitions:
     # -- workers -----------------------------------------------------------------------------------------------
 
     def dequeue(self, queue: str, k: int, lease_seconds: float, worker: str, token_prefix: str,
-                cap: int = 0) -> Call:
-        """Up to ``k`` tasks; with a concurrency ``cap`` (> 0), never more than cap active in the queue at once,
-        counted over every worker."""
+                cap: int = 0, rate: RateLimit | None = None) -> Call:
+        """Up to ``k`` tasks, as a ``Dequeued``. With a concurrency ``cap`` (> 0), never more than cap active in the
+        queue at once; with a ``rate`` limit, never more than its limit started in any period. Both are counted
+        over every worker and consumer of the queue."""
         q = self.queue(queue)
         keys, args = self._common(q, worker)
         expiry = to_ms(self.clock.now() + lease_seconds)
-        return Call("dequeue", script("dequeue"), keys + [q.pending, q.lease, q.paused],
-                    args + [expiry, token_prefix, k, cap], _leased)
+        rate = rate or RateLimit()
+        return Call("dequeue", script("dequeue"), keys + [q.pending, q.lease, q.paused, q.starts],
+                    args + [expiry, token_prefix, k, cap, rate.limit, to_ms(rate.period)], _dequeued)
 
     def extend_leases(self, queue: str, leases: Sequence[tuple[str, str]], lease_seconds: float) -> Call:
         q = self.queue(queue)
@@ -263,5 +292,5 @@ class Transitions:
     def delete_queue(self, queue: str, force: bool) -> Call:
         q = self.queue(queue)
         keys = [q.pending, q.lease, q.scheduled, q.retry, q.archived, q.completed,
-                q.paused, q.processed, q.failed, q.type_counts, q.events]
+                q.paused, q.processed, q.failed, q.type_counts, q.events, q.starts]
         return Call("delete_queue", script("delete_queue"), keys, [q.task_prefix, "1" if force else "0"])

@@ -4,7 +4,7 @@ write_result. Every transition out of active is fenced by the lease token."""
 from __future__ import annotations
 
 from queues.engine import FailedPreconditionError, LeaseLostError, Limits, TaskNotFoundError
-from queues.engine.transitions import ArchiveLimits, Leased
+from queues.engine.transitions import ArchiveLimits, Dequeued, Leased, RateLimit
 
 from .dbstate import (
     DAY,
@@ -46,8 +46,8 @@ PENDING = {
 }
 
 
-def dequeue(k: int, cap: int = 0):
-    return lambda t: t.dequeue("default", k, 30, W, "tok-", cap)
+def dequeue(k: int, cap: int = 0, rate: RateLimit | None = None):
+    return lambda t: t.dequeue("default", k, 30, W, "tok-", cap, rate)
 
 
 def leased(task_id: str, token: str, retried: int = 0) -> Leased:
@@ -116,6 +116,68 @@ CAPPED = PENDING | {
     Case("paused wins over a free cap", CAPPED | {Q.paused: str(NOW_MS)}, dequeue(3, cap=5), returns=[]),
 )
 def test_dequeue_concurrency_cap(r, redis_url, case):
+    run_case(r, redis_url, case)
+
+
+# A queue with a rate limit of 3 per second: the starts set holds the recent starts of every worker (ms).
+RATE = RateLimit(3, 1.0)
+
+
+def starts(**ms_from_now: int) -> ZSet:
+    return ZSet({token: NOW_MS + offset for token, offset in ms_from_now.items()})
+
+
+def took(*tasks: str) -> dict:
+    """PENDING after the oldest ``tasks`` went to active under tok-1, tok-2, ... (a, b and c in that order)."""
+    state = dict(PENDING)
+    for n, task_id in enumerate(tasks, 1):
+        state[Q.task(task_id)] = hash_with(PENDING[Q.task(task_id)], state="active", since=NOW_MS, lease=f"tok-{n}")
+    state[Q.pending] = ["c", "b", "a"][:3 - len(tasks)]
+    state[Q.lease] = ZSet({task_id: NOW_MS + 30_000 for task_id in tasks})
+    state[Q.type_counts] = counts(pending__email=3 - len(tasks), active__email=len(tasks))
+    state[Q.events] = Stream([event(task_id, "pending", "active", worker=W) for task_id in tasks])
+    return state
+
+
+def limited(*items: Leased, until_ms: int | None) -> Dequeued:
+    return Dequeued(list(items), None if until_ms is None else until_ms / 1000)
+
+
+@cases(
+    Case("takes up to the limit; starts that left the window are dropped; the window is full after",
+         PENDING | {Q.starts: starts(gone=-1000, s1=-400)}, dequeue(3, rate=RATE),
+         returns=limited(leased("a", "tok-1"), leased("b", "tok-2", retried=3), until_ms=NOW_MS + 600),
+         after=took("a", "b") | {Q.starts: Volatile(starts(s1=-400, **{"tok-1": 0, "tok-2": 0}))}),
+    Case("room left after the take: no time given", PENDING, dequeue(1, rate=RATE),
+         returns=limited(leased("a", "tok-1"), until_ms=None),
+         after=took("a") | {Q.starts: Volatile(starts(**{"tok-1": 0}))}),
+    Case("at the limit: nothing, and the time of the next start", PENDING | {Q.starts: starts(s1=-900, s2=-500, s3=-1)},
+         dequeue(3, rate=RATE), returns=limited(until_ms=NOW_MS + 100)),
+    Case("over the limit (lowered): the window must drain below it", PENDING | {
+        Q.starts: starts(s1=-900, s2=-500, s3=-300, s4=-200)}, dequeue(3, rate=RateLimit(2, 1.0)),
+         returns=limited(until_ms=NOW_MS + 700)),
+    Case("a start stamped ahead of now (a clock running ahead) counts", PENDING | {
+        Q.starts: starts(s1=-300, s2=200)}, dequeue(3, rate=RateLimit(2, 1.0)), returns=limited(until_ms=NOW_MS + 700)),
+    Case("a longer period counts further back", PENDING | {Q.starts: starts(s1=-50_000, s2=-1_500)},
+         dequeue(3, rate=RateLimit(2, 60.0)), returns=limited(until_ms=NOW_MS + 10_000)),
+    Case("a start exactly one period old has left the window", PENDING | {Q.starts: starts(s1=-1000, s2=-999)},
+         dequeue(1, rate=RateLimit(2, 1.0)), returns=limited(leased("a", "tok-1"), until_ms=NOW_MS + 1),
+         after=took("a") | {Q.starts: Volatile(starts(s2=-999, **{"tok-1": 0}))}),
+    Case("room in the window but nothing pending: nothing written", {Q.starts: starts(s1=-500)},
+         dequeue(3, rate=RATE), returns=limited(until_ms=None)),
+    Case("paused: nothing, and no time (unpausing wakes the workers)", PENDING | {Q.paused: str(NOW_MS),
+         Q.starts: starts(s1=-900, s2=-500, s3=-1)}, dequeue(3, rate=RATE), returns=limited(until_ms=None)),
+    Case("cap and rate limit together: the tighter wins", CAPPED, dequeue(3, cap=3, rate=RATE),
+         returns=limited(leased("a", "tok-1"), leased("b", "tok-2", retried=3), until_ms=None),
+         after=took("a", "b") | {
+             Q.task("z"): CAPPED[Q.task("z")],
+             Q.lease: ZSet({"z": NOW_MS + 9_000, "a": NOW_MS + 30_000, "b": NOW_MS + 30_000}),
+             Q.type_counts: counts(pending__email=1, active__email=3),
+             Q.starts: Volatile(starts(**{"tok-1": 0, "tok-2": 0}))}),
+    Case("at the cap with room in the window: nothing, no time (a finished task frees the cap)", CAPPED | {
+        Q.starts: starts(s1=-500)}, dequeue(3, cap=1, rate=RATE), returns=limited(until_ms=None)),
+)
+def test_dequeue_rate_limit(r, redis_url, case):
     run_case(r, redis_url, case)
 
 

@@ -27,6 +27,11 @@ class Command(BaseCommand):
         parser.add_argument("--strict", action="store_true",
                             help="strict priority: queues in order of their rank (definitions), then weight")
         parser.add_argument("--concurrency", type=int, default=10, help="handlers running at once (default 10)")
+        parser.add_argument("--pool", default="thread",
+                            help="where handlers run: 'thread' (default; async handlers on an event loop) or "
+                                 "'process' (child processes, stopped for real on timeout or cancel)")
+        parser.add_argument("--max-tasks-per-child", type=int, default=None,
+                            help="with --pool process: replace a handler process after this many tasks")
         parser.add_argument("--shutdown-timeout", type=float, default=None,
                             help="seconds running tasks get to finish on SIGTERM before they are requeued")
         parser.add_argument("--metrics-port", type=int, default=None,
@@ -60,6 +65,8 @@ class Command(BaseCommand):
             follow_definitions=options["queues"] is None,
             strict=options["strict"],
             concurrency=options["concurrency"],
+            pool=options["pool"],
+            max_tasks_per_child=options["max_tasks_per_child"],
             shutdown_timeout=float(setting("TASKS_SHUTDOWN_TIMEOUT", 8.0) if shutdown is None else shutdown),
             lease=float(setting("TASKS_LEASE_SECONDS", 30.0)),
             heartbeat_interval=setting("TASKS_HEARTBEAT_SECONDS"),
