@@ -19,7 +19,9 @@ from .errors import (
     EngineError,
     FailedPreconditionError,
     HandlerNotFoundError,
+    LayoutVersionError,
     LeaseLostError,
+    MessageVersionError,
     QueueNotEmptyError,
     QueueNotFoundError,
     RedisUnavailableError,
@@ -33,6 +35,7 @@ from .errors import (
 from .handlers import Handler, Registry, Task, default_retry_delay, handler, registry
 from .inspector import DailyStats, Inspector, QueueInfo, SearchResult, ServerInfo, TaskEvent
 from .keys import DEFAULT_PREFIX, STATES, Keys
+from .layout import LAYOUT_VERSION
 from .message import TaskInfo, TaskMessage
 from .periodic import Entry as PeriodicEntry
 from .periodic import ScheduleRegistry, schedule, schedules
@@ -42,7 +45,8 @@ from .workflows import MemberInfo, WorkflowInfo, chain, chord, group, sig
 __all__ = [
     "AsyncClient", "Client", "Clock", "configure", "connect", "DailyStats", "default_client", "DEFAULT_PREFIX",
     "DEFAULT_REDIS_URL", "default_retry_delay", "DuplicateTaskError", "EngineError", "FailedPreconditionError",
-    "FakeClock", "Handler", "handler", "HandlerNotFoundError", "Inspector", "Keys", "LeaseLostError", "Limits", "QueueInfo",
+    "FakeClock", "Handler", "handler", "HandlerNotFoundError", "Inspector", "Keys", "LAYOUT_VERSION", "LayoutVersionError", "LeaseLostError",
+    "Limits", "MessageVersionError", "QueueInfo",
     "QueueNotEmptyError", "QueueNotFoundError", "RedisUnavailableError", "Registry", "registry",
     "RetryWithoutFailure", "SearchResult", "ServerInfo", "SkipRetry", "STATES", "SystemClock", "Task",
     "TaskCancelledError", "TaskEvent", "TaskIdConflictError", "TaskInfo", "TaskMessage", "TaskNotFoundError",

@@ -15,6 +15,7 @@ from .clock import Clock, to_ms
 from .connection import DEFAULT_REDIS_URL, connect_async
 from .flows import Request, drive_async, enqueue_flow, run_command_async, wait_flow
 from .keys import DEFAULT_PREFIX
+from .layout import check_flow
 from .message import TaskInfo
 from .policies import PolicyCache, PolicySet
 from .transitions import Call, Limits, Transitions
@@ -34,6 +35,7 @@ class AsyncClient:
         self.clock = self.transitions.clock
         self.max_payload = max_payload
         self.policies = PolicyCache(self.keys, policy_refresh) if policies else None
+        self._layout_checked = False  # before the first request, as the blocking client does
 
     async def enqueue(self, type: str, payload: Any = b"", **options: Any) -> TaskInfo:  # noqa: A002
         if "group" in options or "after" in options:
@@ -70,6 +72,12 @@ class AsyncClient:
         return cast(PolicySet, await drive_async(self.policies.flow(), self._execute))
 
     async def _execute(self, request: Request) -> Any:
+        if isinstance(request, Call) and not self._layout_checked:  # before the first write, as in Client
+            await drive_async(check_flow(self.keys, "client"), self._send)
+            self._layout_checked = True
+        return await self._send(request)
+
+    async def _send(self, request: Request) -> Any:
         try:
             if isinstance(request, Call):
                 reply = await request.script.run_async(self.conn, request.keys, request.args)

@@ -9,7 +9,9 @@ import redis
 from .clock import Clock
 from .connection import DEFAULT_REDIS_URL, connect
 from .errors import SCRIPT_ERRORS, EngineError, RedisUnavailableError
+from .flows import drive, run_command
 from .keys import DEFAULT_PREFIX
+from .layout import LAYOUT_VERSION, check_flow
 from .transitions import Call, Limits, Transitions
 
 
@@ -65,6 +67,11 @@ class Broker:
             if exc.code == "unavailable":
                 raise
             return False
+
+    def check_layout(self, op: str, expected: int = LAYOUT_VERSION) -> int:
+        """Refuse a keyspace at another key layout with LayoutVersionError (stamping an empty one); see ``layout``."""
+        return int(drive(check_flow(self.keys, op, expected),
+                         lambda request: self.command(op, run_command, self.conn, request)))
 
     def close(self) -> None:
         self.conn.close()

@@ -179,6 +179,19 @@ class Inspector:
         self._latency_and_memory(infos, oldest, memory_sample)
         return infos
 
+    def outstanding(self, queue: str) -> int:
+        """Tasks of ``queue`` a worker has yet to take or finish: pending, active, and scheduled or retry tasks
+        already due by this inspector's clock. One MULTI reads all four, so a task moving between them is never
+        missed (``worker.testing.run_until_empty`` relies on it); the queue's keys share one hash tag."""
+        q = self.keys.queue(check.queue_name(queue, "inspector.outstanding"))
+        now_ms = to_ms(self.broker.clock.now())
+        pipe = self.conn.pipeline(transaction=True)
+        pipe.llen(q.pending)
+        pipe.zcard(q.lease)
+        pipe.zcount(q.scheduled, "-inf", now_ms)
+        pipe.zcount(q.retry, "-inf", now_ms)
+        return sum(self._redis("outstanding", pipe.execute))
+
     def _latency_and_memory(self, infos: list[QueueInfo], oldest: list[bytes | None], memory_sample: int) -> None:
         """Latency is the age of the oldest pending task. Memory is approximate: the structures' own usage plus
         a per-state sample of task hashes, extrapolated (as asynq does)."""

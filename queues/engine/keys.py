@@ -176,6 +176,11 @@ class Keys:
         return f"{self.prefix}:queues"
 
     @property
+    def layout(self) -> str:
+        """String: the version of the key and message layout the keyspace holds (see ``layout``)."""
+        return f"{self.prefix}:layout"
+
+    @property
     def servers(self) -> str:
         """Sorted set of server ids scored by the expiry of their last heartbeat (ms)."""
         return f"{self.prefix}:servers"

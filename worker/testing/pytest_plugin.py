@@ -1,0 +1,104 @@
+"""taskq's pytest plugin, registered through the ``pytest11`` entry point, so installing taskq loads it.
+
+Every fixture is named ``taskq_*`` so none shadows a project's own; none is used unless a test asks for it, and
+loading the plugin changes nothing else. The Redis database comes from ``--taskq-redis-url``, else
+``$TASKQ_TEST_REDIS_URL``, else redis://127.0.0.1:6379/9; database 0 is refused. ``taskq_redis`` (and every
+fixture built on it) flushes that database, and only it, before and after the test.
+
+Imports of the engine and the worker happen inside the fixtures, so loading the plugin imports neither.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    import redis
+
+    from queues.engine import Client, FakeClock, Inspector
+
+    from .thread import WorkerThread
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--taskq-redis-url", default=None,
+                     help="Redis database the taskq_* fixtures use and flush (not database 0); "
+                          "default: $TASKQ_TEST_REDIS_URL or redis://127.0.0.1:6379/9")
+
+
+@pytest.fixture(scope="session")
+def taskq_redis_url(pytestconfig: pytest.Config) -> str:
+    """The Redis URL the taskq fixtures write to and flush."""
+    from queues.engine import ValidationError
+
+    from .redis_db import test_redis_url
+
+    try:
+        return test_redis_url(pytestconfig.getoption("--taskq-redis-url"))
+    except ValidationError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.fixture
+def taskq_redis(taskq_redis_url: str) -> Iterator[redis.Redis]:
+    """A redis-py client on the test database, flushed before and after the test."""
+    import redis
+
+    conn = redis.Redis.from_url(taskq_redis_url)
+    try:
+        conn.flushdb()
+    except redis.ConnectionError as exc:
+        pytest.fail(f"taskq: no Redis at {taskq_redis_url} ({exc}); start one or pass --taskq-redis-url")
+    yield conn
+    conn.flushdb()
+    conn.close()
+
+
+@pytest.fixture
+def taskq_clock() -> FakeClock:
+    """A FakeClock starting at the current time; it moves only with ``advance(seconds)`` or ``set(when)``."""
+    from queues.engine import FakeClock
+
+    return FakeClock(time.time())
+
+
+@pytest.fixture
+def taskq_client(taskq_redis: redis.Redis, taskq_redis_url: str, taskq_clock: FakeClock) -> Iterator[Client]:
+    """A Client on the test database that tells time by ``taskq_clock``."""
+    from queues.engine import Client
+
+    with Client(taskq_redis_url, clock=taskq_clock) as client:
+        yield client
+
+
+@pytest.fixture
+def taskq_inspector(taskq_redis: redis.Redis, taskq_redis_url: str, taskq_clock: FakeClock) -> Iterator[Inspector]:
+    """An Inspector on the test database (``get_task``, ``queue_info``, ``list_tasks``...), on ``taskq_clock``."""
+    from queues.engine import Inspector
+
+    inspector = Inspector(taskq_redis_url, clock=taskq_clock, actor="taskq.testing")
+    yield inspector
+    inspector.broker.close()
+
+
+@pytest.fixture
+def taskq_worker(taskq_redis: redis.Redis, taskq_redis_url: str, taskq_clock: FakeClock) -> Iterator[WorkerThread]:
+    """A started worker on the test database, serving the handlers registered with ``@handler`` on ``default``
+    (``run_until_empty(queue)`` adds other queues), on ``taskq_clock``; stopped at teardown."""
+    from .thread import WorkerThread
+
+    with WorkerThread(taskq_redis_url, clock=taskq_clock) as worker:
+        yield worker
+
+
+@pytest.fixture
+def taskq_settings(request: pytest.FixtureRequest, taskq_redis: redis.Redis, taskq_redis_url: str) -> Any:
+    """Django projects (needs pytest-django): its ``settings`` with ``REDIS_URL`` on the test database, so
+    ``get_client()``, ``handler.enqueue`` and ``enqueue_on_commit`` write where ``taskq_worker`` reads."""
+    settings = request.getfixturevalue("settings")
+    settings.REDIS_URL = taskq_redis_url
+    return settings
