@@ -45,8 +45,8 @@ from .workflows import MemberInfo, WorkflowInfo, chain, chord, group, sig
 __all__ = [
     "AsyncClient", "Client", "Clock", "configure", "connect", "DailyStats", "default_client", "DEFAULT_PREFIX",
     "DEFAULT_REDIS_URL", "default_retry_delay", "DuplicateTaskError", "EngineError", "FailedPreconditionError",
-    "FakeClock", "Handler", "handler", "HandlerNotFoundError", "Inspector", "Keys", "LAYOUT_VERSION", "LayoutVersionError", "LeaseLostError",
-    "Limits", "MessageVersionError", "QueueInfo",
+    "FakeClock", "Handler", "handler", "HandlerNotFoundError", "Inspector", "Keys", "LAYOUT_VERSION",
+    "LayoutVersionError", "LeaseLostError", "Limits", "MessageVersionError", "QueueInfo",
     "QueueNotEmptyError", "QueueNotFoundError", "RedisUnavailableError", "Registry", "registry",
     "RetryWithoutFailure", "SearchResult", "ServerInfo", "SkipRetry", "STATES", "SystemClock", "Task",
     "TaskCancelledError", "TaskEvent", "TaskIdConflictError", "TaskInfo", "TaskMessage", "TaskNotFoundError",

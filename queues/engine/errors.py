@@ -65,6 +65,25 @@ class RedisUnavailableError(EngineError, ConnectionError):
     code = "unavailable"
 
 
+class LayoutVersionError(EngineError):
+    """The keyspace is stamped with a key layout this code does not read and write (see ``layout``): nothing was
+    written. ``found`` is the keyspace's layout, ``expected`` this code's."""
+
+    code = "layout_mismatch"
+
+    def __init__(self, message: str, *, found: int, expected: int, op: str = "") -> None:
+        super().__init__(message, op=op)
+        self.found = found
+        self.expected = expected
+
+
+class MessageVersionError(EngineError, ValueError):
+    """A task message written by a newer release: this code cannot read it (a ValueError, like any record it
+    cannot decode)."""
+
+    code = "unsupported_version"
+
+
 class HandlerNotFoundError(EngineError, LookupError):
     """No registered handler takes the task's type (raised where handlers run inline: eager mode)."""
 

@@ -3,6 +3,10 @@
 A task is one hash. Fields that are read by Lua scripts (type, state, retried, lease, unique) are plain hash
 fields; the rarely-changing options are one compact JSON document in ``msg`` that only Python reads, with
 defaults left out so that a small pending task stays small in memory.
+
+``msg`` carries the message version as ``v``. Messages written before the field existed have none and are
+version 1; a reader refuses a version newer than its own (``MessageVersionError``) instead of guessing, and the
+worker archives such a task with that reason, from where it can be run again once the worker is upgraded.
 """
 
 from __future__ import annotations
@@ -13,9 +17,12 @@ from datetime import datetime
 from typing import Any
 
 from .clock import from_ms
+from .errors import MessageVersionError
 
 DEFAULT_MAX_RETRY = 25
 DEFAULT_TIMEOUT = 30 * 60.0
+#: The version of the message this code writes, and the newest it reads.
+MESSAGE_VERSION = 1
 
 
 @dataclass
@@ -45,7 +52,7 @@ class TaskMessage:
         return self.timeout
 
     def encode_options(self) -> bytes:
-        doc: dict[str, Any] = {"created": self.created_ms}
+        doc: dict[str, Any] = {"v": MESSAGE_VERSION, "created": self.created_ms}
         if self.max_retry != DEFAULT_MAX_RETRY:
             doc["max_retry"] = self.max_retry
         if self.timeout is not None:
@@ -70,6 +77,10 @@ class TaskMessage:
         doc = json.loads(options) if options else {}
         if not isinstance(doc, dict):
             raise ValueError("task options are not a JSON object")
+        version = doc.get("v", 1)
+        if not isinstance(version, int) or version > MESSAGE_VERSION:
+            raise MessageVersionError(f"task message version {version!r} is not one this worker reads (up to "
+                                      f"{MESSAGE_VERSION}); upgrade the worker", op="message.decode")
         timeout = doc.get("timeout")
         return cls(
             id=task_id,

@@ -78,8 +78,8 @@ class Volatile:
 
 
 def msg(**options: Any) -> str:
-    """The ``msg`` field the client writes: compact JSON of the options, ``created`` first."""
-    return json.dumps({"created": NOW_MS, **options}, separators=(",", ":"))
+    """The ``msg`` field the client writes: compact JSON of the options, the version and ``created`` first."""
+    return json.dumps({"v": 1, "created": NOW_MS, **options}, separators=(",", ":"))
 
 
 def task(state: str, type: str = "email", *, since: int = NOW_MS, payload: str = '{"to":"ada"}',  # noqa: A002
