@@ -13,7 +13,9 @@ get a child stuck on a lock nobody will release. The forkserver is a fresh singl
 imports Django and the handler modules once (``set_forkserver_preload``) and forks each child from there, so a
 replacement after a kill starts in milliseconds with the handlers already imported, and a child finds each
 handler by importing its module (spawn's safety at nearly fork's speed). The cost: handlers must be defined at
-module level of an importable module, which the pool checks at start.
+module level of an importable module, which the pool checks at start; and, as with any multiprocessing
+program, a script that starts a worker with this pool itself (not through manage.py) needs the
+``if __name__ == "__main__":`` guard, because each child imports the script as ``__mp_main__``.
 """
 
 from __future__ import annotations

@@ -6,19 +6,23 @@ process_tasks.py, which each child imports. Time is the shared FakeClock; nothin
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import process_tasks
 import pytest
 import redis
 from process_tasks import payload
-from worker_support import FAST, state_of, wait_for
+from worker_support import FAST, state_of, wait_for, worker_env
 
-from queues.engine import FakeClock, Handler, Keys, Registry, Task, ValidationError, handler
+from queues.engine import Client, FakeClock, Handler, Keys, Registry, Task, ValidationError, handler
 from worker.config import WorkerConfig
 from worker.server import Server
 
 Q = "default"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -249,3 +253,41 @@ def test_a_handler_a_child_cannot_import_is_refused_at_start(make_server):
 def test_bad_pool_settings_are_named_errors(overrides, message):
     with pytest.raises(ValidationError, match=message):
         WorkerConfig(**overrides)
+
+
+# -- the command --------------------------------------------------------------------------------------------------
+
+
+def taskworker(*args: str) -> list[str]:
+    return [sys.executable, "manage.py", "taskworker", *args]
+
+
+def test_taskworker_names_a_bad_pool(redis_url):
+    done = subprocess.run(taskworker("--pool", "proc"), cwd=ROOT, env=worker_env(redis_url), capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode != 0
+    assert "taskworker --pool: pool must be one of thread, process, got 'proc'" in done.stderr
+
+
+@pytest.mark.slow
+def test_taskworker_with_the_process_pool_serves_and_shuts_down_on_sigterm(r: redis.Redis, redis_url, processes,
+                                                                          inspector, tmp_path: Path):
+    log = tmp_path / "worker.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(taskworker("--queues", "procq", "--pool", "process", "--concurrency", "2",
+                                           "--import", "tests.worker.crash_tasks"),
+                                cwd=ROOT, env=worker_env(redis_url), stdout=out, stderr=subprocess.STDOUT)
+    processes.append(proc)
+    client = Client(redis_url)
+    try:
+        quick = client.enqueue_many([("test:record", {"sleep": 0})] * 5, queue="procq")
+        wait_for(lambda: r.scard("test:done") == 5, timeout=60, what=f"5 tasks done\n{log.read_text()}")
+        assert {m.decode() for m in r.smembers("test:done")} == {info.id for info in quick}
+        endless = client.enqueue("test:record", {"sleep": 600}, queue="procq")
+        wait_for(lambda: state_of(inspector, "procq", endless.id) == "active", what="the long task running")
+    finally:
+        client.close()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(60) == 0, log.read_text()
+    assert state_of(inspector, "procq", endless.id) == "pending"  # requeued after the shutdown timeout (2 s)
+    assert "requeueing 1 unfinished task(s)" in log.read_text()
