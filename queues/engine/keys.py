@@ -66,8 +66,8 @@ class QueueKeys:
 
     @property
     def starts(self) -> str:
-        """Sorted set of the queue's recent starts (lease token -> start time, ms): the sliding-window log of its
-        rate limit, written by ``lua/dequeue.lua`` only while the queue has one."""
+        """Sorted set of the queue's recent starts (``<task id>@<lease token>`` -> start time, ms): the sliding-window
+        log of its rate limit, written by ``lua/dequeue.lua`` only while the queue has one."""
         return self.base + "starts"
 
     @property

@@ -147,10 +147,10 @@ def limited(*items: Leased, until_ms: int | None) -> Dequeued:
     Case("takes up to the limit; starts that left the window are dropped; the window is full after",
          PENDING | {Q.starts: starts(gone=-1000, s1=-400)}, dequeue(3, rate=RATE),
          returns=limited(leased("a", "tok-1"), leased("b", "tok-2", retried=3), until_ms=NOW_MS + 600),
-         after=took("a", "b") | {Q.starts: Volatile(starts(s1=-400, **{"tok-1": 0, "tok-2": 0}))}),
+         after=took("a", "b") | {Q.starts: Volatile(starts(s1=-400, **{"a@tok-1": 0, "b@tok-2": 0}))}),
     Case("room left after the take: no time given", PENDING, dequeue(1, rate=RATE),
          returns=limited(leased("a", "tok-1"), until_ms=None),
-         after=took("a") | {Q.starts: Volatile(starts(**{"tok-1": 0}))}),
+         after=took("a") | {Q.starts: Volatile(starts(**{"a@tok-1": 0}))}),
     Case("at the limit: nothing, and the time of the next start", PENDING | {Q.starts: starts(s1=-900, s2=-500, s3=-1)},
          dequeue(3, rate=RATE), returns=limited(until_ms=NOW_MS + 100)),
     Case("over the limit (lowered): the window must drain below it", PENDING | {
@@ -162,7 +162,7 @@ def limited(*items: Leased, until_ms: int | None) -> Dequeued:
          dequeue(3, rate=RateLimit(2, 60.0)), returns=limited(until_ms=NOW_MS + 10_000)),
     Case("a start exactly one period old has left the window", PENDING | {Q.starts: starts(s1=-1000, s2=-999)},
          dequeue(1, rate=RateLimit(2, 1.0)), returns=limited(leased("a", "tok-1"), until_ms=NOW_MS + 1),
-         after=took("a") | {Q.starts: Volatile(starts(s2=-999, **{"tok-1": 0}))}),
+         after=took("a") | {Q.starts: Volatile(starts(s2=-999, **{"a@tok-1": 0}))}),
     Case("room in the window but nothing pending: nothing written", {Q.starts: starts(s1=-500)},
          dequeue(3, rate=RATE), returns=limited(until_ms=None)),
     Case("paused: nothing, and no time (unpausing wakes the workers)", PENDING | {Q.paused: str(NOW_MS),
@@ -173,7 +173,7 @@ def limited(*items: Leased, until_ms: int | None) -> Dequeued:
              Q.task("z"): CAPPED[Q.task("z")],
              Q.lease: ZSet({"z": NOW_MS + 9_000, "a": NOW_MS + 30_000, "b": NOW_MS + 30_000}),
              Q.type_counts: counts(pending__email=1, active__email=3),
-             Q.starts: Volatile(starts(**{"tok-1": 0, "tok-2": 0}))}),
+             Q.starts: Volatile(starts(**{"a@tok-1": 0, "b@tok-2": 0}))}),
     Case("at the cap with room in the window: nothing, no time (a finished task frees the cap)", CAPPED | {
         Q.starts: starts(s1=-500)}, dequeue(3, cap=1, rate=RATE), returns=limited(until_ms=None)),
 )

@@ -4,7 +4,7 @@
 -- limit starts in any period (a sliding-window log: the starts set holds one member per start, scored by the
 -- caller's now, and is shared by every worker and consumer of the queue).
 -- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] pending    KEYS[4] lease set    KEYS[5] paused flag
--- KEYS[6] starts set (lease token -> start ms)
+-- KEYS[6] starts set (<task id>@<lease token> -> start ms)
 -- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] worker id
 -- ARGV[5] lease expiry (ms)  ARGV[6] lease token prefix, unique to this call    ARGV[7] k, most tasks to take
 -- ARGV[8] concurrency cap of the queue, 0 for none    ARGV[9] rate limit, most starts per period, 0 for none
@@ -51,7 +51,7 @@ for i, id in ipairs(ids) do
     leases[#leases + 1] = ARGV[5]
     leases[#leases + 1] = id
     starts[#starts + 1] = ctx.now
-    starts[#starts + 1] = token
+    starts[#starts + 1] = id .. "@" .. token
     moved(ctx, key, id, f[1], "pending", "active", nil, nil, {"lease", token})
     out[#out + 1] = id
     out[#out + 1] = f[1]
