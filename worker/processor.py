@@ -107,7 +107,8 @@ class Processor:
     def stop_fetching(self) -> None:
         self._stop.set()
         self.wake.set()
-        self._thread.join(10)
+        if self._thread.ident is not None:  # not started when the process pool failed to start
+            self._thread.join(10)
 
     # -- fetching ----------------------------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from worker_support import FAST, state_of, wait_for, worker_env
 
 from queues.engine import Client, FakeClock, Handler, Keys, Registry, Task, ValidationError, handler
 from worker.config import WorkerConfig
+from worker.process_pool import ProcessPoolError
 from worker.server import Server
 
 Q = "default"
@@ -243,6 +244,17 @@ def test_a_handler_a_child_cannot_import_is_refused_at_start(make_server):
     with pytest.raises(ValidationError, match=r"handler 'local' .*<locals>.* define it at the top level"):
         make_server(registry_=local, start=False, pool="process")
     assert isinstance(local.route("local"), Handler)
+
+
+def test_a_child_that_cannot_import_the_handlers_fails_the_workers_start(make_server, client, inspector):
+    import process_tasks_broken
+
+    server = make_server(registry_=process_tasks_broken.registry, start=False, pool="process")
+    with pytest.raises(ProcessPoolError, match=r"could not start:(.|\n)*this module only imports in the worker"):
+        server.start()
+    server.stop()  # what run_until_signalled does next: a clean stop of what was started
+    info = client.enqueue("broken:never")
+    assert state_of(inspector, Q, info.id) == "pending"  # nothing was fetched
 
 
 @pytest.mark.parametrize("overrides, message", [
