@@ -142,7 +142,8 @@ def test_a_partitioned_worker_stops_its_tasks_run_elsewhere_and_its_stale_acks_a
         wait_for(lambda: state_of(inspector, QUEUE, later.id) == "completed", what="the healed worker ran new work")
         assert later.id in cut.finished
 
-        record_figures(f"partition ({fault}) of one worker of two", enqueued=n, completed=n, lost=0,
+        record_figures(f"partition ({fault}) of one worker of two", enqueued=n, completed=stats.completed,
+                       lost=n - stats.completed,
                        duplicated=len(finished_early), stopped_on_lease_expiry=worker.processor.leases_expired,
                        stale_acks_refused=worker.acker.refused, acks_abandoned=worker.acker.abandoned,
                        recovery_s=round(recovered_at - cut_at, 2))
@@ -174,7 +175,8 @@ def test_latency_below_the_lease_loses_and_repeats_nothing(proxy: ChaosProxy, se
         assert sorted(runs) == sorted(ids), "a task ran twice or not at all"
         assert all(inspector.get_task(QUEUE, i).retried == 0 for i in ids)
         assert (worker.processor.leases_expired, worker.acker.refused, worker.acker.abandoned) == (0, 0, 0)
-        record_figures("latency 0.1 s each way (lease 2 s)", enqueued=count, completed=len(set(runs)), lost=0,
+        record_figures("latency 0.1 s each way (lease 2 s)", enqueued=count, completed=len(set(runs)),
+                       lost=count - len(set(runs)),
                        duplicated=len(runs) - len(set(runs)), stopped_on_lease_expiry=0, stale_acks_refused=0)
     finally:
         client.close()
