@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -81,23 +85,34 @@ def test_static_css_served_by_test_client(client):
     assert b"".join(response.streaming_content).startswith(b"/* taskq console")
 
 
-def test_healthz_reports_redis_and_database(client, settings_redis, redis_client):
+def test_healthz_reports_console_redis_and_database(client, settings_redis, redis_client):
     response = client.get("/healthz")
     assert response.status_code == 200
     assert response["Content-Type"] == "application/json"
-    assert json.loads(response.content) == {"redis": True, "database": True}
+    assert json.loads(response.content) == {"status": "ok",
+                                            "checks": {"console": "ok", "redis": "ok", "database": "ok"}}
 
 
-def test_healthz_503_when_redis_is_down(client, monkeypatch):
-    from queues.engine import RedisUnavailableError
-
-    def unavailable():
-        raise RedisUnavailableError("connection refused")
-
-    monkeypatch.setattr("queues.conf.get_inspector", lambda: SimpleNamespace(queues=unavailable))
+def test_healthz_503_when_redis_is_down(client, settings):
+    settings.REDIS_URL = "redis://127.0.0.1:18609/6"  # a port of this suite where nothing listens
     response = client.get("/healthz")
     assert response.status_code == 503
-    assert json.loads(response.content) == {"redis": False, "database": True}
+    assert json.loads(response.content) == {"status": "unavailable",
+                                            "checks": {"console": "ok", "redis": "fail", "database": "ok"}}
+
+
+def test_healthz_503_names_each_part_that_is_down(tmp_path):
+    # A console process whose database file cannot be opened and whose Redis does not answer: both named, no 500.
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path}/missing-dir/db.sqlite3",
+           "REDIS_URL": "redis://127.0.0.1:18609/6", "ALLOWED_HOSTS": "testserver"}
+    probe = ("import django, json; django.setup(); from django.test import Client; r = Client().get('/healthz'); "
+             "print(r.status_code, r.content.decode())")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=Path(__file__).resolve().parent.parent, env=env,
+                          capture_output=True, text=True, timeout=120)
+    status, _, body = done.stdout.strip().splitlines()[-1].partition(" ")
+    assert status == "503", done.stderr[-2000:]
+    assert json.loads(body) == {"status": "unavailable",
+                                "checks": {"console": "ok", "redis": "fail", "database": "fail"}}
 
 
 @pytest.fixture

@@ -46,6 +46,11 @@ class Acker:
     def start(self) -> None:
         self._thread.start()
 
+    @property
+    def alive(self) -> bool:
+        """Whether the loop that writes outcomes runs (for the health endpoint)."""
+        return self._thread.is_alive()
+
     def submit(self, attempt: Attempt, outcome: Outcome) -> None:
         with self._idle:
             self._pending += 1

@@ -39,6 +39,11 @@ class Component:
             self._thread.join(timeout)
 
     @property
+    def alive(self) -> bool:
+        """Whether the component's thread runs (for the health endpoint)."""
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
     def stopping(self) -> bool:
         return self._stop.is_set()
 

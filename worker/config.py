@@ -62,6 +62,8 @@ class WorkerConfig:
     limits: Limits = field(default_factory=Limits)
     metrics_port: int | None = None  # serve Prometheus metrics of this worker on this port (0: any free port)
     metrics_host: str = "0.0.0.0"
+    health_port: int | None = None  # serve GET /healthz of this worker on this port (0: any free port)
+    health_host: str = "0.0.0.0"
     # Group aggregation: the defaults of every queue (a queue definition may override them) and the round interval.
     group_settings: GroupSettings = field(default_factory=GroupSettings)
     aggregator_interval: float = 1.0
@@ -84,6 +86,8 @@ class WorkerConfig:
         check.seconds(self.shutdown_timeout, "shutdown timeout", "taskworker", allow_zero=True)
         if self.metrics_port is not None:
             check.count(self.metrics_port, "metrics port", 0, 65535, "taskworker")
+        if self.health_port is not None:
+            check.count(self.health_port, "health port", 0, 65535, "taskworker")
 
     @property
     def heartbeat_every(self) -> float:

@@ -1,5 +1,9 @@
 """The heartbeat: extends the leases of the tasks this worker runs, and publishes the server and its running
-tasks (with a TTL, so a crashed server disappears from the console on its own)."""
+tasks (with a TTL, so a crashed server disappears from the console on its own).
+
+Each round first reads the keyspace's layout stamp: when ``tasks migrate-keys`` moved the keyspace on while this
+worker runs, the worker must stop before it writes in the old layout (``on_refused`` stops the server).
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,10 @@ import os
 import socket
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
+from queues.engine import LayoutVersionError
 from queues.engine.broker import Broker
 from queues.engine.clock import to_ms
 from queues.engine.worker_store import WorkerStore
@@ -26,7 +32,8 @@ class Heartbeat(Component):
     name = "heartbeat"
 
     def __init__(self, broker: Broker, store: WorkerStore, config: WorkerConfig, processor: Processor,
-                 queues: QueueSet | None = None) -> None:
+                 queues: QueueSet | None = None,
+                 on_refused: Callable[[LayoutVersionError], None] | None = None) -> None:
         super().__init__(config.heartbeat_every)
         self.queues = queues or processor.queues
         self.broker = broker
@@ -35,10 +42,25 @@ class Heartbeat(Component):
         self.processor = processor
         self.started = broker.clock.now()
         self.status = "active"
+        self.on_refused = on_refused
+        self.last_beat: float | None = None  # clock time of the last heartbeat that reached Redis
+
+    @property
+    def ttl(self) -> float:
+        """How long a heartbeat counts: three rounds, so one slow or lost round does not drop the server."""
+        return self.interval * 3
 
     def run_once(self) -> None:
+        try:
+            self.broker.check_layout("worker.heartbeat")
+        except LayoutVersionError as exc:
+            if self.on_refused is None:
+                raise
+            self.on_refused(exc)
+            return
         self.extend_leases()
-        self.store.write_server(self.server_info(), self.processor.running(), ttl=self.interval * 3)
+        self.store.write_server(self.server_info(), self.processor.running(), ttl=self.ttl)
+        self.last_beat = self.broker.clock.now()
 
     def extend_leases(self) -> None:
         by_queue: dict[str, list[Any]] = defaultdict(list)
@@ -61,7 +83,7 @@ class Heartbeat(Component):
             "id": self.config.server_id, "host": socket.gethostname(), "pid": os.getpid(),
             "started": to_ms(self.started), "status": self.status, "queues": self.queues.weights(),
             "strict": self.config.strict, "concurrency": self.config.concurrency,
-            "active_count": self.processor.capacity.busy,
+            "active_count": self.processor.capacity.busy, "heartbeat": to_ms(self.broker.clock.now()),
         }
 
     def stop(self, timeout: float = 5.0) -> None:

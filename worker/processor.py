@@ -104,6 +104,11 @@ class Processor:
             self.processes.start()
         self._thread.start()
 
+    @property
+    def alive(self) -> bool:
+        """Whether the fetch loop runs (for the health endpoint)."""
+        return self._thread.is_alive()
+
     def stop_fetching(self) -> None:
         self._stop.set()
         self.wake.set()

@@ -10,7 +10,16 @@ import logging
 import threading
 from typing import Any
 
-from queues.engine import AggregatorRegistry, Clock, Registry, aggregators, registry, warn_if_evicting
+from queues.engine import (
+    AggregatorRegistry,
+    Clock,
+    LayoutVersionError,
+    RedisUnavailableError,
+    Registry,
+    aggregators,
+    registry,
+    warn_if_evicting,
+)
 from queues.engine.broker import Broker
 from queues.engine.worker_store import WorkerStore
 
@@ -18,6 +27,7 @@ from .acker import Acker, Syncer
 from .aggregator import Aggregator, queue_group_settings
 from .config import WorkerConfig
 from .definitions import DefinitionWatcher
+from .health import WorkerHealth
 from .heartbeat import Heartbeat
 from .maintenance import Watchdog, forwarder, janitor
 from .metrics import WorkerMetrics
@@ -51,7 +61,7 @@ class Server:
         self.metrics_server: Any = None
         self.processor = Processor(self.broker, config, registry, self.acker, queues, self.metrics)
         self.syncer = Syncer(self.acker, lambda attempt: attempt.lease_until, self.broker.clock.now)
-        self.heartbeat = Heartbeat(self.broker, self.store, config, self.processor, queues)
+        self.heartbeat = Heartbeat(self.broker, self.store, config, self.processor, queues, on_refused=self._refuse)
         self.recoverer = Recoverer(self.broker, self.store, config, registry, queues, limits)
         self.forwarder = forwarder(self.broker, queues, config.forwarder_interval, actor)
         self.janitor = janitor(self.broker, queues, config.janitor_interval, actor)
@@ -70,11 +80,27 @@ class Server:
             self._components.append(Archiver(self.broker, config.archive_dir, holder=actor,
                                              event_cap=config.archive_event_cap))
         self._stopping = threading.Event()
+        # Set by the heartbeat when the keyspace moved to another layout: run() stops and raises ``refusal``.
+        self._refused = threading.Event()
+        self.refusal: LayoutVersionError | None = None
+        self.health = WorkerHealth(self.loops(), lambda: self.heartbeat.last_beat, self.heartbeat.ttl,
+                                   self.broker.clock.now)
+        self.health_server: Any = None
+
+    def loops(self) -> dict[str, Any]:
+        """Every loop of the worker by name -> a function telling whether it runs (for the health endpoint)."""
+        loops: dict[str, Any] = {"processor": lambda: self.processor.alive, "acker": lambda: self.acker.alive}
+        for component in self._components:
+            loops[component.name] = lambda component=component: component.alive
+        return loops
 
     def start(self) -> None:
         if self.metrics is not None and self.config.metrics_port is not None:
             self.metrics_server = self.metrics.serve(self.config.metrics_port, self.config.metrics_host)
             log.info("metrics on http://%s:%d/metrics", *self.metrics_server.server_address[:2])
+        if self.config.health_port is not None:
+            self.health_server = self.health.serve(self.config.health_port, self.config.health_host)
+            log.info("health on http://%s:%d/healthz", *self.health_server.server_address[:2])
         try:
             warn_if_evicting(self.broker.conn)
             # Read the definitions before the first fetch, so a worker following them never serves stale queues.
@@ -104,12 +130,26 @@ class Server:
             component.stop()
         self.acker.stop()
         self.spark.stop()
-        if self.metrics_server is not None:
-            self.metrics_server.shutdown()
-            self.metrics_server.server_close()
+        for http_server in (self.metrics_server, self.health_server):
+            if http_server is not None:
+                http_server.shutdown()
+                http_server.server_close()
         self.broker.close()
         log.info("worker %s stopped", self.config.server_id)
 
     def run(self) -> None:
-        """Start, then block until SIGTERM or SIGINT, then stop gracefully."""
-        run_until_signalled(self.start, self.stop)
+        """Check the keyspace's layout, start, then block until SIGTERM or SIGINT, then stop gracefully. Raises
+        LayoutVersionError, before anything starts or after stopping, for a keyspace at another layout."""
+        try:
+            self.broker.check_layout("worker")
+        except RedisUnavailableError as exc:  # Redis may come later: the heartbeat checks before its first write
+            log.warning("cannot check the key layout yet: %s", exc)
+        run_until_signalled(self.start, self.stop, self._refused)
+        if self.refusal is not None:
+            raise self.refusal
+
+    def _refuse(self, exc: LayoutVersionError) -> None:
+        if self.refusal is None:
+            log.error("stopping: %s", exc)
+        self.refusal = exc
+        self._refused.set()

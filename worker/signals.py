@@ -11,10 +11,12 @@ from typing import Any
 log = logging.getLogger("worker")
 
 
-def run_until_signalled(start: Callable[[], None], stop: Callable[[], None]) -> None:
-    """Call ``start``, block until SIGTERM or SIGINT, then call ``stop`` (also when ``start`` fails). The previous
-    signal handlers are restored afterwards, so tests can run this in the main thread."""
-    stopping = threading.Event()
+def run_until_signalled(start: Callable[[], None], stop: Callable[[], None],
+                        stopping: threading.Event | None = None) -> None:
+    """Call ``start``, block until SIGTERM or SIGINT (or until ``stopping`` is set from inside), then call ``stop``
+    (also when ``start`` fails). The previous signal handlers are restored afterwards, so tests can run this in
+    the main thread."""
+    stopping = stopping or threading.Event()
 
     def on_signal(signum: int, _frame: Any) -> None:
         log.info("received %s", signal.Signals(signum).name)

@@ -115,6 +115,7 @@ def server_doc(server: ServerInfo) -> dict[str, Any]:
         "strict": server.strict,
         "concurrency": server.concurrency,
         "active": [worker_doc(w) for w in server.active],
+        "heartbeat_at": iso(server.heartbeat_at),
     }
 
 

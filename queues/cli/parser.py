@@ -124,6 +124,8 @@ def build_parser() -> Parser:
     from . import (
         cron_commands,
         group_commands,
+        health_commands,
+        layout_commands,
         queue_commands,
         server_commands,
         stats_commands,
@@ -141,4 +143,6 @@ def build_parser() -> Parser:
     cron_commands.register(sub)
     token_commands.register(sub)
     group_commands.register(sub)
+    health_commands.register(sub)
+    layout_commands.register(sub)
     return parser

@@ -111,6 +111,7 @@ class ServerInfo:
     strict: bool
     concurrency: int
     active: list[dict[str, Any]] = field(default_factory=list)
+    heartbeat_at: datetime | None = None  # when its last heartbeat was written (None from older workers)
 
 
 class Inspector:
@@ -571,6 +572,7 @@ class Inspector:
                 status=doc.get("status", "active"), queues=doc.get("queues", {}), strict=doc.get("strict", False),
                 concurrency=doc.get("concurrency", 0),
                 active=sorted((json.loads(v) for v in workers.values()), key=lambda w: w.get("started", 0)),
+                heartbeat_at=from_ms(doc.get("heartbeat")),
             ))
         return sorted(servers, key=lambda s: s.id)
 

@@ -9,7 +9,7 @@ from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError
 
 from queues import conf
-from queues.engine import GroupSettings, ValidationError
+from queues.engine import GroupSettings, LayoutVersionError, ValidationError
 from queues.sparkconf import SparkSettings
 from worker.config import WorkerConfig, parse_queues
 from worker.discovery import import_app_tasks, import_modules
@@ -38,6 +38,10 @@ class Command(BaseCommand):
                             help="serve this worker's Prometheus metrics (run times, in flight, fetch latency) "
                                  "on this port")
         parser.add_argument("--metrics-host", default="0.0.0.0", help="address the metrics port binds to")
+        parser.add_argument("--health-port", type=int, default=None,
+                            help="serve GET /healthz on this port: 200 while the worker's loops run and its "
+                                 "heartbeat reaches Redis, 503 otherwise")
+        parser.add_argument("--health-host", default="0.0.0.0", help="address the health port binds to")
         parser.add_argument("--import", dest="imports", nargs="+", action="extend", default=[],
                             metavar="MODULE", help="extra modules that define handlers")
 
@@ -52,7 +56,10 @@ class Command(BaseCommand):
             import_modules(options["imports"])
         except ImportError as exc:
             raise CommandError(f"cannot import handlers: {exc}") from None
-        Server(config).run()
+        try:
+            Server(config).run()
+        except LayoutVersionError as exc:  # exit non-zero, naming both layouts, instead of corrupting the keyspace
+            raise CommandError(str(exc)) from None
 
     @staticmethod
     def config(options: dict[str, Any]) -> WorkerConfig:
@@ -81,6 +88,8 @@ class Command(BaseCommand):
             limits=conf.limits(),
             metrics_port=options["metrics_port"],
             metrics_host=options["metrics_host"],
+            health_port=options["health_port"],
+            health_host=options["health_host"],
             spark=SparkSettings.from_django(),
             archive_dir=conf.archive_dir() if setting("TASKS_ARCHIVER", False) else None,
             archive_event_cap=int(setting("TASKS_ARCHIVE_EVENT_CAP", 1_000_000)),
