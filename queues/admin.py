@@ -21,6 +21,7 @@ from . import conf
 from .audit import record_action
 from .engine import EngineError, QueueNotFoundError
 from .engine.inspector import QueueInfo
+from .engine.transitions import RateLimit
 from .models import ApiToken, AuditLog, PeriodicTask, QueueDefinition, RetentionPolicy, Tasks, UniquePolicy
 from .task_admin import TaskBrowser, can_operate, can_view
 
@@ -72,12 +73,16 @@ class LiveChangeList(ChangeList):
 
 @admin.register(QueueDefinition)
 class QueueDefinitionAdmin(AuditedAdmin):
-    list_display = ["name", "weight", "rank", "concurrency_cap", "state", "size", "tasks"]
+    list_display = ["name", "weight", "rank", "concurrency_cap", "rate", "state", "size", "tasks"]
     search_fields = ["name", "description"]
     actions = ["pause", "resume"]
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return LiveChangeList
+
+    @admin.display(description="rate limit")
+    def rate(self, obj: QueueDefinition) -> str:
+        return str(RateLimit(obj.rate_limit, obj.rate_period))
 
     @admin.display(description="state")
     def state(self, obj: QueueDefinition) -> str:

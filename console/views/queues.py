@@ -51,6 +51,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
     context = {
         "info": info,
         "queue": queue,
+        "definition": insp.queue_definition(queue),
         "tabs": [(s, counts[s], queue_url(queue, state=s)) for s in STATES],
         "state": state,
         "rows": [(task, preview(task.payload)) for task in tasks],

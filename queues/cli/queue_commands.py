@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from queues.engine import STATES, QueueInfo
+from queues.engine.policies import QueueSpec
 
 from . import output as out
 from .context import Context
@@ -16,8 +17,8 @@ from .stats_commands import queue_infos
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     queue = group(sub, "queue", "Manage queues.")
     command(queue, "ls", list_queues, "List queues with their size and state.")
-    command(queue, "inspect", inspect, "Show a queue's counts per state, latency, memory and today's figures."
-            ).add_argument("queue", metavar="QUEUE")
+    command(queue, "inspect", inspect, "Show a queue's counts per state, latency, memory, today's figures and "
+            "the limits of its definition.").add_argument("queue", metavar="QUEUE")
     history_parser = command(queue, "history", history, "Show processed and failed counts per day (UTC).")
     history_parser.add_argument("queue", metavar="QUEUE")
     history_parser.add_argument("--days", type=positive_int, default=7, help="days back, today included (1-90)")
@@ -42,18 +43,25 @@ def list_queues(args: argparse.Namespace, ctx: Context) -> out.Output:
 def inspect(args: argparse.Namespace, ctx: Context) -> out.Output:
     info = ctx.inspector.queue_info(args.queue)
     types = ctx.inspector.type_counts(args.queue)
+    definition = ctx.inspector.queue_definition(args.queue)
     doc = out.queue_doc(info)
     doc["types"] = types
-    return out.Output(doc, render_queue(info, types))
+    if definition is not None:
+        doc["concurrency_cap"] = definition.concurrency_cap
+        doc["rate_limit"], doc["rate_period"] = definition.rate_limit, definition.rate_period
+    return out.Output(doc, render_queue(info, types, definition))
 
 
-def render_queue(info: QueueInfo, types: dict[str, dict[str, int]]) -> str:
+def render_queue(info: QueueInfo, types: dict[str, dict[str, int]], definition: QueueSpec | None = None) -> str:
+    limits = [] if definition is None else [("Concurrency cap", definition.concurrency_cap or "none"),
+                                            ("Rate limit", str(definition.rate))]
     head = out.fields([
         ("Queue", info.queue),
         ("State", "paused" if info.paused else "run"),
         ("Size", info.size),
         ("Latency", out.duration(info.latency)),
         ("Memory", out.size(info.memory_bytes)),
+        *limits,
     ])
     parts = [head, "", "Task Count by State",
              out.state_table(info.counts()), "",

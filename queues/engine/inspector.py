@@ -21,7 +21,7 @@ from .connection import DEFAULT_REDIS_URL, database_of
 from .errors import FailedPreconditionError, QueueNotEmptyError, QueueNotFoundError, TaskNotFoundError, ValidationError
 from .keys import DEFAULT_PREFIX, STATES, cancel_message
 from .message import TaskInfo
-from .policies import PolicyCache
+from .policies import PolicyCache, QueueSpec
 from .redaction import Redaction
 from .transitions import ArchiveLimits, Limits
 from .workflows import WorkflowInfo
@@ -502,6 +502,10 @@ class Inspector:
         else:
             call = getattr(self.ops, name)(queue, task_id, self.actor)
         self.broker.run(call)
+
+    def queue_definition(self, queue: str) -> QueueSpec | None:
+        """The queue's definition as mirrored from the admin (cap, rate limit, weight); None when not defined."""
+        return self.policies.get(self.conn, "inspector.queue_definition").queues.get(queue)
 
     def archive_limits(self, queue: str) -> ArchiveLimits:
         """The queue's archive limits from the retention policies (engine-wide ``Limits`` where they set none)."""

@@ -87,6 +87,10 @@ class RateLimit:
     limit: int = 0
     period: float = 1.0
 
+    def __str__(self) -> str:
+        """As the admin, the console and the CLI show it: ``100 per 1 s``, or ``none``."""
+        return f"{self.limit} per {self.period:g} s" if self.limit else "none"
+
 
 class Dequeued(list[Leased]):
     """The tasks one dequeue handed out. ``limited_until`` (epoch seconds) is set when the queue's rate limit is

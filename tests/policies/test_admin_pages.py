@@ -165,12 +165,13 @@ def test_saving_a_definition_in_the_admin_mirrors_and_audits(r, django_capture_o
     browser = web(staff("root", superuser=True))
     with django_capture_on_commit_callbacks(execute=True):
         reply = browser.post("/admin/queues/queuedefinition/add/", {
-            "name": "reports", "weight": "4", "rank": "0", "description": "", "concurrency_cap": "0"})
+            "name": "reports", "weight": "4", "rank": "0", "description": "", "concurrency_cap": "0",
+            "rate_limit": "0", "rate_period": "1"})
     assert reply.status_code == 302
     assert r.hexists("tq:config:queues", "reports")
     assert AuditLog.objects.get().action == "queuedefinition.add"
     refused = browser.post("/admin/queues/queuedefinition/add/", {
-        "name": "bad{name}", "weight": "4", "rank": "0", "concurrency_cap": "0"})
+        "name": "bad{name}", "weight": "4", "rank": "0", "concurrency_cap": "0", "rate_limit": "0", "rate_period": "1"})
     assert refused.status_code == 200 and "may not contain" in refused.content.decode()
 
 
