@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from queues.engine import LeaseLostError, Registry, SkipRetry, Task, handler
@@ -62,9 +63,13 @@ def odd(task: Task) -> None:
 @handler("proc:spin", registry=registry, retry_delay=never)
 def spin(task: Task) -> None:
     """CPU-bound and deaf to ``task.cancelled``: only stopping the process ends it. ``{"deaf": true}`` also
-    ignores the stop signal, so only SIGKILL does."""
-    if task.json().get("deaf"):
+    ignores the stop signal, so only SIGKILL does; ``{"mark": path}`` registers an on_cancel callback that
+    writes that file."""
+    options = task.json()
+    if options.get("deaf"):
         signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    if options.get("mark"):
+        task.on_cancel(lambda: Path(options["mark"]).write_text(f"cancelled {task.id}"))
     task.progress(0, 1)
     while True:
         pass
@@ -100,6 +105,20 @@ def stale(task: Task) -> None:
         Path(paths["seen"]).write_text("written")
     except LeaseLostError as exc:
         Path(paths["seen"]).write_text(type(exc).__name__)
+
+
+@handler("proc:lookup", registry=registry)
+def lookup(task: Task) -> None:
+    raise KeyError("no such account")
+
+
+@registry.use
+def lookups_are_final(task: Task) -> Iterator[None]:
+    """Middleware runs in the child around the handler: it turns a KeyError into SkipRetry."""
+    try:
+        yield
+    except KeyError as exc:
+        raise SkipRetry(f"middleware saw {exc!r}") from exc
 
 
 def payload(**values: object) -> bytes:

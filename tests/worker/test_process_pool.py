@@ -20,6 +20,7 @@ from worker_support import FAST, state_of, wait_for, worker_env
 from queues.engine import Client, FakeClock, Handler, Keys, Registry, Task, ValidationError, handler
 from worker.config import WorkerConfig
 from worker.process_pool import ProcessPoolError
+from worker.recoverer import LEASE_EXPIRED
 from worker.server import Server
 
 Q = "default"
@@ -99,13 +100,22 @@ def test_failures_follow_the_handlers_retry_rules(make_pool_server, client, insp
     assert inspector.get_task(Q, odd.id).last_error == "NeedsTwoArguments: 503 upstream down"
 
 
+def test_middleware_runs_around_the_handler_in_the_child(make_pool_server, client, inspector):
+    make_pool_server()
+    info = client.enqueue("proc:lookup", max_retry=10)
+    wait_for(lambda: state_of(inspector, Q, info.id) == "archived", what="archived by the middleware's SkipRetry")
+    assert inspector.get_task(Q, info.id).last_error == "SkipRetry: middleware saw KeyError('no such account')"
+
+
 # -- stopping a child for real ------------------------------------------------------------------------------------
 
 
-def test_timeout_kills_a_cpu_bound_child_which_is_replaced(make_pool_server, client, inspector, clock: FakeClock):
+def test_timeout_kills_a_cpu_bound_child_which_is_replaced(make_pool_server, client, inspector, clock: FakeClock,
+                                                           tmp_path: Path):
     server = make_pool_server(concurrency=1)
     [before] = server.processor.processes.pids()
-    info = client.enqueue("proc:spin", payload(), timeout=5, max_retry=1)
+    mark = tmp_path / "on_cancel"
+    info = client.enqueue("proc:spin", payload(mark=str(mark)), timeout=5, max_retry=1)
     wait_for(lambda: running(inspector, info.id), what="the busy loop running")
 
     clock.advance(5)
@@ -113,6 +123,7 @@ def test_timeout_kills_a_cpu_bound_child_which_is_replaced(make_pool_server, cli
     task = inspector.get_task(Q, info.id)
     assert (task.last_error, task.retried) == ("TaskCancelledError: timed out after 5 s", 1)
     wait_for(lambda: gone(before), what="the busy child stopped")
+    assert mark.read_text() == f"cancelled {info.id}"  # its on_cancel callback ran in the child first
     wait_for(lambda: idle(server), what="the slot freed")
 
     after = result_pid(inspector, client.enqueue("proc:pid", retention=60).id)
@@ -188,6 +199,26 @@ def test_a_childs_write_after_the_lease_was_lost_is_refused(make_pool_server, cl
     wait_for(lambda: zombie.acker.refused == 1, what="the late success refused")
     task = inspector.get_task(Q, info.id)
     assert (task.state, task.result) == ("retry", None)
+
+
+def test_a_lease_lost_while_the_child_runs_stops_the_child(make_pool_server, client, inspector, redis_url,
+                                                          clock: FakeClock):
+    server = make_pool_server(concurrency=1)
+    [child] = server.processor.processes.pids()
+    info = client.enqueue("proc:spin", payload())
+    wait_for(lambda: running(inspector, info.id), what="the child running")
+    server.recoverer.stop()  # only the other worker's recoverer acts
+    rescuer = Server(WorkerConfig(redis_url=redis_url, **FAST), Registry(), clock=FakeClock(clock.now() + 10))
+    try:
+        rescuer.recoverer.run_once()
+        assert rescuer.recoverer.recovered == 1
+    finally:
+        rescuer.broker.close()
+    wait_for(lambda: gone(child), what="the heartbeat found the lease lost and the child was stopped")
+    wait_for(lambda: idle(server), what="the slot freed")
+    task = inspector.get_task(Q, info.id)
+    assert (task.state, task.last_error) == ("retry", LEASE_EXPIRED)  # as the recoverer left it
+    assert server.acker.refused == 0  # nothing was even sent for the lost attempt
 
 
 # -- recycling, shutdown, metrics, configuration ------------------------------------------------------------------
