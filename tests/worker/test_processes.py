@@ -8,31 +8,23 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import redis
-from worker_support import wait_for, worker_env
+from worker_support import start_taskworker, wait_for
 
 from queues.engine import Client, Inspector
 from worker.recoverer import LEASE_EXPIRED
 
-ROOT = Path(__file__).resolve().parents[2]
 TASK = "test:record"
 DONE_KEY = "test:done"  # crash_tasks.DONE_KEY (not imported: it would register its handler in this process)
 
 
 def start_worker(processes: list[subprocess.Popen], redis_url: str, queue: str, log: Path,
                  concurrency: int = 4) -> subprocess.Popen:
-    out = log.open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "manage.py", "taskworker", "--queues", queue, "--concurrency", str(concurrency),
-         "--import", "tests.worker.crash_tasks"],
-        cwd=ROOT, env=worker_env(redis_url), stdout=out, stderr=subprocess.STDOUT)
-    out.close()
-    processes.append(proc)
-    return proc
+    return start_taskworker(processes, redis_url, log, "--queues", queue, "--concurrency", str(concurrency),
+                            "--import", "tests.worker.crash_tasks")
 
 
 def servers_up(inspector: Inspector, procs: list[subprocess.Popen]) -> dict[int, object]:

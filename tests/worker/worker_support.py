@@ -6,6 +6,8 @@ import os
 import signal
 import socket
 import subprocess
+import sys
+from pathlib import Path
 
 # One way to wait, shared by every suite that runs workers.
 from tests.waiting import WAIT, state_of, wait_for  # noqa: F401 - the suites import them from here
@@ -47,6 +49,20 @@ def kill_process(proc: subprocess.Popen, term_timeout: float = 5.0) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(5)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def start_taskworker(processes: list[subprocess.Popen], redis_url: str, log: Path, *args: str) -> subprocess.Popen:
+    """``manage.py taskworker <args>`` on the test database, with short intervals and its output in ``log``;
+    added to ``processes`` (the fixture kills what is left at teardown)."""
+    out = log.open("wb")
+    proc = subprocess.Popen([sys.executable, "manage.py", "taskworker", *args], cwd=ROOT, env=worker_env(redis_url),
+                            stdout=out, stderr=subprocess.STDOUT)
+    out.close()
+    processes.append(proc)
+    return proc
 
 
 def worker_env(redis_url: str, **extra: str) -> dict[str, str]:
