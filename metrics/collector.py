@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+import redis
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -56,6 +57,20 @@ class QueueCollector(Collector):
         yield GaugeMetricFamily("taskq_servers", "Worker processes with a current heartbeat.", value=len(servers))
         yield GaugeMetricFamily("taskq_active_workers", "Handlers running right now, over all servers.",
                                 value=workers)
+        yield from self._redis_memory(inspector)
+
+    @staticmethod
+    def _redis_memory(inspector: Inspector) -> Iterator[Metric]:
+        """Redis's memory and its limit, for the alert on memory near the limit: past maxmemory a noeviction Redis
+        refuses every enqueue. Left out where INFO is forbidden (managed Redis often disables it)."""
+        try:
+            info = inspector.redis_info()
+        except redis.ResponseError:
+            return
+        yield GaugeMetricFamily("taskq_redis_memory_used_bytes", "Memory Redis has allocated (INFO used_memory).",
+                                value=info.get("used_memory", 0))
+        yield GaugeMetricFamily("taskq_redis_memory_max_bytes", "Redis's maxmemory; 0 when it has no limit.",
+                                value=info.get("maxmemory", 0))
 
     @staticmethod
     def _per_type(by_type: dict[str, dict[str, dict[str, int]]]) -> Iterator[Metric]:

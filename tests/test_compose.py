@@ -145,3 +145,62 @@ def test_worker_points_at_the_spark_service_and_shares_the_archive():
 @pytest.mark.parametrize("name", ["prometheus", "grafana", "worker", "console"])
 def test_services_have_healthchecks(name):
     assert SERVICES[name].get("healthcheck", {}).get("test")
+
+
+def served_port(name: str) -> int:
+    """The port the app service's own command serves its health check on."""
+    argv = shell_commands(SERVICES[name]["command"])[-1]
+    option = "--health-port" if name == "worker" else "-p"
+    return int(argv[argv.index(option) + 1])
+
+
+def health_url(name: str) -> tuple[int, str]:
+    """(port, path) of the URL an app service's `python -c "...urlopen('http://127.0.0.1:PORT/PATH')"` probes."""
+    test = SERVICES[name]["healthcheck"]["test"]
+    assert test[:3] == ["CMD", "python", "-c"], f"{name}: teach this test the healthcheck {test!r}"
+    match = re.search(r"urlopen\('http://127\.0\.0\.1:(\d+)(/[^']*)'", test[3])
+    assert match, f"{name}: the healthcheck probes no local URL: {test[3]!r}"
+    return int(match.group(1)), match.group(2)
+
+
+def test_console_healthcheck_probes_its_healthz():
+    from django.urls import resolve
+
+    from console.views import healthz
+
+    port, path = health_url("console")
+    assert port == served_port("console")
+    assert resolve(path).func is healthz
+
+
+def test_worker_healthcheck_probes_its_health_port():
+    from worker.health import PATHS
+
+    port, path = health_url("worker")
+    assert port == served_port("worker")
+    assert path in PATHS
+    argv = shell_commands(SERVICES["worker"]["command"])[0]
+    assert port != int(argv[argv.index("--metrics-port") + 1]), "the health and metrics ports must differ"
+
+
+def test_tasks_health_named_in_the_compose_file_parses():
+    # The compose file offers `tasks health` where the port cannot be reached; it must stay a valid command line.
+    from queues.cli.parser import build_parser
+
+    (line,) = [line for line in (REPO / "docker-compose.yml").read_text().splitlines() if "tasks health" in line]
+    argv = shlex.split(line[line.index("`") + 1:line.rindex("`")])
+    assert argv[:3] == ["python", "manage.py", "tasks"]
+    args = build_parser().parse_args(argv[3:])
+    assert args.command_name == "health" and args.max_age == 30
+
+
+def test_prometheus_loads_alert_rules_from_the_mounted_folder():
+    config = yaml.safe_load((REPO / "metrics/prometheus/prometheus.yml").read_text())
+    mounted = {v.split(":")[1]: REPO / v.split(":")[0] for v in SERVICES["prometheus"]["volumes"] if v.startswith("./")}
+    config_path = next(arg.split("=", 1)[1] for arg in SERVICES["prometheus"]["command"]
+                       if arg.startswith("--config.file="))
+    folder = str(Path(config_path).parent)
+    assert folder in mounted, "prometheus.yml must come from the repo"
+    assert config["rule_files"], "no alert rules loaded"
+    for rule_file in config["rule_files"]:
+        assert (mounted[folder] / rule_file).is_file(), f"{rule_file} is not in {mounted[folder]}"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
+from metrics_support import exported_names, scrape
 
 from queues import conf
 from queues.engine import STATES, Client, Inspector
@@ -16,17 +16,6 @@ def engine(settings_redis, redis_client, redis_url):
     yield Client(redis_url)
     conf._client.cache_clear()
     conf._inspector.cache_clear()
-
-
-def scrape(client, **headers) -> dict[str, dict[tuple, float]]:
-    response = client.get("/metrics", **headers)
-    assert response.status_code == 200, response.content
-    assert response["Content-Type"].startswith("text/plain")
-    series: dict[str, dict[tuple, float]] = {}
-    for family in text_string_to_metric_families(response.content.decode()):
-        for sample in family.samples:
-            series.setdefault(sample.name, {})[tuple(sorted(sample.labels.items()))] = sample.value
-    return series
 
 
 def known_workload(engine: Client) -> None:
@@ -109,22 +98,11 @@ def test_every_metric_the_grafana_dashboard_charts_is_exported(client, engine, r
     import re
     from pathlib import Path
 
-    from worker.metrics import WorkerMetrics
-
     repo = Path(__file__).resolve().parents[2]
     dashboard = json.loads((repo / "metrics/grafana/dashboards/taskq.json").read_text())
     wanted = {name for panel in dashboard["panels"] for target in panel["targets"]
               for name in re.findall(r"taskq_[a-z_]+", target["expr"])}
-    broker = engine.broker
-    engine.enqueue("email", b"x", queue="q")  # a task type, so the per-type series exist
-    [leased] = broker.run(broker.transitions.dequeue("q", 1, 30, "w", "t:"))
-    broker.run(broker.transitions.retry("q", leased.id, leased.token, 0, "boom", worker="w"))
-    console = set(scrape(client))
-    worker = set()
-    for family in WorkerMetrics().registry.collect():
-        suffixes = ("_bucket", "_count", "_sum") if family.type == "histogram" else ("",)
-        worker |= {family.name + suffix for suffix in suffixes}
-    assert wanted - console - worker == set()
+    assert wanted - exported_names(client, engine) == set()
 
 
 def test_a_scrape_leaves_the_garbage_collector_as_it_found_it(client, engine):
