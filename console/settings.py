@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from console.channel_layers import channel_layers
 from console.database_url import parse_database_url
 from console.env import env_bool, env_float, env_int, env_list, env_str
 
@@ -127,6 +128,9 @@ TASKS_EVENT_STREAM_MAXLEN = env_int("TASKS_EVENT_STREAM_MAXLEN", 100_000)
 TASKS_SHUTDOWN_TIMEOUT = env_float("TASKS_SHUTDOWN_TIMEOUT", 8.0)
 # The console shows everything but hides and refuses every operator action.
 TASKS_CONSOLE_READ_ONLY = env_bool("TASKS_CONSOLE_READ_ONLY", False)
+# Payloads and results shown masked to people (README, "Redaction"): task types by prefix, whole; JSON keys at
+# any depth, their values. Comma-separated. queues.view_unredacted may reveal them, each look audited.
+TASKS_REDACT = {"types": env_list("TASKS_REDACT_TYPES", []), "keys": env_list("TASKS_REDACT_KEYS", [])}
 # When a taskscheduler enqueues the daily task-history rollups (cron, UTC); empty: never.
 TASKS_ANALYTICS_SCHEDULE = env_str("TASKS_ANALYTICS_SCHEDULE", "15 0 * * *")
 # HTTP API (/api/v1/): how long past its TTR a consumer's lease is left before a consume recovers it (clock
@@ -146,12 +150,8 @@ SPARK_CONF = env_str("SPARK_CONF", "")  # JSON object or k=v;k=v
 # Bearer token a Prometheus scrape of /metrics must send; empty leaves /metrics open (no login: it has its own).
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 
-CHANNEL_LAYERS = {
-    "default": {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL]},
-    },
-}
+# channels-redis for one server or Sentinel; in-process on a Redis Cluster (see console/channel_layers.py).
+CHANNEL_LAYERS = channel_layers(REDIS_URL)
 
 RQ_QUEUES = {"default": {"URL": REDIS_URL}}
 

@@ -12,7 +12,7 @@ from . import producer, workflows
 from . import special_enqueue as grouping
 from .broker import script_error, unavailable
 from .clock import Clock, to_ms
-from .connection import DEFAULT_REDIS_URL, connect_async
+from .connection import DEFAULT_REDIS_URL, connect_async, is_cluster
 from .flows import Request, drive_async, enqueue_flow, run_command_async, wait_flow
 from .keys import DEFAULT_PREFIX
 from .layout import check_flow
@@ -30,7 +30,7 @@ class AsyncClient:
                  clock: Clock | None = None, limits: Limits | None = None, max_payload: int = MAX_PAYLOAD_BYTES,
                  conn: redis.asyncio.Redis | None = None, policies: bool = True, policy_refresh: float = 1.0):
         self.conn = conn if conn is not None else connect_async(redis_url)
-        self.transitions = Transitions(prefix, clock, limits)
+        self.transitions = Transitions(prefix, clock, limits, cluster=is_cluster(self.conn))
         self.keys = self.transitions.keys
         self.clock = self.transitions.clock
         self.max_payload = max_payload

@@ -7,7 +7,7 @@ from typing import Any
 import redis
 
 from .clock import Clock
-from .connection import DEFAULT_REDIS_URL, connect
+from .connection import DEFAULT_REDIS_URL, connect, is_cluster
 from .errors import SCRIPT_ERRORS, EngineError, RedisUnavailableError
 from .flows import drive, run_command
 from .keys import DEFAULT_PREFIX
@@ -35,7 +35,7 @@ class Broker:
     def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
                  clock: Clock | None = None, limits: Limits | None = None, conn: redis.Redis | None = None):
         self.conn = conn if conn is not None else connect(redis_url)
-        self.transitions = Transitions(prefix, clock, limits)
+        self.transitions = Transitions(prefix, clock, limits, cluster=is_cluster(self.conn))
         self.keys = self.transitions.keys
         self.clock = self.transitions.clock
 

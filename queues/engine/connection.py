@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
 import redis.asyncio
+import redis.asyncio.cluster
+import redis.asyncio.sentinel
+import redis.cluster
+import redis.sentinel
 
-from .errors import RedisUnavailableError
+from . import topology
+from .errors import RedisUnavailableError, ValidationError
 
 log = logging.getLogger("queues.engine")
 
@@ -29,18 +34,65 @@ def redact(url: str) -> str:
 
 
 def connect(url: str = DEFAULT_REDIS_URL, **options: Any) -> redis.Redis:
-    """A client for ``redis://``, ``rediss://`` (TLS) or ``unix://`` URLs, with ACL user and password if given."""
+    """A client for the Redis a URL names (see ``topology``): ``redis://``, ``rediss://`` (TLS) or ``unix://``
+    for one server, ``redis+sentinel://`` for the master a set of sentinels watch (it follows a failover),
+    ``redis+cluster://`` for a Redis Cluster (a ``redis.cluster.RedisCluster``, typed as a ``redis.Redis``: it
+    answers the same commands, routed by key slot)."""
     try:
-        return redis.Redis.from_url(url, **{**_SOCKET_OPTIONS, **options})
-    except ValueError as exc:
-        raise RedisUnavailableError(f"bad Redis URL {redact(url)!r}: {exc}", op="connect") from None
+        where = topology.parse(url)
+        options = _data_options(where, options)
+        if where.kind == "sentinel":
+            sentinels = redis.sentinel.Sentinel(list(where.nodes),  # type: ignore[no-untyped-call]
+                                                sentinel_kwargs=_sentinel_options(where))
+            return cast(redis.Redis, sentinels.master_for(where.service, db=where.db,  # type: ignore[no-untyped-call]
+                                                          **options))
+        if where.kind == "cluster":
+            nodes = [redis.cluster.ClusterNode(host, port) for host, port in where.nodes]  # type: ignore[no-untyped-call]
+            return cast(redis.Redis, redis.cluster.RedisCluster(startup_nodes=nodes, **options))
+        return redis.Redis.from_url(url, **options)
+    except (ValueError, redis.RedisError, redis.RedisClusterException) as exc:
+        raise _bad_url(url, exc) from None
 
 
 def connect_async(url: str = DEFAULT_REDIS_URL, **options: Any) -> redis.asyncio.Redis:
+    """``connect`` for redis.asyncio: the same URLs, the asyncio client of each kind."""
     try:
-        return redis.asyncio.Redis.from_url(url, **{**_SOCKET_OPTIONS, **options})
-    except ValueError as exc:
-        raise RedisUnavailableError(f"bad Redis URL {redact(url)!r}: {exc}", op="connect") from None
+        where = topology.parse(url)
+        options = _data_options(where, options)
+        if where.kind == "sentinel":
+            sentinels = redis.asyncio.sentinel.Sentinel(list(where.nodes),  # type: ignore[no-untyped-call]
+                                                        sentinel_kwargs=_sentinel_options(where))
+            return cast(redis.asyncio.Redis, sentinels.master_for(where.service, db=where.db, **options))
+        if where.kind == "cluster":
+            nodes = [redis.asyncio.cluster.ClusterNode(host, port) for host, port in where.nodes]
+            return cast(redis.asyncio.Redis, redis.asyncio.cluster.RedisCluster(startup_nodes=nodes, **options))
+        return redis.asyncio.Redis.from_url(url, **options)
+    except (ValueError, redis.RedisError, redis.RedisClusterException) as exc:
+        raise _bad_url(url, exc) from None
+
+
+def _data_options(where: topology.Topology, options: dict[str, Any]) -> dict[str, Any]:
+    """Keyword arguments of the data connections: timeouts, the URL's credentials and TLS, the caller's own."""
+    tls = {"ssl": True} if where.tls else {}
+    return {**_SOCKET_OPTIONS, **where.credentials(), **tls, **options}
+
+
+def _bad_url(url: str, exc: Exception) -> RedisUnavailableError:
+    if isinstance(exc, ValidationError):
+        return RedisUnavailableError(exc.message, op="connect")
+    if isinstance(exc, redis.RedisError | redis.RedisClusterException):  # a cluster client reads the slot map at once
+        return RedisUnavailableError(f"Redis at {redact(url)!r} is unreachable: {exc}", op="connect")
+    return RedisUnavailableError(f"bad Redis URL {redact(url)!r}: {exc}", op="connect")
+
+
+def _sentinel_options(where: topology.Topology) -> dict[str, Any]:
+    """How to talk to the sentinels themselves: their own credentials, and timeouts so a dead one is skipped."""
+    return {"socket_connect_timeout": 1.0, "socket_timeout": 1.0, **where.sentinel_credentials()}
+
+
+def is_cluster(conn: Any) -> bool:
+    """Whether a client talks to a Redis Cluster (blocking or asyncio)."""
+    return isinstance(conn, redis.cluster.RedisCluster | redis.asyncio.cluster.RedisCluster)
 
 
 def warn_if_evicting(conn: redis.Redis) -> str | None:
@@ -64,4 +116,6 @@ def warn_if_evicting(conn: redis.Redis) -> str | None:
 
 def database_of(conn: redis.Redis) -> int:
     """The database number a client selects (0 for a cluster or when unset)."""
+    if is_cluster(conn):
+        return 0
     return int(conn.connection_pool.connection_kwargs.get("db", 0) or 0)

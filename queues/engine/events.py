@@ -20,7 +20,7 @@ import redis.asyncio
 
 from .broker import unavailable
 from .clock import Clock, SystemClock, utc_day
-from .connection import DEFAULT_REDIS_URL, connect, connect_async
+from .connection import DEFAULT_REDIS_URL, connect, connect_async, is_cluster
 from .flows import Batch, Command, Flow, Request, drive, drive_async, run_command, run_command_async
 from .keys import DEFAULT_PREFIX, Keys
 
@@ -196,14 +196,15 @@ def counts_flow(keys: Keys, queues: Iterable[str], day: str) -> Flow:
         commands.append(Command("llen", (q.pending,)))
         commands += [Command("zcard", (q.state_key(s),)) for s in COUNTED_STATES[1:]]
         commands.append(Command("exists", (q.paused,)))
-        commands.append(Command("mget", (q.processed_on(day), q.failed_on(day))))
+        # Not MGET: a cluster pipeline refuses multi-key commands.
+        commands += [Command("get", (q.processed_on(day),)), Command("get", (q.failed_on(day),))]
     replies = iter((yield Batch(commands)))
     out: dict[str, dict[str, int]] = {}
     for queue in names:
         counts = {state: int(next(replies)) for state in COUNTED_STATES}
         counts["size"] = sum(v for s, v in counts.items() if s != "completed")
         counts["paused"] = int(bool(next(replies)))
-        processed, failed = next(replies)
+        processed, failed = next(replies), next(replies)
         counts["processed_today"], counts["failed_today"] = int(processed or 0), int(failed or 0)
         out[queue] = counts
     return out
@@ -215,7 +216,7 @@ class EventStreams:
     def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
                  conn: redis.Redis | None = None, clock: Clock | None = None):
         self.conn = conn if conn is not None else connect(redis_url)
-        self.keys = Keys(prefix)
+        self.keys = Keys(prefix, is_cluster(self.conn))
         self.clock = clock or SystemClock()
 
     def tail(self, count: int = 1000) -> EventTail:
@@ -255,7 +256,7 @@ class AsyncEventStreams:
     def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
                  conn: redis.asyncio.Redis | None = None, clock: Clock | None = None):
         self.conn = conn if conn is not None else connect_async(redis_url)
-        self.keys = Keys(prefix)
+        self.keys = Keys(prefix, is_cluster(self.conn))
         self.clock = clock or SystemClock()
 
     def tail(self, count: int = 1000) -> EventTail:

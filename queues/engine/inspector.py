@@ -17,7 +17,7 @@ from . import validation as check
 from .archive_store import ArchiveStatus, ArchiveStore
 from .broker import Broker
 from .clock import Clock, from_ms, to_ms, utc_day
-from .connection import DEFAULT_REDIS_URL, database_of
+from .connection import DEFAULT_REDIS_URL, database_of, is_cluster
 from .errors import FailedPreconditionError, QueueNotEmptyError, QueueNotFoundError, TaskNotFoundError, ValidationError
 from .keys import DEFAULT_PREFIX, STATES, cancel_message
 from .message import TaskInfo
@@ -163,7 +163,8 @@ class Inspector:
             for state in _SORTED_SET_STATES:
                 pipe.zcard(q.state_key(state))
             pipe.exists(q.paused)
-            pipe.mget(q.processed_on(day), q.failed_on(day), q.processed, q.failed)
+            for counter in (q.processed_on(day), q.failed_on(day), q.processed, q.failed):
+                pipe.get(counter)  # not MGET: a cluster pipeline refuses multi-key commands
             pipe.lindex(q.pending, -1)
             pipe.hgetall(q.type_counts)  # aggregating and waiting tasks are counted per type by the scripts
         replies = iter(self._redis("queue_info", pipe.execute)) if queues else iter(())
@@ -173,7 +174,7 @@ class Inspector:
             info = QueueInfo(queue, pending=sizes[0], active=sizes[1], scheduled=sizes[2], retry=sizes[3],
                              archived=sizes[4], completed=sizes[5], paused=bool(sizes[6]))
             info.processed_today, info.failed_today, info.processed_total, info.failed_total = (
-                int(v or 0) for v in next(replies))
+                int(next(replies) or 0) for _ in range(4))
             infos.append(info)
             oldest.append(next(replies))
             _count_unlisted(info, next(replies))
@@ -200,9 +201,7 @@ class Inspector:
         plan: list[list[tuple[str, int]]] = []
         for info, head in zip(infos, oldest, strict=True):
             q = self.keys.queue(info.queue)
-            if head is None:
-                pipe.echo(b"")  # keeps one reply per queue in the same place
-            else:
+            if head is not None:
                 pipe.hget(q.task(head.decode()), "since")
             states = [(state, getattr(info, state)) for state in _MEMORY_STATES if getattr(info, state)]
             for state, _count in states:
@@ -217,8 +216,8 @@ class Inspector:
         now = self.broker.clock.now()
         samples = self.conn.pipeline(transaction=False)
         scale: list[tuple[QueueInfo, int, int]] = []
-        for info, states in zip(infos, plan, strict=True):
-            since = next(replies)
+        for info, states, head in zip(infos, plan, oldest, strict=True):
+            since = next(replies) if head is not None else None
             if since:
                 info.latency = max(0.0, now - int(since) / 1000)
             for _state, count in states:
@@ -532,9 +531,14 @@ class Inspector:
         """Ask for every active task of the queue to be cancelled; returns how many were asked."""
         self._known(queue, "cancel_all")
         ids = self._redis("cancel_all", self.conn.zrange, self.keys.queue(queue).lease, 0, -1)
+        channel = self.keys.cancel_channel(database_of(self.conn))
+        if is_cluster(self.conn):  # a cluster pipeline refuses PUBLISH
+            for task_id in ids:
+                self._redis("cancel_all", self.conn.publish, channel, cancel_message(queue, task_id.decode()))
+            return len(ids)
         pipe = self.conn.pipeline(transaction=False)
         for task_id in ids:
-            pipe.publish(self.keys.cancel_channel(database_of(self.conn)), cancel_message(queue, task_id.decode()))
+            pipe.publish(channel, cancel_message(queue, task_id.decode()))
         self._redis("cancel_all", pipe.execute)
         return len(ids)
 

@@ -166,86 +166,103 @@ class Keys:
     """Global keys and a factory for per-queue keys."""
 
     prefix: str = DEFAULT_PREFIX
+    #: On a Redis Cluster the global keys carry the prefix as their hash tag (``{tq}:queues``), so they share one
+    #: slot and the MULTIs that write several of them together (server heartbeat, config hashes and their
+    #: version) stay legal. Per-queue keys are the same on every topology.
+    cluster: bool = False
+
+    @property
+    def scope(self) -> str:
+        """What global key names start with: the prefix, or on a cluster the prefix as a hash tag."""
+        return f"{{{self.prefix}}}" if self.cluster else self.prefix
 
     def queue(self, name: str) -> QueueKeys:
         return QueueKeys(self.prefix, name)
 
+    def queue_of_pending(self, key: str) -> str | None:
+        """The queue whose pending list (and wake-up channel) is ``key``, the inverse of ``queue(q).pending``;
+        None for any other key."""
+        head, tail = f"{self.prefix}:{{", "}:pending"
+        if len(key) > len(head) + len(tail) and key.startswith(head) and key.endswith(tail):
+            return key[len(head):-len(tail)]
+        return None
+
     @property
     def queues(self) -> str:
         """Set of all known queue names (global: written outside the per-queue scripts)."""
-        return f"{self.prefix}:queues"
+        return f"{self.scope}:queues"
 
     @property
     def layout(self) -> str:
         """String: the version of the key and message layout the keyspace holds (see ``layout``)."""
-        return f"{self.prefix}:layout"
+        return f"{self.scope}:layout"
 
     @property
     def servers(self) -> str:
         """Sorted set of server ids scored by the expiry of their last heartbeat (ms)."""
-        return f"{self.prefix}:servers"
+        return f"{self.scope}:servers"
 
     def server(self, server_id: str) -> str:
-        return f"{self.prefix}:server:{server_id}"
+        return f"{self.scope}:server:{server_id}"
 
     def workers(self, server_id: str) -> str:
         """Hash task id -> JSON of what one server is running right now."""
-        return f"{self.prefix}:workers:{server_id}"
+        return f"{self.scope}:workers:{server_id}"
 
     @property
     def archiver_lease(self) -> str:
         """String: the id of the one archiver allowed to run, with a TTL (its lease)."""
-        return f"{self.prefix}:archiver:lease"
+        return f"{self.scope}:archiver:lease"
 
     @property
     def archiver_status(self) -> str:
         """Hash: gaps detected (``gaps``, ``gap:<queue>`` = JSON of the last one), the holder's heartbeat."""
-        return f"{self.prefix}:archiver:status"
+        return f"{self.scope}:archiver:status"
 
     @property
     def config_queues(self) -> str:
         """Hash queue name -> JSON of its definition (weight, rank, concurrency cap, rate limit), mirrored from the
         admin."""
-        return f"{self.prefix}:config:queues"
+        return f"{self.scope}:config:queues"
 
     @property
     def config_unique(self) -> str:
         """Hash task-type prefix -> default unique TTL in seconds."""
-        return f"{self.prefix}:config:unique"
+        return f"{self.scope}:config:unique"
 
     @property
     def config_retention(self) -> str:
         """Hash JSON ``[queue, type prefix]`` -> JSON of the retention and archive limits of that rule."""
-        return f"{self.prefix}:config:retention"
+        return f"{self.scope}:config:retention"
 
     @property
     def config_version(self) -> str:
         """Counter bumped with every write of the config hashes; readers re-read them when it changes."""
-        return f"{self.prefix}:config:version"
+        return f"{self.scope}:config:version"
 
     @property
     def schedulers(self) -> str:
         """Sorted set of scheduler ids scored by the expiry of their last heartbeat (ms)."""
-        return f"{self.prefix}:schedulers"
+        return f"{self.scope}:schedulers"
 
     def scheduler(self, scheduler_id: str) -> str:
         """JSON of one scheduler and the entries it runs, expiring unless its heartbeat renews it."""
-        return f"{self.prefix}:scheduler:{scheduler_id}"
+        return f"{self.scope}:scheduler:{scheduler_id}"
 
     @property
     def config_periodic(self) -> str:
         """Hash entry id -> JSON of a periodic task defined in the admin, mirrored from the database."""
-        return f"{self.prefix}:config:periodic"
+        return f"{self.scope}:config:periodic"
 
     @property
     def config_periodic_version(self) -> str:
         """Counter bumped with every write of ``config_periodic``; schedulers re-read the hash when it moves."""
-        return f"{self.prefix}:config:periodic:version"
+        return f"{self.scope}:config:periodic:version"
 
     def cancel_channel(self, db: int = 0) -> str:
         """Pub/sub ignores database numbers, so the channel names the database: a cancel meant for one
         database must not reach the workers of another that happen to run a task with the same id."""
-        return f"{self.prefix}:cancel:{db}"
+        return f"{self.scope}:cancel:{db}"
 
 
 def cancel_message(queue: str, task_id: str) -> str:
