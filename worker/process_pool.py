@@ -155,9 +155,6 @@ class ProcessPool:
                          for t in registry.types() if (h := registry.route(t)) is not None and not h.spark}
         self.middleware = [importable(m, "middleware") for m in registry.middleware]
         self.context = multiprocessing.get_context("forkserver")
-        modules = sorted({module for module, _ in [*self.handlers.values(), *self.middleware]})
-        # Only the first pool of a process decides what its forkserver preloads; a child imports what is missing.
-        self.context.set_forkserver_preload(["worker.process_boot", *modules])
         self.replaced = 0  # children replaced after a stop, a crash or max_tasks_per_child
         self._children: list[ChildProcess | None] = [None] * size
         self._jobs: queue.SimpleQueue[Attempt | None] = queue.SimpleQueue()
@@ -167,6 +164,9 @@ class ProcessPool:
     def start(self) -> None:
         """Start every child and wait until each has imported the handlers: a broken import fails the worker's
         start, not every task."""
+        modules = sorted({module for module, _ in [*self.handlers.values(), *self.middleware]})
+        # Only the first pool of a process decides what its forkserver preloads; a child imports what is missing.
+        self.context.set_forkserver_preload(["worker.process_boot", *modules])
         self._children = [self._spawn() for _ in range(self.size)]
         for child in self._children:
             assert child is not None
@@ -224,6 +224,9 @@ class ProcessPool:
         if attempt.claimed:  # interrupted before a slot got to it: do not start it at all
             return Outcome("drop")
         assert attempt.handler is not None
+        if attempt.handler.type not in self.handlers:
+            return attempt.failure(LookupError(f"handler {attempt.handler.type!r} was registered after the worker "
+                                               f"started its handler processes"), self.now())
         child.begin(attempt)
         remove = attempt.task.on_cancel(lambda: child.stop(attempt))  # runs at once if already cancelled
         try:

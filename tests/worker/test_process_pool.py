@@ -288,6 +288,18 @@ def test_a_child_that_cannot_import_the_handlers_fails_the_workers_start(make_se
     assert state_of(inspector, Q, info.id) == "pending"  # nothing was fetched
 
 
+def test_a_handler_registered_after_the_start_fails_its_tasks_clearly(make_server, client, inspector):
+    late = Registry()
+    late.add(process_tasks.add)
+    make_server(registry_=late, pool="process", concurrency=1)
+    late.add(process_tasks.pid)  # the children were started without it
+    info = client.enqueue("proc:pid")
+    wait_for(lambda: state_of(inspector, Q, info.id) == "retry", what="in retry")
+    assert inspector.get_task(Q, info.id).last_error == (
+        "LookupError: handler 'proc:pid' was registered after the worker started its handler processes")
+    assert result_pid(inspector, client.enqueue("proc:add", [1], retention=60).id) > 0
+
+
 @pytest.mark.parametrize("overrides, message", [
     ({"pool": "proc"}, "pool must be one of thread, process, got 'proc'"),
     ({"max_tasks_per_child": 5}, "max tasks per child needs the process pool"),
@@ -334,3 +346,43 @@ def test_taskworker_with_the_process_pool_serves_and_shuts_down_on_sigterm(r: re
     assert proc.wait(60) == 0, log.read_text()
     assert state_of(inspector, "procq", endless.id) == "pending"  # requeued after the shutdown timeout (2 s)
     assert "requeueing 1 unfinished task(s)" in log.read_text()
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (its forkserver and the handler processes), from /proc."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # it exited while we looked
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+@pytest.mark.slow
+def test_a_sigkilled_worker_leaves_no_handler_process_behind(r: redis.Redis, redis_url, processes, inspector,
+                                                             tmp_path: Path):
+    log = tmp_path / "worker.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(taskworker("--queues", "procq", "--pool", "process", "--concurrency", "2",
+                                           "--import", "tests.worker.crash_tasks"),
+                                cwd=ROOT, env=worker_env(redis_url), stdout=out, stderr=subprocess.STDOUT)
+    processes.append(proc)
+    client = Client(redis_url)
+    try:
+        busy = client.enqueue("test:record", {"sleep": 600}, queue="procq")
+        wait_for(lambda: state_of(inspector, "procq", busy.id) == "active", timeout=60,
+                 what=f"the task running\n{log.read_text()}")
+    finally:
+        client.close()
+    below = descendants(proc.pid)
+    assert len(below) >= 3, below  # the forkserver and two handler processes
+    proc.kill()
+    proc.wait(10)
+    wait_for(lambda: all(gone(pid) for pid in below), what="every handler process gone")
