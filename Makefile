@@ -38,6 +38,7 @@ test: venv
 	bash scripts/ensure-redis.sh '$(TEST_REDIS_URL)'
 	bash scripts/ensure-java.sh
 	bash scripts/ensure-chromium.sh
+	bash scripts/ensure-redis-sentinel.sh
 	bash scripts/ensure-promtool.sh
 	TEST_REDIS_URL='$(TEST_REDIS_URL)' REDIS_URL='$(TEST_REDIS_URL)' $(BIN)/python -m pytest $(PYTEST_ARGS)
 

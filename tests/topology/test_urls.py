@@ -1,0 +1,66 @@
+"""Reading sentinel and cluster URLs (no server needed): what each part means, and a clear error for bad ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from console.channel_layers import IN_PROCESS_LAYER, REDIS_LAYER, channel_layers
+from queues.engine import RedisUnavailableError, ValidationError, connect
+from queues.engine.topology import Topology, parse
+
+
+@pytest.mark.parametrize("url, expected", [
+    ("redis://127.0.0.1:6379/3", Topology("single", "redis://127.0.0.1:6379/3")),
+    ("redis+sentinel://h1:26379,h2:26380/mymaster",
+     Topology("sentinel", "", (("h1", 26379), ("h2", 26380)), "mymaster")),
+    ("redis+sentinel://:s%40cret@h1,[::1]:26381/mymaster/4?sentinel_password=sp",
+     Topology("sentinel", "", (("h1", 26379), ("::1", 26381)), "mymaster", 4, None, "s@cret",
+              options={"sentinel_password": "sp"})),
+    ("rediss+sentinel://ada:pw@h1:5000/svc", Topology("sentinel", "", (("h1", 5000),), "svc", 0, "ada", "pw", True)),
+    ("redis+cluster://10.0.0.1:7000,10.0.0.2", Topology("cluster", "", (("10.0.0.1", 7000), ("10.0.0.2", 6379)))),
+    ("rediss+cluster://:pw@h:7000/0", Topology("cluster", "", (("h", 7000),), password="pw", tls=True)),
+])
+def test_parse(url: str, expected: Topology):
+    found = parse(url)
+    assert found == Topology(**{**expected.__dict__, "url": url})
+
+
+@pytest.mark.parametrize("url, why", [
+    ("redis+sentinel://h1:26379", "/<service name>"),
+    ("redis+sentinel://h1:26379/svc/x", "database 'x' is not a number"),
+    ("redis+sentinel://h1:26379/svc/1/extra", "/<service name>"),
+    ("redis+sentinel:///svc", "no host:port"),
+    ("redis+sentinel://h1:port/svc", "'h1:port' is not host:port"),
+    ("redis+sentinel://h1:99999/svc", "'h1:99999' is not host:port"),
+    ("redis+sentinel://h1,,h2/svc", "an empty host"),
+    ("redis+cluster://h1:7000/3", "only database 0"),
+    ("redis+cluster://h1:7000?timeout=3", "unknown option(s) timeout"),
+])
+def test_bad_urls_are_refused_by_name(url: str, why: str):
+    with pytest.raises(ValidationError, match="bad Redis URL") as refused:
+        parse(url)
+    assert why in str(refused.value)
+
+
+def test_a_password_never_appears_in_the_error():
+    with pytest.raises(ValidationError) as refused:
+        parse("redis+cluster://:hunter2@h1:7000/5")
+    assert "hunter2" not in str(refused.value) and "***" in str(refused.value)
+
+
+def test_connect_reports_a_bad_url_and_an_unreachable_cluster_as_unavailable():
+    with pytest.raises(RedisUnavailableError, match="a sentinel URL ends with"):
+        connect("redis+sentinel://127.0.0.1:26381")
+    # A cluster client reads the slot map at once: nobody on this port (one of ours, idle outside the tests).
+    with pytest.raises(RedisUnavailableError, match="unreachable"):
+        connect("redis+cluster://127.0.0.1:7306", socket_connect_timeout=0.5)
+
+
+def test_channel_layers_follow_the_topology():
+    assert channel_layers("redis://127.0.0.1:6379/2") == {
+        "default": {"BACKEND": REDIS_LAYER, "CONFIG": {"hosts": ["redis://127.0.0.1:6379/2"]}}}
+    assert channel_layers("redis+sentinel://:pw@h1:26379,h2:26379/svc/2?sentinel_password=sp") == {
+        "default": {"BACKEND": REDIS_LAYER, "CONFIG": {"hosts": [{
+            "sentinels": [("h1", 26379), ("h2", 26379)], "master_name": "svc", "db": 2, "password": "pw",
+            "sentinel_kwargs": {"password": "sp"}}]}}}
+    assert channel_layers("redis+cluster://h1:7000") == {"default": {"BACKEND": IN_PROCESS_LAYER}}

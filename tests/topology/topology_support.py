@@ -1,0 +1,257 @@
+"""Real Redis topologies for the tests of this folder, on their own loopback ports, in temp dirs, torn down after.
+
+- ``redis_cluster``: a 3-node Redis Cluster (ports 7301-7303, bus ports +10000), built with
+  ``redis-cli --cluster create``; yields its ``redis+cluster://`` URL.
+- ``sentinel_topology``: a master (6381), a replica (6382) and three sentinels (26381-26383, Debian's
+  redis-sentinel) watching them as ``taskq``; yields a ``SentinelTopology`` (its URL and the processes).
+- ``topology_worker``: starts ``manage.py taskworker`` subprocesses on a URL, killed at teardown.
+
+Helpers and fixtures only: the tests import them from here (conftest.py only makes the fixtures visible).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import redis
+
+from tests.waiting import wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
+CLUSTER_PORTS = (7301, 7302, 7303)
+MASTER_PORT, REPLICA_PORT = 6381, 6382
+SENTINEL_PORTS = (26381, 26382, 26383)
+SERVICE = "taskq"
+TASKS_MODULE = "tests.topology.topology_tasks"
+DONE_FILE = "done.txt"
+
+
+def _require(binary: str) -> str:
+    path = shutil.which(binary)
+    if path is None:
+        pytest.fail(f"{binary} is not installed: run scripts/ensure-redis-sentinel.sh (make test does)")
+    return path
+
+
+def _ping(port: int) -> bool:
+    probe = redis.Redis(port=port, socket_connect_timeout=0.5, socket_timeout=1)
+    try:
+        return bool(probe.ping())
+    except redis.RedisError:
+        return False
+    finally:
+        probe.close()
+
+
+def _start(processes: list[subprocess.Popen], args: list[str], workdir: Path, port: int) -> subprocess.Popen:
+    """A foreground server process (killed by its owner's teardown), once it answers PING."""
+    if _ping(port):
+        pytest.fail(f"port {port} is already taken by a Redis: a previous run left it behind")
+    workdir.mkdir(parents=True, exist_ok=True)
+    log = workdir / "server.log"
+    proc = subprocess.Popen(args + ["--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir),
+                                    "--logfile", str(log), "--daemonize", "no"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    processes.append(proc)
+
+    def up() -> bool:
+        assert proc.poll() is None, f"{args[0]} on {port} exited:\n{log.read_text(errors='replace')[-2000:]}"
+        return _ping(port)
+
+    wait_for(up, timeout=15, interval=0.05, what=f"{Path(args[0]).name} on port {port}")
+    return proc
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """SIGKILL one process this module started, and reap it."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(10)
+
+
+# -- Redis Cluster ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    server, cli = _require("redis-server"), _require("redis-cli")
+    base = tmp_path_factory.mktemp("cluster")
+    processes: list[subprocess.Popen] = []
+    try:
+        for port in CLUSTER_PORTS:
+            _start(processes, [server, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                               "--cluster-node-timeout", "2000", "--save", "", "--appendonly", "no"],
+                   base / str(port), port)
+        created = subprocess.run([cli, "--cluster", "create", *[f"127.0.0.1:{p}" for p in CLUSTER_PORTS],
+                                  "--cluster-replicas", "0", "--cluster-yes"],
+                                 capture_output=True, text=True, timeout=60)
+        assert created.returncode == 0, f"redis-cli --cluster create failed:\n{created.stdout}\n{created.stderr}"
+        wait_for(lambda: all(_cluster_ok(p) for p in CLUSTER_PORTS), timeout=30, interval=0.1,
+                 what="cluster_state:ok on every node")
+        yield "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in CLUSTER_PORTS[:2])
+    finally:
+        for proc in processes:
+            stop(proc)
+
+
+def _cluster_ok(port: int) -> bool:
+    probe = redis.Redis(port=port, socket_connect_timeout=0.5)
+    try:
+        return "cluster_state:ok" in str(probe.execute_command("CLUSTER", "INFO"))
+    finally:
+        probe.close()
+
+
+def flush_cluster() -> None:
+    for port in CLUSTER_PORTS:
+        probe = redis.Redis(port=port)
+        probe.flushall()
+        probe.close()
+
+
+# -- Sentinel ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SentinelTopology:
+    url: str
+    base: Path
+    processes: dict[int, subprocess.Popen] = field(default_factory=dict)  # by port
+
+    def sentinel(self) -> redis.Redis:
+        return redis.Redis(port=SENTINEL_PORTS[0], socket_connect_timeout=1, socket_timeout=2)
+
+    def master_port(self) -> int:
+        probe = self.sentinel()
+        try:
+            _, port = probe.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", SERVICE)
+            return int(port)
+        finally:
+            probe.close()
+
+
+SENTINEL_CONF = """port {port}
+bind 127.0.0.1
+dir {dir}
+logfile {dir}/sentinel.log
+sentinel monitor {service} 127.0.0.1 {master} 2
+sentinel down-after-milliseconds {service} 1000
+sentinel failover-timeout {service} 5000
+sentinel parallel-syncs {service} 1
+"""
+
+
+@pytest.fixture(scope="module")
+def sentinel_topology(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SentinelTopology]:
+    server, sentinel = _require("redis-server"), _require("redis-sentinel")
+    base = tmp_path_factory.mktemp("sentinel")
+    started: list[subprocess.Popen] = []
+    topo = SentinelTopology(f"redis+sentinel://{','.join(f'127.0.0.1:{p}' for p in SENTINEL_PORTS)}/{SERVICE}/0",
+                            base)
+    try:
+        data = [server, "--save", "", "--appendonly", "no"]
+        topo.processes[MASTER_PORT] = _start(started, data, base / str(MASTER_PORT), MASTER_PORT)
+        topo.processes[REPLICA_PORT] = _start(started, data + ["--replicaof", "127.0.0.1", str(MASTER_PORT)],
+                                              base / str(REPLICA_PORT), REPLICA_PORT)
+        for port in SENTINEL_PORTS:
+            workdir = base / str(port)
+            workdir.mkdir()
+            conf = workdir / "sentinel.conf"  # sentinels rewrite their config: each needs its own, writable
+            conf.write_text(SENTINEL_CONF.format(port=port, dir=workdir, service=SERVICE, master=MASTER_PORT))
+            proc = subprocess.Popen([sentinel, str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            started.append(proc)
+            topo.processes[port] = proc
+        wait_for(lambda: _sentinels_ready(topo), timeout=30, interval=0.1,
+                 what="every sentinel seeing the replica and the two other sentinels")
+        yield topo
+    finally:
+        for proc in started:
+            stop(proc)
+
+
+def _sentinels_ready(topo: SentinelTopology) -> bool:
+    for port in SENTINEL_PORTS:
+        for proc in topo.processes.values():
+            assert proc.poll() is None, f"a server exited:\n{_logs(topo.base)}"
+        probe = redis.Redis(port=port, socket_connect_timeout=0.5, socket_timeout=1, decode_responses=True)
+        try:
+            master = probe.sentinel_master(SERVICE)
+            if int(master["num-slaves"]) < 1 or int(master["num-other-sentinels"]) < 2:
+                return False
+        except redis.RedisError:
+            return False
+        finally:
+            probe.close()
+    return True
+
+
+def _logs(base: Path) -> str:
+    return "\n".join(f"--- {p}\n{p.read_text(errors='replace')[-1500:]}" for p in sorted(base.rglob("*.log")))
+
+
+# -- workers ----------------------------------------------------------------------------------------------------
+
+
+def worker_env(url: str, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({
+        "REDIS_URL": url,
+        "TASKS_LEASE_SECONDS": "3",
+        "TASKS_RECOVERER_SECONDS": "0.5",
+        "TASKS_CLOCK_SKEW_SECONDS": "0.2",
+        "TASKS_FORWARDER_SECONDS": "0.2",
+        "TASKS_SHUTDOWN_TIMEOUT": "2",
+        "PYTHONUNBUFFERED": "1",
+    })
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def topology_worker(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen]]:
+    """``start(url, queues, concurrency=4)`` runs a taskworker on ``url`` serving ``queues``; its handlers append
+    what they complete to ``tmp_path / DONE_FILE`` (read it with ``completions``)."""
+    workers: list[subprocess.Popen] = []
+
+    def start(url: str, queues: str, concurrency: int = 4) -> subprocess.Popen:
+        log = (tmp_path / f"worker-{len(workers)}.log").open("wb")
+        proc = subprocess.Popen(
+            [sys.executable, "manage.py", "taskworker", "--queues", queues, "--concurrency", str(concurrency),
+             "--import", TASKS_MODULE],
+            cwd=ROOT, env=worker_env(url, TOPOLOGY_DONE_FILE=str(tmp_path / DONE_FILE)), stdout=log,
+            stderr=subprocess.STDOUT)
+        log.close()
+        workers.append(proc)
+        return proc
+
+    yield start
+    for proc in workers:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                stop(proc)
+
+
+def completions(tmp_path: Path) -> list[str]:
+    """Task ids in the order their handlers completed (an id twice: it ran to the end twice)."""
+    path = tmp_path / DONE_FILE
+    return [line.split()[1] for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def first_completion_after(tmp_path: Path, moment: float) -> float:
+    """When (epoch) the first handler completed after ``moment``."""
+    times = [float(line.split()[2]) for line in (tmp_path / DONE_FILE).read_text().splitlines()]
+    return min(t for t in times if t > moment)
+
+
+def worker_logs(tmp_path: Path) -> str:
+    return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(tmp_path.glob("*.log")))
