@@ -11,9 +11,24 @@ from queues.engine import DEFAULT_PREFIX, DEFAULT_REDIS_URL, GroupSettings, Limi
 from queues.engine import validation as check
 from queues.sparkconf import SparkSettings
 
+#: Characters that make a ``--queues`` entry a glob pattern (fnmatch: ``*``, ``?``, ``[...]``) rather than a name.
+PATTERN_CHARS = frozenset("*?[")
+
+
+def is_pattern(entry: str) -> bool:
+    return not PATTERN_CHARS.isdisjoint(entry)
+
+
+def split_patterns(queues: dict[str, int]) -> tuple[dict[str, int], dict[str, int]]:
+    """The plain names and the glob patterns of a parsed ``--queues``, each with its weight, in the given order."""
+    names = {q: w for q, w in queues.items() if not is_pattern(q)}
+    patterns = {q: w for q, w in queues.items() if is_pattern(q)}
+    return names, patterns
+
 
 def parse_queues(spec: str) -> dict[str, int]:
-    """``"critical=6,default=3,low=1"`` -> {"critical": 6, "default": 3, "low": 1}; a bare name weighs 1."""
+    """``"critical=6,default=3,low=1"`` -> {"critical": 6, "default": 3, "low": 1}; a bare name weighs 1. An entry
+    may be a glob pattern (``tenant-*=1``), validated like a name (no braces) and split off by ``split_patterns``."""
     queues: dict[str, int] = {}
     for part in spec.split(","):
         part = part.strip()
@@ -40,6 +55,10 @@ class WorkerConfig:
     redis_url: str = DEFAULT_REDIS_URL
     prefix: str = DEFAULT_PREFIX
     queues: dict[str, int] = field(default_factory=lambda: {"default": 1})
+    # Glob patterns -> weight: every known or defined queue a pattern matches is served with the pattern's weight
+    # (the first matching pattern wins; a name in ``queues`` wins over all patterns). Resolved every
+    # ``definitions_interval`` and at once when a matching queue's pending list gets its first task.
+    queue_patterns: dict[str, int] = field(default_factory=dict)
     # Serve the queue definitions mirrored from the admin (``queues`` only while none is defined) instead of
     # ``queues``; taskworker sets it when started without --queues.
     follow_definitions: bool = False

@@ -31,6 +31,7 @@ from .health import WorkerHealth
 from .heartbeat import Heartbeat
 from .maintenance import Watchdog, forwarder, janitor
 from .metrics import WorkerMetrics
+from .patterns import QueuePatterns
 from .processor import Processor
 from .queueset import QueueSet
 from .recoverer import Recoverer
@@ -66,7 +67,12 @@ class Server:
         self.forwarder = forwarder(self.broker, queues, config.forwarder_interval, actor)
         self.janitor = janitor(self.broker, queues, config.janitor_interval, actor)
         self.watchdog = Watchdog(self.processor)
-        self.subscriber = Subscriber(self.store, queues, self.processor)
+        # --queues with glob patterns: a resolver keeps the matched queues in the served set.
+        self.patterns = QueuePatterns(
+            self.store, queues, config.queues, config.queue_patterns, lambda: self.definitions.policies.queues,
+            config.definitions_interval, on_change=lambda: self.processor.wake.set()) if config.queue_patterns else None
+        self.subscriber = Subscriber(self.store, queues, self.processor, list(config.queue_patterns),
+                                     self.patterns.heard if self.patterns is not None else None)
         self.spark = self.processor.spark = SparkRunner(config.spark)
         self._components = [self.definitions, self.subscriber, self.heartbeat, self.watchdog, self.syncer,
                             self.recoverer, self.forwarder, self.janitor]
@@ -74,6 +80,8 @@ class Server:
                                      lambda q: queue_group_settings(config.group_settings, self.definitions.policies,
                                                                     q), actor)
         self._components.append(self.aggregator)
+        if self.patterns is not None:
+            self._components.append(self.patterns)
         if config.archive_dir:
             from .archiver import Archiver
 
@@ -105,6 +113,8 @@ class Server:
             warn_if_evicting(self.broker.conn)
             # Read the definitions before the first fetch, so a worker following them never serves stale queues.
             self.definitions.run_once()
+            if self.patterns is not None:
+                self.patterns.run_once()
             self.store.register_queues(self.queues.names())
         except Exception as exc:  # Redis may come later; the components back off until it does
             log.warning("Redis not reachable at start: %s", exc)

@@ -1,9 +1,12 @@
 """Listens on Redis pub/sub for operator cancellations and for the wake-ups that tell an idle processor a
-queue has work. One connection, one thread; it reconnects after an outage (redis-py re-subscribes)."""
+queue has work. One connection, one thread; it reconnects after an outage (redis-py re-subscribes). With queue
+patterns (``--queues 'tenant-*'``) it also listens to the wake-ups of every queue a pattern matches, and hands
+those of queues not served yet to the pattern resolver (``patterns.py``) before waking the processor."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import redis
 
@@ -21,9 +24,12 @@ log = logging.getLogger("worker.subscriber")
 class Subscriber(Component):
     name = "subscriber"
 
-    def __init__(self, store: WorkerStore, queues: QueueSet, processor: Processor) -> None:
+    def __init__(self, store: WorkerStore, queues: QueueSet, processor: Processor, patterns: list[str] | None = None,
+                 on_heard: Callable[[str], None] | None = None) -> None:
         super().__init__(interval=0.0)
         self.store, self.queues, self.processor = store, queues, processor
+        self.patterns = list(patterns or [])
+        self.on_heard = on_heard
         self._pubsub: redis.client.PubSub | None = None
         self._cancel_channel = b""
         self._listening: list[str] = []
@@ -31,7 +37,7 @@ class Subscriber(Component):
     def run_once(self) -> None:
         if self._pubsub is None:
             self._listening = self.queues.names()
-            pubsub, channel = self.store.subscribe(self._listening)
+            pubsub, channel = self.store.subscribe(self._listening, self.patterns)
             self._pubsub, self._cancel_channel = pubsub, channel.encode()
             # Work may have arrived while we were not listening.
             self.processor.wake.set()
@@ -42,9 +48,14 @@ class Subscriber(Component):
             self._pubsub.close()
             self._pubsub = None
             raise RedisUnavailableError(str(exc), op="worker.subscriber") from exc
-        if message is None or message.get("type") != "message":
+        if message is None or message.get("type") not in ("message", "pmessage"):
             return
-        if message["channel"] == self._cancel_channel:
+        if message["type"] == "pmessage":
+            queue = self.store.keys.queue_of_pending(message["channel"].decode(errors="replace"))
+            if queue is not None and self.on_heard is not None:
+                self.on_heard(queue)
+            self.processor.wake.set()
+        elif message["channel"] == self._cancel_channel:
             queue, task_id = cancel_request(message["data"])
             if self.processor.cancel(queue, task_id):
                 log.info("task %s in %s cancelled by an operator", task_id, queue)

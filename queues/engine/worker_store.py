@@ -6,6 +6,7 @@ cancellations and wake idle workers. Only the engine talks to Redis; the worker 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import redis
@@ -23,6 +24,13 @@ class WorkerStore:
 
     def _call(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return self.broker.command(f"worker.{op}", fn, *args, **kwargs)
+
+    def known_queues(self) -> set[str]:
+        """Every queue name Redis knows (producers add a queue with its first task, workers the queues they serve)."""
+        return {name.decode() for name in self._call("known_queues", self.broker.conn.smembers, self.keys.queues)}
+
+    def has_pending(self, queue: str) -> bool:
+        return bool(self._call("has_pending", self.broker.conn.exists, self.keys.queue(queue).pending))
 
     def register_queues(self, queues: list[str]) -> None:
         """Make the served queues visible to the console even before their first task."""
@@ -72,9 +80,13 @@ class WorkerStore:
         if removed:
             self._call("subscribe", pubsub.unsubscribe, *[self.keys.queue(q).pending for q in removed])
 
-    def subscribe(self, queues: list[str]) -> tuple[redis.client.PubSub, str]:
-        """A pub/sub on the cancel channel and on each queue's pending-list channel (see ``lua/_lib.lua``)."""
+    def subscribe(self, queues: list[str], patterns: Sequence[str] = ()) -> tuple[redis.client.PubSub, str]:
+        """A pub/sub on the cancel channel, on each queue's pending-list channel (see ``lua/_lib.lua``) and on the
+        pending-list channels of every queue a glob pattern matches (``tq:{tenant-*}:pending``: braces are plain
+        characters to Redis's glob), so a queue created later wakes the worker too."""
         pubsub = self.broker.conn.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
         cancel = self.keys.cancel_channel(database_of(self.broker.conn))
         self._call("subscribe", pubsub.subscribe, cancel, *[self.keys.queue(q).pending for q in queues])
+        if patterns:
+            self._call("subscribe", pubsub.psubscribe, *[self.keys.queue(p).pending for p in patterns])
         return pubsub, cancel

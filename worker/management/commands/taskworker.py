@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from queues import conf
 from queues.engine import GroupSettings, LayoutVersionError, ValidationError
 from queues.sparkconf import SparkSettings
-from worker.config import WorkerConfig, parse_queues
+from worker.config import WorkerConfig, parse_queues, split_patterns
 from worker.discovery import import_app_tasks, import_modules
 from worker.server import Server
 
@@ -21,9 +21,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--queues", default=None,
-                            help="queues and weights, e.g. critical=6,default=3,low=1 (default: the queue "
-                                 "definitions from the admin, followed while the worker runs; 'default' while "
-                                 "none is defined)")
+                            help="queues and weights, e.g. critical=6,default=3,low=1; glob patterns such as "
+                                 "'tenant-*=1' serve every matching queue, also ones created later (default: the "
+                                 "queue definitions from the admin, followed while the worker runs; 'default' "
+                                 "while none is defined)")
         parser.add_argument("--strict", action="store_true",
                             help="strict priority: queues in order of their rank (definitions), then weight")
         parser.add_argument("--concurrency", type=int, default=10, help="handlers running at once (default 10)")
@@ -65,10 +66,12 @@ class Command(BaseCommand):
     def config(options: dict[str, Any]) -> WorkerConfig:
         setting = conf.setting
         shutdown = options["shutdown_timeout"]
+        queues, patterns = split_patterns(parse_queues("default" if options["queues"] is None else options["queues"]))
         return WorkerConfig(
             redis_url=conf.redis_url(),
             prefix=conf.key_prefix(),
-            queues=parse_queues("default" if options["queues"] is None else options["queues"]),
+            queues=queues,
+            queue_patterns=patterns,
             follow_definitions=options["queues"] is None,
             strict=options["strict"],
             concurrency=options["concurrency"],
