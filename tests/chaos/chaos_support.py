@@ -27,6 +27,9 @@ import redis
 
 from tests.waiting import WAIT, state_of, wait_for  # noqa: F401 - the chaos tests import them from here
 
+# Worker processes with short leases and intervals (2 s), so a crashed worker's tasks come back within seconds.
+from tests.worker.worker_support import kill_process, worker_env  # noqa: F401 - kill_process re-exported too
+
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_PORTS = range(6391, 6395)  # throwaway redis-servers
 PROXY_PORTS = range(6491, 6495)  # chaos proxies
@@ -57,18 +60,6 @@ def record_figures(scenario: str, **figures: Any) -> None:
     if path:
         with open(path, "a") as out:
             out.write(json.dumps({"scenario": scenario, **figures}) + "\n")
-
-
-def kill_process(proc: subprocess.Popen, term_timeout: float = 5.0) -> None:
-    """SIGTERM, then SIGKILL if it does not exit; only the process we started."""
-    if proc.poll() is not None:
-        return
-    try:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(term_timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
 
 
 # -- Redis on AOF ---------------------------------------------------------------------------------------------
@@ -262,30 +253,14 @@ class ChaosProxy:
 # -- worker processes ----------------------------------------------------------------------------------------
 
 
-def worker_env(redis_url: str, done_file: Path, **extra: str) -> dict[str, str]:
-    """Short leases and intervals, so a crashed worker's tasks come back within seconds."""
-    env = dict(os.environ)
-    env.update({
-        "REDIS_URL": redis_url,
-        DONE_FILE_ENV: str(done_file),
-        "TASKS_LEASE_SECONDS": "2",
-        "TASKS_RECOVERER_SECONDS": "0.5",
-        "TASKS_CLOCK_SKEW_SECONDS": "0.2",
-        "TASKS_FORWARDER_SECONDS": "0.2",
-        "TASKS_SHUTDOWN_TIMEOUT": "2",
-        "PYTHONUNBUFFERED": "1",
-    })
-    env.update(extra)
-    return env
-
-
 def start_worker(redis_url: str, queue: str, done_file: Path, log: Path, concurrency: int = 4) -> subprocess.Popen:
     """A ``manage.py taskworker`` process running the handlers of chaos_tasks.py, its output appended to ``log``."""
     with log.open("ab") as out:
         return subprocess.Popen(
             [sys.executable, "manage.py", "taskworker", "--queues", queue, "--concurrency", str(concurrency),
              "--import", "tests.chaos.chaos_tasks"],
-            cwd=ROOT, env=worker_env(redis_url, done_file), stdout=out, stderr=subprocess.STDOUT)
+            cwd=ROOT, env=worker_env(redis_url, **{DONE_FILE_ENV: str(done_file)}), stdout=out,
+            stderr=subprocess.STDOUT)
 
 
 class Supervisor:
