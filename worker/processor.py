@@ -3,7 +3,9 @@ concurrency limit, and hands every outcome to the acker. It owns the attempts in
 
 No fixed sleeps on the hot path: when every queue is empty the fetch thread waits on an event that the
 subscriber sets as soon as a pending list gets its first task, so an idle worker starts new work within
-milliseconds (asynq sleeps a second).
+milliseconds (asynq sleeps a second). A queue at its rate limit is left alone until the time the dequeue script
+named for its next start, and an idle fetch thread sleeps no longer than until the first such time, so a
+rate-limited queue neither spins the worker nor waits a whole idle period once its window admits a start.
 """
 
 from __future__ import annotations
@@ -97,6 +99,8 @@ class Processor:
         self.leases_expired = 0  # attempts stopped because their lease ran out unextended (see Watchdog)
         self._stop = threading.Event()
         self._calls = itertools.count(1)
+        # Queue -> engine time before which its rate limit admits no start (only the fetch thread touches it).
+        self._resting: dict[str, float] = {}
         self._thread = threading.Thread(target=self._fetch_loop, name="processor", daemon=True)
 
     def start(self) -> None:
@@ -137,22 +141,38 @@ class Processor:
                 log.info("fetching again")
                 failing = False
             if not leased:
-                self.wake.wait(self.config.idle_wait)
+                self.wake.wait(self._idle_wait())
                 continue
             self.capacity.take(len(leased))
             self._dispatch(queue, leased)
 
     def _dequeue(self, k: int) -> tuple[str, list[Leased]]:
+        now = self.clock.now()
+        # Forget windows that have opened (also of queues no longer served, which would never be visited).
+        self._resting = {queue: until for queue, until in self._resting.items() if until > now}
         for queue in self.order.next():
+            if queue in self._resting:
+                continue
             token_prefix = f"{self.config.server_id}:{next(self._calls)}:"
             began = time.monotonic()
             leased = self.broker.run(self.broker.transitions.dequeue(
-                queue, k, self.config.lease, self.config.server_id, token_prefix, self.queues.cap(queue)))
+                queue, k, self.config.lease, self.config.server_id, token_prefix, self.queues.cap(queue),
+                self.queues.rate(queue)))
             if self.metrics is not None:
                 self.metrics.fetch_latency.observe(time.monotonic() - began)
+            if leased.limited_until is not None:
+                self._resting[queue] = leased.limited_until
             if leased:
                 return queue, leased
         return "", []
+
+    def _idle_wait(self) -> float:
+        """How long to sleep when no queue gave work: the idle wait, or less when a rate-limited queue's window
+        opens sooner. The script names only future times, so a queue it limits is never polled in a loop."""
+        if not self._resting:
+            return self.config.idle_wait
+        soonest = min(self._resting.values()) - self.clock.now()
+        return max(0.0, min(self.config.idle_wait, soonest))
 
     def _dispatch(self, queue: str, leased: list[Leased]) -> None:
         now = self.clock.now()
