@@ -70,6 +70,12 @@ def test_worker_processes_queues_on_every_node(cluster: str, topology_worker, tm
         inspector.unpause_queue("q0")
         wait_for(lambda: held in completions(tmp_path), what="q0 served again once unpaused")
 
+        # The forwarder moves a due scheduled task; a failure is archived (scripts of the worker's other paths).
+        later = client.enqueue("topo:record", {}, queue="q4", process_in=0.5).id
+        failing = client.enqueue("topo:fail", {}, queue="q6").id
+        wait_for(lambda: later in completions(tmp_path), what=f"the scheduled task run\n{worker_logs(tmp_path)}")
+        wait_for(lambda: state_of(inspector, "q6", failing) == "archived", what="the failed task archived")
+
         # Cancel goes over pub/sub: published on one node, heard by the worker subscribed on another.
         running = client.enqueue("topo:sleep", {}, queue="q5").id
         wait_for(lambda: state_of(inspector, "q5", running) == "active", what="the sleeper running")

@@ -1,5 +1,8 @@
 """Real Redis topologies for the tests of this folder, on their own loopback ports, in temp dirs, torn down after.
 
+Both topologies live for the whole session (pytest-django runs the tests that use the database first, which
+would split a module-scoped one in two starts).
+
 - ``redis_cluster``: a 3-node Redis Cluster (ports 7301-7303, bus ports +10000), built with
   ``redis-cli --cluster create``; yields its ``redis+cluster://`` URL.
 - ``sentinel_topology``: a master (6381), a replica (6382) and three sentinels (26381-26383, Debian's
@@ -79,7 +82,7 @@ def stop(proc: subprocess.Popen) -> None:
 # -- Redis Cluster ----------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server, cli = _require("redis-server"), _require("redis-cli")
     base = tmp_path_factory.mktemp("cluster")
@@ -148,7 +151,7 @@ sentinel parallel-syncs {service} 1
 """
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def sentinel_topology(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SentinelTopology]:
     server, sentinel = _require("redis-server"), _require("redis-sentinel")
     base = tmp_path_factory.mktemp("sentinel")

@@ -9,7 +9,7 @@ import json
 import os
 import time
 
-from queues.engine import Task, handler
+from queues.engine import SkipRetry, Task, handler
 
 
 @handler("topo:record", retry_delay=lambda n, e, t: 0.1)
@@ -18,6 +18,11 @@ def record(task: Task) -> None:
     # One short O_APPEND write per line: lines of concurrent handlers do not interleave.
     with open(os.environ["TOPOLOGY_DONE_FILE"], "a") as done:
         done.write(f"{task.queue} {task.id} {time.time():.3f}\n")
+
+
+@handler("topo:fail")
+def fail(task: Task) -> None:
+    raise SkipRetry("failed on purpose")
 
 
 @handler("topo:sleep")
