@@ -17,6 +17,7 @@ from queues.engine import (
     DuplicateTaskError,
     EngineError,
     FailedPreconditionError,
+    LayoutVersionError,
     LeaseLostError,
     QueueNotFoundError,
     RedisUnavailableError,
@@ -60,6 +61,8 @@ ENGINE_STATUSES: list[tuple[type[EngineError], int]] = [
     (DuplicateTaskError, 409),
     (TaskIdConflictError, 409),
     (RedisUnavailableError, 503),
+    # A keyspace at another key layout: a deployment to finish (upgrade or migrate-keys), not the caller's fault.
+    (LayoutVersionError, 503),
 ]
 
 

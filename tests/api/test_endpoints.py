@@ -246,6 +246,15 @@ def test_redis_down_is_a_503(api, settings):
         assert response.json()["error"] == "unavailable"
 
 
+def test_a_keyspace_at_another_key_layout_is_a_503_and_stays_untouched(api, redis_client):
+    redis_client.set("tq:layout", "2")
+    clear_caches()  # a fresh client, which checks the layout before its first write
+    response = publish(api)
+    assert response.status_code == 503, response.content
+    assert response.json()["error"] == "layout_mismatch" and "key layout 2" in response.json()["message"]
+    assert redis_client.keys("*") == [b"tq:layout"]
+
+
 def test_no_csrf_and_no_session_needed(api):
     from django.test import Client
 
