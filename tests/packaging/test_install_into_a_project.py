@@ -95,6 +95,22 @@ def test_eager_mode_runs_it_inline(settings, taskq_redis):
     assert taskq_redis.dbsize() == 0
 '''
 
+# Run on its own, apart from test_shop.py, which imports shop.tasks: the worker fixture must find the handler.
+DISCOVERY_TESTS = '''
+import sys
+
+from queues.conf import get_client
+
+IMPORTED_BEFORE = "shop.tasks" in sys.modules
+
+
+def test_the_worker_fixture_imports_the_apps_tasks_as_taskworker_does(taskq_settings, taskq_worker):
+    assert not IMPORTED_BEFORE and "shop.tasks" in sys.modules
+    get_client().enqueue("shop:receipt", {"order": 1}, queue="mail")
+    summary = taskq_worker.run_until_empty("mail")
+    assert (summary.processed, summary.failed) == (1, 0)
+'''
+
 PAGES = '''
 from django.contrib.auth.models import User
 from django.test import Client
@@ -186,9 +202,13 @@ def test_the_wheel_installs_into_an_existing_django_project(tmp_path: Path, redi
     assert "taskworker" in commands and "    tasks\n" in commands
 
     (project / "tests").mkdir()
+    (project / "tests" / "test_discovery.py").write_text(DISCOVERY_TESTS)
     (project / "tests" / "test_shop.py").write_text(SHOP_TESTS.format(venv=venv))
     (project / "pytest.ini").write_text("[pytest]\nDJANGO_SETTINGS_MODULE = mysite.settings\n")
     redis_client.set("left", "by someone")
-    tested = run(python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", cwd=project, env=env)
+    pytest = (python, "-m", "pytest", "-q", "-p", "no:cacheprovider")
+    discovered = run(*pytest, "tests/test_discovery.py", cwd=project, env=env)
+    assert "1 passed" in discovered, discovered
+    tested = run(*pytest, "tests/test_shop.py", cwd=project, env=env)
     assert "3 passed" in tested, tested
     assert redis_client.dbsize() == 0  # the fixtures flushed the test database, before and after

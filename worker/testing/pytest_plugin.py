@@ -10,6 +10,7 @@ Imports of the engine and the worker happen inside the fixtures, so loading the 
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -87,12 +88,25 @@ def taskq_inspector(taskq_redis: redis.Redis, taskq_redis_url: str, taskq_clock:
 
 @pytest.fixture
 def taskq_worker(taskq_redis: redis.Redis, taskq_redis_url: str, taskq_clock: FakeClock) -> Iterator[WorkerThread]:
-    """A started worker on the test database, serving the handlers registered with ``@handler`` on ``default``
+    """A started worker on the test database, serving the handlers registered with ``@handler`` (in a Django
+    project, every installed app's ``tasks`` module is imported first, as ``taskworker`` does) on ``default``
     (``run_until_empty(queue)`` adds other queues), on ``taskq_clock``; stopped at teardown."""
     from .thread import WorkerThread
 
+    _import_django_app_tasks()
     with WorkerThread(taskq_redis_url, clock=taskq_clock) as worker:
         yield worker
+
+
+def _import_django_app_tasks() -> None:
+    if "django" not in sys.modules:
+        return  # not a Django project (or Django is not in use here): handlers come from the test's imports
+    from django.apps import apps
+
+    if apps.ready:
+        from worker.discovery import import_app_tasks
+
+        import_app_tasks([config.name for config in apps.get_app_configs()])
 
 
 @pytest.fixture
