@@ -6,7 +6,8 @@ One enqueue is one attempt: the handler registered for the type (longest prefix,
 with a real ``Task``, inside the registry's middleware. When it returns, ``enqueue`` returns a ``TaskInfo`` in
 state ``completed`` with whatever the handler wrote with ``write_result`` and ``progress``. When it raises, the
 exception propagates to the caller unless propagation is off; then the ``TaskInfo`` says where a worker would
-have put the task (``retry`` or ``archived``) and why (``last_error``). Nothing is retried, nothing is read from
+have put the task (``retry``, with ``next_process_at`` from the handler's ``retry_delay``, or ``archived``)
+and why (``last_error``). Nothing is retried, nothing is read from
 or written to Redis, and nothing waits for ``process_at``/``process_in``.
 """
 
@@ -17,7 +18,7 @@ import inspect
 from contextlib import ExitStack
 from typing import Any
 
-from .clock import Clock, from_ms
+from .clock import Clock, from_ms, to_ms
 from .errors import HandlerNotFoundError, RetryWithoutFailure, SkipRetry, ValidationError
 from .handlers import Handler, Registry, Task
 from .handlers import registry as default_registry
@@ -59,18 +60,16 @@ class EagerRunner:
                 "registers it must be imported first", op=op)
         attempt = EagerAttempt()
         task = Task(message, 0, attempt)
-        state, error = "completed", None
+        state, error, retry_in = "completed", None, 0.0
         try:
             self._call(handler, task)
-        except RetryWithoutFailure as exc:
-            state, error = "retry", _describe(exc)
         except Exception as exc:
-            if self.propagate:
+            if self.propagate and not isinstance(exc, RetryWithoutFailure):
                 raise
-            # Where a worker would put the task after this first attempt.
-            state = "archived" if isinstance(exc, SkipRetry) or message.max_retry == 0 else "retry"
+            state, retry_in = _after_first_attempt(exc, handler, task)
             error = _describe(exc)
-        now = from_ms(int(self.clock.now() * 1000))
+        seconds = self.clock.now()
+        now = from_ms(to_ms(seconds))
         return TaskInfo(
             id=message.id, type=message.type, queue=message.queue, state=state, payload=message.payload,
             max_retry=message.max_retry, timeout=message.effective_timeout(), deadline=from_ms(message.deadline_ms),
@@ -78,6 +77,7 @@ class EagerRunner:
             last_error=error, last_failed_at=now if error else None,
             completed_at=now if state == "completed" else None, result=attempt.fields.get("result"),
             progress=attempt.progress(), state_since=now,
+            next_process_at=from_ms(to_ms(seconds + retry_in)) if state == "retry" else None,
         )
 
     def _call(self, handler: Handler, task: Task) -> None:
@@ -87,6 +87,16 @@ class EagerRunner:
             returned = handler(task)
             if inspect.isawaitable(returned):
                 _await_here(returned, task)
+
+
+def _after_first_attempt(exc: Exception, handler: Handler, task: Task) -> tuple[str, float]:
+    """Where a worker would put the task after this failed first attempt, and in how many seconds it would run
+    again from ``retry``."""
+    if isinstance(exc, RetryWithoutFailure):
+        return "retry", float(getattr(exc, "delay", 0) or 0) or handler.retry_delay(0, exc, task)
+    if isinstance(exc, SkipRetry) or task.max_retry == 0:
+        return "archived", 0.0
+    return "retry", handler.retry_delay(0, exc, task)
 
 
 def _await_here(awaitable: Any, task: Task) -> None:

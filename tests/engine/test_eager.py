@@ -116,6 +116,7 @@ def test_skip_retry_is_raised_too_but_retry_without_failure_is_not(eager: Client
         eager.enqueue("a")
     info = eager.enqueue("b")
     assert (info.state, info.last_error, info.retried) == ("retry", "RetryWithoutFailure: warming up", 0)
+    assert info.next_process_at is not None and info.next_process_at.timestamp() >= eager.clock.now() + 15
 
 
 @pytest.mark.parametrize("raised, max_retry, state", [
@@ -129,9 +130,11 @@ def test_without_propagation_the_info_says_where_a_worker_would_put_the_task(
         task.write_result(b"partial")
         raise raised
 
-    handler("job", registry=handlers)(fail)
+    handler("job", registry=handlers, retry_delay=lambda retried, exc, task: 42.0 + retried)(fail)
     info = lenient.enqueue("job", max_retry=max_retry)
     assert info.state == state
+    expected_next = lenient.clock.now() + 42 if state == "retry" else None
+    assert (info.next_process_at and info.next_process_at.timestamp()) == expected_next
     assert info.last_error == f"{type(raised).__name__}: {raised}"
     assert info.last_failed_at is not None and info.completed_at is None
     assert info.result == b"partial"
