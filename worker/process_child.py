@@ -77,13 +77,13 @@ def resolve(ref: Ref) -> Any:
 def handler_function(ref: Ref) -> Callable[[Task], Any]:
     found = resolve(ref)
     # ``@handler`` leaves a Handler under the function's name; a function added by hand is found as itself.
-    return found.func if isinstance(found, Handler) else found  # type: ignore[no-any-return]
+    return found.func if isinstance(found, Handler) else found
 
 
 def middleware_factory(ref: Ref) -> Callable[[Task], AbstractContextManager[None]]:
     found = resolve(ref)
     # ``Registry.use`` keeps the generator function under its name and registers contextmanager(it).
-    return contextmanager(found) if inspect.isgeneratorfunction(found) else found  # type: ignore[no-any-return]
+    return contextmanager(found) if inspect.isgeneratorfunction(found) else found
 
 
 class ParentWriter:
