@@ -188,3 +188,58 @@ def test_recoverer_drops_lease_entries_whose_task_is_gone(make_server, r, clock)
     server = make_server()
     wait_for(lambda: r.zcard(q.lease) == 0, what="orphaned lease entries dropped")
     assert server.recoverer.recovered == 0
+
+
+def cancellable(registry, task_type: str) -> tuple[threading.Event, threading.Event]:
+    """Register a sync handler that runs until its attempt is cancelled; returns (started, stopped) events."""
+    started, stopped = threading.Event(), threading.Event()
+
+    @handler(task_type, registry=registry)
+    def run(task: Task) -> None:
+        started.set()
+        deadline = time.monotonic() + 10
+        while not task.cancelled and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if task.cancelled:
+            stopped.set()
+
+    return started, stopped
+
+
+def test_an_attempt_whose_lease_the_heartbeat_cannot_extend_is_stopped_when_the_lease_runs_out(
+        make_server, registry, client, inspector, clock: FakeClock):
+    """A worker cut off from Redis must not run on a task another worker may already have (the chaos suite
+    cuts a real connection; here the heartbeat is simply stopped)."""
+    started, stopped = cancellable(registry, "cut:off")
+    server = make_server()
+    server.recoverer.stop()  # only the worker's own reaction is under test, not the recovery
+    info = client.enqueue("cut:off", retention=60)
+    assert started.wait(10)
+    server.heartbeat.stop()
+    time.sleep(0.5)  # the heartbeat (every 0.2 s) has missed two rounds
+    clock.advance(1.9)
+    time.sleep(0.3)  # several watchdog rounds (0.05 s): the lease has not run out yet
+    assert not stopped.is_set() and server.processor.leases_expired == 0
+
+    clock.advance(0.1)
+    assert stopped.wait(10)
+    wait_for(lambda: not server.processor.inflight and server.acker.drain(0), what="the attempt ended")
+    assert server.processor.leases_expired == 1
+    task = inspector.get_task(Q, info.id)
+    # Nothing was written: the task waits for a recoverer, and no acknowledgement was even tried.
+    assert (task.state, task.retried, server.acker.refused) == ("active", 0, 0)
+
+
+def test_a_clock_jump_past_the_lease_does_not_stop_an_attempt_the_heartbeat_still_extends(
+        make_server, registry, client, inspector, clock: FakeClock):
+    started, stopped = cancellable(registry, "jumped")
+    server = make_server()
+    info = client.enqueue("jumped", retention=60)
+    assert started.wait(10)
+    key = server.broker.keys.queue(Q).lease
+    before = server.broker.conn.zscore(key, info.id)
+    clock.advance(2.1)  # past the lease, within the skew allowance: no recoverer acts
+    wait_for(lambda: server.broker.conn.zscore(key, info.id) > before, what="a heartbeat extended the lease")
+    time.sleep(0.3)
+    assert not stopped.is_set() and server.processor.leases_expired == 0
+    assert state_of(inspector, Q, info.id) == "active"
