@@ -1,0 +1,77 @@
+"""``TASKS_REDACT`` as every place that shows a payload or result to a person applies it (console pages, the
+admin's task view, the live feed, the CLI), who may see through it, and the audit entry each look writes.
+
+The rules themselves (types by prefix, JSON keys at any depth) live in ``queues.engine.redaction``; this module
+reads and validates the setting, and is the one place that knows the permission and the audit action.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import lru_cache
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
+
+from .conf import setting
+from .engine import TaskInfo, ValidationError
+from .engine.redaction import Redaction
+
+UNREDACTED_PERMISSION = "queues.view_unredacted"
+#: The audit action of every look at unredacted values.
+VIEW_ACTION = "task.view_unredacted"
+_FIELDS = ("types", "keys")
+
+
+def rules() -> Redaction:
+    """The configured rules. A bad ``TASKS_REDACT`` raises ImproperlyConfigured naming what is wrong (the queues
+    app calls this at start-up, so a typo stops the console, the worker and the CLI rather than leaking)."""
+    value = setting("TASKS_REDACT", None) or {}
+    if not isinstance(value, dict) or not set(value) <= set(_FIELDS):
+        raise ImproperlyConfigured(f'TASKS_REDACT must be a dict with "types" and "keys" lists, got {value!r}')
+    lists = [value.get(name) or [] for name in _FIELDS]
+    for name, items in zip(_FIELDS, lists, strict=True):
+        if not isinstance(items, list | tuple) or not all(isinstance(item, str) for item in items):
+            raise ImproperlyConfigured(f'TASKS_REDACT["{name}"] must be a list of strings, got {items!r}')
+    return _build(tuple(lists[0]), tuple(lists[1]))
+
+
+@lru_cache(maxsize=16)
+def _build(types: tuple[str, ...], keys: tuple[str, ...]) -> Redaction:
+    try:
+        return Redaction.build(types, keys)
+    except ValidationError as exc:
+        raise ImproperlyConfigured(f"TASKS_REDACT (TASKS_REDACT_TYPES / TASKS_REDACT_KEYS): {exc.message}") from None
+
+
+def can_see_unredacted(user: Any) -> bool:
+    return bool(user is not None and user.is_authenticated and user.is_active
+                and user.has_perm(UNREDACTED_PERMISSION))
+
+
+def masked(task_type: str, data: bytes) -> bytes:
+    """A payload or result of ``task_type`` as anyone may see it under the configured rules."""
+    return rules().apply(task_type, data) or b""
+
+
+def redact_task(task: TaskInfo, redaction: Redaction | None = None) -> TaskInfo:
+    """A copy of ``task`` with its payload and result as a person without the permission may see them."""
+    redaction = rules() if redaction is None else redaction
+    if not redaction:
+        return task
+    return replace(task, payload=redaction.apply(task.type, task.payload) or b"",
+                   result=redaction.apply(task.type, task.result))
+
+
+def is_redacted(task: TaskInfo, redaction: Redaction | None = None) -> bool:
+    """Whether anything of the task's payload or result is masked."""
+    redaction = rules() if redaction is None else redaction
+    return redaction.hides(task.type, task.payload) or redaction.hides(task.type, task.result)
+
+
+def record_unredacted_view(user: Any, queue: str, task_ids: list[str], where: str, username: str = "") -> None:
+    """One audit entry per look: who (``username`` when there is no Django user, e.g. ``cli:alice``), which
+    queue and tasks, and from where."""
+    from .audit import record_action  # models: imported on use, so this module loads before the app registry
+
+    record_action(user, VIEW_ACTION, queue=queue, task_ids=task_ids, detail=where, username=username)
