@@ -1,8 +1,8 @@
 """The heartbeat: extends the leases of the tasks this worker runs, and publishes the server and its running
 tasks (with a TTL, so a crashed server disappears from the console on its own).
 
-Each round first reads the keyspace's layout stamp: when ``tasks migrate-keys`` moved the keyspace on while this
-worker runs, the worker must stop before it writes in the old layout (``on_refused`` stops the server).
+Each round first reads the keyspace's layout stamp (``layout``, see ``layout_guard``): when ``tasks migrate-keys``
+moved the keyspace on while this worker runs, the round writes nothing and the server stops.
 """
 
 from __future__ import annotations
@@ -12,16 +12,15 @@ import os
 import socket
 import time
 from collections import defaultdict
-from collections.abc import Callable
 from typing import Any
 
-from queues.engine import LayoutVersionError
 from queues.engine.broker import Broker
 from queues.engine.clock import to_ms
 from queues.engine.worker_store import WorkerStore
 
 from .component import Component
 from .config import WorkerConfig
+from .layout_guard import LayoutGuard
 from .processor import Processor
 from .queueset import QueueSet
 
@@ -32,8 +31,7 @@ class Heartbeat(Component):
     name = "heartbeat"
 
     def __init__(self, broker: Broker, store: WorkerStore, config: WorkerConfig, processor: Processor,
-                 queues: QueueSet | None = None,
-                 on_refused: Callable[[LayoutVersionError], None] | None = None) -> None:
+                 queues: QueueSet | None = None, layout: LayoutGuard | None = None) -> None:
         super().__init__(config.heartbeat_every)
         self.queues = queues or processor.queues
         self.broker = broker
@@ -42,7 +40,7 @@ class Heartbeat(Component):
         self.processor = processor
         self.started = broker.clock.now()
         self.status = "active"
-        self.on_refused = on_refused
+        self.layout = layout
         self.last_beat: float | None = None  # clock time of the last heartbeat that reached Redis
 
     @property
@@ -51,12 +49,7 @@ class Heartbeat(Component):
         return self.interval * 3
 
     def run_once(self) -> None:
-        try:
-            self.broker.check_layout("worker.heartbeat")
-        except LayoutVersionError as exc:
-            if self.on_refused is None:
-                raise
-            self.on_refused(exc)
+        if self.layout is not None and not self.layout.check():
             return
         self.extend_leases()
         self.store.write_server(self.server_info(), self.processor.running(), ttl=self.ttl)

@@ -26,6 +26,7 @@ from queues.engine.policies import PolicyCache
 from queues.engine.scheduler_store import SchedulerStore
 
 from .component import Component
+from .layout_guard import LayoutGuard
 from .signals import run_until_signalled
 
 log = logging.getLogger("worker.scheduler")
@@ -54,6 +55,7 @@ class Scheduler(Component):
         self._admin_version: int | None = None
         self._next_heartbeat = 0.0
         self._reported: set[tuple[str, int]] = set()  # skipped ticks already logged
+        self.layout = LayoutGuard(store.broker, "scheduler")
 
     # -- one round --------------------------------------------------------------------------------------------
 
@@ -75,6 +77,8 @@ class Scheduler(Component):
                  "y" if len(self.admin_entries) == 1 else "ies", self._admin_version)
 
     def run_once(self) -> None:
+        if not self.layout.check():  # the keyspace moved to another key layout: write nothing, stop
+            return
         self.refresh()
         entries = self.entries()
         now = self.clock.now()
@@ -133,7 +137,8 @@ def build(redis_url: str, prefix: str, *, registry: ScheduleRegistry = schedules
 
 
 def run(scheduler: Scheduler) -> None:
-    """Run until SIGTERM or SIGINT, then deregister."""
+    """Run until SIGTERM or SIGINT, then deregister. Raises LayoutVersionError, before starting or after stopping,
+    for a keyspace at another key layout."""
 
     def start() -> None:
         scheduler.start()
@@ -145,4 +150,6 @@ def run(scheduler: Scheduler) -> None:
         scheduler.stop()
         scheduler.store.broker.close()
 
-    run_until_signalled(start, stop)
+    scheduler.layout.check_at_start()
+    run_until_signalled(start, stop, scheduler.layout.refused)
+    scheduler.layout.raise_refusal()

@@ -10,16 +10,7 @@ import logging
 import threading
 from typing import Any
 
-from queues.engine import (
-    AggregatorRegistry,
-    Clock,
-    LayoutVersionError,
-    RedisUnavailableError,
-    Registry,
-    aggregators,
-    registry,
-    warn_if_evicting,
-)
+from queues.engine import AggregatorRegistry, Clock, Registry, aggregators, registry, warn_if_evicting
 from queues.engine.broker import Broker
 from queues.engine.worker_store import WorkerStore
 
@@ -29,6 +20,7 @@ from .config import WorkerConfig
 from .definitions import DefinitionWatcher
 from .health import WorkerHealth
 from .heartbeat import Heartbeat
+from .layout_guard import LayoutGuard
 from .maintenance import Watchdog, forwarder, janitor
 from .metrics import WorkerMetrics
 from .patterns import QueuePatterns
@@ -62,7 +54,8 @@ class Server:
         self.metrics_server: Any = None
         self.processor = Processor(self.broker, config, registry, self.acker, queues, self.metrics)
         self.syncer = Syncer(self.acker, lambda attempt: attempt.lease_until, self.broker.clock.now)
-        self.heartbeat = Heartbeat(self.broker, self.store, config, self.processor, queues, on_refused=self._refuse)
+        self.layout = LayoutGuard(self.broker, "worker")
+        self.heartbeat = Heartbeat(self.broker, self.store, config, self.processor, queues, layout=self.layout)
         self.recoverer = Recoverer(self.broker, self.store, config, registry, queues, limits)
         self.forwarder = forwarder(self.broker, queues, config.forwarder_interval, actor)
         self.janitor = janitor(self.broker, queues, config.janitor_interval, actor)
@@ -88,9 +81,6 @@ class Server:
             self._components.append(Archiver(self.broker, config.archive_dir, holder=actor,
                                              event_cap=config.archive_event_cap))
         self._stopping = threading.Event()
-        # Set by the heartbeat when the keyspace moved to another layout: run() stops and raises ``refusal``.
-        self._refused = threading.Event()
-        self.refusal: LayoutVersionError | None = None
         self.health = WorkerHealth(self.loops(), lambda: self.heartbeat.last_beat, self.heartbeat.ttl,
                                    self.broker.clock.now)
         self.health_server: Any = None
@@ -150,16 +140,6 @@ class Server:
     def run(self) -> None:
         """Check the keyspace's layout, start, then block until SIGTERM or SIGINT, then stop gracefully. Raises
         LayoutVersionError, before anything starts or after stopping, for a keyspace at another layout."""
-        try:
-            self.broker.check_layout("worker")
-        except RedisUnavailableError as exc:  # Redis may come later: the heartbeat checks before its first write
-            log.warning("cannot check the key layout yet: %s", exc)
-        run_until_signalled(self.start, self.stop, self._refused)
-        if self.refusal is not None:
-            raise self.refusal
-
-    def _refuse(self, exc: LayoutVersionError) -> None:
-        if self.refusal is None:
-            log.error("stopping: %s", exc)
-        self.refusal = exc
-        self._refused.set()
+        self.layout.check_at_start()
+        run_until_signalled(self.start, self.stop, self.layout.refused)
+        self.layout.raise_refusal()

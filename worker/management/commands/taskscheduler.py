@@ -9,7 +9,7 @@ from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError
 
 from queues import conf
-from queues.engine import ValidationError
+from queues.engine import LayoutVersionError, ValidationError
 from worker.discovery import import_app_tasks, import_modules
 from worker.scheduler import build, run
 
@@ -45,4 +45,7 @@ class Command(BaseCommand):
             raise CommandError(f"bad periodic entry: {exc}") from None
         scheduler = build(conf.redis_url(), conf.key_prefix(), interval=interval, grace=grace,
                           follow_admin=not options["no_admin"])
-        run(scheduler)
+        try:
+            run(scheduler)
+        except LayoutVersionError as exc:  # exit non-zero, naming both layouts, instead of corrupting the keyspace
+            raise CommandError(str(exc)) from None
