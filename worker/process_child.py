@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import logging
 import multiprocessing
 import os
 import pickle
@@ -167,6 +168,8 @@ def child_main(conn: Connection, handlers: dict[str, Ref], middleware: list[Ref]
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         importlib.import_module("worker.process_boot")
+        if not logging.getLogger().handlers:  # no Django to configure it: log like the taskworker command does
+            logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         runner = ChildRunner(conn, {kind: handler_function(ref) for kind, ref in handlers.items()},
                              [middleware_factory(ref) for ref in middleware])
     except BaseException:  # noqa: BLE001 - whatever broke the start is reported to the parent, which fails loudly
