@@ -72,6 +72,7 @@ class TaskListQuery(forms.Form):
 
 class TaskDetailQuery(forms.Form):
     full = forms.ChoiceField(choices=[("payload", "payload"), ("result", "result")], required=False)
+    unredacted = forms.BooleanField(required=False)
 
 
 class TaskIdsField(forms.Field):

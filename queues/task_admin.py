@@ -21,6 +21,7 @@ from .audit import record_action
 from .conf import setting
 from .engine import STATES, EngineError, QueueNotFoundError, RedisUnavailableError
 from .engine.validation import MAX_QUEUE_NAME, MAX_TASK_ID
+from .redaction import redact_task
 
 VIEW_PERMISSION = "queues.view_console"
 OPERATE_PERMISSION = "queues.operate_console"
@@ -113,7 +114,9 @@ class TaskBrowser:
                 info = self.inspector.queue_info(queue)
                 context["info"] = info
                 context["counts"] = info.counts()
-                context["tasks"] = self.inspector.list_tasks(queue, state, page, PAGE_SIZE)
+                # Masked for everyone, as the console's lists are: full values only on the console's task page,
+                # where each look is audited.
+                context["tasks"] = [redact_task(t) for t in self.inspector.list_tasks(queue, state, page, PAGE_SIZE)]
                 total = context["counts"].get(state, 0)
                 context["has_next"] = page * PAGE_SIZE < total
                 if page > 1 and not context["tasks"]:

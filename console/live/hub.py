@@ -219,8 +219,10 @@ def queue_message(queue: str, qwin: QueueWindow, counts: dict[str, int] | None) 
 
 def task_detail(inspector: Any, queue: str, task_id: str, last_to: str) -> dict[str, Any]:
     """What the task page shows beyond the event: state, retries, error, progress and the rendered result. A task
-    that is gone reads as ``completed`` (done: deleted on success, no retention) or ``deleted``."""
+    that is gone reads as ``completed`` (done: deleted on success, no retention) or ``deleted``. One message
+    feeds every watcher of the task, so its result is masked as TASKS_REDACT says, whoever watches."""
     from console.rendering import render_bytes
+    from queues.redaction import masked
 
     try:
         task = inspector.get_task(queue, task_id)
@@ -230,9 +232,11 @@ def task_detail(inspector: Any, queue: str, task_id: str, last_to: str) -> dict[
         return {"error": str(exc)}
     result = None
     if task.result is not None:
-        rendered = render_bytes(task.result[:RESULT_PREVIEW_BYTES])
-        result = {"kind": rendered.kind, "text": rendered.text, "size": len(task.result),
-                  "truncated": rendered.truncated or len(task.result) > RESULT_PREVIEW_BYTES}
+        shown = masked(task.type, task.result)
+        rendered = render_bytes(shown[:RESULT_PREVIEW_BYTES])
+        result = {"kind": rendered.kind, "text": rendered.text, "size": len(shown),
+                  "truncated": rendered.truncated or len(shown) > RESULT_PREVIEW_BYTES,
+                  "redacted": shown != task.result}
     return {"state": task.state, "since": _iso(task.state_since), "retried": task.retried,
             "max_retry": task.max_retry, "last_error": task.last_error or "", "result": result,
             "progress": list(task.progress) if task.progress else None}

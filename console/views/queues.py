@@ -19,8 +19,11 @@ from .common import inspector, preference, queue_url
 
 @viewer_page
 def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
-    """Access: viewers. Reads one page of one state by range (LRANGE/ZRANGE), or a bounded scan when filtering."""
+    """Access: viewers. Reads one page of one state by range (LRANGE/ZRANGE), or a bounded scan when filtering.
+    Payloads are shown and searched as TASKS_REDACT masks them, whoever looks: a match inside a masked value
+    would tell what it holds, and only the task page's audited reveal may do that."""
     from queues.engine import TaskNotFoundError
+    from queues.redaction import masked, rules
 
     query = TaskListQuery(request.GET)
     if not query.is_valid():
@@ -40,9 +43,10 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
     counts = info.counts()
     total = counts[state]
     search = None
+    redaction = rules()
     if query.filtering:
         search = insp.search_tasks(queue, state, task_type=params["type"] or None, text=params["text"] or None,
-                                   limit=size)
+                                   limit=size, redaction=redaction)
         tasks, page, pages = search.tasks, 1, 1
     else:
         pages = max(1, ceil(total / size))
@@ -54,7 +58,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
         "definition": insp.queue_definition(queue),
         "tabs": [(s, counts[s], queue_url(queue, state=s)) for s in STATES],
         "state": state,
-        "rows": [(task, preview(task.payload)) for task in tasks],
+        "rows": [(task, preview(masked(task.type, task.payload))) for task in tasks],
         "total": total,
         "page": page,
         "pages": pages,

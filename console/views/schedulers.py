@@ -17,11 +17,12 @@ def schedulers(request: HttpRequest) -> HttpResponse:
     """Access: viewers. Reads the scheduler heartbeats, the admin's mirrored entries, and per entry its last tick
     and history (one pipeline for the entries, one read per entry for its history)."""
     from queues.periodic import scheduler_store
+    from queues.redaction import masked
 
     store = scheduler_store()
     rows = []
     for info in store.entries():
         entry = info.entry
-        rows.append({"info": info, "entry": entry, "payload": preview(entry.payload, 120),
+        rows.append({"info": info, "entry": entry, "payload": preview(masked(entry.type, entry.payload), 120),
                      "history": store.history_of(entry, HISTORY_ROWS)})
     return render(request, "console/schedulers.html", {"rows": rows, "schedulers": store.schedulers()})

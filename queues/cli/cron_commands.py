@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from queues.engine.scheduler_store import EnqueueRecord, EntryInfo
+from queues.redaction import masked
 
 from . import output as out
 from .context import Context
@@ -35,7 +36,7 @@ def entry_doc(info: EntryInfo) -> dict[str, Any]:
     e = info.entry
     doc: dict[str, Any] = {"id": e.id, "name": e.name, "source": e.source, "spec": e.spec, "tz": e.tz,
                            "type": e.type, "queue": e.queue}
-    out.put_bytes(doc, "payload", e.payload)
+    out.put_bytes(doc, "payload", masked(e.type, e.payload))
     doc.update({"options": dict(e.options), "missed": e.missed, "next_run": out.iso(info.next_run),
                 "previous_run": record_doc(info.previous) if info.previous else None,
                 "last_tick": out.iso(info.last_tick), "schedulers": list(info.schedulers)})
@@ -46,7 +47,7 @@ def list_entries(args: argparse.Namespace, ctx: Context) -> out.Output:
     infos = _store(ctx).entries()
     now = ctx.now()
     rows = [[i.id, i.entry.spec + ("" if i.entry.tz == "UTC" else f" ({i.entry.tz})"), i.entry.type,
-             out.show_bytes(i.entry.payload), i.entry.queue, out.when(i.next_run, now),
+             out.show_bytes(masked(i.entry.type, i.entry.payload)), i.entry.queue, out.when(i.next_run, now),
              out.when(i.previous.tick, now) if i.previous else "-"] for i in infos]
     text = out.table(["ID", "SPEC", "TYPE", "PAYLOAD", "QUEUE", "NEXT", "PREVIOUS"], rows) if infos else \
         "No periodic entries."

@@ -8,9 +8,10 @@ from typing import Any
 
 from queues.engine import STATES, TaskInfo
 from queues.engine.inspector import ARCHIVABLE, DELETABLE, RUNNABLE
+from queues.redaction import is_redacted, record_unredacted_view, redact_task
 
 from . import output as out
-from .context import Context
+from .context import Context, actor
 from .parser import (
     base64_bytes,
     command,
@@ -33,8 +34,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     ls.add_argument("--state", required=True, choices=STATES, help="task state")
     ls.add_argument("--page", type=positive_int, default=1, help="page number, from 1 (default 1)")
     ls.add_argument("--size", type=positive_int, default=20, help="tasks per page, at most 1000 (default 20)")
+    unredacted_option(ls)
 
-    one_task(task, "inspect", inspect, "Show everything known about a task.")
+    unredacted_option(one_task(task, "inspect", inspect, "Show everything known about a task."))
     one_task(task, "cancel", cancel, "Ask the worker running an active task to cancel it.")
     one_task(task, "delete", action("delete_task", "deleted"), "Delete a task (not an active one).")
     one_task(task, "archive", action("archive_task", "archived"), "Archive a pending, scheduled or retry task.")
@@ -60,10 +62,16 @@ def queue_option(parser: argparse.ArgumentParser, required: bool = True) -> None
 
 
 def one_task(sub: argparse._SubParsersAction[Any], name: str, run: Callable[..., out.Output], help_text: str
-             ) -> None:
+             ) -> argparse.ArgumentParser:
     parser = command(sub, name, run, help_text)
     parser.add_argument("id", metavar="ID", help="task id")
     queue_option(parser)
+    return parser
+
+
+def unredacted_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--unredacted", action="store_true",
+                        help="show values TASKS_REDACT masks in full (written to the audit log)")
 
 
 def register_enqueue(sub: argparse._SubParsersAction[Any]) -> None:
@@ -86,8 +94,19 @@ def register_enqueue(sub: argparse._SubParsersAction[Any]) -> None:
 # -- commands --------------------------------------------------------------------------------------------------
 
 
+def shown(args: argparse.Namespace, tasks: list[TaskInfo]) -> list[TaskInfo]:
+    """The tasks as the command may print them: masked by TASKS_REDACT, or with ``--unredacted`` in full and
+    an audit entry naming the login and the tasks that had masked values."""
+    if not args.unredacted:
+        return [redact_task(t) for t in tasks]
+    revealed = [t.id for t in tasks if is_redacted(t)]
+    if revealed:
+        record_unredacted_view(None, args.queue, revealed, f"cli task {args.command_name}", username=actor())
+    return tasks
+
+
 def list_tasks(args: argparse.Namespace, ctx: Context) -> out.Output:
-    tasks = ctx.inspector.list_tasks(args.queue, args.state, page=args.page, size=args.size)
+    tasks = shown(args, ctx.inspector.list_tasks(args.queue, args.state, page=args.page, size=args.size))
     doc = {"queue": args.queue, "state": args.state, "page": args.page, "size": args.size,
            "tasks": [out.task_doc(t) for t in tasks]}
     if not tasks:
@@ -124,7 +143,7 @@ COLUMNS: dict[str, tuple[list[str], Callable[[TaskInfo, float], list[Any]]]] = {
 
 
 def inspect(args: argparse.Namespace, ctx: Context) -> out.Output:
-    task = ctx.inspector.get_task(args.queue, args.id)
+    task = shown(args, [ctx.inspector.get_task(args.queue, args.id)])[0]
     return out.Output(out.task_doc(task), render_task(task, ctx.now()))
 
 

@@ -149,7 +149,10 @@
       if (name === "last_error" && d.last_error) { el.textContent = d.last_error; }
     });
     var box = document.querySelector("[data-live-result]");
-    if (box && d.result) {
+    // The feed's result is masked for everyone; a page showing it unredacted keeps what it shows.
+    if (box && d.result && d.result.redacted && box.hasAttribute("data-live-revealed")) {
+      notice("The result changed; reload to see it.");
+    } else if (box && d.result) {
       box.textContent = "";
       var meta = document.createElement("p");
       meta.className = "muted";
