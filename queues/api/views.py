@@ -101,6 +101,8 @@ def payload_doc(payload: bytes) -> dict[str, Any]:
 
 
 def task_doc(task: TaskInfo) -> dict[str, Any]:
+    # TASKS_REDACT does not apply: a token is a machine's credential, and one that may consume the queue gets
+    # every payload of it anyway (README, "Redaction").
     return {"id": task.id, "queue": task.queue, "type": task.type, "state": task.state, **payload_doc(task.payload),
             "retried": task.retried, "max_retry": task.max_retry, "last_error": task.last_error,
             "created_at": iso(task.created_at), "next_process_at": iso(task.next_process_at),
