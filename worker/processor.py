@@ -298,6 +298,10 @@ class Processor:
         key = (attempt.queue, attempt.id)
         if self.inflight.get(key) is attempt:
             self.inflight.pop(key, None)
+        if self.queues.cap(attempt.queue):
+            # Its lease is gone now (the acker wrote the outcome): a capped queue has a free slot, so fetch again
+            # rather than after the idle wait. Uncapped queues need no wake-up: a refusal there means empty.
+            self.wake.set()
 
     def snapshot(self) -> list[Attempt]:
         return list(self.inflight.values())

@@ -1,6 +1,7 @@
-"""A worker under a queue's rate limit, with the shared FakeClock: it starts no more than the limit per window,
-leaves the queue alone while the window is full (no dequeue calls at all while the clock stands still), and
-starts the rest as soon as the clock opens the window."""
+"""A worker under a queue's limits, with the shared FakeClock. Rate limit: it starts no more than the limit per
+window, leaves the queue alone while the window is full (no dequeue calls at all while the clock stands still),
+and starts the rest as soon as the clock opens the window. Concurrency cap: a finished task of a capped queue
+makes it fetch again at once, not after the idle wait."""
 
 from __future__ import annotations
 
@@ -45,3 +46,16 @@ def test_a_rate_limited_queue_rests_until_its_window_opens(make_server, registry
     wait_for(lambda: len(ran) == 5, what="the last one in the third window")
     starts = [int(f[b"at"]) for _, f in r.xrange(Keys().queue(Q).events) if f[b"to"] == b"active"]
     assert sorted(starts) == [starts[0]] * 2 + [starts[0] + 1000] * 2 + [starts[0] + 2000]
+
+
+def test_a_finished_task_of_a_capped_queue_wakes_the_fetch_at_once(make_server, registry, client, r):
+    PolicyStore(r, Keys()).write(PolicySet(queues={Q: QueueSpec(Q, concurrency_cap=1)}))
+    ran: list[str] = []
+
+    @handler("send", registry=registry)
+    def send(task: Task) -> None:
+        ran.append(task.id)
+
+    make_server(queues={Q: 1}, idle_wait=3600)  # only a wake-up can end an idle wait within the test
+    client.enqueue_many([("send", {"n": n}) for n in range(3)], queue=Q)
+    wait_for(lambda: len(ran) == 3, what="three tasks one after the other under a cap of 1")
