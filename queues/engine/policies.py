@@ -51,6 +51,10 @@ class QueueSpec:
     rate_limit: int = 0
     rate_period: float = 1.0
 
+    def __post_init__(self) -> None:
+        # A bad rate limit raises ValidationError here (a ValueError: from_hashes skips such an entry, warning).
+        RateLimit(self.rate_limit, self.rate_period)
+
     @property
     def rate(self) -> RateLimit:
         return RateLimit(self.rate_limit, self.rate_period)

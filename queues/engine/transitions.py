@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import validation as check
 from .clock import Clock, SystemClock, to_ms, utc_day
 from .keys import DEFAULT_PREFIX, Keys, QueueKeys
 from .message import TaskMessage
@@ -18,6 +19,7 @@ from .scripts import Script, script
 DAY_COUNTER_TTL = 90 * 24 * 3600  # seconds: the dashboard charts up to 90 days back
 BULK_CHUNK = 1000  # tasks per bulk script call, so Redis never blocks long on a queue of millions
 PERIODIC_LIMIT = 100  # tasks per forwarder / janitor call
+MAX_RATE_LIMIT = 1_000_000  # starts per period, as the admin allows
 
 
 def _identity(reply: Any) -> Any:
@@ -86,6 +88,10 @@ class RateLimit:
 
     limit: int = 0
     period: float = 1.0
+
+    def __post_init__(self) -> None:
+        check.count(self.limit, "rate limit", 0, MAX_RATE_LIMIT, "queue definition")
+        check.seconds(self.period, "rate period", "queue definition")
 
     def __str__(self) -> str:
         """As the admin, the console and the CLI show it: ``100 per 1 s``, or ``none``."""
