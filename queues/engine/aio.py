@@ -8,9 +8,9 @@ from typing import Any, cast
 import redis
 import redis.asyncio
 
-from . import producer, workflows
+from . import producer, topology, workflows
 from . import special_enqueue as grouping
-from .broker import script_error, unavailable
+from .broker import not_replicated, script_error, unavailable
 from .clock import Clock, to_ms
 from .connection import DEFAULT_REDIS_URL, connect_async, is_cluster
 from .flows import Request, drive_async, enqueue_flow, run_command_async, wait_flow
@@ -30,6 +30,7 @@ class AsyncClient:
                  clock: Clock | None = None, limits: Limits | None = None, max_payload: int = MAX_PAYLOAD_BYTES,
                  conn: redis.asyncio.Redis | None = None, policies: bool = True, policy_refresh: float = 1.0):
         self.conn = conn if conn is not None else connect_async(redis_url)
+        self.topology = topology.parse(redis_url)
         self.transitions = Transitions(prefix, clock, limits, cluster=is_cluster(self.conn))
         self.keys = self.transitions.keys
         self.clock = self.transitions.clock
@@ -80,8 +81,7 @@ class AsyncClient:
     async def _send(self, request: Request) -> Any:
         try:
             if isinstance(request, Call):
-                reply = await request.script.run_async(self.conn, request.keys, request.args)
-                return request.parse(reply)
+                return request.parse(await self._run(request))
             return await run_command_async(self.conn, request)
         except redis.ResponseError as exc:
             if isinstance(request, Call):
@@ -89,6 +89,17 @@ class AsyncClient:
             raise
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             raise unavailable(f"client.{getattr(request, 'op', getattr(request, 'name', ''))}", exc) from exc
+
+    async def _run(self, call: Call) -> Any:
+        """Run a transition; with ``wait_replicas`` in the URL, only once that many replicas have it (see Broker)."""
+        replicas = self.topology.wait_replicas
+        if not replicas:
+            return await call.script.run_async(self.conn, call.keys, call.args)
+        reply, confirmed = await call.script.run_and_wait_async(self.conn, call.keys, call.args, replicas,
+                                                                self.topology.wait_timeout_ms)
+        if confirmed < replicas:
+            raise not_replicated(call.op, confirmed, self.topology)
+        return reply
 
     async def close(self) -> None:
         await self.conn.aclose()

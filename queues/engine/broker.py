@@ -6,6 +6,7 @@ from typing import Any
 
 import redis
 
+from . import topology
 from .clock import Clock
 from .connection import DEFAULT_REDIS_URL, connect, is_cluster
 from .errors import SCRIPT_ERRORS, EngineError, RedisUnavailableError
@@ -29,19 +30,36 @@ def unavailable(op: str, exc: Exception) -> RedisUnavailableError:
     return RedisUnavailableError(f"Redis is unreachable: {exc}", op=op)
 
 
+def not_replicated(op: str, confirmed: int, where: topology.Topology) -> RedisUnavailableError:
+    """A producer's write the master applied but too few replicas confirmed: a failover now may lose it. The
+    caller does what it does after a lost reply: retry with the same task id (TaskIdConflictError: it is there)."""
+    return RedisUnavailableError(
+        f"applied on the master but confirmed by {confirmed} of {where.wait_replicas} replica(s) within "
+        f"{where.wait_timeout_ms} ms (wait_replicas): a failover may lose it; retry with the same task id", op=op)
+
+
 class Broker:
     """Runs calls built by ``transitions`` against Redis."""
 
     def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
                  clock: Clock | None = None, limits: Limits | None = None, conn: redis.Redis | None = None):
         self.conn = conn if conn is not None else connect(redis_url)
+        self.topology = topology.parse(redis_url)
         self.transitions = Transitions(prefix, clock, limits, cluster=is_cluster(self.conn))
         self.keys = self.transitions.keys
         self.clock = self.transitions.clock
 
-    def run(self, call: Call) -> Any:
+    def run(self, call: Call, replicated: bool = False) -> Any:
+        """Run a transition. ``replicated`` (a producer's write): with ``wait_replicas`` in the URL, return only
+        once that many replicas have it, and raise RedisUnavailableError when they do not confirm in time."""
         try:
-            reply = call.script.run(self.conn, call.keys, call.args)
+            if replicated and self.topology.wait_replicas:
+                reply, confirmed = call.script.run_and_wait(self.conn, call.keys, call.args,
+                                                            self.topology.wait_replicas, self.topology.wait_timeout_ms)
+                if confirmed < self.topology.wait_replicas:
+                    raise not_replicated(call.op, confirmed, self.topology)
+            else:
+                reply = call.script.run(self.conn, call.keys, call.args)
         except redis.ResponseError as exc:
             raise script_error(call, exc) from None
         except (redis.ConnectionError, redis.TimeoutError) as exc:

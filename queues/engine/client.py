@@ -129,7 +129,7 @@ class Client:
             self.broker.check_layout("client")
             self._layout_checked = True
         if isinstance(request, Call):
-            return self.broker.run(request)
+            return self.broker.run(request, replicated=True)
         try:
             return run_command(self.broker.conn, request)
         except (redis.ConnectionError, redis.TimeoutError) as exc:

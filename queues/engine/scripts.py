@@ -35,8 +35,38 @@ class Script:
         except NoScriptError:
             return await conn.eval(self.source, len(keys), *keys, *args)
 
+    def run_and_wait(self, conn: Any, keys: list[str], args: list[Any], replicas: int, timeout_ms: int) -> Any:
+        """Run the script, then ``WAIT replicas timeout_ms`` on the same connection (one pipeline, so WAIT
+        covers this write). Returns (the script's reply, how many replicas confirmed it)."""
+        for command in ("evalsha", "eval"):
+            pipe = conn.pipeline(transaction=False)
+            getattr(pipe, command)(self.sha if command == "evalsha" else self.source, len(keys), *keys, *args)
+            pipe.execute_command("WAIT", replicas, timeout_ms)
+            reply, confirmed = pipe.execute(raise_on_error=False)
+            if not isinstance(reply, NoScriptError):
+                break
+        return _checked(reply), int(_checked(confirmed))
+
+    async def run_and_wait_async(self, conn: Any, keys: list[str], args: list[Any], replicas: int,
+                                 timeout_ms: int) -> Any:
+        for command in ("evalsha", "eval"):
+            async with conn.pipeline(transaction=False) as pipe:
+                getattr(pipe, command)(self.sha if command == "evalsha" else self.source, len(keys), *keys, *args)
+                pipe.execute_command("WAIT", replicas, timeout_ms)
+                reply, confirmed = await pipe.execute(raise_on_error=False)
+            if not isinstance(reply, NoScriptError):
+                break
+        return _checked(reply), int(_checked(confirmed))
+
     def __repr__(self) -> str:
         return f"Script({self.name!r})"
+
+
+def _checked(reply: Any) -> Any:
+    """A pipeline reply, or its error raised (pipelines run with raise_on_error=False hand errors back)."""
+    if isinstance(reply, Exception):
+        raise reply
+    return reply
 
 
 @cache

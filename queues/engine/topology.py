@@ -7,6 +7,9 @@
 ``rediss+sentinel://`` and ``rediss+cluster://`` speak TLS to the data nodes. The user and password are those of
 the data nodes (master, replicas, cluster nodes); sentinels that require their own take ``sentinel_username`` and
 ``sentinel_password`` in the query. A cluster has only database 0, so a cluster URL names no database.
+
+A sentinel URL may also ask producers to wait for replication: with ``wait_replicas=N`` (and ``wait_timeout``, in
+ms, default 1000) an enqueue is acknowledged only once N replicas have it (Redis ``WAIT``), see ``Client``.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")
 CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
 DEFAULT_PORTS = {"sentinel": 26379, "cluster": 6379}
 #: Query options of a sentinel or cluster URL; anything else is refused rather than silently ignored.
-KNOWN_OPTIONS = {"sentinel_username", "sentinel_password"}
+KNOWN_OPTIONS = {"sentinel_username", "sentinel_password", "wait_replicas", "wait_timeout"}
+DEFAULT_WAIT_TIMEOUT_MS = 1000
 
 Kind = Literal["single", "sentinel", "cluster"]
 
@@ -44,6 +48,15 @@ class Topology:
         """``username`` / ``password`` keyword arguments of the data connections (only those given)."""
         found = {"username": self.username, "password": self.password}
         return {k: v for k, v in found.items() if v is not None}
+
+    @property
+    def wait_replicas(self) -> int:
+        """How many replicas must confirm a producer's write before it is acknowledged (0: do not wait)."""
+        return int(self.options.get("wait_replicas", 0))
+
+    @property
+    def wait_timeout_ms(self) -> int:
+        return int(self.options.get("wait_timeout", DEFAULT_WAIT_TIMEOUT_MS))
 
     def sentinel_credentials(self) -> dict[str, str]:
         found = {"username": self.options.get("sentinel_username"), "password": self.options.get("sentinel_password")}
@@ -103,6 +116,9 @@ def parse(url: str) -> Topology:
     unknown = sorted(set(query) - KNOWN_OPTIONS)
     if unknown:
         raise _bad(url, f"unknown option(s) {', '.join(unknown)}")
+    for name in ("wait_replicas", "wait_timeout"):
+        if name in query and (kind == "cluster" or not query[name].isdigit()):
+            raise _bad(url, f"{name} takes a whole number, on a sentinel URL only")
     path = [p for p in parts.path.split("/") if p]
     service, db = "", 0
     if kind == "sentinel":

@@ -191,9 +191,9 @@ def test_enqueue_many_chunks_and_keeps_order(r, client, monkeypatch):
     calls: list[int] = []
     run = client.broker.run
 
-    def counting(call: Call):
+    def counting(call: Call, **options):
         calls.append(len(call.args))
-        return run(call)
+        return run(call, **options)
 
     monkeypatch.setattr(client.broker, "run", counting)
     infos = client.enqueue_many([("n", {"i": i}) for i in range(2 * BULK_CHUNK + 500)])

@@ -9,25 +9,38 @@ Sentinel and Cluster") and asserts only what is guaranteed: the system recovers 
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import redis
 from prometheus_client.parser import text_string_to_metric_families
 from topology_support import (
     MASTER_PORT,
     REPLICA_PORT,
     SentinelTopology,
     completions,
-    first_completion_after,
-    stop,
+    first_completion_of,
     worker_logs,
 )
 
 from queues import conf
-from queues.engine import Client, Inspector, RedisUnavailableError, TaskIdConflictError, TaskNotFoundError, connect
+from queues.engine import (
+    AsyncClient,
+    Client,
+    Inspector,
+    Keys,
+    RedisUnavailableError,
+    TaskIdConflictError,
+    TaskNotFoundError,
+    connect,
+)
 from queues.engine.connection import database_of
 from tests.console.console_support import logged_in, make_user
 from tests.waiting import state_of, wait_for
@@ -83,44 +96,100 @@ def test_basics_through_sentinels(sentinel_topology: SentinelTopology, topology_
         conn.close()
 
 
-def enqueue_through_failover(client: Client, topo: SentinelTopology) -> tuple[dict[str, float], float, float]:
-    """Enqueue FAILOVER_TASKS tasks, each retried until acknowledged; SIGKILL the master before task KILL_AT.
-    Returns each id's acknowledgement time (epoch), the kill time and the first acknowledgement after it."""
-    acknowledged: dict[str, float] = {}
-    killed_at = back_at = 0.0
-    for n in range(FAILOVER_TASKS):
-        task_id = f"f{n:05d}"
-        if n == KILL_AT:
-            killed_at = time.time()
-            stop(topo.processes[MASTER_PORT])
-        give_up = time.monotonic() + 45
-        while True:
-            try:
-                client.enqueue("topo:record", {}, queue=QUEUES[n % 3], task_id=task_id)
-                break
-            except TaskIdConflictError:
-                break  # an earlier try landed; only its reply was lost
-            except RedisUnavailableError:
-                assert time.monotonic() < give_up, "no master came back within 45 s"
-                time.sleep(0.05)
-        acknowledged[task_id] = time.time()
-        if n == KILL_AT:
-            back_at = acknowledged[task_id]
-    return acknowledged, killed_at, back_at
+def test_wait_replicas_acknowledges_only_what_the_replicas_confirmed(sentinel_topology: SentinelTopology):
+    """One replica runs: wait_replicas=1 acknowledges (the replica has the task), wait_replicas=2 cannot be met and
+    says so, blocking and asyncio alike; the task it names stays on the master (the reply tells to retry)."""
+    url = sentinel_topology.url
+    sentinel_topology.ensure_replica()
+    connect(url).flushdb()
+    replica = redis.Redis(port=next(p for p in (MASTER_PORT, REPLICA_PORT) if p != sentinel_topology.master_port()))
+    with Client(f"{url}?wait_replicas=1") as confirmed:
+        task = confirmed.enqueue("topo:record", {}, queue="alpha")
+    assert replica.exists(Keys().queue("alpha").task(task.id))  # on the replica when enqueue returned
+    with Client(f"{url}?wait_replicas=2&wait_timeout=100") as impossible:
+        with pytest.raises(RedisUnavailableError, match="confirmed by 1 of 2 replica"):
+            impossible.enqueue("topo:record", {}, queue="alpha", task_id="unconfirmed")
+        with pytest.raises(TaskIdConflictError):
+            impossible.enqueue("topo:record", {}, queue="alpha", task_id="unconfirmed")
+
+    async def enqueue_async() -> None:
+        async with AsyncClient(f"{url}?wait_replicas=2&wait_timeout=100") as aclient:
+            await aclient.enqueue("topo:record", {}, queue="alpha", task_id="async-unconfirmed")
+
+    with pytest.raises(RedisUnavailableError, match="confirmed by 1 of 2 replica"):
+        asyncio.run(enqueue_async())
+    replica.close()
+
+
+@dataclass
+class Run:
+    acknowledged: dict[str, float] = field(default_factory=dict)  # id -> when enqueue returned (epoch)
+    unacknowledged: set[str] = field(default_factory=set)  # landed (a retry met TaskIdConflictError), never confirmed
+    killed_at: float = 0.0
+    back_at: float = 0.0  # the first acknowledgement after the kill
+    promoted_at: float = 0.0  # when the sentinels named the new master
+    replica_back_at: float = 0.0  # when the dead server was back as a replica every sentinel counts
+
+
+def enqueue_through_failover(client: Client, topo: SentinelTopology) -> Run:
+    """Enqueue FAILOVER_TASKS tasks, each retried until it is acknowledged or found there already; SIGKILL the
+    master before task KILL_AT, and bring the dead server back as a replica once the sentinels promoted the other,
+    as an operator (or systemd) would."""
+    run = Run()
+    with ThreadPoolExecutor(1) as restarter:
+        restarted = None
+        for n in range(FAILOVER_TASKS):
+            task_id = f"f{n:05d}"
+            if n == KILL_AT:
+                run.killed_at = time.time()
+                dead = topo.kill_master()
+                restarted = restarter.submit(_restart_after_promotion, topo, dead)
+            give_up = time.monotonic() + 45
+            while True:
+                try:
+                    client.enqueue("topo:record", {}, queue=QUEUES[n % 3], task_id=task_id)
+                    run.acknowledged[task_id] = time.time()
+                    break
+                except TaskIdConflictError:
+                    run.unacknowledged.add(task_id)  # an earlier try landed, but its reply was lost or not confirmed
+                    break
+                except RedisUnavailableError:
+                    assert time.monotonic() < give_up, "no master (or no confirming replica) within 45 s"
+                    time.sleep(0.05)
+            if n == KILL_AT:
+                run.back_at = run.acknowledged.get(task_id, time.time())
+        assert restarted is not None
+        run.promoted_at, run.replica_back_at = restarted.result()
+    return run
+
+
+def _restart_after_promotion(topo: SentinelTopology, dead: int) -> tuple[float, float]:
+    wait_for(lambda: topo.master_port() != dead, timeout=30, interval=0.05, what="a replica promoted")
+    promoted_at = time.time()
+    topo.ensure_replica()
+    return promoted_at, time.time()
 
 
 @pytest.mark.chaos
-def test_failover_under_load(sentinel_topology: SentinelTopology, topology_worker, tmp_path: Path):
+@pytest.mark.parametrize("wait_replicas", [0, 1], ids=["async-replication", "wait_replicas=1"])
+def test_failover_under_load(sentinel_topology: SentinelTopology, topology_worker, tmp_path: Path,
+                             wait_replicas: int):
+    """The producer's URL asks for ``wait_replicas``: 0 acknowledges on the master's word (asynchronous replication,
+    a loss is possible and is measured); 1 acknowledges only once the replica has the enqueue, so the replica that
+    takes over has every acknowledged task: none may be lost."""
     url = sentinel_topology.url
-    assert sentinel_topology.master_port() == MASTER_PORT
+    sentinel_topology.ensure_replica()  # the previous case's failover left one server dead
     connect(url).flushdb()
-    client, inspector = Client(url), Inspector(url)
+    producer_url = f"{url}?wait_replicas={wait_replicas}" if wait_replicas else url
+    client, inspector = Client(producer_url), Inspector(url)
     try:
         topology_worker(url, ",".join(QUEUES), concurrency=8)
         wait_for(lambda: inspector.servers(), timeout=30, what=f"the worker's heartbeat\n{worker_logs(tmp_path)}")
+        old_master = sentinel_topology.master_port()
 
-        acknowledged, killed_at, back_at = enqueue_through_failover(client, sentinel_topology)
-        assert sentinel_topology.master_port() == REPLICA_PORT
+        run = enqueue_through_failover(client, sentinel_topology)
+        acknowledged, killed_at, back_at = run.acknowledged, run.killed_at, run.back_at
+        assert sentinel_topology.master_port() != old_master
 
         def settled() -> bool:
             infos = inspector.queue_infos(QUEUES)
@@ -131,23 +200,29 @@ def test_failover_under_load(sentinel_topology: SentinelTopology, topology_worke
         completed = set(runs) & set(acknowledged)
         present = {t for t in set(acknowledged) - completed if _exists(inspector, t)}
         lost = set(acknowledged) - completed - present
+        unacknowledged_lost = {t for t in run.unacknowledged if t not in runs and not _exists(inspector, t)}
+        after_kill = {t for t, at in acknowledged.items() if at >= back_at}
         duplicated = {t for t, n in runs.items() if n > 1}
-        figures = {"enqueued": FAILOVER_TASKS, "acknowledged": len(acknowledged), "completed": len(completed),
-                   "lost": len(lost), "left_in_redis": len(present), "duplicated": len(duplicated),
+        figures = {"wait_replicas": wait_replicas, "enqueued": FAILOVER_TASKS, "acknowledged": len(acknowledged),
+                   "completed": len(completed), "lost": len(lost), "left_in_redis": len(present),
+                   "unacknowledged": len(run.unacknowledged), "unacknowledged_lost": len(unacknowledged_lost),
+                   "duplicated": len(duplicated), "promotion_seconds": round(run.promoted_at - killed_at, 2),
                    "enqueue_recovery_seconds": round(back_at - killed_at, 2),
-                   "processing_recovery_seconds": round(first_completion_after(tmp_path, killed_at) - killed_at, 2)}
+                   "processing_recovery_seconds": round(first_completion_of(tmp_path, after_kill) - killed_at, 2),
+                   "replica_back_seconds": round(run.replica_back_at - killed_at, 2)}
         print(f"\nRedis Sentinel failover: {figures}")
         if os.environ.get(FIGURES_ENV):
             with open(os.environ[FIGURES_ENV], "a") as out:
-                out.write(f"{figures}\n")
+                out.write(json.dumps(figures) + "\n")
 
         # What is guaranteed: a new master was elected and the system went on by itself, the producer's enqueues
         # after the kill were acknowledged by it and the worker that lived through the failover ran them.
-        after_kill = {t for t, at in acknowledged.items() if at >= back_at}
-        assert len(after_kill) >= FAILOVER_TASKS - KILL_AT
+        assert len(after_kill) >= FAILOVER_TASKS - KILL_AT - len(run.unacknowledged)
         assert after_kill <= completed, f"{len(after_kill - completed)} post-failover tasks never ran"
-        # Loss is possible only for writes acknowledged just before the kill (asynchronous replication).
+        # A loss is possible only for writes acknowledged before the kill, and never once the replica confirmed them.
         assert all(acknowledged[t] <= killed_at for t in lost)
+        if wait_replicas:
+            assert not lost, f"acknowledged after WAIT, yet lost: {sorted(lost)[:10]}"
     finally:
         client.close()
         inspector.broker.close()

@@ -35,11 +35,22 @@ def test_parse(url: str, expected: Topology):
     ("redis+sentinel://h1,,h2/svc", "an empty host"),
     ("redis+cluster://h1:7000/3", "only database 0"),
     ("redis+cluster://h1:7000?timeout=3", "unknown option(s) timeout"),
+    ("redis+cluster://h1:7000?wait_replicas=1", "on a sentinel URL only"),
+    ("redis+sentinel://h1/svc?wait_replicas=one", "wait_replicas takes a whole number"),
+    ("redis+sentinel://h1/svc?wait_timeout=-5", "wait_timeout takes a whole number"),
 ])
 def test_bad_urls_are_refused_by_name(url: str, why: str):
     with pytest.raises(ValidationError, match="bad Redis URL") as refused:
         parse(url)
     assert why in str(refused.value)
+
+
+def test_wait_replicas_is_read_from_a_sentinel_url():
+    where = parse("redis+sentinel://h1/svc/2?wait_replicas=1&wait_timeout=250")
+    assert (where.wait_replicas, where.wait_timeout_ms, where.db) == (1, 250, 2)
+    assert (parse("redis+sentinel://h1/svc").wait_replicas, parse("redis+sentinel://h1/svc").wait_timeout_ms) == (
+        0, 1000)
+    assert parse("redis://h1/2").wait_replicas == 0
 
 
 def test_a_password_never_appears_in_the_error():

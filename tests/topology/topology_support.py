@@ -126,7 +126,25 @@ def flush_cluster() -> None:
 class SentinelTopology:
     url: str
     base: Path
-    processes: dict[int, subprocess.Popen] = field(default_factory=dict)  # by port
+    processes: dict[int, subprocess.Popen] = field(default_factory=dict)  # the current one on each port
+    started: list[subprocess.Popen] = field(default_factory=list)  # all, for the teardown
+
+    def kill_master(self) -> int:
+        """SIGKILL the current master; returns its port."""
+        port = self.master_port()
+        stop(self.processes[port])
+        return port
+
+    def ensure_replica(self) -> None:
+        """Start the data server a failover left dead again, as a replica of the current master, and wait until
+        it is in sync and every sentinel counts it as a healthy replica (a failover candidate)."""
+        master = self.master_port()
+        for port in (MASTER_PORT, REPLICA_PORT):
+            if self.processes[port].poll() is not None:
+                self.processes[port] = _start(self.started, [_require("redis-server"), "--save", "", "--appendonly",
+                                                             "no", "--replicaof", "127.0.0.1", str(master)],
+                                              self.base / f"{port}-again", port)
+        wait_for(lambda: _sentinels_ready(self), timeout=30, interval=0.1, what="the replica back in every sentinel")
 
     def sentinel(self) -> redis.Redis:
         return redis.Redis(port=SENTINEL_PORTS[0], socket_connect_timeout=1, socket_timeout=2)
@@ -155,9 +173,9 @@ sentinel parallel-syncs {service} 1
 def sentinel_topology(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SentinelTopology]:
     server, sentinel = _require("redis-server"), _require("redis-sentinel")
     base = tmp_path_factory.mktemp("sentinel")
-    started: list[subprocess.Popen] = []
     topo = SentinelTopology(f"redis+sentinel://{','.join(f'127.0.0.1:{p}' for p in SENTINEL_PORTS)}/{SERVICE}/0",
                             base)
+    started = topo.started
     try:
         data = [server, "--save", "", "--appendonly", "no"]
         topo.processes[MASTER_PORT] = _start(started, data, base / str(MASTER_PORT), MASTER_PORT)
@@ -186,7 +204,9 @@ def _sentinels_ready(topo: SentinelTopology) -> bool:
         probe = redis.Redis(port=port, socket_connect_timeout=0.5, socket_timeout=1, decode_responses=True)
         try:
             master = probe.sentinel_master(SERVICE)
-            if int(master["num-slaves"]) < 1 or int(master["num-other-sentinels"]) < 2:
+            healthy = [r for r in probe.sentinel_slaves(SERVICE)
+                       if "down" not in str(r.get("flags")) and r.get("master-link-status") == "ok"]
+            if not healthy or int(master["num-other-sentinels"]) < 2:
                 return False
         except redis.RedisError:
             return False
@@ -250,10 +270,10 @@ def completions(tmp_path: Path) -> list[str]:
     return [line.split()[1] for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def first_completion_after(tmp_path: Path, moment: float) -> float:
-    """When (epoch) the first handler completed after ``moment``."""
-    times = [float(line.split()[2]) for line in (tmp_path / DONE_FILE).read_text().splitlines()]
-    return min(t for t in times if t > moment)
+def first_completion_of(tmp_path: Path, ids: set[str]) -> float:
+    """When (epoch) the first of ``ids`` was completed."""
+    rows = [line.split() for line in (tmp_path / DONE_FILE).read_text().splitlines()]
+    return min(float(at) for _, task_id, at in rows if task_id in ids)
 
 
 def worker_logs(tmp_path: Path) -> str:
