@@ -14,10 +14,8 @@ Helpers and fixtures only: the tests import them from here (conftest.py only mak
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,14 +24,15 @@ import pytest
 import redis
 
 from tests.waiting import wait_for
+from tests.worker.worker_support import kill_process, start_taskworker
 
-ROOT = Path(__file__).resolve().parents[2]
 CLUSTER_PORTS = (7301, 7302, 7303)
 MASTER_PORT, REPLICA_PORT = 6381, 6382
 SENTINEL_PORTS = (26381, 26382, 26383)
 SERVICE = "taskq"
 TASKS_MODULE = "tests.topology.topology_tasks"
 DONE_FILE = "done.txt"
+DONE_FILE_ENV = "TOPOLOGY_DONE_FILE"  # read by topology_tasks
 
 
 def _require(binary: str) -> str:
@@ -222,46 +221,20 @@ def _logs(base: Path) -> str:
 # -- workers ----------------------------------------------------------------------------------------------------
 
 
-def worker_env(url: str, **extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update({
-        "REDIS_URL": url,
-        "TASKS_LEASE_SECONDS": "3",
-        "TASKS_RECOVERER_SECONDS": "0.5",
-        "TASKS_CLOCK_SKEW_SECONDS": "0.2",
-        "TASKS_FORWARDER_SECONDS": "0.2",
-        "TASKS_SHUTDOWN_TIMEOUT": "2",
-        "PYTHONUNBUFFERED": "1",
-    })
-    env.update(extra)
-    return env
-
-
 @pytest.fixture
-def topology_worker(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen]]:
-    """``start(url, queues, concurrency=4)`` runs a taskworker on ``url`` serving ``queues``; its handlers append
-    what they complete to ``tmp_path / DONE_FILE`` (read it with ``completions``)."""
+def topology_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., subprocess.Popen]]:
+    """``start(url, queues, concurrency=4)`` runs a taskworker on ``url`` serving ``queues`` (the worker suite's
+    short intervals); its handlers append what they complete to ``tmp_path / DONE_FILE`` (see ``completions``)."""
+    monkeypatch.setenv(DONE_FILE_ENV, str(tmp_path / DONE_FILE))  # the worker's environment is a copy of ours
     workers: list[subprocess.Popen] = []
 
     def start(url: str, queues: str, concurrency: int = 4) -> subprocess.Popen:
-        log = (tmp_path / f"worker-{len(workers)}.log").open("wb")
-        proc = subprocess.Popen(
-            [sys.executable, "manage.py", "taskworker", "--queues", queues, "--concurrency", str(concurrency),
-             "--import", TASKS_MODULE],
-            cwd=ROOT, env=worker_env(url, TOPOLOGY_DONE_FILE=str(tmp_path / DONE_FILE)), stdout=log,
-            stderr=subprocess.STDOUT)
-        log.close()
-        workers.append(proc)
-        return proc
+        return start_taskworker(workers, url, tmp_path / f"worker-{len(workers)}.log", "--queues", queues,
+                                "--concurrency", str(concurrency), "--import", TASKS_MODULE)
 
     yield start
     for proc in workers:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                stop(proc)
+        kill_process(proc)
 
 
 def completions(tmp_path: Path) -> list[str]:
