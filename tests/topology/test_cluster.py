@@ -59,8 +59,11 @@ def test_worker_processes_queues_on_every_node(cluster: str, topology_worker, tm
                  what=f"60 tasks of 12 queues done\n{worker_logs(tmp_path)}")
         assert len(completions(tmp_path)) == len(ids)
         assert inspector.queues() == sorted(QUEUES)
+        kept = client.enqueue("topo:record", {}, queue="q9", retention=60)
+        assert client.wait(kept.id, queue="q9", timeout=15).state == "completed"  # a blocking XREAD on its node
         infos = inspector.queue_infos(QUEUES)
-        assert [(i.pending, i.active, i.processed_total) for i in infos] == [(0, 0, 5)] * len(QUEUES)
+        assert [(i.pending, i.active, i.processed_total) for i in infos] == [
+            (0, 0, 6 if i.queue == "q9" else 5) for i in infos]
 
         inspector.pause_queue("q0")
         held = client.enqueue("topo:record", {}, queue="q0").id

@@ -42,6 +42,7 @@ from queues.engine import (
     connect,
 )
 from queues.engine.connection import database_of
+from queues.engine.events import AsyncEventStreams
 from tests.console.console_support import logged_in, make_user
 from tests.waiting import state_of, wait_for
 
@@ -119,6 +120,29 @@ def test_wait_replicas_acknowledges_only_what_the_replicas_confirmed(sentinel_to
     with pytest.raises(RedisUnavailableError, match="confirmed by 1 of 2 replica"):
         asyncio.run(enqueue_async())
     replica.close()
+
+
+def test_async_client_and_event_tail_through_sentinels(sentinel_topology: SentinelTopology):
+    """The asyncio side (AsyncClient, the live console's stream reader) finds the master through the sentinels."""
+    url = sentinel_topology.url
+    connect(url).flushdb()
+
+    async def run() -> tuple[set[str], set[str]]:
+        streams = AsyncEventStreams(url)
+        tail = streams.tail()
+        async with AsyncClient(url) as client:
+            await client.enqueue("topo:record", {}, queue="alpha")  # the queue exists before the tail starts
+            assert await streams.read(tail, block_ms=50) == []
+            ids = {(await client.enqueue("topo:record", {"n": n}, queue="alpha")).id for n in range(3)}
+        seen: set[str] = set()
+        deadline = asyncio.get_running_loop().time() + 15
+        while seen != ids and asyncio.get_running_loop().time() < deadline:
+            seen |= {event.task_id for event in await streams.read(tail, block_ms=200)}
+        await streams.close()
+        return ids, seen
+
+    ids, seen = asyncio.run(run())
+    assert seen == ids
 
 
 @dataclass
