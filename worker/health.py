@@ -39,7 +39,8 @@ class WorkerHealth:
         checks = {
             "loops": {"ok": not stopped, "stopped": stopped},
             "heartbeat": {"ok": age is not None and age <= self.max_age,
-                          "age_seconds": None if age is None else round(age, 3), "max_age_seconds": self.max_age},
+                          "age_seconds": None if age is None else round(age, 3),
+                          "max_age_seconds": round(self.max_age, 3)},
         }
         healthy = all(check["ok"] for check in checks.values())
         return healthy, {"status": "ok" if healthy else "unhealthy", "checks": checks}
