@@ -302,5 +302,6 @@ class Transitions:
     def delete_queue(self, queue: str, force: bool) -> Call:
         q = self.queue(queue)
         keys = [q.pending, q.lease, q.scheduled, q.retry, q.archived, q.completed,
+                q.groups, q.aggregation_sets, q.waiting, q.workflows,
                 q.paused, q.processed, q.failed, q.type_counts, q.events, q.starts]
         return Call("delete_queue", script("delete_queue"), keys, [q.task_prefix, "1" if force else "0"])

@@ -11,6 +11,7 @@ from .dbstate import (
     DAY,
     NOW_MS,
     Case,
+    Hash,
     Q,
     Set,
     Stream,
@@ -307,6 +308,22 @@ FULL = OTHER | {  # one task in each state but active, and every auxiliary key o
     "tq:queues": Set({"default", "other"}),
 }
 AUXILIARY = {k: FULL[k] for k in (Q.paused, Q.processed, Q.failed, Q.type_counts, Q.events)}
+# Tasks no state list holds: aggregating in a group or in an aggregation set being combined, and waiting for a
+# dependency (its workflow's record and the dependency's set of waiters with it); periodic entries' keys stay.
+HIDDEN = OTHER | {
+    Q.task("g1"): task("aggregating", group="batch"),
+    Q.task("g2"): task("aggregating", group="batch"),
+    Q.group("batch"): ZSet({"g1": NOW_MS}),
+    Q.groups: Set({"batch"}),
+    Q.aggregation_set("s7"): ZSet({"g2": NOW_MS}),
+    Q.aggregation_sets: ZSet({"s7:batch": NOW_MS + 60_000}),
+    Q.task("w"): task("waiting", after='["gone"]', deps_left="1", wf="f1", role="member"),
+    Q.waiting: ZSet({"w": NOW_MS}),
+    Q.dependents("gone"): Set({"w"}),
+    Q.workflow("f1"): Hash({"state": "running", "members": '["w"]'}),
+    Q.workflows: ZSet({"f1": NOW_MS}),
+    Q.cron_last: Hash({"nightly": str(NOW_MS)}),
+}
 LEFT_BEHIND = {k: FULL[k] for k in (Q.unique("email", "other"), Q.processed_on(DAY), "tq:queues")}
 
 
@@ -321,6 +338,13 @@ LEFT_BEHIND = {k: FULL[k] for k in (Q.unique("email", "other"), Q.processed_on(D
          after=OTHER | LEFT_BEHIND),
     Case("empty queue", OTHER | AUXILIARY | LEFT_BEHIND, lambda t: t.delete_queue("default", False),
          after=OTHER | LEFT_BEHIND),
+    Case("aggregating and waiting tasks count", HIDDEN, lambda t: t.delete_queue("default", False),
+         raises=QueueNotEmptyError, detail="3 tasks left; force to delete them"),
+    Case("forced: groups, aggregation sets, waiting tasks, dependency sets and workflows go", HIDDEN,
+         lambda t: t.delete_queue("default", True), after=OTHER | {Q.cron_last: HIDDEN[Q.cron_last]}),
+    Case("finished workflow records alone are no tasks",
+         OTHER | {k: HIDDEN[k] for k in (Q.workflow("f1"), Q.workflows)},
+         lambda t: t.delete_queue("default", False), after=OTHER),
 )
 def test_delete_queue(r, redis_url, case):
     run_case(r, redis_url, case)
