@@ -224,6 +224,9 @@ def explain(exc: EngineError, s: Submission, op: str) -> EngineError:
         message = s.tasks[index - 1][0].message
         return TaskIdConflictError(f"task id {message.id!r} already exists in queue {s.queue!r}; nothing was "
                                    "submitted", op=op)
+    if isinstance(exc, FailedPreconditionError) and exc.message.startswith("dependency cycle"):
+        return FailedPreconditionError(f"{exc.message}: these tasks would wait for each other forever; nothing "
+                                       "was submitted", op=op)
     if isinstance(exc, FailedPreconditionError):
         return FailedPreconditionError(f"{exc.message}: a task waiting for it could never run; nothing was "
                                        "submitted", op=op)

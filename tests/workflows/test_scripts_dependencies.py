@@ -95,6 +95,24 @@ B_WAITS_FOR_A = {
          submit(("B", ["A"], "", False)), raises=FailedPreconditionError, detail="dependency A failed"),
     Case("an id that exists is refused", A_PENDING, submit(("B", [], "", False), ("A", ["B"], "", False)),
          raises=TaskIdConflictError, detail="2"),
+    Case("A after a B that waits for A is a cycle: refused", B_WAITS_FOR_A, submit(("A", ["B"], "", False)),
+         raises=FailedPreconditionError, detail="dependency cycle through A"),
+    Case("a longer cycle through waiting tasks: refused", B_WAITS_FOR_A | {
+        Q.task("C"): waiting(["B"], 1), Q.waiting: ZSet({"B": NOW_MS, "C": NOW_MS}), Q.dependents("B"): Set({"C"})},
+         submit(("A", ["C"], "", False)), raises=FailedPreconditionError, detail="dependency cycle through A"),
+    Case("a cycle inside one call: refused", {}, submit(("X", ["Y"], "", False), ("Y", ["X"], "", False)),
+         raises=FailedPreconditionError, detail="dependency cycle through X"),
+    Case("a task after itself: refused", {}, submit(("X", ["X"], "", False)),
+         raises=FailedPreconditionError, detail="dependency cycle through X"),
+    Case("A, waited for by B, may wait for another task itself: no cycle", B_WAITS_FOR_A | {
+        Q.type_counts: counts(waiting__email=1), Q.events: Stream([event("B", "", "waiting")])},
+         submit(("A", ["Z"], "", False)), returns=False, after=B_WAITS_FOR_A | {
+             Q.task("A"): waiting(["Z"], 1),
+             Q.waiting: ZSet({"A": NOW_MS, "B": NOW_MS}),
+             Q.dependents("Z"): Set({"A"}),
+             Q.type_counts: counts(waiting__email=2),
+             Q.events: Stream([event("B", "", "waiting"), event("A", "", "waiting")]),
+         }),
     Case("a workflow: the first member pending, the next waiting, the on_error callback held, the record written",
          {}, submit(("a", [], "member", False), ("b", ["a"], "member", True), ("e", [], "on_error", False),
                     workflow="WF"), returns=True, after={

@@ -143,6 +143,16 @@ def test_dependents_of_a_failed_task_are_archived(make_server, client, inspector
         client.enqueue("add", 3, after=[a.id])  # a failed: a task waiting for it could never run
 
 
+def test_a_dependency_cycle_is_refused_and_writes_nothing(client, r):
+    client.enqueue("add", 1, task_id="b", after=["a"])  # b first, waiting for an a not submitted yet
+    client.enqueue("add", 2, task_id="c", after=["b"])
+    keys_before = sorted(r.keys())
+    with pytest.raises(FailedPreconditionError, match="cycle through a: these tasks would wait for each other"):
+        client.enqueue("add", 3, task_id="a", after=["c"])  # a -> b -> c -> a
+    assert sorted(r.keys()) == keys_before
+    assert client.enqueue("add", 3, task_id="a").state == "pending"  # without the cycle, a is welcome
+
+
 def test_bad_workflows_are_refused_and_write_nothing(client, inspector, r):
     with pytest.raises(ValidationError):
         client.submit(chain())

@@ -11,7 +11,8 @@
 -- ARGV[9..] 6 values per task: id, type, options (msg), payload, after (JSON array of ids),
 --           flags: role ("member", "on_success", "on_error", or "" outside a workflow), then "+p" to pass results
 -- Returns "OK", or "NEW" when the queue had no event stream yet. Errors: "CONFLICT <i>" when task i's id exists
--- (i counts from 1; 0 names the workflow id), "PRECONDITION <detail>" when a dependency was archived (failed).
+-- (i counts from 1; 0 names the workflow id), "PRECONDITION <detail>" when a dependency was archived (failed) or
+-- the dependencies would close a cycle.
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local WIDTH, FIRST = 6, 9
 local n = (#ARGV - FIRST + 1) / WIDTH
@@ -31,6 +32,46 @@ for i = 0, n - 1 do
       local f = redis.call("HMGET", ctx.prefix .. dep, "state", "result")
       if f[1] == "archived" then return redis.error_reply("PRECONDITION dependency " .. dep .. " failed") end
       outside[dep] = f[1] == "completed" and result_json(f[2]) or false
+    end
+  end
+end
+-- A cycle (A after B, B after A, through any number of tasks) would wait forever: refuse it. The tasks waiting
+-- for X are deps:<X> plus the ones of this call that name X; a depth-first walk along them from every new task
+-- finds a task still on the walk's path again exactly when the new dependencies close a cycle. It visits only
+-- the tasks downstream of this call's, so a call that nothing waits for yet costs one SMEMBERS per task.
+local waited_by = {}
+for i = 0, n - 1 do
+  local id = ARGV[FIRST + i * WIDTH]
+  for _, dep in ipairs(cjson.decode(ARGV[FIRST + i * WIDTH + 4])) do
+    waited_by[dep] = waited_by[dep] or {}
+    table.insert(waited_by[dep], id)
+  end
+end
+local function waiters_of(id)
+  local found = redis.call("SMEMBERS", queue_key(ctx, "deps:" .. id))
+  for _, waiter in ipairs(waited_by[id] or {}) do found[#found + 1] = waiter end
+  return found
+end
+local ON_PATH, DONE = 1, 2
+local mark = {}
+for i = 0, n - 1 do
+  local start = ARGV[FIRST + i * WIDTH]
+  if not mark[start] then
+    mark[start] = ON_PATH
+    local path = {{start, waiters_of(start), 0}}  -- iterative: a long chain must not exhaust Lua's stack
+    while #path > 0 do
+      local top = path[#path]
+      top[3] = top[3] + 1
+      local nxt = top[2][top[3]]
+      if nxt == nil then
+        mark[top[1]] = DONE
+        path[#path] = nil
+      elseif mark[nxt] == ON_PATH then
+        return redis.error_reply("PRECONDITION dependency cycle through " .. nxt)
+      elseif not mark[nxt] then
+        mark[nxt] = ON_PATH
+        path[#path + 1] = {nxt, waiters_of(nxt), 0}
+      end
     end
   end
 end
