@@ -12,8 +12,9 @@ do this at once: every transition is fenced and re-checks its precondition insid
 
 Queue definitions' concurrency caps and rate limits hold for remote consumers as for workers: the same script
 enforces them. Long polling waits on the pending lists' wake-up channels (``notify_if_first`` in
-``lua/_lib.lua``), bounded by the caller's timeout, by the next due time of a scheduled, retry or leased task and
-by the time a rate-limited queue admits its next start, so it never spins.
+``lua/_lib.lua``), bounded by the caller's timeout, by the next due time of a scheduled, retry or leased task, by
+the time a rate-limited queue admits its next start and, for a queue at its concurrency cap with tasks pending, by
+a short recheck (a freed slot publishes nothing), so it never spins.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ MAX_WAIT = 60.0  # seconds a consume may wait
 MAX_TTR = 24 * 3600.0  # seconds a lease may last before it must be extended
 MAX_ERROR = 4096
 MIN_WAIT_SLICE = 0.2  # seconds: the shortest sleep between two fetches while waiting, so nothing ever spins
+# A slot freed under a concurrency cap publishes nothing (an ack would have to wake every subscriber), so a long
+# poll on a queue held at its cap with tasks pending looks again this often.
+CAPPED_RECHECK = 0.2
 TTR_EXPIRED = "ttr expired: the consumer neither acknowledged nor extended the task in time"
 TTL_EXPIRED = "ttl expired: nobody consumed the task before its deadline"
 UNDECODABLE = "undecodable task message"
@@ -155,7 +159,8 @@ class Consumer:
 
     def _fetch(self, queues: Sequence[str], ttr: float, count: int,
                actor: str | None) -> tuple[list[Delivery], float | None]:
-        """``fetch``, and the soonest time a queue held back by its rate limit admits a start (None: none was)."""
+        """``fetch``, and the soonest time a queue held back by its rate limit or its concurrency cap may admit a
+        start (None: none was held back)."""
         actor = actor or self.actor
         policies = self._policies()
         limited: list[float] = []
@@ -170,6 +175,8 @@ class Consumer:
                 if leased.limited_until is not None:
                     limited.append(leased.limited_until)
                 if not leased:
+                    if cap > 0 and self._redis("consume", self.broker.conn.llen, self.keys.queue(queue).pending):
+                        limited.append(self.clock.now() + CAPPED_RECHECK)  # at its cap: tasks wait for a slot
                     break
                 out = self._deliveries(queue, leased, ttr, actor, policies)
                 if out:

@@ -9,7 +9,7 @@ import pytest
 
 from queues.engine import Client, FakeClock, Keys, ValidationError
 from queues.engine.broker import Broker
-from queues.engine.consumer import Consumer
+from queues.engine.consumer import CAPPED_RECHECK, Consumer
 from queues.engine.policies import PolicySet, PolicyStore, QueueSpec
 from queues.engine.transitions import RateLimit
 
@@ -123,3 +123,20 @@ def test_a_bad_rate_limit_in_redis_skips_that_definition_only(r):
     r.hset(keys.config_queues, mapping={Q: json.dumps({"weight": 1, "rate_limit": 5, "rate_period": 0}),
                                         "fine": json.dumps({"weight": 2, "rate_limit": 5, "rate_period": 2})})
     assert list(PolicyStore(r, keys).read().queues) == ["fine"]
+
+
+
+def test_a_consumer_held_at_the_cap_with_tasks_pending_rechecks_soon(r, redis_url, client: Client, clock: FakeClock):
+    # A freed slot publishes nothing, so the long poll must not sleep until the holder's lease (30 s) runs out.
+    PolicyStore(r, Keys()).write(PolicySet(queues={Q: QueueSpec(Q, concurrency_cap=1)}))
+    client.enqueue("first", queue=Q)
+    consumer = Consumer(redis_url, clock=clock)
+    try:
+        [first] = consumer.fetch([Q], 30, 5)
+        assert consumer._fetch([Q], 30, 5, None) == ([], None)  # at the cap, but nothing waits for the slot
+        client.enqueue("second", queue=Q)
+        assert consumer._fetch([Q], 30, 5, None) == ([], NOW + CAPPED_RECHECK)
+        consumer.ack(Q, first.id, first.lease)
+        assert [d.type for d in consumer.fetch([Q], 30, 5)] == ["second"]
+    finally:
+        consumer.close()
