@@ -20,6 +20,7 @@ from queues.engine.transitions import ArchiveLimits
 
 from .attempt import Attempt, Outcome
 from .component import Component
+from .metrics import WorkerMetrics
 
 log = logging.getLogger("worker.acker")
 
@@ -29,8 +30,10 @@ MAX_BATCH = 500
 
 class Acker:
     def __init__(self, broker: Broker, worker_id: str, on_written: Callable[[Attempt], None],
-                 archive_limits: Callable[[str], ArchiveLimits] | None = None) -> None:
+                 archive_limits: Callable[[str], ArchiveLimits] | None = None,
+                 metrics: WorkerMetrics | None = None) -> None:
         self.broker = broker
+        self.metrics = metrics
         self.ops = broker.transitions
         self.worker_id = worker_id
         self.on_written = on_written
@@ -150,7 +153,16 @@ class Acker:
 
     def _refused(self, attempt: Attempt, why: str) -> None:
         self.refused += 1
+        if self.metrics is not None:
+            self.metrics.ack_refused(attempt.queue)
         log.warning("task %s: acknowledgement refused (%s); another attempt owns it now", attempt.id, why)
+
+    def abandon(self, attempt: Attempt) -> None:
+        """Give up an outcome unwritten: its lease ran out while Redis was away, so the recoverer owns the task."""
+        self.abandoned += 1
+        if self.metrics is not None:
+            self.metrics.outcome_abandoned(attempt.queue)
+        self.on_written(attempt)
 
 
 class Syncer(Component):
@@ -185,8 +197,7 @@ class Syncer(Component):
             else:
                 log.warning("task %s: lease ran out before its outcome could be written; the recoverer will "
                             "retry it", attempt.id)
-                self.acker.abandoned += 1
-                self.acker.on_written(attempt)
+                self.acker.abandon(attempt)
         unwritten = self.acker.write(live)
         if unwritten:
             self.add(unwritten)

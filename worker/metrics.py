@@ -1,5 +1,6 @@
 """Prometheus metrics of a worker process, served on its own port (``taskworker --metrics-port``): task run time
-by queue, type and outcome, tasks in flight, and how long each fetch round trip takes.
+by queue, type and outcome, tasks in flight, how long each fetch round trip takes, and the lease fence at work
+(acknowledgements refused, outcomes abandoned, attempts stopped because their lease ran out).
 
 Multi-process safe: with ``PROMETHEUS_MULTIPROC_DIR`` set (prometheus_client's convention, for a worker whose
 handlers run in child processes), values live in files in that folder and the exporter merges them.
@@ -10,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Gauge, Histogram, multiprocess, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, multiprocess, start_http_server
 
 # Run times from a millisecond to an hour: tasks range from no-ops to reports.
 RUNTIME_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600)
@@ -26,9 +27,39 @@ class WorkerMetrics:
                                registry=self.registry, multiprocess_mode="livesum")
         self.fetch_latency = Histogram("taskq_worker_fetch_latency_seconds", "Round trip of one dequeue call.",
                                        buckets=FETCH_BUCKETS, registry=self.registry)
+        # Each of these means an attempt lost its lease while it ran, so its task may run (or have run) twice: a
+        # worker paused or cut off from Redis for longer than the lease. Exported with a _total suffix.
+        self.acks_refused = Counter(
+            "taskq_worker_acks_refused", "Acknowledgements the lease fence refused: stale, another attempt owned "
+            "the task by then.", ["queue"], registry=self.registry)
+        self.outcomes_abandoned = Counter(
+            "taskq_worker_outcomes_abandoned", "Outcomes given up unwritten: Redis stayed unreachable until their "
+            "lease ran out.", ["queue"], registry=self.registry)
+        self.leases_expired = Counter(
+            "taskq_worker_leases_expired", "Attempts stopped because their lease ran out without being extended.",
+            ["queue"], registry=self.registry)
+        self._counting: set[str] = set()
 
     def started(self, queue: str, count: int) -> None:
+        if queue not in self._counting:
+            self._count_from_zero(queue)
         self.in_flight.labels(queue).inc(count)
+
+    def _count_from_zero(self, queue: str) -> None:
+        """Export the queue's lease counters at 0 from its first attempt on: Prometheus's increase() and rate() do
+        not see a counter's first step when the series only appears with it."""
+        self._counting.add(queue)
+        for counter in (self.acks_refused, self.outcomes_abandoned, self.leases_expired):
+            counter.labels(queue)
+
+    def ack_refused(self, queue: str) -> None:
+        self.acks_refused.labels(queue).inc()
+
+    def outcome_abandoned(self, queue: str) -> None:
+        self.outcomes_abandoned.labels(queue).inc()
+
+    def lease_expired(self, queue: str) -> None:
+        self.leases_expired.labels(queue).inc()
 
     def finished(self, queue: str, task_type: str, outcome: str, seconds: float) -> None:
         self.in_flight.labels(queue).dec()

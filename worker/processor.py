@@ -290,6 +290,8 @@ class Processor:
         run the task now, so stop this attempt and write nothing, as for a lost lease."""
         if self.interrupt(attempt, TaskCancelledError("lease expired"), Outcome("drop")):
             self.leases_expired += 1
+            if self.metrics is not None:
+                self.metrics.lease_expired(attempt.queue)
             log.warning("task %s: lease expired without being extended (is Redis reachable?); the attempt was "
                         "stopped and its result will be discarded", attempt.id)
 

@@ -48,9 +48,9 @@ class Server:
                                              fallback=config.queues, interval=config.definitions_interval,
                                              on_change=lambda: self.processor.wake.set())
         limits = self.definitions.archive_limits
-        self.acker = Acker(self.broker, actor, on_written=lambda attempt: self.processor.forget(attempt),
-                           archive_limits=limits)
         self.metrics = WorkerMetrics() if config.metrics_port is not None else None
+        self.acker = Acker(self.broker, actor, on_written=lambda attempt: self.processor.forget(attempt),
+                           archive_limits=limits, metrics=self.metrics)
         self.metrics_server: Any = None
         self.processor = Processor(self.broker, config, registry, self.acker, queues, self.metrics)
         self.syncer = Syncer(self.acker, lambda attempt: attempt.lease_until, self.broker.clock.now)

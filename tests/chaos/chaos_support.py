@@ -126,9 +126,9 @@ class ChaosProxy:
     - ``delay(seconds)``: each chunk is delivered that long after it arrived (latency, not a throughput cap).
     """
 
-    def __init__(self, target_host: str, target_port: int) -> None:
+    def __init__(self, target_host: str, target_port: int, ports: range = PROXY_PORTS) -> None:
         self.target = (target_host, target_port)
-        self.port = free_port(PROXY_PORTS)
+        self.port = free_port(ports)
         self.connections_reset = 0
         self._delay = 0.0
         self._refusing = False
