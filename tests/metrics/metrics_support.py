@@ -20,7 +20,7 @@ def scrape(client, **headers) -> dict[str, dict[tuple, float]]:
 
 def exported_names(client, engine: Client) -> set[str]:
     """Every sample name of the console's /metrics (with a failed task, so the per-type series exist too) and of a
-    worker's registry (histograms with their _bucket, _count and _sum)."""
+    worker's registry (histograms with their _bucket, _count and _sum, counters with their _total)."""
     from worker.metrics import WorkerMetrics
 
     broker = engine.broker
@@ -29,6 +29,6 @@ def exported_names(client, engine: Client) -> set[str]:
     broker.run(broker.transitions.retry("q", leased.id, leased.token, 0, "boom", worker="w"))
     names = set(scrape(client))
     for family in WorkerMetrics().registry.collect():
-        suffixes = ("_bucket", "_count", "_sum") if family.type == "histogram" else ("",)
+        suffixes = {"histogram": ("_bucket", "_count", "_sum"), "counter": ("_total",)}.get(family.type, ("",))
         names |= {family.name + suffix for suffix in suffixes}
     return names

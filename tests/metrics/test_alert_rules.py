@@ -80,7 +80,7 @@ def test_rule_file_has_the_prometheus_shape():
 
 def test_the_issue_s_alerts_are_there():
     assert {rule["alert"] for rule in ALERTS} == {"TaskqQueueLatencyHigh", "TaskqErrorRateHigh", "TaskqNoWorkers",
-                                                  "TaskqArchiveGrowing", "TaskqRedisMemoryNearLimit"}
+                                                  "TaskqArchiveGrowing", "TaskqRedisMemoryNearLimit", "TaskqLeasesLost"}
 
 
 def test_prometheus_loads_the_rules():
@@ -119,7 +119,7 @@ def promtool(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
 def test_promtool_checks_the_config_and_its_rules():
     done = promtool("check", "config", "prometheus.yml", cwd=PROMETHEUS_DIR)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "SUCCESS: 5 rules found" in done.stdout + done.stderr
+    assert "SUCCESS: 6 rules found" in done.stdout + done.stderr
 
 
 def test_promtool_rule_unit_tests_pass():
