@@ -86,9 +86,10 @@ class Broker:
                 raise
             return False
 
-    def check_layout(self, op: str, expected: int = LAYOUT_VERSION) -> int:
-        """Refuse a keyspace at another key layout with LayoutVersionError (stamping an empty one); see ``layout``."""
-        return int(drive(check_flow(self.keys, op, expected),
+    def check_layout(self, op: str, expected: int = LAYOUT_VERSION, stamp: bool = True) -> int:
+        """Refuse a keyspace at another key layout with LayoutVersionError (stamping an empty one unless ``stamp``
+        is False); see ``layout``."""
+        return int(drive(check_flow(self.keys, op, expected, stamp),
                          lambda request: self.command(op, run_command, self.conn, request)))
 
     def close(self) -> None:

@@ -1,12 +1,14 @@
 """The read and operator API over Redis: queues, tasks, servers, and every operator action.
 
 Reads use O(1) commands or ranges (LRANGE/ZRANGE pages, counts, a sample for memory), never full scans, so
-they stay fast on queues of millions. Every action is one transition script, or a loop of chunked ones.
+they stay fast on queues of millions. Every action is one transition script, or a loop of chunked ones, and is
+refused with LayoutVersionError, changing nothing, on a keyspace at another key layout (see ``layout``).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -32,6 +34,9 @@ _SORTED_SET_STATES = ("active", "scheduled", "retry", "archived", "completed")
 _MEMORY_STATES = ("pending",) + _SORTED_SET_STATES
 MEMORY_SAMPLE = 20  # tasks per state whose MEMORY USAGE is read and extrapolated, as asynq does
 MAX_PAGE_SIZE = 1000
+#: Seconds an inspector trusts its last key layout check before an action: a console that runs while
+#: ``migrate-keys`` moves the keyspace on stops acting within that time.
+LAYOUT_RECHECK = 1.0
 #: The states each bulk action takes (active tasks are cancelled, not deleted, run or archived).
 DELETABLE = frozenset({"pending", "scheduled", "retry", "archived", "completed"})
 RUNNABLE = frozenset({"scheduled", "retry", "archived"})
@@ -115,16 +120,19 @@ class ServerInfo:
 
 
 class Inspector:
-    """``Inspector(redis_url)``; ``actor`` is recorded in the event of every action it takes."""
+    """``Inspector(redis_url)``; ``actor`` is recorded in the event of every action it takes. Before an action it
+    checks the keyspace's key layout (again after ``layout_recheck`` seconds)."""
 
     def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
                  clock: Clock | None = None, limits: Limits | None = None, actor: str = "operator",
-                 conn: redis.Redis | None = None):
+                 conn: redis.Redis | None = None, layout_recheck: float = LAYOUT_RECHECK):
         self.broker = Broker(redis_url, prefix=prefix, clock=clock, limits=limits, conn=conn)
         self.keys = self.broker.keys
         self.ops = self.broker.transitions
         self.actor = actor
         self.policies = PolicyCache(self.keys)
+        self.layout_recheck = layout_recheck
+        self._layout_checked_at: float | None = None  # time.monotonic() of the last check that passed
 
     @property
     def conn(self) -> redis.Redis:
@@ -143,6 +151,21 @@ class Inspector:
         if not self._redis(op, self.conn.sismember, self.keys.queues, queue):
             raise QueueNotFoundError(f"no queue named {queue!r}", op=f"inspector.{op}")
         return queue
+
+    def _acting_on(self, queue: str, op: str) -> str:
+        """The queue of an action: our key layout first (in another one, even whether the queue exists may be
+        misread), then the queue must exist."""
+        self._check_layout(op)
+        return self._known(queue, op)
+
+    def _check_layout(self, op: str) -> None:
+        """Raise LayoutVersionError before an action on a keyspace at another key layout. Reads only: unlike a
+        client's first write, an operator's action does not stamp an unstamped keyspace."""
+        now = time.monotonic()
+        if self._layout_checked_at is not None and now - self._layout_checked_at < self.layout_recheck:
+            return
+        self.broker.check_layout(f"inspector.{op}", stamp=False)
+        self._layout_checked_at = now
 
     def archive_status(self) -> ArchiveStatus:
         """The event archiver: who holds its lease, per queue the committed offset against the stream, gaps."""
@@ -266,14 +289,14 @@ class Inspector:
         return result
 
     def pause_queue(self, queue: str) -> None:
-        self.broker.run(self.ops.pause(self._known(queue, "pause"), self.actor, paused=True))
+        self.broker.run(self.ops.pause(self._acting_on(queue, "pause"), self.actor, paused=True))
 
     def unpause_queue(self, queue: str) -> None:
-        self.broker.run(self.ops.pause(self._known(queue, "unpause"), self.actor, paused=False))
+        self.broker.run(self.ops.pause(self._acting_on(queue, "unpause"), self.actor, paused=False))
 
     def delete_queue(self, queue: str, force: bool = False) -> None:
         """Refused while tasks are active, or while any task is left unless ``force``."""
-        self._known(queue, "delete_queue")
+        self._acting_on(queue, "delete_queue")
         if force:
             info = self.queue_info(queue)
             if info.active:
@@ -494,7 +517,7 @@ class Inspector:
         self._task_action("archive_task", queue, task_id)
 
     def _task_action(self, name: str, queue: str, task_id: str) -> None:
-        self._known(queue, name)
+        self._acting_on(queue, name)
         check.task_id(task_id, f"inspector.{name}")
         if name == "archive_task":
             call = self.ops.archive_task(queue, task_id, self.actor, self.archive_limits(queue))
@@ -512,6 +535,7 @@ class Inspector:
 
     def cancel_task(self, queue: str, task_id: str) -> int:
         """Ask the worker running the task to cancel it; returns how many workers heard the request."""
+        self._check_layout("cancel_task")
         task = self.get_task(queue, task_id)
         if task.state != "active":
             raise FailedPreconditionError(f"task {task_id} is {task.state}, not active", op="inspector.cancel_task")
@@ -519,17 +543,17 @@ class Inspector:
         return int(self._redis("cancel_task", self.conn.publish, channel, cancel_message(queue, task_id)))
 
     def delete_all(self, queue: str, state: str) -> int:
-        return self._bulk("delete_all", self._known(queue, "delete_all"), state, DELETABLE)
+        return self._bulk("delete_all", self._acting_on(queue, "delete_all"), state, DELETABLE)
 
     def run_all(self, queue: str, state: str) -> int:
-        return self._bulk("run_all", self._known(queue, "run_all"), state, RUNNABLE)
+        return self._bulk("run_all", self._acting_on(queue, "run_all"), state, RUNNABLE)
 
     def archive_all(self, queue: str, state: str) -> int:
-        return self._bulk("archive_all", self._known(queue, "archive_all"), state, ARCHIVABLE)
+        return self._bulk("archive_all", self._acting_on(queue, "archive_all"), state, ARCHIVABLE)
 
     def cancel_all(self, queue: str) -> int:
         """Ask for every active task of the queue to be cancelled; returns how many were asked."""
-        self._known(queue, "cancel_all")
+        self._acting_on(queue, "cancel_all")
         ids = self._redis("cancel_all", self.conn.zrange, self.keys.queue(queue).lease, 0, -1)
         channel = self.keys.cancel_channel(database_of(self.conn))
         if is_cluster(self.conn):  # a cluster pipeline refuses PUBLISH

@@ -1,9 +1,9 @@
 """The version of the Redis key and message layout, stamped in the keyspace as ``<prefix>:layout`` (an integer).
 
 Why a stamp: a process of an older release that meets keys written in a newer layout would misread them and
-write them back in its own, corrupting both. So the client (before its first request) and the worker (before
-it starts, then on every heartbeat) read the stamp, and refuse any layout but their own with
-``LayoutVersionError``; ``python manage.py tasks migrate-keys`` moves a keyspace from one layout to the next
+write them back in its own, corrupting both. So the client (before its first request), the worker (before
+it starts, then on every heartbeat) and the inspector (before an operator's action, reading only) read the stamp,
+and refuse any layout but their own with ``LayoutVersionError``; ``python manage.py tasks migrate-keys`` moves a keyspace from one layout to the next
 (see ``migration``). The first client or worker on an empty keyspace writes the stamp.
 
 Keys written before the stamp existed are layout 1 (``UNSTAMPED_LAYOUT``), which is today's layout, so an
@@ -45,13 +45,18 @@ def mismatch(found: int, expected: int, op: str) -> LayoutVersionError:
                               f"{expected}: {advice}", found=found, expected=expected, op=op)
 
 
-def check_flow(keys: Keys, op: str, expected: int = LAYOUT_VERSION) -> Flow:
+def check_flow(keys: Keys, op: str, expected: int = LAYOUT_VERSION, stamp: bool = True) -> Flow:
     """Read the stamp, stamp an empty keyspace with ``expected``, and raise LayoutVersionError unless the keyspace
-    is at ``expected``. Returns the version. ``expected`` is a parameter so tests can play a newer release."""
+    is at ``expected``. Returns the version. ``expected`` is a parameter so tests can play a newer release.
+
+    With ``stamp=False`` nothing is written: an unstamped keyspace that is not refused passes as it is (the
+    inspector's check: an operator's action is no reason to claim a keyspace, and leaves it as it was)."""
     found = parse_stamp((yield Command("get", (keys.layout,))))
     if found is None:
         if expected != UNSTAMPED_LAYOUT and (yield Command("exists", (keys.queues,))):
             raise mismatch(UNSTAMPED_LAYOUT, expected, op)
+        if not stamp:
+            return expected
         # SET NX in the same MULTI as the read back: when two processes stamp at once, both read the winner's.
         _, raw = yield Batch([Command("set", (keys.layout, expected), {"nx": True}), Command("get", (keys.layout,))])
         found = parse_stamp(raw)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -14,6 +15,7 @@ from queues.engine import (
     Client,
     EngineError,
     FakeClock,
+    Inspector,
     LayoutVersionError,
     MessageVersionError,
     TaskMessage,
@@ -21,9 +23,11 @@ from queues.engine import (
 from queues.engine.broker import Broker
 from queues.engine.migration import Step, migrate_keys
 
-from .dbstate import KEYS, NOW, Q, dump
+from .dbstate import KEYS, NOW, Q, Set, dump, seed, task
+from .test_inspector import QUEUE
 
 LAYOUT = KEYS.layout
+IDLE = KEYS.queue("idle")
 
 
 @pytest.fixture
@@ -212,3 +216,87 @@ def test_migrate_without_a_step_names_the_gap(r, broker):
     with pytest.raises(EngineError, match="no migration from key layout 1 to 2"):
         migrate_keys(broker, target=2, steps={})
     assert dump(r) == {LAYOUT: "1"}
+
+
+# -- the inspector's operator actions -----------------------------------------------------------------------------
+
+INSPECTED = QUEUE | {"tq:queues": Set({"default", "idle"}), IDLE.task("i1"): task("pending"), IDLE.pending: ["i1"]}
+
+#: Every action of the Inspector (what the console, the admin and the CLI call), on tasks it may act on.
+ACTIONS: dict[str, Callable[[Inspector], object]] = {
+    "pause_queue": lambda i: i.pause_queue("idle"),
+    "unpause_queue": lambda i: i.unpause_queue("default"),
+    "delete_queue": lambda i: i.delete_queue("idle", force=True),
+    "delete_task": lambda i: i.delete_task("default", "p1"),
+    "run_task": lambda i: i.run_task("default", "x1"),
+    "archive_task": lambda i: i.archive_task("default", "s1"),
+    "cancel_task": lambda i: i.cancel_task("default", "a1"),
+    "delete_all": lambda i: i.delete_all("default", "completed"),
+    "run_all": lambda i: i.run_all("default", "retry"),
+    "archive_all": lambda i: i.archive_all("default", "pending"),
+    "cancel_all": lambda i: i.cancel_all("default"),
+}
+
+
+@pytest.fixture
+def inspector(r, redis_url):
+    i = Inspector(redis_url, clock=FakeClock(NOW), actor="ops@example.com")
+    yield i
+    i.broker.close()
+
+
+@pytest.fixture
+def cancels(r) -> Iterator[Callable[[], list[bytes]]]:
+    """The cancel requests published on the test database's channel, read after the action."""
+    pubsub = r.pubsub()
+    pubsub.subscribe(KEYS.cancel_channel(int(r.connection_pool.connection_kwargs.get("db", 0) or 0)))
+    assert pubsub.get_message(timeout=10)["type"] == "subscribe"
+
+    def heard() -> list[bytes]:
+        messages = []
+        while (message := pubsub.get_message(ignore_subscribe_messages=True, timeout=0.2)) is not None:
+            messages.append(message["data"])
+        return messages
+
+    yield heard
+    pubsub.close()
+
+
+@pytest.mark.parametrize("action", ACTIONS)
+def test_inspector_actions_refuse_a_newer_layout_and_change_nothing(r, inspector, cancels, action):
+    seed(r, INSPECTED | {LAYOUT: "2"})
+    before = dump(r)
+    with pytest.raises(LayoutVersionError) as refused:
+        ACTIONS[action](inspector)
+    assert (refused.value.found, refused.value.expected) == (2, 1)
+    assert "key layout 2, but this taskq reads and writes layout 1" in str(refused.value)
+    assert refused.value.op.startswith("inspector.")
+    assert dump(r) == before
+    assert cancels() == []
+
+
+@pytest.mark.parametrize("action", ACTIONS)
+def test_inspector_actions_act_on_our_layout_and_leave_an_unstamped_keyspace_unstamped(r, inspector, cancels,
+                                                                                        action):
+    """The same calls do act on layout 1; they check the stamp but never write it (table tests compare every key)."""
+    seed(r, INSPECTED)
+    ACTIONS[action](inspector)
+    after = dump(r)
+    assert after != INSPECTED or cancels(), "the action did nothing"
+    assert LAYOUT not in after
+
+
+def test_the_inspector_checks_the_layout_again_after_layout_recheck_seconds(r, redis_url):
+    seed(r, INSPECTED | {LAYOUT: "1"})
+    trusting, rechecking = Inspector(redis_url, layout_recheck=3600), Inspector(redis_url, layout_recheck=0)
+    try:
+        trusting.pause_queue("idle")
+        rechecking.unpause_queue("default")
+        r.set(LAYOUT, "2")  # migrate-keys moved the keyspace on meanwhile
+        trusting.unpause_queue("idle")  # within its recheck time, it trusts its last check
+        with pytest.raises(LayoutVersionError, match="key layout 2"):
+            rechecking.pause_queue("default")
+        assert not r.exists(Q.paused)
+    finally:
+        trusting.broker.close()
+        rechecking.broker.close()
