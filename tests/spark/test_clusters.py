@@ -13,7 +13,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from spark_support import wait_for
+from spark_support import state_of, wait_for
+
+from queues.engine import Inspector
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -72,6 +74,7 @@ def daemon(*args: str) -> list[str]:
 
 
 def run_spark_task(procs, client, redis_url: str, **spark_env: str) -> dict:
+    """Start a taskworker on the given Spark and run report:cluster on it (the worker is left running)."""
     procs.start("taskworker", [sys.executable, "manage.py", "taskworker", "--queues", "sparkq", "--concurrency", "1",
                                "--import", "cluster_tasks"],
                 **{"REDIS_URL": redis_url, "PYTHONPATH": f"{HERE}:{REPO}", "SPARK_CONF": "spark.ui.enabled=false",
@@ -116,3 +119,21 @@ def test_spark_task_on_a_spark_connect_server(procs, client, redis_url):
         time.sleep(0.5)
     out = run_spark_task(procs, client, redis_url, SPARK_REMOTE=f"sc://127.0.0.1:{port}")
     assert out["result"] == {"sum": 4_999_950_000}
+
+    # Cancel on Connect: the worker interrupts the task's session tag on the server, so the handler's endless
+    # query returns at once and the task goes to retry (it would stay active for hours otherwise).
+    inspector = Inspector(redis_url)
+    marker = procs.tmp / "endless.txt"
+    info = client.enqueue("report:endless", {"marker": str(marker)}, queue="sparkq", max_retry=3, timeout=3600)
+    wait_for(lambda: state_of(inspector, "sparkq", info.id) == "active", timeout=60, what="the endless task to start")
+    time.sleep(2)  # let the query reach the server; cancelling before it does is the easy case
+    inspector.cancel_task("sparkq", info.id)
+    def retried() -> bool:
+        assert procs.procs[-1][1].poll() is None, procs.log("taskworker")
+        return state_of(inspector, "sparkq", info.id) == "retry"
+
+    wait_for(retried, timeout=90, what="the cancelled task to go to retry")
+    assert "cancelled by an operator" in inspector.get_task("sparkq", info.id).last_error
+    wait_for(marker.exists, timeout=90, what="the endless query to be interrupted on the Connect server")
+    ended = marker.read_text()
+    assert "OPERATION_CANCELED" in ended, ended  # the server says it interrupted the query
