@@ -6,7 +6,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -15,19 +14,10 @@ from typing import Any
 
 import pytest
 
+from tests.ports import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 PORTS = range(8501, 8511)
-
-
-def free_port() -> int:
-    for port in PORTS:
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-                return port
-            except OSError:
-                continue
-    pytest.skip("no free port in 8501-8510")
 
 
 class Http:
@@ -65,7 +55,7 @@ def server(redis_url, tmp_path_factory):
         return json.loads(out)["token"]
 
     tokens = {"all": token("e2e", "jobs,mail"), "mail": token("mail-only", "mail")}
-    port = free_port()
+    port = free_port(PORTS)
     proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
                              "console.asgi:application"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)

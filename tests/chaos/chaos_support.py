@@ -25,6 +25,7 @@ from typing import Any
 
 import redis
 
+from tests.ports import free_port  # noqa: F401 - the chaos tests import it from here
 from tests.waiting import WAIT, state_of, wait_for  # noqa: F401 - the chaos tests import them from here
 
 # Worker processes with short leases and intervals (2 s), so a crashed worker's tasks come back within seconds.
@@ -36,17 +37,6 @@ PROXY_PORTS = range(6491, 6495)  # chaos proxies
 DONE_FILE_ENV = "CHAOS_DONE_FILE"  # where chaos_tasks appends the id of every run that reached its end
 FIGURES_ENV = "CHAOS_FIGURES"  # bench/chaos_figures.py collects the scenarios' figures here (JSON lines)
 SCALE_ENV = "CHAOS_SCALE"  # bench/chaos_figures.py multiplies the task counts by this
-
-
-def free_port(ports: range) -> int:
-    for port in ports:
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free port in {ports.start}-{ports.stop - 1}")
 
 
 def scale(n: int) -> int:

@@ -18,23 +18,13 @@ from live_support import WAIT
 
 from tests.browser.browser_support import Console
 from tests.console.console_support import PASSWORD
+from tests.ports import free_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
 ROOT = Path(__file__).resolve().parents[2]
 PORTS = range(8301, 8311)
 USER = "vera"
-
-
-def _free_port() -> int:
-    for port in PORTS:
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
 
 
 def _manage(env: dict[str, str], *args: str) -> None:
@@ -53,7 +43,7 @@ def asgi_console(tmp_path, live_engine, redis_url):
             "from django.contrib.auth.models import Permission, User; "
             f"u = User.objects.create_user({USER!r}, password={PASSWORD!r}); "
             "u.user_permissions.add(Permission.objects.get(codename='view_console'))")
-    port = _free_port()
+    port = free_port(PORTS)
     log = open(tmp_path / "daphne.log", "wb")  # noqa: SIM115 - closed at teardown
     server = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
                                "console.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=log)

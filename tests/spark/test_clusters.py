@@ -16,17 +16,12 @@ import pytest
 from spark_support import state_of, wait_for
 
 from queues.engine import Inspector
+from tests.ports import free_port
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def port_open(port: int) -> bool:

@@ -11,10 +11,11 @@ import urllib.request
 from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
-from worker_support import FAST, free_port, state_of, wait_for, worker_env
+from worker_support import FAST, state_of, wait_for, worker_env
 
 from queues.engine import FakeClock, Registry, Task, handler
 from tests.chaos.chaos_support import ChaosProxy
+from tests.ports import free_port
 from worker.config import WorkerConfig
 from worker.server import Server
 
@@ -57,7 +58,7 @@ def test_worker_exports_run_times_in_flight_and_fetch_latency(make_server, regis
 
 
 def test_multiprocess_mode_in_a_real_worker_process(tmp_path, redis_url, r, client, processes):
-    port = free_port(19100)
+    port = free_port(range(19100, 19300))
     env = worker_env(redis_url) | {"PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
     processes.append(subprocess.Popen(
         [sys.executable, "manage.py", "taskworker", "--queues", "default", "--metrics-port", str(port),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -26,17 +25,6 @@ FAST = dict(
 
 
 # -- processes ------------------------------------------------------------------------------------------------
-
-
-def free_port(start: int = 6391) -> int:
-    for port in range(start, start + 200):
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port")
 
 
 def kill_process(proc: subprocess.Popen, term_timeout: float = 5.0) -> None:

@@ -1,0 +1,22 @@
+"""Finding a free TCP port on loopback for a server a test starts (a console, a redis-server, a proxy...)."""
+
+from __future__ import annotations
+
+import socket
+
+
+def free_port(ports: range | None = None) -> int:
+    """The first port of ``ports`` nothing is bound to, or, without ``ports``, one the OS picks. Suites that run
+    beside others on a shared machine pass the range they were given, so they never take each other's ports."""
+    if ports is None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return int(s.getsockname()[1])
+    for port in ports:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {ports.start}-{ports.stop - 1}")
