@@ -13,9 +13,6 @@ import pytest
 import yaml
 from metrics_support import exported_names
 
-from queues import conf
-from queues.engine import Client
-
 REPO = Path(__file__).resolve().parents[2]
 PROMETHEUS_DIR = REPO / "metrics/prometheus"
 RULES_FILE = PROMETHEUS_DIR / "alerts.yml"
@@ -86,15 +83,6 @@ def test_the_issue_s_alerts_are_there():
 def test_prometheus_loads_the_rules():
     config = yaml.safe_load((PROMETHEUS_DIR / "prometheus.yml").read_text())
     assert config["rule_files"] == ["alerts.yml"]  # relative to prometheus.yml, so mounted along with it
-
-
-@pytest.fixture
-def engine(settings_redis, redis_client, redis_url):
-    conf._client.cache_clear()
-    conf._inspector.cache_clear()
-    yield Client(redis_url)
-    conf._client.cache_clear()
-    conf._inspector.cache_clear()
 
 
 @pytest.mark.django_db

@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
 from metrics_support import exported_names, scrape
 
 from queues import conf
 from queues.engine import STATES, Client, Inspector
-
-
-@pytest.fixture
-def engine(settings_redis, redis_client, redis_url):
-    conf._client.cache_clear()
-    conf._inspector.cache_clear()
-    yield Client(redis_url)
-    conf._client.cache_clear()
-    conf._inspector.cache_clear()
 
 
 def known_workload(engine: Client) -> None:

@@ -5,23 +5,13 @@ end at least once. Imported only by the worker subprocesses, so it registers int
 from __future__ import annotations
 
 import json
-import os
 import time
 
-import redis
-
 from queues.engine import Task, handler
+from tests.worker.task_redis import conn
 
 DONE_KEY = "test:done"
 
-_conn: redis.Redis | None = None
-
-
-def conn() -> redis.Redis:
-    global _conn
-    if _conn is None:
-        _conn = redis.Redis.from_url(os.environ["REDIS_URL"], socket_connect_timeout=2, socket_timeout=5)
-    return _conn
 
 
 @handler("test:record", retry_delay=lambda n, e, t: 0.1)

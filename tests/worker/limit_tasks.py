@@ -6,12 +6,10 @@ subprocesses, so it registers into their global registry."""
 from __future__ import annotations
 
 import json
-import os
 import time
 
-import redis
-
 from queues.engine import Task, handler
+from tests.worker.task_redis import conn
 
 RUNNING, PEAK, DONE = "test:running", "test:peak", "test:done"
 
@@ -22,14 +20,6 @@ if n > tonumber(redis.call("GET", KEYS[2]) or "0") then redis.call("SET", KEYS[2
 return n
 """
 
-_conn: redis.Redis | None = None
-
-
-def conn() -> redis.Redis:
-    global _conn
-    if _conn is None:
-        _conn = redis.Redis.from_url(os.environ["REDIS_URL"], socket_connect_timeout=2, socket_timeout=5)
-    return _conn
 
 
 @handler("test:limited")
