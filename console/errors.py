@@ -1,7 +1,8 @@
 """Error pages, and the mapping from the engine's named errors to them.
 
 Redis being down is an expected operational state, not a bug: it gets a 503 page that says what to check, never
-a traceback. Unknown queues and tasks are 404s; input the engine refuses is a 400.
+a traceback. So does a keyspace at another key layout (a deployment half done). Unknown queues and tasks are 404s;
+input the engine refuses is a 400.
 """
 
 from __future__ import annotations
@@ -9,9 +10,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from functools import wraps
+from typing import TYPE_CHECKING
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+
+if TYPE_CHECKING:
+    from queues.engine import LayoutVersionError
 
 logger = logging.getLogger(__name__)
 
@@ -37,18 +42,35 @@ def redis_unavailable(request: HttpRequest, exc: Exception) -> HttpResponse:
                       detail=str(exc))
 
 
+def layout_mismatch(request: HttpRequest, exc: LayoutVersionError) -> HttpResponse:
+    logger.warning("console: refused on %s: %s", request.path[:200], exc)
+    return error_page(request, 503, "Another key layout",
+                      "The console refused to act on this Redis keyspace, whose key layout it does not read and "
+                      "write: nothing was changed. Finish the deployment as the line below says (upgrade the "
+                      "console, or run python manage.py tasks migrate-keys), then try again.", detail=exc.message)
+
+
 def engine_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Turn the engine's named errors into error pages: 503 unavailable, 404 not found, 400 refused input."""
+    """Turn the engine's named errors into error pages: 503 unavailable or another key layout, 404 not found, 400
+    refused input."""
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         # Imported per call, not at module level, so the URLconf (admin, login) loads even if the engine cannot.
-        from queues.engine import QueueNotFoundError, RedisUnavailableError, TaskNotFoundError, ValidationError
+        from queues.engine import (
+            LayoutVersionError,
+            QueueNotFoundError,
+            RedisUnavailableError,
+            TaskNotFoundError,
+            ValidationError,
+        )
 
         try:
             return view(request, *args, **kwargs)
         except RedisUnavailableError as exc:
             return redis_unavailable(request, exc)
+        except LayoutVersionError as exc:
+            return layout_mismatch(request, exc)
         except (QueueNotFoundError, TaskNotFoundError) as exc:
             return not_found(request, exc.message)
         except ValidationError as exc:

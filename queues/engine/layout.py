@@ -3,8 +3,9 @@
 Why a stamp: a process of an older release that meets keys written in a newer layout would misread them and
 write them back in its own, corrupting both. So the client (before its first request), the worker (before
 it starts, then on every heartbeat) and the inspector (before an operator's action, reading only) read the stamp,
-and refuse any layout but their own with ``LayoutVersionError``; ``python manage.py tasks migrate-keys`` moves a keyspace from one layout to the next
-(see ``migration``). The first client or worker on an empty keyspace writes the stamp.
+and refuse any layout but their own with ``LayoutVersionError``; ``python manage.py tasks migrate-keys`` moves a
+keyspace from one layout to the next (see ``migration``). The first client or worker on an empty keyspace writes
+the stamp.
 
 Keys written before the stamp existed are layout 1 (``UNSTAMPED_LAYOUT``), which is today's layout, so an
 unstamped keyspace is stamped on first use. Once the layout changes, an unstamped keyspace that holds our keys

@@ -173,3 +173,26 @@ def test_actions_on_unknown_queue_are_404(operator_client, engine, audit):
                       ("/queues/nope/all/", {"action": "delete_all", "state": "pending"})]:
         assert operator_client.post(url, data).status_code == 404, url
     assert audit == []
+
+
+def test_actions_on_a_keyspace_at_another_key_layout_are_a_503_page_and_change_nothing(operator_client, seed,
+                                                                                        redis_client, audit):
+    archived, pending = seed.archived(), seed.pending()
+    active, _token = seed.active(queue="busy")
+    redis_client.set("tq:layout", "2")  # a newer release migrated the keyspace; this console is the old one
+    before = {key: redis_client.dump(key) for key in redis_client.keys("*")}
+    for url, data in [("/queues/default/pause/", {}), ("/queues/default/resume/", {}),
+                      ("/queues/default/delete/", {"force": "on"}),
+                      ("/queues/default/batch/", {"action": "run", "task_ids": [archived]}),
+                      ("/queues/default/batch/", {"action": "delete", "task_ids": [pending]}),
+                      ("/queues/busy/batch/", {"action": "cancel", "task_ids": [active]}),
+                      ("/queues/default/all/", {"action": "archive_all", "state": "pending"}),
+                      ("/queues/busy/all/", {"action": "cancel_all", "state": "active"})]:
+        response = operator_client.post(url, data)
+        assert response.status_code == 503, url
+        page = response.content.decode()
+        assert "Another key layout" in page and "nothing was changed" in page
+        assert "key layout 2, but this taskq reads and writes layout 1" in page
+        assert "Traceback" not in page
+    assert {key: redis_client.dump(key) for key in redis_client.keys("*")} == before
+    assert audit == []
