@@ -21,6 +21,7 @@ from queues.engine import (
     DuplicateTaskError,
     EngineError,
     FailedPreconditionError,
+    LayoutVersionError,
     QueueNotEmptyError,
     QueueNotFoundError,
     RedisUnavailableError,
@@ -98,6 +99,14 @@ def target(args: argparse.Namespace) -> str:
     return f"queue {queue!r}" if queue is not None else "it"
 
 
+def refused_action(exc: Exception) -> bool:
+    """An action the engine refused as it stands: a precondition failed, or the keyspace is at another key layout
+    (the message names both layouts)."""
+    if isinstance(exc, LayoutVersionError):
+        return exc.op.startswith("inspector.")
+    return isinstance(exc, FailedPreconditionError)
+
+
 def describe(exc: Exception, args: argparse.Namespace) -> tuple[str, int]:
     """One line naming what went wrong and what to do about it, and the exit status."""
     queue = getattr(args, "queue", None)
@@ -112,7 +121,7 @@ def describe(exc: Exception, args: argparse.Namespace) -> tuple[str, int]:
         reason = exc.message.split(";")[0]
         hint = "; use --force to delete them too" if not getattr(args, "force", False) else ""
         return f"cannot delete queue {queue!r}: {reason}{hint}", EXIT_ERROR
-    if isinstance(exc, FailedPreconditionError):
+    if refused_action(exc):
         return f"cannot {verb} {target(args)}: {exc.message}", EXIT_ERROR
     if isinstance(exc, TaskIdConflictError):
         return f"a task with id {args.task_id!r} already exists in queue {queue!r}", EXIT_ERROR

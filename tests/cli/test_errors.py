@@ -89,3 +89,24 @@ def args(**values) -> argparse.Namespace:
 ])
 def test_engine_errors_map_to_messages_and_codes(exc, namespace, expected):
     assert describe(exc, namespace) == expected
+
+
+def test_actions_on_a_keyspace_at_another_key_layout_fail_naming_both_and_change_nothing(cli, seed, redis_client):
+    from queues import conf
+
+    archived, pending = seed.archived(), seed.pending()
+    redis_client.set("tq:layout", "2")  # a newer release migrated the keyspace; this CLI is the old one
+    conf._inspector.cache_clear()  # an inspector of an earlier test would trust its last check for a second
+    before = {key: redis_client.dump(key) for key in redis_client.keys("*")}
+    layouts = "the Redis keyspace has key layout 2, but this taskq reads and writes layout 1: upgrade this process"
+    for argv, what in [(["queue", "pause", "default"], "pause queue 'default'"),
+                       (["queue", "rm", "default", "--force"], "delete queue 'default'"),
+                       (["task", "run", archived, "--queue", "default"], f"run task '{archived}' in queue 'default'"),
+                       (["task", "cancel", pending, "--queue", "default"],
+                        f"cancel task '{pending}' in queue 'default'"),
+                       (["task", "deleteall", "--queue", "default", "--state", "pending", "--json"],
+                        "delete all pending tasks in queue 'default'")]:
+        result = cli(*argv)
+        assert (result.code, result.out) == (1, ""), argv
+        assert result.err == f"error: cannot {what}: {layouts} (nothing was written)\n"
+    assert {key: redis_client.dump(key) for key in redis_client.keys("*")} == before
