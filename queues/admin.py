@@ -19,7 +19,7 @@ from django.utils.html import format_html
 
 from . import conf
 from .audit import record_action
-from .engine import EngineError, QueueNotFoundError
+from .engine import EngineError, LayoutVersionError, QueueNotFoundError
 from .engine.inspector import QueueInfo
 from .engine.transitions import RateLimit
 from .models import ApiToken, AuditLog, PeriodicTask, QueueDefinition, RetentionPolicy, Tasks, UniquePolicy
@@ -123,6 +123,9 @@ class QueueDefinitionAdmin(AuditedAdmin):
                 self.message_user(request, f"{definition.name}: Redis does not know this queue yet (no task and "
                                            f"no worker has served it), so it cannot be {verb}d.", messages.WARNING)
                 continue
+            except LayoutVersionError as exc:  # the same for every queue: say it once
+                self.message_user(request, f"Nothing was {verb}d: {exc.message}", messages.ERROR)
+                return
             except EngineError as exc:
                 self.message_user(request, f"{definition.name}: {exc}", messages.ERROR)
                 continue

@@ -19,7 +19,7 @@ from django.template.response import TemplateResponse
 
 from .audit import record_action
 from .conf import setting
-from .engine import STATES, EngineError, QueueNotFoundError, RedisUnavailableError
+from .engine import STATES, EngineError, LayoutVersionError, QueueNotFoundError, RedisUnavailableError
 from .engine.validation import MAX_QUEUE_NAME, MAX_TASK_ID
 from .redaction import redact_task
 
@@ -179,6 +179,9 @@ class TaskBrowser:
                 method(queue, task_id)
             except RedisUnavailableError as exc:
                 refused.append(f"Redis is unreachable: {exc.message}")
+                break
+            except LayoutVersionError as exc:  # the same for every task: say it once
+                refused.append(f"Nothing was done: {exc.message}")
                 break
             except EngineError as exc:
                 refused.append(f"{task_id[:64]}: {exc.message[:200]}")

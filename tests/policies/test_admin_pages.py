@@ -198,3 +198,22 @@ def test_read_only_mode_binds_the_admin_task_view_and_queue_actions(archived, in
     assert reply.status_code == 403
     assert inspector.get_task("mail", archived[0]).state == "archived"
     assert not AuditLog.objects.exists()
+
+
+def test_a_keyspace_at_another_key_layout_gives_one_message_and_changes_nothing(archived, r):
+    QueueDefinition.objects.create(name="mail")
+    r.set("tq:layout", "2")  # a newer release migrated the keyspace; this admin is the old one
+    before = {key: r.dump(key) for key in r.keys("*")}
+    refusal = ("the Redis keyspace has key layout 2, but this taskq reads and writes layout 1: upgrade this process "
+               "(nothing was written)")
+    browser = web(staff("root", superuser=True))
+    reply = browser.post(TASKS, {"queue": "mail", "state": "archived", "action": "run", "task_ids": archived[:2]},
+                         follow=True)
+    assert reply.status_code == 200
+    assert [str(m) for m in reply.context["messages"]] == [f"Nothing was done: {refusal}"]
+    reply = browser.post("/admin/queues/queuedefinition/",
+                         {"action": "pause", "_selected_action": [str(QueueDefinition.objects.get().pk)]}, follow=True)
+    assert reply.status_code == 200
+    assert [str(m) for m in reply.context["messages"]] == [f"Nothing was paused: {refusal}"]
+    assert {key: r.dump(key) for key in r.keys("*")} == before
+    assert not AuditLog.objects.filter(action="queue.pause").exists()
