@@ -77,6 +77,9 @@ class WorkerConfig:
     forwarder_interval: float = 1.0
     janitor_interval: float = 8.0
     fetch_batch: int = 100  # most tasks taken per dequeue call
+    # Most tasks leased ahead of a free slot, waiting in this worker (see worker/processor.py); only from queues
+    # without a concurrency cap or rate limit. None: twice the concurrency, at most 50. 0 turns prefetching off.
+    prefetch: int | None = None
     idle_wait: float = 1.0  # longest sleep when idle; a published wake-up ends it at once
     limits: Limits = field(default_factory=Limits)
     metrics_port: int | None = None  # serve Prometheus metrics of this worker on this port (0: any free port)
@@ -93,6 +96,9 @@ class WorkerConfig:
 
     def __post_init__(self) -> None:
         check.count(self.concurrency, "concurrency", 1, 10_000, "taskworker")
+        if self.prefetch is None:
+            self.prefetch = min(2 * self.concurrency, 50)
+        check.count(self.prefetch, "prefetch", 0, 1_000, "taskworker --prefetch")
         if self.pool not in POOLS:
             raise ValidationError(f"pool must be one of {', '.join(POOLS)}, got {self.pool!r}", op="taskworker --pool")
         if self.max_tasks_per_child is not None:

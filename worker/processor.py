@@ -6,6 +6,14 @@ subscriber sets as soon as a pending list gets its first task, so an idle worker
 milliseconds (asynq sleeps a second). A queue at its rate limit is left alone until the time the dequeue script
 named for its next start, and an idle fetch thread sleeps no longer than until the first such time, so a
 rate-limited queue neither spins the worker nor waits a whole idle period once its window admits a start.
+
+A small prefetch keeps the handlers busy while the next batch is on its way: besides the free slots, a fetch
+takes up to ``prefetch`` more tasks, which wait here, leased, until a slot frees, and once those run the next
+ones are fetched while the handlers work. Without it each dequeue takes only as many tasks as there are free
+slots, and the handlers idle through every round trip. The tasks that wait are bounded by ``prefetch``, come
+only from queues without a concurrency cap or rate limit (both count leased tasks, so a capped queue is never
+fetched beyond its free slots), are in ``inflight`` so the heartbeat extends their leases and a cancel finds
+them, start their timeout when they start, and are requeued at once on shutdown.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import itertools
 import logging
 import threading
 import time
+from collections import Counter, deque
 from contextlib import ExitStack
 from typing import Any
 
@@ -32,6 +41,11 @@ from .process_pool import ProcessPool
 from .queueset import QueueSet
 
 log = logging.getLogger("worker.processor")
+
+# Prefetch only while handlers take less than this on average: then a round trip is a large part of a task's
+# cost and a prefetched task waits about as long. Longer tasks gain nothing from it, and a task waiting here
+# behind them would be a task another worker could have started.
+PREFETCH_RUN_TIME = 0.05
 
 
 class Capacity:
@@ -87,8 +101,12 @@ class Processor:
         self.capacity = Capacity(config.concurrency)
         self.queues = queues or QueueSet(config.queues)
         self.order = QueueOrder(self.queues, config.strict)
-        # Keyed by (queue, task id): ids are unique within a queue only.
+        # Keyed by (queue, task id): ids are unique within a queue only. Holds the prefetched attempts too.
         self.inflight: dict[tuple[str, str], Attempt] = {}
+        # Prefetched attempts, leased and waiting for a free slot, oldest first (only the fetch thread touches it).
+        self._ready: deque[Attempt] = deque()
+        self._prefetch = config.prefetch or 0
+        self._run_time = 0.0  # recent handler run time (seconds, moving average): prefetch only for short tasks
         self.wake = threading.Event()
         self.pool = ThreadPool(config.concurrency, self.run_sync)
         self.loop = LoopThread(self.run_async)
@@ -127,10 +145,14 @@ class Processor:
             free = self.capacity.wait_free(timeout=0.5)
             if not free or self._stop.is_set():
                 continue
+            free -= self._start_ready(free)
+            ahead = max(0, self._prefetch - len(self._ready)) if self._run_time < PREFETCH_RUN_TIME else 0
+            if not free and (not ahead or len(self._ready) > self._prefetch // 2):
+                continue  # enough wait here; fetch ahead once half of them have started, not one at a time
             # Clear before looking, so a wake-up published while we look is not lost.
             self.wake.clear()
             try:
-                queue, leased = self._dequeue(min(free, self.config.fetch_batch))
+                queue, leased = self._dequeue(free, ahead)
             except Exception as exc:  # Redis away, or refusing (READONLY after a failover): never stop fetching
                 if not failing:
                     log.warning("cannot fetch: %s; retrying every second", exc)
@@ -141,17 +163,24 @@ class Processor:
                 log.info("fetching again")
                 failing = False
             if not leased:
-                self.wake.wait(self._idle_wait())
+                if free:  # every queue is empty (or limited): sleep until a wake-up or a limit's window opens
+                    self.wake.wait(self._idle_wait())
+                # else it was a fetch ahead with every slot busy: wait for a slot, then fetch as usual
                 continue
-            self.capacity.take(len(leased))
-            self._dispatch(queue, leased)
+            self._dispatch(queue, leased, free)
 
-    def _dequeue(self, k: int) -> tuple[str, list[Leased]]:
+    def _dequeue(self, free: int, ahead: int = 0) -> tuple[str, list[Leased]]:
+        """Tasks of the first queue in this round's order that gives any: up to ``free``, plus up to ``ahead``
+        to wait here (prefetch) from a queue without a concurrency cap or rate limit."""
         now = self.clock.now()
         # Forget windows that have opened (also of queues no longer served, which would never be visited).
         self._resting = {queue: until for queue, until in self._resting.items() if until > now}
         for queue in self.order.next():
             if queue in self._resting:
+                continue
+            limited = self.queues.cap(queue) or self.queues.rate(queue) is not None
+            k = min(free + (0 if limited else ahead), self.config.fetch_batch)
+            if k <= 0:
                 continue
             token_prefix = f"{self.config.server_id}:{next(self._calls)}:"
             began = time.monotonic()
@@ -174,14 +203,37 @@ class Processor:
         soonest = min(self._resting.values()) - self.clock.now()
         return max(0.0, min(self.config.idle_wait, soonest))
 
-    def _dispatch(self, queue: str, leased: list[Leased]) -> None:
+    def _dispatch(self, queue: str, leased: list[Leased], free: int) -> None:
+        """Start up to ``free`` of the tasks just leased; the rest wait in ``_ready`` for a slot."""
         now = self.clock.now()
-        if self.metrics is not None:
-            self.metrics.started(queue, len(leased))
-        async_batch = []
-        for item in leased:
-            attempt = self._prepare(queue, item, now)
+        attempts = [self._prepare(queue, item, now) for item in leased]
+        for attempt in attempts:
             self.inflight[(queue, attempt.id)] = attempt
+        self._ready.extend(attempts[free:])
+        self._start(attempts[:free], now)
+
+    def _start_ready(self, free: int) -> int:
+        """Start prefetched attempts in up to ``free`` slots; returns how many slots they took. One that was
+        cancelled (or lost its lease) while it waited has already been ended, and is skipped."""
+        batch: list[Attempt] = []
+        while self._ready and len(batch) < free:
+            attempt = self._ready.popleft()
+            if not attempt.claimed:
+                batch.append(attempt)
+        if batch:
+            self._start(batch, self.clock.now())
+        return len(batch)
+
+    def _start(self, attempts: list[Attempt], now: float) -> None:
+        if not attempts:
+            return
+        self.capacity.take(len(attempts))
+        if self.metrics is not None:
+            for queue, count in Counter(a.queue for a in attempts).items():
+                self.metrics.started(queue, count)
+        async_batch = []
+        for attempt in attempts:
+            self._begin(attempt, now)
             if attempt.handler is None:
                 self._finish(attempt, self._unroutable(attempt, now))
             elif self.processes is not None and not attempt.handler.spark:
@@ -204,11 +256,18 @@ class Processor:
             attempt.lease_until = now + self.config.lease
             return attempt
         task = Task(message, item.retried, ResultWriter(self.broker, queue, item.id, item.token))
-        timeout = message.effective_timeout()
-        ends = [t for t in (now + timeout if timeout else None, message.deadline_ms / 1000 or None) if t]
-        attempt = Attempt(item, queue, task, self.registry.route(message.type), min(ends) if ends else None, now)
+        attempt = Attempt(item, queue, task, self.registry.route(message.type), None, now)
         attempt.lease_until = now + self.config.lease
         return attempt
+
+    def _begin(self, attempt: Attempt, now: float) -> None:
+        """The attempt takes its slot now: its run time and its timeout count from here, not from when it was
+        leased (a prefetched one may have waited)."""
+        attempt.started, attempt.began = now, time.monotonic()
+        message = attempt.task.message
+        timeout = message.effective_timeout() if attempt.handler is not None else None
+        ends = [t for t in (now + timeout if timeout else None, message.deadline_ms / 1000 or None) if t]
+        attempt.deadline = min(ends) if ends else None
 
     def _unroutable(self, attempt: Attempt, now: float) -> Outcome:
         reason = getattr(attempt, "undecodable", None)
@@ -259,9 +318,11 @@ class Processor:
 
     def _finish(self, attempt: Attempt, outcome: Outcome) -> None:
         """The handler is done with its slot. Its outcome counts only if nothing else ended the attempt first."""
+        ran = time.monotonic() - attempt.began
+        self._run_time += (ran - self._run_time) / 8  # a float store: no lock needed for a heuristic
         self.capacity.release()
         if self.metrics is not None:
-            self.metrics.finished(attempt.queue, attempt.task.type, outcome.kind, time.monotonic() - attempt.began)
+            self.metrics.finished(attempt.queue, attempt.task.type, outcome.kind, ran)
         if attempt.claim():
             self.acker.submit(attempt, outcome)
 
@@ -309,13 +370,28 @@ class Processor:
         return list(self.inflight.values())
 
     def running(self) -> dict[str, dict[str, Any]]:
-        """What the heartbeat publishes for the console's servers page."""
+        """What the heartbeat publishes for the console's servers page (not the prefetched attempts)."""
+        waiting = {id(a) for a in list(self._ready)}
         return {a.id: {"id": a.id, "type": a.task.type, "queue": a.queue, "started": int(a.started * 1000),
-                       "deadline": int(a.deadline * 1000) if a.deadline else None} for a in self.snapshot()}
+                       "deadline": int(a.deadline * 1000) if a.deadline else None}
+                for a in self.snapshot() if id(a) not in waiting}
+
+    def requeue_ready(self) -> int:
+        """Give the prefetched attempts back to their queues (shutdown): they never started. Only once the fetch
+        thread has stopped."""
+        given = 0
+        while self._ready:
+            attempt = self._ready.popleft()
+            if attempt.claim():
+                self.acker.submit(attempt, Outcome("requeue"))
+                given += 1
+        return given
 
     def stop(self, shutdown_timeout: float) -> None:
         """Graceful stop: no new fetches, wait for running handlers, then requeue what is left."""
         self.stop_fetching()
+        if self.requeue_ready():
+            log.info("requeued the prefetched tasks that had not started")
         if not self.capacity.wait_idle(shutdown_timeout):
             left = [a for a in self.snapshot() if not a.claimed]
             log.warning("shutdown timeout: requeueing %d unfinished task(s)", len(left))

@@ -33,6 +33,9 @@ class Command(BaseCommand):
                                  "'process' (child processes, stopped for real on timeout or cancel)")
         parser.add_argument("--max-tasks-per-child", type=int, default=None,
                             help="with --pool process: replace a handler process after this many tasks")
+        parser.add_argument("--prefetch", type=int, default=None,
+                            help="most tasks leased ahead of a free slot, from queues without a cap or rate limit "
+                                 "(default: the concurrency, at most 10; 0: off)")
         parser.add_argument("--shutdown-timeout", type=float, default=None,
                             help="seconds running tasks get to finish on SIGTERM before they are requeued")
         parser.add_argument("--metrics-port", type=int, default=None,
@@ -77,6 +80,7 @@ class Command(BaseCommand):
             concurrency=options["concurrency"],
             pool=options["pool"],
             max_tasks_per_child=options["max_tasks_per_child"],
+            prefetch=options["prefetch"],
             shutdown_timeout=float(setting("TASKS_SHUTDOWN_TIMEOUT", 8.0) if shutdown is None else shutdown),
             lease=float(setting("TASKS_LEASE_SECONDS", 30.0)),
             heartbeat_interval=setting("TASKS_HEARTBEAT_SECONDS"),

@@ -1,0 +1,130 @@
+"""Prefetch: a worker leases up to ``prefetch`` tasks beyond its free slots, and they wait in it for a slot.
+
+Checked with one slot held by a blocking handler and the tasks enqueued before the worker starts (its first
+fetch takes the free slot plus the prefetch): no more than ``prefetch`` tasks wait (the rest stay pending), the
+waiting ones are not reported as running, the heartbeat extends their leases, an operator's cancel ends one
+before it starts, shutdown requeues them unstarted, and a capped or rate-limited queue is never fetched beyond
+its free slots. Time is the shared FakeClock; nothing is timed.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from worker_support import wait_for
+
+from queues.engine import Keys, Task, handler
+from queues.engine.policies import PolicySet, PolicyStore, QueueSpec
+
+Q = "default"
+
+
+def blocker(registry) -> tuple[threading.Event, threading.Event, list[str]]:
+    """``hold``: the first task blocks until ``release``; every task's id is recorded when it starts."""
+    started, release = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    @handler("hold", registry=registry)
+    def hold(task: Task) -> None:
+        ran.append(task.id)
+        if len(ran) == 1:
+            started.set()
+            release.wait(10)
+
+    return started, release, ran
+
+
+def states(inspector, queue: str = Q) -> tuple[int, int]:
+    info = inspector.queue_info(queue)
+    return info.pending, info.active
+
+
+def test_at_most_prefetch_tasks_wait_leased_and_they_start_when_the_slot_frees(make_server, registry, client,
+                                                                                  inspector):
+    started, release, ran = blocker(registry)
+    first = client.enqueue("hold")
+    client.enqueue_many([("hold", b"")] * 4)
+    server = make_server(concurrency=1, prefetch=2)
+    assert started.wait(10)
+    wait_for(lambda: states(inspector) == (2, 3), what="two tasks prefetched behind the running one")
+    assert list(server.processor.running()) == [first.id]  # the waiting ones are not reported as running
+    assert ran == [first.id]
+    release.set()
+    wait_for(lambda: len(ran) == 5 and states(inspector) == (0, 0), what="all five ran")
+
+
+def test_the_heartbeat_extends_the_leases_of_prefetched_tasks(make_server, registry, client, inspector, r,
+                                                               clock):
+    started, release, ran = blocker(registry)
+    client.enqueue("hold")
+    waiting = client.enqueue("hold")
+    make_server(concurrency=1, prefetch=1)  # lease 2 s of engine time
+    assert started.wait(10)
+    lease = Keys().queue(Q).lease
+    wait_for(lambda: r.zscore(lease, waiting.id) is not None, what="the second task prefetched")
+    taken = r.zscore(lease, waiting.id)
+    clock.advance(1.5)
+    wait_for(lambda: r.zscore(lease, waiting.id) > taken + 1000, what="its lease extended by the heartbeat")
+    clock.advance(1.5)  # past the first expiry: the recoverer must leave the extended lease alone
+    wait_for(lambda: r.zscore(lease, waiting.id) > taken + 2500, what="extended again")
+    release.set()
+    wait_for(lambda: ran[1:] == [waiting.id] and states(inspector) == (0, 0), what="it ran once, after the first")
+
+
+def test_a_cancelled_prefetched_task_never_starts(make_server, registry, client, inspector, r):
+    started, release, ran = blocker(registry)
+    client.enqueue("hold")
+    waiting = client.enqueue("hold", max_retry=0)
+    server = make_server(concurrency=1, prefetch=1)
+    assert started.wait(10)
+    wait_for(lambda: states(inspector) == (0, 2), what="the second task prefetched")
+    assert server.processor.cancel(Q, waiting.id)
+    wait_for(lambda: inspector.get_task(Q, waiting.id).state == "archived", what="the cancel written")
+    release.set()
+    later = client.enqueue("hold")
+    wait_for(lambda: later.id in ran, what="a later task ran")
+    assert waiting.id not in ran
+    assert "cancelled by an operator" in inspector.get_task(Q, waiting.id).last_error
+
+
+def test_shutdown_requeues_prefetched_tasks_unstarted(make_server, registry, client, inspector):
+    started, release, ran = blocker(registry)
+    first = client.enqueue("hold")
+    rest = client.enqueue_many([("hold", b"")] * 2)
+    server = make_server(concurrency=1, prefetch=2, shutdown_timeout=30)
+    assert started.wait(10)
+    wait_for(lambda: states(inspector) == (0, 3), what="two tasks prefetched")
+    stopping = threading.Thread(target=server.stop)
+    stopping.start()
+    try:
+        wait_for(lambda: not server.processor.alive, what="the worker stopped fetching")
+    finally:
+        release.set()  # the running task ends within the shutdown timeout: nothing is interrupted
+    stopping.join(30)
+    assert ran == [first.id] and inspector.queue_info(Q).active == 0
+    for info in rest:
+        task = inspector.get_task(Q, info.id)
+        assert (task.state, task.retried, task.last_error) == ("pending", 0, None)
+
+
+def test_a_capped_queue_is_not_fetched_beyond_its_free_slots(make_server, registry, client, inspector, r):
+    PolicyStore(r, Keys()).write(PolicySet(queues={Q: QueueSpec(Q, concurrency_cap=2)}))
+    started, release, ran = blocker(registry)
+    client.enqueue_many([("hold", b"")] * 4)
+    make_server(concurrency=1, prefetch=5, queues={Q: 1})
+    assert started.wait(10)
+    # One free slot: the fetch takes one task; with prefetch it would take two (the cap's free slots).
+    assert states(inspector) == (3, 1)
+    release.set()
+    wait_for(lambda: len(ran) == 4, what="the rest ran")
+
+
+def test_a_rate_limited_queue_is_not_fetched_ahead(make_server, registry, client, inspector, r):
+    PolicyStore(r, Keys()).write(PolicySet(queues={Q: QueueSpec(Q, rate_limit=100, rate_period=1.0)}))
+    started, release, ran = blocker(registry)
+    client.enqueue_many([("hold", b"")] * 4)
+    make_server(concurrency=1, prefetch=5, queues={Q: 1})
+    assert started.wait(10)
+    assert states(inspector) == (3, 1)  # the limit admits 100 starts, yet only the free slot was filled
+    release.set()
+    wait_for(lambda: len(ran) == 4, what="the rest ran")
