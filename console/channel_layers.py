@@ -14,6 +14,9 @@ from queues.engine import topology
 
 REDIS_LAYER = "channels_redis.core.RedisChannelLayer"
 IN_PROCESS_LAYER = "channels.layers.InMemoryChannelLayer"
+# channels-redis waits for messages with BZPOPMIN for up to 5 s; redis-py's default read timeout is 5 s too, so a
+# socket quiet for 5 s could time out mid-wait and end its consumer. Reads may take longer than the wait.
+SOCKET_TIMEOUT = 15.0
 
 
 def channel_layers(redis_url: str) -> dict[str, Any]:
@@ -23,10 +26,11 @@ def channel_layers(redis_url: str) -> dict[str, Any]:
         return {"default": {"BACKEND": IN_PROCESS_LAYER}}
     if where.kind == "sentinel":
         host: dict[str, Any] = {"sentinels": list(where.nodes), "master_name": where.service, "db": where.db,
-                                **where.credentials()}
+                                "socket_timeout": SOCKET_TIMEOUT, **where.credentials()}
         if where.sentinel_credentials():
             host["sentinel_kwargs"] = where.sentinel_credentials()
         if where.tls:
             host["ssl"] = True
         return {"default": {"BACKEND": REDIS_LAYER, "CONFIG": {"hosts": [host]}}}
-    return {"default": {"BACKEND": REDIS_LAYER, "CONFIG": {"hosts": [redis_url]}}}
+    return {"default": {"BACKEND": REDIS_LAYER,
+                        "CONFIG": {"hosts": [{"address": redis_url, "socket_timeout": SOCKET_TIMEOUT}]}}}

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from console.channel_layers import channel_layers
+
 DEFAULT_TEST_REDIS_URL = "redis://127.0.0.1:6379/9"
 
 
@@ -49,8 +51,6 @@ def redis_client(redis_url: str) -> Iterator[redis.Redis]:
 def settings_redis(settings, redis_url: str):
     """Django settings whose REDIS_URL (and the Redis-backed layers derived from it) use the test database."""
     settings.REDIS_URL = redis_url
-    settings.CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [redis_url]}},
-    }
+    settings.CHANNEL_LAYERS = channel_layers(redis_url)
     settings.RQ_QUEUES = {"default": {"URL": redis_url}}
     return settings
