@@ -13,6 +13,7 @@ cursor it was read at, so even the first connection misses nothing), then the li
      "cursor": {"<queue>": "<id>"}, "tasks": [{"id", "queue", "type", "from", "to", "at", "event", ...}],
      "more": <rows left out>, "resync": <true when the gap could not be replayed>}
     {"kind": "servers", "servers": [...]}
+    {"kind": "dashboard", "chart": "<svg…>", "rows": [{"queue", "href", "paused", "cells"}]}  (see dashboard.py)
 
 A subscription replaces the previous one. Bad input gets ``{"kind": "error"}`` and changes nothing.
 """
@@ -119,6 +120,8 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             self.seen.update(now)
             await self.send_json({"kind": "update", "scope": "dashboard", "queues": counts, "cursor": now,
                                   "events": 0, "replay": True})
+            # Then the rest of the page as it is now (chart, latency, memory, queues that appeared or went).
+            await self.send_json(await self.hub.dashboard_snapshot())
             return
         after = cursor.get(queue)
         if after is None:  # no position: start from now, with fresh counts

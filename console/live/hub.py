@@ -28,6 +28,7 @@ from queues.engine.errors import EngineError, TaskNotFoundError
 from queues.engine.events import AsyncEventStreams, StreamEvent
 
 from .coalesce import Coalescer, QueueWindow, Window
+from .dashboard import DASHBOARD_IDLE, DASHBOARD_INTERVAL, dashboard_snapshot
 
 log = logging.getLogger("console.live")
 
@@ -49,11 +50,14 @@ class LiveHub:
     group, so nothing is built for groups nobody in this process watches."""
 
     def __init__(self, streams: AsyncEventStreams, layer: Any, *, interval: float = LIVE_INTERVAL,
-                 block_ms: int = BLOCK_MS, inspector: Callable[[], Any] | None = None):
+                 block_ms: int = BLOCK_MS, inspector: Callable[[], Any] | None = None,
+                 dashboard_interval: float = DASHBOARD_INTERVAL, dashboard_idle: float = DASHBOARD_IDLE):
         self.streams = streams
         self.layer = layer
         self.interval = interval
         self.block_ms = block_ms
+        self.dashboard_interval = dashboard_interval
+        self.dashboard_idle = dashboard_idle
         self.inspector = inspector or _default_inspector
         self.tag = uuid.uuid4().hex[:12]
         self.tail = streams.tail()
@@ -65,6 +69,8 @@ class LiveHub:
         self._last_flush = 0.0
         self._servers_json = ""
         self._servers_read_at = 0.0
+        self._dashboard_due = asyncio.Event()  # events arrived since the last dashboard snapshot
+        self._dashboard_json = ""
         self._tasks: list[asyncio.Task[None]] = []
 
     # -- groups ------------------------------------------------------------------------------------------------
@@ -91,7 +97,8 @@ class LiveHub:
     def start(self) -> None:
         if not self._tasks:
             self._tasks = [asyncio.create_task(self._read_loop(), name="live-reader"),
-                           asyncio.create_task(self._flush_loop(), name="live-flusher")]
+                           asyncio.create_task(self._flush_loop(), name="live-flusher"),
+                           asyncio.create_task(self._dashboard_loop(), name="live-dashboard")]
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -127,6 +134,7 @@ class LiveHub:
         watched = {(key[1], key[2]) for key in self.watchers if key[0] == TASK}
         self.coalescer.add(events, watched)
         self._dirty.set()
+        self._dashboard_due.set()
 
     async def _flush_loop(self) -> None:
         while True:
@@ -141,6 +149,18 @@ class LiveHub:
             self._dirty.clear()
             self._last_flush = time.monotonic()
             await self._guarded(self.flush, self.coalescer.drain())
+
+    async def _dashboard_loop(self) -> None:
+        """The dashboard snapshot, apart from the 250 ms flusher: it reads every queue, so it runs at most every
+        ``dashboard_interval`` seconds, and every ``dashboard_idle`` seconds when nothing happened."""
+        while True:
+            try:
+                await asyncio.wait_for(self._dashboard_due.wait(), timeout=self.dashboard_idle)
+            except TimeoutError:
+                pass
+            self._dashboard_due.clear()
+            await self._guarded(self._dashboard, None)
+            await asyncio.sleep(self.dashboard_interval)
 
     async def _guarded(self, fn: Callable[[Any], Any], arg: Any) -> None:
         try:
@@ -192,6 +212,23 @@ class LiveHub:
         if encoded != self._servers_json:
             self._servers_json = encoded
             await self._send(self.group(SERVERS), {"kind": "servers", "servers": snapshot})
+
+    async def _dashboard(self, _arg: Any) -> None:
+        """Send the dashboard snapshot to the dashboard group when it differs from the last one sent."""
+        if not self.watching(GLOBAL):
+            return
+        try:
+            snapshot = await self.dashboard_snapshot()
+        except EngineError as exc:  # Redis away: the next round tries again
+            log.warning("live: cannot read the dashboard (%s)", exc)
+            return
+        encoded = json.dumps(snapshot, sort_keys=True)
+        if encoded != self._dashboard_json:
+            self._dashboard_json = encoded
+            await self._send(self.group(GLOBAL), snapshot)
+
+    async def dashboard_snapshot(self) -> dict[str, Any]:
+        return await asyncio.to_thread(dashboard_snapshot, self.inspector())
 
     async def servers_snapshot(self) -> list[dict[str, Any]]:
         self._servers_read_at = time.monotonic()

@@ -1,19 +1,30 @@
-"""The dashboard: every queue's size by state, processed and failed over a period, and the queues table."""
+"""The dashboard: every queue's size by state, processed and failed over a period, and the queues table.
+
+The size chart and the table's cells are built here for both the page and the live hub (``console/live/
+dashboard.py``), so a live update shows exactly what a reload would."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.defaultfilters import filesizeformat, floatformat
 from django.urls import reverse
+from django.utils.safestring import SafeString
 
 from ..access import viewer_page
 from ..charts import SIZE_SERIES, Bar, grouped_columns, stacked_bars
 from ..errors import bad_request
 from ..forms import HISTORY_DAYS, DashboardQuery, first_error
+from ..templatetags.console_tags import duration
 from .common import inspector
+
+#: The name the new-row templates of the page are rendered with; live.js swaps in a new queue's name.
+ROW_PLACEHOLDER = "taskq-new-queue"
 
 
 @dataclass
@@ -26,13 +37,32 @@ class QueueRow:
         processed = self.info.processed_today
         return None if not processed else 100.0 * self.info.failed_today / processed
 
+    @cached_property
+    def cells(self) -> dict[str, tuple[str, str]]:
+        """The table's figures as (sort value, shown text), for the page and its live updates alike."""
+        q, rate = self.info, self.error_rate
+        return {
+            "size": (str(q.size), str(q.size)),
+            "memory": (str(q.memory_bytes), str(filesizeformat(q.memory_bytes))),
+            "latency": (str(q.latency), duration(q.latency)),
+            "processed_today": (str(q.processed_today), str(q.processed_today)),
+            "failed_today": (str(q.failed_today), str(q.failed_today)),
+            "error_rate": ("-1", "—") if rate is None else (str(rate), f"{floatformat(rate, 2)} %"),
+        }
+
+
+def size_chart(infos: Sequence[Any]) -> SafeString:
+    return stacked_bars(
+        [Bar(i.queue, {s: getattr(i, s) for s in SIZE_SERIES}, reverse("queue", args=[i.queue])) for i in infos],
+        SIZE_SERIES, title="Queue size by state")
+
 
 @viewer_page
 def dashboard(request: HttpRequest) -> HttpResponse:
     """Access: viewers. Reads: every queue's figures in three pipelined round trips, one MGET per queue for
     its history."""
     from console.rq.dashboard import rq_dashboard_context
-    from queues.engine import QueueNotFoundError
+    from queues.engine import QueueInfo, QueueNotFoundError
 
     query = DashboardQuery(request.GET)
     if not query.is_valid():
@@ -50,15 +80,14 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         for day in history:
             processed, failed = totals.get(day.date, (0, 0))
             totals[day.date] = (processed + day.processed, failed + day.failed)
-    size_chart = stacked_bars(
-        [Bar(i.queue, {s: getattr(i, s) for s in SIZE_SERIES}, reverse("queue", args=[i.queue])) for i in infos],
-        SIZE_SERIES, title="Queue size by state")
     history_bars = [Bar(date[5:], {"processed": p, "failed": f}) for date, (p, f) in sorted(totals.items())]
     history_chart = grouped_columns(history_bars, ("processed", "failed"),
                                     title=f"Processed and failed, last {days} day{'s' if days > 1 else ''}")
     context = {
         "queues": [QueueRow(i) for i in infos],
-        "size_chart": size_chart,
+        # Rows for queues that appear while the page is open (live.js fills them in), running and paused.
+        "new_rows": [QueueRow(QueueInfo(ROW_PLACEHOLDER)), QueueRow(QueueInfo(ROW_PLACEHOLDER, paused=True))],
+        "size_chart": size_chart(infos),
         "size_series": SIZE_SERIES,
         "history_chart": history_chart,
         "days": days,

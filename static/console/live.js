@@ -56,6 +56,7 @@
   function apply(data) {
     if (data.kind === "error") { if (data.resync) { notice("Live updates are interrupted: " + data.message); } return; }
     if (data.kind === "servers") { servers(data.servers); return; }
+    if (data.kind === "dashboard") { dashboard(data); return; }
     Object.keys(data.cursor || {}).forEach(function (q) {
       if (!cursor[q] || newer(data.cursor[q], cursor[q])) { cursor[q] = data.cursor[q]; }
     });
@@ -75,8 +76,8 @@
   function counts(q, figures) {
     var containers;
     if (scope === "dashboard") {
+      // A queue without a row yet gets one with the next dashboard snapshot.
       containers = document.querySelectorAll('[data-live-for="' + CSS.escape(q) + '"]');
-      if (!containers.length) { notice("New queue “" + q + "”: reload to list it."); }
     } else {
       containers = q === queue ? [document] : [];
     }
@@ -86,6 +87,57 @@
         if (name in figures) { setText(el, String(figures[name])); }
       });
     });
+  }
+
+  // Dashboard: the size chart, every row's cells, rows for queues that appeared, none for queues that went.
+  function dashboard(data) {
+    var chart = document.querySelector("[data-live-chart]");
+    // The chart is the console's own SVG, every label escaped server-side: the same markup a reload would show.
+    if (chart) { chart.innerHTML = data.chart; }
+    var body = document.querySelector("#queues-table tbody");
+    var listed = {};
+    data.rows.forEach(function (q) {
+      listed[q.queue] = true;
+      var tr = body.querySelector('tr[data-live-for="' + CSS.escape(q.queue) + '"]');
+      if (!tr) { tr = newQueueRow(body, q); }
+      else if (!!tr.querySelector('[data-live-cell="state"] .badge.paused') !== q.paused) {
+        tr = newQueueRow(body, q, tr);  // paused or resumed elsewhere: the state badge and the action change
+      }
+      Object.keys(q.cells).forEach(function (name) {
+        var td = tr.querySelector('[data-live-cell="' + name + '"]');
+        if (td) { td.textContent = q.cells[name][1]; td.setAttribute("data-value", q.cells[name][0]); }
+      });
+    });
+    body.querySelectorAll("tr[data-live-for]").forEach(function (tr) {
+      if (!listed[tr.getAttribute("data-live-for")]) { tr.remove(); }
+    });
+    var filled = data.rows.length > 0;
+    document.querySelectorAll("[data-live-filled], [data-live-chart]").forEach(function (el) { el.hidden = !filled; });
+    document.querySelectorAll("[data-live-empty]").forEach(function (el) { el.hidden = filled; });
+  }
+
+  // A row from the page's own row template, with the queue's name and link put in; replaces ``old`` if given,
+  // else goes in name order (the order the page lists queues in).
+  function newQueueRow(body, q, old) {
+    var template = document.querySelector('template[data-live-new-row="' + (q.paused ? "paused" : "run") + '"]');
+    var placeholder = template.getAttribute("data-live-placeholder");
+    var tr = template.content.querySelector("tr").cloneNode(true);
+    var href = tr.querySelector("a").getAttribute("href");
+    [tr].concat(Array.prototype.slice.call(tr.querySelectorAll("*"))).forEach(function (el) {
+      Array.prototype.forEach.call(el.attributes, function (attr) {
+        var value = attr.value.split(href).join(q.href);  // the queue's URL, and action URLs under it
+        if (attr.name !== "href" && attr.name !== "action") { value = value.split(placeholder).join(q.queue); }
+        if (value !== attr.value) { el.setAttribute(attr.name, value); }
+      });
+    });
+    tr.querySelector("td.name a").textContent = q.queue;
+    tr.classList.add("live-new");
+    if (old) { body.replaceChild(tr, old); return tr; }
+    var next = Array.prototype.find.call(body.querySelectorAll("tr[data-live-for]"), function (other) {
+      return other.getAttribute("data-live-for") > q.queue;
+    });
+    body.insertBefore(tr, next || null);
+    return tr;
   }
 
   // Queue page: a row leaving the shown state is marked with where it went; a task entering it is listed on top.
