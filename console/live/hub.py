@@ -28,7 +28,7 @@ from queues.engine.errors import EngineError, TaskNotFoundError
 from queues.engine.events import AsyncEventStreams, StreamEvent
 
 from .coalesce import Coalescer, QueueWindow, Window
-from .dashboard import DASHBOARD_IDLE, DASHBOARD_INTERVAL, dashboard_snapshot
+from .dashboard import DASHBOARD_IDLE, DASHBOARD_INTERVAL, DashboardDelta, dashboard_snapshot
 
 log = logging.getLogger("console.live")
 
@@ -70,7 +70,7 @@ class LiveHub:
         self._servers_json = ""
         self._servers_read_at = 0.0
         self._dashboard_due = asyncio.Event()  # events arrived since the last dashboard snapshot
-        self._dashboard_json = ""
+        self._dashboard_delta = DashboardDelta()
         self._tasks: list[asyncio.Task[None]] = []
 
     # -- groups ------------------------------------------------------------------------------------------------
@@ -82,6 +82,8 @@ class LiveHub:
         self.watchers[(kind, *key)] += 1
         if kind == SERVERS:
             self._servers_json = ""  # a new watcher gets a snapshot from its consumer; resend on next change
+        if kind == GLOBAL:
+            self._dashboard_delta.reset()  # likewise: the next round sends the whole dashboard
         return self.group(kind, *key)
 
     def unwatch(self, kind: str, *key: str) -> None:
@@ -214,7 +216,7 @@ class LiveHub:
             await self._send(self.group(SERVERS), {"kind": "servers", "servers": snapshot})
 
     async def _dashboard(self, _arg: Any) -> None:
-        """Send the dashboard snapshot to the dashboard group when it differs from the last one sent."""
+        """Send what changed on the dashboard since the last round to the dashboard group, if anything did."""
         if not self.watching(GLOBAL):
             return
         try:
@@ -222,10 +224,9 @@ class LiveHub:
         except EngineError as exc:  # Redis away: the next round tries again
             log.warning("live: cannot read the dashboard (%s)", exc)
             return
-        encoded = json.dumps(snapshot, sort_keys=True)
-        if encoded != self._dashboard_json:
-            self._dashboard_json = encoded
-            await self._send(self.group(GLOBAL), snapshot)
+        delta = self._dashboard_delta(snapshot)
+        if delta is not None:
+            await self._send(self.group(GLOBAL), delta)
 
     async def dashboard_snapshot(self) -> dict[str, Any]:
         return await asyncio.to_thread(dashboard_snapshot, self.inspector())

@@ -89,15 +89,15 @@
     });
   }
 
-  // Dashboard: the size chart, every row's cells, rows for queues that appeared, none for queues that went.
+  // Dashboard: the size chart, changed rows' cells, rows for queues that appeared, none for queues that went.
   function dashboard(data) {
     var chart = document.querySelector("[data-live-chart]");
     // The chart is the console's own SVG, every label escaped server-side: the same markup a reload would show.
-    if (chart) { chart.innerHTML = data.chart; }
+    if (chart && data.chart !== undefined) { chart.innerHTML = data.chart; }
     var body = document.querySelector("#queues-table tbody");
     var listed = {};
+    data.listed.forEach(function (name) { listed[name] = true; });
     data.rows.forEach(function (q) {
-      listed[q.queue] = true;
       var tr = body.querySelector('tr[data-live-for="' + CSS.escape(q.queue) + '"]');
       if (!tr) { tr = newQueueRow(body, q); }
       else if (!!tr.querySelector('[data-live-cell="state"] .badge.paused') !== q.paused) {
@@ -111,7 +111,7 @@
     body.querySelectorAll("tr[data-live-for]").forEach(function (tr) {
       if (!listed[tr.getAttribute("data-live-for")]) { tr.remove(); }
     });
-    var filled = data.rows.length > 0;
+    var filled = data.listed.length > 0;
     document.querySelectorAll("[data-live-filled], [data-live-chart]").forEach(function (el) { el.hidden = !filled; });
     document.querySelectorAll("[data-live-empty]").forEach(function (el) { el.hidden = filled; });
   }

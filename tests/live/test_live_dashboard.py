@@ -31,6 +31,25 @@ def rows(snapshot: dict) -> dict[str, dict]:
     return {row["queue"]: row for row in snapshot["rows"]}
 
 
+class Page:
+    """What a dashboard shows after applying snapshots and deltas the way live.js does."""
+
+    def __init__(self, first: dict) -> None:
+        self.rows: dict[str, dict] = {}
+        self.chart = ""
+        self.apply([first])
+
+    def apply(self, messages: list[dict]) -> Page:
+        for message in snapshots(messages):
+            self.rows.update(rows(message))
+            self.rows = {name: row for name, row in self.rows.items() if name in message["listed"]}
+            self.chart = message.get("chart", self.chart)
+        return self
+
+    def cell(self, queue: str, name: str) -> str:
+        return self.rows[queue]["cells"][name][0]
+
+
 async def open_dashboard(cookie: str) -> tuple[object, dict]:
     """A dashboard socket and its catch-up snapshot (it follows the counts message)."""
     socket, connected = await open_socket(cookie)
@@ -64,22 +83,25 @@ def test_snapshot_follows_sizes_memory_new_and_removed_queues(live_engine, viewe
     async def body():
         socket, first = await open_dashboard(viewer_cookie)
         memory = int(rows(first)["a"]["cells"]["memory"][0])
-        assert set(rows(first)) == {"a"}
+        assert first["listed"] == ["a"] and set(rows(first)) == {"a"}
         moves.enqueue("a", n=20)
         moves.enqueue("fresh", n=2)  # a queue the page has never seen
         messages: list[dict] = []
-        await receive_until(socket, lambda ms: any("fresh" in rows(s) for s in snapshots(ms))
-                            and rows(snapshots(ms)[-1])["a"]["cells"]["size"][0] == "21", messages)
-        last = snapshots(messages)[-1]
-        assert int(rows(last)["a"]["cells"]["memory"][0]) > memory
-        assert rows(last)["fresh"]["cells"]["size"] == ["2", "2"] and rows(last)["fresh"]["href"] == "/queues/fresh/"
-        assert "fresh · pending: 2" in last["chart"] and "a · pending: 21" in last["chart"]
+
+        def shown() -> Page:
+            return Page(first).apply(messages)
+
+        await receive_until(socket, lambda ms: "fresh" in shown().rows and shown().cell("a", "size") == "21", messages)
+        page = shown()
+        assert int(page.cell("a", "memory")) > memory
+        assert page.rows["fresh"]["cells"]["size"] == ["2", "2"] and page.rows["fresh"]["href"] == "/queues/fresh/"
+        assert "fresh · pending: 2" in page.chart and "a · pending: 21" in page.chart
 
         # A queue that goes leaves the table (deleting emits no event: the idle round notices, after a quiet
         # spell longer than a Redis read timeout, which the socket must survive).
         conf.get_inspector().delete_queue("fresh", force=True)
-        await receive_until(socket, lambda ms: snapshots(ms) and "fresh" not in rows(snapshots(ms)[-1]), messages)
-        assert "fresh ·" not in snapshots(messages)[-1]["chart"]
+        await receive_until(socket, lambda ms: "fresh" not in shown().rows, messages)
+        assert "fresh ·" not in shown().chart and set(shown().rows) == {"a"}
         await socket.disconnect()
     run(body)
 
@@ -92,28 +114,32 @@ def test_pausing_elsewhere_shows_in_the_snapshot(live_engine, viewer_cookie, mov
         assert rows(first)["a"]["paused"] is False
         conf.get_inspector().pause_queue("a")
         messages: list[dict] = []
-        await receive_until(socket, lambda ms: snapshots(ms) and rows(snapshots(ms)[-1])["a"]["paused"], messages)
+        await receive_until(socket, lambda ms: Page(first).apply(ms).rows["a"]["paused"], messages)
         await socket.disconnect()
     run(body)
 
 
-def test_an_unchanged_snapshot_is_not_sent_again(live_engine, viewer_cookie, moves):
-    moves.enqueue("a")
-    moves.complete("a", moves.start("a"))  # nothing pending: no latency growing while nothing happens
+def test_only_changes_are_sent_and_nothing_when_nothing_changed(live_engine, viewer_cookie, moves):
+    for queue in ("a", "b"):
+        moves.enqueue(queue)
+        moves.complete(queue, moves.start(queue))  # nothing pending: no latency growing while nothing happens
 
     async def body():
         from console.live.hub import live_hub
 
-        socket, _ = await open_dashboard(viewer_cookie)
+        socket, first = await open_dashboard(viewer_cookie)
         hub = live_hub()
-        await hub._dashboard(None)  # this hub's first round (the catch-up went to one socket only)
+        await hub._dashboard(None)  # the first round after a page joined sends everything
         sent = hub.messages_sent
         await hub._dashboard(None)
         assert hub.messages_sent == sent  # nothing changed: nothing sent
-        moves.enqueue("a")  # a change is
+        moves.enqueue("a")
         messages: list[dict] = []
-        await receive_until(socket, lambda ms: snapshots(ms) and rows(snapshots(ms)[-1])["a"]["cells"]["size"][0]
-                            == "1", messages)
+        await receive_until(socket, lambda ms: any(rows(s).get("a", {}).get("cells", {}).get("size") == ["1", "1"]
+                                                   for s in snapshots(ms)), messages)
+        delta = next(s for s in snapshots(messages) if "a" in rows(s) and rows(s)["a"]["cells"]["size"][0] == "1")
+        assert set(rows(delta)) == {"a"} and delta["listed"] == ["a", "b"]  # b did not change: not sent
+        assert "a · pending: 1" in delta["chart"]
         await socket.disconnect()
     run(body)
 

@@ -73,6 +73,6 @@ def test_channel_layers_follow_the_topology():
                     "CONFIG": {"hosts": [{"address": "redis://127.0.0.1:6379/2", "socket_timeout": 15.0}]}}}
     assert channel_layers("redis+sentinel://:pw@h1:26379,h2:26379/svc/2?sentinel_password=sp") == {
         "default": {"BACKEND": REDIS_LAYER, "CONFIG": {"hosts": [{
-            "sentinels": [("h1", 26379), ("h2", 26379)], "master_name": "svc", "db": 2, "socket_timeout": 15.0, "password": "pw",
-            "sentinel_kwargs": {"password": "sp"}}]}}}
+            "sentinels": [("h1", 26379), ("h2", 26379)], "master_name": "svc", "db": 2, "socket_timeout": 15.0,
+            "password": "pw", "sentinel_kwargs": {"password": "sp"}}]}}}
     assert channel_layers("redis+cluster://h1:7000") == {"default": {"BACKEND": IN_PROCESS_LAYER}}
