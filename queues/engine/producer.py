@@ -10,6 +10,7 @@ import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from . import validation as check
@@ -117,12 +118,23 @@ def with_policies(t: Template, task_type: str, policies: PolicySet | None) -> Te
     return own
 
 
+#: Per call of ``plan_many``, for the tasks of its shared template: type -> the type validated and the template
+#: with that type's policies. The tasks of one call mostly share a few types, so each is checked once.
+TypeMemo = dict[str, tuple[str, Template]]
+
+
 def place(keys: Keys, t: Template, task_type: Any, payload: Any, task_id: str, op: str,
-          max_payload: int = check.MAX_PAYLOAD_BYTES, policies: PolicySet | None = None) -> Placement:
+          max_payload: int = check.MAX_PAYLOAD_BYTES, policies: PolicySet | None = None,
+          memo: TypeMemo | None = None) -> Placement:
     """One task of a call: its type and payload validated, the policies' defaults applied, its unique key
     derived."""
-    task_type = check.task_type(task_type, op)
-    t = with_policies(t, task_type, policies)
+    known = memo.get(task_type) if memo is not None and type(task_type) is str else None
+    if known is None:
+        checked = check.task_type(task_type, op)
+        known = (checked, with_policies(t, checked, policies))
+        if memo is not None:
+            memo[checked] = known
+    task_type, t = known
     message = t.message(task_id, task_type, check.payload(payload, op, max_payload))
     placement = Placement(message, t.process_at_ms, encoded_options=t.encoded)
     if t.unique_ttl:
@@ -148,21 +160,28 @@ def plan_many(keys: Keys, now: float, items: Iterable[Any], options: Mapping[str
     shared = template(now, options, op)
     ids = new_task_ids(len(items))
     placements = []
+    memo: TypeMemo = {}
     for index, item in enumerate(items):
-        if not (isinstance(item, Mapping) or (isinstance(item, (tuple, list)) and len(item) == 2)):
+        pair = type(item) is tuple or isinstance(item, (tuple, list))  # the exact type first: the common case
+        if not (pair and len(item) == 2) and not isinstance(item, Mapping):
             raise ValidationError(f"item {index} is neither a (type, payload) pair nor a dict", op=op)
         try:
-            if isinstance(item, Mapping):
+            if not pair:
                 own = dict(item)
                 task_type, payload = own.pop("type", None), own.pop("payload", b"")
                 t = template(now, {**options, **own}, op) if own else shared
             else:
                 t, (task_type, payload) = shared, item
             placements.append(place(keys, t, task_type, payload, t.task_id or ids[index], op, max_payload,
-                                    policies))
+                                    policies, memo if t is shared else None))
         except ValidationError as exc:
             raise ValidationError(f"item {index}: {exc.message}", op=op) from None
     return placements
+
+
+# The tasks of one call share their instants (created, enqueued, mostly the process time and deadline), and a
+# datetime is immutable, so the infos of a call share one object per instant instead of building 4 per task.
+_instant = lru_cache(maxsize=256)(from_ms)
 
 
 def info_of(placement: Placement, now_ms: int) -> TaskInfo:
@@ -171,10 +190,10 @@ def info_of(placement: Placement, now_ms: int) -> TaskInfo:
     scheduled = placement.process_at_ms > now_ms
     return TaskInfo(
         id=m.id, type=m.type, queue=m.queue, state="scheduled" if scheduled else "pending", payload=m.payload,
-        max_retry=m.max_retry, timeout=m.effective_timeout(), deadline=from_ms(m.deadline_ms),
+        max_retry=m.max_retry, timeout=m.effective_timeout(), deadline=_instant(m.deadline_ms),
         retention=m.retention, unique_key=placement.unique_key or None, headers=m.headers,
-        created_at=from_ms(m.created_ms), next_process_at=from_ms(placement.process_at_ms or now_ms),
-        state_since=from_ms(now_ms),
+        created_at=_instant(m.created_ms), next_process_at=_instant(placement.process_at_ms or now_ms),
+        state_since=_instant(now_ms),
     )
 
 

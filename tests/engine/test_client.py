@@ -19,6 +19,7 @@ from queues.engine import (
     ValidationError,
 )
 from queues.engine.broker import Broker
+from queues.engine.policies import PolicySet, PolicyStore
 from queues.engine.scripts import script
 from queues.engine.transitions import BULK_CHUNK, Call
 
@@ -244,6 +245,21 @@ def test_enqueue_many_duplicate_inside_a_chunk_writes_nothing(r, client):
 def test_enqueue_many_empty(r, client):
     assert client.enqueue_many([]) == []
     assert dump(r) == {}
+
+
+def test_enqueue_many_checks_each_type_once_yet_gives_every_task_its_own_policy_and_lock(r, client):
+    # Types repeat and interleave, as in a real batch: the per-call memo of validated types and policies must
+    # neither mix types up nor share a unique lock between payloads.
+    PolicyStore(r, KEYS).write(PolicySet(unique={"a:": 60.0}))
+    many = client.enqueue_many([("a:x", 1), ("b", 1), ("a:x", 2), ("b", 1), ("a:x", 3)])
+    assert [m.unique_key is not None for m in many] == [True, False, True, False, True]
+    assert len({m.unique_key for m in many if m.unique_key}) == 3
+    assert [m.type for m in many] == ["a:x", "b", "a:x", "b", "a:x"]
+    assert many[0].created_at is many[1].created_at  # one datetime per instant of the call, shared
+    with pytest.raises(ValidationError, match="item 2: task type must be a non-empty string"):
+        client.enqueue_many([("b", 1), ("b", 2), ("", 3)])
+    with pytest.raises(DuplicateTaskError):
+        client.enqueue_many([("a:x", 9), ("b", 9), ("a:x", 9)])
 
 
 # -- wait ---------------------------------------------------------------------------------------------------------
