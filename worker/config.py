@@ -78,7 +78,7 @@ class WorkerConfig:
     janitor_interval: float = 8.0
     fetch_batch: int = 100  # most tasks taken per dequeue call
     # Most tasks leased ahead of a free slot, waiting in this worker (see worker/processor.py); only from queues
-    # without a concurrency cap or rate limit. None: twice the concurrency, at most 50. 0 turns prefetching off.
+    # without a concurrency cap or rate limit. None: five times the concurrency, at most 50. 0 turns it off.
     prefetch: int | None = None
     idle_wait: float = 1.0  # longest sleep when idle; a published wake-up ends it at once
     limits: Limits = field(default_factory=Limits)
@@ -97,7 +97,7 @@ class WorkerConfig:
     def __post_init__(self) -> None:
         check.count(self.concurrency, "concurrency", 1, 10_000, "taskworker")
         if self.prefetch is None:
-            self.prefetch = min(2 * self.concurrency, 50)
+            self.prefetch = min(5 * self.concurrency, 50)
         check.count(self.prefetch, "prefetch", 0, 1_000, "taskworker --prefetch")
         if self.pool not in POOLS:
             raise ValidationError(f"pool must be one of {', '.join(POOLS)}, got {self.pool!r}", op="taskworker --pool")

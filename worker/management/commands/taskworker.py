@@ -35,7 +35,7 @@ class Command(BaseCommand):
                             help="with --pool process: replace a handler process after this many tasks")
         parser.add_argument("--prefetch", type=int, default=None,
                             help="most tasks leased ahead of a free slot, from queues without a cap or rate limit "
-                                 "(default: the concurrency, at most 10; 0: off)")
+                                 "(default: 5 x the concurrency, at most 50; 0: off)")
         parser.add_argument("--shutdown-timeout", type=float, default=None,
                             help="seconds running tasks get to finish on SIGTERM before they are requeued")
         parser.add_argument("--metrics-port", type=int, default=None,
