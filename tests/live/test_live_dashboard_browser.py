@@ -19,9 +19,15 @@ def console_on_our_ports(monkeypatch, request):
     return request.getfixturevalue("asgi_console")
 
 
-def _cell(console: Console, queue: str, name: str) -> str:
-    return console.find(f'#queues-table tr[data-live-for="{queue}"] [data-live-cell="{name}"]').get_attribute(
-        "data-value")
+# Read in one script call each: live.js replaces the chart's markup while we look (a stale element otherwise).
+def _cell(console: Console, queue: str, name: str) -> str | None:
+    return console.driver.execute_script(
+        "var td = document.querySelector('#queues-table tr[data-live-for=\"' + arguments[0] + '\"] "
+        "[data-live-cell=\"' + arguments[1] + '\"]'); return td && td.getAttribute('data-value');", queue, name)
+
+
+def _chart(console: Console) -> str:
+    return console.driver.execute_script("return document.querySelector('[data-live-chart]').innerHTML")
 
 
 def test_dashboard_chart_cells_and_new_queue_rows_follow_without_reload(console_on_our_ports, driver, moves,
@@ -33,19 +39,17 @@ def test_dashboard_chart_cells_and_new_queue_rows_follow_without_reload(console_
                      "the live indicator")
     driver.execute_script("window.notReloaded = true")  # gone if the page reloads
     memory = int(_cell(console, "web", "memory"))
-    chart = "[data-live-chart] svg.chart"
-    assert "web · pending: 1" in console.find(chart).get_attribute("innerHTML")
+    assert "web · pending: 1" in _chart(console)
 
     moves.enqueue("web", n=40)
-    console.wait_for(lambda d: "web · pending: 41" in console.find(chart).get_attribute("innerHTML"),
-                     "the size chart to show 41 pending")
+    console.wait_for(lambda d: "web · pending: 41" in _chart(console), "the size chart to show 41 pending")
     console.wait_for(lambda d: int(_cell(console, "web", "memory")) > memory, "the memory cell to grow")
     assert _cell(console, "web", "size") == "41"
 
     moves.enqueue("thumbnails", n=2)  # a queue the page was rendered without
-    row = console.find('#queues-table tr[data-live-for="thumbnails"]')
-    console.wait_for(lambda d: _cell(console, "thumbnails", "size") == "2", "the new row's size")
-    assert row.find_element("css selector", "td.name a").get_attribute("href").endswith("/queues/thumbnails/")
-    assert "thumbnails · pending: 2" in console.find(chart).get_attribute("innerHTML")
+    console.wait_for(lambda d: _cell(console, "thumbnails", "size") == "2", "the new queue's row")
+    link = console.find('#queues-table tr[data-live-for="thumbnails"] td.name a')
+    assert link.get_attribute("href").endswith("/queues/thumbnails/") and link.text == "thumbnails"
+    console.wait_for(lambda d: "thumbnails · pending: 2" in _chart(console), "the new queue's bar")
     assert not console.find_all("#queues-table tr[data-live-for] form")  # a viewer gets no actions
     assert driver.execute_script("return window.notReloaded") is True
