@@ -281,10 +281,17 @@ def task_detail(inspector: Any, queue: str, task_id: str, last_to: str) -> dict[
 
 
 def servers_snapshot(inspector: Any) -> list[dict[str, Any]]:
+    """Every server, with ``row``: the servers page's own table row (no actions, nothing per user), which the
+    page adds for a server that started after it was rendered."""
+    from django.template.loader import render_to_string
+
+    from ..views.servers import server_row
+
     return [{"id": s.id, "host": s.host, "pid": s.pid, "status": s.status, "concurrency": s.concurrency,
              "started": _iso(s.started_at), "queues": s.queues,
              "running": [{"id": t.get("id", ""), "type": t.get("type", ""), "queue": t.get("queue", ""),
-                          "started": t.get("started")} for t in s.active]}
+                          "started": t.get("started")} for t in s.active],
+             "row": render_to_string("console/_server_row.html", {"row": server_row(s)})}
             for s in inspector.servers()]
 
 

@@ -230,10 +230,19 @@
   // Servers page: busy counts and running tasks per server; servers that stopped are marked, new ones listed.
   function servers(list) {
     var ids = {};
+    var body = document.querySelector("table.servers > tbody");
     list.forEach(function (s) {
       ids[s.id] = true;
       var tr = document.querySelector('tr[data-live-server="' + CSS.escape(s.id) + '"]');
-      if (!tr) { notice("Server " + s.host + ":" + s.pid + " started; reload to see it."); return; }
+      if (!tr && body && s.row) {
+        // The server's row as the page renders it (console/_server_row.html, escaped by the template engine).
+        var holder = document.createElement("template");
+        holder.innerHTML = s.row.trim();
+        tr = holder.content.firstElementChild;
+        tr.classList.add("live-new");
+        body.appendChild(tr);
+      }
+      if (!tr) { return; }
       tr.classList.remove("live-left");
       var busy = tr.querySelector("[data-live-busy]");
       if (busy) { busy.textContent = s.running.length + " / " + s.concurrency + " busy"; }
@@ -243,6 +252,9 @@
     document.querySelectorAll("tr[data-live-server]").forEach(function (tr) {
       if (!ids[tr.getAttribute("data-live-server")]) { tr.classList.add("live-left"); }
     });
+    var filled = document.querySelectorAll("tr[data-live-server]").length > 0;
+    document.querySelectorAll("[data-live-filled]").forEach(function (el) { el.hidden = !filled; });
+    document.querySelectorAll("[data-live-empty]").forEach(function (el) { el.hidden = filled; });
   }
 
   var shown = {};

@@ -156,3 +156,26 @@ def test_other_pages_get_no_snapshot(live_engine, viewer_cookie, moves):
         assert all(m["kind"] == "update" for m in messages)
         await socket.disconnect()
     run(body)
+
+
+def test_a_new_server_comes_with_its_row(live_engine, viewer_cookie, redis_url):
+    from tests.cli.helpers import Seed
+
+    seed = Seed(redis_url)
+
+    async def body():
+        socket, connected = await open_socket(viewer_cookie)
+        assert connected
+        first = await subscribe(socket, "servers")
+        assert first == {"kind": "servers", "servers": []}
+        seed.server("host-1:42")  # the registry emits no event: the hub re-reads it while someone watches
+        messages: list[dict] = []
+        await receive_until(socket, lambda ms: any(m["servers"] for m in ms), messages)
+        row = messages[-1]["servers"][0]["row"]
+        assert '<tr data-live-server="host-1:42">' in row and "host-1:42</td>" in row
+        assert 'href="/queues/critical/">critical</a> <span class="muted">(6)</span>' in row
+        await socket.disconnect()
+    try:
+        run(body)
+    finally:
+        seed.close()

@@ -53,3 +53,24 @@ def test_dashboard_chart_cells_and_new_queue_rows_follow_without_reload(console_
     console.wait_for(lambda d: "thumbnails · pending: 2" in _chart(console), "the new queue's bar")
     assert not console.find_all("#queues-table tr[data-live-for] form")  # a viewer gets no actions
     assert driver.execute_script("return window.notReloaded") is True
+
+
+def test_servers_page_lists_a_new_server_without_reload(console_on_our_ports, driver, live_engine, redis_url,
+                                                        tmp_path):
+    from tests.cli.helpers import Seed
+
+    console = Console(driver, console_on_our_ports, USER, tmp_path)
+    console.login("/servers/")
+    console.wait_for(lambda d: d.execute_script("return window.taskqLive && window.taskqLive.status") == "live",
+                     "the live indicator")
+    driver.execute_script("window.notReloaded = true")
+    assert "No worker is running" in console.text()
+    seed = Seed(redis_url)
+    try:
+        seed.server("host-1:42")
+        row = console.find('tr[data-live-server="host-1:42"]')
+        assert row.find_element("css selector", "td.name").text == "host-1:42"
+        console.wait_for(lambda d: "No worker is running" not in console.text(), "the empty note to go")
+        assert driver.execute_script("return window.notReloaded") is True
+    finally:
+        seed.close()
