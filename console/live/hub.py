@@ -4,7 +4,8 @@ Each console process runs exactly one hub on its event loop, started by the firs
 The reader tails every queue's stream with XREAD BLOCK (``EventTail``; new queues are picked up within about a
 second) and feeds a ``Coalescer``. The flusher sends at most one message per group every ``LIVE_INTERVAL``
 seconds: at once when the group has been quiet (an isolated transition is not delayed), else when the interval
-since the last send has passed (a burst becomes four messages a second, whatever its rate).
+since the last send has passed (a burst becomes four messages a second, whatever its rate). While a dashboard
+is open, a third task sends what changed on it beyond counts (``console/live/dashboard.py``), every few seconds.
 
 Group names carry the hub's own tag. Every console process has its own hub, so if groups were shared, each
 browser would get every update once per console process; with the tag, a hub only feeds the consumers of its
