@@ -40,7 +40,13 @@ def test_intervals_default_to_fractions_of_the_lease():
     assert (config.heartbeat_every, config.recoverer_every, config.skew) == (1, 3, 0)
 
 
-@pytest.mark.parametrize("field, value", [("concurrency", 0), ("lease", 0), ("shutdown_timeout", -1)])
+def test_prefetch_defaults_to_five_times_the_concurrency_at_most_50():
+    assert [WorkerConfig(concurrency=c).prefetch for c in (1, 4, 10, 200)] == [5, 20, 50, 50]
+    assert WorkerConfig(concurrency=10, prefetch=0).prefetch == 0
+
+
+@pytest.mark.parametrize("field, value", [("concurrency", 0), ("lease", 0), ("shutdown_timeout", -1),
+                                          ("prefetch", -1), ("prefetch", 1001), ("prefetch", 2.5)])
 def test_config_rejects_bad_values(field, value):
     with pytest.raises(ValidationError):
         WorkerConfig(**{field: value})
@@ -70,6 +76,7 @@ def test_discovery_imports_tasks_modules_of_apps_and_named_modules():
 @pytest.mark.parametrize("args, message", [
     (["--queues", "a=zero"], "must be an integer"),
     (["--concurrency", "0"], "concurrency"),
+    (["--prefetch", "-1"], "prefetch must be between 0 and 1000"),
     (["--import", "no.such.module"], "cannot import handlers"),
 ])
 def test_taskworker_refuses_bad_input_with_one_clear_line(args, message, redis_url):
