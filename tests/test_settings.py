@@ -211,7 +211,8 @@ def test_defaults_work_on_a_laptop(monkeypatch):
     assert s["TASKS_SHUTDOWN_TIMEOUT"] == 8.0
     assert s["INSTALLED_APPS"][0] == "daphne"
     assert s["RQ_QUEUES"]["default"]["URL"] == s["REDIS_URL"]
-    assert s["CHANNEL_LAYERS"]["default"]["CONFIG"]["hosts"] == [s["REDIS_URL"]]
+    # A read timeout above channels-redis's 5 s wait for messages (see console/channel_layers.py).
+    assert s["CHANNEL_LAYERS"]["default"]["CONFIG"]["hosts"] == [{"address": s["REDIS_URL"], "socket_timeout": 15.0}]
 
 
 def test_environment_overrides(monkeypatch):

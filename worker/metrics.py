@@ -8,6 +8,7 @@ handlers run in child processes), values live in files in that folder and the ex
 
 from __future__ import annotations
 
+import glob
 import os
 from typing import Any
 
@@ -16,6 +17,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, mult
 # Run times from a millisecond to an hour: tasks range from no-ops to reports.
 RUNTIME_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600)
 FETCH_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1)
+HEADER_BYTES = 8  # a multi-process value file starts with its used length and padding (prometheus_client)
 
 
 class WorkerMetrics:
@@ -70,6 +72,26 @@ class WorkerMetrics:
         registry = self.registry
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             registry = CollectorRegistry()
-            multiprocess.MultiProcessCollector(registry)
+            registry.register(SettledFilesCollector(os.environ["PROMETHEUS_MULTIPROC_DIR"]))
         server, _thread = start_http_server(port, addr=host, registry=registry)
         return server
+
+
+class SettledFilesCollector:
+    """prometheus_client's multi-process merge, minus the files still being created. A process creates its file
+    for a metric type when it first writes one (``open``, then growing it to its initial size): a scrape that
+    reads it in between finds no header and fails with a 500. Such a file holds no value yet, so it is skipped;
+    the next scrape reads it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def collect(self) -> Any:
+        settled = []
+        for name in glob.glob(os.path.join(self.path, "*.db")):
+            try:
+                if os.path.getsize(name) >= HEADER_BYTES:
+                    settled.append(name)
+            except FileNotFoundError:  # a live gauge's file removed when its process ended
+                continue
+        return multiprocess.MultiProcessCollector.merge(settled, accumulate=True)

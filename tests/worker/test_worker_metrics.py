@@ -10,6 +10,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from prometheus_client.mmap_dict import MmapedDict, mmap_key
 from prometheus_client.parser import text_string_to_metric_families
 from worker_support import FAST, state_of, wait_for, worker_env
 
@@ -17,6 +18,7 @@ from queues.engine import FakeClock, Registry, Task, handler
 from tests.chaos.chaos_support import ChaosProxy
 from tests.ports import free_port
 from worker.config import WorkerConfig
+from worker.metrics import WorkerMetrics
 from worker.server import Server
 
 REPO = Path(__file__).resolve().parents[2]
@@ -76,6 +78,23 @@ def test_multiprocess_mode_in_a_real_worker_process(tmp_path, redis_url, r, clie
     assert list(tmp_path.glob("*.db")), "values are kept in the multi-process folder"
     client.enqueue("test:record")
     wait_for(lambda: lease_counters(url) == (0, 0, 0), what="the lease counters of the queue, at 0")
+
+
+def test_a_scrape_skips_a_value_file_another_process_is_still_creating(tmp_path, monkeypatch):
+    # A process creates its file (empty) before growing it to size; a scrape in between must not answer 500.
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    written = MmapedDict(str(tmp_path / "counter_101.db"))
+    written.write_value(mmap_key("taskq_worker_acks_refused", "taskq_worker_acks_refused_total", ["queue"],
+                                 ["default"], "Refused."), 3.0, 0.0)
+    written.close()
+    (tmp_path / "counter_102.db").touch()
+    server = WorkerMetrics().serve(0, "127.0.0.1")
+    try:
+        series = samples(f"http://127.0.0.1:{server.server_address[1]}/metrics")
+        assert series["taskq_worker_acks_refused_total"][(("queue", "default"),)] == 3.0
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def lease_counters(url: str, queue: str = "default") -> tuple[float | None, ...]:
