@@ -68,6 +68,18 @@ async def stop_hub() -> None:
         await hub.streams.close()
 
 
+def run(body):
+    """Run a test body in an event loop of its own (a new loop gets a new hub: what a console restart looks like
+    to a browser), stopping the hub after it."""
+    async def wrapped():
+        try:
+            return await body()
+        finally:
+            await stop_hub()
+
+    return asyncio.run(wrapped())
+
+
 def latest_rows(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The latest row of each task over a sequence of update messages."""
     rows: dict[str, dict[str, Any]] = {}

@@ -9,22 +9,12 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from live_support import latest_rows, open_socket, receive_until, stop_hub, subscribe
+from live_support import latest_rows, open_socket, receive_until, run, subscribe
 
 from queues.engine import Keys
 from queues.engine.events import EventStreams
 
 pytestmark = pytest.mark.timeout(60)
-
-
-def run(body):
-    async def wrapped():
-        try:
-            return await body()
-        finally:
-            await stop_hub()
-
-    return asyncio.run(wrapped())
 
 
 def test_anonymous_socket_is_refused(live_engine, transactional_db):

@@ -3,24 +3,12 @@ memory, error rate) and which queues exist, beside the 250 ms count updates."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
-from live_support import WAIT, open_socket, receive_until, stop_hub, subscribe
+from live_support import WAIT, open_socket, receive_until, run, subscribe
 
 from queues import conf
 
 pytestmark = pytest.mark.timeout(60)
-
-
-def run(body):
-    async def wrapped():
-        try:
-            return await body()
-        finally:
-            await stop_hub()
-
-    return asyncio.run(wrapped())
 
 
 def snapshots(messages: list[dict]) -> list[dict]:
