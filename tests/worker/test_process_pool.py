@@ -324,15 +324,21 @@ def test_taskworker_names_a_bad_pool(redis_url):
     assert "taskworker --pool: pool must be one of thread, process, got 'proc'" in done.stderr
 
 
-@pytest.mark.slow
-def test_taskworker_with_the_process_pool_serves_and_shuts_down_on_sigterm(r: redis.Redis, redis_url, processes,
-                                                                          inspector, tmp_path: Path):
+def start_process_pool_worker(tmp_path: Path, redis_url: str, processes: list) -> tuple[subprocess.Popen, Path]:
+    """A real ``taskworker --pool process --concurrency 2`` on queue procq, its output in a log file."""
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(taskworker("--queues", "procq", "--pool", "process", "--concurrency", "2",
                                            "--import", "tests.worker.crash_tasks"),
                                 cwd=ROOT, env=worker_env(redis_url), stdout=out, stderr=subprocess.STDOUT)
     processes.append(proc)
+    return proc, log
+
+
+@pytest.mark.slow
+def test_taskworker_with_the_process_pool_serves_and_shuts_down_on_sigterm(r: redis.Redis, redis_url, processes,
+                                                                          inspector, tmp_path: Path):
+    proc, log = start_process_pool_worker(tmp_path, redis_url, processes)
     client = Client(redis_url)
     try:
         quick = client.enqueue_many([("test:record", {"sleep": 0})] * 5, queue="procq")
@@ -368,12 +374,7 @@ def descendants(pid: int) -> set[int]:
 @pytest.mark.slow
 def test_a_sigkilled_worker_leaves_no_handler_process_behind(r: redis.Redis, redis_url, processes, inspector,
                                                              tmp_path: Path):
-    log = tmp_path / "worker.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(taskworker("--queues", "procq", "--pool", "process", "--concurrency", "2",
-                                           "--import", "tests.worker.crash_tasks"),
-                                cwd=ROOT, env=worker_env(redis_url), stdout=out, stderr=subprocess.STDOUT)
-    processes.append(proc)
+    proc, log = start_process_pool_worker(tmp_path, redis_url, processes)
     client = Client(redis_url)
     try:
         busy = client.enqueue("test:record", {"sleep": 600}, queue="procq")
