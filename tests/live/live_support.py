@@ -43,6 +43,10 @@ async def open_socket(cookie: str | None, origin: bytes = ORIGIN) -> tuple[Webso
         headers.append((b"cookie", f"sessionid={cookie}".encode()))
     socket = WebsocketCommunicator(application, "/ws/live/", headers=headers)
     connected, _code = await socket.connect(timeout=WAIT)
+    if not connected:
+        # End the refused consumer the way a server does, with websocket.disconnect; left running, it would only
+        # be cancelled when the test's event loop closes, in the middle of its wait on the channel layer.
+        await socket.disconnect()
     return socket, connected
 
 
