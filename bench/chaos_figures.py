@@ -25,16 +25,43 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import bench_url  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-COLUMNS = ["enqueued", "completed", "lost", "duplicated", "recovery_s", "archived_after_s", "crashes",
-           "stopped_on_lease_expiry", "stale_acks_refused", "acks_abandoned", "acknowledged_in_window"]
+COLUMNS = [
+    "enqueued",
+    "completed",
+    "lost",
+    "duplicated",
+    "recovery_s",
+    "archived_after_s",
+    "crashes",
+    "stopped_on_lease_expiry",
+    "stale_acks_refused",
+    "acks_abandoned",
+    "acknowledged_in_window",
+]
 
 
 def run_suite(scale: float, selection: str | None, figures: Path) -> int:
     url = bench_url()
-    env = {**os.environ, "CHAOS_SCALE": str(scale), "CHAOS_FIGURES": str(figures), "TEST_REDIS_URL": url,
-           "REDIS_URL": url}
-    command = [sys.executable, "-m", "pytest", "tests/chaos", "-m", "chaos", "-q", "-p", "no:cacheprovider",
-               "-o", "timeout=900"]
+    env = {
+        **os.environ,
+        "CHAOS_SCALE": str(scale),
+        "CHAOS_FIGURES": str(figures),
+        "TEST_REDIS_URL": url,
+        "REDIS_URL": url,
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "tests/chaos",
+        "-m",
+        "chaos",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "timeout=900",
+    ]
     if selection:
         command += ["-k", selection]
     return subprocess.run(command, cwd=ROOT, env=env).returncode

@@ -63,8 +63,11 @@ def main(argv: list[str] | None = None) -> None:
         for count in args.queues:
             flush(conn)
             for i in range(count):
-                client.enqueue_many([("bench:t", {"n": n}) for n in range(args.tasks)], queue=f"q{i:04d}",
-                                    **({"process_in": 3600} if args.scheduled else {}))
+                client.enqueue_many(
+                    [("bench:t", {"n": n}) for n in range(args.tasks)],
+                    queue=f"q{i:04d}",
+                    **({"process_in": 3600} if args.scheduled else {}),
+                )
             insp = conf.get_inspector()
             infos = timed(lambda insp=insp: insp.queue_infos(insp.queues()), args.repeat)
             snap = timed(lambda insp=insp: dashboard_snapshot(insp), args.repeat)
@@ -72,8 +75,10 @@ def main(argv: list[str] | None = None) -> None:
             full = delta(dashboard_snapshot(insp))
             client.enqueue("bench:t", {}, queue="q0000")
             after = delta(dashboard_snapshot(insp)) or {}
-            print(f"| {count} | {infos[0]:.0f} / {infos[1]:.0f} ms | {snap[0]:.0f} / {snap[1]:.0f} ms "
-                  f"| {len(json.dumps(full)) / 1024:.0f} KiB | {len(json.dumps(after)) / 1024:.0f} KiB |")
+            print(
+                f"| {count} | {infos[0]:.0f} / {infos[1]:.0f} ms | {snap[0]:.0f} / {snap[1]:.0f} ms "
+                f"| {len(json.dumps(full)) / 1024:.0f} KiB | {len(json.dumps(after)) / 1024:.0f} KiB |"
+            )
     finally:
         flush(conn)
         client.close()

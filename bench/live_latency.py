@@ -51,19 +51,36 @@ def _refuse_shared_db(url: str) -> None:
 
 
 def start_console(url: str, port: int, workdir: Path) -> subprocess.Popen:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "console.settings", "REDIS_URL": url,
-           "DATABASE_URL": f"sqlite:///{workdir / 'console.sqlite3'}", "ALLOWED_HOSTS": "127.0.0.1,localhost",
-           "LOG_LEVEL": "WARNING"}
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "console.settings",
+        "REDIS_URL": url,
+        "DATABASE_URL": f"sqlite:///{workdir / 'console.sqlite3'}",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "LOG_LEVEL": "WARNING",
+    }
     manage = [sys.executable, "manage.py"]
     subprocess.run(manage + ["migrate", "-v", "0"], cwd=REPO, env=env, check=True)
-    subprocess.run(manage + ["shell", "-c",
-                             "from django.contrib.auth.models import Permission, User; "
-                             f"u = User.objects.create_user({USER!r}, password={PASSWORD!r}); "
-                             "u.user_permissions.add(Permission.objects.get(codename='view_console'))"],
-                   cwd=REPO, env=env, check=True)
-    server = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                               "console.asgi:application"], cwd=REPO, env=env,
-                              stdout=open(workdir / "daphne.log", "wb"), stderr=subprocess.STDOUT)
+    subprocess.run(
+        manage
+        + [
+            "shell",
+            "-c",
+            "from django.contrib.auth.models import Permission, User; "
+            f"u = User.objects.create_user({USER!r}, password={PASSWORD!r}); "
+            "u.user_permissions.add(Permission.objects.get(codename='view_console'))",
+        ],
+        cwd=REPO,
+        env=env,
+        check=True,
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"],
+        cwd=REPO,
+        env=env,
+        stdout=open(workdir / "daphne.log", "wb"),
+        stderr=subprocess.STDOUT,
+    )
     deadline = time.monotonic() + 30
     while True:
         try:
@@ -84,8 +101,13 @@ def open_browser(base: str, workdir: Path):
     os.environ.setdefault("SE_OFFLINE", "true")
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 f"--user-data-dir={workdir / 'profile'}"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={workdir / 'profile'}",
+    ):
         options.add_argument(flag)
     browser = webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=options)
     browser.get(f"{base}/accounts/login/?next=/queues/{QUEUE}/%3Fstate%3Dpending")
@@ -93,7 +115,8 @@ def open_browser(base: str, workdir: Path):
     browser.find_element(By.NAME, "password").send_keys(PASSWORD)
     browser.find_element(By.CSS_SELECTOR, "form[action*='login'] button[type=submit]").click()
     WebDriverWait(browser, 30).until(
-        lambda d: d.execute_script("return window.taskqLive && window.taskqLive.status") == "live")
+        lambda d: d.execute_script("return window.taskqLive && window.taskqLive.status") == "live"
+    )
     browser.execute_script("""
         window.benchSeen = {}; window.benchMessages = 0;
         window.taskqLive.onmessage = function (data) {

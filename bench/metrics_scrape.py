@@ -32,8 +32,7 @@ def fill(url: str, queues: int, tasks: int) -> None:
         leased = broker.run(broker.transitions.dequeue(queue, 30, 300, "bench", "t:"))
         broker.run(broker.transitions.done(queue, [(t.id, t.token) for t in leased[:10]], "bench"))
         for task in leased[10:20]:
-            broker.run(broker.transitions.retry(queue, task.id, task.token, time.time() + 3600, "boom",
-                                                worker="bench"))
+            broker.run(broker.transitions.retry(queue, task.id, task.token, time.time() + 3600, "boom", worker="bench"))
         for task in leased[20:25]:
             broker.run(broker.transitions.archive(queue, task.id, task.token, "dead", worker="bench"))
 
@@ -66,8 +65,10 @@ def main() -> None:
     lines = response.content.count(b"\n")
     times.sort()
     p95 = times[int(len(times) * 0.95) - 1]
-    print(f"/metrics with {args.queues} queues ({lines} lines): median {statistics.median(times) * 1000:.1f} ms, "
-          f"p95 {p95 * 1000:.1f} ms over {args.rounds} scrapes")
+    print(
+        f"/metrics with {args.queues} queues ({lines} lines): median {statistics.median(times) * 1000:.1f} ms, "
+        f"p95 {p95 * 1000:.1f} ms over {args.rounds} scrapes"
+    )
     flush(connect(url))
 
 

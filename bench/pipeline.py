@@ -48,12 +48,18 @@ def synthetic_events(directory: Path, n_events: int, chunk_tasks: int = 500_000)
         at = np.concatenate([enq, start, end])
         cols = {
             "stream_id": np.char.add(np.char.add(at.astype(str), "-"), np.tile(ids % 1000, 3).astype(str)),
-            "stream_ms": at, "stream_seq": np.tile(ids % 1000, 3),
-            "queue": np.tile(queue, 3), "task_id": np.tile(tid, 3), "type": np.tile(ttype, 3),
+            "stream_ms": at,
+            "stream_seq": np.tile(ids % 1000, 3),
+            "queue": np.tile(queue, 3),
+            "task_id": np.tile(tid, 3),
+            "type": np.tile(ttype, 3),
             "from_state": np.concatenate([np.full(n, ""), np.full(n, "pending"), np.full(n, "active")]),
-            "to_state": np.concatenate([np.full(n, "pending"), np.full(n, "active"),
-                                        np.where(failed, "archived", "done")]),
-            "at_ms": at, "worker": np.full(3 * n, "bench"), "error": np.full(3 * n, None, dtype=object),
+            "to_state": np.concatenate(
+                [np.full(n, "pending"), np.full(n, "active"), np.where(failed, "archived", "done")]
+            ),
+            "at_ms": at,
+            "worker": np.full(3 * n, "bench"),
+            "error": np.full(3 * n, None, dtype=object),
         }
         table = pa.Table.from_pydict({k: pa.array(v) for k, v in cols.items()}, schema=SCHEMA)
         pq.write_table(table, folder / f"bench-{first}.parquet", compression="zstd")
@@ -76,15 +82,22 @@ def bench_analytics(n_events: int) -> None:
         began = time.perf_counter()
         synthetic_events(events, n_events)
         print(f"generated {n_events:,} events in {time.perf_counter() - began:.1f} s (not timed below)")
-        spark = build_session(SparkSettings(master="local[*]", app_name="taskq-bench", conf={
-            "spark.ui.enabled": "false", "spark.driver.memory": "4g", "spark.sql.shuffle.partitions": "8"}))
+        spark = build_session(
+            SparkSettings(
+                master="local[*]",
+                app_name="taskq-bench",
+                conf={"spark.ui.enabled": "false", "spark.driver.memory": "4g", "spark.sql.shuffle.partitions": "8"},
+            )
+        )
         spark.sparkContext.setLogLevel("ERROR")
         began = time.perf_counter()
         rows = rollups.run(spark, str(events), str(out), ["2025-11-21"])
         took = time.perf_counter() - began
-        print(f"analytics: {n_events:,} events -> {len(rows)} rollup rows in {took:.1f} s = "
-              f"{n_events / took:,.0f} events/s; JVM peak RSS {jvm_peak_rss_mb(spark):,.0f} MB, "
-              f"Python peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB")
+        print(
+            f"analytics: {n_events:,} events -> {len(rows)} rollup rows in {took:.1f} s = "
+            f"{n_events / took:,.0f} events/s; JVM peak RSS {jvm_peak_rss_mb(spark):,.0f} MB, "
+            f"Python peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB"
+        )
         spark.stop()
 
 
@@ -112,8 +125,10 @@ def bench_archiver(n_events: int, redis_url: str) -> None:
             archiver.run_once()
             took = time.perf_counter() - began
             assert archiver.archived == n_events, archiver.archived
-            print(f"archiver: {n_events:,} events Redis -> Parquet in {took:.1f} s = {n_events / took:,.0f} events/s; "
-                  f"Python peak RSS {max(rss0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024:,.0f} MB")
+            print(
+                f"archiver: {n_events:,} events Redis -> Parquet in {took:.1f} s = {n_events / took:,.0f} events/s; "
+                f"Python peak RSS {max(rss0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024:,.0f} MB"
+            )
     finally:
         broker.conn.flushdb()
         broker.close()
@@ -124,8 +139,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=10_000_000)
     parser.add_argument("--archiver-events", type=int, default=1_000_000)
-    parser.add_argument("--redis", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/2"),
-                        help="a scratch database: it is flushed")
+    parser.add_argument(
+        "--redis",
+        default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/2"),
+        help="a scratch database: it is flushed",
+    )
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
     if args.archiver_events:

@@ -47,9 +47,13 @@ def viewer_page(view: View) -> View:
     @wraps(view)
     def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         if not can_view(request.user):
-            return error_page(request, 403, "Permission denied",
-                              "Your account may not view the console. Ask an administrator to add you to the "
-                              "“Console viewers” or “Console operators” group.")
+            return error_page(
+                request,
+                403,
+                "Permission denied",
+                "Your account may not view the console. Ask an administrator to add you to the "
+                "“Console viewers” or “Console operators” group.",
+            )
         return view(request, *args, **kwargs)
 
     return require_safe(login_required(engine_errors(wrapper)))
@@ -61,12 +65,20 @@ def operator_action(view: View) -> View:
     @wraps(view)
     def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         if read_only():
-            return error_page(request, 403, "Read-only mode",
-                              "The console runs in read-only mode (TASKS_CONSOLE_READ_ONLY): actions are disabled.")
+            return error_page(
+                request,
+                403,
+                "Read-only mode",
+                "The console runs in read-only mode (TASKS_CONSOLE_READ_ONLY): actions are disabled.",
+            )
         if not request.user.has_perm(OPERATE_PERMISSION):
-            return error_page(request, 403, "Permission denied",
-                              "Your account may view the console but not act on queues or tasks. Operators are "
-                              "members of the “Console operators” group.")
+            return error_page(
+                request,
+                403,
+                "Permission denied",
+                "Your account may view the console but not act on queues or tasks. Operators are "
+                "members of the “Console operators” group.",
+            )
         return view(request, *args, **kwargs)
 
     return require_POST(login_required(engine_errors(wrapper)))

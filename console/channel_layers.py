@@ -25,12 +25,21 @@ def channel_layers(redis_url: str) -> dict[str, Any]:
     if where.kind == "cluster":
         return {"default": {"BACKEND": IN_PROCESS_LAYER}}
     if where.kind == "sentinel":
-        host: dict[str, Any] = {"sentinels": list(where.nodes), "master_name": where.service, "db": where.db,
-                                "socket_timeout": SOCKET_TIMEOUT, **where.credentials()}
+        host: dict[str, Any] = {
+            "sentinels": list(where.nodes),
+            "master_name": where.service,
+            "db": where.db,
+            "socket_timeout": SOCKET_TIMEOUT,
+            **where.credentials(),
+        }
         if where.sentinel_credentials():
             host["sentinel_kwargs"] = where.sentinel_credentials()
         if where.tls:
             host["ssl"] = True
         return {"default": {"BACKEND": REDIS_LAYER, "CONFIG": {"hosts": [host]}}}
-    return {"default": {"BACKEND": REDIS_LAYER,
-                        "CONFIG": {"hosts": [{"address": redis_url, "socket_timeout": SOCKET_TIMEOUT}]}}}
+    return {
+        "default": {
+            "BACKEND": REDIS_LAYER,
+            "CONFIG": {"hosts": [{"address": redis_url, "socket_timeout": SOCKET_TIMEOUT}]},
+        }
+    }

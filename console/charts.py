@@ -40,8 +40,10 @@ def stacked_bars(bars: Sequence[Bar], series: Sequence[str], *, title: str) -> S
     row, label_w, width, top = 26, 150, 420, 8
     scale_max = _nice_max(max((sum(b.values.get(s, 0) for s in series) for b in bars), default=0))
     height = top + row * max(len(bars), 1) + 24
-    out = [f'<svg class="chart" viewBox="0 0 {label_w + width + 20} {height}" role="img" '
-           f'aria-label="{escape(title)}"><title>{escape(title)}</title>']
+    out = [
+        f'<svg class="chart" viewBox="0 0 {label_w + width + 20} {height}" role="img" '
+        f'aria-label="{escape(title)}"><title>{escape(title)}</title>'
+    ]
     for index, bar in enumerate(bars):
         y = top + index * row
         name = escape(bar.label if len(bar.label) <= 24 else bar.label[:23] + "…")
@@ -55,8 +57,10 @@ def stacked_bars(bars: Sequence[Bar], series: Sequence[str], *, title: str) -> S
             if value <= 0:
                 continue
             w = value / scale_max * width
-            out.append(f'<rect class="c-{name}" x="{x:.1f}" y="{y + 3}" width="{max(w, 1):.1f}" height="{row - 8}">'
-                       f'<title>{escape(bar.label)} · {name}: {value:,}</title></rect>')
+            out.append(
+                f'<rect class="c-{name}" x="{x:.1f}" y="{y + 3}" width="{max(w, 1):.1f}" height="{row - 8}">'
+                f"<title>{escape(bar.label)} · {name}: {value:,}</title></rect>"
+            )
             x += w
     out.append(_x_axis(label_w, width, top + row * max(len(bars), 1) + 16, scale_max))
     out.append("</svg>")
@@ -78,23 +82,31 @@ def grouped_columns(bars: Sequence[Bar], series: Sequence[str], *, title: str) -
     scale_max = _nice_max(max((v for b in bars for v in b.values.values()), default=0))
     slot = width / max(len(bars), 1)
     col = max(slot * 0.8 / len(series), 1.0)
-    out = [f'<svg class="chart" viewBox="0 0 {left + width + 10} {height + bottom + 10}" role="img" '
-           f'aria-label="{escape(title)}"><title>{escape(title)}</title>']
+    out = [
+        f'<svg class="chart" viewBox="0 0 {left + width + 10} {height + bottom + 10}" role="img" '
+        f'aria-label="{escape(title)}"><title>{escape(title)}</title>'
+    ]
     for i in range(5):
         value = scale_max * i // 4
         y = 10 + height - height * i / 4
-        out.append(f'<line class="grid" x1="{left}" x2="{left + width}" y1="{y:.1f}" y2="{y:.1f}"/>'
-                   f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{value:,}</text>')
+        out.append(
+            f'<line class="grid" x1="{left}" x2="{left + width}" y1="{y:.1f}" y2="{y:.1f}"/>'
+            f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{value:,}</text>'
+        )
     label_every = max(1, len(bars) // 10)
     for index, bar in enumerate(bars):
         x0 = left + index * slot + slot * 0.1
         for k, name in enumerate(series):
             value = bar.values.get(name, 0)
             h = value / scale_max * height
-            out.append(f'<rect class="c-{name}" x="{x0 + k * col:.1f}" y="{10 + height - h:.1f}" width="{col:.1f}" '
-                       f'height="{h:.1f}"><title>{escape(bar.label)} · {name}: {value:,}</title></rect>')
+            out.append(
+                f'<rect class="c-{name}" x="{x0 + k * col:.1f}" y="{10 + height - h:.1f}" width="{col:.1f}" '
+                f'height="{h:.1f}"><title>{escape(bar.label)} · {name}: {value:,}</title></rect>'
+            )
         if index % label_every == 0 or index == len(bars) - 1:
-            out.append(f'<text class="axis" x="{left + (index + 0.5) * slot:.1f}" y="{height + bottom}" '
-                       f'text-anchor="middle">{escape(bar.label)}</text>')
+            out.append(
+                f'<text class="axis" x="{left + (index + 0.5) * slot:.1f}" y="{height + bottom}" '
+                f'text-anchor="middle">{escape(bar.label)}</text>'
+            )
     out.append("</svg>")
     return mark_safe("".join(out))  # noqa: S308 - every interpolated label is escaped above

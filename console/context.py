@@ -20,7 +20,9 @@ def preference(request: HttpRequest) -> ConsolePreference:
 def console(request: HttpRequest) -> dict[str, object]:
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
-        return {"console_theme": ConsolePreference.Theme.SYSTEM, "console_read_only": read_only(),
-                "can_operate": False}
-    return {"console_theme": preference(request).theme, "console_read_only": read_only(),
-            "can_operate": can_operate(user)}
+        return {"console_theme": ConsolePreference.Theme.SYSTEM, "console_read_only": read_only(), "can_operate": False}
+    return {
+        "console_theme": preference(request).theme,
+        "console_read_only": read_only(),
+        "can_operate": can_operate(user),
+    }

@@ -22,8 +22,12 @@ logger = logging.getLogger(__name__)
 
 
 def error_page(request: HttpRequest, status: int, title: str, message: str, detail: str = "") -> HttpResponse:
-    return render(request, "console/error.html", {"status": status, "title": title, "message": message,
-                                                  "detail": detail[:500]}, status=status)
+    return render(
+        request,
+        "console/error.html",
+        {"status": status, "title": title, "message": message, "detail": detail[:500]},
+        status=status,
+    )
 
 
 def not_found(request: HttpRequest, message: str) -> HttpResponse:
@@ -36,18 +40,27 @@ def bad_request(request: HttpRequest, message: str) -> HttpResponse:
 
 def redis_unavailable(request: HttpRequest, exc: Exception) -> HttpResponse:
     logger.warning("console: redis unavailable on %s: %s", request.path[:200], exc)
-    return error_page(request, 503, "Redis is unavailable",
-                      "The console cannot read or change queue state because Redis does not answer. Check that "
-                      "redis-server is running and that REDIS_URL points at it, then reload this page.",
-                      detail=str(exc))
+    return error_page(
+        request,
+        503,
+        "Redis is unavailable",
+        "The console cannot read or change queue state because Redis does not answer. Check that "
+        "redis-server is running and that REDIS_URL points at it, then reload this page.",
+        detail=str(exc),
+    )
 
 
 def layout_mismatch(request: HttpRequest, exc: LayoutVersionError) -> HttpResponse:
     logger.warning("console: refused on %s: %s", request.path[:200], exc)
-    return error_page(request, 503, "Another key layout",
-                      "The console refused to act on this Redis keyspace, whose key layout it does not read and "
-                      "write: nothing was changed. Finish the deployment as the line below says (upgrade the "
-                      "console, or run python manage.py tasks migrate-keys), then try again.", detail=exc.message)
+    return error_page(
+        request,
+        503,
+        "Another key layout",
+        "The console refused to act on this Redis keyspace, whose key layout it does not read and "
+        "write: nothing was changed. Finish the deployment as the line below says (upgrade the "
+        "console, or run python manage.py tasks migrate-keys), then try again.",
+        detail=exc.message,
+    )
 
 
 def engine_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

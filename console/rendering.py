@@ -55,7 +55,7 @@ def hex_dump(data: bytes) -> str:
     """``offset  hex bytes  |ascii|`` lines, like ``hexdump -C``."""
     lines = []
     for offset in range(0, len(data), HEX_BYTES_PER_LINE):
-        chunk = data[offset:offset + HEX_BYTES_PER_LINE]
+        chunk = data[offset : offset + HEX_BYTES_PER_LINE]
         hexes = " ".join(f"{b:02x}" for b in chunk)
         ascii_ = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
         lines.append(f"{offset:08x}  {hexes:<{HEX_BYTES_PER_LINE * 3 - 1}}  |{ascii_}|")
@@ -64,13 +64,13 @@ def hex_dump(data: bytes) -> str:
 
 def preview(data: bytes, chars: int = 80) -> str:
     """One line for a table cell: the text squeezed onto a line, or hex for binary data."""
-    head = data[:chars * 4]
+    head = data[: chars * 4]
     text: str | None
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError as exc:
         # A multi-byte character cut by the slice at the end is still text.
         cut = len(data) > len(head) and exc.start >= len(head) - 3
-        text = head[:exc.start].decode("utf-8") if cut else None
-    line = " ".join(text.split()) if text is not None and _printable(text) else data[:chars // 3].hex(" ")
-    return line if len(line) <= chars else line[:chars - 1] + "…"
+        text = head[: exc.start].decode("utf-8") if cut else None
+    line = " ".join(text.split()) if text is not None and _printable(text) else data[: chars // 3].hex(" ")
+    return line if len(line) <= chars else line[: chars - 1] + "…"

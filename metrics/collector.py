@@ -32,14 +32,16 @@ class QueueCollector(Collector):
 
         tasks = GaugeMetricFamily("taskq_tasks", "Tasks per queue and state.", labels=["queue", "state"])
         size = GaugeMetricFamily("taskq_queue_size", "Tasks in the queue (completed excluded).", labels=["queue"])
-        latency = GaugeMetricFamily("taskq_queue_latency_seconds", "Age of the oldest pending task.",
-                                    labels=["queue"])
-        memory = GaugeMetricFamily("taskq_queue_memory_usage_approx_bytes",
-                                   "Approximate Redis memory of the queue, from a sample of its tasks.",
-                                   labels=["queue"])
+        latency = GaugeMetricFamily("taskq_queue_latency_seconds", "Age of the oldest pending task.", labels=["queue"])
+        memory = GaugeMetricFamily(
+            "taskq_queue_memory_usage_approx_bytes",
+            "Approximate Redis memory of the queue, from a sample of its tasks.",
+            labels=["queue"],
+        )
         paused = GaugeMetricFamily("taskq_queue_paused", "1 while the queue is paused.", labels=["queue"])
-        processed = CounterMetricFamily("taskq_tasks_processed", "Finished attempts (failed ones included).",
-                                        labels=["queue"])
+        processed = CounterMetricFamily(
+            "taskq_tasks_processed", "Finished attempts (failed ones included).", labels=["queue"]
+        )
         failed = CounterMetricFamily("taskq_tasks_failed", "Failed attempts.", labels=["queue"])
         for info in infos:
             for state, count in info.counts().items():
@@ -55,8 +57,7 @@ class QueueCollector(Collector):
 
         workers = sum(len(server.active) for server in servers)
         yield GaugeMetricFamily("taskq_servers", "Worker processes with a current heartbeat.", value=len(servers))
-        yield GaugeMetricFamily("taskq_active_workers", "Handlers running right now, over all servers.",
-                                value=workers)
+        yield GaugeMetricFamily("taskq_active_workers", "Handlers running right now, over all servers.", value=workers)
         yield from self._redis_memory(inspector)
 
     @staticmethod
@@ -67,19 +68,25 @@ class QueueCollector(Collector):
             info = inspector.redis_info()
         except redis.ResponseError:
             return
-        yield GaugeMetricFamily("taskq_redis_memory_used_bytes", "Memory Redis has allocated (INFO used_memory).",
-                                value=info.get("used_memory", 0))
-        yield GaugeMetricFamily("taskq_redis_memory_max_bytes", "Redis's maxmemory; 0 when it has no limit.",
-                                value=info.get("maxmemory", 0))
+        yield GaugeMetricFamily(
+            "taskq_redis_memory_used_bytes",
+            "Memory Redis has allocated (INFO used_memory).",
+            value=info.get("used_memory", 0),
+        )
+        yield GaugeMetricFamily(
+            "taskq_redis_memory_max_bytes", "Redis's maxmemory; 0 when it has no limit.", value=info.get("maxmemory", 0)
+        )
 
     @staticmethod
     def _per_type(by_type: dict[str, dict[str, dict[str, int]]]) -> Iterator[Metric]:
         """asynq has no per-type figures; these come from the counts the scripts keep per type. A type exports the
         states it has been in (0 once empty again): the full type x state matrix would double a scrape's size."""
-        tasks = GaugeMetricFamily("taskq_type_tasks", "Tasks per queue, task type and state.",
-                                  labels=["queue", "type", "state"])
-        processed = CounterMetricFamily("taskq_type_processed", "Finished attempts per task type.",
-                                        labels=["queue", "type"])
+        tasks = GaugeMetricFamily(
+            "taskq_type_tasks", "Tasks per queue, task type and state.", labels=["queue", "type", "state"]
+        )
+        processed = CounterMetricFamily(
+            "taskq_type_processed", "Finished attempts per task type.", labels=["queue", "type"]
+        )
         failed = CounterMetricFamily("taskq_type_failed", "Failed attempts per task type.", labels=["queue", "type"])
         for queue, types in by_type.items():
             for task_type, counts in types.items():

@@ -120,8 +120,12 @@ class QueueDefinitionAdmin(AuditedAdmin):
             try:
                 (inspector.pause_queue if paused else inspector.unpause_queue)(definition.name)
             except QueueNotFoundError:
-                self.message_user(request, f"{definition.name}: Redis does not know this queue yet (no task and "
-                                           f"no worker has served it), so it cannot be {verb}d.", messages.WARNING)
+                self.message_user(
+                    request,
+                    f"{definition.name}: Redis does not know this queue yet (no task and "
+                    f"no worker has served it), so it cannot be {verb}d.",
+                    messages.WARNING,
+                )
                 continue
             except LayoutVersionError as exc:  # the same for every queue: say it once
                 self.message_user(request, f"Nothing was {verb}d: {exc.message}", messages.ERROR)
@@ -232,8 +236,10 @@ class ApiTokenAdmin(admin.ModelAdmin):
         super().save_model(request, obj, form, change)
         record_action(request.user, "apitoken.change" if change else "apitoken.add", detail=str(obj))
         if secret:
-            messages.warning(request, f"The token of {obj.name!r} is {secret} — copy it now: it is not stored and "
-                                      "will not be shown again.")
+            messages.warning(
+                request,
+                f"The token of {obj.name!r} is {secret} — copy it now: it is not stored and will not be shown again.",
+            )
 
     @admin.action(description="Revoke the selected tokens")
     def revoke(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:

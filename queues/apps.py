@@ -25,16 +25,30 @@ class QueuesConfig(AppConfig):
 
 
 #: The settings the engine's default client is built from.
-CLIENT_SETTINGS = frozenset({"REDIS_URL", "TASKS_KEY_PREFIX", "TASKS_EAGER", "TASKS_EAGER_PROPAGATES",
-                             "TASKS_EVENT_STREAM_MAXLEN", "TASKS_ARCHIVE_MAX_SIZE", "TASKS_ARCHIVE_MAX_AGE_SECONDS"})
+CLIENT_SETTINGS = frozenset(
+    {
+        "REDIS_URL",
+        "TASKS_KEY_PREFIX",
+        "TASKS_EAGER",
+        "TASKS_EAGER_PROPAGATES",
+        "TASKS_EVENT_STREAM_MAXLEN",
+        "TASKS_ARCHIVE_MAX_SIZE",
+        "TASKS_ARCHIVE_MAX_AGE_SECONDS",
+    }
+)
 
 
 def configure_default_client() -> None:
     from . import conf
     from .engine import configure
 
-    configure(conf.redis_url(), prefix=conf.key_prefix(), limits=conf.limits(), eager=conf.eager(),
-              eager_propagates=conf.eager_propagates())
+    configure(
+        conf.redis_url(),
+        prefix=conf.key_prefix(),
+        limits=conf.limits(),
+        eager=conf.eager(),
+        eager_propagates=conf.eager_propagates(),
+    )
 
 
 def _reconfigure(setting: str, **kwargs: object) -> None:

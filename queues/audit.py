@@ -9,8 +9,9 @@ from .models import AuditLog
 MAX_DETAIL = 10_000
 
 
-def record_action(user: Any, action: str, queue: str = "", task_ids: list[str] | None = None,
-                  detail: str = "", username: str = "") -> AuditLog:
+def record_action(
+    user: Any, action: str, queue: str = "", task_ids: list[str] | None = None, detail: str = "", username: str = ""
+) -> AuditLog:
     """Record that ``user`` (a User, AnonymousUser or None) did ``action`` on ``queue`` and ``task_ids``.
     ``username`` names an actor that is no Django user (the CLI's ``cli:<login>``)."""
     authenticated = user is not None and getattr(user, "is_authenticated", False)

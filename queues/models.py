@@ -43,34 +43,55 @@ class QueueDefinition(models.Model):
 
     name = models.CharField(max_length=check.MAX_QUEUE_NAME, unique=True, validators=[validate_queue_name])
     weight = models.PositiveIntegerField(
-        default=1, validators=[MinValueValidator(1), MaxValueValidator(1000)],
-        help_text="1-1000: a queue of weight 6 is tried first six times as often as one of weight 1.")
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(1000)],
+        help_text="1-1000: a queue of weight 6 is tried first six times as often as one of weight 1.",
+    )
     rank = models.IntegerField(
-        "strict-priority rank", default=0,
-        help_text="With taskworker --strict: lower ranks are always served first (ties by weight).")
+        "strict-priority rank",
+        default=0,
+        help_text="With taskworker --strict: lower ranks are always served first (ties by weight).",
+    )
     description = models.TextField(blank=True)
     concurrency_cap = models.PositiveIntegerField(
-        default=0, validators=[MaxValueValidator(1_000_000)],
-        help_text="Most tasks of this queue running at once across all workers; 0 means no cap.")
+        default=0,
+        validators=[MaxValueValidator(1_000_000)],
+        help_text="Most tasks of this queue running at once across all workers; 0 means no cap.",
+    )
     # Rate limit: at most rate_limit tasks of this queue started in any rate_period seconds, across all workers.
     rate_limit = models.PositiveIntegerField(
-        default=0, validators=[MaxValueValidator(1_000_000)],
+        default=0,
+        validators=[MaxValueValidator(1_000_000)],
         help_text="Most tasks of this queue started per rate period across all workers; 0 means no limit. Tasks "
-                  "over the limit wait in pending.")
+        "over the limit wait in pending.",
+    )
     rate_period = models.PositiveIntegerField(
-        "rate period (seconds)", default=1, validators=[MinValueValidator(1), MaxValueValidator(86_400)],
-        help_text="The window of the rate limit, in seconds (1 to 86400).")
+        "rate period (seconds)",
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(86_400)],
+        help_text="The window of the rate limit, in seconds (1 to 86400).",
+    )
     # Group aggregation (asynq's groups); blank: the worker's defaults (TASKS_GROUP_* settings).
     group_grace_period = seconds_field(
-        "group grace period (seconds)", "A group is combined once no task joined it for this long. Blank: the "
-        "TASKS_GROUP_GRACE_SECONDS default.", null=True, blank=True)
+        "group grace period (seconds)",
+        "A group is combined once no task joined it for this long. Blank: the TASKS_GROUP_GRACE_SECONDS default.",
+        null=True,
+        blank=True,
+    )
     group_max_delay = seconds_field(
-        "group max delay (seconds)", "A group is combined once its oldest task waited this long; 0: no limit. "
-        "Blank: the TASKS_GROUP_MAX_DELAY_SECONDS default.", null=True, blank=True)
+        "group max delay (seconds)",
+        "A group is combined once its oldest task waited this long; 0: no limit. "
+        "Blank: the TASKS_GROUP_MAX_DELAY_SECONDS default.",
+        null=True,
+        blank=True,
+    )
     group_max_size = models.PositiveIntegerField(
-        null=True, blank=True, validators=[MaxValueValidator(1_000_000)],
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(1_000_000)],
         help_text="A group is combined once it holds this many tasks (and one combined task takes at most this "
-                  "many); 0: no limit. Blank: the TASKS_GROUP_MAX_SIZE default.")
+        "many); 0: no limit. Blank: the TASKS_GROUP_MAX_SIZE default.",
+    )
 
     class Meta:
         ordering = ["rank", "-weight", "name"]
@@ -84,10 +105,14 @@ class UniquePolicy(models.Model):
     otherwise. The longest matching pattern wins, as in handler routing."""
 
     type_pattern = models.CharField(
-        max_length=check.MAX_TYPE_NAME, unique=True, validators=[validate_type_pattern],
-        help_text="A task-type prefix, e.g. 'email:' or 'invoice:send'.")
-    ttl = seconds_field("unique TTL (seconds)", "How long a twin (same type and payload) is refused.",
-                        validators=[MinValueValidator(1)])
+        max_length=check.MAX_TYPE_NAME,
+        unique=True,
+        validators=[validate_type_pattern],
+        help_text="A task-type prefix, e.g. 'email:' or 'invoice:send'.",
+    )
+    ttl = seconds_field(
+        "unique TTL (seconds)", "How long a twin (same type and payload) is refused.", validators=[MinValueValidator(1)]
+    )
 
     class Meta:
         ordering = ["type_pattern"]
@@ -101,19 +126,33 @@ class RetentionPolicy(models.Model):
     """Default completed retention and archive limits. For each value, the most specific rule that sets it wins:
     queue and type, then queue, then type, then the default rule (both blank)."""
 
-    queue = models.CharField(max_length=check.MAX_QUEUE_NAME, blank=True, validators=[validate_queue_name],
-                             help_text="Blank: any queue.")
-    type_pattern = models.CharField(max_length=check.MAX_TYPE_NAME, blank=True, validators=[validate_type_pattern],
-                                    help_text="A task-type prefix; blank: any type.")
+    queue = models.CharField(
+        max_length=check.MAX_QUEUE_NAME, blank=True, validators=[validate_queue_name], help_text="Blank: any queue."
+    )
+    type_pattern = models.CharField(
+        max_length=check.MAX_TYPE_NAME,
+        blank=True,
+        validators=[validate_type_pattern],
+        help_text="A task-type prefix; blank: any type.",
+    )
     completed_retention = seconds_field(
-        "completed retention (seconds)", "How long a succeeded task is kept, with its result. Blank: inherit.",
-        null=True, blank=True)
+        "completed retention (seconds)",
+        "How long a succeeded task is kept, with its result. Blank: inherit.",
+        null=True,
+        blank=True,
+    )
     archive_max_size = models.PositiveIntegerField(
-        null=True, blank=True, validators=[MaxValueValidator(100_000_000)],
-        help_text="Most archived tasks kept in the queue. Blank: inherit. Queue and default rules only.")
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(100_000_000)],
+        help_text="Most archived tasks kept in the queue. Blank: inherit. Queue and default rules only.",
+    )
     archive_max_age = seconds_field(
-        "archive max age (seconds)", "Archived tasks older than this are deleted. Blank: inherit. "
-        "Queue and default rules only.", null=True, blank=True)
+        "archive max age (seconds)",
+        "Archived tasks older than this are deleted. Blank: inherit. Queue and default rules only.",
+        null=True,
+        blank=True,
+    )
 
     class Meta:
         ordering = ["queue", "type_pattern"]
@@ -122,8 +161,10 @@ class RetentionPolicy(models.Model):
 
     def clean(self) -> None:
         if self.type_pattern and (self.archive_max_size is not None or self.archive_max_age is not None):
-            raise ValidationError("Archive limits apply to a whole queue (the archive is per queue): leave them "
-                                  "blank on a rule with a task type.")
+            raise ValidationError(
+                "Archive limits apply to a whole queue (the archive is per queue): leave them "
+                "blank on a rule with a task type."
+            )
         if self.completed_retention is None and self.archive_max_size is None and self.archive_max_age is None:
             raise ValidationError("Set at least one of completed retention, archive max size, archive max age.")
 
@@ -135,8 +176,9 @@ class AuditLog(models.Model):
     """Who did what to which queue and tasks, from the console or the admin. Also carries the console's custom
     permissions (viewer: view_console; operator: operate_console)."""
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                             related_name="task_audit_entries")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="task_audit_entries"
+    )
     username = models.CharField(max_length=150, blank=True)  # kept when the user is deleted
     action = models.CharField(max_length=64, db_index=True)
     queue = models.CharField(max_length=check.MAX_QUEUE_NAME, blank=True, db_index=True)
@@ -174,11 +216,13 @@ class ApiToken(models.Model):
     prefix = models.CharField(max_length=16, editable=False, help_text="The token's first characters.")
     secret_hash = models.CharField(max_length=64, unique=True, editable=False)
     queues = models.JSONField(
-        default=list, blank=True,
-        help_text='Queue names this token may use; "*" means every queue.')
+        default=list, blank=True, help_text='Queue names this token may use; "*" means every queue.'
+    )
     namespaces = models.JSONField(
-        default=list, blank=True,
-        help_text='Namespaces this token may use: namespace "shop" covers every queue named "shop:<anything>".')
+        default=list,
+        blank=True,
+        help_text='Namespaces this token may use: namespace "shop" covers every queue named "shop:<anything>".',
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -229,19 +273,34 @@ class PeriodicTask(models.Model):
 
     name = models.CharField(max_length=200, unique=True)
     spec = models.CharField(
-        "schedule", max_length=256,
+        "schedule",
+        max_length=256,
         help_text="Five-field cron (minute hour day-of-month month day-of-week, e.g. '*/5 * * * *' or "
-                  "'30 7 * * mon-fri'), a macro (@hourly, @daily, @weekly, @monthly, @yearly) or '@every 30s'.")
-    timezone = models.CharField("time zone", max_length=64, default="UTC", validators=[validate_time_zone],
-                                help_text="IANA name, e.g. Europe/Paris; cron fields are read on its wall clock.")
+        "'30 7 * * mon-fri'), a macro (@hourly, @daily, @weekly, @monthly, @yearly) or '@every 30s'.",
+    )
+    timezone = models.CharField(
+        "time zone",
+        max_length=64,
+        default="UTC",
+        validators=[validate_time_zone],
+        help_text="IANA name, e.g. Europe/Paris; cron fields are read on its wall clock.",
+    )
     task_type = models.CharField(max_length=check.MAX_TYPE_NAME)
     payload = models.JSONField(default=dict, blank=True, help_text="Any JSON value; stored as compact JSON.")
     queue = models.CharField(max_length=check.MAX_QUEUE_NAME, default="default", validators=[validate_queue_name])
     options = models.JSONField(
-        default=dict, blank=True, validators=[validate_periodic_options],
-        help_text='Enqueue options: {"max_retry": 3, "timeout": 60, "retention": 3600, "unique": 300, "headers": {}}.')
-    missed = models.CharField("missed ticks", max_length=16, choices=MISSED_CHOICES, default="skip",
-                              help_text="What a scheduler does with ticks that passed while no scheduler ran.")
+        default=dict,
+        blank=True,
+        validators=[validate_periodic_options],
+        help_text='Enqueue options: {"max_retry": 3, "timeout": 60, "retention": 3600, "unique": 300, "headers": {}}.',
+    )
+    missed = models.CharField(
+        "missed ticks",
+        max_length=16,
+        choices=MISSED_CHOICES,
+        default="skip",
+        help_text="What a scheduler does with ticks that passed while no scheduler ran.",
+    )
     enabled = models.BooleanField(default=True)
 
     class Meta:
@@ -254,8 +313,17 @@ class PeriodicTask(models.Model):
         """The engine's entry for this row. Raises the engine's ValidationError."""
         from .engine.periodic import make_entry
 
-        return make_entry(self.spec, self.task_type, self.payload, queue=self.queue, tz=self.timezone,
-                          missed=self.missed, options=self.options, source="admin", name=self.name)
+        return make_entry(
+            self.spec,
+            self.task_type,
+            self.payload,
+            queue=self.queue,
+            tz=self.timezone,
+            missed=self.missed,
+            options=self.options,
+            source="admin",
+            name=self.name,
+        )
 
     def clean(self) -> None:
         from .engine.cron import parse

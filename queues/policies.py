@@ -13,17 +13,31 @@ log = logging.getLogger("queues.policies")
 
 def current_policies() -> PolicySet:
     """The whole set as the database holds it now."""
-    queues = {d.name: QueueSpec(d.name, d.weight, d.rank, d.concurrency_cap,
-                                _float_or_none(d.group_grace_period), _float_or_none(d.group_max_delay),
-                                d.group_max_size, d.rate_limit, float(d.rate_period))
-              for d in QueueDefinition.objects.all()}
+    queues = {
+        d.name: QueueSpec(
+            d.name,
+            d.weight,
+            d.rank,
+            d.concurrency_cap,
+            _float_or_none(d.group_grace_period),
+            _float_or_none(d.group_max_delay),
+            d.group_max_size,
+            d.rate_limit,
+            float(d.rate_period),
+        )
+        for d in QueueDefinition.objects.all()
+    }
     unique = {p.type_pattern: float(p.ttl) for p in UniquePolicy.objects.all()}
     retention = tuple(
-        RetentionRule(p.queue, p.type_pattern,
-                      None if p.completed_retention is None else float(p.completed_retention),
-                      p.archive_max_size,
-                      None if p.archive_max_age is None else float(p.archive_max_age))
-        for p in RetentionPolicy.objects.all())
+        RetentionRule(
+            p.queue,
+            p.type_pattern,
+            None if p.completed_retention is None else float(p.completed_retention),
+            p.archive_max_size,
+            None if p.archive_max_age is None else float(p.archive_max_age),
+        )
+        for p in RetentionPolicy.objects.all()
+    )
     return PolicySet(queues, unique, retention)
 
 

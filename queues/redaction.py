@@ -45,8 +45,7 @@ def _build(types: tuple[str, ...], keys: tuple[str, ...]) -> Redaction:
 
 
 def can_see_unredacted(user: Any) -> bool:
-    return bool(user is not None and user.is_authenticated and user.is_active
-                and user.has_perm(UNREDACTED_PERMISSION))
+    return bool(user is not None and user.is_authenticated and user.is_active and user.has_perm(UNREDACTED_PERMISSION))
 
 
 def masked(task_type: str, data: bytes) -> bytes:
@@ -59,8 +58,9 @@ def redact_task(task: TaskInfo, redaction: Redaction | None = None) -> TaskInfo:
     redaction = rules() if redaction is None else redaction
     if not redaction:
         return task
-    return replace(task, payload=redaction.apply(task.type, task.payload) or b"",
-                   result=redaction.apply(task.type, task.result))
+    return replace(
+        task, payload=redaction.apply(task.type, task.payload) or b"", result=redaction.apply(task.type, task.result)
+    )
 
 
 def is_redacted(task: TaskInfo, redaction: Redaction | None = None) -> bool:

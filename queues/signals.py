@@ -24,8 +24,9 @@ def mirror_quietly(what: str, sync: Callable[[], int]) -> None:
     try:
         version = sync()
     except EngineError as exc:
-        log.error("could not mirror the %s into Redis: %s; run 'manage.py tasks_sync_policies' when Redis is back",
-                  what, exc)
+        log.error(
+            "could not mirror the %s into Redis: %s; run 'manage.py tasks_sync_policies' when Redis is back", what, exc
+        )
     else:
         log.info("%s mirrored into Redis (version %d)", what, version)
 

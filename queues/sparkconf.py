@@ -66,10 +66,12 @@ class SparkSettings:
         """From settings or the environment: SPARK_MASTER, SPARK_REMOTE, SPARK_APP_NAME, SPARK_CONF (a string
         as above, or already a dict)."""
         conf = values.get("SPARK_CONF") or {}
-        return cls(master=str(values.get("SPARK_MASTER") or DEFAULT_MASTER),
-                   remote=str(values.get("SPARK_REMOTE") or ""),
-                   app_name=str(values.get("SPARK_APP_NAME") or DEFAULT_APP_NAME),
-                   conf=parse_conf(conf) if isinstance(conf, str) else {str(k): str(v) for k, v in conf.items()})
+        return cls(
+            master=str(values.get("SPARK_MASTER") or DEFAULT_MASTER),
+            remote=str(values.get("SPARK_REMOTE") or ""),
+            app_name=str(values.get("SPARK_APP_NAME") or DEFAULT_APP_NAME),
+            conf=parse_conf(conf) if isinstance(conf, str) else {str(k): str(v) for k, v in conf.items()},
+        )
 
     @classmethod
     def from_env(cls) -> SparkSettings:
@@ -79,8 +81,12 @@ class SparkSettings:
     def from_django(cls) -> SparkSettings:
         from django.conf import settings
 
-        return cls.from_mapping({name: getattr(settings, name, None)
-                                 for name in ("SPARK_MASTER", "SPARK_REMOTE", "SPARK_APP_NAME", "SPARK_CONF")})
+        return cls.from_mapping(
+            {
+                name: getattr(settings, name, None)
+                for name in ("SPARK_MASTER", "SPARK_REMOTE", "SPARK_APP_NAME", "SPARK_CONF")
+            }
+        )
 
 
 def build_session(settings: SparkSettings) -> Any:

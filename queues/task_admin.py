@@ -70,8 +70,9 @@ class ActionForm(PageForm):
 
 
 def _errors(form: forms.Form) -> list[str]:
-    return [f"{'' if name == '__all__' else name + ': '}{error}" for name, errors in form.errors.items()
-            for error in errors]
+    return [
+        f"{'' if name == '__all__' else name + ': '}{error}" for name, errors in form.errors.items() for error in errors
+    ]
 
 
 class TaskBrowser:
@@ -104,9 +105,18 @@ class TaskBrowser:
 
     def show(self) -> HttpResponse:
         queue, state, page = self._page_params()
-        context: dict[str, Any] = {"queue": queue, "state": state, "page": page, "tasks": [], "counts": {},
-                                   "queues": [], "states": STATES, "actions": ACTIONS, "page_size": PAGE_SIZE,
-                                   "can_operate": can_operate(self.request.user)}
+        context: dict[str, Any] = {
+            "queue": queue,
+            "state": state,
+            "page": page,
+            "tasks": [],
+            "counts": {},
+            "queues": [],
+            "states": STATES,
+            "actions": ACTIONS,
+            "page_size": PAGE_SIZE,
+            "can_operate": can_operate(self.request.user),
+        }
         status = 200
         try:
             context["queues"] = self.inspector.queues()
@@ -133,15 +143,19 @@ class TaskBrowser:
             "prev": self._url(context["queue"], state, page - 1) if page > 1 else "",
             "next": self._url(context["queue"], state, page + 1) if context.get("has_next") else "",
         }
-        context["state_links"] = [(s, context["counts"].get(s, 0), self._url(context["queue"], s, 1))
-                                  for s in STATES]
+        context["state_links"] = [(s, context["counts"].get(s, 0), self._url(context["queue"], s, 1)) for s in STATES]
         context["queue_links"] = [(q, self._url(q, state, 1)) for q in context["queues"]]
         return TemplateResponse(self.request, self.template, {**self._admin_context(), **context}, status=status)
 
     def _admin_context(self) -> dict[str, Any]:
         opts = self.model_admin.model._meta
-        return {**self.model_admin.admin_site.each_context(self.request), "opts": opts,
-                "app_label": opts.app_label, "title": "Tasks", "has_view_permission": True}
+        return {
+            **self.model_admin.admin_site.each_context(self.request),
+            "opts": opts,
+            "app_label": opts.app_label,
+            "title": "Tasks",
+            "has_view_permission": True,
+        }
 
     def _url(self, queue: str, state: str, page: int) -> str:
         params = {"state": state, "page": page} | ({"queue": queue} if queue else {})
@@ -157,8 +171,9 @@ class TaskBrowser:
             for error in _errors(form):
                 messages.error(self.request, error)
             data = form.cleaned_data
-            return HttpResponseRedirect(self._url(data.get("queue") or "", data.get("state") or "pending",
-                                                  data.get("page") or 1))
+            return HttpResponseRedirect(
+                self._url(data.get("queue") or "", data.get("state") or "pending", data.get("page") or 1)
+            )
         data = form.cleaned_data
         queue, action = data["queue"], data["action"]
         done, refused = self._apply(queue, action, form.task_ids)

@@ -19,7 +19,8 @@ def enqueue_on_commit(task_type: str, payload: Any = b"", *, using: str | None =
     """Returns the task id now; the task is enqueued when the surrounding transaction commits."""
     client = get_client()
     options.setdefault("task_id", producer.new_task_id())
-    producer.plan(client.broker.keys, client.clock.now(), task_type, payload, options, "enqueue_on_commit",
-                  client.max_payload)
+    producer.plan(
+        client.broker.keys, client.clock.now(), task_type, payload, options, "enqueue_on_commit", client.max_payload
+    )
     transaction.on_commit(lambda: client.enqueue(task_type, payload, **options), using=using)
     return str(options["task_id"])

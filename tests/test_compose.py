@@ -97,20 +97,31 @@ def test_dockerfile_uses_python_311():
 
 
 def test_prometheus_and_grafana_are_provisioned_from_the_repo():
-    mounts = {v.split(":")[0]: v.split(":")[1] for name in ("prometheus", "grafana") for v in SERVICES[name]["volumes"]
-              if v.startswith("./")}
+    mounts = {
+        v.split(":")[0]: v.split(":")[1]
+        for name in ("prometheus", "grafana")
+        for v in SERVICES[name]["volumes"]
+        if v.startswith("./")
+    }
     for source in mounts:
         assert (REPO / source).exists(), f"{source} is mounted but missing"
     config = yaml.safe_load((REPO / "metrics/prometheus/prometheus.yml").read_text())
     jobs = {job["job_name"]: job for job in config["scrape_configs"]}
     assert jobs["taskq-console"]["static_configs"][0]["targets"] == ["console:8000"]
     worker_port = shell_commands(SERVICES["worker"]["command"])[0]
-    assert jobs["taskq-workers"]["dns_sd_configs"][0]["port"] == int(worker_port[worker_port.index("--metrics-port")
-                                                                                 + 1])
+    assert jobs["taskq-workers"]["dns_sd_configs"][0]["port"] == int(
+        worker_port[worker_port.index("--metrics-port") + 1]
+    )
     dashboard = json.loads((REPO / "metrics/grafana/dashboards/taskq.json").read_text())
     exprs = " ".join(t["expr"] for p in dashboard["panels"] for t in p["targets"])
-    for metric in ("taskq_queue_size", "taskq_queue_latency_seconds", "taskq_tasks_processed_total",
-                   "taskq_tasks_failed_total", "taskq_task_runtime_seconds_bucket", "taskq_servers"):
+    for metric in (
+        "taskq_queue_size",
+        "taskq_queue_latency_seconds",
+        "taskq_tasks_processed_total",
+        "taskq_tasks_failed_total",
+        "taskq_task_runtime_seconds_bucket",
+        "taskq_servers",
+    ):
         assert metric in exprs, f"the dashboard does not chart {metric}"
 
 
@@ -188,7 +199,7 @@ def test_tasks_health_named_in_the_compose_file_parses():
     from queues.cli.parser import build_parser
 
     (line,) = [line for line in (REPO / "docker-compose.yml").read_text().splitlines() if "tasks health" in line]
-    argv = shlex.split(line[line.index("`") + 1:line.rindex("`")])
+    argv = shlex.split(line[line.index("`") + 1 : line.rindex("`")])
     assert argv[:3] == ["python", "manage.py", "tasks"]
     args = build_parser().parse_args(argv[3:])
     assert args.command_name == "health" and args.max_age == 30
@@ -197,8 +208,9 @@ def test_tasks_health_named_in_the_compose_file_parses():
 def test_prometheus_loads_alert_rules_from_the_mounted_folder():
     config = yaml.safe_load((REPO / "metrics/prometheus/prometheus.yml").read_text())
     mounted = {v.split(":")[1]: REPO / v.split(":")[0] for v in SERVICES["prometheus"]["volumes"] if v.startswith("./")}
-    config_path = next(arg.split("=", 1)[1] for arg in SERVICES["prometheus"]["command"]
-                       if arg.startswith("--config.file="))
+    config_path = next(
+        arg.split("=", 1)[1] for arg in SERVICES["prometheus"]["command"] if arg.startswith("--config.file=")
+    )
     folder = str(Path(config_path).parent)
     assert folder in mounted, "prometheus.yml must come from the repo"
     assert config["rule_files"], "no alert rules loaded"

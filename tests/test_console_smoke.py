@@ -89,30 +89,48 @@ def test_healthz_reports_console_redis_and_database(client, settings_redis, redi
     response = client.get("/healthz")
     assert response.status_code == 200
     assert response["Content-Type"] == "application/json"
-    assert json.loads(response.content) == {"status": "ok",
-                                            "checks": {"console": "ok", "redis": "ok", "database": "ok"}}
+    assert json.loads(response.content) == {
+        "status": "ok",
+        "checks": {"console": "ok", "redis": "ok", "database": "ok"},
+    }
 
 
 def test_healthz_503_when_redis_is_down(client, settings):
     settings.REDIS_URL = "redis://127.0.0.1:18609/6"  # a port of this suite where nothing listens
     response = client.get("/healthz")
     assert response.status_code == 503
-    assert json.loads(response.content) == {"status": "unavailable",
-                                            "checks": {"console": "ok", "redis": "fail", "database": "ok"}}
+    assert json.loads(response.content) == {
+        "status": "unavailable",
+        "checks": {"console": "ok", "redis": "fail", "database": "ok"},
+    }
 
 
 def test_healthz_503_names_each_part_that_is_down(tmp_path):
     # A console process whose database file cannot be opened and whose Redis does not answer: both named, no 500.
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path}/missing-dir/db.sqlite3",
-           "REDIS_URL": "redis://127.0.0.1:18609/6", "ALLOWED_HOSTS": "testserver"}
-    probe = ("import django, json; django.setup(); from django.test import Client; r = Client().get('/healthz'); "
-             "print(r.status_code, r.content.decode())")
-    done = subprocess.run([sys.executable, "-c", probe], cwd=Path(__file__).resolve().parent.parent, env=env,
-                          capture_output=True, text=True, timeout=120)
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp_path}/missing-dir/db.sqlite3",
+        "REDIS_URL": "redis://127.0.0.1:18609/6",
+        "ALLOWED_HOSTS": "testserver",
+    }
+    probe = (
+        "import django, json; django.setup(); from django.test import Client; r = Client().get('/healthz'); "
+        "print(r.status_code, r.content.decode())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=Path(__file__).resolve().parent.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     status, _, body = done.stdout.strip().splitlines()[-1].partition(" ")
     assert status == "503", done.stderr[-2000:]
-    assert json.loads(body) == {"status": "unavailable",
-                                "checks": {"console": "ok", "redis": "fail", "database": "fail"}}
+    assert json.loads(body) == {
+        "status": "unavailable",
+        "checks": {"console": "ok", "redis": "fail", "database": "fail"},
+    }
 
 
 @pytest.fixture
@@ -145,8 +163,9 @@ def fake_queue_info(name: str, **overrides):
 
 def test_dashboard_lists_queues(admin_client_logged_in, monkeypatch):
     infos = {"critical": fake_queue_info("critical", paused=True), "default": fake_queue_info("default")}
-    inspector = SimpleNamespace(queues=lambda: list(infos), queue_infos=lambda names: [infos[n] for n in names],
-                                history=lambda name, days: [])
+    inspector = SimpleNamespace(
+        queues=lambda: list(infos), queue_infos=lambda names: [infos[n] for n in names], history=lambda name, days: []
+    )
     monkeypatch.setattr("queues.conf.get_inspector", lambda: inspector)
     response = admin_client_logged_in.get("/")
     assert response.status_code == 200

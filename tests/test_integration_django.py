@@ -79,8 +79,7 @@ def test_acl_user_and_password_in_the_url(redis_url, redis_client):
     """redis://user:password@host/db works; the user is made for this test and removed after it."""
     admin = redis.Redis.from_url(redis_url)
     user, password = f"tq-test-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
-    admin.acl_setuser(user, enabled=True, passwords=[f"+{password}"], keys=["*"], channels=["*"],
-                      commands=["+@all"])
+    admin.acl_setuser(user, enabled=True, passwords=[f"+{password}"], keys=["*"], channels=["*"], commands=["+@all"])
     try:
         host_part = redis_url.split("://", 1)[1]
         client = Client(f"redis://{user}:{password}@{host_part}")

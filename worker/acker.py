@@ -29,9 +29,14 @@ MAX_BATCH = 500
 
 
 class Acker:
-    def __init__(self, broker: Broker, worker_id: str, on_written: Callable[[Attempt], None],
-                 archive_limits: Callable[[str], ArchiveLimits] | None = None,
-                 metrics: WorkerMetrics | None = None) -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        worker_id: str,
+        on_written: Callable[[Attempt], None],
+        archive_limits: Callable[[str], ArchiveLimits] | None = None,
+        metrics: WorkerMetrics | None = None,
+    ) -> None:
         self.broker = broker
         self.metrics = metrics
         self.ops = broker.transitions
@@ -114,8 +119,9 @@ class Acker:
 
     def _write_group(self, kind: str, queue_name: str, items: list[Item]) -> list[Item]:
         if kind == "complete":
-            call = self.ops.complete(queue_name, [(a.id, a.token, a.task.message.retention) for a, _ in items],
-                                     self.worker_id)
+            call = self.ops.complete(
+                queue_name, [(a.id, a.token, a.task.message.retention) for a, _ in items], self.worker_id
+            )
         elif kind == "requeue":
             call = self.ops.requeue(queue_name, [(a.id, a.token) for a, _ in items], self.worker_id)
         else:
@@ -134,11 +140,24 @@ class Acker:
 
     def _write_one(self, attempt: Attempt, outcome: Outcome) -> list[Item]:
         if outcome.kind == "retry":
-            call = self.ops.retry(attempt.queue, attempt.id, attempt.token, outcome.retry_at, outcome.error,
-                                  worker=self.worker_id, is_failure=outcome.is_failure)
+            call = self.ops.retry(
+                attempt.queue,
+                attempt.id,
+                attempt.token,
+                outcome.retry_at,
+                outcome.error,
+                worker=self.worker_id,
+                is_failure=outcome.is_failure,
+            )
         else:
-            call = self.ops.archive(attempt.queue, attempt.id, attempt.token, outcome.error, worker=self.worker_id,
-                                    archive_limits=self.archive_limits(attempt.queue))
+            call = self.ops.archive(
+                attempt.queue,
+                attempt.id,
+                attempt.token,
+                outcome.error,
+                worker=self.worker_id,
+                archive_limits=self.archive_limits(attempt.queue),
+            )
         try:
             self.broker.run(call)
         except RedisUnavailableError:
@@ -170,8 +189,9 @@ class Syncer(Component):
 
     name = "syncer"
 
-    def __init__(self, acker: Acker, lease_deadline: Callable[[Attempt], float], now: Callable[[], float],
-                 interval: float = 0.5) -> None:
+    def __init__(
+        self, acker: Acker, lease_deadline: Callable[[Attempt], float], now: Callable[[], float], interval: float = 0.5
+    ) -> None:
         super().__init__(interval)
         self.acker = acker
         self.lease_deadline = lease_deadline
@@ -195,8 +215,10 @@ class Syncer(Component):
             if self.lease_deadline(attempt) > now:
                 live.append((attempt, outcome))
             else:
-                log.warning("task %s: lease ran out before its outcome could be written; the recoverer will "
-                            "retry it", attempt.id)
+                log.warning(
+                    "task %s: lease ran out before its outcome could be written; the recoverer will retry it",
+                    attempt.id,
+                )
                 self.acker.abandon(attempt)
         unwritten = self.acker.write(live)
         if unwritten:

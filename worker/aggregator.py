@@ -31,16 +31,30 @@ def queue_group_settings(defaults: GroupSettings, policies: PolicySet, queue: st
     spec = policies.queues.get(queue)
     if spec is None:
         return defaults
-    own = {name: value for name, value in (("grace", spec.group_grace), ("max_delay", spec.group_max_delay),
-                                           ("max_size", spec.group_max_size)) if value is not None}
+    own = {
+        name: value
+        for name, value in (
+            ("grace", spec.group_grace),
+            ("max_delay", spec.group_max_delay),
+            ("max_size", spec.group_max_size),
+        )
+        if value is not None
+    }
     return replace(defaults, **own) if own else defaults
 
 
 class Aggregator(Component):
     name = "aggregator"
 
-    def __init__(self, broker: Broker, queues: QueueSet, registry: AggregatorRegistry, interval: float,
-                 settings: Callable[[str], GroupSettings], actor: str = "aggregator") -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        queues: QueueSet,
+        registry: AggregatorRegistry,
+        interval: float,
+        settings: Callable[[str], GroupSettings],
+        actor: str = "aggregator",
+    ) -> None:
         super().__init__(interval)
         self.store = GroupStore(broker, registry, actor)
         self.registry = registry
@@ -67,8 +81,13 @@ class Aggregator(Component):
                 raise
             return  # finished or reclaimed by another worker meanwhile
         self.reclaimed += 1
-        log.warning("group %r of %s: aggregation set %s expired (its aggregator stopped); %d task(s) back in the "
-                    "group", group, queue, set_id, moved)
+        log.warning(
+            "group %r of %s: aggregation set %s expired (its aggregator stopped); %d task(s) back in the group",
+            group,
+            queue,
+            set_id,
+            moved,
+        )
 
     def _aggregate(self, queue: str, group: str, settings: GroupSettings) -> None:
         task_type = self.store.oldest_type(queue, group)
@@ -77,8 +96,12 @@ class Aggregator(Component):
         if self.registry.route(task_type) is None:
             if (queue, task_type) not in self._unserved:
                 self._unserved.add((queue, task_type))
-                log.warning("group %r of %s: no aggregator for task type %r here; left to another worker", group,
-                            queue, task_type)
+                log.warning(
+                    "group %r of %s: no aggregator for task type %r here; left to another worker",
+                    group,
+                    queue,
+                    task_type,
+                )
             return
         for _ in range(MAX_CUTS):
             set_id, taken = self.store.cut(queue, group, settings)
@@ -87,8 +110,13 @@ class Aggregator(Component):
             try:
                 combined = self.store.combine(queue, group, set_id)
             except Exception:
-                log.exception("group %r of %s: the aggregation function failed; the %d task(s) go back to the "
-                              "group when the set's deadline passes", group, queue, taken)
+                log.exception(
+                    "group %r of %s: the aggregation function failed; the %d task(s) go back to the "
+                    "group when the set's deadline passes",
+                    group,
+                    queue,
+                    taken,
+                )
                 return
             try:
                 self.store.finish(queue, group, set_id, combined)
@@ -98,5 +126,6 @@ class Aggregator(Component):
                 log.warning("group %r of %s: %s", group, queue, exc)
                 return
             self.aggregated += 1
-            log.info("group %r of %s: %d task(s) combined into %s (%s)", group, queue, taken, combined.id,
-                     combined.type)
+            log.info(
+                "group %r of %s: %d task(s) combined into %s (%s)", group, queue, taken, combined.id, combined.type
+            )

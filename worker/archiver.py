@@ -29,9 +29,19 @@ log = logging.getLogger("worker.archiver")
 class Archiver(Component):
     name = "archiver"
 
-    def __init__(self, broker: Broker, directory: str, holder: str, *, interval: float = 1.0,
-                 batch: int = 50_000, flush_age: float = 5.0, event_cap: int = 1_000_000, lease: float = 15.0,
-                 wall_clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        directory: str,
+        holder: str,
+        *,
+        interval: float = 1.0,
+        batch: int = 50_000,
+        flush_age: float = 5.0,
+        event_cap: int = 1_000_000,
+        lease: float = 15.0,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
         super().__init__(interval)
         self.store = ArchiveStore(broker)
         self.directory = directory
@@ -71,8 +81,14 @@ class Archiver(Component):
         if gap is not None:
             self.gaps += 1
             total = self.store.record_gap(gap)
-            log.warning("archiver: gap in queue %r: events after %s up to %s were trimmed before they were "
-                        "archived (%d gap(s) so far)", queue, gap.committed, gap.first_id, total)
+            log.warning(
+                "archiver: gap in queue %r: events after %s up to %s were trimmed before they were "
+                "archived (%d gap(s) so far)",
+                queue,
+                gap.committed,
+                gap.first_id,
+                total,
+            )
         stored = 0
         while not self.stopping:
             entries = self.store.read(queue, committed, self.batch)

@@ -35,8 +35,9 @@ def describe(exc: BaseException) -> str:
 
 
 class Attempt:
-    def __init__(self, leased: Leased, queue: str, task: Task, handler: Handler | None, deadline: float | None,
-                 started: float) -> None:
+    def __init__(
+        self, leased: Leased, queue: str, task: Task, handler: Handler | None, deadline: float | None, started: float
+    ) -> None:
         self.leased = leased
         self.queue = queue
         self.task = task

@@ -39,8 +39,9 @@ def parse_queues(spec: str) -> dict[str, int]:
         try:
             value = int(weight) if weight else 1
         except ValueError:
-            raise ValidationError(f"weight of queue {name!r} must be an integer, got {weight!r}",
-                                  op="taskworker --queues") from None
+            raise ValidationError(
+                f"weight of queue {name!r} must be an integer, got {weight!r}", op="taskworker --queues"
+            ) from None
         queues[name] = check.count(value, f"weight of queue {name!r}", 1, 1000, "taskworker --queues")
     if not queues:
         raise ValidationError("no queues given", op="taskworker --queues")
@@ -103,10 +104,12 @@ class WorkerConfig:
             raise ValidationError(f"pool must be one of {', '.join(POOLS)}, got {self.pool!r}", op="taskworker --pool")
         if self.max_tasks_per_child is not None:
             if self.pool != "process":
-                raise ValidationError("max tasks per child needs the process pool (--pool process)",
-                                      op="taskworker --max-tasks-per-child")
-            check.count(self.max_tasks_per_child, "max tasks per child", 1, 1_000_000_000,
-                        "taskworker --max-tasks-per-child")
+                raise ValidationError(
+                    "max tasks per child needs the process pool (--pool process)", op="taskworker --max-tasks-per-child"
+                )
+            check.count(
+                self.max_tasks_per_child, "max tasks per child", 1, 1_000_000_000, "taskworker --max-tasks-per-child"
+            )
         check.seconds(self.lease, "lease", "taskworker")
         check.seconds(self.shutdown_timeout, "shutdown timeout", "taskworker", allow_zero=True)
         if self.metrics_port is not None:

@@ -26,8 +26,17 @@ log = logging.getLogger("worker.definitions")
 class DefinitionWatcher(Component):
     name = "definitions"
 
-    def __init__(self, broker: Broker, store: WorkerStore, queue_set: QueueSet, *, follow: bool,
-                 fallback: dict[str, int], interval: float = 1.0, on_change: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        store: WorkerStore,
+        queue_set: QueueSet,
+        *,
+        follow: bool,
+        fallback: dict[str, int],
+        interval: float = 1.0,
+        on_change: Callable[[], None] | None = None,
+    ) -> None:
         super().__init__(interval)
         self.policy_store = PolicyStore(broker.conn, broker.keys)
         self.store = store
@@ -58,8 +67,11 @@ class DefinitionWatcher(Component):
         else:
             weights, ranks = self.fallback, {}
         if self.queue_set.update(weights, ranks, caps, rates):
-            log.info("serving %s (definitions version %d)",
-                     ", ".join(f"{q}={w}" for q, w in weights.items()), policies.version)
+            log.info(
+                "serving %s (definitions version %d)",
+                ", ".join(f"{q}={w}" for q, w in weights.items()),
+                policies.version,
+            )
             self.store.register_queues(list(weights))
             if self.on_change is not None:
                 self.on_change()

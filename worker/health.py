@@ -24,8 +24,13 @@ class WorkerHealth:
     """``loops`` maps a loop's name to a function telling whether it still runs; ``last_beat`` returns the clock
     time of the last heartbeat that reached Redis (None before the first), which counts for ``max_age`` seconds."""
 
-    def __init__(self, loops: dict[str, Callable[[], bool]], last_beat: Callable[[], float | None], max_age: float,
-                 now: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        loops: dict[str, Callable[[], bool]],
+        last_beat: Callable[[], float | None],
+        max_age: float,
+        now: Callable[[], float],
+    ) -> None:
         self.loops = loops
         self.last_beat = last_beat
         self.max_age = max_age
@@ -38,9 +43,11 @@ class WorkerHealth:
         age = None if beat is None else max(0.0, self.now() - beat)
         checks = {
             "loops": {"ok": not stopped, "stopped": stopped},
-            "heartbeat": {"ok": age is not None and age <= self.max_age,
-                          "age_seconds": None if age is None else round(age, 3),
-                          "max_age_seconds": round(self.max_age, 3)},
+            "heartbeat": {
+                "ok": age is not None and age <= self.max_age,
+                "age_seconds": None if age is None else round(age, 3),
+                "max_age_seconds": round(self.max_age, 3),
+            },
         }
         healthy = all(check["ok"] for check in checks.values())
         return healthy, {"status": "ok" if healthy else "unhealthy", "checks": checks}

@@ -30,8 +30,15 @@ log = logging.getLogger("worker.heartbeat")
 class Heartbeat(Component):
     name = "heartbeat"
 
-    def __init__(self, broker: Broker, store: WorkerStore, config: WorkerConfig, processor: Processor,
-                 queues: QueueSet | None = None, layout: LayoutGuard | None = None) -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        store: WorkerStore,
+        config: WorkerConfig,
+        processor: Processor,
+        queues: QueueSet | None = None,
+        layout: LayoutGuard | None = None,
+    ) -> None:
         super().__init__(config.heartbeat_every)
         self.queues = queues or processor.queues
         self.broker = broker
@@ -62,8 +69,11 @@ class Heartbeat(Component):
                 by_queue[attempt.queue].append(attempt)
         for queue, attempts in by_queue.items():
             until = self.broker.clock.now() + self.config.lease
-            lost = set(self.broker.run(self.broker.transitions.extend_leases(
-                queue, [(a.id, a.token) for a in attempts], self.config.lease)))
+            lost = set(
+                self.broker.run(
+                    self.broker.transitions.extend_leases(queue, [(a.id, a.token) for a in attempts], self.config.lease)
+                )
+            )
             for attempt in attempts:
                 if attempt.id in lost:
                     self.processor.lease_lost(attempt)
@@ -73,10 +83,16 @@ class Heartbeat(Component):
 
     def server_info(self) -> dict[str, Any]:
         return {
-            "id": self.config.server_id, "host": socket.gethostname(), "pid": os.getpid(),
-            "started": to_ms(self.started), "status": self.status, "queues": self.queues.weights(),
-            "strict": self.config.strict, "concurrency": self.config.concurrency,
-            "active_count": self.processor.capacity.busy, "heartbeat": to_ms(self.broker.clock.now()),
+            "id": self.config.server_id,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "started": to_ms(self.started),
+            "status": self.status,
+            "queues": self.queues.weights(),
+            "strict": self.config.strict,
+            "concurrency": self.config.concurrency,
+            "active_count": self.processor.capacity.busy,
+            "heartbeat": to_ms(self.broker.clock.now()),
         }
 
     def stop(self, timeout: float = 5.0) -> None:

@@ -23,8 +23,14 @@ class Sweeper(Component):
     retention has passed. Each call is built afresh so it carries the clock's time of that moment.
     """
 
-    def __init__(self, name: str, broker: Broker, queues: QueueSet, interval: float,
-                 calls: Callable[[str], list[Callable[[], Call]]]) -> None:
+    def __init__(
+        self,
+        name: str,
+        broker: Broker,
+        queues: QueueSet,
+        interval: float,
+        calls: Callable[[str], list[Callable[[], Call]]],
+    ) -> None:
         super().__init__(interval)
         self.name = name
         self.broker, self.queues, self.calls = broker, queues, calls
@@ -38,8 +44,13 @@ class Sweeper(Component):
 
 def forwarder(broker: Broker, queues: QueueSet, interval: float, actor: str) -> Sweeper:
     ops = broker.transitions
-    return Sweeper("forwarder", broker, queues, interval, lambda q: [
-        lambda: ops.forward(q, "scheduled", actor), lambda: ops.forward(q, "retry", actor)])
+    return Sweeper(
+        "forwarder",
+        broker,
+        queues,
+        interval,
+        lambda q: [lambda: ops.forward(q, "scheduled", actor), lambda: ops.forward(q, "retry", actor)],
+    )
 
 
 def janitor(broker: Broker, queues: QueueSet, interval: float, actor: str) -> Sweeper:
@@ -70,8 +81,11 @@ class Watchdog(Component):
                 continue
             if attempt.deadline is not None and now >= attempt.deadline:
                 message = attempt.task.message
-                reason = ("deadline exceeded" if message.deadline_ms and now * 1000 >= message.deadline_ms
-                          else f"timed out after {message.effective_timeout():g} s")
+                reason = (
+                    "deadline exceeded"
+                    if message.deadline_ms and now * 1000 >= message.deadline_ms
+                    else f"timed out after {message.effective_timeout():g} s"
+                )
                 self.processor.interrupt(attempt, TaskCancelledError(reason))
             elif self._lease_ran_out(attempt, now):
                 self.processor.lease_expired(attempt)

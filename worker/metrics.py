@@ -23,23 +23,46 @@ HEADER_BYTES = 8  # a multi-process value file starts with its used length and p
 class WorkerMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.runtime = Histogram("taskq_task_runtime_seconds", "Handler run time of finished attempts.",
-                                 ["queue", "type", "outcome"], buckets=RUNTIME_BUCKETS, registry=self.registry)
-        self.in_flight = Gauge("taskq_worker_tasks_in_flight", "Attempts this worker is running.", ["queue"],
-                               registry=self.registry, multiprocess_mode="livesum")
-        self.fetch_latency = Histogram("taskq_worker_fetch_latency_seconds", "Round trip of one dequeue call.",
-                                       buckets=FETCH_BUCKETS, registry=self.registry)
+        self.runtime = Histogram(
+            "taskq_task_runtime_seconds",
+            "Handler run time of finished attempts.",
+            ["queue", "type", "outcome"],
+            buckets=RUNTIME_BUCKETS,
+            registry=self.registry,
+        )
+        self.in_flight = Gauge(
+            "taskq_worker_tasks_in_flight",
+            "Attempts this worker is running.",
+            ["queue"],
+            registry=self.registry,
+            multiprocess_mode="livesum",
+        )
+        self.fetch_latency = Histogram(
+            "taskq_worker_fetch_latency_seconds",
+            "Round trip of one dequeue call.",
+            buckets=FETCH_BUCKETS,
+            registry=self.registry,
+        )
         # Each of these means an attempt lost its lease while it ran, so its task may run (or have run) twice: a
         # worker paused or cut off from Redis for longer than the lease. Exported with a _total suffix.
         self.acks_refused = Counter(
-            "taskq_worker_acks_refused", "Acknowledgements the lease fence refused: stale, another attempt owned "
-            "the task by then.", ["queue"], registry=self.registry)
+            "taskq_worker_acks_refused",
+            "Acknowledgements the lease fence refused: stale, another attempt owned the task by then.",
+            ["queue"],
+            registry=self.registry,
+        )
         self.outcomes_abandoned = Counter(
-            "taskq_worker_outcomes_abandoned", "Outcomes given up unwritten: Redis stayed unreachable until their "
-            "lease ran out.", ["queue"], registry=self.registry)
+            "taskq_worker_outcomes_abandoned",
+            "Outcomes given up unwritten: Redis stayed unreachable until their lease ran out.",
+            ["queue"],
+            registry=self.registry,
+        )
         self.leases_expired = Counter(
-            "taskq_worker_leases_expired", "Attempts stopped because their lease ran out without being extended.",
-            ["queue"], registry=self.registry)
+            "taskq_worker_leases_expired",
+            "Attempts stopped because their lease ran out without being extended.",
+            ["queue"],
+            registry=self.registry,
+        )
         self._counting: set[str] = set()
 
     def started(self, queue: str, count: int) -> None:

@@ -16,8 +16,9 @@ from .queueset import QueueSet, Served
 
 
 class QueueOrder:
-    def __init__(self, queues: dict[str, int] | QueueSet, strict: bool = False,
-                 rng: random.Random | None = None) -> None:
+    def __init__(
+        self, queues: dict[str, int] | QueueSet, strict: bool = False, rng: random.Random | None = None
+    ) -> None:
         self.queue_set = queues if isinstance(queues, QueueSet) else QueueSet(queues)
         self.strict = strict
         self._rng = rng or random.Random()

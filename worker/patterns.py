@@ -37,9 +37,16 @@ def resolve(names: dict[str, int], patterns: dict[str, int], candidates: Iterabl
 class QueuePatterns(Component):
     name = "patterns"
 
-    def __init__(self, store: WorkerStore, queue_set: QueueSet, names: dict[str, int], patterns: dict[str, int],
-                 defined: Callable[[], Iterable[str]], interval: float = 1.0,
-                 on_change: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        store: WorkerStore,
+        queue_set: QueueSet,
+        names: dict[str, int],
+        patterns: dict[str, int],
+        defined: Callable[[], Iterable[str]],
+        interval: float = 1.0,
+        on_change: Callable[[], None] | None = None,
+    ) -> None:
         super().__init__(interval)
         self.store = store
         self.queue_set = queue_set
@@ -74,8 +81,11 @@ class QueuePatterns(Component):
             served = resolve(self.names, self.patterns, known | set(self.defined()) | self._heard)
             if not self.queue_set.update(served):
                 return False
-        log.info("serving %s (patterns %s)", ", ".join(f"{q}={w}" for q, w in served.items()),
-                 ", ".join(f"{p}={w}" for p, w in self.patterns.items()))
+        log.info(
+            "serving %s (patterns %s)",
+            ", ".join(f"{q}={w}" for q, w in served.items()),
+            ", ".join(f"{p}={w}" for p, w in self.patterns.items()),
+        )
         self.store.register_queues(list(served))
         if self.on_change is not None:
             self.on_change()

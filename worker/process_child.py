@@ -104,8 +104,12 @@ class ParentWriter:
 
 
 class ChildRunner:
-    def __init__(self, conn: Connection, handlers: dict[str, Callable[[Task], Any]],
-                 middleware: list[Callable[[Task], AbstractContextManager[None]]]) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        handlers: dict[str, Callable[[Task], Any]],
+        middleware: list[Callable[[Task], AbstractContextManager[None]]],
+    ) -> None:
         self.conn = conn
         self.handlers = handlers
         self.middleware = middleware
@@ -170,8 +174,11 @@ def child_main(conn: Connection, handlers: dict[str, Ref], middleware: list[Ref]
         importlib.import_module("worker.process_boot")
         if not logging.getLogger().handlers:  # no Django to configure it: log like the taskworker command does
             logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-        runner = ChildRunner(conn, {kind: handler_function(ref) for kind, ref in handlers.items()},
-                             [middleware_factory(ref) for ref in middleware])
+        runner = ChildRunner(
+            conn,
+            {kind: handler_function(ref) for kind, ref in handlers.items()},
+            [middleware_factory(ref) for ref in middleware],
+        )
     except BaseException:  # noqa: BLE001 - whatever broke the start is reported to the parent, which fails loudly
         conn.send(("broken", traceback.format_exc()))
         return

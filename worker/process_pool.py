@@ -58,8 +58,11 @@ def importable(obj: Any, what: str) -> Ref:
     target = getattr(obj, "__wrapped__", obj)
     module, qualname = getattr(target, "__module__", None), getattr(target, "__qualname__", "")
     if not module or module == "__main__" or not qualname or "<locals>" in qualname:
-        raise ValidationError(f"{what} ({module}.{qualname}) cannot run in a handler process: define it at the "
-                              f"top level of an importable module", op="taskworker --pool process")
+        raise ValidationError(
+            f"{what} ({module}.{qualname}) cannot run in a handler process: define it at the "
+            f"top level of an importable module",
+            op="taskworker --pool process",
+        )
     return module, qualname
 
 
@@ -68,8 +71,9 @@ class ChildProcess:
 
     def __init__(self, context: Any, handlers: dict[str, Ref], middleware: list[Ref]) -> None:
         self.conn, child_end = context.Pipe()
-        self.process = context.Process(target=child_main, args=(child_end, handlers, middleware),
-                                       name="taskq-handler", daemon=True)
+        self.process = context.Process(
+            target=child_main, args=(child_end, handlers, middleware), name="taskq-handler", daemon=True
+        )
         self.process.start()
         child_end.close()
         self.tasks = 0
@@ -145,21 +149,32 @@ class ChildProcess:
 class ProcessPool:
     """``size`` handler processes, each served by a thread of the worker that hands it one attempt at a time."""
 
-    def __init__(self, size: int, registry: Registry, finish: Callable[[Attempt, Outcome], None],
-                 write: Callable[[Attempt, str, bytes], None], now: Callable[[], float],
-                 max_tasks_per_child: int | None = None) -> None:
+    def __init__(
+        self,
+        size: int,
+        registry: Registry,
+        finish: Callable[[Attempt, Outcome], None],
+        write: Callable[[Attempt, str, bytes], None],
+        now: Callable[[], float],
+        max_tasks_per_child: int | None = None,
+    ) -> None:
         self.size = size
         self.finish, self.write, self.now = finish, write, now
         self.max_tasks_per_child = max_tasks_per_child
-        self.handlers = {h.type: importable(h.func, f"handler {h.type!r}")
-                         for t in registry.types() if (h := registry.route(t)) is not None and not h.spark}
+        self.handlers = {
+            h.type: importable(h.func, f"handler {h.type!r}")
+            for t in registry.types()
+            if (h := registry.route(t)) is not None and not h.spark
+        }
         self.middleware = [importable(m, "middleware") for m in registry.middleware]
         self.context = multiprocessing.get_context("forkserver")
         self.replaced = 0  # children replaced after a stop, a crash or max_tasks_per_child
         self._children: list[ChildProcess | None] = [None] * size
         self._jobs: queue.SimpleQueue[Attempt | None] = queue.SimpleQueue()
-        self._threads = [threading.Thread(target=self._serve, args=(slot,), name=f"handler-process-{slot + 1}",
-                                          daemon=True) for slot in range(size)]
+        self._threads = [
+            threading.Thread(target=self._serve, args=(slot,), name=f"handler-process-{slot + 1}", daemon=True)
+            for slot in range(size)
+        ]
 
     def start(self) -> None:
         """Start every child and wait until each has imported the handlers: a broken import fails the worker's
@@ -225,8 +240,12 @@ class ProcessPool:
             return Outcome("drop")
         assert attempt.handler is not None
         if attempt.handler.type not in self.handlers:
-            return attempt.failure(LookupError(f"handler {attempt.handler.type!r} was registered after the worker "
-                                               f"started its handler processes"), self.now())
+            return attempt.failure(
+                LookupError(
+                    f"handler {attempt.handler.type!r} was registered after the worker started its handler processes"
+                ),
+                self.now(),
+            )
         child.begin(attempt)
         remove = attempt.task.on_cancel(lambda: child.stop(attempt))  # runs at once if already cancelled
         try:

@@ -90,8 +90,15 @@ class ResultWriter:
 
 
 class Processor:
-    def __init__(self, broker: Broker, config: WorkerConfig, registry: Registry, acker: Acker,
-                 queues: QueueSet | None = None, metrics: WorkerMetrics | None = None) -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        config: WorkerConfig,
+        registry: Registry,
+        acker: Acker,
+        queues: QueueSet | None = None,
+        metrics: WorkerMetrics | None = None,
+    ) -> None:
         self.broker = broker
         self.metrics = metrics
         self.config = config
@@ -111,8 +118,13 @@ class Processor:
         self.pool = ThreadPool(config.concurrency, self.run_sync)
         self.loop = LoopThread(self.run_async)
         # --pool process: every handler but Spark ones (they need the worker's session) runs in a child process.
-        self.processes = (ProcessPool(config.concurrency, registry, self._finish, self.write_field, self.clock.now,
-                                      config.max_tasks_per_child) if config.pool == "process" else None)
+        self.processes = (
+            ProcessPool(
+                config.concurrency, registry, self._finish, self.write_field, self.clock.now, config.max_tasks_per_child
+            )
+            if config.pool == "process"
+            else None
+        )
         self.spark: Any = None  # the server's SparkRunner (worker/spark.py), for handlers with spark=True
         self.leases_expired = 0  # attempts stopped because their lease ran out unextended (see Watchdog)
         self._stop = threading.Event()
@@ -184,9 +196,17 @@ class Processor:
                 continue
             token_prefix = f"{self.config.server_id}:{next(self._calls)}:"
             began = time.monotonic()
-            leased = self.broker.run(self.broker.transitions.dequeue(
-                queue, k, self.config.lease, self.config.server_id, token_prefix, self.queues.cap(queue),
-                self.queues.rate(queue)))
+            leased = self.broker.run(
+                self.broker.transitions.dequeue(
+                    queue,
+                    k,
+                    self.config.lease,
+                    self.config.server_id,
+                    token_prefix,
+                    self.queues.cap(queue),
+                    self.queues.rate(queue),
+                )
+            )
             if self.metrics is not None:
                 self.metrics.fetch_latency.observe(time.monotonic() - began)
             if leased.limited_until is not None:
@@ -353,8 +373,11 @@ class Processor:
             self.leases_expired += 1
             if self.metrics is not None:
                 self.metrics.lease_expired(attempt.queue)
-            log.warning("task %s: lease expired without being extended (is Redis reachable?); the attempt was "
-                        "stopped and its result will be discarded", attempt.id)
+            log.warning(
+                "task %s: lease expired without being extended (is Redis reachable?); the attempt was "
+                "stopped and its result will be discarded",
+                attempt.id,
+            )
 
     def forget(self, attempt: Attempt) -> None:
         # Only this attempt: a newer attempt of the same task (its lease lapsed, it came back) may be running.
@@ -372,9 +395,17 @@ class Processor:
     def running(self) -> dict[str, dict[str, Any]]:
         """What the heartbeat publishes for the console's servers page (not the prefetched attempts)."""
         waiting = {id(a) for a in list(self._ready)}
-        return {a.id: {"id": a.id, "type": a.task.type, "queue": a.queue, "started": int(a.started * 1000),
-                       "deadline": int(a.deadline * 1000) if a.deadline else None}
-                for a in self.snapshot() if id(a) not in waiting}
+        return {
+            a.id: {
+                "id": a.id,
+                "type": a.task.type,
+                "queue": a.queue,
+                "started": int(a.started * 1000),
+                "deadline": int(a.deadline * 1000) if a.deadline else None,
+            }
+            for a in self.snapshot()
+            if id(a) not in waiting
+        }
 
     def requeue_ready(self) -> int:
         """Give the prefetched attempts back to their queues (shutdown): they never started. Only once the fetch
@@ -402,4 +433,3 @@ class Processor:
         self.loop.stop()
         if self.processes is not None:
             self.processes.stop()
-

@@ -28,8 +28,13 @@ class Served:
 class QueueSet:
     """Thread-safe holder of the current ``Served`` set."""
 
-    def __init__(self, weights: dict[str, int], ranks: dict[str, int] | None = None,
-                 caps: dict[str, int] | None = None, rates: dict[str, RateLimit] | None = None) -> None:
+    def __init__(
+        self,
+        weights: dict[str, int],
+        ranks: dict[str, int] | None = None,
+        caps: dict[str, int] | None = None,
+        rates: dict[str, RateLimit] | None = None,
+    ) -> None:
         self._lock = threading.Lock()
         self._served = Served(dict(weights), dict(ranks or {}), dict(caps or {}), dict(rates or {}))
 
@@ -49,14 +54,23 @@ class QueueSet:
     def rate(self, queue: str) -> RateLimit | None:
         return self.snapshot().rates.get(queue)
 
-    def update(self, weights: dict[str, int] | None = None, ranks: dict[str, int] | None = None,
-               caps: dict[str, int] | None = None, rates: dict[str, RateLimit] | None = None) -> bool:
+    def update(
+        self,
+        weights: dict[str, int] | None = None,
+        ranks: dict[str, int] | None = None,
+        caps: dict[str, int] | None = None,
+        rates: dict[str, RateLimit] | None = None,
+    ) -> bool:
         """Replace what is given; returns True when anything changed (and the generation moved)."""
         with self._lock:
             old = self._served
-            new = Served(dict(old.weights if weights is None else weights), dict(old.ranks if ranks is None else ranks),
-                         dict(old.caps if caps is None else caps), dict(old.rates if rates is None else rates),
-                         old.generation + 1)
+            new = Served(
+                dict(old.weights if weights is None else weights),
+                dict(old.ranks if ranks is None else ranks),
+                dict(old.caps if caps is None else caps),
+                dict(old.rates if rates is None else rates),
+                old.generation + 1,
+            )
             if (new.weights, new.ranks, new.caps, new.rates) == (old.weights, old.ranks, old.caps, old.rates):
                 return False
             self._served = new

@@ -28,8 +28,15 @@ LEASE_EXPIRED = "lease expired: the worker running the task stopped or lost cont
 class Recoverer(Component):
     name = "recoverer"
 
-    def __init__(self, broker: Broker, store: WorkerStore, config: WorkerConfig, registry: Registry,
-                 queues: QueueSet | None = None, archive_limits: Callable[[str], ArchiveLimits] | None = None) -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        store: WorkerStore,
+        config: WorkerConfig,
+        registry: Registry,
+        queues: QueueSet | None = None,
+        archive_limits: Callable[[str], ArchiveLimits] | None = None,
+    ) -> None:
         super().__init__(config.recoverer_every)
         self.broker = broker
         self.store = store
@@ -65,14 +72,32 @@ class Recoverer(Component):
                 task = Task(message, leased.retried)
                 error = TimeoutError(LEASE_EXPIRED)
                 delay = (handler.retry_delay if handler else default_retry_delay)(leased.retried, error, task)
-                call = ops.retry(queue, leased.id, leased.token, now + delay, LEASE_EXPIRED,
-                                 worker=self.config.server_id, expired_before=cutoff)
+                call = ops.retry(
+                    queue,
+                    leased.id,
+                    leased.token,
+                    now + delay,
+                    LEASE_EXPIRED,
+                    worker=self.config.server_id,
+                    expired_before=cutoff,
+                )
             else:
-                call = ops.archive(queue, leased.id, leased.token, LEASE_EXPIRED, worker=self.config.server_id,
-                                   expired_before=cutoff, archive_limits=self.archive_limits(queue))
+                call = ops.archive(
+                    queue,
+                    leased.id,
+                    leased.token,
+                    LEASE_EXPIRED,
+                    worker=self.config.server_id,
+                    expired_before=cutoff,
+                    archive_limits=self.archive_limits(queue),
+                )
             if self.broker.run_unless_raced(call):
                 self.recovered += 1
-                log.warning("task %s in %s: %s; sent to %s", leased.id, queue, LEASE_EXPIRED,
-                            "retry" if retry else "the archive")
+                log.warning(
+                    "task %s in %s: %s; sent to %s",
+                    leased.id,
+                    queue,
+                    LEASE_EXPIRED,
+                    "retry" if retry else "the archive",
+                )
         return len(expired)
-

@@ -39,9 +39,17 @@ def new_scheduler_id() -> str:
 class Scheduler(Component):
     name = "scheduler"
 
-    def __init__(self, store: SchedulerStore, registry: ScheduleRegistry = schedules, *, interval: float = 1.0,
-                 grace: float = 60.0, heartbeat_interval: float = 5.0, follow_admin: bool = True,
-                 scheduler_id: str | None = None) -> None:
+    def __init__(
+        self,
+        store: SchedulerStore,
+        registry: ScheduleRegistry = schedules,
+        *,
+        interval: float = 1.0,
+        grace: float = 60.0,
+        heartbeat_interval: float = 5.0,
+        follow_admin: bool = True,
+        scheduler_id: str | None = None,
+    ) -> None:
         super().__init__(interval)
         self.store = store
         self.registry = registry
@@ -73,8 +81,12 @@ class Scheduler(Component):
         if self._admin_version is not None and self.store.config_version() == self._admin_version:
             return
         self.admin_entries, self._admin_version = self.store.read_config()
-        log.info("%d admin-defined periodic entr%s (version %d)", len(self.admin_entries),
-                 "y" if len(self.admin_entries) == 1 else "ies", self._admin_version)
+        log.info(
+            "%d admin-defined periodic entr%s (version %d)",
+            len(self.admin_entries),
+            "y" if len(self.admin_entries) == 1 else "ies",
+            self._admin_version,
+        )
 
     def run_once(self) -> None:
         if not self.layout.check():  # the keyspace moved to another key layout: write nothing, stop
@@ -106,8 +118,13 @@ class Scheduler(Component):
             key = (entry.id, to_ms(tick))
             if key not in self._reported:
                 self._reported.add(key)
-                log.warning("periodic entry %s (%s %s): skipping tick(s) up to %s missed while no scheduler ran",
-                            entry.id, entry.spec, entry.type, to_ms(tick))
+                log.warning(
+                    "periodic entry %s (%s %s): skipping tick(s) up to %s missed while no scheduler ran",
+                    entry.id,
+                    entry.spec,
+                    entry.type,
+                    to_ms(tick),
+                )
             return "skipped"
         try:
             outcome = self.store.fire(entry, tick, actor=f"scheduler:{self.id}")
@@ -128,8 +145,9 @@ class Scheduler(Component):
             log.warning("could not deregister scheduler %s: %s", self.id, exc)
 
 
-def build(redis_url: str, prefix: str, *, registry: ScheduleRegistry = schedules, clock: Clock | None = None,
-          **options: Any) -> Scheduler:
+def build(
+    redis_url: str, prefix: str, *, registry: ScheduleRegistry = schedules, clock: Clock | None = None, **options: Any
+) -> Scheduler:
     """A scheduler on its own connection, applying the admin's unique and retention policies as clients do."""
     broker = Broker(redis_url, prefix=prefix, clock=clock)
     store = SchedulerStore(broker, PolicyCache(broker.keys))
@@ -143,8 +161,12 @@ def run(scheduler: Scheduler) -> None:
     def start() -> None:
         scheduler.start()
         entries = scheduler.entries()
-        log.info("scheduler %s running %d code entr%s (and the admin's)", scheduler.id, len(entries),
-                 "y" if len(entries) == 1 else "ies")
+        log.info(
+            "scheduler %s running %d code entr%s (and the admin's)",
+            scheduler.id,
+            len(entries),
+            "y" if len(entries) == 1 else "ies",
+        )
 
     def stop() -> None:
         scheduler.stop()

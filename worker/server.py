@@ -35,8 +35,13 @@ log = logging.getLogger("worker")
 
 
 class Server:
-    def __init__(self, config: WorkerConfig, registry: Registry = registry, clock: Clock | None = None,
-                 aggregators: AggregatorRegistry = aggregators) -> None:
+    def __init__(
+        self,
+        config: WorkerConfig,
+        registry: Registry = registry,
+        clock: Clock | None = None,
+        aggregators: AggregatorRegistry = aggregators,
+    ) -> None:
         self.config = config
         self.registry = registry
         self.broker = Broker(config.redis_url, prefix=config.prefix, clock=clock, limits=config.limits)
@@ -44,13 +49,24 @@ class Server:
         # One set of served queues that every component reads; the watcher changes it while the worker runs.
         self.queues = queues = QueueSet(config.queues)
         actor = config.server_id
-        self.definitions = DefinitionWatcher(self.broker, self.store, queues, follow=config.follow_definitions,
-                                             fallback=config.queues, interval=config.definitions_interval,
-                                             on_change=lambda: self.processor.wake.set())
+        self.definitions = DefinitionWatcher(
+            self.broker,
+            self.store,
+            queues,
+            follow=config.follow_definitions,
+            fallback=config.queues,
+            interval=config.definitions_interval,
+            on_change=lambda: self.processor.wake.set(),
+        )
         limits = self.definitions.archive_limits
         self.metrics = WorkerMetrics() if config.metrics_port is not None else None
-        self.acker = Acker(self.broker, actor, on_written=lambda attempt: self.processor.forget(attempt),
-                           archive_limits=limits, metrics=self.metrics)
+        self.acker = Acker(
+            self.broker,
+            actor,
+            on_written=lambda attempt: self.processor.forget(attempt),
+            archive_limits=limits,
+            metrics=self.metrics,
+        )
         self.metrics_server: Any = None
         self.processor = Processor(self.broker, config, registry, self.acker, queues, self.metrics)
         self.syncer = Syncer(self.acker, lambda attempt: attempt.lease_until, self.broker.clock.now)
@@ -61,28 +77,58 @@ class Server:
         self.janitor = janitor(self.broker, queues, config.janitor_interval, actor)
         self.watchdog = Watchdog(self.processor)
         # --queues with glob patterns: a resolver keeps the matched queues in the served set.
-        self.patterns = QueuePatterns(
-            self.store, queues, config.queues, config.queue_patterns, lambda: self.definitions.policies.queues,
-            config.definitions_interval, on_change=lambda: self.processor.wake.set()) if config.queue_patterns else None
-        self.subscriber = Subscriber(self.store, queues, self.processor, list(config.queue_patterns),
-                                     self.patterns.heard if self.patterns is not None else None)
+        self.patterns = (
+            QueuePatterns(
+                self.store,
+                queues,
+                config.queues,
+                config.queue_patterns,
+                lambda: self.definitions.policies.queues,
+                config.definitions_interval,
+                on_change=lambda: self.processor.wake.set(),
+            )
+            if config.queue_patterns
+            else None
+        )
+        self.subscriber = Subscriber(
+            self.store,
+            queues,
+            self.processor,
+            list(config.queue_patterns),
+            self.patterns.heard if self.patterns is not None else None,
+        )
         self.spark = self.processor.spark = SparkRunner(config.spark)
-        self._components = [self.definitions, self.subscriber, self.heartbeat, self.watchdog, self.syncer,
-                            self.recoverer, self.forwarder, self.janitor]
-        self.aggregator = Aggregator(self.broker, queues, aggregators, config.aggregator_interval,
-                                     lambda q: queue_group_settings(config.group_settings, self.definitions.policies,
-                                                                    q), actor)
+        self._components = [
+            self.definitions,
+            self.subscriber,
+            self.heartbeat,
+            self.watchdog,
+            self.syncer,
+            self.recoverer,
+            self.forwarder,
+            self.janitor,
+        ]
+        self.aggregator = Aggregator(
+            self.broker,
+            queues,
+            aggregators,
+            config.aggregator_interval,
+            lambda q: queue_group_settings(config.group_settings, self.definitions.policies, q),
+            actor,
+        )
         self._components.append(self.aggregator)
         if self.patterns is not None:
             self._components.append(self.patterns)
         if config.archive_dir:
             from .archiver import Archiver
 
-            self._components.append(Archiver(self.broker, config.archive_dir, holder=actor,
-                                             event_cap=config.archive_event_cap))
+            self._components.append(
+                Archiver(self.broker, config.archive_dir, holder=actor, event_cap=config.archive_event_cap)
+            )
         self._stopping = threading.Event()
-        self.health = WorkerHealth(self.loops(), lambda: self.heartbeat.last_beat, self.heartbeat.ttl,
-                                   self.broker.clock.now)
+        self.health = WorkerHealth(
+            self.loops(), lambda: self.heartbeat.last_beat, self.heartbeat.ttl, self.broker.clock.now
+        )
         self.health_server: Any = None
 
     def loops(self) -> dict[str, Any]:
@@ -112,11 +158,15 @@ class Server:
         for component in self._components:
             component.start()
         self.processor.start()
-        log.info("worker %s serving %s%s (%s, concurrency %d, handlers: %s)", self.config.server_id,
-                 ", ".join(f"{q}={w}" for q, w in self.queues.weights().items()),
-                 " from the queue definitions" if self.config.follow_definitions else "",
-                 "strict" if self.config.strict else "weighted", self.config.concurrency,
-                 ", ".join(self.registry.types()) or "none")
+        log.info(
+            "worker %s serving %s%s (%s, concurrency %d, handlers: %s)",
+            self.config.server_id,
+            ", ".join(f"{q}={w}" for q, w in self.queues.weights().items()),
+            " from the queue definitions" if self.config.follow_definitions else "",
+            "strict" if self.config.strict else "weighted",
+            self.config.concurrency,
+            ", ".join(self.registry.types()) or "none",
+        )
 
     def stop(self) -> None:
         """Graceful shutdown; safe to call more than once."""

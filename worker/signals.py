@@ -11,8 +11,9 @@ from typing import Any
 log = logging.getLogger("worker")
 
 
-def run_until_signalled(start: Callable[[], None], stop: Callable[[], None],
-                        stopping: threading.Event | None = None) -> None:
+def run_until_signalled(
+    start: Callable[[], None], stop: Callable[[], None], stopping: threading.Event | None = None
+) -> None:
     """Call ``start``, block until SIGTERM or SIGINT (or until ``stopping`` is set from inside), then call ``stop``
     (also when ``start`` fails). The previous signal handlers are restored afterwards, so tests can run this in
     the main thread."""

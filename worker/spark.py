@@ -64,8 +64,11 @@ def readable_spark_error(exc: BaseException) -> str | None:
     lines = [line for line in message.splitlines() if line.strip() and not line.startswith(("\tat ", "    at "))]
     head = lines[0] if lines else ""
     if "Traceback (most recent call last)" in message:
-        last = [line for line in message.split("JVM stacktrace:")[0].splitlines() if line.strip()
-                and not line.startswith((" ", "\t"))]
+        last = [
+            line
+            for line in message.split("JVM stacktrace:")[0].splitlines()
+            if line.strip() and not line.startswith((" ", "\t"))
+        ]
         if last and last[-1] != head:
             head = f"{head} ... {last[-1].strip()}"
     return f"{condition}: {head}"[:MAX_SPARK_ERROR]
@@ -95,8 +98,9 @@ class _Progress:
 class SparkRunner:
     """The worker's Spark session and what runs around each Spark task."""
 
-    def __init__(self, settings: SparkSettings | None = None, *, session: Any = None,
-                 progress_interval: float = 0.5) -> None:
+    def __init__(
+        self, settings: SparkSettings | None = None, *, session: Any = None, progress_interval: float = 0.5
+    ) -> None:
         self.settings = settings or SparkSettings()
         self.progress_interval = progress_interval
         self._session = session
@@ -154,8 +158,12 @@ class SparkRunner:
 
         unregister = task.on_cancel(cancel)
         done = threading.Event()
-        monitor = threading.Thread(target=self._monitor, args=(spark, tag, task, progress, cancel, done, connect),
-                                   name=f"spark-monitor-{task.id[:16]}", daemon=True)
+        monitor = threading.Thread(
+            target=self._monitor,
+            args=(spark, tag, task, progress, cancel, done, connect),
+            name=f"spark-monitor-{task.id[:16]}",
+            daemon=True,
+        )
         monitor.start()
         try:
             yield spark
@@ -178,8 +186,9 @@ class SparkRunner:
                 _quietly(spark.sparkContext.setLocalProperty, "spark.job.description", None)
                 _quietly(spark.sparkContext.setLocalProperty, "spark.job.interruptOnCancel", None)
 
-    def _monitor(self, spark: Any, tag: str, task: Task, progress: _Progress, cancel: Any,
-                 done: threading.Event, connect: bool) -> None:
+    def _monitor(
+        self, spark: Any, tag: str, task: Task, progress: _Progress, cancel: Any, done: threading.Event, connect: bool
+    ) -> None:
         while not done.wait(min(self.progress_interval, 0.25)):
             if task.cancelled:
                 _quietly(cancel)  # again: a job the handler started after the first cancel

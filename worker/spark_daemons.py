@@ -34,18 +34,41 @@ def connect_script() -> str:
 
 def argv_for(args: argparse.Namespace) -> list[str]:
     if args.daemon == "master":
-        return [spark_class(), "org.apache.spark.deploy.master.Master", "--host", args.host, "--port", str(args.port),
-                "--webui-port", str(args.webui_port)]
+        return [
+            spark_class(),
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            args.host,
+            "--port",
+            str(args.port),
+            "--webui-port",
+            str(args.webui_port),
+        ]
     if args.daemon == "worker":
-        argv = [spark_class(), "org.apache.spark.deploy.worker.Worker", "--cores", str(args.cores),
-                "--memory", args.memory, "--webui-port", str(args.webui_port)]
+        argv = [
+            spark_class(),
+            "org.apache.spark.deploy.worker.Worker",
+            "--cores",
+            str(args.cores),
+            "--memory",
+            args.memory,
+            "--webui-port",
+            str(args.webui_port),
+        ]
         if args.host:
             argv += ["--host", args.host]
         if args.port:
             argv += ["--port", str(args.port)]
         return argv + [args.master_url]
-    return [connect_script(), "--master", args.master, "--conf", f"spark.connect.grpc.binding.port={args.port}",
-            "--conf", "spark.ui.enabled=false"]
+    return [
+        connect_script(),
+        "--master",
+        args.master,
+        "--conf",
+        f"spark.connect.grpc.binding.port={args.port}",
+        "--conf",
+        "spark.ui.enabled=false",
+    ]
 
 
 def parser() -> argparse.ArgumentParser:

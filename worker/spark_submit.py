@@ -102,8 +102,16 @@ class Submission:
         self.tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
         self.app_id = ""
         self.killed = False
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     env=env, start_new_session=True, text=True, errors="replace")
+        self.proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+            text=True,
+            errors="replace",
+        )
         self._reader = threading.Thread(target=self._read, name=f"spark-submit-{task.id[:16]}", daemon=True)
         self._reader.start()
 
@@ -145,8 +153,14 @@ class Submission:
 
 def _kill_driver(master: str, driver_id: str, env: dict[str, str]) -> None:
     """A cluster-mode driver runs on the cluster, not under our process: ask the master to kill it."""
-    subprocess.run([spark_submit_path(), "--master", master, "--kill", driver_id], env=env, timeout=60,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(
+        [spark_submit_path(), "--master", master, "--kill", driver_id],
+        env=env,
+        timeout=60,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
 
 
 @handler("spark:submit", max_retry=3)

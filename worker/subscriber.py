@@ -24,8 +24,14 @@ log = logging.getLogger("worker.subscriber")
 class Subscriber(Component):
     name = "subscriber"
 
-    def __init__(self, store: WorkerStore, queues: QueueSet, processor: Processor, patterns: list[str] | None = None,
-                 on_heard: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        store: WorkerStore,
+        queues: QueueSet,
+        processor: Processor,
+        patterns: list[str] | None = None,
+        on_heard: Callable[[str], None] | None = None,
+    ) -> None:
         super().__init__(interval=0.0)
         self.store, self.queues, self.processor = store, queues, processor
         self.patterns = list(patterns or [])

@@ -80,8 +80,9 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             async with asyncio.timeout(READY_TIMEOUT):
                 await self.hub.ready.wait()
         except TimeoutError:
-            await self.send_json({"kind": "error", "message": "the event streams cannot be read (is Redis up?)",
-                                  "resync": True})
+            await self.send_json(
+                {"kind": "error", "message": "the event streams cannot be read (is Redis up?)", "resync": True}
+            )
             return
         if scope == "dashboard":
             key: tuple[str, ...] = (GLOBAL,)
@@ -118,8 +119,9 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             counts = await streams.counts(queues)
             now = await streams.cursor(queues)
             self.seen.update(now)
-            await self.send_json({"kind": "update", "scope": "dashboard", "queues": counts, "cursor": now,
-                                  "events": 0, "replay": True})
+            await self.send_json(
+                {"kind": "update", "scope": "dashboard", "queues": counts, "cursor": now, "events": 0, "replay": True}
+            )
             # Then the rest of the page as it is now (chart, latency, memory, queues that appeared or went).
             await self.send_json(await self.hub.dashboard_snapshot())
             return
@@ -153,8 +155,9 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             if len(fresh) != len(data.get("tasks", ())):
                 data["tasks"] = fresh
                 if "history" in data:
-                    data["history"] = [row for row in data["history"]
-                                       if _newer(row.get("event", ""), seen.get(row["queue"]))]
+                    data["history"] = [
+                        row for row in data["history"] if _newer(row.get("event", ""), seen.get(row["queue"]))
+                    ]
             for queue, last in data.get("cursor", {}).items():
                 seen[queue] = later(last, seen.get(queue, "0-0"))
         await self.send_json(data)
@@ -195,4 +198,3 @@ def parse_subscription(content: Any) -> tuple[str, str, str, dict[str, str]]:
             raise BadSubscription(f"bad stream id in cursor: {position!r}")
         cursor[str(name)] = position
     return scope, queue, task, cursor
-

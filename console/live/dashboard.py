@@ -26,9 +26,20 @@ def dashboard_snapshot(inspector: Any) -> dict[str, Any]:
     "cells"}]}``, where ``cells`` maps a table column to ``[sort value, shown text]``. The chart is the page's own
     SVG (labels escaped server-side), so the page swaps it in as is. A page drops the rows of queues not listed."""
     infos = inspector.queue_infos(inspector.queues())
-    return {"kind": "dashboard", "listed": [info.queue for info in infos], "chart": str(size_chart(infos)),
-            "rows": [{"queue": info.queue, "href": reverse("queue", args=[info.queue]), "paused": info.paused,
-                        "cells": QueueRow(info).cells} for info in infos]}
+    return {
+        "kind": "dashboard",
+        "listed": [info.queue for info in infos],
+        "chart": str(size_chart(infos)),
+        "rows": [
+            {
+                "queue": info.queue,
+                "href": reverse("queue", args=[info.queue]),
+                "paused": info.paused,
+                "cells": QueueRow(info).cells,
+            }
+            for info in infos
+        ],
+    }
 
 
 class DashboardDelta:

@@ -50,9 +50,17 @@ class LiveHub:
     """Reader + coalescer + flusher for one process. ``watch``/``unwatch`` count the local subscribers of each
     group, so nothing is built for groups nobody in this process watches."""
 
-    def __init__(self, streams: AsyncEventStreams, layer: Any, *, interval: float = LIVE_INTERVAL,
-                 block_ms: int = BLOCK_MS, inspector: Callable[[], Any] | None = None,
-                 dashboard_interval: float = DASHBOARD_INTERVAL, dashboard_idle: float = DASHBOARD_IDLE):
+    def __init__(
+        self,
+        streams: AsyncEventStreams,
+        layer: Any,
+        *,
+        interval: float = LIVE_INTERVAL,
+        block_ms: int = BLOCK_MS,
+        inspector: Callable[[], Any] | None = None,
+        dashboard_interval: float = DASHBOARD_INTERVAL,
+        dashboard_idle: float = DASHBOARD_IDLE,
+    ):
         self.streams = streams
         self.layer = layer
         self.interval = interval
@@ -99,9 +107,11 @@ class LiveHub:
 
     def start(self) -> None:
         if not self._tasks:
-            self._tasks = [asyncio.create_task(self._read_loop(), name="live-reader"),
-                           asyncio.create_task(self._flush_loop(), name="live-flusher"),
-                           asyncio.create_task(self._dashboard_loop(), name="live-dashboard")]
+            self._tasks = [
+                asyncio.create_task(self._read_loop(), name="live-reader"),
+                asyncio.create_task(self._flush_loop(), name="live-flusher"),
+                asyncio.create_task(self._dashboard_loop(), name="live-dashboard"),
+            ]
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -179,32 +189,50 @@ class LiveHub:
         """Send one message per watched group touched by ``window``."""
         if not window.queues:
             return
-        queues = [q for q in window.queues if self.watching(GLOBAL) or self.watching(QUEUE, q)
-                  or any(k[0] == TASK and k[1] == q for k in self.watchers)]
+        queues = [
+            q
+            for q in window.queues
+            if self.watching(GLOBAL)
+            or self.watching(QUEUE, q)
+            or any(k[0] == TASK and k[1] == q for k in self.watchers)
+        ]
         counts = await self._counts(queues)
         cursor = {q: w.last_id for q, w in window.queues.items()}
         if self.watching(GLOBAL):
-            await self._send(self.group(GLOBAL), {
-                "kind": "update", "scope": "dashboard", "queues": counts, "cursor": cursor,
-                "events": window.events})
+            await self._send(
+                self.group(GLOBAL),
+                {"kind": "update", "scope": "dashboard", "queues": counts, "cursor": cursor, "events": window.events},
+            )
         for queue, qwin in window.queues.items():
             if self.watching(QUEUE, queue):
                 await self._send(self.group(QUEUE, queue), queue_message(queue, qwin, counts.get(queue)))
         for (queue, task_id), history in window.histories.items():
             if self.watching(TASK, queue, task_id):
-                message = await self.task_message(queue, task_id, history, counts.get(queue),
-                                                  window.queues[queue].last_id)
+                message = await self.task_message(
+                    queue, task_id, history, counts.get(queue), window.queues[queue].last_id
+                )
                 await self._send(self.group(TASK, queue, task_id), message)
-        if (any(w.active_moved for w in window.queues.values())
-                or time.monotonic() - self._servers_read_at >= SERVERS_REFRESH):
+        if (
+            any(w.active_moved for w in window.queues.values())
+            or time.monotonic() - self._servers_read_at >= SERVERS_REFRESH
+        ):
             await self._servers(None)
 
-    async def task_message(self, queue: str, task_id: str, history: list[dict[str, Any]],
-                           counts: dict[str, int] | None, last_id: str) -> dict[str, Any]:
-        detail = await asyncio.to_thread(task_detail, self.inspector(), queue, task_id,
-                                         history[-1]["to"] if history else "")
-        return {"kind": "update", "scope": "task", "queues": {queue: counts} if counts else {},
-                "cursor": {queue: last_id}, "tasks": history[-1:], "history": history, "detail": detail}
+    async def task_message(
+        self, queue: str, task_id: str, history: list[dict[str, Any]], counts: dict[str, int] | None, last_id: str
+    ) -> dict[str, Any]:
+        detail = await asyncio.to_thread(
+            task_detail, self.inspector(), queue, task_id, history[-1]["to"] if history else ""
+        )
+        return {
+            "kind": "update",
+            "scope": "task",
+            "queues": {queue: counts} if counts else {},
+            "cursor": {queue: last_id},
+            "tasks": history[-1:],
+            "history": history,
+            "detail": detail,
+        }
 
     async def _servers(self, _arg: Any) -> None:
         """Send the server registry to the servers group when it changed (or ``SERVERS_REFRESH`` passed)."""
@@ -252,8 +280,15 @@ class LiveHub:
 
 def queue_message(queue: str, qwin: QueueWindow, counts: dict[str, int] | None) -> dict[str, Any]:
     rows, more = qwin.summary()
-    return {"kind": "update", "scope": "queue", "queues": {queue: counts} if counts else {},
-            "cursor": {queue: qwin.last_id}, "tasks": rows, "more": more, "events": qwin.events}
+    return {
+        "kind": "update",
+        "scope": "queue",
+        "queues": {queue: counts} if counts else {},
+        "cursor": {queue: qwin.last_id},
+        "tasks": rows,
+        "more": more,
+        "events": qwin.events,
+    }
 
 
 def task_detail(inspector: Any, queue: str, task_id: str, last_to: str) -> dict[str, Any]:
@@ -273,12 +308,22 @@ def task_detail(inspector: Any, queue: str, task_id: str, last_to: str) -> dict[
     if task.result is not None:
         shown = masked(task.type, task.result)
         rendered = render_bytes(shown[:RESULT_PREVIEW_BYTES])
-        result = {"kind": rendered.kind, "text": rendered.text, "size": len(shown),
-                  "truncated": rendered.truncated or len(shown) > RESULT_PREVIEW_BYTES,
-                  "redacted": shown != task.result}
-    return {"state": task.state, "since": _iso(task.state_since), "retried": task.retried,
-            "max_retry": task.max_retry, "last_error": task.last_error or "", "result": result,
-            "progress": list(task.progress) if task.progress else None}
+        result = {
+            "kind": rendered.kind,
+            "text": rendered.text,
+            "size": len(shown),
+            "truncated": rendered.truncated or len(shown) > RESULT_PREVIEW_BYTES,
+            "redacted": shown != task.result,
+        }
+    return {
+        "state": task.state,
+        "since": _iso(task.state_since),
+        "retried": task.retried,
+        "max_retry": task.max_retry,
+        "last_error": task.last_error or "",
+        "result": result,
+        "progress": list(task.progress) if task.progress else None,
+    }
 
 
 def servers_snapshot(inspector: Any) -> list[dict[str, Any]]:
@@ -288,12 +333,28 @@ def servers_snapshot(inspector: Any) -> list[dict[str, Any]]:
 
     from ..views.servers import server_row
 
-    return [{"id": s.id, "host": s.host, "pid": s.pid, "status": s.status, "concurrency": s.concurrency,
-             "started": _iso(s.started_at), "queues": s.queues,
-             "running": [{"id": t.get("id", ""), "type": t.get("type", ""), "queue": t.get("queue", ""),
-                          "started": t.get("started")} for t in s.active],
-             "row": render_to_string("console/_server_row.html", {"row": server_row(s)})}
-            for s in inspector.servers()]
+    return [
+        {
+            "id": s.id,
+            "host": s.host,
+            "pid": s.pid,
+            "status": s.status,
+            "concurrency": s.concurrency,
+            "started": _iso(s.started_at),
+            "queues": s.queues,
+            "running": [
+                {
+                    "id": t.get("id", ""),
+                    "type": t.get("type", ""),
+                    "queue": t.get("queue", ""),
+                    "started": t.get("started"),
+                }
+                for t in s.active
+            ],
+            "row": render_to_string("console/_server_row.html", {"row": server_row(s)}),
+        }
+        for s in inspector.servers()
+    ]
 
 
 def _iso(when: Any) -> str | None:

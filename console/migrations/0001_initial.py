@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -18,14 +17,28 @@ class Migration(migrations.Migration):
             name="ConsolePreference",
             fields=[
                 ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("rows_per_page", models.PositiveSmallIntegerField(
-                    choices=[(10, "10"), (20, "20"), (50, "50"), (100, "100")], default=20)),
-                ("theme", models.CharField(
-                    choices=[("system", "System (follow the browser)"), ("light", "Light"), ("dark", "Dark")],
-                    default="system", max_length=8)),
-                ("user", models.OneToOneField(
-                    on_delete=django.db.models.deletion.CASCADE, related_name="console_preference",
-                    to=settings.AUTH_USER_MODEL)),
+                (
+                    "rows_per_page",
+                    models.PositiveSmallIntegerField(
+                        choices=[(10, "10"), (20, "20"), (50, "50"), (100, "100")], default=20
+                    ),
+                ),
+                (
+                    "theme",
+                    models.CharField(
+                        choices=[("system", "System (follow the browser)"), ("light", "Light"), ("dark", "Dark")],
+                        default="system",
+                        max_length=8,
+                    ),
+                ),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="console_preference",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
                 "verbose_name": "console preference",

@@ -42,8 +42,9 @@ def rq_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
 @rq_errors
 def rq_index(request: HttpRequest) -> HttpResponse:
     """Every queue configured in RQ_QUEUES with its job count per registry."""
-    return render(request, "console/rq/index.html", {"rq_queues": bridge.rq_queue_summaries(),
-                                                     "registries": bridge.REGISTRIES})
+    return render(
+        request, "console/rq/index.html", {"rq_queues": bridge.rq_queue_summaries(), "registries": bridge.REGISTRIES}
+    )
 
 
 @viewer_page
@@ -56,8 +57,9 @@ def rq_queue(request: HttpRequest, queue_name: str) -> HttpResponse:
     form = JobListForm(request.GET)
     if not form.is_valid():
         return bad_request(request, form.error_text())
-    jobs = bridge.rq_jobs(queue_name, form.cleaned_data["registry"], form.cleaned_data["page"],
-                          form.cleaned_data["size"])
+    jobs = bridge.rq_jobs(
+        queue_name, form.cleaned_data["registry"], form.cleaned_data["page"], form.cleaned_data["size"]
+    )
     return render(request, "console/rq/queue.html", {"summary": summary, "jobs": jobs})
 
 
@@ -65,8 +67,11 @@ def rq_queue(request: HttpRequest, queue_name: str) -> HttpResponse:
 @rq_errors
 def rq_job(request: HttpRequest, queue_name: str, job_id: str) -> HttpResponse:
     """One RQ job: call, status, times, TTLs, dependencies, latest traceback or return value."""
-    return render(request, "console/rq/job.html", {"job": bridge.rq_job(queue_name, job_id),
-                                                   "can_operate": can_operate(request.user)})
+    return render(
+        request,
+        "console/rq/job.html",
+        {"job": bridge.rq_job(queue_name, job_id), "can_operate": can_operate(request.user)},
+    )
 
 
 @operator_action
@@ -88,7 +93,8 @@ def rq_delete(request: HttpRequest, queue_name: str, job_id: str) -> HttpRespons
     from queues.audit import record_action
 
     registry = bridge.delete_job(queue_name, job_id) or "queued"
-    record_action(request.user, "rq_delete_job", queue=queue_name, task_ids=[job_id],
-                  detail=f"RQ job deleted from {registry}")
+    record_action(
+        request.user, "rq_delete_job", queue=queue_name, task_ids=[job_id], detail=f"RQ job deleted from {registry}"
+    )
     messages.success(request, f"Deleted RQ job {job_id}.")
     return redirect(reverse("rq:queue", args=[queue_name]) + f"?registry={registry}")

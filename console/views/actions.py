@@ -20,8 +20,7 @@ from .common import acting_inspector, queue_url, safe_next
 DONE = {"run": "moved to pending", "archive": "archived", "delete": "deleted", "cancel": "asked to cancel"}
 
 
-def _audit(request: HttpRequest, action: str, queue: str, task_ids: list[str] | None = None,
-           detail: str = "") -> None:
+def _audit(request: HttpRequest, action: str, queue: str, task_ids: list[str] | None = None, detail: str = "") -> None:
     from queues.audit import record_action
 
     record_action(request.user, action, queue=queue, task_ids=task_ids, detail=detail)

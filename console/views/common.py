@@ -35,7 +35,12 @@ def queue_url(queue: str, **params: object) -> str:
 
 def safe_next(request: HttpRequest, candidate: str | None, fallback: str) -> str:
     """Where to go back after an action: a local URL the form carried, or ``fallback``."""
-    if candidate and candidate.startswith("/") and url_has_allowed_host_and_scheme(
-            candidate, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+    if (
+        candidate
+        and candidate.startswith("/")
+        and url_has_allowed_host_and_scheme(
+            candidate, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        )
+    ):
         return candidate
     return fallback

@@ -54,7 +54,9 @@ class QueueRow:
 def size_chart(infos: Sequence[Any]) -> SafeString:
     return stacked_bars(
         [Bar(i.queue, {s: getattr(i, s) for s in SIZE_SERIES}, reverse("queue", args=[i.queue])) for i in infos],
-        SIZE_SERIES, title="Queue size by state")
+        SIZE_SERIES,
+        title="Queue size by state",
+    )
 
 
 @viewer_page
@@ -81,8 +83,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             processed, failed = totals.get(day.date, (0, 0))
             totals[day.date] = (processed + day.processed, failed + day.failed)
     history_bars = [Bar(date[5:], {"processed": p, "failed": f}) for date, (p, f) in sorted(totals.items())]
-    history_chart = grouped_columns(history_bars, ("processed", "failed"),
-                                    title=f"Processed and failed, last {days} day{'s' if days > 1 else ''}")
+    history_chart = grouped_columns(
+        history_bars, ("processed", "failed"), title=f"Processed and failed, last {days} day{'s' if days > 1 else ''}"
+    )
     context = {
         "queues": [QueueRow(i) for i in infos],
         # Rows for queues that appear while the page is open (live.js fills them in), running and paused.

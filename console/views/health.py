@@ -28,9 +28,13 @@ def healthz(request: HttpRequest) -> JsonResponse:
     # The console check passes by construction: this code runs, so the process serves requests.
     checks = {"console": True, "redis": _redis_ok(), "database": _database_ok()}
     healthy = all(checks.values())
-    return JsonResponse({"status": "ok" if healthy else "unavailable",
-                         "checks": {name: "ok" if ok else "fail" for name, ok in checks.items()}},
-                        status=200 if healthy else 503)
+    return JsonResponse(
+        {
+            "status": "ok" if healthy else "unavailable",
+            "checks": {name: "ok" if ok else "fail" for name, ok in checks.items()},
+        },
+        status=200 if healthy else 503,
+    )
 
 
 def _redis_ok() -> bool:

@@ -30,11 +30,23 @@ class HistoryQuery(forms.Form):
 
 
 def _percentile_rows(rows: Any) -> list[dict[str, Any]]:
-    return [{"day": r.day, "queue": r.queue, "type": r.task_type, "enqueued": r.enqueued, "started": r.started,
-             "succeeded": r.succeeded, "failed": r.failed, "retried": r.retried, "archived": r.archived,
-             "failure_rate": None if r.failure_rate is None else 100 * r.failure_rate,
-             "wait": (r.wait_p50_ms, r.wait_p95_ms, r.wait_p99_ms), "run": (r.run_p50_ms, r.run_p95_ms, r.run_p99_ms)}
-            for r in rows]
+    return [
+        {
+            "day": r.day,
+            "queue": r.queue,
+            "type": r.task_type,
+            "enqueued": r.enqueued,
+            "started": r.started,
+            "succeeded": r.succeeded,
+            "failed": r.failed,
+            "retried": r.retried,
+            "archived": r.archived,
+            "failure_rate": None if r.failure_rate is None else 100 * r.failure_rate,
+            "wait": (r.wait_p50_ms, r.wait_p95_ms, r.wait_p99_ms),
+            "run": (r.run_p50_ms, r.run_p95_ms, r.run_p99_ms),
+        }
+        for r in rows
+    ]
 
 
 @viewer_page
@@ -61,11 +73,22 @@ def history(request: HttpRequest) -> HttpResponse:
         per_day[day["day"]] = {"processed": day["processed"] or 0, "failed": day["failed"] or 0}
     bars = [Bar(day.isoformat(), values) for day, values in sorted(per_day.items())]
     chart = grouped_columns(bars, ("processed", "failed"), title="Succeeded and failed attempts per day")
-    p95 = [Bar(r.day.isoformat() + " " + r.task_type, {"pending": int(r.wait_p95_ms or 0),
-                                                        "active": int(r.run_p95_ms or 0)})
-           for r in rows.order_by("day", "queue", "task_type")[:60]]
+    p95 = [
+        Bar(
+            r.day.isoformat() + " " + r.task_type,
+            {"pending": int(r.wait_p95_ms or 0), "active": int(r.run_p95_ms or 0)},
+        )
+        for r in rows.order_by("day", "queue", "task_type")[:60]
+    ]
     latency_chart = grouped_columns(p95, ("pending", "active"), title="p95 wait (pending) and run (active) in ms")
-    context = {"query": query.cleaned_data, "queues": queues, "types": types, "days_choices": HISTORY_DAYS,
-               "chart": chart if bars else None, "latency_chart": latency_chart if p95 else None,
-               "rows": _percentile_rows(rows.order_by("-day", "queue", "task_type")[:500]), "latest": latest}
+    context = {
+        "query": query.cleaned_data,
+        "queues": queues,
+        "types": types,
+        "days_choices": HISTORY_DAYS,
+        "chart": chart if bars else None,
+        "latency_chart": latency_chart if p95 else None,
+        "rows": _percentile_rows(rows.order_by("-day", "queue", "task_type")[:500]),
+        "latest": latest,
+    }
     return render(request, "console/history.html", context)

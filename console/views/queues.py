@@ -45,8 +45,9 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
     search = None
     redaction = rules()
     if query.filtering:
-        search = insp.search_tasks(queue, state, task_type=params["type"] or None, text=params["text"] or None,
-                                   limit=size, redaction=redaction)
+        search = insp.search_tasks(
+            queue, state, task_type=params["type"] or None, text=params["text"] or None, limit=size, redaction=redaction
+        )
         tasks, page, pages = search.tasks, 1, 1
     else:
         pages = max(1, ceil(total / size))
@@ -80,6 +81,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
 
 def _page_links(queue: str, state: str, page: int, pages: int, size: int | None) -> dict[str, object]:
     """First, previous, next and last links plus a window of page numbers around the current one."""
+
     def link(number: int) -> str:
         return queue_url(queue, state=state, page=number, size=size)
 

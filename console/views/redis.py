@@ -10,15 +10,22 @@ from .common import inspector
 
 #: (label, INFO field) pairs of the summary, in the order they are shown.
 SUMMARY = [
-    ("Version", "redis_version"), ("Mode", "redis_mode"), ("Uptime", "uptime_in_seconds"),
-    ("Connected clients", "connected_clients"), ("Blocked clients", "blocked_clients"),
-    ("Memory used", "used_memory_human"), ("Memory peak", "used_memory_peak_human"),
-    ("Max memory", "maxmemory_human"), ("Eviction policy", "maxmemory_policy"),
+    ("Version", "redis_version"),
+    ("Mode", "redis_mode"),
+    ("Uptime", "uptime_in_seconds"),
+    ("Connected clients", "connected_clients"),
+    ("Blocked clients", "blocked_clients"),
+    ("Memory used", "used_memory_human"),
+    ("Memory peak", "used_memory_peak_human"),
+    ("Max memory", "maxmemory_human"),
+    ("Eviction policy", "maxmemory_policy"),
     ("Fragmentation ratio", "mem_fragmentation_ratio"),
 ]
 PERSISTENCE = [
-    ("AOF enabled", "aof_enabled"), ("Last RDB save", "rdb_last_save_time"),
-    ("RDB changes since save", "rdb_changes_since_last_save"), ("Last RDB save status", "rdb_last_bgsave_status"),
+    ("AOF enabled", "aof_enabled"),
+    ("Last RDB save", "rdb_last_save_time"),
+    ("RDB changes since save", "rdb_changes_since_last_save"),
+    ("Last RDB save status", "rdb_last_bgsave_status"),
     ("AOF last write status", "aof_last_write_status"),
 ]
 

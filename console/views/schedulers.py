@@ -23,6 +23,12 @@ def schedulers(request: HttpRequest) -> HttpResponse:
     rows = []
     for info in store.entries():
         entry = info.entry
-        rows.append({"info": info, "entry": entry, "payload": preview(masked(entry.type, entry.payload), 120),
-                     "history": store.history_of(entry, HISTORY_ROWS)})
+        rows.append(
+            {
+                "info": info,
+                "entry": entry,
+                "payload": preview(masked(entry.type, entry.payload), 120),
+                "history": store.history_of(entry, HISTORY_ROWS),
+            }
+        )
     return render(request, "console/schedulers.html", {"rows": rows, "schedulers": store.schedulers()})

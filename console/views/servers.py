@@ -21,7 +21,9 @@ def server_row(server: Any) -> dict[str, Any]:
     """What the page's row of ``server`` (a ServerInfo) shows; the live hub renders new servers' rows with it."""
     from queues.engine.clock import from_ms
 
-    running = [dict(task, started_at=from_ms(task.get("started")), deadline_at=from_ms(task.get("deadline")))
-               for task in server.active]
+    running = [
+        dict(task, started_at=from_ms(task.get("started")), deadline_at=from_ms(task.get("deadline")))
+        for task in server.active
+    ]
     queues = sorted(server.queues.items(), key=lambda item: (-item[1], item[0]))
     return {"server": server, "running": running, "queues": queues}

@@ -27,9 +27,13 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
         return bad_request(request, first_error(query))
     full, unredacted = query.cleaned_data["full"], query.cleaned_data["unredacted"]
     if unredacted and not can_see_unredacted(request.user):
-        return error_page(request, 403, "Permission denied",
-                          "Your account may not see redacted payloads and results in full: that takes the "
-                          "“Can see redacted task payloads and results in full” permission.")
+        return error_page(
+            request,
+            403,
+            "Permission denied",
+            "Your account may not see redacted payloads and results in full: that takes the "
+            "“Can see redacted task payloads and results in full” permission.",
+        )
     insp = inspector()
     live_cursor = page_cursor(insp, [queue])  # before the task: the live socket replays from here
     task = insp.get_task(queue, task_id)  # 404 for an unknown queue or task

@@ -23,9 +23,17 @@ def workflow_detail(request: HttpRequest, queue: str, workflow_id: str) -> HttpR
     counts: dict[str, int] = {}
     for m in info.members:
         counts[m.state] = counts.get(m.state, 0) + 1
-    return render(request, "console/workflow.html", {
-        "queue": queue, "workflow": info, "rows": rows, "current": info.current, "counts": sorted(counts.items()),
-    })
+    return render(
+        request,
+        "console/workflow.html",
+        {
+            "queue": queue,
+            "workflow": info,
+            "rows": rows,
+            "current": info.current,
+            "counts": sorted(counts.items()),
+        },
+    )
 
 
 def _result(task_type: str, result: Any) -> str | None:

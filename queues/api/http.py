@@ -137,8 +137,9 @@ def json_body(request: HttpRequest, allowed: set[str] | frozenset[str]) -> dict[
         raise ApiError(400, "invalid_argument", "the body must be a JSON object", "body")
     for name in doc:
         if name not in allowed:
-            raise ApiError(400, "invalid_argument", f"unknown field {name!r}; known: {', '.join(sorted(allowed))}",
-                           name)
+            raise ApiError(
+                400, "invalid_argument", f"unknown field {name!r}; known: {', '.join(sorted(allowed))}", name
+            )
     return doc
 
 

@@ -36,83 +36,174 @@ PAYLOAD_OUT = {
 }
 
 SCHEMAS: dict[str, Any] = {
-    "Error": obj({
-        "error": {"type": "string", "description": "A stable code: invalid_argument, unauthenticated, "
-                  "permission_denied, not_found, lease_lost, already_exists, failed_precondition, unavailable…"},
-        "message": {"type": "string"},
-        "field": {"type": "string", "description": "The request field at fault, for 400s."},
-    }, ["error", "message"]),
-    "PublishRequest": obj({
-        "type": {"type": "string", "minLength": 1, "maxLength": MAX_TYPE_NAME},
-        "payload": {"description": "Any JSON value (stored as compact JSON). Omit both payload fields for none."},
-        "payload_base64": {"type": "string", "description": "Raw bytes, base64-encoded (instead of payload)."},
-        "delay": {**SECONDS, "description": "Seconds before the task becomes available (scheduled until then)."},
-        "ttl": {"type": "number", "exclusiveMinimum": 0,
+    "Error": obj(
+        {
+            "error": {
+                "type": "string",
+                "description": "A stable code: invalid_argument, unauthenticated, "
+                "permission_denied, not_found, lease_lost, already_exists, failed_precondition, unavailable…",
+            },
+            "message": {"type": "string"},
+            "field": {"type": "string", "description": "The request field at fault, for 400s."},
+        },
+        ["error", "message"],
+    ),
+    "PublishRequest": obj(
+        {
+            "type": {"type": "string", "minLength": 1, "maxLength": MAX_TYPE_NAME},
+            "payload": {"description": "Any JSON value (stored as compact JSON). Omit both payload fields for none."},
+            "payload_base64": {"type": "string", "description": "Raw bytes, base64-encoded (instead of payload)."},
+            "delay": {**SECONDS, "description": "Seconds before the task becomes available (scheduled until then)."},
+            "ttl": {
+                "type": "number",
+                "exclusiveMinimum": 0,
                 "description": "Seconds after the delay within which the task must be consumed; a task handed "
-                               "out later is dropped instead (its event says 'expired')."},
-        "tries": {"type": "integer", "minimum": 1, "maximum": MAX_RETRY_LIMIT + 1,
-                  "description": "Most deliveries (max_retry = tries - 1). Default: 26 (the engine's 25 retries)."},
-        "unique": {"type": "number", "exclusiveMinimum": 0,
-                   "description": "Seconds during which a task of the same type and payload is refused (409)."},
-        "id": {"type": "string", "minLength": 1, "maxLength": MAX_TASK_ID,
-               "description": "Your own task id; 409 if the queue has one already."},
-        "headers": {"type": "object", "additionalProperties": {"type": "string"}},
-    }, ["type"]),
-    "Published": obj({
-        "id": {"type": "string"}, "queue": {"type": "string"},
-        "state": {"type": "string", "enum": ["pending", "scheduled"]},
-        "next_process_at": NULLABLE_TIME, "deadline": NULLABLE_TIME,
-    }, ["id", "queue", "state"]),
-    "Task": obj({
-        "id": {"type": "string"}, "queue": {"type": "string"}, "type": {"type": "string"},
-        "state": {"type": "string", "enum": list(STATES)}, **PAYLOAD_OUT,
-        "retried": {"type": "integer"}, "max_retry": {"type": "integer"},
-        "last_error": {"type": ["string", "null"]}, "created_at": NULLABLE_TIME, "next_process_at": NULLABLE_TIME,
-        "deadline": NULLABLE_TIME, "headers": {"type": "object", "additionalProperties": {"type": "string"}},
-    }, ["id", "queue", "type", "state", "payload", "payload_encoding", "retried", "max_retry"]),
-    "ConsumeRequest": obj({
-        "queues": {"type": "array", "minItems": 1, "maxItems": 16,
-                   "items": {"type": "string", "minLength": 1, "maxLength": MAX_QUEUE_NAME},
-                   "description": "Tried in this order: tasks come from the first queue that has any."},
-        "ttr": {"type": "number", "exclusiveMinimum": 0, "description": "Time to run (the lease), seconds; "
-                "default 30. Unless acked, failed or extended within it, the task is delivered again."},
-        "timeout": {"type": "number", "minimum": 0, "maximum": MAX_WAIT,
-                    "description": "Seconds to wait for a task when none is ready (long poll); default 0."},
-        "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "description": "Most tasks; default 1."},
-    }, ["queues"]),
-    "Delivery": obj({
-        "id": {"type": "string"}, "queue": {"type": "string"}, "type": {"type": "string"}, **PAYLOAD_OUT,
-        "lease": {"type": "string", "description": "Opaque lease token: ack, fail and extend must send it."},
-        "lease_expires_at": {"type": "string", "format": "date-time"},
-        "retried": {"type": "integer"}, "max_retry": {"type": "integer"},
-        "headers": {"type": "object", "additionalProperties": {"type": "string"}}, "deadline": NULLABLE_TIME,
-    }, ["id", "queue", "type", "payload", "payload_encoding", "lease", "lease_expires_at", "retried", "max_retry"]),
+                "out later is dropped instead (its event says 'expired').",
+            },
+            "tries": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_RETRY_LIMIT + 1,
+                "description": "Most deliveries (max_retry = tries - 1). Default: 26 (the engine's 25 retries).",
+            },
+            "unique": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "Seconds during which a task of the same type and payload is refused (409).",
+            },
+            "id": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_TASK_ID,
+                "description": "Your own task id; 409 if the queue has one already.",
+            },
+            "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+        ["type"],
+    ),
+    "Published": obj(
+        {
+            "id": {"type": "string"},
+            "queue": {"type": "string"},
+            "state": {"type": "string", "enum": ["pending", "scheduled"]},
+            "next_process_at": NULLABLE_TIME,
+            "deadline": NULLABLE_TIME,
+        },
+        ["id", "queue", "state"],
+    ),
+    "Task": obj(
+        {
+            "id": {"type": "string"},
+            "queue": {"type": "string"},
+            "type": {"type": "string"},
+            "state": {"type": "string", "enum": list(STATES)},
+            **PAYLOAD_OUT,
+            "retried": {"type": "integer"},
+            "max_retry": {"type": "integer"},
+            "last_error": {"type": ["string", "null"]},
+            "created_at": NULLABLE_TIME,
+            "next_process_at": NULLABLE_TIME,
+            "deadline": NULLABLE_TIME,
+            "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+        ["id", "queue", "type", "state", "payload", "payload_encoding", "retried", "max_retry"],
+    ),
+    "ConsumeRequest": obj(
+        {
+            "queues": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 16,
+                "items": {"type": "string", "minLength": 1, "maxLength": MAX_QUEUE_NAME},
+                "description": "Tried in this order: tasks come from the first queue that has any.",
+            },
+            "ttr": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "Time to run (the lease), seconds; "
+                "default 30. Unless acked, failed or extended within it, the task is delivered again.",
+            },
+            "timeout": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": MAX_WAIT,
+                "description": "Seconds to wait for a task when none is ready (long poll); default 0.",
+            },
+            "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "description": "Most tasks; default 1."},
+        },
+        ["queues"],
+    ),
+    "Delivery": obj(
+        {
+            "id": {"type": "string"},
+            "queue": {"type": "string"},
+            "type": {"type": "string"},
+            **PAYLOAD_OUT,
+            "lease": {"type": "string", "description": "Opaque lease token: ack, fail and extend must send it."},
+            "lease_expires_at": {"type": "string", "format": "date-time"},
+            "retried": {"type": "integer"},
+            "max_retry": {"type": "integer"},
+            "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+            "deadline": NULLABLE_TIME,
+        },
+        ["id", "queue", "type", "payload", "payload_encoding", "lease", "lease_expires_at", "retried", "max_retry"],
+    ),
     "Consumed": obj({"tasks": {"type": "array", "items": ref("Delivery")}}, ["tasks"]),
     "LeaseRequest": obj({"lease": {"type": "string", "minLength": 1}}, ["lease"]),
-    "FailRequest": obj({
-        "lease": {"type": "string", "minLength": 1},
-        "error": {"type": "string", "description": "Recorded as the task's last error."},
-        "delay": {**SECONDS, "description": "Seconds before the retry; default: the workers' backoff."},
-        "skip_retry": {"type": "boolean", "description": "Send the task to the dead letters now."},
-    }, ["lease"]),
-    "Failed": obj({"id": {"type": "string"}, "state": {"type": "string", "enum": ["retry", "archived"]},
-                   "retry_at": NULLABLE_TIME}, ["id", "state"]),
-    "ExtendRequest": obj({"lease": {"type": "string", "minLength": 1},
-                          "ttr": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds from now; "
-                                  "default 30."}}, ["lease"]),
-    "Extended": obj({"id": {"type": "string"}, "lease_expires_at": {"type": "string", "format": "date-time"}},
-                    ["id", "lease_expires_at"]),
-    "Size": obj({"queue": {"type": "string"}, "size": {"type": "integer"}, "paused": {"type": "boolean"},
-                 **{state: {"type": "integer"} for state in STATES}},
-                ["queue", "size", "paused", *STATES]),
+    "FailRequest": obj(
+        {
+            "lease": {"type": "string", "minLength": 1},
+            "error": {"type": "string", "description": "Recorded as the task's last error."},
+            "delay": {**SECONDS, "description": "Seconds before the retry; default: the workers' backoff."},
+            "skip_retry": {"type": "boolean", "description": "Send the task to the dead letters now."},
+        },
+        ["lease"],
+    ),
+    "Failed": obj(
+        {
+            "id": {"type": "string"},
+            "state": {"type": "string", "enum": ["retry", "archived"]},
+            "retry_at": NULLABLE_TIME,
+        },
+        ["id", "state"],
+    ),
+    "ExtendRequest": obj(
+        {
+            "lease": {"type": "string", "minLength": 1},
+            "ttr": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds from now; default 30."},
+        },
+        ["lease"],
+    ),
+    "Extended": obj(
+        {"id": {"type": "string"}, "lease_expires_at": {"type": "string", "format": "date-time"}},
+        ["id", "lease_expires_at"],
+    ),
+    "Size": obj(
+        {
+            "queue": {"type": "string"},
+            "size": {"type": "integer"},
+            "paused": {"type": "boolean"},
+            **{state: {"type": "integer"} for state in STATES},
+        },
+        ["queue", "size", "paused", *STATES],
+    ),
     "Peeked": obj({"task": {"oneOf": [ref("Task"), {"type": "null"}]}}, ["task"]),
-    "DeadLetters": obj({"queue": {"type": "string"}, "size": {"type": "integer"},
-                        "tasks": {"type": "array", "items": ref("Task")}}, ["queue", "size", "tasks"]),
-    "RespawnRequest": obj({"limit": {"type": "integer", "minimum": 1, "maximum": 1_000_000,
-                                     "description": "Most dead letters to respawn, oldest first; default all."}}),
+    "DeadLetters": obj(
+        {"queue": {"type": "string"}, "size": {"type": "integer"}, "tasks": {"type": "array", "items": ref("Task")}},
+        ["queue", "size", "tasks"],
+    ),
+    "RespawnRequest": obj(
+        {
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 1_000_000,
+                "description": "Most dead letters to respawn, oldest first; default all.",
+            }
+        }
+    ),
     "Respawned": obj({"respawned": {"type": "integer"}}, ["respawned"]),
-    "RespawnedOne": obj({"id": {"type": "string"}, "state": {"type": "string", "enum": ["pending"]}},
-                        ["id", "state"]),
+    "RespawnedOne": obj({"id": {"type": "string"}, "state": {"type": "string", "enum": ["pending"]}}, ["id", "state"]),
     "Deleted": obj({"deleted": {"type": "integer"}}, ["deleted"]),
 }
 
@@ -130,13 +221,19 @@ def json_content(schema: dict[str, Any]) -> dict[str, Any]:
     return {"content": {"application/json": {"schema": schema}}}
 
 
-def operation(op_id: str, summary: str, ok: tuple[str, str, str | None], errors: str, *,
-              body: str | None = None, params: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def operation(
+    op_id: str,
+    summary: str,
+    ok: tuple[str, str, str | None],
+    errors: str,
+    *,
+    body: str | None = None,
+    params: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """``ok`` is (status, description, schema name or None for an empty body); ``errors`` lists error statuses
     by their first digit pairs, e.g. "400 401 403 404 503"."""
     status, description, schema = ok
-    responses: dict[str, Any] = {status: {"description": description, **(json_content(ref(schema)) if schema
-                                                                          else {})}}
+    responses: dict[str, Any] = {status: {"description": description, **(json_content(ref(schema)) if schema else {})}}
     for code in errors.split():
         responses[code] = {"description": ERRORS[code], **json_content(ref("Error"))}
     op: dict[str, Any] = {"operationId": op_id, "summary": summary, "responses": responses}
@@ -148,8 +245,13 @@ def operation(op_id: str, summary: str, ok: tuple[str, str, str | None], errors:
 
 
 def path_param(name: str, description: str) -> dict[str, Any]:
-    return {"name": name, "in": "path", "required": True, "description": description,
-            "schema": {"type": "string", "minLength": 1}}
+    return {
+        "name": name,
+        "in": "path",
+        "required": True,
+        "description": description,
+        "schema": {"type": "string", "minLength": 1},
+    }
 
 
 QUEUE = path_param("queue", "Queue name ('/' written as '~2F', '~' as '~7E').")
@@ -157,63 +259,140 @@ TASK_ID = path_param("task_id", "Task id (escaped like queue names).")
 
 
 def limit_param(default: str, maximum: int) -> dict[str, Any]:
-    return {"name": "limit", "in": "query", "required": False, "description": f"Default {default}.",
-            "schema": {"type": "integer", "minimum": 1, "maximum": maximum}}
+    return {
+        "name": "limit",
+        "in": "query",
+        "required": False,
+        "description": f"Default {default}.",
+        "schema": {"type": "integer", "minimum": 1, "maximum": maximum},
+    }
 
 
 ALL = "400 401 403 404 503"
 MUTATE = "400 401 403 404 409 503"
 
 PATHS: dict[str, Any] = {
-    "/api/v1/openapi.json": {"get": {"operationId": "openapi", "summary": "This document (no token needed).",
-                                     "security": [], "responses": {"200": {"description": "OpenAPI 3.1 JSON",
-                                                                           **json_content({"type": "object"})}}}},
-    "/api/v1/consume": {"post": operation(
-        "consume", "Take the next task(s) of one or more queues, each leased for its TTR; long-polls up to "
-        "timeout seconds. An empty list means nothing arrived.", ("200", "Tasks (possibly none)", "Consumed"),
-        "400 401 403 503", body="ConsumeRequest")},
-    "/api/v1/queues/{queue}/tasks": {"post": operation(
-        "publish", "Publish a task.", ("201", "Published; Location names the task", "Published"),
-        "400 401 403 409 503", body="PublishRequest", params=[QUEUE])},
+    "/api/v1/openapi.json": {
+        "get": {
+            "operationId": "openapi",
+            "summary": "This document (no token needed).",
+            "security": [],
+            "responses": {"200": {"description": "OpenAPI 3.1 JSON", **json_content({"type": "object"})}},
+        }
+    },
+    "/api/v1/consume": {
+        "post": operation(
+            "consume",
+            "Take the next task(s) of one or more queues, each leased for its TTR; long-polls up to "
+            "timeout seconds. An empty list means nothing arrived.",
+            ("200", "Tasks (possibly none)", "Consumed"),
+            "400 401 403 503",
+            body="ConsumeRequest",
+        )
+    },
+    "/api/v1/queues/{queue}/tasks": {
+        "post": operation(
+            "publish",
+            "Publish a task.",
+            ("201", "Published; Location names the task", "Published"),
+            "400 401 403 409 503",
+            body="PublishRequest",
+            params=[QUEUE],
+        )
+    },
     "/api/v1/queues/{queue}/tasks/{task_id}": {
-        "get": operation("getTask", "A task in any state.", ("200", "The task", "Task"), ALL,
-                         params=[QUEUE, TASK_ID]),
-        "delete": operation("deleteTask", "Delete a task that is not active.", ("204", "Deleted", None), MUTATE,
-                            params=[QUEUE, TASK_ID]),
+        "get": operation("getTask", "A task in any state.", ("200", "The task", "Task"), ALL, params=[QUEUE, TASK_ID]),
+        "delete": operation(
+            "deleteTask", "Delete a task that is not active.", ("204", "Deleted", None), MUTATE, params=[QUEUE, TASK_ID]
+        ),
     },
-    "/api/v1/queues/{queue}/tasks/{task_id}/ack": {"post": operation(
-        "ack", "Success: the task is done (deleted, or kept as completed for its retention).",
-        ("204", "Acknowledged", None), MUTATE, body="LeaseRequest", params=[QUEUE, TASK_ID])},
-    "/api/v1/queues/{queue}/tasks/{task_id}/fail": {"post": operation(
-        "fail", "Failure: retry after a delay, or to the dead letters when the tries are spent.",
-        ("200", "Where the task went", "Failed"), MUTATE, body="FailRequest", params=[QUEUE, TASK_ID])},
-    "/api/v1/queues/{queue}/tasks/{task_id}/extend": {"post": operation(
-        "extend", "Extend the lease to ttr seconds from now.", ("200", "The new lease expiry", "Extended"), MUTATE,
-        body="ExtendRequest", params=[QUEUE, TASK_ID])},
-    "/api/v1/queues/{queue}/peek": {"get": operation(
-        "peek", "The next pending task, without consuming it (null when none).", ("200", "The task", "Peeked"), ALL,
-        params=[QUEUE])},
-    "/api/v1/queues/{queue}/size": {"get": operation(
-        "size", "Tasks per state, and the size (all but completed).", ("200", "Counts", "Size"), ALL,
-        params=[QUEUE])},
+    "/api/v1/queues/{queue}/tasks/{task_id}/ack": {
+        "post": operation(
+            "ack",
+            "Success: the task is done (deleted, or kept as completed for its retention).",
+            ("204", "Acknowledged", None),
+            MUTATE,
+            body="LeaseRequest",
+            params=[QUEUE, TASK_ID],
+        )
+    },
+    "/api/v1/queues/{queue}/tasks/{task_id}/fail": {
+        "post": operation(
+            "fail",
+            "Failure: retry after a delay, or to the dead letters when the tries are spent.",
+            ("200", "Where the task went", "Failed"),
+            MUTATE,
+            body="FailRequest",
+            params=[QUEUE, TASK_ID],
+        )
+    },
+    "/api/v1/queues/{queue}/tasks/{task_id}/extend": {
+        "post": operation(
+            "extend",
+            "Extend the lease to ttr seconds from now.",
+            ("200", "The new lease expiry", "Extended"),
+            MUTATE,
+            body="ExtendRequest",
+            params=[QUEUE, TASK_ID],
+        )
+    },
+    "/api/v1/queues/{queue}/peek": {
+        "get": operation(
+            "peek",
+            "The next pending task, without consuming it (null when none).",
+            ("200", "The task", "Peeked"),
+            ALL,
+            params=[QUEUE],
+        )
+    },
+    "/api/v1/queues/{queue}/size": {
+        "get": operation(
+            "size", "Tasks per state, and the size (all but completed).", ("200", "Counts", "Size"), ALL, params=[QUEUE]
+        )
+    },
     "/api/v1/queues/{queue}/deadletters": {
-        "get": operation("listDeadLetters", "Dead letters (archived tasks), newest first, and their count.",
-                         ("200", "Dead letters", "DeadLetters"), ALL, params=[QUEUE, limit_param("10", 100)]),
-        "delete": operation("deleteDeadLetters", "Delete dead letters, oldest first.", ("200", "How many",
-                            "Deleted"), ALL, params=[QUEUE, limit_param("all", 1_000_000)]),
+        "get": operation(
+            "listDeadLetters",
+            "Dead letters (archived tasks), newest first, and their count.",
+            ("200", "Dead letters", "DeadLetters"),
+            ALL,
+            params=[QUEUE, limit_param("10", 100)],
+        ),
+        "delete": operation(
+            "deleteDeadLetters",
+            "Delete dead letters, oldest first.",
+            ("200", "How many", "Deleted"),
+            ALL,
+            params=[QUEUE, limit_param("all", 1_000_000)],
+        ),
     },
-    "/api/v1/queues/{queue}/respawn": {"post": operation(
-        "respawnDeadLetters", "Dead letters back to pending, oldest first.", ("200", "How many", "Respawned"), ALL,
-        body="RespawnRequest", params=[QUEUE])},
+    "/api/v1/queues/{queue}/respawn": {
+        "post": operation(
+            "respawnDeadLetters",
+            "Dead letters back to pending, oldest first.",
+            ("200", "How many", "Respawned"),
+            ALL,
+            body="RespawnRequest",
+            params=[QUEUE],
+        )
+    },
     "/api/v1/queues/{queue}/deadletters/{task_id}": {
-        "get": operation("getDeadLetter", "One dead letter.", ("200", "The task", "Task"), ALL,
-                         params=[QUEUE, TASK_ID]),
-        "delete": operation("deleteDeadLetter", "Delete one dead letter.", ("204", "Deleted", None), ALL,
-                            params=[QUEUE, TASK_ID]),
+        "get": operation(
+            "getDeadLetter", "One dead letter.", ("200", "The task", "Task"), ALL, params=[QUEUE, TASK_ID]
+        ),
+        "delete": operation(
+            "deleteDeadLetter", "Delete one dead letter.", ("204", "Deleted", None), ALL, params=[QUEUE, TASK_ID]
+        ),
     },
-    "/api/v1/queues/{queue}/deadletters/{task_id}/respawn": {"post": operation(
-        "respawnDeadLetter", "One dead letter back to pending.", ("200", "Respawned", "RespawnedOne"), ALL,
-        params=[QUEUE, TASK_ID])},
+    "/api/v1/queues/{queue}/deadletters/{task_id}/respawn": {
+        "post": operation(
+            "respawnDeadLetter",
+            "One dead letter back to pending.",
+            ("200", "Respawned", "RespawnedOne"),
+            ALL,
+            params=[QUEUE, TASK_ID],
+        )
+    },
 }
 
 
@@ -221,11 +400,13 @@ PATHS: dict[str, Any] = {
 def document() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
-        "info": {"title": "taskq HTTP API", "version": "1",
-                 "description": "lmstfy-style publish / consume / ack for services in any language. Send "
-                                "'Authorization: Bearer <token>' (python manage.py tasks token create)."},
-        "components": {"schemas": SCHEMAS,
-                       "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "info": {
+            "title": "taskq HTTP API",
+            "version": "1",
+            "description": "lmstfy-style publish / consume / ack for services in any language. Send "
+            "'Authorization: Bearer <token>' (python manage.py tasks token create).",
+        },
+        "components": {"schemas": SCHEMAS, "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
         "security": [{"bearer": []}],
         "paths": PATHS,
     }

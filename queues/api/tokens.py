@@ -30,8 +30,9 @@ def digest(secret: str) -> str:
 def create_token(name: str, queues: list[str], namespaces: list[str] | None = None) -> tuple[ApiToken, str]:
     """A new token and its secret (the only time the secret exists in clear). Raises Django's ValidationError."""
     secret = new_secret()
-    token = ApiToken(name=name, queues=queues, namespaces=namespaces or [], prefix=secret[:SHOWN_PREFIX],
-                     secret_hash=digest(secret))
+    token = ApiToken(
+        name=name, queues=queues, namespaces=namespaces or [], prefix=secret[:SHOWN_PREFIX], secret_hash=digest(secret)
+    )
     token.full_clean()
     token.save()
     return token, secret
@@ -78,6 +79,13 @@ def token_doc(token: ApiToken) -> dict[str, Any]:
     def when(value: Any) -> str | None:
         return value.isoformat() if value else None
 
-    return {"name": token.name, "prefix": token.prefix, "queues": token.queues, "namespaces": token.namespaces,
-            "created_at": when(token.created_at), "last_used_at": when(token.last_used_at),
-            "revoked_at": when(token.revoked_at), "revoked": token.revoked_at is not None}
+    return {
+        "name": token.name,
+        "prefix": token.prefix,
+        "queues": token.queues,
+        "namespaces": token.namespaces,
+        "created_at": when(token.created_at),
+        "last_used_at": when(token.last_used_at),
+        "revoked_at": when(token.revoked_at),
+        "revoked": token.revoked_at is not None,
+    }

@@ -23,8 +23,7 @@ urlpatterns = [
     path("queues/<str:queue>/deadletters", views.dead_letters, name="dead-letters"),
     path("queues/<str:queue>/respawn", views.respawn_dead_letters, name="respawn"),
     path("queues/<str:queue>/deadletters/<str:task_id>", views.dead_letter, name="dead-letter"),
-    path("queues/<str:queue>/deadletters/<str:task_id>/respawn", views.respawn_dead_letter,
-         name="dead-letter-respawn"),
+    path("queues/<str:queue>/deadletters/<str:task_id>/respawn", views.respawn_dead_letter, name="dead-letter-respawn"),
     # Anything else under /api/v1/ is a JSON 404, not the console's HTML one.
     re_path(r"^(?P<rest>.*)$", views.not_found, name="not-found"),
 ]

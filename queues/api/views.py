@@ -103,16 +103,35 @@ def payload_doc(payload: bytes) -> dict[str, Any]:
 def task_doc(task: TaskInfo) -> dict[str, Any]:
     # TASKS_REDACT does not apply: a token is a machine's credential, and one that may consume the queue gets
     # every payload of it anyway (README, "Redaction").
-    return {"id": task.id, "queue": task.queue, "type": task.type, "state": task.state, **payload_doc(task.payload),
-            "retried": task.retried, "max_retry": task.max_retry, "last_error": task.last_error,
-            "created_at": iso(task.created_at), "next_process_at": iso(task.next_process_at),
-            "deadline": iso(task.deadline), "headers": task.headers}
+    return {
+        "id": task.id,
+        "queue": task.queue,
+        "type": task.type,
+        "state": task.state,
+        **payload_doc(task.payload),
+        "retried": task.retried,
+        "max_retry": task.max_retry,
+        "last_error": task.last_error,
+        "created_at": iso(task.created_at),
+        "next_process_at": iso(task.next_process_at),
+        "deadline": iso(task.deadline),
+        "headers": task.headers,
+    }
 
 
 def delivery_doc(d: Delivery) -> dict[str, Any]:
-    return {"id": d.id, "queue": d.queue, "type": d.type, **payload_doc(d.payload), "lease": d.lease,
-            "lease_expires_at": iso(d.lease_expires_at), "retried": d.retried, "max_retry": d.max_retry,
-            "headers": d.headers, "deadline": iso(d.deadline)}
+    return {
+        "id": d.id,
+        "queue": d.queue,
+        "type": d.type,
+        **payload_doc(d.payload),
+        "lease": d.lease,
+        "lease_expires_at": iso(d.lease_expires_at),
+        "retried": d.retried,
+        "max_retry": d.max_retry,
+        "headers": d.headers,
+        "deadline": iso(d.deadline),
+    }
 
 
 def task_url(queue: str, task_id: str) -> str:
@@ -193,9 +212,16 @@ def publish(request: HttpRequest, token: ApiToken, queue: str) -> HttpResponse:
     client = conf.get_client()
     payload = field("payload", check.payload, payload, "api.publish", client.max_payload)
     info = client.enqueue(task_type, payload, queue=queue, **publish_options(doc, client.clock.now()))
-    response = JsonResponse({"id": info.id, "queue": info.queue, "state": info.state,
-                             "next_process_at": iso(info.next_process_at), "deadline": iso(info.deadline)},
-                            status=201)
+    response = JsonResponse(
+        {
+            "id": info.id,
+            "queue": info.queue,
+            "state": info.state,
+            "next_process_at": iso(info.next_process_at),
+            "deadline": iso(info.deadline),
+        },
+        status=201,
+    )
     response["Location"] = task_url(queue, info.id)
     return response
 
@@ -235,13 +261,15 @@ def consume_arguments(request: HttpRequest) -> tuple[list[str], float, int, floa
     count = integer(doc.get("count", 1), "count", 1, MAX_COUNT)
     timeout = doc.get("timeout", 0)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 <= timeout <= MAX_WAIT:
-        raise ApiError(400, "invalid_argument", f"timeout must be a number of seconds from 0 to {MAX_WAIT:.0f}",
-                       "timeout")
+        raise ApiError(
+            400, "invalid_argument", f"timeout must be a number of seconds from 0 to {MAX_WAIT:.0f}", "timeout"
+        )
     return names, float(ttr), count, float(timeout)
 
 
-def _consume(request: HttpRequest, token: ApiToken, queues: list[str], ttr: float, count: int,
-             timeout: float) -> HttpResponse:
+def _consume(
+    request: HttpRequest, token: ApiToken, queues: list[str], ttr: float, count: int, timeout: float
+) -> HttpResponse:
     got = consumer().consume(queues, ttr, count=count, timeout=timeout, actor=actor(token))
     return JsonResponse({"tasks": [delivery_doc(d) for d in got]})
 
@@ -268,8 +296,7 @@ async def consume(request: HttpRequest) -> HttpResponse:
         return checked
     token, (queues, ttr, count, timeout) = checked
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(waiters(), lambda: guarded(_consume, request, token, queues, ttr, count,
-                                                                 timeout))
+    return await loop.run_in_executor(waiters(), lambda: guarded(_consume, request, token, queues, ttr, count, timeout))
 
 
 consume.api_methods = ("POST",)  # type: ignore[attr-defined]
@@ -335,8 +362,9 @@ def dead_letters(request: HttpRequest, token: ApiToken, queue: str) -> HttpRespo
 @endpoint("POST")
 def respawn_dead_letters(request: HttpRequest, token: ApiToken, queue: str) -> HttpResponse:
     doc = json_body(request, {"limit"})
-    limit = MAX_DEAD_LETTER_BATCH if doc.get("limit") is None else integer(doc["limit"], "limit", 1,
-                                                                             MAX_DEAD_LETTER_BATCH)
+    limit = (
+        MAX_DEAD_LETTER_BATCH if doc.get("limit") is None else integer(doc["limit"], "limit", 1, MAX_DEAD_LETTER_BATCH)
+    )
     inspector(token).queue_info(queue)  # 404 for an unknown queue
     return JsonResponse({"respawned": consumer().respawn(queue, limit, actor=actor(token))})
 

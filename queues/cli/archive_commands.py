@@ -20,13 +20,27 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def status(args: argparse.Namespace, ctx: Context) -> out.Output:
     report = ctx.inspector.archive_status()
-    rows = [[q.queue, q.committed or "-", q.last_id or "-", q.length, q.cap,
-             "yes" if q.behind else "no", q.last_gap.first_id if q.last_gap else "-"] for q in report.queues]
+    rows = [
+        [
+            q.queue,
+            q.committed or "-",
+            q.last_id or "-",
+            q.length,
+            q.cap,
+            "yes" if q.behind else "no",
+            q.last_gap.first_id if q.last_gap else "-",
+        ]
+        for q in report.queues
+    ]
     holder = report.holder or "none (no worker runs the archiver, or its lease lapsed)"
     text = f"Archiver: {holder}\nGaps detected: {report.gaps}"
     if rows:
-        text += "\n\n" + out.table(["QUEUE", "COMMITTED", "LAST EVENT", "LENGTH", "CAP", "BEHIND", "LAST GAP AT"],
-                                   rows, numeric=[3, 4])
-    doc = {"holder": report.holder, "gaps": report.gaps,
-           "queues": [{**asdict(q), "behind": q.behind} for q in report.queues]}
+        text += "\n\n" + out.table(
+            ["QUEUE", "COMMITTED", "LAST EVENT", "LENGTH", "CAP", "BEHIND", "LAST GAP AT"], rows, numeric=[3, 4]
+        )
+    doc = {
+        "holder": report.holder,
+        "gaps": report.gaps,
+        "queues": [{**asdict(q), "behind": q.behind} for q in report.queues],
+    }
     return out.Output(doc, text)

@@ -28,29 +28,59 @@ def _store(ctx: Context) -> Any:
 
 
 def record_doc(record: EnqueueRecord) -> dict[str, Any]:
-    return {"tick": out.iso(record.tick), "task_id": record.task_id, "enqueued_at": out.iso(record.enqueued_at),
-            "outcome": record.outcome}
+    return {
+        "tick": out.iso(record.tick),
+        "task_id": record.task_id,
+        "enqueued_at": out.iso(record.enqueued_at),
+        "outcome": record.outcome,
+    }
 
 
 def entry_doc(info: EntryInfo) -> dict[str, Any]:
     e = info.entry
-    doc: dict[str, Any] = {"id": e.id, "name": e.name, "source": e.source, "spec": e.spec, "tz": e.tz,
-                           "type": e.type, "queue": e.queue}
+    doc: dict[str, Any] = {
+        "id": e.id,
+        "name": e.name,
+        "source": e.source,
+        "spec": e.spec,
+        "tz": e.tz,
+        "type": e.type,
+        "queue": e.queue,
+    }
     out.put_bytes(doc, "payload", masked(e.type, e.payload))
-    doc.update({"options": dict(e.options), "missed": e.missed, "next_run": out.iso(info.next_run),
-                "previous_run": record_doc(info.previous) if info.previous else None,
-                "last_tick": out.iso(info.last_tick), "schedulers": list(info.schedulers)})
+    doc.update(
+        {
+            "options": dict(e.options),
+            "missed": e.missed,
+            "next_run": out.iso(info.next_run),
+            "previous_run": record_doc(info.previous) if info.previous else None,
+            "last_tick": out.iso(info.last_tick),
+            "schedulers": list(info.schedulers),
+        }
+    )
     return doc
 
 
 def list_entries(args: argparse.Namespace, ctx: Context) -> out.Output:
     infos = _store(ctx).entries()
     now = ctx.now()
-    rows = [[i.id, i.entry.spec + ("" if i.entry.tz == "UTC" else f" ({i.entry.tz})"), i.entry.type,
-             out.show_bytes(masked(i.entry.type, i.entry.payload)), i.entry.queue, out.when(i.next_run, now),
-             out.when(i.previous.tick, now) if i.previous else "-"] for i in infos]
-    text = out.table(["ID", "SPEC", "TYPE", "PAYLOAD", "QUEUE", "NEXT", "PREVIOUS"], rows) if infos else \
-        "No periodic entries."
+    rows = [
+        [
+            i.id,
+            i.entry.spec + ("" if i.entry.tz == "UTC" else f" ({i.entry.tz})"),
+            i.entry.type,
+            out.show_bytes(masked(i.entry.type, i.entry.payload)),
+            i.entry.queue,
+            out.when(i.next_run, now),
+            out.when(i.previous.tick, now) if i.previous else "-",
+        ]
+        for i in infos
+    ]
+    text = (
+        out.table(["ID", "SPEC", "TYPE", "PAYLOAD", "QUEUE", "NEXT", "PREVIOUS"], rows)
+        if infos
+        else "No periodic entries."
+    )
     return out.Output({"entries": [entry_doc(i) for i in infos]}, text)
 
 
@@ -58,8 +88,9 @@ def entry_history(args: argparse.Namespace, ctx: Context) -> out.Output:
     records = _store(ctx).history(args.id, args.limit)
     now = ctx.now()
     rows = [[out.when(r.tick, now), r.task_id, out.when(r.enqueued_at, now), r.outcome] for r in records]
-    text = out.table(["TICK", "TASK ID", "ENQUEUED", "OUTCOME"], rows) if records else \
-        f"No enqueues yet for entry {args.id}."
+    text = (
+        out.table(["TICK", "TASK ID", "ENQUEUED", "OUTCOME"], rows)
+        if records
+        else f"No enqueues yet for entry {args.id}."
+    )
     return out.Output({"id": args.id, "history": [record_doc(r) for r in records]}, text)
-
-

@@ -29,17 +29,31 @@ def list_groups(args: argparse.Namespace, ctx: Context) -> out.Output:
     groups = ctx.inspector.groups(args.queue)
     rows = [[g.name, g.size, out.iso(g.oldest) or "-"] for g in groups]
     text = out.table(["GROUP", "SIZE", "OLDEST"], rows, numeric=[1]) if groups else f"No groups in {args.queue}."
-    return out.Output({"queue": args.queue, "groups": [{"name": g.name, "size": g.size, "oldest": out.iso(g.oldest)}
-                                                       for g in groups]}, text)
+    return out.Output(
+        {
+            "queue": args.queue,
+            "groups": [{"name": g.name, "size": g.size, "oldest": out.iso(g.oldest)} for g in groups],
+        },
+        text,
+    )
 
 
 def show_workflow(args: argparse.Namespace, ctx: Context) -> out.Output:
     info = ctx.inspector.workflow(args.queue, args.workflow_id)
-    members = [{"id": m.id, "type": m.type, "role": m.role, "after": m.after, "state": m.state, "error": m.error}
-               for m in info.members]
-    doc = {"id": info.id, "queue": info.queue, "state": info.state, "created": out.iso(info.created_at),
-           "finished": out.iso(info.finished_at), "failed_member": info.failed_member, "error": info.error,
-           "members": members}
+    members = [
+        {"id": m.id, "type": m.type, "role": m.role, "after": m.after, "state": m.state, "error": m.error}
+        for m in info.members
+    ]
+    doc = {
+        "id": info.id,
+        "queue": info.queue,
+        "state": info.state,
+        "created": out.iso(info.created_at),
+        "finished": out.iso(info.finished_at),
+        "failed_member": info.failed_member,
+        "error": info.error,
+        "members": members,
+    }
     head = f"Workflow {info.id} in {info.queue}: {info.state}" + (f" ({info.error})" if info.error else "")
     rows = [[m.id, m.type, m.role, m.state, ",".join(m.after) or "-"] for m in info.members]
     return out.Output(doc, head + "\n\n" + out.table(["ID", "TYPE", "ROLE", "STATE", "AFTER"], rows))
@@ -48,5 +62,4 @@ def show_workflow(args: argparse.Namespace, ctx: Context) -> out.Output:
 def list_workflows(args: argparse.Namespace, ctx: Context) -> out.Output:
     rows = ctx.inspector.workflows(args.queue, page=args.page, size=args.size)
     text = out.table(["ID", "CREATED"], [[wf, out.iso(at) or "-"] for wf, at in rows]) if rows else "No workflows."
-    return out.Output({"queue": args.queue, "workflows": [{"id": wf, "created": out.iso(at)} for wf, at in rows]},
-                      text)
+    return out.Output({"queue": args.queue, "workflows": [{"id": wf, "created": out.iso(at)} for wf, at in rows]}, text)

@@ -21,10 +21,19 @@ class UnhealthyError(EngineError):
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser = command(sub, "health", health, "Exit non-zero unless a worker's heartbeat is at most --max-age old.")
-    parser.add_argument("--max-age", type=positive_seconds, required=True, metavar="SECONDS",
-                        help="oldest heartbeat that still counts as healthy")
-    parser.add_argument("--server", metavar="ID", default=None,
-                        help="only this server: its id, or its host name (e.g. a container's $(hostname))")
+    parser.add_argument(
+        "--max-age",
+        type=positive_seconds,
+        required=True,
+        metavar="SECONDS",
+        help="oldest heartbeat that still counts as healthy",
+    )
+    parser.add_argument(
+        "--server",
+        metavar="ID",
+        default=None,
+        help="only this server: its id, or its host name (e.g. a container's $(hostname))",
+    )
 
 
 def health(args: argparse.Namespace, ctx: Context) -> out.Output:
@@ -39,11 +48,15 @@ def health(args: argparse.Namespace, ctx: Context) -> out.Output:
         known = [age for age in ages.values() if age is not None]
         newest = f"the newest is {out.duration(min(known))} old" if known else "none records its time"
         raise UnhealthyError(f"no heartbeat from {whom} in the last {args.max_age:g} s; {newest}", op="tasks health")
-    rows = [[s.id, s.host, "-" if ages[s.id] is None else f"{ages[s.id]:.1f}s",
-             "ok" if s.id in fresh else "stale"] for s in servers]
+    rows = [
+        [s.id, s.host, "-" if ages[s.id] is None else f"{ages[s.id]:.1f}s", "ok" if s.id in fresh else "stale"]
+        for s in servers
+    ]
     text = out.table(["ID", "HOST", "HEARTBEAT AGE", "STATUS"], rows)
-    return out.Output({"healthy": fresh, "servers": [{"id": s.id, "host": s.host, "heartbeat_age": ages[s.id]}
-                                                     for s in servers]}, text)
+    return out.Output(
+        {"healthy": fresh, "servers": [{"id": s.id, "host": s.host, "heartbeat_age": ages[s.id]} for s in servers]},
+        text,
+    )
 
 
 def heartbeat_age(server: ServerInfo, now: float) -> float | None:

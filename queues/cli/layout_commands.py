@@ -13,8 +13,12 @@ from .parser import command
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
-    parser = command(sub, "migrate-keys", migrate,
-                     "Bring the keyspace to this release's key layout (stop the workers first); idempotent.")
+    parser = command(
+        sub,
+        "migrate-keys",
+        migrate,
+        "Bring the keyspace to this release's key layout (stop the workers first); idempotent.",
+    )
     parser.add_argument("--dry-run", action="store_true", help="report what would change and change nothing")
 
 
@@ -24,8 +28,13 @@ def migrate(args: argparse.Namespace, ctx: Context) -> Output:
     if not report.changed:
         text = f"Keyspace already at key layout {report.after}; nothing to change."
     elif args.dry_run:
-        text = "\n".join([f"Dry run: keyspace {before}; would bring it to layout {report.after}:",
-                          *(f"  {line}" for line in report.changes), "Nothing was changed."])
+        text = "\n".join(
+            [
+                f"Dry run: keyspace {before}; would bring it to layout {report.after}:",
+                *(f"  {line}" for line in report.changes),
+                "Nothing was changed.",
+            ]
+        )
     else:
         text = "\n".join([f"Keyspace {before} -> layout {report.after}:", *(f"  {line}" for line in report.changes)])
     return Output(report.doc(), text)

@@ -40,8 +40,13 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 #: How a failed command names what it tried to do: ``cannot <verb> <object>: <reason>``.
-VERBS = {"rm": "delete", "resume": "resume", "deleteall": "delete all", "runall": "run all",
-         "archiveall": "archive all"}
+VERBS = {
+    "rm": "delete",
+    "resume": "resume",
+    "deleteall": "delete all",
+    "runall": "run all",
+    "archiveall": "archive all",
+}
 
 
 def main(argv: list[str], stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
@@ -126,8 +131,10 @@ def describe(exc: Exception, args: argparse.Namespace) -> tuple[str, int]:
     if isinstance(exc, TaskIdConflictError):
         return f"a task with id {args.task_id!r} already exists in queue {queue!r}", EXIT_ERROR
     if isinstance(exc, DuplicateTaskError):
-        return (f"a unique task of type {args.type!r} with the same payload is already in queue {queue!r}; "
-                f"it was not enqueued again"), EXIT_ERROR
+        return (
+            f"a unique task of type {args.type!r} with the same payload is already in queue {queue!r}; "
+            f"it was not enqueued again"
+        ), EXIT_ERROR
     if isinstance(exc, RedisUnavailableError):
         return exc.message, EXIT_ERROR
     if isinstance(exc, EngineError):

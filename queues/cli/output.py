@@ -62,45 +62,51 @@ def error_rate(processed: int, failed: int) -> float:
 def task_doc(task: TaskInfo) -> dict[str, Any]:
     doc: dict[str, Any] = {"id": task.id, "type": task.type, "queue": task.queue, "state": task.state}
     put_bytes(doc, "payload", task.payload)
-    doc.update({
-        "retried": task.retried,
-        "max_retry": task.max_retry,
-        "last_error": task.last_error,
-        "last_failed_at": iso(task.last_failed_at),
-    })
+    doc.update(
+        {
+            "retried": task.retried,
+            "max_retry": task.max_retry,
+            "last_error": task.last_error,
+            "last_failed_at": iso(task.last_failed_at),
+        }
+    )
     put_bytes(doc, "result", task.result)
-    doc.update({
-        "progress": None if task.progress is None else {"done": task.progress[0], "total": task.progress[1]},
-        "next_process_at": iso(task.next_process_at),
-        "timeout": task.timeout,
-        "deadline": iso(task.deadline),
-        "headers": dict(task.headers),
-        "created_at": iso(task.created_at),
-        "completed_at": iso(task.completed_at),
-        "expires_at": iso(task.expires_at),
-        "lease_expires_at": iso(task.lease_expires_at),
-        "orphaned": task.orphaned,
-        "state_since": iso(task.state_since),
-        "unique_key": task.unique_key,
-        "retention": task.retention,
-    })
+    doc.update(
+        {
+            "progress": None if task.progress is None else {"done": task.progress[0], "total": task.progress[1]},
+            "next_process_at": iso(task.next_process_at),
+            "timeout": task.timeout,
+            "deadline": iso(task.deadline),
+            "headers": dict(task.headers),
+            "created_at": iso(task.created_at),
+            "completed_at": iso(task.completed_at),
+            "expires_at": iso(task.expires_at),
+            "lease_expires_at": iso(task.lease_expires_at),
+            "orphaned": task.orphaned,
+            "state_since": iso(task.state_since),
+            "unique_key": task.unique_key,
+            "retention": task.retention,
+        }
+    )
     return doc
 
 
 def queue_doc(info: QueueInfo) -> dict[str, Any]:
     doc: dict[str, Any] = {"queue": info.queue}
     doc.update(info.counts())
-    doc.update({
-        "size": info.size,
-        "paused": info.paused,
-        "latency_seconds": round(info.latency, 3),
-        "memory_bytes": info.memory_bytes,
-        "processed_today": info.processed_today,
-        "failed_today": info.failed_today,
-        "error_rate_today": error_rate(info.processed_today, info.failed_today),
-        "processed_total": info.processed_total,
-        "failed_total": info.failed_total,
-    })
+    doc.update(
+        {
+            "size": info.size,
+            "paused": info.paused,
+            "latency_seconds": round(info.latency, 3),
+            "memory_bytes": info.memory_bytes,
+            "processed_today": info.processed_today,
+            "failed_today": info.failed_today,
+            "error_rate_today": error_rate(info.processed_today, info.failed_today),
+            "processed_total": info.processed_total,
+            "failed_total": info.failed_total,
+        }
+    )
     return doc
 
 
@@ -160,8 +166,12 @@ def duration(seconds: float) -> str:
     days, rest = divmod(whole, 86400)
     hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)
-    parts = [f"{days}d" if days else "", f"{hours}h" if hours else "", f"{minutes}m" if minutes else "",
-             f"{secs}s" if secs or whole == 0 else ""]
+    parts = [
+        f"{days}d" if days else "",
+        f"{hours}h" if hours else "",
+        f"{minutes}m" if minutes else "",
+        f"{secs}s" if secs or whole == 0 else "",
+    ]
     return "".join(parts)
 
 

@@ -37,8 +37,12 @@ class Parser(argparse.ArgumentParser):
 
 
 def json_flag(parser: argparse.ArgumentParser, top: bool = False) -> None:
-    parser.add_argument("--json", action="store_true", default=False if top else argparse.SUPPRESS,
-                        help="print one JSON document on stdout instead of text")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="print one JSON document on stdout instead of text",
+    )
 
 
 def subcommands(parser: argparse.ArgumentParser, title: str) -> argparse._SubParsersAction[Any]:
@@ -47,8 +51,12 @@ def subcommands(parser: argparse.ArgumentParser, title: str) -> argparse._SubPar
     return sub
 
 
-def command(sub: argparse._SubParsersAction[Any], name: str, run: Callable[..., Any], help_text: str,
-            ) -> argparse.ArgumentParser:
+def command(
+    sub: argparse._SubParsersAction[Any],
+    name: str,
+    run: Callable[..., Any],
+    help_text: str,
+) -> argparse.ArgumentParser:
     """A leaf command: gets ``--json`` and remembers the function that runs it."""
     parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text, description=help_text)
     json_flag(parser)

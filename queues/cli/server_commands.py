@@ -25,6 +25,9 @@ def list_servers(args: argparse.Namespace, ctx: Context) -> out.Output:
             queues += " (strict)"
         started = out.duration(max(0.0, now - s.started_at.timestamp())) + " ago" if s.started_at else "-"
         rows.append([s.id, s.host, s.pid, s.status, f"{len(s.active)}/{s.concurrency}", queues, started])
-    text = out.table(["ID", "HOST", "PID", "STATE", "ACTIVE WORKERS", "QUEUES", "STARTED"], rows,
-                     numeric=[2]) if servers else "No running servers."
+    text = (
+        out.table(["ID", "HOST", "PID", "STATE", "ACTIVE WORKERS", "QUEUES", "STARTED"], rows, numeric=[2])
+        if servers
+        else "No running servers."
+    )
     return out.Output({"servers": [out.server_doc(s) for s in servers]}, text)

@@ -14,8 +14,18 @@ from .context import Context
 from .parser import command
 
 #: INFO fields worth an operator's glance (asynq's `stats` prints the same handful).
-REDIS_FIELDS = ("redis_version", "redis_mode", "uptime_in_seconds", "connected_clients", "used_memory",
-                "used_memory_human", "used_memory_peak", "used_memory_peak_human", "maxmemory", "maxmemory_policy")
+REDIS_FIELDS = (
+    "redis_version",
+    "redis_mode",
+    "uptime_in_seconds",
+    "connected_clients",
+    "used_memory",
+    "used_memory_human",
+    "used_memory_peak",
+    "used_memory_peak_human",
+    "maxmemory",
+    "maxmemory_policy",
+)
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -62,8 +72,7 @@ def stats(args: argparse.Namespace, ctx: Context) -> out.Output:
 
 
 def render(infos: list[QueueInfo], total: dict[str, Any], info: dict[str, Any] | None) -> str:
-    parts = ["Task Count by State",
-             out.state_table({s: total[s] for s in STATES}), ""]
+    parts = ["Task Count by State", out.state_table({s: total[s] for s in STATES}), ""]
     parts.append("Task Count by Queue")
     if infos:
         headers = ["QUEUE", "STATE", "SIZE", *(s.upper() for s in STATES)]
@@ -71,16 +80,32 @@ def render(infos: list[QueueInfo], total: dict[str, Any], info: dict[str, Any] |
         parts.append(out.table(headers, rows, numeric=range(2, len(headers))))
     else:
         parts.append("No queues.")
-    parts += ["", "Daily Stats (today, UTC)",
-              out.table(["PROCESSED", "FAILED", "ERROR RATE"],
-                        [[total["processed_today"], total["failed_today"], out.percent(total["error_rate_today"])]],
-                        numeric=range(3)),
-              "", "Redis Info"]
+    parts += [
+        "",
+        "Daily Stats (today, UTC)",
+        out.table(
+            ["PROCESSED", "FAILED", "ERROR RATE"],
+            [[total["processed_today"], total["failed_today"], out.percent(total["error_rate_today"])]],
+            numeric=range(3),
+        ),
+        "",
+        "Redis Info",
+    ]
     if info is None:
         parts.append("INFO is not available on this server.")
     else:
-        parts.append(out.table(
-            ["VERSION", "UPTIME", "CONNECTIONS", "MEMORY USAGE", "PEAK MEMORY USAGE"],
-            [[info["redis_version"], out.duration(float(info["uptime_in_seconds"] or 0)), info["connected_clients"],
-              info["used_memory_human"], info["used_memory_peak_human"]]]))
+        parts.append(
+            out.table(
+                ["VERSION", "UPTIME", "CONNECTIONS", "MEMORY USAGE", "PEAK MEMORY USAGE"],
+                [
+                    [
+                        info["redis_version"],
+                        out.duration(float(info["uptime_in_seconds"] or 0)),
+                        info["connected_clients"],
+                        info["used_memory_human"],
+                        info["used_memory_peak_human"],
+                    ]
+                ],
+            )
+        )
     return "\n".join(parts)

@@ -42,12 +42,15 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     one_task(task, "archive", action("archive_task", "archived"), "Archive a pending, scheduled or retry task.")
     one_task(task, "run", action("run_task", "run"), "Run a scheduled, retry or archived task now.")
 
-    for name, method, allowed, verb in (("deleteall", "delete_all", DELETABLE, "Deleted"),
-                                        ("runall", "run_all", RUNNABLE, "Queued to run"),
-                                        ("archiveall", "archive_all", ARCHIVABLE, "Archived")):
+    for name, method, allowed, verb in (
+        ("deleteall", "delete_all", DELETABLE, "Deleted"),
+        ("runall", "run_all", RUNNABLE, "Queued to run"),
+        ("archiveall", "archive_all", ARCHIVABLE, "Archived"),
+    ):
         states = [s for s in STATES if s in allowed]
-        bulk = command(task, name, bulk_action(method, verb), f"{verb} every task of a queue in one state "
-                       f"({', '.join(states)}).")
+        bulk = command(
+            task, name, bulk_action(method, verb), f"{verb} every task of a queue in one state ({', '.join(states)})."
+        )
         queue_option(bulk)
         bulk.add_argument("--state", required=True, choices=states, help="task state")
 
@@ -61,8 +64,9 @@ def queue_option(parser: argparse.ArgumentParser, required: bool = True) -> None
         parser.add_argument("--queue", default="default", help="queue name (default: default)")
 
 
-def one_task(sub: argparse._SubParsersAction[Any], name: str, run: Callable[..., out.Output], help_text: str
-             ) -> argparse.ArgumentParser:
+def one_task(
+    sub: argparse._SubParsersAction[Any], name: str, run: Callable[..., out.Output], help_text: str
+) -> argparse.ArgumentParser:
     parser = command(sub, name, run, help_text)
     parser.add_argument("id", metavar="ID", help="task id")
     queue_option(parser)
@@ -70,8 +74,9 @@ def one_task(sub: argparse._SubParsersAction[Any], name: str, run: Callable[...,
 
 
 def unredacted_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--unredacted", action="store_true",
-                        help="show values TASKS_REDACT masks in full (written to the audit log)")
+    parser.add_argument(
+        "--unredacted", action="store_true", help="show values TASKS_REDACT masks in full (written to the audit log)"
+    )
 
 
 def register_enqueue(sub: argparse._SubParsersAction[Any]) -> None:
@@ -85,10 +90,15 @@ def register_enqueue(sub: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--max-retry", type=non_negative_int, metavar="N", help="retries before archiving")
     parser.add_argument("--timeout", type=positive_seconds, metavar="S", help="seconds an attempt may run")
     parser.add_argument("--process-in", type=non_negative_seconds, metavar="S", help="run in S seconds")
-    parser.add_argument("--unique", type=positive_seconds, metavar="S",
-                        help="refuse duplicates (same type and payload) for S seconds")
-    parser.add_argument("--retention", type=non_negative_seconds, metavar="S",
-                        help="keep the task as completed for S seconds after success")
+    parser.add_argument(
+        "--unique", type=positive_seconds, metavar="S", help="refuse duplicates (same type and payload) for S seconds"
+    )
+    parser.add_argument(
+        "--retention",
+        type=non_negative_seconds,
+        metavar="S",
+        help="keep the task as completed for S seconds after success",
+    )
 
 
 # -- commands --------------------------------------------------------------------------------------------------
@@ -107,16 +117,22 @@ def shown(args: argparse.Namespace, tasks: list[TaskInfo]) -> list[TaskInfo]:
 
 def list_tasks(args: argparse.Namespace, ctx: Context) -> out.Output:
     tasks = shown(args, ctx.inspector.list_tasks(args.queue, args.state, page=args.page, size=args.size))
-    doc = {"queue": args.queue, "state": args.state, "page": args.page, "size": args.size,
-           "tasks": [out.task_doc(t) for t in tasks]}
+    doc = {
+        "queue": args.queue,
+        "state": args.state,
+        "page": args.page,
+        "size": args.size,
+        "tasks": [out.task_doc(t) for t in tasks],
+    }
     if not tasks:
         text = f"No {args.state} tasks in queue {args.queue!r}" + (f" on page {args.page}." if args.page > 1 else ".")
     else:
         headers, row = COLUMNS.get(args.state, COLUMNS["pending"])
         now = ctx.now()
-        text = out.table(["ID", "TYPE", "PAYLOAD", *headers],
-                         [[t.id, t.type, out.cut(out.show_bytes(t.payload), PAYLOAD_WIDTH), *row(t, now)]
-                          for t in tasks])
+        text = out.table(
+            ["ID", "TYPE", "PAYLOAD", *headers],
+            [[t.id, t.type, out.cut(out.show_bytes(t.payload), PAYLOAD_WIDTH), *row(t, now)] for t in tasks],
+        )
     return out.Output(doc, text)
 
 
@@ -132,13 +148,22 @@ COLUMNS: dict[str, tuple[list[str], Callable[[TaskInfo, float], list[Any]]]] = {
     "aggregating": ([], lambda t, now: []),
     "active": (["STARTED", "RETRIED"], lambda t, now: [out.when(t.state_since, now), t.retried]),
     "scheduled": (["PROCESS AT"], lambda t, now: [out.when(t.next_process_at, now)]),
-    "retry": (["NEXT RETRY", "RETRIED", "MAX RETRY", "LAST ERROR"],
-              lambda t, now: [out.when(t.next_process_at, now), t.retried, t.max_retry, _error(t)]),
-    "archived": (["LAST FAILED", "RETRIED", "LAST ERROR"],
-                 lambda t, now: [out.when(t.last_failed_at, now), t.retried, _error(t)]),
-    "completed": (["COMPLETED", "RESULT", "EXPIRES"],
-                  lambda t, now: [out.when(t.completed_at, now), out.cut(out.show_bytes(t.result), PAYLOAD_WIDTH),
-                                  out.when(t.expires_at, now)]),
+    "retry": (
+        ["NEXT RETRY", "RETRIED", "MAX RETRY", "LAST ERROR"],
+        lambda t, now: [out.when(t.next_process_at, now), t.retried, t.max_retry, _error(t)],
+    ),
+    "archived": (
+        ["LAST FAILED", "RETRIED", "LAST ERROR"],
+        lambda t, now: [out.when(t.last_failed_at, now), t.retried, _error(t)],
+    ),
+    "completed": (
+        ["COMPLETED", "RESULT", "EXPIRES"],
+        lambda t, now: [
+            out.when(t.completed_at, now),
+            out.cut(out.show_bytes(t.result), PAYLOAD_WIDTH),
+            out.when(t.expires_at, now),
+        ],
+    ),
 }
 
 
@@ -150,56 +175,69 @@ def inspect(args: argparse.Namespace, ctx: Context) -> out.Output:
 def render_task(task: TaskInfo, now: float) -> str:
     progress = "-" if task.progress is None else f"{task.progress[0]}/{task.progress[1]}"
     headers = ", ".join(f"{k}={v}" for k, v in sorted(task.headers.items())) or "-"
-    return out.fields([
-        ("ID", task.id),
-        ("Type", task.type),
-        ("Queue", task.queue),
-        ("State", task.state),
-        ("Payload", out.show_bytes(task.payload)),
-        ("Retried", f"{task.retried}/{task.max_retry}"),
-        ("Last error", task.last_error or "-"),
-        ("Last failed", out.when(task.last_failed_at, now)),
-        ("Next process", out.when(task.next_process_at, now)),
-        ("Timeout", "-" if task.timeout is None else out.duration(task.timeout)),
-        ("Deadline", out.when(task.deadline, now)),
-        ("Headers", headers),
-        ("Created", out.when(task.created_at, now)),
-        ("Completed", out.when(task.completed_at, now)),
-        ("Result", out.show_bytes(task.result)),
-        ("Progress", progress),
-        ("Retention", out.duration(task.retention) if task.retention else "-"),
-        ("Expires", out.when(task.expires_at, now)),
-        ("Unique key", task.unique_key or "-"),
-    ])
+    return out.fields(
+        [
+            ("ID", task.id),
+            ("Type", task.type),
+            ("Queue", task.queue),
+            ("State", task.state),
+            ("Payload", out.show_bytes(task.payload)),
+            ("Retried", f"{task.retried}/{task.max_retry}"),
+            ("Last error", task.last_error or "-"),
+            ("Last failed", out.when(task.last_failed_at, now)),
+            ("Next process", out.when(task.next_process_at, now)),
+            ("Timeout", "-" if task.timeout is None else out.duration(task.timeout)),
+            ("Deadline", out.when(task.deadline, now)),
+            ("Headers", headers),
+            ("Created", out.when(task.created_at, now)),
+            ("Completed", out.when(task.completed_at, now)),
+            ("Result", out.show_bytes(task.result)),
+            ("Progress", progress),
+            ("Retention", out.duration(task.retention) if task.retention else "-"),
+            ("Expires", out.when(task.expires_at, now)),
+            ("Unique key", task.unique_key or "-"),
+        ]
+    )
 
 
 def cancel(args: argparse.Namespace, ctx: Context) -> out.Output:
     listeners = ctx.inspector.cancel_task(args.queue, args.id)
     note = "" if listeners else " (no worker is listening: the request was lost; the lease will expire)"
-    return out.Output({"id": args.id, "queue": args.queue, "cancel_requested": True, "listeners": listeners},
-                      f"Requested cancellation of task {args.id!r}{note}")
+    return out.Output(
+        {"id": args.id, "queue": args.queue, "cancel_requested": True, "listeners": listeners},
+        f"Requested cancellation of task {args.id!r}{note}",
+    )
 
 
 def action(method: str, done: str) -> Callable[[argparse.Namespace, Context], out.Output]:
     def run(args: argparse.Namespace, ctx: Context) -> out.Output:
         getattr(ctx.inspector, method)(args.queue, args.id)
         verb = "Queued to run" if done == "run" else done.capitalize()
-        return out.Output({"id": args.id, "queue": args.queue, "action": method.removesuffix("_task"),
-                           "ok": True}, f"{verb} task {args.id!r} of queue {args.queue!r}")
+        return out.Output(
+            {"id": args.id, "queue": args.queue, "action": method.removesuffix("_task"), "ok": True},
+            f"{verb} task {args.id!r} of queue {args.queue!r}",
+        )
+
     return run
 
 
 def bulk_action(method: str, verb: str) -> Callable[[argparse.Namespace, Context], out.Output]:
     def run(args: argparse.Namespace, ctx: Context) -> out.Output:
         count = getattr(ctx.inspector, method)(args.queue, args.state)
-        return out.Output({"queue": args.queue, "state": args.state, "action": method, "count": count},
-                          f"{verb} {count} {args.state} task{'' if count == 1 else 's'} of queue {args.queue!r}")
+        return out.Output(
+            {"queue": args.queue, "state": args.state, "action": method, "count": count},
+            f"{verb} {count} {args.state} task{'' if count == 1 else 's'} of queue {args.queue!r}",
+        )
+
     return run
 
 
 def enqueue(args: argparse.Namespace, ctx: Context) -> out.Output:
     payload = args.payload_base64 if args.payload_base64 is not None else args.payload
-    options = {name: getattr(args, name) for name in ("queue", "task_id", "max_retry", "timeout", "process_in",
-                                                      "unique", "retention") if getattr(args, name) is not None}
+    options = {
+        name: getattr(args, name)
+        for name in ("queue", "task_id", "max_retry", "timeout", "process_in", "unique", "retention")
+        if getattr(args, name) is not None
+    }
     info = ctx.client.enqueue(args.type, payload, **options)
     return out.Output(out.task_doc(info), info.id)

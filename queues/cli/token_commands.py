@@ -25,10 +25,15 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     token = group(sub, "token", "Create, list and revoke HTTP API tokens.")
     create = command(token, "create", create_token, "Create a token and print its secret (once).")
     create.add_argument("--name", required=True, help="a unique name for the token")
-    create.add_argument("--queues", type=comma_list, default=[],
-                        help="comma-separated queue names the token may use ('*' for all)")
-    create.add_argument("--namespaces", type=comma_list, default=[],
-                        help="comma-separated namespaces: 'shop' covers every queue named 'shop:<anything>'")
+    create.add_argument(
+        "--queues", type=comma_list, default=[], help="comma-separated queue names the token may use ('*' for all)"
+    )
+    create.add_argument(
+        "--namespaces",
+        type=comma_list,
+        default=[],
+        help="comma-separated namespaces: 'shop' covers every queue named 'shop:<anything>'",
+    )
     command(token, "ls", list_tokens, "List tokens (never their secrets).")
     revoke = command(token, "revoke", revoke_token, "Revoke a token: it is refused from now on.")
     revoke.add_argument("name", help="the token's name")
@@ -47,9 +52,11 @@ def create_token(args: argparse.Namespace, ctx: Context) -> out.Output:
     except DjangoValidationError as exc:
         raise ValidationError("; ".join(exc.messages)) from None
     doc = {**_doc(token), "token": secret}
-    text = (f"Created token {token.name!r} for queues {', '.join(token.queues) or '-'}"
-            f"{' and namespaces ' + ', '.join(token.namespaces) if token.namespaces else ''}.\n"
-            f"Token (shown once, store it now): {secret}")
+    text = (
+        f"Created token {token.name!r} for queues {', '.join(token.queues) or '-'}"
+        f"{' and namespaces ' + ', '.join(token.namespaces) if token.namespaces else ''}.\n"
+        f"Token (shown once, store it now): {secret}"
+    )
     return out.Output(doc, text)
 
 
@@ -63,10 +70,22 @@ def list_tokens(args: argparse.Namespace, ctx: Context) -> out.Output:
     from queues.models import ApiToken
 
     tokens = list(ApiToken.objects.all())
-    rows = [[t.name, t.prefix + "…", ",".join(t.queues) or "-", ",".join(t.namespaces) or "-",
-             "revoked" if t.revoked_at else "active", out.iso(t.last_used_at) or "never"] for t in tokens]
-    text = out.table(["NAME", "PREFIX", "QUEUES", "NAMESPACES", "STATE", "LAST USED"], rows) if tokens \
+    rows = [
+        [
+            t.name,
+            t.prefix + "…",
+            ",".join(t.queues) or "-",
+            ",".join(t.namespaces) or "-",
+            "revoked" if t.revoked_at else "active",
+            out.iso(t.last_used_at) or "never",
+        ]
+        for t in tokens
+    ]
+    text = (
+        out.table(["NAME", "PREFIX", "QUEUES", "NAMESPACES", "STATE", "LAST USED"], rows)
+        if tokens
         else "No API tokens."
+    )
     return out.Output({"tokens": [_doc(t) for t in tokens]}, text)
 
 

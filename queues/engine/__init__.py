@@ -1,12 +1,12 @@
 """The task engine: everything that talks to Redis. Imports no Django, so any Python program can enqueue.
 
-    from queues.engine import Client, handler
+from queues.engine import Client, handler
 
-    @handler("email:deliver", queue="critical", max_retry=5)
-    def deliver(task):
-        send(task.json()["to"])
+@handler("email:deliver", queue="critical", max_retry=5)
+def deliver(task):
+    send(task.json()["to"])
 
-    Client("redis://127.0.0.1:6379/0").enqueue("email:deliver", {"to": "ada@example.com"})
+Client("redis://127.0.0.1:6379/0").enqueue("email:deliver", {"to": "ada@example.com"})
 """
 
 from .aggregation import AggregatorRegistry, GroupSettings, aggregator, aggregators
@@ -43,15 +43,63 @@ from .transitions import Limits
 from .workflows import MemberInfo, WorkflowInfo, chain, chord, group, sig
 
 __all__ = [
-    "AsyncClient", "Client", "Clock", "configure", "connect", "DailyStats", "default_client", "DEFAULT_PREFIX",
-    "DEFAULT_REDIS_URL", "default_retry_delay", "DuplicateTaskError", "EngineError", "FailedPreconditionError",
-    "FakeClock", "Handler", "handler", "HandlerNotFoundError", "Inspector", "Keys", "LAYOUT_VERSION",
-    "LayoutVersionError", "LeaseLostError", "Limits", "MessageVersionError", "QueueInfo",
-    "QueueNotEmptyError", "QueueNotFoundError", "RedisUnavailableError", "Registry", "registry",
-    "RetryWithoutFailure", "SearchResult", "ServerInfo", "SkipRetry", "STATES", "SystemClock", "Task",
-    "TaskCancelledError", "TaskEvent", "TaskIdConflictError", "TaskInfo", "TaskMessage", "TaskNotFoundError",
-    "ValidationError", "warn_if_evicting",
-    "aggregator", "aggregators", "AggregatorRegistry", "chain", "chord", "group", "GroupSettings", "MemberInfo",
-    "sig", "WorkflowInfo",
-    "PeriodicEntry", "schedule", "ScheduleRegistry", "schedules",
+    "AsyncClient",
+    "Client",
+    "Clock",
+    "configure",
+    "connect",
+    "DailyStats",
+    "default_client",
+    "DEFAULT_PREFIX",
+    "DEFAULT_REDIS_URL",
+    "default_retry_delay",
+    "DuplicateTaskError",
+    "EngineError",
+    "FailedPreconditionError",
+    "FakeClock",
+    "Handler",
+    "handler",
+    "HandlerNotFoundError",
+    "Inspector",
+    "Keys",
+    "LAYOUT_VERSION",
+    "LayoutVersionError",
+    "LeaseLostError",
+    "Limits",
+    "MessageVersionError",
+    "QueueInfo",
+    "QueueNotEmptyError",
+    "QueueNotFoundError",
+    "RedisUnavailableError",
+    "Registry",
+    "registry",
+    "RetryWithoutFailure",
+    "SearchResult",
+    "ServerInfo",
+    "SkipRetry",
+    "STATES",
+    "SystemClock",
+    "Task",
+    "TaskCancelledError",
+    "TaskEvent",
+    "TaskIdConflictError",
+    "TaskInfo",
+    "TaskMessage",
+    "TaskNotFoundError",
+    "ValidationError",
+    "warn_if_evicting",
+    "aggregator",
+    "aggregators",
+    "AggregatorRegistry",
+    "chain",
+    "chord",
+    "group",
+    "GroupSettings",
+    "MemberInfo",
+    "sig",
+    "WorkflowInfo",
+    "PeriodicEntry",
+    "schedule",
+    "ScheduleRegistry",
+    "schedules",
 ]

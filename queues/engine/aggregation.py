@@ -61,8 +61,9 @@ def group_name(value: Any, op: str = "") -> str:
     if not isinstance(value, str) or not value:
         raise ValidationError(f"group must be a non-empty string, got {value!r:.80}", op=op)
     if len(value) > MAX_GROUP_NAME or any(ord(ch) < 32 or 127 <= ord(ch) < 160 for ch in value):
-        raise ValidationError(f"group {value!r:.80} is longer than {MAX_GROUP_NAME} characters or contains "
-                              "control characters", op=op)
+        raise ValidationError(
+            f"group {value!r:.80} is longer than {MAX_GROUP_NAME} characters or contains control characters", op=op
+        )
     return value
 
 
@@ -81,8 +82,9 @@ class Aggregator:
         wants_group = len(inspect.signature(self.func).parameters) >= 2
         result = self.func(group, tasks) if wants_group else self.func(tasks)
         if not (isinstance(result, tuple) and len(result) == 2):
-            raise ValidationError(f"aggregator {self.type!r} must return (type, payload), got {result!r:.80}",
-                                  op="aggregator")
+            raise ValidationError(
+                f"aggregator {self.type!r} must return (type, payload), got {result!r:.80}", op="aggregator"
+            )
         return result
 
 
@@ -116,8 +118,9 @@ class AggregatorRegistry:
 aggregators = AggregatorRegistry()
 
 
-def aggregator(task_type: str, *, registry: AggregatorRegistry = aggregators
-               ) -> Callable[[AggregateFunction], AggregateFunction]:
+def aggregator(
+    task_type: str, *, registry: AggregatorRegistry = aggregators
+) -> Callable[[AggregateFunction], AggregateFunction]:
     """Register the decorated function as the aggregation function of groups of ``task_type`` tasks."""
     check.task_type(task_type, "aggregator")
 
@@ -135,10 +138,18 @@ def enqueue_group(t: Transitions, queue: str, group: str, items: Sequence[Placem
     """New tasks -> aggregating in ``group`` (lua/enqueue_group.lua). The reply says whether the queue is new."""
     q = t.queue(queue)
     keys, args = t._common(q, actor)
-    rows = [value for p in items for value in (p.message.id, p.message.type,
-                                                p.encoded_options or p.message.encode_options(), p.message.payload)]
-    return Call("enqueue", script("enqueue_group"), keys + [q.group(group), q.groups], args + [group] + rows,
-                lambda reply: reply == b"NEW")
+    rows = [
+        value
+        for p in items
+        for value in (p.message.id, p.message.type, p.encoded_options or p.message.encode_options(), p.message.payload)
+    ]
+    return Call(
+        "enqueue",
+        script("enqueue_group"),
+        keys + [q.group(group), q.groups],
+        args + [group] + rows,
+        lambda reply: reply == b"NEW",
+    )
 
 
 def set_member(set_id: str, group: str) -> str:
@@ -151,35 +162,54 @@ def parse_member(member: str) -> tuple[str, str]:
     return set_id, group
 
 
-def check_group(t: Transitions, queue: str, group: str, settings: GroupSettings, set_id: str,
-                deadline: float = AGGREGATION_DEADLINE) -> Call:
+def check_group(
+    t: Transitions, queue: str, group: str, settings: GroupSettings, set_id: str, deadline: float = AGGREGATION_DEADLINE
+) -> Call:
     """Cut ``group`` into the aggregation set ``set_id`` if it is due (lua/aggregation_check.lua); returns how
     many tasks were cut."""
     q = t.queue(queue)
     now = t.clock.now()
-    return Call("aggregation_check", script("aggregation_check"),
-                [q.group(group), q.groups, q.aggregation_sets, q.aggregation_set(set_id)],
-                [group, to_ms(now), to_ms(settings.grace), to_ms(settings.max_delay), settings.max_size,
-                 to_ms(now + deadline), set_member(set_id, group)], int)
+    return Call(
+        "aggregation_check",
+        script("aggregation_check"),
+        [q.group(group), q.groups, q.aggregation_sets, q.aggregation_set(set_id)],
+        [
+            group,
+            to_ms(now),
+            to_ms(settings.grace),
+            to_ms(settings.max_delay),
+            settings.max_size,
+            to_ms(now + deadline),
+            set_member(set_id, group),
+        ],
+        int,
+    )
 
 
-def aggregation_done(t: Transitions, queue: str, set_id: str, group: str, combined: TaskMessage,
-                     actor: str = "") -> Call:
+def aggregation_done(
+    t: Transitions, queue: str, set_id: str, group: str, combined: TaskMessage, actor: str = ""
+) -> Call:
     """Enqueue the combined task and delete the set and its tasks (lua/aggregation_done.lua)."""
     q = t.queue(queue)
     keys, args = t._common(q, actor)
-    return Call("aggregation_done", script("aggregation_done"),
-                keys + [q.pending, q.aggregation_sets, q.aggregation_set(set_id)],
-                args + [set_member(set_id, group), combined.id, combined.type, combined.encode_options(),
-                        combined.payload])
+    return Call(
+        "aggregation_done",
+        script("aggregation_done"),
+        keys + [q.pending, q.aggregation_sets, q.aggregation_set(set_id)],
+        args + [set_member(set_id, group), combined.id, combined.type, combined.encode_options(), combined.payload],
+    )
 
 
 def aggregation_reclaim(t: Transitions, queue: str, set_id: str, group: str) -> Call:
     """Put an expired aggregation set's tasks back into their group (lua/aggregation_reclaim.lua)."""
     q = t.queue(queue)
-    return Call("aggregation_reclaim", script("aggregation_reclaim"),
-                [q.aggregation_sets, q.aggregation_set(set_id), q.group(group), q.groups],
-                [set_member(set_id, group), group, to_ms(t.clock.now())], int)
+    return Call(
+        "aggregation_reclaim",
+        script("aggregation_reclaim"),
+        [q.aggregation_sets, q.aggregation_set(set_id), q.group(group), q.groups],
+        [set_member(set_id, group), group, to_ms(t.clock.now())],
+        int,
+    )
 
 
 # -- the aggregator's rounds --------------------------------------------------------------------------------------
@@ -202,8 +232,9 @@ class GroupStore:
             raise unavailable(f"aggregator.{op}", exc) from exc
 
     def groups(self, queue: str) -> list[str]:
-        return sorted(g.decode() for g in self._redis("groups", self.broker.conn.smembers,
-                                                        self.keys.queue(queue).groups))
+        return sorted(
+            g.decode() for g in self._redis("groups", self.broker.conn.smembers, self.keys.queue(queue).groups)
+        )
 
     def oldest_type(self, queue: str, group: str) -> str | None:
         q = self.keys.queue(queue)
@@ -246,8 +277,13 @@ class GroupStore:
             raise LookupError(f"no aggregator for task type {tasks[0].type!r}")
         task_type, payload = func(group, tasks)
         op = "aggregator"
-        return TaskMessage(new_task_id(), check.task_type(task_type, op), check.payload(payload, op), queue,
-                           created_ms=to_ms(self.broker.clock.now()))
+        return TaskMessage(
+            new_task_id(),
+            check.task_type(task_type, op),
+            check.payload(payload, op),
+            queue,
+            created_ms=to_ms(self.broker.clock.now()),
+        )
 
     def finish(self, queue: str, group: str, set_id: str, combined: TaskMessage) -> None:
         """Step three: the combined task in, the set and its tasks out, in one script."""
@@ -255,8 +291,15 @@ class GroupStore:
 
     def expired_sets(self, queue: str) -> list[tuple[str, str]]:
         q = self.keys.queue(queue)
-        members = self._redis("expired_sets", self.broker.conn.zrangebyscore, q.aggregation_sets, "-inf",
-                              to_ms(self.broker.clock.now()), start=0, num=100)
+        members = self._redis(
+            "expired_sets",
+            self.broker.conn.zrangebyscore,
+            q.aggregation_sets,
+            "-inf",
+            to_ms(self.broker.clock.now()),
+            start=0,
+            num=100,
+        )
         return [parse_member(m.decode()) for m in members]
 
     def reclaim(self, queue: str, set_id: str, group: str) -> int:

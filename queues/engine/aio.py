@@ -26,9 +26,18 @@ class AsyncClient:
     """``await client.enqueue(...)``, ``enqueue_many``, ``submit``, ``wait``, ``wait_workflow``: the arguments,
     results and errors are those of ``Client`` (the same flows run underneath, see ``flows``)."""
 
-    def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
-                 clock: Clock | None = None, limits: Limits | None = None, max_payload: int = MAX_PAYLOAD_BYTES,
-                 conn: redis.asyncio.Redis | None = None, policies: bool = True, policy_refresh: float = 1.0):
+    def __init__(
+        self,
+        redis_url: str = DEFAULT_REDIS_URL,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        clock: Clock | None = None,
+        limits: Limits | None = None,
+        max_payload: int = MAX_PAYLOAD_BYTES,
+        conn: redis.asyncio.Redis | None = None,
+        policies: bool = True,
+        policy_refresh: float = 1.0,
+    ):
         self.conn = conn if conn is not None else connect_async(redis_url)
         self.topology = topology.parse(redis_url)
         self.transitions = Transitions(prefix, clock, limits, cluster=is_cluster(self.conn))
@@ -40,26 +49,55 @@ class AsyncClient:
 
     async def enqueue(self, type: str, payload: Any = b"", **options: Any) -> TaskInfo:  # noqa: A002
         if "group" in options or "after" in options:
-            return cast(TaskInfo, await drive_async(grouping.enqueue_special_flow(
-                self.transitions, self.clock.now(), type, payload, options, self.max_payload), self._execute))
+            return cast(
+                TaskInfo,
+                await drive_async(
+                    grouping.enqueue_special_flow(
+                        self.transitions, self.clock.now(), type, payload, options, self.max_payload
+                    ),
+                    self._execute,
+                ),
+            )
         now = self.clock.now()
-        placement = producer.plan(self.keys, now, type, payload, options, "client.enqueue", self.max_payload,
-                                  await self._policies())
+        placement = producer.plan(
+            self.keys, now, type, payload, options, "client.enqueue", self.max_payload, await self._policies()
+        )
         infos = await drive_async(enqueue_flow(self.transitions, [placement], to_ms(now)), self._execute)
         return cast(list[TaskInfo], infos)[0]
 
     async def enqueue_many(self, items: Iterable[Any], **options: Any) -> list[TaskInfo]:
         now = self.clock.now()
-        placements = producer.plan_many(self.keys, now, items, options, "client.enqueue_many", self.max_payload,
-                                        await self._policies())
-        return cast(list[TaskInfo], await drive_async(enqueue_flow(self.transitions, placements, to_ms(now)),
-                                                      self._execute))
+        placements = producer.plan_many(
+            self.keys, now, items, options, "client.enqueue_many", self.max_payload, await self._policies()
+        )
+        return cast(
+            list[TaskInfo], await drive_async(enqueue_flow(self.transitions, placements, to_ms(now)), self._execute)
+        )
 
-    async def submit(self, workflow: Any, *, queue: str = "default", on_success: Any = None, on_error: Any = None,
-                     workflow_id: str | None = None, keep: float | None = None) -> Any:
-        return await drive_async(grouping.submit_workflow_flow(self.transitions, self.clock.now(), workflow, queue,
-                                                               on_success, on_error, workflow_id, keep,
-                                                               self.max_payload), self._execute)
+    async def submit(
+        self,
+        workflow: Any,
+        *,
+        queue: str = "default",
+        on_success: Any = None,
+        on_error: Any = None,
+        workflow_id: str | None = None,
+        keep: float | None = None,
+    ) -> Any:
+        return await drive_async(
+            grouping.submit_workflow_flow(
+                self.transitions,
+                self.clock.now(),
+                workflow,
+                queue,
+                on_success,
+                on_error,
+                workflow_id,
+                keep,
+                self.max_payload,
+            ),
+            self._execute,
+        )
 
     async def wait_workflow(self, workflow_id: str, *, queue: str = "default", timeout: float | None = None) -> Any:
         return await drive_async(workflows.wait_flow(self.keys, queue, workflow_id, timeout), self._execute)
@@ -95,8 +133,9 @@ class AsyncClient:
         replicas = self.topology.wait_replicas
         if not replicas:
             return await call.script.run_async(self.conn, call.keys, call.args)
-        reply, confirmed = await call.script.run_and_wait_async(self.conn, call.keys, call.args, replicas,
-                                                                self.topology.wait_timeout_ms)
+        reply, confirmed = await call.script.run_and_wait_async(
+            self.conn, call.keys, call.args, replicas, self.topology.wait_timeout_ms
+        )
         if confirmed < replicas:
             raise not_replicated(call.op, confirmed, self.topology)
         return reply

@@ -60,7 +60,8 @@ class QueueArchiveStatus:
     def behind(self) -> bool:
         """Whether the stream holds events the archiver has not committed yet."""
         return self.last_id is not None and (
-            self.committed is None or parse_stream_id(self.last_id) > parse_stream_id(self.committed))
+            self.committed is None or parse_stream_id(self.last_id) > parse_stream_id(self.committed)
+        )
 
 
 @dataclass
@@ -123,10 +124,13 @@ class ArchiveStore:
     def read(self, queue: str, after: str, count: int) -> list[StreamEntry]:
         """Up to ``count`` entries of the queue's stream after ``after`` (exclusive), oldest first."""
         stream = self.keys.queue(queue).events
-        rows = self._call("read", self.broker.conn.xrange, stream, f"({after}" if after != START else "-", "+",
-                          count=count)
-        return [StreamEntry(sid.decode(), {k.decode(): v.decode("utf-8", "replace") for k, v in fields.items()})
-                for sid, fields in rows]
+        rows = self._call(
+            "read", self.broker.conn.xrange, stream, f"({after}" if after != START else "-", "+", count=count
+        )
+        return [
+            StreamEntry(sid.decode(), {k.decode(): v.decode("utf-8", "replace") for k, v in fields.items()})
+            for sid, fields in rows
+        ]
 
     def find_gap(self, queue: str, committed: str) -> Gap | None:
         """A gap when the oldest entry still in the stream is newer than the committed one: entries in between
@@ -145,8 +149,9 @@ class ArchiveStore:
         """Count a gap and keep it as the queue's last one; returns the number of gaps so far."""
         pipe = self.broker.conn.pipeline(transaction=True)
         pipe.hincrby(self.keys.archiver_status, "gaps", 1)
-        pipe.hset(self.keys.archiver_status, f"gap:{gap.queue}",
-                  json.dumps([gap.committed, gap.first_id, gap.detected_at_ms]))
+        pipe.hset(
+            self.keys.archiver_status, f"gap:{gap.queue}", json.dumps([gap.committed, gap.first_id, gap.detected_at_ms])
+        )
         return int(self._call("record_gap", pipe.execute)[0])
 
     # -- status (the inspector and CLI show it) ----------------------------------------------------------------
@@ -167,10 +172,18 @@ class ArchiveStore:
         holder, stats = replies[0], {k.decode(): v.decode() for k, v in replies[1].items()}
         out = ArchiveStatus(holder.decode() if holder else None, int(stats.get("gaps", 0)))
         for i, queue in enumerate(queues):
-            (committed, cap), length, first, last = replies[2 + 4 * i: 6 + 4 * i]
+            (committed, cap), length, first, last = replies[2 + 4 * i : 6 + 4 * i]
             gap = stats.get(f"gap:{queue}")
             last_gap = Gap(queue, *json.loads(gap)) if gap else None
-            out.queues.append(QueueArchiveStatus(
-                queue, committed.decode() if committed else None, int(cap or 0), int(length),
-                first[0][0].decode() if first else None, last[0][0].decode() if last else None, last_gap))
+            out.queues.append(
+                QueueArchiveStatus(
+                    queue,
+                    committed.decode() if committed else None,
+                    int(cap or 0),
+                    int(length),
+                    first[0][0].decode() if first else None,
+                    last[0][0].decode() if last else None,
+                    last_gap,
+                )
+            )
         return out

@@ -35,14 +35,23 @@ def not_replicated(op: str, confirmed: int, where: topology.Topology) -> RedisUn
     caller does what it does after a lost reply: retry with the same task id (TaskIdConflictError: it is there)."""
     return RedisUnavailableError(
         f"applied on the master but confirmed by {confirmed} of {where.wait_replicas} replica(s) within "
-        f"{where.wait_timeout_ms} ms (wait_replicas): a failover may lose it; retry with the same task id", op=op)
+        f"{where.wait_timeout_ms} ms (wait_replicas): a failover may lose it; retry with the same task id",
+        op=op,
+    )
 
 
 class Broker:
     """Runs calls built by ``transitions`` against Redis."""
 
-    def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
-                 clock: Clock | None = None, limits: Limits | None = None, conn: redis.Redis | None = None):
+    def __init__(
+        self,
+        redis_url: str = DEFAULT_REDIS_URL,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        clock: Clock | None = None,
+        limits: Limits | None = None,
+        conn: redis.Redis | None = None,
+    ):
         self.conn = conn if conn is not None else connect(redis_url)
         self.topology = topology.parse(redis_url)
         self.transitions = Transitions(prefix, clock, limits, cluster=is_cluster(self.conn))
@@ -54,8 +63,9 @@ class Broker:
         once that many replicas have it, and raise RedisUnavailableError when they do not confirm in time."""
         try:
             if replicated and self.topology.wait_replicas:
-                reply, confirmed = call.script.run_and_wait(self.conn, call.keys, call.args,
-                                                            self.topology.wait_replicas, self.topology.wait_timeout_ms)
+                reply, confirmed = call.script.run_and_wait(
+                    self.conn, call.keys, call.args, self.topology.wait_replicas, self.topology.wait_timeout_ms
+                )
                 if confirmed < self.topology.wait_replicas:
                     raise not_replicated(call.op, confirmed, self.topology)
             else:
@@ -89,8 +99,12 @@ class Broker:
     def check_layout(self, op: str, expected: int = LAYOUT_VERSION, stamp: bool = True) -> int:
         """Refuse a keyspace at another key layout with LayoutVersionError (stamping an empty one unless ``stamp``
         is False); see ``layout``."""
-        return int(drive(check_flow(self.keys, op, expected, stamp),
-                         lambda request: self.command(op, run_command, self.conn, request)))
+        return int(
+            drive(
+                check_flow(self.keys, op, expected, stamp),
+                lambda request: self.command(op, run_command, self.conn, request),
+            )
+        )
 
     def close(self) -> None:
         self.conn.close()

@@ -38,10 +38,21 @@ class Client:
     ``eager_propagates`` (the default) the handler's exception is raised to the caller (see ``eager``).
     """
 
-    def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
-                 clock: Clock | None = None, limits: Limits | None = None, max_payload: int = MAX_PAYLOAD_BYTES,
-                 conn: redis.Redis | None = None, policies: bool = True, policy_refresh: float = 1.0,
-                 eager: bool = False, eager_propagates: bool = True, registry: Registry | None = None):
+    def __init__(
+        self,
+        redis_url: str = DEFAULT_REDIS_URL,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        clock: Clock | None = None,
+        limits: Limits | None = None,
+        max_payload: int = MAX_PAYLOAD_BYTES,
+        conn: redis.Redis | None = None,
+        policies: bool = True,
+        policy_refresh: float = 1.0,
+        eager: bool = False,
+        eager_propagates: bool = True,
+        registry: Registry | None = None,
+    ):
         self.broker = Broker(redis_url, prefix=prefix, clock=clock, limits=limits, conn=conn)
         self.max_payload = max_payload
         # Eager mode reads no policies either: it must work without a Redis.
@@ -64,15 +75,24 @@ class Client:
         if self.eager is not None and ("group" in options or "after" in options):
             raise unsupported("client.enqueue", "aggregate groups or wait for dependencies (group=, after=)")
         if "group" in options or "after" in options:
-            return cast(TaskInfo, drive(grouping.enqueue_special_flow(
-                self.broker.transitions, self.clock.now(), type, payload, options, self.max_payload), self._execute))
+            return cast(
+                TaskInfo,
+                drive(
+                    grouping.enqueue_special_flow(
+                        self.broker.transitions, self.clock.now(), type, payload, options, self.max_payload
+                    ),
+                    self._execute,
+                ),
+            )
         now = self.clock.now()
-        placement = producer.plan(self.broker.keys, now, type, payload, options, "client.enqueue", self.max_payload,
-                                  self._policies())
+        placement = producer.plan(
+            self.broker.keys, now, type, payload, options, "client.enqueue", self.max_payload, self._policies()
+        )
         if self.eager is not None:
             return self.eager.run(placement.message, "client.enqueue")
-        infos = cast(list[TaskInfo], drive(enqueue_flow(self.broker.transitions, [placement], to_ms(now)),
-                                           self._execute))
+        infos = cast(
+            list[TaskInfo], drive(enqueue_flow(self.broker.transitions, [placement], to_ms(now)), self._execute)
+        )
         return infos[0]
 
     def enqueue_many(self, items: Iterable[Any], **options: Any) -> list[TaskInfo]:
@@ -81,24 +101,43 @@ class Client:
         written; each chunk is all-or-nothing, and when a later chunk is refused the error's ``enqueued``
         lists what the earlier chunks enqueued."""
         now = self.clock.now()
-        placements = producer.plan_many(self.broker.keys, now, items, options, "client.enqueue_many",
-                                        self.max_payload, self._policies())
+        placements = producer.plan_many(
+            self.broker.keys, now, items, options, "client.enqueue_many", self.max_payload, self._policies()
+        )
         if self.eager is not None:  # in order, each after the one before has ended
             return [self.eager.run(placement.message, "client.enqueue_many") for placement in placements]
-        return cast(list[TaskInfo], drive(enqueue_flow(self.broker.transitions, placements, to_ms(now)),
-                                          self._execute))
+        return cast(list[TaskInfo], drive(enqueue_flow(self.broker.transitions, placements, to_ms(now)), self._execute))
 
-    def submit(self, workflow: Any, *, queue: str = "default", on_success: Any = None, on_error: Any = None,
-               workflow_id: str | None = None, keep: float | None = None) -> Any:
+    def submit(
+        self,
+        workflow: Any,
+        *,
+        queue: str = "default",
+        on_success: Any = None,
+        on_error: Any = None,
+        workflow_id: str | None = None,
+        keep: float | None = None,
+    ) -> Any:
         """Submit a workflow (``chain``, ``group``, ``chord`` or one ``sig``) to ``queue``, all or nothing; returns
         its ``WorkflowInfo``. ``on_success`` runs (with the results of the last step) when every member succeeded;
         ``on_error`` runs, with ``task.failure``, when a member failed. The record is kept ``keep`` seconds after
         the workflow ends (default 7 days)."""
         if self.eager is not None:
             raise unsupported("client.submit", "submit workflows")
-        return drive(grouping.submit_workflow_flow(self.broker.transitions, self.clock.now(), workflow, queue,
-                                                   on_success, on_error, workflow_id, keep, self.max_payload),
-                     self._execute)
+        return drive(
+            grouping.submit_workflow_flow(
+                self.broker.transitions,
+                self.clock.now(),
+                workflow,
+                queue,
+                on_success,
+                on_error,
+                workflow_id,
+                keep,
+                self.max_payload,
+            ),
+            self._execute,
+        )
 
     def wait_workflow(self, workflow_id: str, *, queue: str = "default", timeout: float | None = None) -> Any:
         """Block until the workflow has succeeded or failed and return its final ``WorkflowInfo`` (with every
@@ -163,7 +202,9 @@ def default_client() -> Client:
     global _default
     with _default_lock:
         if _default is None:
-            _default = Client(os.environ.get("REDIS_URL", DEFAULT_REDIS_URL),
-                              prefix=os.environ.get("TASKS_KEY_PREFIX", DEFAULT_PREFIX),
-                              eager=os.environ.get("TASKS_EAGER", "").lower() in ("1", "true"))
+            _default = Client(
+                os.environ.get("REDIS_URL", DEFAULT_REDIS_URL),
+                prefix=os.environ.get("TASKS_KEY_PREFIX", DEFAULT_PREFIX),
+                eager=os.environ.get("TASKS_EAGER", "").lower() in ("1", "true"),
+            )
         return _default

@@ -42,10 +42,18 @@ def connect(url: str = DEFAULT_REDIS_URL, **options: Any) -> redis.Redis:
         where = topology.parse(url)
         options = _data_options(where, options)
         if where.kind == "sentinel":
-            sentinels = redis.sentinel.Sentinel(list(where.nodes),  # type: ignore[no-untyped-call]
-                                                sentinel_kwargs=_sentinel_options(where))
-            return cast(redis.Redis, sentinels.master_for(where.service, db=where.db,  # type: ignore[no-untyped-call]
-                                                          **options))
+            sentinels = redis.sentinel.Sentinel(
+                list(where.nodes),  # type: ignore[no-untyped-call]
+                sentinel_kwargs=_sentinel_options(where),
+            )
+            return cast(
+                redis.Redis,
+                sentinels.master_for(
+                    where.service,
+                    db=where.db,  # type: ignore[no-untyped-call]
+                    **options,
+                ),
+            )
         if where.kind == "cluster":
             nodes = [redis.cluster.ClusterNode(host, port) for host, port in where.nodes]  # type: ignore[no-untyped-call]
             return cast(redis.Redis, redis.cluster.RedisCluster(startup_nodes=nodes, **options))
@@ -60,8 +68,10 @@ def connect_async(url: str = DEFAULT_REDIS_URL, **options: Any) -> redis.asyncio
         where = topology.parse(url)
         options = _data_options(where, options)
         if where.kind == "sentinel":
-            sentinels = redis.asyncio.sentinel.Sentinel(list(where.nodes),  # type: ignore[no-untyped-call]
-                                                        sentinel_kwargs=_sentinel_options(where))
+            sentinels = redis.asyncio.sentinel.Sentinel(
+                list(where.nodes),  # type: ignore[no-untyped-call]
+                sentinel_kwargs=_sentinel_options(where),
+            )
             return cast(redis.asyncio.Redis, sentinels.master_for(where.service, db=where.db, **options))
         if where.kind == "cluster":
             nodes = [redis.asyncio.cluster.ClusterNode(host, port) for host, port in where.nodes]

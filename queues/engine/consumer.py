@@ -95,9 +95,17 @@ class Consumer:
     """``Consumer(redis_url)``; ``actor`` names the consumer in the events of its transitions. ``skew`` is how long
     past its expiry a lease is left alone before it is recovered (clock differences between machines)."""
 
-    def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
-                 clock: Clock | None = None, limits: Limits | None = None, conn: redis.Redis | None = None,
-                 actor: str = "api", skew: float = 1.0) -> None:
+    def __init__(
+        self,
+        redis_url: str = DEFAULT_REDIS_URL,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        clock: Clock | None = None,
+        limits: Limits | None = None,
+        conn: redis.Redis | None = None,
+        actor: str = "api",
+        skew: float = 1.0,
+    ) -> None:
         self.broker = Broker(redis_url, prefix=prefix, clock=clock, limits=limits, conn=conn)
         self.store = WorkerStore(self.broker)
         self.keys = self.broker.keys
@@ -121,8 +129,9 @@ class Consumer:
 
     # -- consuming ---------------------------------------------------------------------------------------------
 
-    def consume(self, queues: Sequence[str], ttr: float, *, count: int = 1, timeout: float = 0.0,
-                actor: str | None = None) -> list[Delivery]:
+    def consume(
+        self, queues: Sequence[str], ttr: float, *, count: int = 1, timeout: float = 0.0, actor: str | None = None
+    ) -> list[Delivery]:
         """Up to ``count`` tasks from the first of ``queues`` (in order) that has any, each leased for ``ttr``
         seconds. Waits up to ``timeout`` seconds for one to arrive; returns [] when none did."""
         op = "consumer.consume"
@@ -157,8 +166,9 @@ class Consumer:
         """One pass without waiting: upkeep and dequeue, queue by queue, until one yields tasks."""
         return self._fetch(queues, ttr, count, actor)[0]
 
-    def _fetch(self, queues: Sequence[str], ttr: float, count: int,
-               actor: str | None) -> tuple[list[Delivery], float | None]:
+    def _fetch(
+        self, queues: Sequence[str], ttr: float, count: int, actor: str | None
+    ) -> tuple[list[Delivery], float | None]:
         """``fetch``, and the soonest time a queue held back by its rate limit or its concurrency cap may admit a
         start (None: none was held back)."""
         actor = actor or self.actor
@@ -183,25 +193,44 @@ class Consumer:
                     return out, None
         return [], min(limited, default=None)
 
-    def _deliveries(self, queue: str, leased: list[Leased], ttr: float, actor: str,
-                    policies: PolicySet) -> list[Delivery]:
+    def _deliveries(
+        self, queue: str, leased: list[Leased], ttr: float, actor: str, policies: PolicySet
+    ) -> list[Delivery]:
         now = self.clock.now()
         out = []
         for item in leased:
             try:
                 message = TaskMessage.decode(item.id, queue, item.type, item.payload, item.options)
             except (ValueError, TypeError, UnicodeDecodeError) as exc:
-                self.broker.run_unless_raced(self.ops.archive(
-                    queue, item.id, item.token, f"{UNDECODABLE}: {exc}", worker=actor,
-                    archive_limits=policies.archive_limits(queue)))
+                self.broker.run_unless_raced(
+                    self.ops.archive(
+                        queue,
+                        item.id,
+                        item.token,
+                        f"{UNDECODABLE}: {exc}",
+                        worker=actor,
+                        archive_limits=policies.archive_limits(queue),
+                    )
+                )
                 continue
             if message.deadline_ms and message.deadline_ms <= to_ms(now):
                 self.broker.run_unless_raced(self.ops.expire(queue, item.id, item.token, TTL_EXPIRED, actor))
                 continue
-            out.append(Delivery(item.id, queue, message.type, message.payload, item.token, now + ttr, item.retried,
-                                message.max_retry, message.headers, message.deadline_ms / 1000 or None))
+            out.append(
+                Delivery(
+                    item.id,
+                    queue,
+                    message.type,
+                    message.payload,
+                    item.token,
+                    now + ttr,
+                    item.retried,
+                    message.max_retry,
+                    message.headers,
+                    message.deadline_ms / 1000 or None,
+                )
+            )
         return out
-
 
     # -- upkeep ------------------------------------------------------------------------------------------------
 
@@ -231,12 +260,20 @@ class Consumer:
             except (ValueError, TypeError, UnicodeDecodeError):
                 retry = False
             if retry:
-                call = self.ops.retry(queue, leased.id, leased.token, now, TTR_EXPIRED, worker=actor,
-                                      expired_before=cutoff)
+                call = self.ops.retry(
+                    queue, leased.id, leased.token, now, TTR_EXPIRED, worker=actor, expired_before=cutoff
+                )
             else:
                 limits = limits or self._policies().archive_limits(queue)
-                call = self.ops.archive(queue, leased.id, leased.token, TTR_EXPIRED, worker=actor,
-                                        expired_before=cutoff, archive_limits=limits)
+                call = self.ops.archive(
+                    queue,
+                    leased.id,
+                    leased.token,
+                    TTR_EXPIRED,
+                    worker=actor,
+                    expired_before=cutoff,
+                    archive_limits=limits,
+                )
             recovered += self.broker.run_unless_raced(call)
         return recovered
 
@@ -264,13 +301,25 @@ class Consumer:
         check.task_id(task_id, op)
         if not isinstance(token, str) or not token or len(token) > 256:
             raise ValidationError("lease must be the non-empty lease token that consume returned", op=op)
-        fields = self._redis(op, self.broker.conn.hmget, self.keys.queue(queue).task(task_id),
-                             "type", "msg", "payload", "retried", "lease", "state")
+        fields = self._redis(
+            op,
+            self.broker.conn.hmget,
+            self.keys.queue(queue).task(task_id),
+            "type",
+            "msg",
+            "payload",
+            "retried",
+            "lease",
+            "state",
+        )
         if fields[0] is None:
             raise TaskNotFoundError(f"no task {task_id!r} in queue {queue!r}", op=op)
         if fields[5] != b"active" or (fields[4] or b"").decode() != token:
-            raise LeaseLostError(f"the lease of task {task_id!r} is not held by this token (it expired, or the "
-                                 "task was acknowledged already)", op=op)
+            raise LeaseLostError(
+                f"the lease of task {task_id!r} is not held by this token (it expired, or the "
+                "task was acknowledged already)",
+                op=op,
+            )
         try:
             message = TaskMessage.decode(task_id, queue, fields[0], fields[2] or b"", fields[1] or b"")
         except (ValueError, TypeError, UnicodeDecodeError):
@@ -293,8 +342,17 @@ class Consumer:
         if status != "OK":
             raise LeaseLostError(f"the lease of task {task_id!r} is not held by this token", op=op)
 
-    def fail(self, queue: str, task_id: str, token: str, error: str = "", *, delay: float | None = None,
-             skip_retry: bool = False, actor: str | None = None) -> Failure:
+    def fail(
+        self,
+        queue: str,
+        task_id: str,
+        token: str,
+        error: str = "",
+        *,
+        delay: float | None = None,
+        skip_retry: bool = False,
+        actor: str | None = None,
+    ) -> Failure:
         """A failed attempt, as a worker handles one: to retry after ``delay`` seconds (default: the workers'
         backoff), or to the archive when the retries are spent or ``skip_retry``."""
         op = "consumer.fail"

@@ -32,12 +32,21 @@ MAX_SPEC = 256
 MIN_EVERY = 1.0
 MAX_EVERY = 366 * 24 * 3600.0
 
-MONTHS = {name: i for i, name in enumerate(
-    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], start=1)}
+MONTHS = {
+    name: i
+    for i, name in enumerate(
+        ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], start=1
+    )
+}
 DAYS = {name: i for i, name in enumerate(["sun", "mon", "tue", "wed", "thu", "fri", "sat"])}
 MACROS = {
-    "@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
-    "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *",
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+    "@monthly": "0 0 1 * *",
+    "@weekly": "0 0 * * 0",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@hourly": "0 * * * *",
 }
 UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
@@ -57,8 +66,11 @@ class _Field:
 
 
 _FIELDS = (
-    _Field("minute", 0, 59), _Field("hour", 0, 23), _Field("day of month", 1, 31),
-    _Field("month", 1, 12, MONTHS), _Field("day of week", 0, 7, DAYS),
+    _Field("minute", 0, 59),
+    _Field("hour", 0, 23),
+    _Field("day of month", 1, 31),
+    _Field("month", 1, 12, MONTHS),
+    _Field("day of week", 0, 7, DAYS),
 )
 
 
@@ -294,18 +306,28 @@ def parse(spec: str, tz: str = "UTC") -> Schedule:
     text = spec.strip()
     lowered = text.lower()
     if lowered.startswith("@every"):
-        return parse_every(text[len("@every"):], spec)
+        return parse_every(text[len("@every") :], spec)
     if lowered.startswith("@"):
         if lowered not in MACROS:
             raise ValidationError(f"unknown macro {text!r}; use one of {', '.join(sorted(MACROS))} or @every", op=OP)
         text = MACROS[lowered]
     parts = text.split()
     if len(parts) != 5:
-        raise ValidationError(f"{spec!r} has {len(parts)} fields; cron needs 5: minute hour day-of-month month "
-                              f"day-of-week", op=OP)
+        raise ValidationError(
+            f"{spec!r} has {len(parts)} fields; cron needs 5: minute hour day-of-month month day-of-week", op=OP
+        )
     minutes, hours, days, months, weekdays = (_field(part, f, spec) for part, f in zip(parts, _FIELDS, strict=True))
-    schedule = Cron(spec, zone, minutes, hours, days, months, weekdays, days_restricted=not parts[2].startswith("*"),
-                    weekdays_restricted=not parts[4].startswith("*"))
+    schedule = Cron(
+        spec,
+        zone,
+        minutes,
+        hours,
+        days,
+        months,
+        weekdays,
+        days_restricted=not parts[2].startswith("*"),
+        weekdays_restricted=not parts[4].startswith("*"),
+    )
     if schedule._next_wall(datetime(2000, 1, 1)) is None:
         raise ValidationError(f"{spec!r} never fires (no such day)", op=OP)
     return schedule

@@ -57,7 +57,9 @@ class EagerRunner:
         if handler is None:
             raise HandlerNotFoundError(
                 f"no handler for task type {message.type!r}: eager mode runs handlers inline, so the module that "
-                "registers it must be imported first", op=op)
+                "registers it must be imported first",
+                op=op,
+            )
         attempt = EagerAttempt()
         task = Task(message, 0, attempt)
         state, error, retry_in = "completed", None, 0.0
@@ -71,12 +73,23 @@ class EagerRunner:
         seconds = self.clock.now()
         now = from_ms(to_ms(seconds))
         return TaskInfo(
-            id=message.id, type=message.type, queue=message.queue, state=state, payload=message.payload,
-            max_retry=message.max_retry, timeout=message.effective_timeout(), deadline=from_ms(message.deadline_ms),
-            retention=message.retention, headers=message.headers, created_at=from_ms(message.created_ms),
-            last_error=error, last_failed_at=now if error else None,
-            completed_at=now if state == "completed" else None, result=attempt.fields.get("result"),
-            progress=attempt.progress(), state_since=now,
+            id=message.id,
+            type=message.type,
+            queue=message.queue,
+            state=state,
+            payload=message.payload,
+            max_retry=message.max_retry,
+            timeout=message.effective_timeout(),
+            deadline=from_ms(message.deadline_ms),
+            retention=message.retention,
+            headers=message.headers,
+            created_at=from_ms(message.created_ms),
+            last_error=error,
+            last_failed_at=now if error else None,
+            completed_at=now if state == "completed" else None,
+            result=attempt.fields.get("result"),
+            progress=attempt.progress(),
+            state_since=now,
             next_process_at=from_ms(to_ms(seconds + retry_in)) if state == "retry" else None,
         )
 
@@ -109,7 +122,9 @@ def _await_here(awaitable: Any, task: Task) -> None:
     awaitable.close()  # never awaited: close it so Python does not warn about it
     raise ValidationError(
         f"eager mode cannot run the async handler of {task.type!r} from inside a running event loop (it runs "
-        "handlers in the calling thread); enqueue from synchronous code", op="client.enqueue")
+        "handlers in the calling thread); enqueue from synchronous code",
+        op="client.enqueue",
+    )
 
 
 async def _wrap(awaitable: Any) -> None:
@@ -122,5 +137,8 @@ def _describe(exc: BaseException) -> str:
 
 def unsupported(op: str, what: str) -> ValidationError:
     """The error for producer calls that need a worker and Redis, which eager mode has neither of."""
-    return ValidationError(f"eager mode cannot {what}: that needs Redis and a worker; use a client without "
-                           "eager=True (TASKS_EAGER) and a worker (the taskq_worker fixture in tests)", op=op)
+    return ValidationError(
+        f"eager mode cannot {what}: that needs Redis and a worker; use a client without "
+        "eager=True (TASKS_EAGER) and a worker (the taskq_worker fixture in tests)",
+        op=op,
+    )

@@ -61,13 +61,22 @@ class StreamEvent:
     error: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"queue": self.queue, "event": self.event_id, "id": self.task_id, "type": self.type,
-                "from": self.from_state, "to": self.to_state, "at": self.at_ms, "worker": self.worker,
-                "error": self.error}
+        return {
+            "queue": self.queue,
+            "event": self.event_id,
+            "id": self.task_id,
+            "type": self.type,
+            "from": self.from_state,
+            "to": self.to_state,
+            "at": self.at_ms,
+            "worker": self.worker,
+            "error": self.error,
+        }
 
 
 def parse_entry(queue: str, entry_id: bytes | str, fields: dict[bytes, bytes]) -> StreamEvent:
     """A stream entry as a StreamEvent; missing or undecodable fields read as empty (never raises)."""
+
     def text(name: bytes) -> str:
         return fields.get(name, b"").decode("utf-8", "replace")
 
@@ -76,8 +85,9 @@ def parse_entry(queue: str, entry_id: bytes | str, fields: dict[bytes, bytes]) -
     except ValueError:
         at = 0
     eid = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
-    return StreamEvent(queue, eid, text(b"id"), text(b"type"), text(b"from"), text(b"to"), at, text(b"worker"),
-                       text(b"error"))
+    return StreamEvent(
+        queue, eid, text(b"id"), text(b"type"), text(b"from"), text(b"to"), at, text(b"worker"), text(b"error")
+    )
 
 
 @dataclass
@@ -213,8 +223,14 @@ def counts_flow(keys: Keys, queues: Iterable[str], day: str) -> Flow:
 class EventStreams:
     """Blocking access to the event streams: ``tail()``, ``read(tail)``, ``replay``, ``cursor``, ``counts``."""
 
-    def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
-                 conn: redis.Redis | None = None, clock: Clock | None = None):
+    def __init__(
+        self,
+        redis_url: str = DEFAULT_REDIS_URL,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        conn: redis.Redis | None = None,
+        clock: Clock | None = None,
+    ):
         self.conn = conn if conn is not None else connect(redis_url)
         self.keys = Keys(prefix, is_cluster(self.conn))
         self.clock = clock or SystemClock()
@@ -253,8 +269,14 @@ class EventStreams:
 class AsyncEventStreams:
     """The same reads as ``EventStreams`` on redis.asyncio, for the console's reader on the ASGI event loop."""
 
-    def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
-                 conn: redis.asyncio.Redis | None = None, clock: Clock | None = None):
+    def __init__(
+        self,
+        redis_url: str = DEFAULT_REDIS_URL,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        conn: redis.asyncio.Redis | None = None,
+        clock: Clock | None = None,
+    ):
         self.conn = conn if conn is not None else connect_async(redis_url)
         self.keys = Keys(prefix, is_cluster(self.conn))
         self.clock = clock or SystemClock()
@@ -266,16 +288,14 @@ class AsyncEventStreams:
         return cast(list[StreamEvent], await self._drive("events.read", tail.read_flow(block_ms)))
 
     async def replay(self, queue: str, after: str, limit: int = 10_000, task_id: str | None = None) -> Replay:
-        return cast(Replay, await self._drive("events.replay",
-                                              replay_flow(self.keys, queue, after, limit, task_id)))
+        return cast(Replay, await self._drive("events.replay", replay_flow(self.keys, queue, after, limit, task_id)))
 
     async def cursor(self, queues: Iterable[str]) -> dict[str, str]:
         return cast(dict[str, str], await self._drive("events.cursor", cursor_flow(self.keys, queues)))
 
     async def counts(self, queues: Iterable[str]) -> dict[str, dict[str, int]]:
         day = utc_day(self.clock.now())
-        return cast(dict[str, dict[str, int]],
-                    await self._drive("events.counts", counts_flow(self.keys, queues, day)))
+        return cast(dict[str, dict[str, int]], await self._drive("events.counts", counts_flow(self.keys, queues, day)))
 
     async def queues(self) -> list[str]:
         names = await self._drive("events.queues", _queues_flow(self.keys))

@@ -141,8 +141,10 @@ def _explain(exc: EngineError, chunk: list[Placement]) -> EngineError:
         return exc
     message = chunk[int(exc.message) - 1].message
     if isinstance(exc, DuplicateTaskError):
-        text = (f"a unique task of type {message.type!r} with the same payload already holds its lock in queue "
-                f"{message.queue!r}; nothing was enqueued")
+        text = (
+            f"a unique task of type {message.type!r} with the same payload already holds its lock in queue "
+            f"{message.queue!r}; nothing was enqueued"
+        )
     else:
         text = f"task id {message.id!r} already exists in queue {message.queue!r}; nothing was enqueued"
     return type(exc)(text, op="client.enqueue")
@@ -174,9 +176,14 @@ def wait_flow(keys: Keys, queue: str, task_id: str, timeout: float | None) -> Fl
             return replace(last_seen, state="completed")
         elif ended_as == "deleted" or last_seen is None:
             raise TaskNotFoundError(
-                f"no task {task_id} in queue {queue!r}" + (" (it was deleted)" if ended_as else
-                " (a task without retention is deleted when it succeeds, so it may have finished already)"),
-                op="client.wait")
+                f"no task {task_id} in queue {queue!r}"
+                + (
+                    " (it was deleted)"
+                    if ended_as
+                    else " (a task without retention is deleted when it succeeds, so it may have finished already)"
+                ),
+                op="client.wait",
+            )
         block = RECHECK_MS if deadline is None else min(RECHECK_MS, int((deadline - time.monotonic()) * 1000))
         if block <= 0:
             raise TimeoutError(f"task {task_id} did not finish within {timeout} s")

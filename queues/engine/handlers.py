@@ -188,9 +188,18 @@ registry = Registry()
 _OPTION_DEFAULTS = ("queue", "max_retry", "timeout", "retention", "unique")
 
 
-def handler(task_type: str, *, queue: str | None = None, max_retry: int | None = None, timeout: float | None = None,
-            retention: float | None = None, unique: float | None = None, retry_delay: RetryDelay | None = None,
-            spark: bool = False, registry: Registry = registry) -> Callable[[Callable[[Task], Any]], Handler]:
+def handler(
+    task_type: str,
+    *,
+    queue: str | None = None,
+    max_retry: int | None = None,
+    timeout: float | None = None,
+    retention: float | None = None,
+    unique: float | None = None,
+    retry_delay: RetryDelay | None = None,
+    spark: bool = False,
+    registry: Registry = registry,
+) -> Callable[[Callable[[Task], Any]], Handler]:
     """Register the decorated function as the handler of ``task_type`` (and of types it is a prefix of).
 
     With ``spark=True`` the worker gives the handler its SparkSession as ``task.spark``, tags the task's Spark
@@ -202,8 +211,7 @@ def handler(task_type: str, *, queue: str | None = None, max_retry: int | None =
 
     def register(func: Callable[[Task], Any]) -> Handler:
         if spark and inspect.iscoroutinefunction(func):
-            raise ValidationError(f"Spark handler {task_type!r} must be a plain function, not async def",
-                                  op="handler")
+            raise ValidationError(f"Spark handler {task_type!r} must be a plain function, not async def", op="handler")
         return registry.add(Handler(task_type, func, defaults, retry_delay or default_retry_delay, spark))
 
     return register

@@ -65,8 +65,9 @@ class QueueInfo:
     @property
     def size(self) -> int:
         """Tasks in the queue, completed ones excluded (as asynq counts it)."""
-        return (self.pending + self.active + self.scheduled + self.retry + self.archived + self.aggregating
-                + self.waiting)
+        return (
+            self.pending + self.active + self.scheduled + self.retry + self.archived + self.aggregating + self.waiting
+        )
 
     def counts(self) -> dict[str, int]:
         return {state: getattr(self, state) for state in STATES}
@@ -123,9 +124,17 @@ class Inspector:
     """``Inspector(redis_url)``; ``actor`` is recorded in the event of every action it takes. Before an action it
     checks the keyspace's key layout (again after ``layout_recheck`` seconds)."""
 
-    def __init__(self, redis_url: str = DEFAULT_REDIS_URL, *, prefix: str = DEFAULT_PREFIX,
-                 clock: Clock | None = None, limits: Limits | None = None, actor: str = "operator",
-                 conn: redis.Redis | None = None, layout_recheck: float = LAYOUT_RECHECK):
+    def __init__(
+        self,
+        redis_url: str = DEFAULT_REDIS_URL,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        clock: Clock | None = None,
+        limits: Limits | None = None,
+        actor: str = "operator",
+        conn: redis.Redis | None = None,
+        layout_recheck: float = LAYOUT_RECHECK,
+    ):
         self.broker = Broker(redis_url, prefix=prefix, clock=clock, limits=limits, conn=conn)
         self.keys = self.broker.keys
         self.ops = self.broker.transitions
@@ -194,10 +203,19 @@ class Inspector:
         infos, oldest = [], []
         for queue in queues:
             sizes = [next(replies) for _ in range(7)]
-            info = QueueInfo(queue, pending=sizes[0], active=sizes[1], scheduled=sizes[2], retry=sizes[3],
-                             archived=sizes[4], completed=sizes[5], paused=bool(sizes[6]))
+            info = QueueInfo(
+                queue,
+                pending=sizes[0],
+                active=sizes[1],
+                scheduled=sizes[2],
+                retry=sizes[3],
+                archived=sizes[4],
+                completed=sizes[5],
+                paused=bool(sizes[6]),
+            )
             info.processed_today, info.failed_today, info.processed_total, info.failed_total = (
-                int(next(replies) or 0) for _ in range(4))
+                int(next(replies) or 0) for _ in range(4)
+            )
             infos.append(info)
             oldest.append(next(replies))
             _count_unlisted(info, next(replies))
@@ -308,8 +326,9 @@ class Inspector:
 
     # -- tasks -------------------------------------------------------------------------------------------------
 
-    def list_tasks(self, queue: str, state: str, page: int = 1, size: int = 20,
-                   group: str | None = None) -> list[TaskInfo]:
+    def list_tasks(
+        self, queue: str, state: str, page: int = 1, size: int = 20, group: str | None = None
+    ) -> list[TaskInfo]:
         """One page of a state, newest first for archived and completed, next-to-run first for pending,
         scheduled and retry, soonest lease expiry first for active. Aggregating tasks are listed group by group
         (oldest first), or of one ``group``; waiting tasks (see ``workflows``) oldest first."""
@@ -332,11 +351,23 @@ class Inspector:
         for task_id, _score in ids:
             pipe.hgetall(q.task(task_id.decode()))
         hashes = self._redis("list_tasks", pipe.execute) if ids else []
-        return [self._flag_orphan(TaskInfo.from_hash(task_id.decode(), queue, fields, score))
-                for (task_id, score), fields in zip(ids, hashes, strict=True) if fields]
+        return [
+            self._flag_orphan(TaskInfo.from_hash(task_id.decode(), queue, fields, score))
+            for (task_id, score), fields in zip(ids, hashes, strict=True)
+            if fields
+        ]
 
-    def _search_decoded(self, queue: str, state: str, prefix: bytes | None, needle: bytes | None, limit: int,
-                        budget: int, total: int, redaction: Redaction | None) -> SearchResult:
+    def _search_decoded(
+        self,
+        queue: str,
+        state: str,
+        prefix: bytes | None,
+        needle: bytes | None,
+        limit: int,
+        budget: int,
+        total: int,
+        redaction: Redaction | None,
+    ) -> SearchResult:
         found: list[TaskInfo] = []
         scanned, page = 0, 1
         while scanned < budget and len(found) < limit:
@@ -345,8 +376,11 @@ class Inspector:
                 break
             scanned += len(batch)
             page += 1
-            found += [t for t in batch if _matches(t.type.encode(), t.payload, (t.last_error or "").encode(),
-                                                   prefix, needle, redaction)][:limit - len(found)]
+            found += [
+                t
+                for t in batch
+                if _matches(t.type.encode(), t.payload, (t.last_error or "").encode(), prefix, needle, redaction)
+            ][: limit - len(found)]
         return SearchResult(found, scanned, total)
 
     def _id_range(self, queue: str, state: str, start: int, stop: int) -> list[tuple[bytes, float | None]]:
@@ -400,8 +434,9 @@ class Inspector:
         for task_id in ids:
             pipe.hgetall(q.task(task_id))
         hashes = self._redis("list_tasks", pipe.execute) if ids else []
-        return [TaskInfo.from_hash(task_id, queue, fields) for task_id, fields in zip(ids, hashes, strict=True)
-                if fields]
+        return [
+            TaskInfo.from_hash(task_id, queue, fields) for task_id, fields in zip(ids, hashes, strict=True) if fields
+        ]
 
     def workflow(self, queue: str, workflow_id: str) -> WorkflowInfo:
         """A workflow: its state, and each member's role, dependencies, state (or how it ended) and result."""
@@ -410,11 +445,14 @@ class Inspector:
 
         self._known(queue, "workflow")
         check.task_id(workflow_id, "inspector.workflow")
-        info = self._redis("workflow", drive, read_flow(self.keys, queue, workflow_id),
-                           lambda request: run_command(self.conn, request))
+        info = self._redis(
+            "workflow", drive, read_flow(self.keys, queue, workflow_id), lambda request: run_command(self.conn, request)
+        )
         if not isinstance(info, WorkflowInfo):
-            raise TaskNotFoundError(f"no workflow {workflow_id!r} in queue {queue!r} (a finished workflow is kept "
-                                    "for its keep time)", op="inspector.workflow")
+            raise TaskNotFoundError(
+                f"no workflow {workflow_id!r} in queue {queue!r} (a finished workflow is kept for its keep time)",
+                op="inspector.workflow",
+            )
         return info
 
     def workflows(self, queue: str, page: int = 1, size: int = 20) -> list[tuple[str, datetime | None]]:
@@ -422,8 +460,14 @@ class Inspector:
         self._known(queue, "workflows")
         page = check.count(page, "page", 1, 10**9, "inspector.workflows")
         size = check.count(size, "size", 1, MAX_PAGE_SIZE, "inspector.workflows")
-        rows = self._redis("workflows", self.conn.zrevrange, self.keys.queue(queue).workflows,
-                           (page - 1) * size, page * size - 1, withscores=True)
+        rows = self._redis(
+            "workflows",
+            self.conn.zrevrange,
+            self.keys.queue(queue).workflows,
+            (page - 1) * size,
+            page * size - 1,
+            withscores=True,
+        )
         return [(wf.decode(), from_ms(int(score))) for wf, score in rows]
 
     def _flag_orphan(self, info: TaskInfo) -> TaskInfo:
@@ -431,9 +475,17 @@ class Inspector:
             info.orphaned = info.lease_expires_at.timestamp() < self.broker.clock.now()
         return info
 
-    def search_tasks(self, queue: str, state: str, *, task_type: str | None = None, text: str | None = None,
-                     limit: int = 100, scan_limit: int = SCAN_LIMIT, redaction: Redaction | None = None
-                     ) -> SearchResult:
+    def search_tasks(
+        self,
+        queue: str,
+        state: str,
+        *,
+        task_type: str | None = None,
+        text: str | None = None,
+        limit: int = 100,
+        scan_limit: int = SCAN_LIMIT,
+        redaction: Redaction | None = None,
+    ) -> SearchResult:
         """Tasks of ``state`` whose type starts with ``task_type`` and whose payload or last error contains
         ``text``, in list order. Reads at most ``scan_limit`` tasks (in pages), so it stays fast on huge queues,
         and says how many it read. With ``redaction``, ``text`` must be in the payload as redacted: a search
@@ -446,8 +498,7 @@ class Inspector:
         prefix = task_type.encode() if task_type else None
         total = self.queue_info(queue).counts().get(state, 0)
         if state == "aggregating":  # grouped tasks have no single range to walk: decode them page by page
-            return self._search_decoded(queue, state, prefix, needle, limit, min(total, scan_limit), total,
-                                        redaction)
+            return self._search_decoded(queue, state, prefix, needle, limit, min(total, scan_limit), total, redaction)
         q = self.keys.queue(queue)
         found: list[TaskInfo] = []
         scanned = 0
@@ -461,9 +512,12 @@ class Inspector:
             for task_id, _score in ids:
                 pipe.hmget(q.task(task_id.decode()), "type", "payload", "error")
             rows = self._redis("search_tasks", pipe.execute)
-            matches = [(task_id, score) for (task_id, score), (ttype, payload, error) in zip(ids, rows, strict=True)
-                       if ttype is not None and _matches(ttype, payload, error, prefix, needle, redaction)]
-            found += self._hydrate(queue, matches[:limit - len(found)])
+            matches = [
+                (task_id, score)
+                for (task_id, score), (ttype, payload, error) in zip(ids, rows, strict=True)
+                if ttype is not None and _matches(ttype, payload, error, prefix, needle, redaction)
+            ]
+            found += self._hydrate(queue, matches[: limit - len(found)])
         return SearchResult(found, scanned, total)
 
     def task_events(self, queue: str, task_id: str, scan_limit: int = EVENT_SCAN_LIMIT) -> list[TaskEvent]:
@@ -568,8 +622,9 @@ class Inspector:
 
     def _bulk(self, name: str, queue: str, state: str, allowed: frozenset[str]) -> int:
         if state not in allowed:
-            raise ValidationError(f"{name} takes a state among {', '.join(sorted(allowed))}, not {state!r}",
-                                  op=f"inspector.{name}")
+            raise ValidationError(
+                f"{name} takes a state among {', '.join(sorted(allowed))}, not {state!r}", op=f"inspector.{name}"
+            )
         total = 0
         extra = {"archive_limits": self.archive_limits(queue)} if name == "archive_all" else {}
         while True:
@@ -599,13 +654,20 @@ class Inspector:
             if not raw:
                 continue
             doc = json.loads(raw)
-            servers.append(ServerInfo(
-                id=doc["id"], host=doc["host"], pid=doc["pid"], started_at=from_ms(doc.get("started")),
-                status=doc.get("status", "active"), queues=doc.get("queues", {}), strict=doc.get("strict", False),
-                concurrency=doc.get("concurrency", 0),
-                active=sorted((json.loads(v) for v in workers.values()), key=lambda w: w.get("started", 0)),
-                heartbeat_at=from_ms(doc.get("heartbeat")),
-            ))
+            servers.append(
+                ServerInfo(
+                    id=doc["id"],
+                    host=doc["host"],
+                    pid=doc["pid"],
+                    started_at=from_ms(doc.get("started")),
+                    status=doc.get("status", "active"),
+                    queues=doc.get("queues", {}),
+                    strict=doc.get("strict", False),
+                    concurrency=doc.get("concurrency", 0),
+                    active=sorted((json.loads(v) for v in workers.values()), key=lambda w: w.get("started", 0)),
+                    heartbeat_at=from_ms(doc.get("heartbeat")),
+                )
+            )
         return sorted(servers, key=lambda s: s.id)
 
 
@@ -634,12 +696,25 @@ def _event(fields: dict[bytes, bytes]) -> TaskEvent:
         return fields.get(name, b"").decode("utf-8", "replace")
 
     at = fields.get(b"at")
-    return TaskEvent(text(b"id"), text(b"type"), text(b"from"), text(b"to"), from_ms(int(at)) if at else None,
-                     text(b"worker"), text(b"error"))
+    return TaskEvent(
+        text(b"id"),
+        text(b"type"),
+        text(b"from"),
+        text(b"to"),
+        from_ms(int(at)) if at else None,
+        text(b"worker"),
+        text(b"error"),
+    )
 
 
-def _matches(task_type: bytes, payload: bytes | None, error: bytes | None, prefix: bytes | None,
-             needle: bytes | None, redaction: Redaction | None = None) -> bool:
+def _matches(
+    task_type: bytes,
+    payload: bytes | None,
+    error: bytes | None,
+    prefix: bytes | None,
+    needle: bytes | None,
+    redaction: Redaction | None = None,
+) -> bool:
     """The search filter, on raw fields: type starts with ``prefix``; payload or last error contains ``needle``
     (the payload as ``redaction`` shows it, when given)."""
     if prefix and not task_type.startswith(prefix):

@@ -184,7 +184,7 @@ class Keys:
         None for any other key."""
         head, tail = f"{self.prefix}:{{", "}:pending"
         if len(key) > len(head) + len(tail) and key.startswith(head) and key.endswith(tail):
-            return key[len(head):-len(tail)]
+            return key[len(head) : -len(tail)]
         return None
 
     @property

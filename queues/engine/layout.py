@@ -31,8 +31,11 @@ def parse_stamp(raw: bytes | str | None) -> int | None:
         return None
     text = raw.decode("ascii", "replace") if isinstance(raw, bytes) else raw
     if not text.isdigit() or int(text) < 1:
-        raise LayoutVersionError(f"the key layout stamp {text!r} is not a version number; set it right by hand",
-                                 found=0, expected=LAYOUT_VERSION)
+        raise LayoutVersionError(
+            f"the key layout stamp {text!r} is not a version number; set it right by hand",
+            found=0,
+            expected=LAYOUT_VERSION,
+        )
     return int(text)
 
 
@@ -42,8 +45,12 @@ def mismatch(found: int, expected: int, op: str) -> LayoutVersionError:
         advice = "upgrade this process (nothing was written)"
     else:
         advice = "run `python manage.py tasks migrate-keys` with the newer release first (nothing was written)"
-    return LayoutVersionError(f"the Redis keyspace has key layout {found}, but this taskq reads and writes layout "
-                              f"{expected}: {advice}", found=found, expected=expected, op=op)
+    return LayoutVersionError(
+        f"the Redis keyspace has key layout {found}, but this taskq reads and writes layout {expected}: {advice}",
+        found=found,
+        expected=expected,
+        op=op,
+    )
 
 
 def check_flow(keys: Keys, op: str, expected: int = LAYOUT_VERSION, stamp: bool = True) -> Flow:

@@ -79,8 +79,11 @@ class TaskMessage:
             raise ValueError("task options are not a JSON object")
         version = doc.get("v", 1)
         if not isinstance(version, int) or version > MESSAGE_VERSION:
-            raise MessageVersionError(f"task message version {version!r} is not one this worker reads (up to "
-                                      f"{MESSAGE_VERSION}); upgrade the worker", op="message.decode")
+            raise MessageVersionError(
+                f"task message version {version!r} is not one this worker reads (up to "
+                f"{MESSAGE_VERSION}); upgrade the worker",
+                op="message.decode",
+            )
         timeout = doc.get("timeout")
         return cls(
             id=task_id,
@@ -142,8 +145,9 @@ class TaskInfo:
             )
         except (ValueError, TypeError):
             # A record nobody can decode (the worker archives it as such) must still be listed, shown and deleted.
-            message = TaskMessage(task_id, fields.get(b"type", b"").decode("utf-8", "replace"),
-                                  fields.get(b"payload", b""), queue)
+            message = TaskMessage(
+                task_id, fields.get(b"type", b"").decode("utf-8", "replace"), fields.get(b"payload", b""), queue
+            )
         state = fields.get(b"state", b"").decode()
         info = cls(
             id=task_id,

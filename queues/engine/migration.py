@@ -52,8 +52,9 @@ class MigrationReport:
         return {"before": self.before, "after": self.after, "dry_run": self.dry_run, "changes": self.changes}
 
 
-def migrate_keys(broker: Broker, *, dry_run: bool = False, target: int = LAYOUT_VERSION,
-                 steps: dict[int, Step] | None = None) -> MigrationReport:
+def migrate_keys(
+    broker: Broker, *, dry_run: bool = False, target: int = LAYOUT_VERSION, steps: dict[int, Step] | None = None
+) -> MigrationReport:
     """Bring the keyspace to layout ``target``; with ``dry_run`` only report what would change. Running it again
     changes nothing. Raises LayoutVersionError for a keyspace newer than ``target``."""
     steps = STEPS if steps is None else steps

@@ -47,16 +47,23 @@ def check_options(options: Mapping[str, Any], op: str = OP) -> dict[str, Any]:
         raise ValidationError(f"options must be a mapping of enqueue options, got {options!r:.80}", op=op)
     unknown = set(options) - ENTRY_OPTIONS
     if unknown:
-        raise ValidationError(f"option(s) {', '.join(sorted(map(str, unknown)))} cannot be used on a periodic task; "
-                              f"allowed: {', '.join(sorted(ENTRY_OPTIONS))}", op=op)
+        raise ValidationError(
+            f"option(s) {', '.join(sorted(map(str, unknown)))} cannot be used on a periodic task; "
+            f"allowed: {', '.join(sorted(ENTRY_OPTIONS))}",
+            op=op,
+        )
     template(0.0, options, op)
     return dict(options)
 
 
 def entry_id(spec: str, tz: str, task_type: str, payload: bytes, queue: str, options: Mapping[str, Any]) -> str:
     """The deterministic id of an entry: the same definition gets the same id in every process."""
-    canonical = json.dumps([spec, tz, task_type, base64.b64encode(payload).decode(), queue, dict(options)],
-                           sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    canonical = json.dumps(
+        [spec, tz, task_type, base64.b64encode(payload).decode(), queue, dict(options)],
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=True,
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()[:24]
 
 
@@ -81,21 +88,47 @@ class Entry:
 
     def to_doc(self) -> dict[str, Any]:
         """JSON-ready form, as schedulers publish it and the admin mirrors it."""
-        return {"id": self.id, "spec": self.spec, "tz": self.tz, "type": self.type,
-                "payload": base64.b64encode(self.payload).decode(), "queue": self.queue, "options": self.options,
-                "missed": self.missed, "source": self.source, "name": self.name}
+        return {
+            "id": self.id,
+            "spec": self.spec,
+            "tz": self.tz,
+            "type": self.type,
+            "payload": base64.b64encode(self.payload).decode(),
+            "queue": self.queue,
+            "options": self.options,
+            "missed": self.missed,
+            "source": self.source,
+            "name": self.name,
+        }
 
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any]) -> Entry:
         """Parse ``to_doc``'s form; raises ValidationError (or ValueError/KeyError) on a malformed one."""
-        return make_entry(doc["spec"], doc["type"], base64.b64decode(doc["payload"]), queue=doc["queue"],
-                          tz=doc.get("tz", "UTC"), missed=doc.get("missed", "skip"), options=doc.get("options") or {},
-                          source=doc.get("source", "code"), name=doc.get("name", ""))
+        return make_entry(
+            doc["spec"],
+            doc["type"],
+            base64.b64decode(doc["payload"]),
+            queue=doc["queue"],
+            tz=doc.get("tz", "UTC"),
+            missed=doc.get("missed", "skip"),
+            options=doc.get("options") or {},
+            source=doc.get("source", "code"),
+            name=doc.get("name", ""),
+        )
 
 
-def make_entry(spec: str, task_type: str, payload: Any = b"", *, queue: str = "default", tz: str = "UTC",
-               missed: str = "skip", options: Mapping[str, Any] | None = None, source: str = "code",
-               name: str = "") -> Entry:
+def make_entry(
+    spec: str,
+    task_type: str,
+    payload: Any = b"",
+    *,
+    queue: str = "default",
+    tz: str = "UTC",
+    missed: str = "skip",
+    options: Mapping[str, Any] | None = None,
+    source: str = "code",
+    name: str = "",
+) -> Entry:
     """Validate every field of an entry and compute its id. Raises ValidationError naming the field."""
     schedule = parse(spec, tz)
     spec = " ".join(spec.split())
@@ -105,8 +138,19 @@ def make_entry(spec: str, task_type: str, payload: Any = b"", *, queue: str = "d
     if missed not in MISSED_POLICIES:
         raise ValidationError(f"missed must be one of {', '.join(MISSED_POLICIES)}, got {missed!r:.40}", op=OP)
     opts = check_options(options or {})
-    return Entry(spec, task_type, data, queue, tz, opts, missed, schedule,
-                 entry_id(spec, tz, task_type, data, queue, opts), source, name)
+    return Entry(
+        spec,
+        task_type,
+        data,
+        queue,
+        tz,
+        opts,
+        missed,
+        schedule,
+        entry_id(spec, tz, task_type, data, queue, opts),
+        source,
+        name,
+    )
 
 
 class ScheduleRegistry:
@@ -137,12 +181,23 @@ class ScheduleRegistry:
 schedules = ScheduleRegistry()
 
 
-def schedule(spec: str, task_type: str, payload: Any = b"", *, queue: str = "default", tz: str = "UTC",
-             missed: str = "skip", registry: ScheduleRegistry = schedules, name: str = "", **options: Any) -> Entry:
+def schedule(
+    spec: str,
+    task_type: str,
+    payload: Any = b"",
+    *,
+    queue: str = "default",
+    tz: str = "UTC",
+    missed: str = "skip",
+    registry: ScheduleRegistry = schedules,
+    name: str = "",
+    **options: Any,
+) -> Entry:
     """Register a periodic task: enqueue ``task_type`` with ``payload`` on ``queue`` at every tick of ``spec``
     (five-field cron in time zone ``tz``, a macro such as ``@daily``, or ``@every 30s``). ``options`` are enqueue
     options (max_retry, timeout, retention, unique, headers). ``missed`` says what a scheduler does with ticks that
     passed while none ran: ``skip`` them or ``run_once``. Call it at module level in an app's ``tasks.py`` or a
     module given to ``taskscheduler --import``. Raises ValidationError."""
-    return registry.add(make_entry(spec, task_type, payload, queue=queue, tz=tz, missed=missed, options=options,
-                                   name=name))
+    return registry.add(
+        make_entry(spec, task_type, payload, queue=queue, tz=tz, missed=missed, options=options, name=name)
+    )

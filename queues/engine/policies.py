@@ -116,33 +116,48 @@ class PolicySet:
 
     def archive_limits(self, queue: str) -> ArchiveLimits:
         rules = [r for r in self.retention if not r.type_prefix and (not r.queue or r.queue == queue)]
-        return ArchiveLimits(self._first(rules, lambda r: r.archive_max_size),
-                             self._first(rules, lambda r: r.archive_max_age))
+        return ArchiveLimits(
+            self._first(rules, lambda r: r.archive_max_size), self._first(rules, lambda r: r.archive_max_age)
+        )
 
     # -- the Redis form -------------------------------------------------------------------------------------------
 
     def to_hashes(self) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
         queues = {q.name: json.dumps(q.to_doc()) for q in self.queues.values()}
         unique = {prefix: repr(float(ttl)) for prefix, ttl in self.unique.items()}
-        retention = {json.dumps([r.queue, r.type_prefix]): json.dumps(
-            {"retention": r.retention, "archive_max_size": r.archive_max_size, "archive_max_age": r.archive_max_age})
-            for r in self.retention}
+        retention = {
+            json.dumps([r.queue, r.type_prefix]): json.dumps(
+                {"retention": r.retention, "archive_max_size": r.archive_max_size, "archive_max_age": r.archive_max_age}
+            )
+            for r in self.retention
+        }
         return queues, unique, retention
 
     @classmethod
-    def from_hashes(cls, queues: Mapping[bytes, bytes], unique: Mapping[bytes, bytes],
-                    retention: Mapping[bytes, bytes], version: int) -> PolicySet:
+    def from_hashes(
+        cls,
+        queues: Mapping[bytes, bytes],
+        unique: Mapping[bytes, bytes],
+        retention: Mapping[bytes, bytes],
+        version: int,
+    ) -> PolicySet:
         """Parse what ``to_hashes`` wrote. An entry this version cannot read is skipped with a warning, so one bad
         entry never stops producers or workers."""
         specs: dict[str, QueueSpec] = {}
         for name, raw in queues.items():
             try:
                 doc = json.loads(raw)
-                specs[name.decode()] = QueueSpec(name.decode(), int(doc.get("weight", 1)), int(doc.get("rank", 0)),
-                                                 int(doc.get("cap", 0)), _number(doc.get("group_grace"), float),
-                                                 _number(doc.get("group_max_delay"), float),
-                                                 _number(doc.get("group_max_size"), int),
-                                                 int(doc.get("rate_limit", 0)), float(doc.get("rate_period", 1.0)))
+                specs[name.decode()] = QueueSpec(
+                    name.decode(),
+                    int(doc.get("weight", 1)),
+                    int(doc.get("rank", 0)),
+                    int(doc.get("cap", 0)),
+                    _number(doc.get("group_grace"), float),
+                    _number(doc.get("group_max_delay"), float),
+                    _number(doc.get("group_max_size"), int),
+                    int(doc.get("rate_limit", 0)),
+                    float(doc.get("rate_period", 1.0)),
+                )
             except (ValueError, TypeError, AttributeError) as exc:
                 log.warning("skipping queue definition %r: %s", name, exc)
         ttls: dict[str, float] = {}
@@ -156,9 +171,15 @@ class PolicySet:
             try:
                 queue, type_prefix = json.loads(where)
                 doc = json.loads(raw)
-                rules.append(RetentionRule(str(queue), str(type_prefix), _number(doc.get("retention"), float),
-                                           _number(doc.get("archive_max_size"), int),
-                                           _number(doc.get("archive_max_age"), float)))
+                rules.append(
+                    RetentionRule(
+                        str(queue),
+                        str(type_prefix),
+                        _number(doc.get("retention"), float),
+                        _number(doc.get("archive_max_size"), int),
+                        _number(doc.get("archive_max_age"), float),
+                    )
+                )
             except (ValueError, TypeError, AttributeError) as exc:
                 log.warning("skipping retention rule %r: %s", where, exc)
         return cls(specs, ttls, tuple(rules), version)
@@ -179,8 +200,14 @@ def _unavailable(op: str, exc: Exception) -> RedisUnavailableError:
 
 def read_flow(keys: Keys) -> Flow:
     """Read the whole set and its version in one MULTI, so a concurrent write is seen entirely or not at all."""
-    replies = yield Batch([Command("hgetall", (keys.config_queues,)), Command("hgetall", (keys.config_unique,)),
-                           Command("hgetall", (keys.config_retention,)), Command("get", (keys.config_version,))])
+    replies = yield Batch(
+        [
+            Command("hgetall", (keys.config_queues,)),
+            Command("hgetall", (keys.config_unique,)),
+            Command("hgetall", (keys.config_retention,)),
+            Command("get", (keys.config_version,)),
+        ]
+    )
     queues, unique, retention, version = replies
     return PolicySet.from_hashes(queues, unique, retention, int(version or 0))
 
@@ -197,9 +224,11 @@ class PolicyStore:
         queues, unique, retention = policies.to_hashes()
         pipe = self.conn.pipeline(transaction=True)
         pipe.delete(self.keys.config_queues, self.keys.config_unique, self.keys.config_retention)
-        hashes: list[tuple[str, dict[Any, Any]]] = [(self.keys.config_queues, queues),
-                                                    (self.keys.config_unique, unique),
-                                                    (self.keys.config_retention, retention)]
+        hashes: list[tuple[str, dict[Any, Any]]] = [
+            (self.keys.config_queues, queues),
+            (self.keys.config_unique, unique),
+            (self.keys.config_retention, retention),
+        ]
         for key, mapping in hashes:
             if mapping:
                 pipe.hset(key, mapping=mapping)

@@ -25,9 +25,20 @@ if TYPE_CHECKING:
 
 #: Options accepted by ``enqueue`` besides type and payload.
 OPTION_NAMES = frozenset(
-    {"queue", "max_retry", "timeout", "deadline", "process_at", "process_in", "unique", "task_id", "retention",
-     "headers"}
+    {
+        "queue",
+        "max_retry",
+        "timeout",
+        "deadline",
+        "process_at",
+        "process_in",
+        "unique",
+        "task_id",
+        "retention",
+        "headers",
+    }
 )
+
 
 def new_task_id() -> str:
     return os.urandom(16).hex()
@@ -36,7 +47,7 @@ def new_task_id() -> str:
 def new_task_ids(n: int) -> list[str]:
     """n random 128-bit ids from one system call."""
     raw = os.urandom(16 * n).hex()
-    return [raw[i:i + 32] for i in range(0, 32 * n, 32)]
+    return [raw[i : i + 32] for i in range(0, 32 * n, 32)]
 
 
 def unique_digest(payload: bytes) -> str:
@@ -63,8 +74,19 @@ class Template:
     unique_given: bool = False
 
     def message(self, task_id: str, task_type: str, payload: bytes) -> TaskMessage:
-        return TaskMessage(task_id, task_type, payload, self.queue, self.max_retry, self.timeout, self.deadline_ms,
-                           self.retention, self.unique_ttl, self.headers, self.created_ms)
+        return TaskMessage(
+            task_id,
+            task_type,
+            payload,
+            self.queue,
+            self.max_retry,
+            self.timeout,
+            self.deadline_ms,
+            self.retention,
+            self.unique_ttl,
+            self.headers,
+            self.created_ms,
+        )
 
 
 def template(now: float, options: Mapping[str, Any], op: str) -> Template:
@@ -123,9 +145,17 @@ def with_policies(t: Template, task_type: str, policies: PolicySet | None) -> Te
 TypeMemo = dict[str, tuple[str, Template]]
 
 
-def place(keys: Keys, t: Template, task_type: Any, payload: Any, task_id: str, op: str,
-          max_payload: int = check.MAX_PAYLOAD_BYTES, policies: PolicySet | None = None,
-          memo: TypeMemo | None = None) -> Placement:
+def place(
+    keys: Keys,
+    t: Template,
+    task_type: Any,
+    payload: Any,
+    task_id: str,
+    op: str,
+    max_payload: int = check.MAX_PAYLOAD_BYTES,
+    policies: PolicySet | None = None,
+    memo: TypeMemo | None = None,
+) -> Placement:
     """One task of a call: its type and payload validated, the policies' defaults applied, its unique key
     derived."""
     known = memo.get(task_type) if memo is not None and type(task_type) is str else None
@@ -145,15 +175,30 @@ def place(keys: Keys, t: Template, task_type: Any, payload: Any, task_id: str, o
     return placement
 
 
-def plan(keys: Keys, now: float, task_type: Any, payload: Any, options: Mapping[str, Any], op: str,
-         max_payload: int = check.MAX_PAYLOAD_BYTES, policies: PolicySet | None = None) -> Placement:
+def plan(
+    keys: Keys,
+    now: float,
+    task_type: Any,
+    payload: Any,
+    options: Mapping[str, Any],
+    op: str,
+    max_payload: int = check.MAX_PAYLOAD_BYTES,
+    policies: PolicySet | None = None,
+) -> Placement:
     """Validate one task's arguments and decide where it goes. Raises ValidationError; writes nothing."""
     t = template(now, options, op)
     return place(keys, t, task_type, payload, t.task_id or new_task_id(), op, max_payload, policies)
 
 
-def plan_many(keys: Keys, now: float, items: Iterable[Any], options: Mapping[str, Any], op: str,
-              max_payload: int = check.MAX_PAYLOAD_BYTES, policies: PolicySet | None = None) -> list[Placement]:
+def plan_many(
+    keys: Keys,
+    now: float,
+    items: Iterable[Any],
+    options: Mapping[str, Any],
+    op: str,
+    max_payload: int = check.MAX_PAYLOAD_BYTES,
+    policies: PolicySet | None = None,
+) -> list[Placement]:
     """Items are (type, payload) pairs or dicts with ``type``, ``payload`` and per-task options, which win over
     the shared ``options``. Every item is validated before any is written."""
     items = list(items)
@@ -172,8 +217,19 @@ def plan_many(keys: Keys, now: float, items: Iterable[Any], options: Mapping[str
                 t = template(now, {**options, **own}, op) if own else shared
             else:
                 t, (task_type, payload) = shared, item
-            placements.append(place(keys, t, task_type, payload, t.task_id or ids[index], op, max_payload,
-                                    policies, memo if t is shared else None))
+            placements.append(
+                place(
+                    keys,
+                    t,
+                    task_type,
+                    payload,
+                    t.task_id or ids[index],
+                    op,
+                    max_payload,
+                    policies,
+                    memo if t is shared else None,
+                )
+            )
         except ValidationError as exc:
             raise ValidationError(f"item {index}: {exc.message}", op=op) from None
     return placements
@@ -189,10 +245,19 @@ def info_of(placement: Placement, now_ms: int) -> TaskInfo:
     m = placement.message
     scheduled = placement.process_at_ms > now_ms
     return TaskInfo(
-        id=m.id, type=m.type, queue=m.queue, state="scheduled" if scheduled else "pending", payload=m.payload,
-        max_retry=m.max_retry, timeout=m.effective_timeout(), deadline=_instant(m.deadline_ms),
-        retention=m.retention, unique_key=placement.unique_key or None, headers=m.headers,
-        created_at=_instant(m.created_ms), next_process_at=_instant(placement.process_at_ms or now_ms),
+        id=m.id,
+        type=m.type,
+        queue=m.queue,
+        state="scheduled" if scheduled else "pending",
+        payload=m.payload,
+        max_retry=m.max_retry,
+        timeout=m.effective_timeout(),
+        deadline=_instant(m.deadline_ms),
+        retention=m.retention,
+        unique_key=placement.unique_key or None,
+        headers=m.headers,
+        created_at=_instant(m.created_ms),
+        next_process_at=_instant(placement.process_at_ms or now_ms),
         state_since=_instant(now_ms),
     )
 
@@ -206,4 +271,4 @@ def by_queue(placements: list[Placement]) -> dict[str, list[Placement]]:
 
 def chunks(items: list[Placement], size: int) -> Iterable[list[Placement]]:
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]

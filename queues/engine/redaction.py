@@ -95,8 +95,11 @@ def _key(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(f"a redacted key must be a non-empty string, got {value!r}", op=_OP)
     if len(value) > MAX_KEY or value != value.strip() or any(not ch.isprintable() for ch in value):
-        raise ValidationError(f"a redacted key is 1 to {MAX_KEY} printable characters with no surrounding "
-                              f"spaces, got {value[:MAX_KEY]!r}", op=_OP)
+        raise ValidationError(
+            f"a redacted key is 1 to {MAX_KEY} printable characters with no surrounding "
+            f"spaces, got {value[:MAX_KEY]!r}",
+            op=_OP,
+        )
     return value.casefold()
 
 

@@ -70,8 +70,12 @@ class EntryInfo:
 
 def _record(raw: bytes) -> EnqueueRecord:
     doc = json.loads(raw)
-    return EnqueueRecord(from_ms(doc.get("tick")), str(doc.get("task_id", "")), from_ms(doc.get("at")),
-                         str(doc.get("outcome", "enqueued")))
+    return EnqueueRecord(
+        from_ms(doc.get("tick")),
+        str(doc.get("task_id", "")),
+        from_ms(doc.get("at")),
+        str(doc.get("outcome", "enqueued")),
+    )
 
 
 def _record_json(tick_ms: int, task_id: str, now_ms: int, outcome: str) -> str:
@@ -100,18 +104,37 @@ class SchedulerStore:
         now = self.broker.clock.now()
         policies = self.policies.get(self.conn, "scheduler.fire") if self.policies is not None else None
         task_id = entry.task_id(tick_ms)
-        placement = producer.plan(self.keys, now, entry.type, entry.payload,
-                                  {**entry.options, "queue": entry.queue, "task_id": task_id}, "scheduler.fire",
-                                  policies=policies)
+        placement = producer.plan(
+            self.keys,
+            now,
+            entry.type,
+            entry.payload,
+            {**entry.options, "queue": entry.queue, "task_id": task_id},
+            "scheduler.fire",
+            policies=policies,
+        )
         m = placement.message
         q = self.keys.queue(entry.queue)
         now_ms = to_ms(now)
         keys = [q.type_counts, q.events, q.pending, q.scheduled, q.cron_last, q.cron_history(entry.id)]
-        args = [q.task_prefix, now_ms, self.broker.transitions.limits.event_maxlen, actor, entry.id, tick_ms,
-                self.history_cap, _record_json(tick_ms, task_id, now_ms, "enqueued"),
-                _record_json(tick_ms, task_id, now_ms, "duplicate"),
-                m.id, m.type, placement.encoded_options or m.encode_options(), m.payload, placement.process_at_ms,
-                placement.unique_key, placement.unique_ttl_ms]
+        args = [
+            q.task_prefix,
+            now_ms,
+            self.broker.transitions.limits.event_maxlen,
+            actor,
+            entry.id,
+            tick_ms,
+            self.history_cap,
+            _record_json(tick_ms, task_id, now_ms, "enqueued"),
+            _record_json(tick_ms, task_id, now_ms, "duplicate"),
+            m.id,
+            m.type,
+            placement.encoded_options or m.encode_options(),
+            m.payload,
+            placement.process_at_ms,
+            placement.unique_key,
+            placement.unique_ttl_ms,
+        ]
         return Call("fire_tick", script("fire_tick"), keys, args, lambda reply: reply.decode())
 
     def fire(self, entry: Entry, tick: float, actor: str = "scheduler") -> str:
@@ -172,9 +195,16 @@ class SchedulerStore:
 
     def schedulers(self) -> list[SchedulerInfo]:
         """Schedulers whose heartbeat is current, oldest first."""
-        out = [SchedulerInfo(str(d.get("id", "")), str(d.get("host", "")), int(d.get("pid", 0)),
-                             from_ms(d.get("started")), [str(e.get("id", "")) for e in d.get("entries", [])])
-               for d in self._scheduler_docs()]
+        out = [
+            SchedulerInfo(
+                str(d.get("id", "")),
+                str(d.get("host", "")),
+                int(d.get("pid", 0)),
+                from_ms(d.get("started")),
+                [str(e.get("id", "")) for e in d.get("entries", [])],
+            )
+            for d in self._scheduler_docs()
+        ]
         return sorted(out, key=lambda s: (s.started_at.timestamp() if s.started_at else 0.0, s.id))
 
     # -- admin-defined entries --------------------------------------------------------------------------------
@@ -225,24 +255,34 @@ class SchedulerStore:
         out = []
         for n, entry in enumerate(ordered):
             last, newest = replies[2 * n], replies[2 * n + 1]
-            out.append(EntryInfo(entry, sorted(runners.get(entry.id, [])), from_ms(_ms(entry.schedule.next_after(now))),
-                                 _record(newest[0]) if newest else None, from_ms(int(last) if last else None)))
+            out.append(
+                EntryInfo(
+                    entry,
+                    sorted(runners.get(entry.id, [])),
+                    from_ms(_ms(entry.schedule.next_after(now))),
+                    _record(newest[0]) if newest else None,
+                    from_ms(int(last) if last else None),
+                )
+            )
         return out
 
     def entry(self, entry_id: str) -> EntryInfo:
         for info in self.entries():
             if info.id == entry_id:
                 return info
-        raise EntryNotFoundError(f"no periodic entry {entry_id!r} (no running scheduler has it and the admin "
-                                 f"defines none with this id)", op="scheduler.entry")
+        raise EntryNotFoundError(
+            f"no periodic entry {entry_id!r} (no running scheduler has it and the admin defines none with this id)",
+            op="scheduler.entry",
+        )
 
     def history(self, entry_id: str, limit: int = 100) -> list[EnqueueRecord]:
         """The entry's latest enqueues, newest first. Raises EntryNotFoundError for an unknown entry."""
         return self.history_of(self.entry(entry_id).entry, limit)
 
     def history_of(self, entry: Entry, limit: int = 100) -> list[EnqueueRecord]:
-        raws = self._call("history", self.conn.zrevrange, self.keys.queue(entry.queue).cron_history(entry.id),
-                          0, max(0, limit - 1))
+        raws = self._call(
+            "history", self.conn.zrevrange, self.keys.queue(entry.queue).cron_history(entry.id), 0, max(0, limit - 1)
+        )
         return [_record(raw) for raw in raws]
 
 
@@ -258,4 +298,3 @@ def _entries(raws: Iterable[bytes | str], what: str) -> list[Entry]:
         except (ValidationError, ValueError, KeyError, TypeError) as exc:
             log.warning("skipping unreadable %s: %s", what, exc)
     return out
-

@@ -47,8 +47,9 @@ class Script:
                 break
         return _checked(reply), int(_checked(confirmed))
 
-    async def run_and_wait_async(self, conn: Any, keys: list[str], args: list[Any], replicas: int,
-                                 timeout_ms: int) -> Any:
+    async def run_and_wait_async(
+        self, conn: Any, keys: list[str], args: list[Any], replicas: int, timeout_ms: int
+    ) -> Any:
         for command in ("evalsha", "eval"):
             async with conn.pipeline(transaction=False) as pipe:
                 getattr(pipe, command)(self.sha if command == "evalsha" else self.source, len(keys), *keys, *args)

@@ -34,8 +34,14 @@ from .workflows import (
 OP = "client.enqueue"
 
 
-def enqueue_special_flow(t: Transitions, now: float, task_type: Any, payload: Any, options: Mapping[str, Any],
-                         max_payload: int = check.MAX_PAYLOAD_BYTES) -> Flow:
+def enqueue_special_flow(
+    t: Transitions,
+    now: float,
+    task_type: Any,
+    payload: Any,
+    options: Mapping[str, Any],
+    max_payload: int = check.MAX_PAYLOAD_BYTES,
+) -> Flow:
     """One task into a group, or waiting for others. Scheduling and uniqueness do not combine with either."""
     options = dict(options)
     group = options.pop("group", None)
@@ -45,8 +51,7 @@ def enqueue_special_flow(t: Transitions, now: float, task_type: Any, payload: An
         raise ValidationError("give group or after, not both", op=OP)
     for name in ("process_at", "process_in", "unique"):
         if options.get(name) is not None:
-            raise ValidationError(f"{name} cannot be combined with {'group' if group is not None else 'after'}",
-                                  op=OP)
+            raise ValidationError(f"{name} cannot be combined with {'group' if group is not None else 'after'}", op=OP)
     placement = producer.plan(t.keys, now, task_type, payload, options, OP, max_payload)
     queue = placement.message.queue
     now_ms = to_ms(now)
@@ -55,8 +60,9 @@ def enqueue_special_flow(t: Transitions, now: float, task_type: Any, payload: An
         try:
             new_queue = yield enqueue_group(t, queue, name, [placement])
         except TaskIdConflictError:
-            raise TaskIdConflictError(f"task id {placement.message.id!r} already exists in queue {queue!r}",
-                                      op=OP) from None
+            raise TaskIdConflictError(
+                f"task id {placement.message.id!r} already exists in queue {queue!r}", op=OP
+            ) from None
         if new_queue:
             yield Command("sadd", (t.keys.queues, queue))
         info = producer.info_of(placement, now_ms)
@@ -69,13 +75,22 @@ def enqueue_special_flow(t: Transitions, now: float, task_type: Any, payload: An
     return task_info_of(placement, deps, now_ms)
 
 
-def submit_workflow_flow(t: Transitions, now: float, workflow: Any, queue: str, on_success: Any, on_error: Any,
-                         workflow_id: str | None, keep: float | None,
-                         max_payload: int = check.MAX_PAYLOAD_BYTES) -> Flow:
+def submit_workflow_flow(
+    t: Transitions,
+    now: float,
+    workflow: Any,
+    queue: str,
+    on_success: Any,
+    on_error: Any,
+    workflow_id: str | None,
+    keep: float | None,
+    max_payload: int = check.MAX_PAYLOAD_BYTES,
+) -> Flow:
     op = "client.submit"
     if not isinstance(workflow, (Signature, Chain, Group, Chord)):
-        raise ValidationError(f"submit takes chain(...), group(...), chord(...) or sig(...), got {workflow!r:.80}",
-                              op=op)
+        raise ValidationError(
+            f"submit takes chain(...), group(...), chord(...) or sig(...), got {workflow!r:.80}", op=op
+        )
     for name, callback in (("on_success", on_success), ("on_error", on_error)):
         if callback is not None and not isinstance(callback, Signature):
             raise ValidationError(f"{name} must be sig(...)", op=op)

@@ -128,5 +128,14 @@ def parse(url: str) -> Topology:
         db = _db(url, path[1]) if len(path) == 2 else 0
     elif path and path != ["0"]:
         raise _bad(url, "a Redis Cluster has only database 0; leave the database out")
-    return Topology(kind, url, _nodes(url, hosts, DEFAULT_PORTS[kind]), service, db, username, password,
-                    scheme.startswith("rediss"), query)
+    return Topology(
+        kind,
+        url,
+        _nodes(url, hosts, DEFAULT_PORTS[kind]),
+        service,
+        db,
+        username,
+        password,
+        scheme.startswith("rediss"),
+        query,
+    )

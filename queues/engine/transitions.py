@@ -118,8 +118,10 @@ class Dequeued(list[Leased]):
 
 def _dequeued(reply: list[Any]) -> Dequeued:
     limited_ms, rows = int(reply[0]), reply[1:]
-    leased = [Leased(rows[i].decode(), rows[i + 1], rows[i + 2], rows[i + 3], int(rows[i + 4]), rows[i + 5].decode())
-              for i in range(0, len(rows), 6)]
+    leased = [
+        Leased(rows[i].decode(), rows[i + 1], rows[i + 2], rows[i + 3], int(rows[i + 4]), rows[i + 5].decode())
+        for i in range(0, len(rows), 6)
+    ]
     return Dequeued(leased, limited_ms / 1000 if limited_ms else None)
 
 
@@ -130,8 +132,13 @@ def _flatten(rows: Sequence[Sequence[Any]]) -> list[Any]:
 class Transitions:
     """Builds the calls for one engine (key prefix, clock, limits)."""
 
-    def __init__(self, prefix: str = DEFAULT_PREFIX, clock: Clock | None = None, limits: Limits | None = None,
-                 cluster: bool = False):
+    def __init__(
+        self,
+        prefix: str = DEFAULT_PREFIX,
+        clock: Clock | None = None,
+        limits: Limits | None = None,
+        cluster: bool = False,
+    ):
         self.keys = Keys(prefix, cluster)
         self.clock = clock or SystemClock()
         self.limits = limits or Limits()
@@ -164,17 +171,37 @@ class Transitions:
         q = self.queue(queue)
         keys, args = self._common(q, actor)
         rows = [
-            (p.message.id, p.message.type, p.encoded_options or p.message.encode_options(), p.message.payload,
-             p.process_at_ms, p.unique_key, p.unique_ttl_ms)
+            (
+                p.message.id,
+                p.message.type,
+                p.encoded_options or p.message.encode_options(),
+                p.message.payload,
+                p.process_at_ms,
+                p.unique_key,
+                p.unique_ttl_ms,
+            )
             for p in items
         ]
-        return Call("enqueue", script("enqueue"), keys + [q.pending, q.scheduled], args + _flatten(rows),
-                    lambda reply: reply == b"NEW")
+        return Call(
+            "enqueue",
+            script("enqueue"),
+            keys + [q.pending, q.scheduled],
+            args + _flatten(rows),
+            lambda reply: reply == b"NEW",
+        )
 
     # -- workers -----------------------------------------------------------------------------------------------
 
-    def dequeue(self, queue: str, k: int, lease_seconds: float, worker: str, token_prefix: str,
-                cap: int = 0, rate: RateLimit | None = None) -> Call:
+    def dequeue(
+        self,
+        queue: str,
+        k: int,
+        lease_seconds: float,
+        worker: str,
+        token_prefix: str,
+        cap: int = 0,
+        rate: RateLimit | None = None,
+    ) -> Call:
         """Up to ``k`` tasks, as a ``Dequeued``. With a concurrency ``cap`` (> 0), never more than cap active in the
         queue at once; with a ``rate`` limit, never more than its limit started in any period. Both are counted
         over every worker and consumer of the queue."""
@@ -182,46 +209,91 @@ class Transitions:
         keys, args = self._common(q, worker)
         expiry = to_ms(self.clock.now() + lease_seconds)
         rate = rate or RateLimit()
-        return Call("dequeue", script("dequeue"), keys + [q.pending, q.lease, q.paused, q.starts],
-                    args + [expiry, token_prefix, k, cap, rate.limit, to_ms(rate.period)], _dequeued)
+        return Call(
+            "dequeue",
+            script("dequeue"),
+            keys + [q.pending, q.lease, q.paused, q.starts],
+            args + [expiry, token_prefix, k, cap, rate.limit, to_ms(rate.period)],
+            _dequeued,
+        )
 
     def extend_leases(self, queue: str, leases: Sequence[tuple[str, str]], lease_seconds: float) -> Call:
         q = self.queue(queue)
         expiry = to_ms(self.clock.now() + lease_seconds)
-        return Call("extend_lease", script("extend_lease"), [q.lease], [q.task_prefix, expiry] + _flatten(leases),
-                    lambda reply: [i.decode() for i in reply])
+        return Call(
+            "extend_lease",
+            script("extend_lease"),
+            [q.lease],
+            [q.task_prefix, expiry] + _flatten(leases),
+            lambda reply: [i.decode() for i in reply],
+        )
 
     def done(self, queue: str, leases: Sequence[tuple[str, str]], worker: str) -> Call:
         q = self.queue(queue)
         keys, args = self._common(q, worker)
-        return Call("done", script("done"), keys + [q.lease] + self._counters(q, "processed"),
-                    args + [DAY_COUNTER_TTL] + _flatten(leases), _statuses)
+        return Call(
+            "done",
+            script("done"),
+            keys + [q.lease] + self._counters(q, "processed"),
+            args + [DAY_COUNTER_TTL] + _flatten(leases),
+            _statuses,
+        )
 
     def complete(self, queue: str, leases: Sequence[tuple[str, str, float]], worker: str) -> Call:
         """``leases`` holds (id, token, retention seconds)."""
         q = self.queue(queue)
         keys, args = self._common(q, worker)
         rows = [(task_id, token, to_ms(retention)) for task_id, token, retention in leases]
-        return Call("complete", script("complete"), keys + [q.lease, q.completed] + self._counters(q, "processed"),
-                    args + [DAY_COUNTER_TTL] + _flatten(rows), _statuses)
+        return Call(
+            "complete",
+            script("complete"),
+            keys + [q.lease, q.completed] + self._counters(q, "processed"),
+            args + [DAY_COUNTER_TTL] + _flatten(rows),
+            _statuses,
+        )
 
-    def retry(self, queue: str, task_id: str, token: str, retry_at: float, error: str, *, worker: str,
-              is_failure: bool = True, expired_before: float | None = None) -> Call:
+    def retry(
+        self,
+        queue: str,
+        task_id: str,
+        token: str,
+        retry_at: float,
+        error: str,
+        *,
+        worker: str,
+        is_failure: bool = True,
+        expired_before: float | None = None,
+    ) -> Call:
         q = self.queue(queue)
         keys, args = self._common(q, worker)
         fence = "" if expired_before is None else to_ms(expired_before)
-        return Call("retry", script("retry"), keys + [q.lease, q.retry] + self._counters(q, "processed", "failed"),
-                    args + [DAY_COUNTER_TTL, task_id, token, to_ms(retry_at), error, "1" if is_failure else "0",
-                            fence])
+        return Call(
+            "retry",
+            script("retry"),
+            keys + [q.lease, q.retry] + self._counters(q, "processed", "failed"),
+            args + [DAY_COUNTER_TTL, task_id, token, to_ms(retry_at), error, "1" if is_failure else "0", fence],
+        )
 
-    def archive(self, queue: str, task_id: str, token: str, error: str, *, worker: str,
-                expired_before: float | None = None, archive_limits: ArchiveLimits | None = None) -> Call:
+    def archive(
+        self,
+        queue: str,
+        task_id: str,
+        token: str,
+        error: str,
+        *,
+        worker: str,
+        expired_before: float | None = None,
+        archive_limits: ArchiveLimits | None = None,
+    ) -> Call:
         q = self.queue(queue)
         keys, args = self._common(q, worker)
         fence = "" if expired_before is None else to_ms(expired_before)
-        return Call("archive", script("archive"),
-                    keys + [q.lease, q.archived] + self._counters(q, "processed", "failed"),
-                    args + [DAY_COUNTER_TTL, task_id, token, error] + self._archive_limits(archive_limits) + [fence])
+        return Call(
+            "archive",
+            script("archive"),
+            keys + [q.lease, q.archived] + self._counters(q, "processed", "failed"),
+            args + [DAY_COUNTER_TTL, task_id, token, error] + self._archive_limits(archive_limits) + [fence],
+        )
 
     def requeue(self, queue: str, leases: Sequence[tuple[str, str]], worker: str) -> Call:
         q = self.queue(queue)
@@ -240,8 +312,9 @@ class Transitions:
 
     def write_result(self, queue: str, task_id: str, token: str, field_name: str, value: bytes) -> Call:
         q = self.queue(queue)
-        return Call("write_result", script("write_result"), [q.lease],
-                    [q.task_prefix, task_id, token, field_name, value])
+        return Call(
+            "write_result", script("write_result"), [q.lease], [q.task_prefix, task_id, token, field_name, value]
+        )
 
     # -- background maintenance ---------------------------------------------------------------------------------
 
@@ -261,26 +334,34 @@ class Transitions:
         q = self.queue(queue)
         name = "pause" if paused else "unpause"
         keys = [q.paused, q.events] + ([] if paused else [q.pending])
-        return Call(name, script(name), keys,
-                    [to_ms(self.clock.now()), self.limits.event_maxlen, actor])
+        return Call(name, script(name), keys, [to_ms(self.clock.now()), self.limits.event_maxlen, actor])
 
     def delete_task(self, queue: str, task_id: str, actor: str) -> Call:
         q = self.queue(queue)
         keys, args = self._common(q, actor)
-        return Call("delete_task", script("delete_task"),
-                    keys + [q.pending, q.scheduled, q.retry, q.archived, q.completed], args + [task_id])
+        return Call(
+            "delete_task",
+            script("delete_task"),
+            keys + [q.pending, q.scheduled, q.retry, q.archived, q.completed],
+            args + [task_id],
+        )
 
     def run_task(self, queue: str, task_id: str, actor: str) -> Call:
         q = self.queue(queue)
         keys, args = self._common(q, actor)
-        return Call("run_task", script("run_task"), keys + [q.pending, q.scheduled, q.retry, q.archived],
-                    args + [task_id])
+        return Call(
+            "run_task", script("run_task"), keys + [q.pending, q.scheduled, q.retry, q.archived], args + [task_id]
+        )
 
     def archive_task(self, queue: str, task_id: str, actor: str, archive_limits: ArchiveLimits | None = None) -> Call:
         q = self.queue(queue)
         keys, args = self._common(q, actor)
-        return Call("archive_task", script("archive_task"), keys + [q.pending, q.scheduled, q.retry, q.archived],
-                    args + [task_id] + self._archive_limits(archive_limits))
+        return Call(
+            "archive_task",
+            script("archive_task"),
+            keys + [q.pending, q.scheduled, q.retry, q.archived],
+            args + [task_id] + self._archive_limits(archive_limits),
+        )
 
     def delete_all(self, queue: str, state: str, actor: str, chunk: int = BULK_CHUNK) -> Call:
         q = self.queue(queue)
@@ -292,16 +373,43 @@ class Transitions:
         keys, args = self._common(q, actor)
         return Call("run_all", script("run_all"), keys + [q.state_key(state), q.pending], args + [state, chunk], int)
 
-    def archive_all(self, queue: str, state: str, actor: str, chunk: int = BULK_CHUNK, *,
-                    archive_limits: ArchiveLimits | None = None) -> Call:
+    def archive_all(
+        self,
+        queue: str,
+        state: str,
+        actor: str,
+        chunk: int = BULK_CHUNK,
+        *,
+        archive_limits: ArchiveLimits | None = None,
+    ) -> Call:
         q = self.queue(queue)
         keys, args = self._common(q, actor)
-        return Call("archive_all", script("archive_all"), keys + [q.state_key(state), q.archived],
-                    args + [state, chunk] + self._archive_limits(archive_limits), int)
+        return Call(
+            "archive_all",
+            script("archive_all"),
+            keys + [q.state_key(state), q.archived],
+            args + [state, chunk] + self._archive_limits(archive_limits),
+            int,
+        )
 
     def delete_queue(self, queue: str, force: bool) -> Call:
         q = self.queue(queue)
-        keys = [q.pending, q.lease, q.scheduled, q.retry, q.archived, q.completed,
-                q.groups, q.aggregation_sets, q.waiting, q.workflows,
-                q.paused, q.processed, q.failed, q.type_counts, q.events, q.starts]
+        keys = [
+            q.pending,
+            q.lease,
+            q.scheduled,
+            q.retry,
+            q.archived,
+            q.completed,
+            q.groups,
+            q.aggregation_sets,
+            q.waiting,
+            q.workflows,
+            q.paused,
+            q.processed,
+            q.failed,
+            q.type_counts,
+            q.events,
+            q.starts,
+        ]
         return Call("delete_queue", script("delete_queue"), keys, [q.task_prefix, "1" if force else "0"])

@@ -41,16 +41,19 @@ class WorkerStore:
         """Active tasks whose lease ran out before ``expired_before`` (epoch seconds), with their current token."""
         q = self.keys.queue(queue)
         conn = self.broker.conn
-        ids = self._call("expired_leases", conn.zrangebyscore, q.lease, "-inf", to_ms(expired_before),
-                         start=0, num=limit)
+        ids = self._call(
+            "expired_leases", conn.zrangebyscore, q.lease, "-inf", to_ms(expired_before), start=0, num=limit
+        )
         if not ids:
             return []
         pipe = conn.pipeline(transaction=False)
         for task_id in ids:
             pipe.hmget(q.task(task_id.decode()), "type", "msg", "payload", "retried", "lease")
         rows = self._call("expired_leases", pipe.execute)
-        return [Leased(task_id.decode(), f[0] or b"", f[1] or b"", f[2] or b"", int(f[3] or 0), (f[4] or b"").decode())
-                for task_id, f in zip(ids, rows, strict=True)]
+        return [
+            Leased(task_id.decode(), f[0] or b"", f[1] or b"", f[2] or b"", int(f[3] or 0), (f[4] or b"").decode())
+            for task_id, f in zip(ids, rows, strict=True)
+        ]
 
     def write_server(self, server: dict[str, Any], running: dict[str, dict[str, Any]], ttl: float) -> None:
         """Publish this server and what it runs, expiring unless the next heartbeat renews them."""

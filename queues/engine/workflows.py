@@ -86,8 +86,11 @@ def sig(type: str, payload: Any = b"", *, pass_result: bool | None = None, **opt
     """A workflow member: ``sig("resize", {"size": 64}, max_retry=3)``."""
     unknown = set(options) - MEMBER_OPTIONS
     if unknown:
-        raise ValidationError(f"option(s) {', '.join(sorted(unknown))} cannot be used in a workflow; members take "
-                              f"{', '.join(sorted(MEMBER_OPTIONS))}", op="workflow")
+        raise ValidationError(
+            f"option(s) {', '.join(sorted(unknown))} cannot be used in a workflow; members take "
+            f"{', '.join(sorted(MEMBER_OPTIONS))}",
+            op="workflow",
+        )
     return Signature(type, payload, dict(options), pass_result)
 
 
@@ -98,8 +101,9 @@ def _nodes(items: Sequence[Any], what: str) -> tuple[Node, ...]:
         raise ValidationError(f"a {what} needs at least one member", op="workflow")
     for item in items:
         if not isinstance(item, (Signature, Chain, Group, Chord)):
-            raise ValidationError(f"a {what} member must be sig(...), chain, group or chord, got {item!r:.80}",
-                                  op="workflow")
+            raise ValidationError(
+                f"a {what} member must be sig(...), chain, group or chord, got {item!r:.80}", op="workflow"
+            )
     return tuple(items)
 
 
@@ -116,8 +120,7 @@ def group(*items: Any) -> Group:
 
 def chord(header: Any, callback: Node) -> Chord:
     """``header`` (a group, or a list of members) in parallel, then ``callback`` with all their results."""
-    head = header if isinstance(header, Group) else group(*(header if isinstance(header, (list, tuple)) else
-                                                             [header]))
+    head = header if isinstance(header, Group) else group(*(header if isinstance(header, (list, tuple)) else [header]))
     return Chord(head, _nodes([callback], "chord callback")[0])
 
 
@@ -133,8 +136,9 @@ class Member:
     role: str = "member"
 
 
-def compile_workflow(node: Node, on_success: Signature | None = None,
-                     on_error: Signature | None = None) -> list[Member]:
+def compile_workflow(
+    node: Node, on_success: Signature | None = None, on_error: Signature | None = None
+) -> list[Member]:
     """The members in submit order (dependencies before dependents), each with the ids it waits for."""
     members: list[Member] = []
 
@@ -158,13 +162,21 @@ def compile_workflow(node: Node, on_success: Signature | None = None,
 
     tails = walk(node, [], False)
     if on_success is not None:
-        members.append(Member(on_success, new_id(on_success), tails,
-                              True if on_success.pass_result is None else on_success.pass_result, "on_success"))
+        members.append(
+            Member(
+                on_success,
+                new_id(on_success),
+                tails,
+                True if on_success.pass_result is None else on_success.pass_result,
+                "on_success",
+            )
+        )
     if on_error is not None:
         members.append(Member(on_error, new_id(on_error), [], False, "on_error"))
     if len(members) > MAX_MEMBERS:
-        raise ValidationError(f"a workflow has at most {MAX_MEMBERS} members, this one {len(members)}",
-                              op="client.submit")
+        raise ValidationError(
+            f"a workflow has at most {MAX_MEMBERS} members, this one {len(members)}", op="client.submit"
+        )
     return members
 
 
@@ -178,8 +190,9 @@ def dependency_ids(after: Any, op: str) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def placement_of(keys: Keys, now: float, s: Signature, queue: str, task_id: str, op: str,
-                 max_payload: int = check.MAX_PAYLOAD_BYTES) -> Placement:
+def placement_of(
+    keys: Keys, now: float, s: Signature, queue: str, task_id: str, op: str, max_payload: int = check.MAX_PAYLOAD_BYTES
+) -> Placement:
     """A member's task, validated like an enqueue (without scheduling or uniqueness)."""
     options = {k: v for k, v in s.options.items() if k != "task_id"}
     t = producer.template(now, {**options, "queue": queue}, op)
@@ -207,12 +220,22 @@ def submit_call(t: Transitions, s: Submission, actor: str = "") -> Call:
     left = sum(1 for _, _, role, _ in s.tasks if role == "member")
     rows: list[Any] = []
     for p, after, role, pass_results in s.tasks:
-        rows += [p.message.id, p.message.type, p.encoded_options or p.message.encode_options(), p.message.payload,
-                 json.dumps(after), role + ("+p" if pass_results else "")]
+        rows += [
+            p.message.id,
+            p.message.type,
+            p.encoded_options or p.message.encode_options(),
+            p.message.payload,
+            json.dumps(after),
+            role + ("+p" if pass_results else ""),
+        ]
     wf_key = q.workflow(s.workflow_id or "-")
-    return Call("submit", script("submit"), keys + [q.pending, q.waiting, wf_key, q.workflows],
-                args + [s.workflow_id, json.dumps(members) if s.workflow_id else "", to_ms(s.keep), left] + rows,
-                lambda reply: reply == b"NEW")
+    return Call(
+        "submit",
+        script("submit"),
+        keys + [q.pending, q.waiting, wf_key, q.workflows],
+        args + [s.workflow_id, json.dumps(members) if s.workflow_id else "", to_ms(s.keep), left] + rows,
+        lambda reply: reply == b"NEW",
+    )
 
 
 def explain(exc: EngineError, s: Submission, op: str) -> EngineError:
@@ -222,14 +245,17 @@ def explain(exc: EngineError, s: Submission, op: str) -> EngineError:
         if index == 0:
             return TaskIdConflictError(f"workflow id {s.workflow_id!r} already exists in queue {s.queue!r}", op=op)
         message = s.tasks[index - 1][0].message
-        return TaskIdConflictError(f"task id {message.id!r} already exists in queue {s.queue!r}; nothing was "
-                                   "submitted", op=op)
+        return TaskIdConflictError(
+            f"task id {message.id!r} already exists in queue {s.queue!r}; nothing was submitted", op=op
+        )
     if isinstance(exc, FailedPreconditionError) and exc.message.startswith("dependency cycle"):
-        return FailedPreconditionError(f"{exc.message}: these tasks would wait for each other forever; nothing "
-                                       "was submitted", op=op)
+        return FailedPreconditionError(
+            f"{exc.message}: these tasks would wait for each other forever; nothing was submitted", op=op
+        )
     if isinstance(exc, FailedPreconditionError):
-        return FailedPreconditionError(f"{exc.message}: a task waiting for it could never run; nothing was "
-                                       "submitted", op=op)
+        return FailedPreconditionError(
+            f"{exc.message}: a task waiting for it could never run; nothing was submitted", op=op
+        )
     return exc
 
 
@@ -316,20 +342,45 @@ def read_flow(keys: Keys, queue: str, workflow_id: str) -> Flow:
         if ended is not None:
             status = ended.decode()
             outcome = fields.get(f"r:{member_id}".encode()) if status == "succeeded" else None
-            members.append(MemberInfo(member_id, task_type, role, after, status,
-                                      _json_or_bytes(outcome if outcome is not None else result),
-                                      error.decode("utf-8", "replace") if error else None))
+            members.append(
+                MemberInfo(
+                    member_id,
+                    task_type,
+                    role,
+                    after,
+                    status,
+                    _json_or_bytes(outcome if outcome is not None else result),
+                    error.decode("utf-8", "replace") if error else None,
+                )
+            )
         else:
-            members.append(MemberInfo(member_id, task_type, role, after, state.decode() if state else "gone",
-                                      _json_or_bytes(result), error.decode("utf-8", "replace") if error else None))
+            members.append(
+                MemberInfo(
+                    member_id,
+                    task_type,
+                    role,
+                    after,
+                    state.decode() if state else "gone",
+                    _json_or_bytes(result),
+                    error.decode("utf-8", "replace") if error else None,
+                )
+            )
 
     def text(name: bytes) -> str | None:
         value = fields.get(name)
         return value.decode("utf-8", "replace") if value is not None else None
 
-    return WorkflowInfo(workflow_id, queue, text(b"state") or "running", members,
-                        from_ms(int(fields.get(b"created", 0))), from_ms(int(fields.get(b"finished", 0))),
-                        text(b"failed"), text(b"error"), int(fields.get(b"left", 0)))
+    return WorkflowInfo(
+        workflow_id,
+        queue,
+        text(b"state") or "running",
+        members,
+        from_ms(int(fields.get(b"created", 0))),
+        from_ms(int(fields.get(b"finished", 0))),
+        text(b"failed"),
+        text(b"error"),
+        int(fields.get(b"left", 0)),
+    )
 
 
 RECHECK_MS = 1000
@@ -361,11 +412,13 @@ def wait_flow(keys: Keys, queue: str, workflow_id: str, timeout: float | None) -
 
 def submitted_info(s: Submission, now_ms: int) -> WorkflowInfo:
     """The WorkflowInfo of a workflow just submitted, without reading it back."""
-    members = [MemberInfo(p.message.id, p.message.type, role, after,
-                          "waiting" if after or role == "on_error" else "pending")
-               for p, after, role, _ in s.tasks]
-    return WorkflowInfo(s.workflow_id, s.queue, "running", members, from_ms(now_ms),
-                        left=sum(1 for m in members if m.role == "member"))
+    members = [
+        MemberInfo(p.message.id, p.message.type, role, after, "waiting" if after or role == "on_error" else "pending")
+        for p, after, role, _ in s.tasks
+    ]
+    return WorkflowInfo(
+        s.workflow_id, s.queue, "running", members, from_ms(now_ms), left=sum(1 for m in members if m.role == "member")
+    )
 
 
 def task_info_of(placement: Placement, after: list[str], now_ms: int) -> TaskInfo:

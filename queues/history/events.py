@@ -21,19 +21,21 @@ import pyarrow.parquet as pq
 
 from queues.engine.archive_store import StreamEntry, parse_stream_id
 
-SCHEMA = pa.schema([
-    ("stream_id", pa.string()),
-    ("stream_ms", pa.int64()),
-    ("stream_seq", pa.int64()),
-    ("queue", pa.string()),
-    ("task_id", pa.string()),
-    ("type", pa.string()),
-    ("from_state", pa.string()),
-    ("to_state", pa.string()),
-    ("at_ms", pa.int64()),
-    ("worker", pa.string()),
-    ("error", pa.string()),
-])
+SCHEMA = pa.schema(
+    [
+        ("stream_id", pa.string()),
+        ("stream_ms", pa.int64()),
+        ("stream_seq", pa.int64()),
+        ("queue", pa.string()),
+        ("task_id", pa.string()),
+        ("type", pa.string()),
+        ("from_state", pa.string()),
+        ("to_state", pa.string()),
+        ("at_ms", pa.int64()),
+        ("worker", pa.string()),
+        ("error", pa.string()),
+    ]
+)
 
 
 def utc_date(ms: int) -> str:
@@ -55,10 +57,19 @@ def rows_by_date(queue: str, entries: list[StreamEntry]) -> dict[str, dict[str, 
         at = _at(entry, ms)
         f = entry.fields
         cols = out[utc_date(at)]
-        for name, value in (("stream_id", entry.stream_id), ("stream_ms", ms), ("stream_seq", seq),
-                            ("queue", queue), ("task_id", f.get("id", "")), ("type", f.get("type", "")),
-                            ("from_state", f.get("from", "")), ("to_state", f.get("to", "")), ("at_ms", at),
-                            ("worker", f.get("worker")), ("error", f.get("error"))):
+        for name, value in (
+            ("stream_id", entry.stream_id),
+            ("stream_ms", ms),
+            ("stream_seq", seq),
+            ("queue", queue),
+            ("task_id", f.get("id", "")),
+            ("type", f.get("type", "")),
+            ("from_state", f.get("from", "")),
+            ("to_state", f.get("to", "")),
+            ("at_ms", at),
+            ("worker", f.get("worker")),
+            ("error", f.get("error")),
+        ):
             cols[name].append(value)
     return out
 

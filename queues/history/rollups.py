@@ -28,16 +28,19 @@ def compute(spark: Any, events_dir: str, days: list[str]) -> Any:
     from pyspark.sql import functions as F
 
     lo = (date.fromisoformat(min(days)) - timedelta(days=LOOKBACK_DAYS)).isoformat()
-    events = (spark.read.parquet(events_dir)
-              .withColumn("date", F.col("date").cast("string"))
-              .where(F.col("date").between(lo, max(days)))
-              .dropDuplicates(["queue", "stream_id"]))  # a rewritten batch never doubles an event
+    events = (
+        spark.read.parquet(events_dir)
+        .withColumn("date", F.col("date").cast("string"))
+        .where(F.col("date").between(lo, max(days)))
+        .dropDuplicates(["queue", "stream_id"])
+    )  # a rewritten batch never doubles an event
     by_task = Window.partitionBy("queue", "task_id").orderBy("at_ms", "stream_ms", "stream_seq")
-    events = (events
-              .withColumn("prev_to", F.lag("to_state").over(by_task))
-              .withColumn("prev_at", F.lag("at_ms").over(by_task))
-              .withColumn("day", F.date_format(F.timestamp_millis("at_ms"), "yyyy-MM-dd"))
-              .where(F.col("day").isin(days)))
+    events = (
+        events.withColumn("prev_to", F.lag("to_state").over(by_task))
+        .withColumn("prev_at", F.lag("at_ms").over(by_task))
+        .withColumn("day", F.date_format(F.timestamp_millis("at_ms"), "yyyy-MM-dd"))
+        .where(F.col("day").isin(days))
+    )
     frm, to = F.col("from_state"), F.col("to_state")
     started = (frm == "pending") & (to == "active")
     ended = (frm == "active") & (F.col("prev_to") == "active")
@@ -49,14 +52,15 @@ def compute(spark: Any, events_dir: str, days: list[str]) -> Any:
         "retried": (frm == "active") & (to == "retry"),
         "archived": (frm == "active") & (to == "archived"),
     }
-    events = (events
-              .withColumn("wait_ms", F.when(started & (F.col("prev_to") == "pending"),
-                                            F.col("at_ms") - F.col("prev_at")))
-              .withColumn("run_ms", F.when(ended, F.col("at_ms") - F.col("prev_at"))))
+    events = events.withColumn(
+        "wait_ms", F.when(started & (F.col("prev_to") == "pending"), F.col("at_ms") - F.col("prev_at"))
+    ).withColumn("run_ms", F.when(ended, F.col("at_ms") - F.col("prev_at")))
     ps = F.array(*[F.lit(p) for p in PERCENTILES])
     aggs = [F.sum(F.when(flag, 1).otherwise(0)).cast("long").alias(name) for name, flag in flags.items()]
-    aggs += [F.percentile_approx("wait_ms", ps, ACCURACY).alias("wait"),
-             F.percentile_approx("run_ms", ps, ACCURACY).alias("run")]
+    aggs += [
+        F.percentile_approx("wait_ms", ps, ACCURACY).alias("wait"),
+        F.percentile_approx("run_ms", ps, ACCURACY).alias("run"),
+    ]
     out = events.groupBy("day", "queue", F.col("type").alias("task_type")).agg(*aggs)
     decided = F.col("succeeded") + F.col("failed")
     out = out.withColumn("failure_rate", F.when(decided > 0, F.col("failed") / decided))
@@ -68,8 +72,7 @@ def compute(spark: Any, events_dir: str, days: list[str]) -> Any:
 
 def write_parquet(rollups: Any, rollup_dir: str, days: list[str]) -> None:
     """Replace exactly the ``days`` partitions under ``rollup_dir``."""
-    (rollups.write.mode("overwrite").option("partitionOverwriteMode", "dynamic")
-     .partitionBy("day").parquet(rollup_dir))
+    (rollups.write.mode("overwrite").option("partitionOverwriteMode", "dynamic").partitionBy("day").parquet(rollup_dir))
     present = {row["day"] for row in rollups.select("day").distinct().collect()}
     for day in set(days) - present:  # a day with no events left: dynamic overwrite would keep the old files
         folder = Path(rollup_dir) / f"day={day}"
@@ -97,10 +100,15 @@ def store(rows: list[dict[str, Any]], days: list[str]) -> int:
 
     from .models import TaskDailyRollup
 
-    objects = [TaskDailyRollup(day=date.fromisoformat(row["day"]), queue=row["queue"], task_type=row["task_type"],
-                               **{name: value for name, value in row.items() if name not in ("day", "queue",
-                                                                                              "task_type")})
-               for row in rows]
+    objects = [
+        TaskDailyRollup(
+            day=date.fromisoformat(row["day"]),
+            queue=row["queue"],
+            task_type=row["task_type"],
+            **{name: value for name, value in row.items() if name not in ("day", "queue", "task_type")},
+        )
+        for row in rows
+    ]
     with transaction.atomic():
         TaskDailyRollup.objects.filter(day__in=[date.fromisoformat(d) for d in days]).delete()
         TaskDailyRollup.objects.bulk_create(objects, batch_size=500)

@@ -173,8 +173,7 @@ class Migration(migrations.Migration):
                     models.PositiveIntegerField(
                         blank=True,
                         help_text=(
-                            "Archived tasks older than this are deleted. Blank: inherit. "
-                            "Queue and default rules only."
+                            "Archived tasks older than this are deleted. Blank: inherit. Queue and default rules only."
                         ),
                         null=True,
                         validators=[django.core.validators.MaxValueValidator(31622400)],

@@ -4,28 +4,39 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('queues', '0002_console_groups'),
+        ("queues", "0002_console_groups"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ApiToken',
+            name="ApiToken",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, unique=True)),
-                ('prefix', models.CharField(editable=False, help_text="The token's first characters.", max_length=16)),
-                ('secret_hash', models.CharField(editable=False, max_length=64, unique=True)),
-                ('queues', models.JSONField(blank=True, default=list, help_text='Queue names this token may use; "*" means every queue.')),
-                ('namespaces', models.JSONField(blank=True, default=list, help_text='Namespaces this token may use: namespace "shop" covers every queue named "shop:<anything>".')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('last_used_at', models.DateTimeField(blank=True, editable=False, null=True)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100, unique=True)),
+                ("prefix", models.CharField(editable=False, help_text="The token's first characters.", max_length=16)),
+                ("secret_hash", models.CharField(editable=False, max_length=64, unique=True)),
+                (
+                    "queues",
+                    models.JSONField(
+                        blank=True, default=list, help_text='Queue names this token may use; "*" means every queue.'
+                    ),
+                ),
+                (
+                    "namespaces",
+                    models.JSONField(
+                        blank=True,
+                        default=list,
+                        help_text='Namespaces this token may use: namespace "shop" covers every queue named "shop:<anything>".',
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("last_used_at", models.DateTimeField(blank=True, editable=False, null=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'verbose_name': 'API token',
-                'ordering': ['name'],
+                "verbose_name": "API token",
+                "ordering": ["name"],
             },
         ),
     ]

@@ -6,64 +6,81 @@ import queues.models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('queues', '0003_api_token'),
+        ("queues", "0003_api_token"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='PeriodicTask',
+            name="PeriodicTask",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True)),
-                ('spec', models.CharField(
-                    help_text=(
-                        "Five-field cron (minute hour day-of-month month day-of-week, e.g. '*/5 * * * *' "
-                        "or '30 7 * * mon-fri'), a macro (@hourly, @daily, @weekly, @monthly, @yearly) or "
-                        "'@every 30s'."
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200, unique=True)),
+                (
+                    "spec",
+                    models.CharField(
+                        help_text=(
+                            "Five-field cron (minute hour day-of-month month day-of-week, e.g. '*/5 * * * *' "
+                            "or '30 7 * * mon-fri'), a macro (@hourly, @daily, @weekly, @monthly, @yearly) or "
+                            "'@every 30s'."
+                        ),
+                        max_length=256,
+                        verbose_name="schedule",
                     ),
-                    max_length=256,
-                    verbose_name='schedule',
-                )),
-                ('timezone', models.CharField(
-                    default='UTC',
-                    help_text='IANA name, e.g. Europe/Paris; cron fields are read on its wall clock.',
-                    max_length=64,
-                    validators=[queues.models.validate_time_zone],
-                    verbose_name='time zone',
-                )),
-                ('task_type', models.CharField(max_length=256)),
-                ('payload', models.JSONField(
-                    blank=True,
-                    default=dict,
-                    help_text='Any JSON value; stored as compact JSON.',
-                )),
-                ('queue', models.CharField(
-                    default='default',
-                    max_length=128,
-                    validators=[queues.models.validate_queue_name],
-                )),
-                ('options', models.JSONField(
-                    blank=True,
-                    default=dict,
-                    help_text=(
-                        'Enqueue options: {"max_retry": 3, "timeout": 60, "retention": 3600, "unique": '
-                        '300, "headers": {}}.'
+                ),
+                (
+                    "timezone",
+                    models.CharField(
+                        default="UTC",
+                        help_text="IANA name, e.g. Europe/Paris; cron fields are read on its wall clock.",
+                        max_length=64,
+                        validators=[queues.models.validate_time_zone],
+                        verbose_name="time zone",
                     ),
-                    validators=[queues.models.validate_periodic_options],
-                )),
-                ('missed', models.CharField(
-                    choices=[('skip', 'skip missed ticks'), ('run_once', 'run once for all missed ticks')],
-                    default='skip',
-                    help_text='What a scheduler does with ticks that passed while no scheduler ran.',
-                    max_length=16,
-                    verbose_name='missed ticks',
-                )),
-                ('enabled', models.BooleanField(default=True)),
+                ),
+                ("task_type", models.CharField(max_length=256)),
+                (
+                    "payload",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text="Any JSON value; stored as compact JSON.",
+                    ),
+                ),
+                (
+                    "queue",
+                    models.CharField(
+                        default="default",
+                        max_length=128,
+                        validators=[queues.models.validate_queue_name],
+                    ),
+                ),
+                (
+                    "options",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text=(
+                            'Enqueue options: {"max_retry": 3, "timeout": 60, "retention": 3600, "unique": '
+                            '300, "headers": {}}.'
+                        ),
+                        validators=[queues.models.validate_periodic_options],
+                    ),
+                ),
+                (
+                    "missed",
+                    models.CharField(
+                        choices=[("skip", "skip missed ticks"), ("run_once", "run once for all missed ticks")],
+                        default="skip",
+                        help_text="What a scheduler does with ticks that passed while no scheduler ran.",
+                        max_length=16,
+                        verbose_name="missed ticks",
+                    ),
+                ),
+                ("enabled", models.BooleanField(default=True)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
     ]

@@ -5,24 +5,42 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('queues', '0005_queuedefinition_group_settings'),
+        ("queues", "0005_queuedefinition_group_settings"),
     ]
 
     operations = [
         migrations.AlterModelOptions(
-            name='auditlog',
-            options={'ordering': ['-created_at', '-id'], 'permissions': [('view_console', 'Can view the task console'), ('operate_console', 'Can act on queues and tasks in the task console'), ('view_unredacted', 'Can see redacted task payloads and results in full')]},
+            name="auditlog",
+            options={
+                "ordering": ["-created_at", "-id"],
+                "permissions": [
+                    ("view_console", "Can view the task console"),
+                    ("operate_console", "Can act on queues and tasks in the task console"),
+                    ("view_unredacted", "Can see redacted task payloads and results in full"),
+                ],
+            },
         ),
         migrations.AddField(
-            model_name='queuedefinition',
-            name='rate_limit',
-            field=models.PositiveIntegerField(default=0, help_text='Most tasks of this queue started per rate period across all workers; 0 means no limit. Tasks over the limit wait in pending.', validators=[django.core.validators.MaxValueValidator(1000000)]),
+            model_name="queuedefinition",
+            name="rate_limit",
+            field=models.PositiveIntegerField(
+                default=0,
+                help_text="Most tasks of this queue started per rate period across all workers; 0 means no limit. Tasks over the limit wait in pending.",
+                validators=[django.core.validators.MaxValueValidator(1000000)],
+            ),
         ),
         migrations.AddField(
-            model_name='queuedefinition',
-            name='rate_period',
-            field=models.PositiveIntegerField(default=1, help_text='The window of the rate limit, in seconds (1 to 86400).', validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(86400)], verbose_name='rate period (seconds)'),
+            model_name="queuedefinition",
+            name="rate_period",
+            field=models.PositiveIntegerField(
+                default=1,
+                help_text="The window of the rate limit, in seconds (1 to 86400).",
+                validators=[
+                    django.core.validators.MinValueValidator(1),
+                    django.core.validators.MaxValueValidator(86400),
+                ],
+                verbose_name="rate period (seconds)",
+            ),
         ),
     ]

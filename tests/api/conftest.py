@@ -21,8 +21,7 @@ def engine(settings_redis, redis_client):
 @pytest.fixture
 def make_token(db):
     def make(name: str = "svc", queues: list[str] | None = None, namespaces: list[str] | None = None) -> str:
-        return create_token(name, ["*"] if queues is None and namespaces is None else (queues or []),
-                            namespaces)[1]
+        return create_token(name, ["*"] if queues is None and namespaces is None else (queues or []), namespaces)[1]
 
     return make
 

@@ -80,8 +80,16 @@ def test_fail_follows_the_worker_state_machine(parts, clock):
     assert consumer.fail("q", task_id, d.lease, "boom").state == "archived"
 
 
-@pytest.mark.parametrize("kwargs", [{"queues": []}, {"queues": "q"}, {"queues": ["q"], "ttr": 0},
-                                    {"queues": ["q"], "count": 0}, {"queues": ["q"], "timeout": 100}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"queues": []},
+        {"queues": "q"},
+        {"queues": ["q"], "ttr": 0},
+        {"queues": ["q"], "count": 0},
+        {"queues": ["q"], "timeout": 100},
+    ],
+)
 def test_consume_validates(parts, kwargs):
     _, consumer = parts
     args = {"ttr": 10, **kwargs}

@@ -44,21 +44,36 @@ def server(redis_url, tmp_path_factory):
     import redis
 
     redis.Redis.from_url(redis_url).flushdb()
-    env = {**os.environ, "REDIS_URL": redis_url, "TASKS_API_RECOVERY_SKEW_SECONDS": "0",
-           "DATABASE_URL": f"sqlite:///{tmp_path_factory.mktemp('e2e') / 'db.sqlite3'}", "LOG_LEVEL": "WARNING"}
+    env = {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "TASKS_API_RECOVERY_SKEW_SECONDS": "0",
+        "DATABASE_URL": f"sqlite:///{tmp_path_factory.mktemp('e2e') / 'db.sqlite3'}",
+        "LOG_LEVEL": "WARNING",
+    }
     manage = [sys.executable, str(ROOT / "manage.py")]
     subprocess.run([*manage, "migrate", "-v", "0"], env=env, cwd=ROOT, check=True)
 
     def token(name: str, queues: str) -> str:
-        out = subprocess.run([*manage, "tasks", "token", "create", "--name", name, "--queues", queues, "--json"],
-                             env=env, cwd=ROOT, check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [*manage, "tasks", "token", "create", "--name", name, "--queues", queues, "--json"],
+            env=env,
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         return json.loads(out)["token"]
 
     tokens = {"all": token("e2e", "jobs,mail"), "mail": token("mail-only", "mail")}
     port = free_port(PORTS)
-    proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                             "console.asgi:application"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         for _ in range(300):  # readiness, not a timing assertion
             if proc.poll() is not None:
@@ -111,8 +126,11 @@ def test_fail_retry_dead_letter_respawn(api):
     for expected in ("retry", "archived"):
         _, got = api.call("POST", "/api/v1/consume", {"queues": ["jobs"], "timeout": 10})
         [task] = got["tasks"]
-        status, failed = api.call("POST", f"/api/v1/queues/jobs/tasks/{task_id}/fail",
-                                  {"lease": task["lease"], "error": "upstream 502", "delay": 0})
+        status, failed = api.call(
+            "POST",
+            f"/api/v1/queues/jobs/tasks/{task_id}/fail",
+            {"lease": task["lease"], "error": "upstream 502", "delay": 0},
+        )
         assert status == 200 and failed["state"] == expected
     _, dead = api.call("GET", "/api/v1/queues/jobs/deadletters")
     assert dead["size"] == 1 and dead["tasks"][0]["last_error"] == "upstream 502"

@@ -30,8 +30,12 @@ def test_publish_consume_ack(api):
     assert created["Location"] == f"{Q}/tasks/{task_id}"
     assert created.json()["state"] == "pending"
     [task] = consume(api)
-    assert (task["id"], task["type"], task["payload"], task["payload_encoding"]) == (task_id, "email", {"to": "ada"},
-                                                                                      "json")
+    assert (task["id"], task["type"], task["payload"], task["payload_encoding"]) == (
+        task_id,
+        "email",
+        {"to": "ada"},
+        "json",
+    )
     assert task["retried"] == 0 and task["lease"]
     assert api.get(f"{Q}/size").json()["active"] == 1
     assert api.post(f"{Q}/tasks/{task_id}/ack", {"lease": task["lease"]}).status_code == 204
@@ -175,42 +179,55 @@ def test_peek_size_get_delete(api):
     assert api.get(f"{Q}/size").json()["pending"] == 1
 
 
-@pytest.mark.parametrize(("path", "body", "field"), [
-    ("/tasks", {}, "type"),
-    ("/tasks", {"type": ""}, "type"),
-    ("/tasks", {"type": "t", "delay": -1}, "delay"),
-    ("/tasks", {"type": "t", "delay": "soon"}, "delay"),
-    ("/tasks", {"type": "t", "ttl": 0}, "ttl"),
-    ("/tasks", {"type": "t", "tries": 0}, "tries"),
-    ("/tasks", {"type": "t", "tries": 1.5}, "tries"),
-    ("/tasks", {"type": "t", "unique": True}, "unique"),
-    ("/tasks", {"type": "t", "id": "x" * 200}, "id"),
-    ("/tasks", {"type": "t", "payload_base64": "***"}, "payload_base64"),
-    ("/tasks", {"type": "t", "payload": 1, "payload_base64": ""}, "payload_base64"),
-    ("/tasks", {"type": "t", "headers": {"a": 1}}, "headers"),
-    ("/tasks", {"type": "t", "bogus": 1}, "bogus"),
-    ("/tasks", [1, 2], "body"),
-    ("/tasks", b"{not json", "body"),
-    ("/tasks/x/ack", {}, "lease"),
-    ("/tasks/x/ack", {"lease": 5}, "lease"),
-    ("/tasks/x/fail", {"lease": "l", "delay": -3}, "delay"),
-    ("/tasks/x/fail", {"lease": "l", "error": 3}, "error"),
-    ("/tasks/x/fail", {"lease": "l", "skip_retry": "yes"}, "skip_retry"),
-    ("/tasks/x/extend", {"lease": "l", "ttr": 0}, "ttr"),
-    ("/respawn", {"limit": 0}, "limit"),
-])
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/tasks", {}, "type"),
+        ("/tasks", {"type": ""}, "type"),
+        ("/tasks", {"type": "t", "delay": -1}, "delay"),
+        ("/tasks", {"type": "t", "delay": "soon"}, "delay"),
+        ("/tasks", {"type": "t", "ttl": 0}, "ttl"),
+        ("/tasks", {"type": "t", "tries": 0}, "tries"),
+        ("/tasks", {"type": "t", "tries": 1.5}, "tries"),
+        ("/tasks", {"type": "t", "unique": True}, "unique"),
+        ("/tasks", {"type": "t", "id": "x" * 200}, "id"),
+        ("/tasks", {"type": "t", "payload_base64": "***"}, "payload_base64"),
+        ("/tasks", {"type": "t", "payload": 1, "payload_base64": ""}, "payload_base64"),
+        ("/tasks", {"type": "t", "headers": {"a": 1}}, "headers"),
+        ("/tasks", {"type": "t", "bogus": 1}, "bogus"),
+        ("/tasks", [1, 2], "body"),
+        ("/tasks", b"{not json", "body"),
+        ("/tasks/x/ack", {}, "lease"),
+        ("/tasks/x/ack", {"lease": 5}, "lease"),
+        ("/tasks/x/fail", {"lease": "l", "delay": -3}, "delay"),
+        ("/tasks/x/fail", {"lease": "l", "error": 3}, "error"),
+        ("/tasks/x/fail", {"lease": "l", "skip_retry": "yes"}, "skip_retry"),
+        ("/tasks/x/extend", {"lease": "l", "ttr": 0}, "ttr"),
+        ("/respawn", {"limit": 0}, "limit"),
+    ],
+)
 def test_bad_input_is_a_400_naming_the_field(api, path, body, field):
     response = api.post(Q + path, body)
     assert response.status_code == 400, response.content
     assert response.json()["field"] == field and response.json()["error"] == "invalid_argument"
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({}, "queues"), ({"queues": "jobs"}, "queues"), ({"queues": []}, "queues"), ({"queues": ["a{b}"]}, "queues"),
-    ({"queues": ["q"] * 17}, "queues"), ({"queues": ["q"], "ttr": -1}, "ttr"), ({"queues": ["q"], "count": 0}, "count"),
-    ({"queues": ["q"], "count": 101}, "count"), ({"queues": ["q"], "timeout": 61}, "timeout"),
-    ({"queues": ["q"], "timeout": "1"}, "timeout"), ({"queues": ["q"], "wait": 1}, "wait"),
-])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "queues"),
+        ({"queues": "jobs"}, "queues"),
+        ({"queues": []}, "queues"),
+        ({"queues": ["a{b}"]}, "queues"),
+        ({"queues": ["q"] * 17}, "queues"),
+        ({"queues": ["q"], "ttr": -1}, "ttr"),
+        ({"queues": ["q"], "count": 0}, "count"),
+        ({"queues": ["q"], "count": 101}, "count"),
+        ({"queues": ["q"], "timeout": 61}, "timeout"),
+        ({"queues": ["q"], "timeout": "1"}, "timeout"),
+        ({"queues": ["q"], "wait": 1}, "wait"),
+    ],
+)
 def test_bad_consume_input(api, body, field):
     response = api.post("/api/v1/consume", body)
     assert response.status_code == 400 and response.json()["field"] == field
@@ -240,8 +257,13 @@ def test_queue_names_with_a_slash_are_escaped(api):
 def test_redis_down_is_a_503(api, settings):
     settings.REDIS_URL = "redis://127.0.0.1:1/8"
     clear_caches()
-    for response in (publish(api), api.get(f"{Q}/size"), api.post("/api/v1/consume", {"queues": ["jobs"]}),
-                     api.post(f"{Q}/tasks/x/ack", {"lease": "l"}), api.get(f"{Q}/deadletters")):
+    for response in (
+        publish(api),
+        api.get(f"{Q}/size"),
+        api.post("/api/v1/consume", {"queues": ["jobs"]}),
+        api.post(f"{Q}/tasks/x/ack", {"lease": "l"}),
+        api.get(f"{Q}/deadletters"),
+    ):
         assert response.status_code == 503, response.content
         assert response.json()["error"] == "unavailable"
 
@@ -259,6 +281,7 @@ def test_no_csrf_and_no_session_needed(api):
     from django.test import Client
 
     strict = Client(enforce_csrf_checks=True)
-    response = strict.post(f"{Q}/tasks", '{"type": "t"}', content_type="application/json",
-                           HTTP_AUTHORIZATION=f"Bearer {api.secret}")
+    response = strict.post(
+        f"{Q}/tasks", '{"type": "t"}', content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {api.secret}"
+    )
     assert response.status_code == 201

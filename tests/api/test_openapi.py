@@ -67,8 +67,11 @@ DL = "/api/v1/queues/{queue}/deadletters"
 
 def test_responses_match_the_schemas_in_the_main_cases(api, make_token):
     base = "/api/v1/queues/jobs"
-    check(api.post(f"{base}/tasks", {"type": "t", "payload": [1], "ttl": 60, "tries": 1}),
-          "/api/v1/queues/{queue}/tasks", "post")
+    check(
+        api.post(f"{base}/tasks", {"type": "t", "payload": [1], "ttl": 60, "tries": 1}),
+        "/api/v1/queues/{queue}/tasks",
+        "post",
+    )
     check(api.post(f"{base}/tasks", {"type": ""}), "/api/v1/queues/{queue}/tasks", "post")
     check(api.get(f"{base}/peek"), "/api/v1/queues/{queue}/peek", "get")
     check(api.get(f"{base}/size"), "/api/v1/queues/{queue}/size", "get")
@@ -95,13 +98,14 @@ def test_responses_match_the_schemas_in_the_main_cases(api, make_token):
 # -- fuzz ------------------------------------------------------------------------------------------------------
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.floats(allow_nan=False) | st.text(max_size=20),
+    st.none() | st.booleans() | st.integers(-(10**20), 10**20) | st.floats(allow_nan=False) | st.text(max_size=20),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
     max_leaves=10,
 )
-segments = st.one_of(st.sampled_from(["jobs", "other", "a{b}", "x" * 300, "~", "a~2Fb", "%7B"]),
-                     st.text(st.characters(blacklist_characters="/?#", blacklist_categories=("Cs",)), min_size=1,
-                             max_size=12))
+segments = st.one_of(
+    st.sampled_from(["jobs", "other", "a{b}", "x" * 300, "~", "a~2Fb", "%7B"]),
+    st.text(st.characters(blacklist_characters="/?#", blacklist_categories=("Cs",)), min_size=1, max_size=12),
+)
 
 
 def body_for(op: dict[str, Any]) -> st.SearchStrategy[Any]:
@@ -145,8 +149,11 @@ def test_fuzz_never_5xx(fuzz_api, request):
     assert response.status_code < 500, (method, url, body, response.content[:300])
     if response.status_code != 204:
         assert response["Content-Type"] == "application/json", (method, url, response.content[:200])
-    if response.status_code != 404 or response.json().get("error") != "not_found" or "no API endpoint" not in \
-            response.json().get("message", ""):
+    if (
+        response.status_code != 404
+        or response.json().get("error") != "not_found"
+        or "no API endpoint" not in response.json().get("message", "")
+    ):
         check(response, path, method)
 
 

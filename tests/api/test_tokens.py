@@ -55,8 +55,11 @@ def test_queue_and_namespace_scopes(engine, make_token):
     for queue in ("other", "shop", "shopping:x", "shop:"):
         response = publish(api, queue)
         assert response.status_code == 403, queue
-        assert response.json() == {"error": "permission_denied", "field": "queue",
-                                   "message": f"this token may not use queue {queue!r}"}
+        assert response.json() == {
+            "error": "permission_denied",
+            "field": "queue",
+            "message": f"this token may not use queue {queue!r}",
+        }
     consume = api.post("/api/v1/consume", {"queues": ["jobs", "other"]})
     assert consume.status_code == 403 and "'other'" in consume.json()["message"]
     assert api.get("/api/v1/queues/other/size").status_code == 403
@@ -98,8 +101,9 @@ def test_cli_token_create_ls_revoke(engine, db):
 
 
 def test_admin_creates_a_token_and_shows_the_secret_once(engine, admin_client):
-    response = admin_client.post("/admin/queues/apitoken/add/", {"name": "web", "queues": '["jobs"]',
-                                                                  "namespaces": "[]"}, follow=True)
+    response = admin_client.post(
+        "/admin/queues/apitoken/add/", {"name": "web", "queues": '["jobs"]', "namespaces": "[]"}, follow=True
+    )
     assert response.status_code == 200
     shown = [str(m) for m in response.context["messages"]]
     secret = next(word for m in shown for word in m.split() if word.startswith("tq_"))

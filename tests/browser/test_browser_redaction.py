@@ -21,8 +21,9 @@ def test_reveal_a_masked_payload_from_the_task_page(console, seed, operator, set
 
     settings.TASKS_REDACT = {"types": [], "keys": ["password"]}
     operator.user_permissions.add(Permission.objects.get(codename="view_unredacted"))
-    task_id = seed.completed(task_type="user:signup", payload={"user": "ada", "password": SECRET},
-                             result=json.dumps({"ok": True}).encode())
+    task_id = seed.completed(
+        task_type="user:signup", payload={"user": "ada", "password": SECRET}, result=json.dumps({"ok": True}).encode()
+    )
 
     console.login(f"/queues/default/tasks/{task_id}/")
     console.wait_text("Values are masked by TASKS_REDACT")

@@ -69,10 +69,28 @@ class RedisServer:
 
     def start(self) -> None:
         proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--appendonly", "yes",
-             "--appendfsync", self.appendfsync, "--dir", str(self.data), "--save", "", "--daemonize", "no",
-             "--logfile", str(self.data / "redis.log")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                self.appendfsync,
+                "--dir",
+                str(self.data),
+                "--save",
+                "",
+                "--daemonize",
+                "no",
+                "--logfile",
+                str(self.data / "redis.log"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         self.procs.append(proc)
         probe = redis.Redis(port=self.port, socket_connect_timeout=0.5)
 
@@ -196,8 +214,10 @@ class ChaosProxy:
             self._abort(client_writer)
             return
         self._writers |= {client_writer, server_writer}
-        pipes = [asyncio.ensure_future(self._pipe(client_reader, server_writer)),
-                 asyncio.ensure_future(self._pipe(server_reader, client_writer))]
+        pipes = [
+            asyncio.ensure_future(self._pipe(client_reader, server_writer)),
+            asyncio.ensure_future(self._pipe(server_reader, client_writer)),
+        ]
         try:
             await asyncio.wait(pipes, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -247,10 +267,22 @@ def start_worker(redis_url: str, queue: str, done_file: Path, log: Path, concurr
     """A ``manage.py taskworker`` process running the handlers of chaos_tasks.py, its output appended to ``log``."""
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, "manage.py", "taskworker", "--queues", queue, "--concurrency", str(concurrency),
-             "--import", "tests.chaos.chaos_tasks"],
-            cwd=ROOT, env=worker_env(redis_url, **{DONE_FILE_ENV: str(done_file)}), stdout=out,
-            stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "manage.py",
+                "taskworker",
+                "--queues",
+                queue,
+                "--concurrency",
+                str(concurrency),
+                "--import",
+                "tests.chaos.chaos_tasks",
+            ],
+            cwd=ROOT,
+            env=worker_env(redis_url, **{DONE_FILE_ENV: str(done_file)}),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
 
 
 class Supervisor:

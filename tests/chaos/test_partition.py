@@ -23,8 +23,16 @@ pytestmark = pytest.mark.chaos
 
 QUEUE = "partition"
 TYPE = "chaos:hold"
-TIMING = dict(lease=2.0, heartbeat_interval=0.2, recoverer_interval=0.3, clock_skew=0.2, forwarder_interval=0.1,
-              janitor_interval=0.5, shutdown_timeout=0.5, idle_wait=0.2)
+TIMING = dict(
+    lease=2.0,
+    heartbeat_interval=0.2,
+    recoverer_interval=0.3,
+    clock_skew=0.2,
+    forwarder_interval=0.1,
+    janitor_interval=0.5,
+    shutdown_timeout=0.5,
+    idle_wait=0.2,
+)
 
 
 @pytest.fixture
@@ -83,11 +91,12 @@ class CutOffWorker:
 
 @pytest.mark.parametrize("fault", ["blackhole", "reset"])
 def test_a_partitioned_worker_stops_its_tasks_run_elsewhere_and_its_stale_acks_are_refused(
-        fault: str, proxy: ChaosProxy, servers: list[Server], redis_url: str, redis_client: redis.Redis):
+    fault: str, proxy: ChaosProxy, servers: list[Server], redis_url: str, redis_client: redis.Redis
+):
     db = int(redis_client.connection_pool.connection_kwargs.get("db", 0) or 0)
     n = 2 * scale(4)
     ids = [f"held-{i:04d}" for i in range(n)]
-    finished_early, cut_off_running = ids[: n // 2], ids[n // 2:]
+    finished_early, cut_off_running = ids[: n // 2], ids[n // 2 :]
     cut = CutOffWorker(ids)
     direct_runs: list[str] = []
     direct_registry = Registry()
@@ -142,11 +151,17 @@ def test_a_partitioned_worker_stops_its_tasks_run_elsewhere_and_its_stale_acks_a
         wait_for(lambda: state_of(inspector, QUEUE, later.id) == "completed", what="the healed worker ran new work")
         assert later.id in cut.finished
 
-        record_figures(f"partition ({fault}) of one worker of two", enqueued=n, completed=stats.completed,
-                       lost=n - stats.completed,
-                       duplicated=len(finished_early), stopped_on_lease_expiry=worker.processor.leases_expired,
-                       stale_acks_refused=worker.acker.refused, acks_abandoned=worker.acker.abandoned,
-                       recovery_s=round(recovered_at - cut_at, 2))
+        record_figures(
+            f"partition ({fault}) of one worker of two",
+            enqueued=n,
+            completed=stats.completed,
+            lost=n - stats.completed,
+            duplicated=len(finished_early),
+            stopped_on_lease_expiry=worker.processor.leases_expired,
+            stale_acks_refused=worker.acker.refused,
+            acks_abandoned=worker.acker.abandoned,
+            recovery_s=round(recovered_at - cut_at, 2),
+        )
     finally:
         proxy.heal()
         cut.release(ids)
@@ -154,8 +169,9 @@ def test_a_partitioned_worker_stops_its_tasks_run_elsewhere_and_its_stale_acks_a
         inspector.broker.close()
 
 
-def test_latency_below_the_lease_loses_and_repeats_nothing(proxy: ChaosProxy, servers: list[Server],
-                                                          redis_url: str, redis_client: redis.Redis):
+def test_latency_below_the_lease_loses_and_repeats_nothing(
+    proxy: ChaosProxy, servers: list[Server], redis_url: str, redis_client: redis.Redis
+):
     db = int(redis_client.connection_pool.connection_kwargs.get("db", 0) or 0)
     registry = Registry()
     runs: list[str] = []
@@ -170,14 +186,23 @@ def test_latency_below_the_lease_loses_and_repeats_nothing(proxy: ChaosProxy, se
         worker = start_server(servers, proxy.url(db), registry, concurrency=4)
         count = scale(20)
         ids = [client.enqueue(TYPE, queue=QUEUE, retention=600).id for _ in range(count)]
-        wait_for(lambda: all(state_of(inspector, QUEUE, i) == "completed" for i in ids), timeout=60,
-                 what="every task completed through the slow link")
+        wait_for(
+            lambda: all(state_of(inspector, QUEUE, i) == "completed" for i in ids),
+            timeout=60,
+            what="every task completed through the slow link",
+        )
         assert sorted(runs) == sorted(ids), "a task ran twice or not at all"
         assert all(inspector.get_task(QUEUE, i).retried == 0 for i in ids)
         assert (worker.processor.leases_expired, worker.acker.refused, worker.acker.abandoned) == (0, 0, 0)
-        record_figures("latency 0.1 s each way (lease 2 s)", enqueued=count, completed=len(set(runs)),
-                       lost=count - len(set(runs)),
-                       duplicated=len(runs) - len(set(runs)), stopped_on_lease_expiry=0, stale_acks_refused=0)
+        record_figures(
+            "latency 0.1 s each way (lease 2 s)",
+            enqueued=count,
+            completed=len(set(runs)),
+            lost=count - len(set(runs)),
+            duplicated=len(runs) - len(set(runs)),
+            stopped_on_lease_expiry=0,
+            stale_acks_refused=0,
+        )
     finally:
         client.close()
         inspector.broker.close()

@@ -22,7 +22,8 @@ MAX_RETRY = 2
 
 
 def test_a_task_that_kills_its_worker_is_archived_after_its_retries_and_the_queue_keeps_flowing(
-        redis_client: redis.Redis, redis_url: str, tmp_path: Path):
+    redis_client: redis.Redis, redis_url: str, tmp_path: Path
+):
     done_file = tmp_path / "done.txt"
     client, inspector = Client(redis_url), Inspector(redis_url)
     supervisor = Supervisor(lambda n: start_worker(redis_url, QUEUE, done_file, tmp_path / f"worker-{n}.log"), 2)
@@ -31,8 +32,12 @@ def test_a_task_that_kills_its_worker_is_archived_after_its_retries_and_the_queu
         poison = client.enqueue("chaos:poison", queue=QUEUE, max_retry=MAX_RETRY)
         ids = [client.enqueue("chaos:record", {"sleep": 0.05}, queue=QUEUE).id for _ in range(scale(60))]
 
-        wait_for(lambda: state_of(inspector, QUEUE, poison.id) == "archived", timeout=90, interval=0.1,
-                 what=f"the poison task archived (restarts so far: {supervisor.exits})\n{logs(tmp_path)}")
+        wait_for(
+            lambda: state_of(inspector, QUEUE, poison.id) == "archived",
+            timeout=90,
+            interval=0.1,
+            what=f"the poison task archived (restarts so far: {supervisor.exits})\n{logs(tmp_path)}",
+        )
         archived_after = time.monotonic() - began
         task = inspector.get_task(QUEUE, poison.id)
         # One run and MAX_RETRY retries, each ended by the crash and counted when its lease was recovered.
@@ -40,8 +45,12 @@ def test_a_task_that_kills_its_worker_is_archived_after_its_retries_and_the_queu
         assert task.last_error == LEASE_EXPIRED
         assert supervisor.exits == [-9] * (MAX_RETRY + 1), "each run of the poison task killed one worker"
 
-        wait_for(lambda: set(completions(done_file)) >= set(ids), timeout=60, interval=0.1,
-                 what=f"every other task completed\n{logs(tmp_path)}")
+        wait_for(
+            lambda: set(completions(done_file)) >= set(ids),
+            timeout=60,
+            interval=0.1,
+            what=f"every other task completed\n{logs(tmp_path)}",
+        )
 
         def settled():
             info = inspector.queue_info(QUEUE)
@@ -50,10 +59,15 @@ def test_a_task_that_kills_its_worker_is_archived_after_its_retries_and_the_queu
         wait_for(settled, what="nothing left but the archived poison task")
         assert all(proc.poll() is None for proc in supervisor.procs), "a worker died without the poison task"
         runs = completions(done_file)
-        record_figures("poison task (kills its worker; max_retry 2), 2 supervised workers", enqueued=len(ids) + 1,
-                       completed=len(runs), lost=len(set(ids) - set(runs)),
-                       duplicated=sum(n - 1 for n in runs.values()), crashes=supervisor.restarts,
-                       archived_after_s=round(archived_after, 1))
+        record_figures(
+            "poison task (kills its worker; max_retry 2), 2 supervised workers",
+            enqueued=len(ids) + 1,
+            completed=len(runs),
+            lost=len(set(ids) - set(runs)),
+            duplicated=sum(n - 1 for n in runs.values()),
+            crashes=supervisor.restarts,
+            archived_after_s=round(archived_after, 1),
+        )
     finally:
         supervisor.stop()
         client.close()

@@ -45,8 +45,9 @@ def drained(inspector: Inspector) -> bool:
     return (info.pending, info.active, info.scheduled, info.retry, info.archived) == (0, 0, 0, 0, 0)
 
 
-def enqueue_through_the_outage(client: Client, server: RedisServer, count: int, kill_at: int,
-                               restart_after: float) -> tuple[dict[str, float], float, set[str]]:
+def enqueue_through_the_outage(
+    client: Client, server: RedisServer, count: int, kill_at: int, restart_after: float
+) -> tuple[dict[str, float], float, set[str]]:
     """Enqueue ``count`` tasks, retrying each until Redis acknowledges it; kill -9 Redis before task ``kill_at``
     and restart it ``restart_after`` seconds later. Returns each id's acknowledgement time (monotonic), the kill
     time and the ids refused at least once."""
@@ -100,9 +101,15 @@ def test_redis_killed_and_restarted_on_aof_loses_no_acknowledged_task(appendfsyn
         lost = set(acknowledged) - set(runs)
         window = {i for i, at in acknowledged.items() if killed_at - FSYNC_WINDOW - FSYNC_MARGIN <= at <= killed_at}
         first_after = min(at for at in acknowledged.values() if at > killed_at)
-        record_figures(f"Redis kill -9, appendfsync {appendfsync}", enqueued=count, completed=len(runs),
-                       lost=len(lost), duplicated=sum(n - 1 for n in runs.values()),
-                       acknowledged_in_window=len(window), recovery_s=round(first_after - killed_at, 2))
+        record_figures(
+            f"Redis kill -9, appendfsync {appendfsync}",
+            enqueued=count,
+            completed=len(runs),
+            lost=len(lost),
+            duplicated=sum(n - 1 for n in runs.values()),
+            acknowledged_in_window=len(window),
+            recovery_s=round(first_after - killed_at, 2),
+        )
         if appendfsync == "always":
             assert not lost, f"{len(lost)} acknowledged task(s) lost: {sorted(lost)[:10]}"
         else:
@@ -143,8 +150,17 @@ def test_a_redis_that_refuses_writes_for_a_while_does_not_stop_the_worker(tmp_pa
     def quick(task: Task) -> None:
         runs.append(task.id)
 
-    worker = Server(WorkerConfig(redis_url=server.url, lease=10.0, heartbeat_interval=0.2, forwarder_interval=0.1,
-                                 idle_wait=0.1, shutdown_timeout=0.5), registry)
+    worker = Server(
+        WorkerConfig(
+            redis_url=server.url,
+            lease=10.0,
+            heartbeat_interval=0.2,
+            forwarder_interval=0.1,
+            idle_wait=0.1,
+            shutdown_timeout=0.5,
+        ),
+        registry,
+    )
     client, inspector = Client(server.url), Inspector(server.url)
     r = redis.Redis.from_url(server.url)
     worker.start()
@@ -160,8 +176,10 @@ def test_a_redis_that_refuses_writes_for_a_while_does_not_stop_the_worker(tmp_pa
         time.sleep(0.3)
         r.replicaof("NO", "ONE")
 
-        wait_for(lambda: inspector.get_task("default", first.id).state == "completed",
-                 what="the held-back ack written once Redis accepted writes")
+        wait_for(
+            lambda: inspector.get_task("default", first.id).state == "completed",
+            what="the held-back ack written once Redis accepted writes",
+        )
         assert inspector.get_task("default", first.id).retried == 0
         later = client.enqueue("quick")
         wait_for(lambda: later.id in runs, what="the worker still fetching after the READONLY period")

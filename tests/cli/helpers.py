@@ -47,8 +47,9 @@ class Seed:
         self.broker = Broker(redis_url)
         self.ops = self.broker.transitions
 
-    def pending(self, task_type: str = "email:deliver", payload: Any = None, queue: str = "default",
-                **options: Any) -> str:
+    def pending(
+        self, task_type: str = "email:deliver", payload: Any = None, queue: str = "default", **options: Any
+    ) -> str:
         payload = {"to": "ada@example.com"} if payload is None else payload
         return self.client.enqueue(task_type, payload, queue=queue, **options).id
 
@@ -79,8 +80,16 @@ class Seed:
         return task_id
 
     def server(self, server_id: str = "host-1:42", running: dict[str, dict[str, Any]] | None = None) -> None:
-        info = {"id": server_id, "host": "host-1", "pid": 42, "started": int(time.time() * 1000) - 90_000,
-                "status": "active", "queues": {"default": 3, "critical": 6}, "strict": False, "concurrency": 8}
+        info = {
+            "id": server_id,
+            "host": "host-1",
+            "pid": 42,
+            "started": int(time.time() * 1000) - 90_000,
+            "status": "active",
+            "queues": {"default": 3, "critical": 6},
+            "strict": False,
+            "concurrency": 8,
+        }
         WorkerStore(self.broker).write_server(info, running or {}, ttl=60)
 
     def close(self) -> None:

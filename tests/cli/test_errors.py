@@ -24,11 +24,18 @@ from queues.engine.inspector import Inspector
 UNREACHABLE = "redis://127.0.0.1:1/3"  # nothing listens on port 1: the connection is refused at once
 
 
-@pytest.mark.parametrize("argv", [
-    ["stats"], ["queue", "ls"], ["queue", "inspect", "default"], ["queue", "pause", "default"],
-    ["task", "ls", "--queue", "default", "--state", "pending"], ["server", "ls"],
-    ["task", "enqueue", "t", "--payload", "{}"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["stats"],
+        ["queue", "ls"],
+        ["queue", "inspect", "default"],
+        ["queue", "pause", "default"],
+        ["task", "ls", "--queue", "default", "--state", "pending"],
+        ["server", "ls"],
+        ["task", "enqueue", "t", "--payload", "{}"],
+    ],
+)
 def test_redis_unreachable(settings, argv):
     settings.REDIS_URL = UNREACHABLE
     from .helpers import invoke
@@ -70,23 +77,46 @@ def args(**values) -> argparse.Namespace:
     return argparse.Namespace(**{"command_name": "delete", "queue": "q", **values})
 
 
-@pytest.mark.parametrize("exc, namespace, expected", [
-    (ValidationError("page must be an integer", op="x"), args(), ("invalid input: page must be an integer", 2)),
-    (QueueNotFoundError("no queue named 'q'"), args(), ("queue 'q' not found", 1)),
-    (TaskNotFoundError("t1"), args(id="t1"), ("task 't1' in queue 'q' not found", 1)),
-    (QueueNotEmptyError("3 tasks left; force to delete them"), args(command_name="rm", force=False),
-     ("cannot delete queue 'q': 3 tasks left; use --force to delete them too", 1)),
-    (FailedPreconditionError("task is active; cancel it before deleting"), args(id="t1"),
-     ("cannot delete task 't1' in queue 'q': task is active; cancel it before deleting", 1)),
-    (FailedPreconditionError("not paused"), args(command_name="resume"), ("cannot resume queue 'q': not paused", 1)),
-    (FailedPreconditionError("x"), args(command_name="runall", state="retry"),
-     ("cannot run all retry tasks in queue 'q': x", 1)),
-    (TaskIdConflictError("1"), args(task_id="t1"), ("a task with id 't1' already exists in queue 'q'", 1)),
-    (DuplicateTaskError("1"), args(type="email"),
-     ("a unique task of type 'email' with the same payload is already in queue 'q'; it was not enqueued again", 1)),
-    (RedisUnavailableError("Redis is unreachable: refused", op="x"), args(), ("Redis is unreachable: refused", 1)),
-    (EngineError("odd", op="x"), args(), ("odd (internal)", 1)),
-])
+@pytest.mark.parametrize(
+    "exc, namespace, expected",
+    [
+        (ValidationError("page must be an integer", op="x"), args(), ("invalid input: page must be an integer", 2)),
+        (QueueNotFoundError("no queue named 'q'"), args(), ("queue 'q' not found", 1)),
+        (TaskNotFoundError("t1"), args(id="t1"), ("task 't1' in queue 'q' not found", 1)),
+        (
+            QueueNotEmptyError("3 tasks left; force to delete them"),
+            args(command_name="rm", force=False),
+            ("cannot delete queue 'q': 3 tasks left; use --force to delete them too", 1),
+        ),
+        (
+            FailedPreconditionError("task is active; cancel it before deleting"),
+            args(id="t1"),
+            ("cannot delete task 't1' in queue 'q': task is active; cancel it before deleting", 1),
+        ),
+        (
+            FailedPreconditionError("not paused"),
+            args(command_name="resume"),
+            ("cannot resume queue 'q': not paused", 1),
+        ),
+        (
+            FailedPreconditionError("x"),
+            args(command_name="runall", state="retry"),
+            ("cannot run all retry tasks in queue 'q': x", 1),
+        ),
+        (TaskIdConflictError("1"), args(task_id="t1"), ("a task with id 't1' already exists in queue 'q'", 1)),
+        (
+            DuplicateTaskError("1"),
+            args(type="email"),
+            (
+                "a unique task of type 'email' with the same payload is already in queue 'q';"
+                " it was not enqueued again",
+                1,
+            ),
+        ),
+        (RedisUnavailableError("Redis is unreachable: refused", op="x"), args(), ("Redis is unreachable: refused", 1)),
+        (EngineError("odd", op="x"), args(), ("odd (internal)", 1)),
+    ],
+)
 def test_engine_errors_map_to_messages_and_codes(exc, namespace, expected):
     assert describe(exc, namespace) == expected
 
@@ -99,13 +129,16 @@ def test_actions_on_a_keyspace_at_another_key_layout_fail_naming_both_and_change
     conf._inspector.cache_clear()  # an inspector of an earlier test would trust its last check for a second
     before = {key: redis_client.dump(key) for key in redis_client.keys("*")}
     layouts = "the Redis keyspace has key layout 2, but this taskq reads and writes layout 1: upgrade this process"
-    for argv, what in [(["queue", "pause", "default"], "pause queue 'default'"),
-                       (["queue", "rm", "default", "--force"], "delete queue 'default'"),
-                       (["task", "run", archived, "--queue", "default"], f"run task '{archived}' in queue 'default'"),
-                       (["task", "cancel", pending, "--queue", "default"],
-                        f"cancel task '{pending}' in queue 'default'"),
-                       (["task", "deleteall", "--queue", "default", "--state", "pending", "--json"],
-                        "delete all pending tasks in queue 'default'")]:
+    for argv, what in [
+        (["queue", "pause", "default"], "pause queue 'default'"),
+        (["queue", "rm", "default", "--force"], "delete queue 'default'"),
+        (["task", "run", archived, "--queue", "default"], f"run task '{archived}' in queue 'default'"),
+        (["task", "cancel", pending, "--queue", "default"], f"cancel task '{pending}' in queue 'default'"),
+        (
+            ["task", "deleteall", "--queue", "default", "--state", "pending", "--json"],
+            "delete all pending tasks in queue 'default'",
+        ),
+    ]:
         result = cli(*argv)
         assert (result.code, result.out) == (1, ""), argv
         assert result.err == f"error: cannot {what}: {layouts} (nothing was written)\n"

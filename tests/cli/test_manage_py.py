@@ -19,12 +19,23 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def tasks(redis_url: str, *argv: str, noisy: bool = False) -> subprocess.CompletedProcess[str]:
     """Run the CLI; ``noisy`` turns logging and warnings up as far as the settings allow (all on stderr)."""
-    environment = {**os.environ, "REDIS_URL": redis_url, "DJANGO_SETTINGS_MODULE": "console.settings",
-                   "LOG_LEVEL": "INFO", "DJANGO_LOG_LEVEL": "INFO"}
+    environment = {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "DJANGO_SETTINGS_MODULE": "console.settings",
+        "LOG_LEVEL": "INFO",
+        "DJANGO_LOG_LEVEL": "INFO",
+    }
     if noisy:
         environment.update(LOG_LEVEL="DEBUG", DJANGO_LOG_LEVEL="DEBUG", PYTHONWARNINGS="always")
-    return subprocess.run([sys.executable, "manage.py", "tasks", *argv], cwd=ROOT, env=environment,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "manage.py", "tasks", *argv],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.fixture
@@ -51,8 +62,13 @@ def test_enqueue_then_inspect_with_json_first_and_last(url):
 
 def test_every_read_command_emits_only_json(url):
     assert tasks(url, "task", "enqueue", "t", "--payload", "1", "--json").returncode == 0
-    for argv in (["stats"], ["queue", "ls"], ["queue", "history", "default", "--days", "2"], ["server", "ls"],
-                 ["task", "ls", "--queue", "default", "--state", "pending"]):
+    for argv in (
+        ["stats"],
+        ["queue", "ls"],
+        ["queue", "history", "default", "--days", "2"],
+        ["server", "ls"],
+        ["task", "ls", "--queue", "default", "--state", "pending"],
+    ):
         run = tasks(url, *argv, "--json", noisy=True)
         assert run.returncode == 0, (argv, run.stderr)
         json.loads(run.stdout)

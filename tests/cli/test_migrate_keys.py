@@ -27,8 +27,12 @@ def test_dry_run_then_real_then_again(cli, seed, redis_client):
     assert keyspace(r) == before
 
     real = cli("--json", "migrate-keys")
-    assert real.json() == {"before": None, "after": 1, "dry_run": False,
-                           "changes": ["stamp layout 1 (the keyspace holds taskq keys from before the stamp)"]}
+    assert real.json() == {
+        "before": None,
+        "after": 1,
+        "dry_run": False,
+        "changes": ["stamp layout 1 (the keyspace holds taskq keys from before the stamp)"],
+    }
     assert r.get(LAYOUT) == b"1"
     after = keyspace(r)
     assert {k: v for k, v in after.items() if k != LAYOUT.encode()} == before

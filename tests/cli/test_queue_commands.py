@@ -50,8 +50,15 @@ def test_queue_inspect_json_has_a_field_per_state_and_the_figures(cli, busy):
     doc = cli("queue", "inspect", "default", "--json").json()
     for state in STATES:
         assert isinstance(doc[state], int), state
-    assert {s: doc[s] for s in STATES} == {"pending": 1, "active": 0, "scheduled": 1, "retry": 1, "archived": 1,
-                                          "completed": 1, "aggregating": 0}
+    assert {s: doc[s] for s in STATES} == {
+        "pending": 1,
+        "active": 0,
+        "scheduled": 1,
+        "retry": 1,
+        "archived": 1,
+        "completed": 1,
+        "aggregating": 0,
+    }
     assert doc["queue"] == "default"
     assert doc["size"] == 4
     assert doc["paused"] is False
@@ -126,7 +133,10 @@ def test_rm_refuses_a_queue_with_tasks_unless_forced(cli, busy):
     assert "use --force" in result.err
 
     assert cli("queue", "rm", "default", "--force", "--json").json() == {
-        "queue": "default", "deleted": True, "force": True}
+        "queue": "default",
+        "deleted": True,
+        "force": True,
+    }
     assert [q["queue"] for q in cli("queue", "ls", "--json").json()["queues"]] == ["critical"]
 
 

@@ -19,8 +19,15 @@ def test_stats_json(cli, seed):
     assert (critical["pending"], critical["archived"], critical["paused"]) == (1, 1, True)
 
     totals = doc["totals"]
-    assert {s: totals[s] for s in STATES} == {"pending": 2, "active": 0, "scheduled": 0, "retry": 0,
-                                             "archived": 1, "completed": 0, "aggregating": 0}
+    assert {s: totals[s] for s in STATES} == {
+        "pending": 2,
+        "active": 0,
+        "scheduled": 0,
+        "retry": 0,
+        "archived": 1,
+        "completed": 0,
+        "aggregating": 0,
+    }
     assert (totals["size"], totals["queues"], totals["paused"]) == (3, 2, 1)
     assert (totals["processed_today"], totals["failed_today"], totals["error_rate_today"]) == (1, 1, 1.0)
     assert totals["memory_bytes"] > 0
@@ -49,8 +56,7 @@ def test_stats_with_no_queues(cli):
 def test_server_ls(cli, seed):
     task_id, _ = seed.active()
     started = int(time.time() * 1000) - 5000
-    seed.server(running={task_id: {"id": task_id, "type": "email:deliver", "queue": "default",
-                                   "started": started}})
+    seed.server(running={task_id: {"id": task_id, "type": "email:deliver", "queue": "default", "started": started}})
     doc = cli("server", "ls", "--json").json()
     [server] = doc["servers"]
     assert server["id"] == "host-1:42"

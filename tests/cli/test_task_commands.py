@@ -8,9 +8,27 @@ from datetime import UTC, datetime
 
 import pytest
 
-INSPECT_FIELDS = {"id", "type", "queue", "state", "payload", "retried", "max_retry", "last_error", "last_failed_at",
-                  "result", "progress", "next_process_at", "timeout", "deadline", "headers", "created_at",
-                  "completed_at", "unique_key", "retention"}
+INSPECT_FIELDS = {
+    "id",
+    "type",
+    "queue",
+    "state",
+    "payload",
+    "retried",
+    "max_retry",
+    "last_error",
+    "last_failed_at",
+    "result",
+    "progress",
+    "next_process_at",
+    "timeout",
+    "deadline",
+    "headers",
+    "created_at",
+    "completed_at",
+    "unique_key",
+    "retention",
+}
 
 
 def parse_time(text: str) -> datetime:
@@ -34,9 +52,28 @@ def test_enqueue_prints_only_the_id(cli, seed):
 
 
 def test_enqueue_json_and_every_option(cli):
-    doc = cli("--json", "task", "enqueue", "report:build", "--payload", "[1, 2]", "--queue", "reports",
-              "--id", "r-1", "--max-retry", "3", "--timeout", "90", "--process-in", "600", "--unique", "3600",
-              "--retention", "86400").json()
+    doc = cli(
+        "--json",
+        "task",
+        "enqueue",
+        "report:build",
+        "--payload",
+        "[1, 2]",
+        "--queue",
+        "reports",
+        "--id",
+        "r-1",
+        "--max-retry",
+        "3",
+        "--timeout",
+        "90",
+        "--process-in",
+        "600",
+        "--unique",
+        "3600",
+        "--retention",
+        "86400",
+    ).json()
     assert doc["id"] == "r-1"
     task = cli("task", "inspect", "r-1", "--queue", "reports", "--json").json()
     assert task["state"] == "scheduled"
@@ -68,11 +105,16 @@ def test_enqueue_duplicate_id_and_unique_conflicts(cli):
     assert result.err.startswith("error: a unique task of type 'u' with the same payload is already in queue")
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--queue", "bad{name}"], "error: invalid input: queue name 'bad{name}' may not contain '{' or '}'\n"),
-    (["--retention", "1e12"], "error: invalid input: retention must be 0 and at most 31622400 seconds, "
-                              "got 1000000000000.0\n"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--queue", "bad{name}"], "error: invalid input: queue name 'bad{name}' may not contain '{' or '}'\n"),
+        (
+            ["--retention", "1e12"],
+            "error: invalid input: retention must be 0 and at most 31622400 seconds, got 1000000000000.0\n",
+        ),
+    ],
+)
 def test_enqueue_values_the_engine_refuses_are_usage_errors(cli, argv, message):
     result = cli("task", "enqueue", "t", "--payload", "1", *argv)
     assert (result.code, result.out, result.err) == (2, "", message)
@@ -150,9 +192,14 @@ def test_inspect_unknown_task_and_queue(cli, seed):
 
 @pytest.mark.parametrize("state", ["pending", "scheduled", "retry", "archived", "completed", "active"])
 def test_ls_each_state(cli, seed, state):
-    task_id = {"pending": seed.pending, "scheduled": seed.scheduled, "retry": seed.retry,
-               "archived": seed.archived, "completed": seed.completed,
-               "active": lambda: seed.active()[0]}[state]()
+    task_id = {
+        "pending": seed.pending,
+        "scheduled": seed.scheduled,
+        "retry": seed.retry,
+        "archived": seed.archived,
+        "completed": seed.completed,
+        "active": lambda: seed.active()[0],
+    }[state]()
     doc = cli("task", "ls", "--queue", "default", "--state", state, "--json").json()
     assert (doc["queue"], doc["state"], doc["page"], doc["size"]) == ("default", state, 1, 20)
     assert [t["id"] for t in doc["tasks"]] == [task_id]
@@ -165,8 +212,7 @@ def test_ls_each_state(cli, seed, state):
 def test_ls_pages(cli, seed):
     ids = [seed.pending(payload={"n": n}) for n in range(5)]
     first = cli("task", "ls", "--queue", "default", "--state", "pending", "--size", "2", "--json").json()
-    third = cli("task", "ls", "--queue", "default", "--state", "pending", "--page", "3", "--size", "2",
-                "--json").json()
+    third = cli("task", "ls", "--queue", "default", "--state", "pending", "--page", "3", "--size", "2", "--json").json()
     assert [t["id"] for t in first["tasks"]] == ids[:2]  # next to run first
     assert [t["id"] for t in third["tasks"]] == ids[4:]
     empty = cli("task", "ls", "--queue", "default", "--state", "pending", "--page", "9")
@@ -197,7 +243,11 @@ def state_of(cli, task_id: str) -> str:
 def test_run_archive_delete(cli, seed):
     task_id = seed.scheduled()
     assert cli("task", "run", task_id, "--queue", "default", "--json").json() == {
-        "id": task_id, "queue": "default", "action": "run", "ok": True}
+        "id": task_id,
+        "queue": "default",
+        "action": "run",
+        "ok": True,
+    }
     assert state_of(cli, task_id) == "pending"
 
     result = cli("task", "archive", task_id, "--queue", "default")
@@ -225,7 +275,9 @@ def test_actions_refused_by_state(cli, seed):
     pending_id = seed.pending()
     result = cli("task", "run", pending_id, "--queue", "default")
     assert (result.code, result.err) == (
-        1, f"error: cannot run task '{pending_id}' in queue 'default': task is pending, it cannot be run now\n")
+        1,
+        f"error: cannot run task '{pending_id}' in queue 'default': task is pending, it cannot be run now\n",
+    )
 
 
 def test_cancel_publishes_to_running_workers(cli, seed, redis_client):
@@ -271,7 +323,8 @@ def test_runall_archiveall_deleteall(cli, seed):
     assert info["size"] == 0
 
     assert cli("task", "deleteall", "--queue", "default", "--state", "retry").out == (
-        "Deleted 0 retry tasks of queue 'default'\n")
+        "Deleted 0 retry tasks of queue 'default'\n"
+    )
 
 
 def test_bulk_on_unknown_queue(cli):
@@ -292,7 +345,7 @@ def test_non_ascii_text_survives_json(cli, seed):
     result = cli("task", "inspect", task_id, "--queue", "default", "--json")
     assert result.out.isascii()  # valid JSON whatever the terminal's encoding
     assert result.json()["payload"] == '{"name":"Zoë ✓"}'
-    assert 'Zoë ✓' in cli("task", "inspect", task_id, "--queue", "default").out
+    assert "Zoë ✓" in cli("task", "inspect", task_id, "--queue", "default").out
 
 
 def test_tables_show_the_last_line_of_a_traceback(cli, seed):

@@ -67,8 +67,9 @@ def audit(monkeypatch):
     real = queues.audit.record_action
 
     def spy(user, action, queue="", task_ids=None, detail=""):
-        calls.append({"user": user.get_username(), "action": action, "queue": queue, "task_ids": task_ids,
-                      "detail": detail})
+        calls.append(
+            {"user": user.get_username(), "action": action, "queue": queue, "task_ids": task_ids, "detail": detail}
+        )
         return real(user, action, queue=queue, task_ids=task_ids, detail=detail)
 
     monkeypatch.setattr(queues.audit, "record_action", spy)

@@ -14,8 +14,9 @@ def _permission(codename: str) -> Permission:
     # get_or_create: the permissions belong to the queues app's AuditLog model; this also works before (or
     # without) its migration in the test database.
     content_type, _ = ContentType.objects.get_or_create(app_label="queues", model="auditlog")
-    permission, _ = Permission.objects.get_or_create(codename=codename, content_type=content_type,
-                                                     defaults={"name": codename.replace("_", " ")})
+    permission, _ = Permission.objects.get_or_create(
+        codename=codename, content_type=content_type, defaults={"name": codename.replace("_", " ")}
+    )
     return permission
 
 

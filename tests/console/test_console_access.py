@@ -9,8 +9,7 @@ from django.test import Client
 
 pytestmark = pytest.mark.django_db
 
-PAGES = ["/", "/?days=90", "/queues/default/", "/queues/default/?state=archived", "/servers/", "/redis/",
-         "/settings/"]
+PAGES = ["/", "/?days=90", "/queues/default/", "/queues/default/?state=archived", "/servers/", "/redis/", "/settings/"]
 
 
 def task_page(seed) -> str:
@@ -72,8 +71,13 @@ def test_operator_can_read_and_act(operator_client, seed, pages, engine, audit):
     for url, data in actions(task_id):
         assert operator_client.post(url, data).status_code == 302, url
     assert "default" not in engine.queues()  # the last action deleted the queue (forced)
-    assert [c["action"] for c in audit] == ["pause_queue", "unpause_queue", "archive_task", "delete_all",
-                                            "delete_queue"]
+    assert [c["action"] for c in audit] == [
+        "pause_queue",
+        "unpause_queue",
+        "archive_task",
+        "delete_all",
+        "delete_queue",
+    ]
 
 
 def test_superuser_has_every_permission(engine, db, seed):

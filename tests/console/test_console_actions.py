@@ -21,8 +21,10 @@ def test_pause_and_resume(operator_client, seed, engine, audit):
     response = operator_client.post("/queues/default/resume/")
     assert response["Location"] == "/"
     assert not engine.queue_info("default").paused
-    assert [(c["user"], c["action"], c["queue"]) for c in audit] == [("otto", "pause_queue", "default"),
-                                                                      ("otto", "unpause_queue", "default")]
+    assert [(c["user"], c["action"], c["queue"]) for c in audit] == [
+        ("otto", "pause_queue", "default"),
+        ("otto", "unpause_queue", "default"),
+    ]
     from queues.models import AuditLog
 
     assert AuditLog.objects.filter(username="otto", queue="default").count() == 2
@@ -61,14 +63,17 @@ def test_delete_queue_refused_while_tasks_are_active(operator_client, seed, engi
     assert audit == []
 
 
-@pytest.mark.parametrize(("make", "action", "expect"), [
-    ("archived", "run", "pending"),
-    ("scheduled", "run", "pending"),
-    ("pending", "archive", "archived"),
-    ("retry", "archive", "archived"),
-    ("archived", "delete", None),
-    ("completed", "delete", None),
-])
+@pytest.mark.parametrize(
+    ("make", "action", "expect"),
+    [
+        ("archived", "run", "pending"),
+        ("scheduled", "run", "pending"),
+        ("pending", "archive", "archived"),
+        ("retry", "archive", "archived"),
+        ("archived", "delete", None),
+        ("completed", "delete", None),
+    ],
+)
 def test_batch_action_on_selected_tasks(operator_client, seed, engine, audit, make, action, expect):
     from queues.engine import TaskNotFoundError
 
@@ -88,8 +93,9 @@ def test_batch_action_on_selected_tasks(operator_client, seed, engine, audit, ma
 def test_batch_reports_refused_tasks_and_does_the_rest(operator_client, seed, engine, audit):
     active, _token = seed.active()
     pending = seed.pending()
-    response = operator_client.post("/queues/default/batch/",
-                                    {"action": "archive", "task_ids": [pending, active, "gone"]})
+    response = operator_client.post(
+        "/queues/default/batch/", {"action": "archive", "task_ids": [pending, active, "gone"]}
+    )
     assert engine.get_task("default", pending).state == "archived"
     assert engine.get_task("default", active).state == "active"
     messages = " ".join(texts(response))
@@ -107,8 +113,7 @@ def test_cancel_active_task(operator_client, seed, engine, audit):
 def test_deleting_from_the_task_page_goes_back_to_the_queue(operator_client, seed):
     task_id = seed.pending()
     page = reverse("task", args=["default", task_id])
-    response = operator_client.post("/queues/default/batch/", {"action": "delete", "task_ids": [task_id],
-                                                               "next": page})
+    response = operator_client.post("/queues/default/batch/", {"action": "delete", "task_ids": [task_id], "next": page})
     assert response["Location"] == "/queues/default/"
 
 
@@ -120,11 +125,14 @@ def test_no_selection_changes_nothing(operator_client, seed, audit):
     assert audit == []
 
 
-@pytest.mark.parametrize(("make", "action", "expect"), [
-    ("archived", "run_all", ("archived", 0, "pending", 2)),
-    ("pending", "archive_all", ("pending", 0, "archived", 2)),
-    ("scheduled", "delete_all", ("scheduled", 0, "pending", 0)),
-])
+@pytest.mark.parametrize(
+    ("make", "action", "expect"),
+    [
+        ("archived", "run_all", ("archived", 0, "pending", 2)),
+        ("pending", "archive_all", ("pending", 0, "archived", 2)),
+        ("scheduled", "delete_all", ("scheduled", 0, "pending", 0)),
+    ],
+)
 def test_whole_state_actions(operator_client, seed, engine, audit, make, action, expect):
     for _ in range(2):
         getattr(seed, make)()
@@ -142,13 +150,16 @@ def test_cancel_all(operator_client, seed, audit):
     assert audit[-1]["action"] == "cancel_all"
 
 
-@pytest.mark.parametrize("data", [
-    {"action": "run_all", "state": "pending"},  # pending tasks are run already
-    {"action": "cancel_all", "state": "archived"},
-    {"action": "explode", "state": "pending"},
-    {"action": "delete_all", "state": "nowhere"},
-    {},
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"action": "run_all", "state": "pending"},  # pending tasks are run already
+        {"action": "cancel_all", "state": "archived"},
+        {"action": "explode", "state": "pending"},
+        {"action": "delete_all", "state": "nowhere"},
+        {},
+    ],
+)
 def test_whole_state_actions_refuse_bad_combinations(operator_client, seed, engine, audit, data):
     seed.pending()
     assert operator_client.post("/queues/default/all/", data).status_code == 400
@@ -156,11 +167,14 @@ def test_whole_state_actions_refuse_bad_combinations(operator_client, seed, engi
     assert audit == []
 
 
-@pytest.mark.parametrize("data", [
-    {"action": "explode", "task_ids": ["a"]},
-    {"action": "delete", "task_ids": ["x" * 10_000]},
-    {"action": "delete", "task_ids": [str(n) for n in range(1001)]},
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"action": "explode", "task_ids": ["a"]},
+        {"action": "delete", "task_ids": ["x" * 10_000]},
+        {"action": "delete", "task_ids": [str(n) for n in range(1001)]},
+    ],
+)
 def test_batch_refuses_bad_input(operator_client, seed, audit, data):
     seed.pending()
     assert operator_client.post("/queues/default/batch/", data).status_code == 400
@@ -168,26 +182,33 @@ def test_batch_refuses_bad_input(operator_client, seed, audit, data):
 
 
 def test_actions_on_unknown_queue_are_404(operator_client, engine, audit):
-    for url, data in [("/queues/nope/pause/", {}), ("/queues/nope/delete/", {}),
-                      ("/queues/nope/batch/", {"action": "delete", "task_ids": ["a"]}),
-                      ("/queues/nope/all/", {"action": "delete_all", "state": "pending"})]:
+    for url, data in [
+        ("/queues/nope/pause/", {}),
+        ("/queues/nope/delete/", {}),
+        ("/queues/nope/batch/", {"action": "delete", "task_ids": ["a"]}),
+        ("/queues/nope/all/", {"action": "delete_all", "state": "pending"}),
+    ]:
         assert operator_client.post(url, data).status_code == 404, url
     assert audit == []
 
 
-def test_actions_on_a_keyspace_at_another_key_layout_are_a_503_page_and_change_nothing(operator_client, seed,
-                                                                                        redis_client, audit):
+def test_actions_on_a_keyspace_at_another_key_layout_are_a_503_page_and_change_nothing(
+    operator_client, seed, redis_client, audit
+):
     archived, pending = seed.archived(), seed.pending()
     active, _token = seed.active(queue="busy")
     redis_client.set("tq:layout", "2")  # a newer release migrated the keyspace; this console is the old one
     before = {key: redis_client.dump(key) for key in redis_client.keys("*")}
-    for url, data in [("/queues/default/pause/", {}), ("/queues/default/resume/", {}),
-                      ("/queues/default/delete/", {"force": "on"}),
-                      ("/queues/default/batch/", {"action": "run", "task_ids": [archived]}),
-                      ("/queues/default/batch/", {"action": "delete", "task_ids": [pending]}),
-                      ("/queues/busy/batch/", {"action": "cancel", "task_ids": [active]}),
-                      ("/queues/default/all/", {"action": "archive_all", "state": "pending"}),
-                      ("/queues/busy/all/", {"action": "cancel_all", "state": "active"})]:
+    for url, data in [
+        ("/queues/default/pause/", {}),
+        ("/queues/default/resume/", {}),
+        ("/queues/default/delete/", {"force": "on"}),
+        ("/queues/default/batch/", {"action": "run", "task_ids": [archived]}),
+        ("/queues/default/batch/", {"action": "delete", "task_ids": [pending]}),
+        ("/queues/busy/batch/", {"action": "cancel", "task_ids": [active]}),
+        ("/queues/default/all/", {"action": "archive_all", "state": "pending"}),
+        ("/queues/busy/all/", {"action": "cancel_all", "state": "active"}),
+    ]:
         response = operator_client.post(url, data)
         assert response.status_code == 503, url
         page = response.content.decode()

@@ -20,8 +20,19 @@ def test_unknown_queue_and_task_are_404(viewer_client, seed):
     assert b"no task" in response.content
 
 
-@pytest.mark.parametrize("query", ["state=bogus", "page=x", "page=0", "page=-3", "size=7", "size=abc",
-                                   "task_id=" + "x" * 10_000, "type=" + "t" * 300])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "state=bogus",
+        "page=x",
+        "page=0",
+        "page=-3",
+        "size=7",
+        "size=abc",
+        "task_id=" + "x" * 10_000,
+        "type=" + "t" * 300,
+    ],
+)
 def test_bad_queue_page_query_is_400(viewer_client, seed, query):
     seed.pending()
     assert viewer_client.get(f"/queues/default/?{query}").status_code == 400
@@ -43,10 +54,18 @@ def test_huge_page_number_is_clamped(viewer_client, seed):
     assert response.status_code == 200
 
 
-@pytest.mark.parametrize("path", [
-    "/queues/%7Bbad%7D/", "/queues/a%7Bb/", "/queues/%7Bbad%7D/tasks/x/", "/queues/default/tasks/" + "x" * 10_000 + "/",
-    "/queues/" + "q" * 10_000 + "/", "/queues/a~b/", "/queues/%01/",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/queues/%7Bbad%7D/",
+        "/queues/a%7Bb/",
+        "/queues/%7Bbad%7D/tasks/x/",
+        "/queues/default/tasks/" + "x" * 10_000 + "/",
+        "/queues/" + "q" * 10_000 + "/",
+        "/queues/a~b/",
+        "/queues/%01/",
+    ],
+)
 def test_invalid_names_and_ids_are_404(viewer_client, seed, path):
     seed.pending()
     assert viewer_client.get(path).status_code == 404
@@ -58,8 +77,9 @@ def test_oversized_ids_in_actions_are_404(operator_client, seed, audit):
     assert audit == []
 
 
-@pytest.mark.parametrize("name", ["日本語キュー", "emails:high", "a*b", "with/slash", "tilde~name", "per%cent",
-                                  "sp ace", "ünï"])
+@pytest.mark.parametrize(
+    "name", ["日本語キュー", "emails:high", "a*b", "with/slash", "tilde~name", "per%cent", "sp ace", "ünï"]
+)
 def test_odd_queue_names_work_end_to_end(operator_client, seed, engine, name, audit):
     task_id = seed.pending(queue=name)
     other = seed.pending(queue=name, task_id="id/with~odd chars")
@@ -95,9 +115,12 @@ def test_redis_down_is_a_503_page(viewer_client, redis_down, url):
 
 
 def test_redis_down_on_actions_is_a_503_page(operator_client, redis_down, audit):
-    for url, data in [("/queues/default/pause/", {}), ("/queues/default/delete/", {"force": "on"}),
-                      ("/queues/default/batch/", {"action": "delete", "task_ids": ["a"]}),
-                      ("/queues/default/all/", {"action": "delete_all", "state": "pending"})]:
+    for url, data in [
+        ("/queues/default/pause/", {}),
+        ("/queues/default/delete/", {"force": "on"}),
+        ("/queues/default/batch/", {"action": "delete", "task_ids": ["a"]}),
+        ("/queues/default/all/", {"action": "delete_all", "state": "pending"}),
+    ]:
         assert operator_client.post(url, data).status_code == 503, url
     assert audit == []
 

@@ -63,8 +63,7 @@ def test_queue_page_banner_tabs_and_types(viewer_client, seed):
     assert pending.count('class="copy"') == 2
 
 
-@pytest.mark.parametrize("state", ["active", "pending", "aggregating", "scheduled", "retry", "archived",
-                                   "completed"])
+@pytest.mark.parametrize("state", ["active", "pending", "aggregating", "scheduled", "retry", "archived", "completed"])
 def test_every_state_tab_renders(viewer_client, seed, state):
     seed.retry(queue="other")
     seed.archived(queue="other")
@@ -131,8 +130,21 @@ def test_task_page_shows_every_field_and_history(viewer_client, seed):
     response = viewer_client.get(reverse("task", args=["default", task_id]))
     assert response.status_code == 200
     body = response.content.decode()
-    for text in (task_id, "email:deliver", "completed", "Retried / max", "Next process time", "Timeout",
-                 "Deadline", "Retention", "Expires", "trace", "abc-123", "&quot;sent&quot;: true", "History"):
+    for text in (
+        task_id,
+        "email:deliver",
+        "completed",
+        "Retried / max",
+        "Next process time",
+        "Timeout",
+        "Deadline",
+        "Retention",
+        "Expires",
+        "trace",
+        "abc-123",
+        "&quot;sent&quot;: true",
+        "History",
+    ):
         assert text in body, text
     # The history lists the task's own transitions from the event stream.
     assert re.search(r"<td>pending</td>\s*<td>active</td>", body)
@@ -164,8 +176,17 @@ def test_payload_is_escaped(viewer_client, seed):
 def test_servers_page_expands_to_running_tasks(viewer_client, seed):
     import time
 
-    seed.server(running={"t1": {"id": "t1", "type": "email:deliver", "queue": "default",
-                                "started": int(time.time() * 1000) - 5000, "deadline": None}})
+    seed.server(
+        running={
+            "t1": {
+                "id": "t1",
+                "type": "email:deliver",
+                "queue": "default",
+                "started": int(time.time() * 1000) - 5000,
+                "deadline": None,
+            }
+        }
+    )
     body = viewer_client.get("/servers/").content.decode()
     assert "host-1:42" in body and "critical" in body and "(6)" in body
     assert "<details>" in body and "email:deliver" in body and "1 / 8 busy" in body
@@ -177,8 +198,17 @@ def test_servers_page_without_workers(viewer_client, engine):
 
 def test_redis_page(viewer_client, engine):
     body = viewer_client.get("/redis/").content.decode()
-    for text in ("Version", "Uptime", "Memory used", "Memory peak", "Fragmentation ratio", "Connected clients",
-                 "AOF enabled", "Full INFO", "redis_version"):
+    for text in (
+        "Version",
+        "Uptime",
+        "Memory used",
+        "Memory peak",
+        "Fragmentation ratio",
+        "Connected clients",
+        "AOF enabled",
+        "Full INFO",
+        "redis_version",
+    ):
         assert text in body, text
 
 
@@ -194,8 +224,7 @@ def test_settings_page_saves_rows_and_theme(viewer, viewer_client):
     assert 'data-theme="dark"' in viewer_client.get("/settings/").content.decode()
 
 
-@pytest.mark.parametrize("data", [{"rows_per_page": "7", "theme": "dark"}, {"rows_per_page": "20", "theme": "x"},
-                                  {}])
+@pytest.mark.parametrize("data", [{"rows_per_page": "7", "theme": "dark"}, {"rows_per_page": "20", "theme": "x"}, {}])
 def test_settings_refuses_bad_values(viewer, viewer_client, data):
     from console.models import ConsolePreference
 

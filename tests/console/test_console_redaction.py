@@ -36,9 +36,11 @@ def tasks(redact, seed):
     """A task masked by its type, one masked by a key deep in its payload and result, and a plain one."""
     return {
         "type": seed.completed(task_type="billing:charge", result=json.dumps({"charged": CARD}).encode()),
-        "key": seed.completed(task_type="user:signup",
-                              payload={"user": {"name": "ada", "login": [{"password": SECRET}]}},
-                              result=json.dumps({"session": {"Card": CARD}, "ok": True}).encode()),
+        "key": seed.completed(
+            task_type="user:signup",
+            payload={"user": {"name": "ada", "login": [{"password": SECRET}]}},
+            result=json.dumps({"session": {"Card": CARD}, "ok": True}).encode(),
+        ),
         "plain": seed.completed(task_type="user:ping", payload={"note": "nothing to hide"}),
     }
 
@@ -91,7 +93,9 @@ def test_the_permission_reveals_in_full_and_each_look_is_audited(unredacted, tas
     assert CARD in body
     entries = looks()
     assert [(e.username, e.user_id, e.queue, e.task_ids) for e in entries] == [
-        ("ursula", unredacted.id, "default", [tasks["key"]]), ("ursula", unredacted.id, "default", [tasks["type"]])]
+        ("ursula", unredacted.id, "default", [tasks["key"]]),
+        ("ursula", unredacted.id, "default", [tasks["type"]]),
+    ]
     # Nothing masked on the task: nothing to reveal, nothing logged.
     _, body = page(client, tasks["plain"], "?unredacted=1")
     assert "nothing to hide" in body and len(looks()) == 2
@@ -124,13 +128,17 @@ def test_search_does_not_match_inside_masked_values(unredacted, viewer_client, t
 def test_workflow_page_masks_member_results(viewer_client, redact, seed):
     from queues.engine import chain, sig
 
-    flow = seed.client.submit(chain(sig("user:signup", {"name": "ada"}), sig("billing:charge", {"amount": 1})),
-                              workflow_id="wf-r")
+    flow = seed.client.submit(
+        chain(sig("user:signup", {"name": "ada"}), sig("billing:charge", {"amount": 1})), workflow_id="wf-r"
+    )
     first = flow.members[0].id
     leased = seed.broker.run(seed.ops.dequeue("default", 1, 60, "test-worker", "tok-"))
     assert [t.id for t in leased] == [first]
-    seed.broker.run(seed.ops.write_result("default", first, leased[0].token, "result",
-                                          json.dumps({"password": SECRET, "user_id": 7}).encode()))
+    seed.broker.run(
+        seed.ops.write_result(
+            "default", first, leased[0].token, "result", json.dumps({"password": SECRET, "user_id": 7}).encode()
+        )
+    )
     seed.broker.run(seed.ops.complete("default", [(first, leased[0].token, 600.0)], "test-worker"))
     body = viewer_client.get("/queues/default/workflows/wf-r/").content.decode()
     assert "user_id" in body and SECRET not in body and MASK in body
@@ -179,24 +187,31 @@ def test_cli_masks_by_default_and_unredacted_is_audited(tasks, redis_url):
     assert looks() == []
     full = invoke("task", "inspect", tasks["key"], "--queue", "default", "--unredacted", "--json")
     assert json.loads(full.out)["payload"] == json.dumps(
-        {"user": {"name": "ada", "login": [{"password": SECRET}]}}, separators=(",", ":"))
+        {"user": {"name": "ada", "login": [{"password": SECRET}]}}, separators=(",", ":")
+    )
     full = invoke("task", "ls", "--queue", "default", "--state", "completed", "--unredacted", "--json")
     assert CARD in full.out
     entries = looks()
     assert [(e.username, e.user_id, e.detail) for e in entries] == [
-        (actor(), None, "cli task inspect"), (actor(), None, "cli task ls")]
-    assert entries[0].task_ids == [tasks["key"]] and sorted(entries[1].task_ids) == sorted([tasks["key"],
-                                                                                            tasks["type"]])
+        (actor(), None, "cli task inspect"),
+        (actor(), None, "cli task ls"),
+    ]
+    assert entries[0].task_ids == [tasks["key"]] and sorted(entries[1].task_ids) == sorted(
+        [tasks["key"], tasks["type"]]
+    )
 
 
-@pytest.mark.parametrize(("value", "message"), [
-    ({"types": ["billing:"], "kyes": ["password"]}, 'a dict with "types" and "keys"'),
-    (["billing:"], 'a dict with "types" and "keys"'),
-    ({"types": "billing:"}, 'TASKS_REDACT\\["types"\\] must be a list of strings'),
-    ({"keys": ["password", 3]}, 'TASKS_REDACT\\["keys"\\] must be a list of strings'),
-    ({"types": ["x" * 300]}, "task type"),
-    ({"keys": ["pass\tword"]}, "printable"),
-])
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"types": ["billing:"], "kyes": ["password"]}, 'a dict with "types" and "keys"'),
+        (["billing:"], 'a dict with "types" and "keys"'),
+        ({"types": "billing:"}, 'TASKS_REDACT\\["types"\\] must be a list of strings'),
+        ({"keys": ["password", 3]}, 'TASKS_REDACT\\["keys"\\] must be a list of strings'),
+        ({"types": ["x" * 300]}, "task type"),
+        ({"keys": ["pass\tword"]}, "printable"),
+    ],
+)
 def test_bad_setting_values_are_named(settings, value, message):
     settings.TASKS_REDACT = value
     with pytest.raises(ImproperlyConfigured, match=message):
@@ -205,10 +220,16 @@ def test_bad_setting_values_are_named(settings, value, message):
 
 def test_a_bad_setting_stops_start_up_with_a_clear_error():
     env = {**os.environ, "TASKS_REDACT_KEYS": "password, pass\x01word", "DJANGO_SETTINGS_MODULE": "console.settings"}
-    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode != 0
     assert "ImproperlyConfigured: TASKS_REDACT (TASKS_REDACT_TYPES / TASKS_REDACT_KEYS)" in done.stderr
-    ok = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, timeout=120, capture_output=True,
-                        env={**env, "TASKS_REDACT_KEYS": "password,card", "TASKS_REDACT_TYPES": "billing:"})
+    ok = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        timeout=120,
+        capture_output=True,
+        env={**env, "TASKS_REDACT_KEYS": "password,card", "TASKS_REDACT_TYPES": "billing:"},
+    )
     assert ok.returncode == 0, ok.stderr

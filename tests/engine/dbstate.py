@@ -82,11 +82,23 @@ def msg(**options: Any) -> str:
     return json.dumps({"v": 1, "created": NOW_MS, **options}, separators=(",", ":"))
 
 
-def task(state: str, type: str = "email", *, since: int = NOW_MS, payload: str = '{"to":"ada"}',  # noqa: A002
-         options: str | None = None, **extra: Any) -> Hash:
+def task(
+    state: str,
+    type: str = "email",
+    *,
+    since: int = NOW_MS,
+    payload: str = '{"to":"ada"}',  # noqa: A002
+    options: str | None = None,
+    **extra: Any,
+) -> Hash:
     """A task hash as the scripts leave it; ``extra`` adds fields (lease, retried, unique, error, ...)."""
-    fields = {"type": type, "msg": options if options is not None else msg(), "payload": payload,
-              "state": state, "since": str(since)}
+    fields = {
+        "type": type,
+        "msg": options if options is not None else msg(),
+        "payload": payload,
+        "state": state,
+        "since": str(since),
+    }
     fields.update({name: str(value) for name, value in extra.items()})
     return Hash(fields)
 
@@ -96,8 +108,16 @@ def counts(**by_state_and_type: int) -> Hash:
     return Hash({name.replace("__", ":"): str(value) for name, value in by_state_and_type.items()})
 
 
-def event(id: str, from_: str, to: str, type: str = "email", *, at: int = NOW_MS,  # noqa: A002
-          worker: str = "", error: str = "") -> dict[str, str]:
+def event(
+    id: str,
+    from_: str,
+    to: str,
+    type: str = "email",
+    *,
+    at: int = NOW_MS,  # noqa: A002
+    worker: str = "",
+    error: str = "",
+) -> dict[str, str]:
     fields = {"id": id, "type": type, "from": from_, "to": to, "at": str(at)}
     if worker:
         fields["worker"] = worker
@@ -183,10 +203,14 @@ def dump(r: redis.Redis) -> dict[str, Any]:
 def assert_db(r: redis.Redis, expected: dict[str, Any]) -> None:
     """The whole database equals ``expected``; on failure, show only the keys that differ."""
     actual = dump(r)
-    diff = {key: {"actual": actual.get(key, "<missing>"), "expected": expected.get(key, "<missing>")}
-            for key in sorted(set(actual) | set(expected)) if actual.get(key) != expected.get(key)}
+    diff = {
+        key: {"actual": actual.get(key, "<missing>"), "expected": expected.get(key, "<missing>")}
+        for key in sorted(set(actual) | set(expected))
+        if actual.get(key) != expected.get(key)
+    }
     assert not diff, "database differs from the expected state:\n" + "\n".join(
-        f"  {key}:\n    actual:   {d['actual']!r}\n    expected: {d['expected']!r}" for key, d in diff.items())
+        f"  {key}:\n    actual:   {d['actual']!r}\n    expected: {d['expected']!r}" for key, d in diff.items()
+    )
 
 
 def fake_clock() -> FakeClock:

@@ -49,8 +49,10 @@ def test_invalid_enqueue_writes_nothing(r, redis_url, task_type, payload, option
 
 def test_enqueue_pending_and_scheduled(r, redis_url):
     async def body(client):
-        return (await client.enqueue("email", b"raw"),
-                await client.enqueue("email", {"a": 1}, process_at=datetime.fromtimestamp(NOW + 60, UTC)))
+        return (
+            await client.enqueue("email", b"raw"),
+            await client.enqueue("email", {"a": 1}, process_at=datetime.fromtimestamp(NOW + 60, UTC)),
+        )
 
     now, later = run(redis_url, body)
     assert (now.state, later.state) == ("pending", "scheduled")

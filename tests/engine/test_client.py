@@ -109,7 +109,14 @@ def test_enqueue_many_rejects_what_is_not_an_item(r, client, item):
 def test_enqueue_pending(r, client):
     info = client.enqueue("email", {"to": "adà"}, max_retry=3, timeout=10, retention=60, headers={"k": "v"})
     assert (info.state, info.queue, info.type, info.max_retry, info.timeout, info.retention, info.headers) == (
-        "pending", "default", "email", 3, 10.0, 60.0, {"k": "v"})
+        "pending",
+        "default",
+        "email",
+        3,
+        10.0,
+        60.0,
+        {"k": "v"},
+    )
     assert len(info.id) == 32
     assert r.lrange(Q.pending, 0, -1) == [info.id.encode()]
     stored = r.hgetall(Q.task(info.id))
@@ -123,26 +130,32 @@ def test_payload_bytes_are_stored_as_given(r, client):
     assert r.hget(Q.task(info.id), "payload") == b"\x00\xff{not json"
 
 
-@pytest.mark.parametrize(("payload", "stored"), [
-    ({"a": [1, 2.5, None, True]}, b'{"a":[1,2.5,null,true]}'),
-    ("text", b'"text"'),
-    (7, b"7"),
-    (None, b"null"),
-    (bytearray(b"ba"), b"ba"),
-    (memoryview(b"mv"), b"mv"),
-])
+@pytest.mark.parametrize(
+    ("payload", "stored"),
+    [
+        ({"a": [1, 2.5, None, True]}, b'{"a":[1,2.5,null,true]}'),
+        ("text", b'"text"'),
+        (7, b"7"),
+        (None, b"null"),
+        (bytearray(b"ba"), b"ba"),
+        (memoryview(b"mv"), b"mv"),
+    ],
+)
 def test_payload_json_or_bytes(r, client, payload, stored):
     info = client.enqueue("t", payload)
     assert r.hget(Q.task(info.id), "payload") == stored == info.payload
 
 
-@pytest.mark.parametrize("process_at", [
-    datetime.fromtimestamp(NOW + 90, tz=UTC),
-    datetime.fromtimestamp(NOW + 90, tz=timezone(timedelta(hours=5))),  # the same instant elsewhere
-    datetime.fromtimestamp(NOW + 90, tz=UTC).replace(tzinfo=None),  # naive means UTC
-    NOW + 90,
-    int(NOW + 90),
-])
+@pytest.mark.parametrize(
+    "process_at",
+    [
+        datetime.fromtimestamp(NOW + 90, tz=UTC),
+        datetime.fromtimestamp(NOW + 90, tz=timezone(timedelta(hours=5))),  # the same instant elsewhere
+        datetime.fromtimestamp(NOW + 90, tz=UTC).replace(tzinfo=None),  # naive means UTC
+        NOW + 90,
+        int(NOW + 90),
+    ],
+)
 def test_process_at_schedules(r, client, process_at):
     info = client.enqueue("email", {}, process_at=process_at)
     assert info.state == "scheduled"
@@ -206,16 +219,23 @@ def test_enqueue_many_chunks_and_keeps_order(r, client, monkeypatch):
 
 
 def test_enqueue_many_mixed_queues_and_per_item_options(r, client):
-    infos = client.enqueue_many([
-        ("email", {"n": 0}),
-        {"type": "sms", "payload": {"n": 1}, "queue": "critical", "max_retry": 1},
-        {"type": "email", "payload": {"n": 2}, "process_in": 60, "unique": None},
-        {"type": "email", "payload": {"n": 3}, "queue": "critical"},
-    ], max_retry=7, unique=30)
+    infos = client.enqueue_many(
+        [
+            ("email", {"n": 0}),
+            {"type": "sms", "payload": {"n": 1}, "queue": "critical", "max_retry": 1},
+            {"type": "email", "payload": {"n": 2}, "process_in": 60, "unique": None},
+            {"type": "email", "payload": {"n": 3}, "queue": "critical"},
+        ],
+        max_retry=7,
+        unique=30,
+    )
     # Results come back in the order of the items, whatever the queues.
     assert [(i.json()["n"], i.queue, i.state, i.max_retry) for i in infos] == [
-        (0, "default", "pending", 7), (1, "critical", "pending", 1), (2, "default", "scheduled", 7),
-        (3, "critical", "pending", 7)]
+        (0, "default", "pending", 7),
+        (1, "critical", "pending", 1),
+        (2, "default", "scheduled", 7),
+        (3, "critical", "pending", 7),
+    ]
     assert [i.unique_key is not None for i in infos] == [True, True, False, True]
     assert r.llen(Q.pending) == 1 and r.llen("tq:{critical}:pending") == 2
     assert r.smembers("tq:queues") == {b"default", b"critical"}
@@ -229,8 +249,7 @@ def test_enqueue_many_duplicate_in_a_later_chunk(r, client):
         client.enqueue_many(items)
     enqueued = refused.value.enqueued
     assert len(enqueued) == BULK_CHUNK  # the first chunk went in; the second, with the duplicate, did not
-    assert [i.json() for i in enqueued[:7]] == [{"i": 0}, {"i": 1}, {"i": 2}, {"i": 3}, {"i": 4}, {"same": 1},
-                                                {"i": 6}]
+    assert [i.json() for i in enqueued[:7]] == [{"i": 0}, {"i": 1}, {"i": 2}, {"i": 3}, {"i": 4}, {"same": 1}, {"i": 6}]
     assert {i.id.encode() for i in enqueued} == set(r.lrange(Q.pending, 0, -1))  # the second chunk wrote nothing
     assert "'u'" in str(refused.value)
 

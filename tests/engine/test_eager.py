@@ -60,13 +60,20 @@ def test_the_handler_runs_in_the_calling_thread_with_a_real_task(eager: Client, 
         task.progress(1, 2)
         task.write_result({"sent": True})
 
-    info = eager.enqueue("email:deliver", {"to": "ada@example.com"}, queue="critical", headers={"trace": "t1"},
-                         max_retry=5)
+    info = eager.enqueue(
+        "email:deliver", {"to": "ada@example.com"}, queue="critical", headers={"trace": "t1"}, max_retry=5
+    )
     assert seen["thread"] == threading.get_ident()
     task = seen["task"]
     assert isinstance(task, Task)
     assert (task.id, task.type, task.queue, task.headers, task.retried, task.max_retry) == (
-        info.id, "email:deliver", "critical", {"trace": "t1"}, 0, 5)
+        info.id,
+        "email:deliver",
+        "critical",
+        {"trace": "t1"},
+        0,
+        5,
+    )
     assert seen["to"] == "ada@example.com"
     assert info.state == "completed"
     assert info.result_json() == {"sent": True}
@@ -119,13 +126,17 @@ def test_skip_retry_is_raised_too_but_retry_without_failure_is_not(eager: Client
     assert info.next_process_at is not None and info.next_process_at.timestamp() >= eager.clock.now() + 15
 
 
-@pytest.mark.parametrize("raised, max_retry, state", [
-    (ValueError("bad"), 3, "retry"),
-    (ValueError("bad"), 0, "archived"),
-    (SkipRetry("no address"), 3, "archived"),
-])
+@pytest.mark.parametrize(
+    "raised, max_retry, state",
+    [
+        (ValueError("bad"), 3, "retry"),
+        (ValueError("bad"), 0, "archived"),
+        (SkipRetry("no address"), 3, "archived"),
+    ],
+)
 def test_without_propagation_the_info_says_where_a_worker_would_put_the_task(
-        lenient: Client, handlers: Registry, raised: Exception, max_retry: int, state: str) -> None:
+    lenient: Client, handlers: Registry, raised: Exception, max_retry: int, state: str
+) -> None:
     def fail(task: Task) -> None:
         task.write_result(b"partial")
         raise raised
@@ -185,8 +196,11 @@ def test_enqueue_many_runs_each_in_order(eager: Client, handlers: Registry) -> N
     handler("n", registry=handlers)(lambda task: order.append(task.json()))
     infos = eager.enqueue_many([("n", 1), {"type": "n", "payload": 2, "queue": "low"}, ("n", 3)])
     assert order == [1, 2, 3]
-    assert [(i.queue, i.state) for i in infos] == [("default", "completed"), ("low", "completed"),
-                                                   ("default", "completed")]
+    assert [(i.queue, i.state) for i in infos] == [
+        ("default", "completed"),
+        ("low", "completed"),
+        ("default", "completed"),
+    ]
 
 
 def test_the_function_style_api_applies_the_handlers_defaults(eager: Client, handlers: Registry) -> None:
@@ -197,13 +211,16 @@ def test_the_function_style_api_applies_the_handlers_defaults(eager: Client, han
     assert queues == ["critical", "bulk"]
 
 
-@pytest.mark.parametrize("call", [
-    lambda c: c.enqueue("job", group="g"),
-    lambda c: c.enqueue("job", after=["a" * 32]),
-    lambda c: c.wait("a" * 32),
-    lambda c: c.wait_workflow("w"),
-    lambda c: c.submit(None),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c: c.enqueue("job", group="g"),
+        lambda c: c.enqueue("job", after=["a" * 32]),
+        lambda c: c.wait("a" * 32),
+        lambda c: c.wait_workflow("w"),
+        lambda c: c.submit(None),
+    ],
+)
 def test_what_needs_a_worker_is_refused(eager: Client, handlers: Registry, call: Any) -> None:
     calls: list[Task] = []
     handler("job", registry=handlers)(calls.append)

@@ -60,9 +60,17 @@ QUEUE = REGISTERED | {
     Q.failed_on(DAY): Volatile("2"),
     Q.processed_on("2023-11-13"): Volatile("3"),
     Q.failed_on("2023-11-13"): Volatile("1"),
-    Q.type_counts: counts(pending__email=3, active__email=2, scheduled__email=3, retry__email=1,
-                          archived__email=2, completed__email=1, processed__email=100, failed__email=20,
-                          pending__sms=0),
+    Q.type_counts: counts(
+        pending__email=3,
+        active__email=2,
+        scheduled__email=3,
+        retry__email=1,
+        archived__email=2,
+        completed__email=1,
+        processed__email=100,
+        failed__email=20,
+        pending__sms=0,
+    ),
 }
 
 
@@ -77,9 +85,20 @@ def test_queue_info(r, inspector, clock):
     assert info.memory_bytes > 0
     assert info.latency == pytest.approx(9.999)  # p1, the next to run, has waited since NOW - 9.999 s
     info.memory_bytes, info.latency = 0, 0.0
-    assert info == QueueInfo("default", pending=3, active=2, scheduled=3, retry=1, archived=2, completed=1,
-                             paused=True, processed_today=7, failed_today=2, processed_total=100,
-                             failed_total=20)
+    assert info == QueueInfo(
+        "default",
+        pending=3,
+        active=2,
+        scheduled=3,
+        retry=1,
+        archived=2,
+        completed=1,
+        paused=True,
+        processed_today=7,
+        failed_today=2,
+        processed_total=100,
+        failed_total=20,
+    )
     assert info.size == 11
     clock.advance(5)
     assert inspector.queue_info("default").latency == pytest.approx(14.999)
@@ -94,7 +113,10 @@ def test_queue_info_of_an_empty_queue(r, inspector):
 def test_history(r, inspector):
     seed(r, QUEUE)
     assert inspector.history("default", days=3) == [
-        DailyStats(DAY, 7, 2), DailyStats("2023-11-13", 3, 1), DailyStats("2023-11-12", 0, 0)]
+        DailyStats(DAY, 7, 2),
+        DailyStats("2023-11-13", 3, 1),
+        DailyStats("2023-11-12", 0, 0),
+    ]
     assert len(inspector.history("default")) == 7
     for days in (0, 91, "7", 1.5):
         with pytest.raises(ValidationError):
@@ -103,20 +125,32 @@ def test_history(r, inspector):
 
 def test_type_counts(r, inspector):
     seed(r, QUEUE)
-    assert inspector.type_counts("default") == {"email": {
-        "pending": 3, "active": 2, "scheduled": 3, "retry": 1, "archived": 2, "completed": 1, "processed": 100,
-        "failed": 20}}  # zero counts are left out
+    assert inspector.type_counts("default") == {
+        "email": {
+            "pending": 3,
+            "active": 2,
+            "scheduled": 3,
+            "retry": 1,
+            "archived": 2,
+            "completed": 1,
+            "processed": 100,
+            "failed": 20,
+        }
+    }  # zero counts are left out
 
 
-@pytest.mark.parametrize(("state", "order"), [
-    ("pending", ["p1", "p2", "p3"]),  # next to run first
-    ("active", ["a1", "a2"]),  # soonest lease expiry first
-    ("scheduled", ["s1", "s2", "s3"]),
-    ("retry", ["r1"]),
-    ("archived", ["x1", "x2"]),  # newest first
-    ("completed", ["c1"]),
-    ("aggregating", []),
-])
+@pytest.mark.parametrize(
+    ("state", "order"),
+    [
+        ("pending", ["p1", "p2", "p3"]),  # next to run first
+        ("active", ["a1", "a2"]),  # soonest lease expiry first
+        ("scheduled", ["s1", "s2", "s3"]),
+        ("retry", ["r1"]),
+        ("archived", ["x1", "x2"]),  # newest first
+        ("completed", ["c1"]),
+        ("aggregating", []),
+    ],
+)
 def test_list_tasks_order_and_pages(r, inspector, state, order):
     seed(r, QUEUE)
     assert [t.id for t in inspector.list_tasks("default", state)] == order
@@ -131,7 +165,11 @@ def test_listed_task_details(r, inspector):
     assert s1.next_process_at == at(NOW_MS + 1000)
     (r1,) = inspector.list_tasks("default", "retry")
     assert (r1.retried, r1.last_error, r1.last_failed_at, r1.next_process_at) == (
-        2, "boom", at(NOW_MS - 5), at(NOW_MS + 500))
+        2,
+        "boom",
+        at(NOW_MS - 5),
+        at(NOW_MS + 500),
+    )
     (c1,) = inspector.list_tasks("default", "completed")
     assert (c1.expires_at, c1.completed_at, c1.result_json()) == (at(NOW_MS + 3_600_000), at(NOW_MS - 50), {"ok": 1})
     p1 = inspector.list_tasks("default", "pending")[0]
@@ -149,10 +187,21 @@ def test_get_task(r, inspector):
         inspector.get_task("default", "i" * 10 * 1024)
 
 
-@pytest.mark.parametrize(("state", "page", "size"), [
-    ("dead", 1, 20), ("ACTIVE", 1, 20), ("pending", 0, 20), ("pending", -1, 20), ("pending", "2", 20),
-    ("pending", 1.0, 20), ("pending", 1, 0), ("pending", 1, 1001), ("pending", 1, True), ("pending", None, 20),
-])
+@pytest.mark.parametrize(
+    ("state", "page", "size"),
+    [
+        ("dead", 1, 20),
+        ("ACTIVE", 1, 20),
+        ("pending", 0, 20),
+        ("pending", -1, 20),
+        ("pending", "2", 20),
+        ("pending", 1.0, 20),
+        ("pending", 1, 0),
+        ("pending", 1, 1001),
+        ("pending", 1, True),
+        ("pending", None, 20),
+    ],
+)
 def test_list_tasks_bad_arguments(r, inspector, state, page, size):
     seed(r, QUEUE)
     with pytest.raises(ValidationError):
@@ -160,10 +209,22 @@ def test_list_tasks_bad_arguments(r, inspector, state, page, size):
 
 
 UNKNOWN_QUEUE_CALLS = [
-    ("queue_info", ()), ("history", ()), ("type_counts", ()), ("pause_queue", ()), ("unpause_queue", ()),
-    ("delete_queue", ()), ("list_tasks", ("pending",)), ("get_task", ("t",)), ("delete_task", ("t",)),
-    ("run_task", ("t",)), ("archive_task", ("t",)), ("cancel_task", ("t",)), ("delete_all", ("pending",)),
-    ("run_all", ("retry",)), ("archive_all", ("pending",)), ("cancel_all", ()),
+    ("queue_info", ()),
+    ("history", ()),
+    ("type_counts", ()),
+    ("pause_queue", ()),
+    ("unpause_queue", ()),
+    ("delete_queue", ()),
+    ("list_tasks", ("pending",)),
+    ("get_task", ("t",)),
+    ("delete_task", ("t",)),
+    ("run_task", ("t",)),
+    ("archive_task", ("t",)),
+    ("cancel_task", ("t",)),
+    ("delete_all", ("pending",)),
+    ("run_all", ("retry",)),
+    ("archive_all", ("pending",)),
+    ("cancel_all", ()),
 ]
 
 
@@ -226,10 +287,19 @@ def test_bulk_actions_run_every_chunk(r, inspector, many):
     assert inspector.delete_all("default", "pending") == 0
 
 
-@pytest.mark.parametrize(("method", "state"), [
-    ("delete_all", "active"), ("delete_all", "aggregating"), ("delete_all", "nope"), ("run_all", "pending"),
-    ("run_all", "completed"), ("run_all", "active"), ("archive_all", "archived"), ("archive_all", "active"),
-])
+@pytest.mark.parametrize(
+    ("method", "state"),
+    [
+        ("delete_all", "active"),
+        ("delete_all", "aggregating"),
+        ("delete_all", "nope"),
+        ("run_all", "pending"),
+        ("run_all", "completed"),
+        ("run_all", "active"),
+        ("archive_all", "archived"),
+        ("archive_all", "active"),
+    ],
+)
 def test_bulk_actions_refuse_a_state(r, inspector, method, state):
     seed(r, QUEUE)
     with pytest.raises(ValidationError):
@@ -263,8 +333,14 @@ def test_delete_queue(r, inspector):
     assert dump(r) == before
     inspector.delete_queue("default", force=True)
     assert inspector.queues() == ["other"]
-    assert_db(r, other | {"tq:queues": Set({"other"}),  # the daily counters expire on their own
-                          **{k: QUEUE[k] for k in QUEUE if ":processed:" in k or ":failed:" in k}})
+    assert_db(
+        r,
+        other
+        | {
+            "tq:queues": Set({"other"}),  # the daily counters expire on their own
+            **{k: QUEUE[k] for k in QUEUE if ":processed:" in k or ":failed:" in k},
+        },
+    )
 
 
 def test_delete_empty_queue(r, inspector):
@@ -306,22 +382,46 @@ def test_cancel_task_publishes_the_id(r, inspector):
 
 
 def test_servers(r, inspector):
-    doc = {"id": "host1:42:ab", "host": "host1", "pid": 42, "started": NOW_MS - 60_000, "status": "active",
-           "queues": {"default": 3, "low": 1}, "strict": True, "concurrency": 8}
-    seed(r, {
-        "tq:servers": ZSet({"host1:42:ab": NOW_MS + 15_000, "gone:1:x": NOW_MS - 1, "nokey:2:y": NOW_MS + 15_000}),
-        "tq:server:host1:42:ab": json.dumps(doc),
-        "tq:server:gone:1:x": json.dumps(doc | {"id": "gone:1:x"}),
-        "tq:workers:host1:42:ab": Hash({
-            "t2": json.dumps({"task": "t2", "queue": "default", "started": NOW_MS - 10}),
-            "t1": json.dumps({"task": "t1", "queue": "low", "started": NOW_MS - 20}),
-        }),
-    })
-    assert inspector.servers() == [ServerInfo(
-        id="host1:42:ab", host="host1", pid=42, started_at=at(NOW_MS - 60_000), status="active",
-        queues={"default": 3, "low": 1}, strict=True, concurrency=8,
-        active=[{"task": "t1", "queue": "low", "started": NOW_MS - 20},
-                {"task": "t2", "queue": "default", "started": NOW_MS - 10}])]
+    doc = {
+        "id": "host1:42:ab",
+        "host": "host1",
+        "pid": 42,
+        "started": NOW_MS - 60_000,
+        "status": "active",
+        "queues": {"default": 3, "low": 1},
+        "strict": True,
+        "concurrency": 8,
+    }
+    seed(
+        r,
+        {
+            "tq:servers": ZSet({"host1:42:ab": NOW_MS + 15_000, "gone:1:x": NOW_MS - 1, "nokey:2:y": NOW_MS + 15_000}),
+            "tq:server:host1:42:ab": json.dumps(doc),
+            "tq:server:gone:1:x": json.dumps(doc | {"id": "gone:1:x"}),
+            "tq:workers:host1:42:ab": Hash(
+                {
+                    "t2": json.dumps({"task": "t2", "queue": "default", "started": NOW_MS - 10}),
+                    "t1": json.dumps({"task": "t1", "queue": "low", "started": NOW_MS - 20}),
+                }
+            ),
+        },
+    )
+    assert inspector.servers() == [
+        ServerInfo(
+            id="host1:42:ab",
+            host="host1",
+            pid=42,
+            started_at=at(NOW_MS - 60_000),
+            status="active",
+            queues={"default": 3, "low": 1},
+            strict=True,
+            concurrency=8,
+            active=[
+                {"task": "t1", "queue": "low", "started": NOW_MS - 20},
+                {"task": "t2", "queue": "default", "started": NOW_MS - 10},
+            ],
+        )
+    ]
 
 
 def test_no_servers(r, inspector):
@@ -352,12 +452,14 @@ def test_search_filters_by_type_prefix_and_text_and_says_how_much_it_read(r, red
     from queues.engine import Client, Inspector
 
     client = Client(redis_url)
-    client.enqueue_many([("email:deliver", {"to": f"user{n}@example.com"}) for n in range(30)]
-                        + [("sms:send", {"to": "+100"})] * 5)
+    client.enqueue_many(
+        [("email:deliver", {"to": f"user{n}@example.com"}) for n in range(30)] + [("sms:send", {"to": "+100"})] * 5
+    )
     inspector = Inspector(redis_url)
     found = inspector.search_tasks("default", "pending", task_type="email:", text="user1")
     assert sorted(t.json()["to"] for t in found.tasks) == sorted(
-        f"user{n}@example.com" for n in [1] + list(range(10, 20)))
+        f"user{n}@example.com" for n in [1] + list(range(10, 20))
+    )
     assert (found.scanned, found.total, found.complete) == (35, 35, True)
     bounded = inspector.search_tasks("default", "pending", task_type="sms", scan_limit=10)
     assert (bounded.scanned, bounded.total, bounded.complete) == (10, 35, False)
@@ -376,6 +478,5 @@ def test_task_events_are_the_tasks_own_transitions_oldest_first(r, redis_url):
     assert leased[0].id == info.id
     broker.run(broker.transitions.retry("default", info.id, leased[0].token, 0, "boom", worker="w1"))
     events = Inspector(redis_url).task_events("default", info.id)
-    assert [(e.from_state, e.to_state) for e in events] == [("", "pending"), ("pending", "active"),
-                                                            ("active", "retry")]
+    assert [(e.from_state, e.to_state) for e in events] == [("", "pending"), ("pending", "active"), ("active", "retry")]
     assert (events[1].worker, events[2].error) == ("w1", "boom")

@@ -276,8 +276,7 @@ def test_inspector_actions_refuse_a_newer_layout_and_change_nothing(r, inspector
 
 
 @pytest.mark.parametrize("action", ACTIONS)
-def test_inspector_actions_act_on_our_layout_and_leave_an_unstamped_keyspace_unstamped(r, inspector, cancels,
-                                                                                        action):
+def test_inspector_actions_act_on_our_layout_and_leave_an_unstamped_keyspace_unstamped(r, inspector, cancels, action):
     """The same calls do act on layout 1; they check the stamp but never write it (table tests compare every key)."""
     seed(r, INSPECTED)
     ACTIONS[action](inspector)

@@ -99,20 +99,26 @@ def test_the_consumer_obeys_the_rate_limit_and_waits_for_the_window(r, redis_url
 
 def test_a_definition_carries_its_rate_limit_through_redis(r):
     store = PolicyStore(r, Keys())
-    store.write(PolicySet(queues={Q: QueueSpec(Q, concurrency_cap=5, rate_limit=100, rate_period=2.0),
-                                  "free": QueueSpec("free")}))
+    store.write(
+        PolicySet(
+            queues={Q: QueueSpec(Q, concurrency_cap=5, rate_limit=100, rate_period=2.0), "free": QueueSpec("free")}
+        )
+    )
     read = store.read().queues
     assert read[Q].rate == RateLimit(100, 2.0) and read[Q].concurrency_cap == 5
     assert read["free"].rate_limit == 0
     assert json.loads(r.hget(Keys().config_queues, "free")) == {"weight": 1, "rank": 0, "cap": 0}
 
 
-@pytest.mark.parametrize("limit, period, message", [
-    (-1, 1.0, "rate limit must be between 0 and 1000000"),
-    (1_000_001, 1.0, "rate limit must be between 0 and 1000000"),
-    (10, 0, "rate period must be more than 0"),
-    (10, "1", "rate period must be a number of seconds"),
-])
+@pytest.mark.parametrize(
+    "limit, period, message",
+    [
+        (-1, 1.0, "rate limit must be between 0 and 1000000"),
+        (1_000_001, 1.0, "rate limit must be between 0 and 1000000"),
+        (10, 0, "rate period must be more than 0"),
+        (10, "1", "rate period must be a number of seconds"),
+    ],
+)
 def test_a_bad_rate_limit_is_refused_by_name(limit, period, message):
     with pytest.raises(ValidationError, match=message):
         QueueSpec(Q, rate_limit=limit, rate_period=period)
@@ -120,10 +126,14 @@ def test_a_bad_rate_limit_is_refused_by_name(limit, period, message):
 
 def test_a_bad_rate_limit_in_redis_skips_that_definition_only(r):
     keys = Keys()
-    r.hset(keys.config_queues, mapping={Q: json.dumps({"weight": 1, "rate_limit": 5, "rate_period": 0}),
-                                        "fine": json.dumps({"weight": 2, "rate_limit": 5, "rate_period": 2})})
+    r.hset(
+        keys.config_queues,
+        mapping={
+            Q: json.dumps({"weight": 1, "rate_limit": 5, "rate_period": 0}),
+            "fine": json.dumps({"weight": 2, "rate_limit": 5, "rate_period": 2}),
+        },
+    )
     assert list(PolicyStore(r, keys).read().queues) == ["fine"]
-
 
 
 def test_a_consumer_held_at_the_cap_with_tasks_pending_rechecks_soon(r, redis_url, client: Client, clock: FakeClock):

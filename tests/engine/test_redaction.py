@@ -12,22 +12,25 @@ from queues.engine.redaction import MASK, MASKED_WHOLE, Redaction
 RULES = Redaction.build(types=["billing:"], keys=["password", "Card"])
 
 
-@pytest.mark.parametrize(("task_type", "payload", "expected"), [
-    # A redacted type: the whole payload, JSON or not.
-    ("billing:charge", b'{"amount":5}', MASKED_WHOLE),
-    ("billing:charge", b"\x00\xffraw", MASKED_WHOLE),
-    ("billing:", b"plain text", MASKED_WHOLE),
-    # Prefix match: "billing" alone (no colon) is another type.
-    ("billing", b'{"amount":5}', b'{"amount":5}'),
-    # Keys at any depth, case-insensitive, whatever the value holds.
-    ("user:signup", b'{"name":"ada","password":"hunter2"}', b'{"name":"ada","password":"%s"}' % MASK.encode()),
-    ("user:signup", b'{"a":[{"b":{"CARD":{"n":"4111"}}}]}', b'{"a":[{"b":{"CARD":"%s"}}]}' % MASK.encode()),
-    # Nothing to mask: the very bytes come back (the pretty-printing stays the renderer's business).
-    ("user:signup", b'{ "name": "ada" }', b'{ "name": "ada" }'),
-    ("user:signup", b"not json password", b"not json password"),
-    ("user:signup", b'["password"]', b'["password"]'),  # a value, not a key
-    ("user:signup", b"", b""),
-])
+@pytest.mark.parametrize(
+    ("task_type", "payload", "expected"),
+    [
+        # A redacted type: the whole payload, JSON or not.
+        ("billing:charge", b'{"amount":5}', MASKED_WHOLE),
+        ("billing:charge", b"\x00\xffraw", MASKED_WHOLE),
+        ("billing:", b"plain text", MASKED_WHOLE),
+        # Prefix match: "billing" alone (no colon) is another type.
+        ("billing", b'{"amount":5}', b'{"amount":5}'),
+        # Keys at any depth, case-insensitive, whatever the value holds.
+        ("user:signup", b'{"name":"ada","password":"hunter2"}', b'{"name":"ada","password":"%s"}' % MASK.encode()),
+        ("user:signup", b'{"a":[{"b":{"CARD":{"n":"4111"}}}]}', b'{"a":[{"b":{"CARD":"%s"}}]}' % MASK.encode()),
+        # Nothing to mask: the very bytes come back (the pretty-printing stays the renderer's business).
+        ("user:signup", b'{ "name": "ada" }', b'{ "name": "ada" }'),
+        ("user:signup", b"not json password", b"not json password"),
+        ("user:signup", b'["password"]', b'["password"]'),  # a value, not a key
+        ("user:signup", b"", b""),
+    ],
+)
 def test_apply_masks_types_whole_and_keys_at_any_depth(task_type, payload, expected):
     assert RULES.apply(task_type, payload) == expected
 
@@ -44,19 +47,21 @@ def test_unchanged_data_is_the_same_object_and_none_stays_none():
 def test_masked_json_keeps_the_rest_of_the_document():
     doc = {"user": {"email": "ada@example.com", "password": "s3cret", "tags": ["a", "b"]}, "n": 1.5, "ok": None}
     masked = json.loads(RULES.apply("user:signup", json.dumps(doc).encode()))
-    assert masked == {"user": {"email": "ada@example.com", "password": MASK, "tags": ["a", "b"]}, "n": 1.5,
-                      "ok": None}
+    assert masked == {"user": {"email": "ada@example.com", "password": MASK, "tags": ["a", "b"]}, "n": 1.5, "ok": None}
 
 
-@pytest.mark.parametrize(("types", "keys", "message"), [
-    (["ok", ""], [], "task type"),
-    (["x" * 300], [], "task type"),
-    ([1], [], "task type"),
-    ([], ["  "], "non-empty string"),
-    ([], [" password"], "surrounding"),
-    ([], ["pass\x00word"], "printable"),
-    ([], [None], "non-empty string"),
-])
+@pytest.mark.parametrize(
+    ("types", "keys", "message"),
+    [
+        (["ok", ""], [], "task type"),
+        (["x" * 300], [], "task type"),
+        ([1], [], "task type"),
+        ([], ["  "], "non-empty string"),
+        ([], [" password"], "surrounding"),
+        ([], ["pass\x00word"], "printable"),
+        ([], [None], "non-empty string"),
+    ],
+)
 def test_bad_rules_are_refused_with_a_named_error(types, keys, message):
     with pytest.raises(ValidationError, match=message) as caught:
         Redaction.build(types=types, keys=keys)
@@ -73,8 +78,7 @@ def test_search_with_redaction_does_not_match_inside_masked_values(r, redis_url)
     inspector = Inspector(redis_url)
 
     def found(text, redaction=None):
-        return sorted(t.id for t in inspector.search_tasks("default", "pending", text=text,
-                                                           redaction=redaction).tasks)
+        return sorted(t.id for t in inspector.search_tasks("default", "pending", text=text, redaction=redaction).tasks)
 
     assert found("hunter2") == ["key-rule", "plain", "type-rule"]
     assert found("hunter2", RULES) == ["plain"]

@@ -28,8 +28,13 @@ def commit(stream_id: str):
 
 @cases(
     Case("a free lease is taken", {}, lease("a1", 15_000), returns=1, after={LEASE_KEY: Volatile("a1")}),
-    Case("the holder extends it", {LEASE_KEY: Volatile("a1")}, lease("a1", 15_000), returns=1,
-         after={LEASE_KEY: Volatile("a1")}),
+    Case(
+        "the holder extends it",
+        {LEASE_KEY: Volatile("a1")},
+        lease("a1", 15_000),
+        returns=1,
+        after={LEASE_KEY: Volatile("a1")},
+    ),
     Case("another holder is refused", {LEASE_KEY: Volatile("a1")}, lease("a2", 15_000), returns=0),
     Case("the holder releases it", {LEASE_KEY: Volatile("a1")}, lease("a1", 0), returns=1, after={}),
     Case("others cannot release it", {LEASE_KEY: Volatile("a1")}, lease("a2", 0), returns=0),
@@ -39,25 +44,53 @@ def test_archiver_lease(r, redis_url, case):
 
 
 @cases(
-    Case("a new queue starts at 0-0", {}, attach(1000), returns=b"0-0",
-         after={OFFSET: Hash({"committed": "0-0", "cap": "1000"})}),
-    Case("an existing offset is kept, the cap updated", {OFFSET: Hash({"committed": "5-1", "cap": "9"})},
-         attach(1000), returns=b"5-1", after={OFFSET: Hash({"committed": "5-1", "cap": "1000"})}),
+    Case(
+        "a new queue starts at 0-0",
+        {},
+        attach(1000),
+        returns=b"0-0",
+        after={OFFSET: Hash({"committed": "0-0", "cap": "1000"})},
+    ),
+    Case(
+        "an existing offset is kept, the cap updated",
+        {OFFSET: Hash({"committed": "5-1", "cap": "9"})},
+        attach(1000),
+        returns=b"5-1",
+        after={OFFSET: Hash({"committed": "5-1", "cap": "1000"})},
+    ),
 )
 def test_archiver_attach(r, redis_url, case):
     run_case(r, redis_url, case)
 
 
 @cases(
-    Case("moves forward", {OFFSET: Hash({"committed": "5-1", "cap": "9"})}, commit("10-0"),
-         after={OFFSET: Hash({"committed": "10-0", "cap": "9"})}),
-    Case("same id is a no-op", {OFFSET: Hash({"committed": "5-1", "cap": "9"})}, commit("5-1"),
-         after={OFFSET: Hash({"committed": "5-1", "cap": "9"})}),
-    Case("never moves back (numeric, not string, order)", {OFFSET: Hash({"committed": "10-0", "cap": "9"})},
-         commit("9-5"), raises=FailedPreconditionError, detail="offset 9-5 is behind 10-0"),
+    Case(
+        "moves forward",
+        {OFFSET: Hash({"committed": "5-1", "cap": "9"})},
+        commit("10-0"),
+        after={OFFSET: Hash({"committed": "10-0", "cap": "9"})},
+    ),
+    Case(
+        "same id is a no-op",
+        {OFFSET: Hash({"committed": "5-1", "cap": "9"})},
+        commit("5-1"),
+        after={OFFSET: Hash({"committed": "5-1", "cap": "9"})},
+    ),
+    Case(
+        "never moves back (numeric, not string, order)",
+        {OFFSET: Hash({"committed": "10-0", "cap": "9"})},
+        commit("9-5"),
+        raises=FailedPreconditionError,
+        detail="offset 9-5 is behind 10-0",
+    ),
     Case("not attached", {}, commit("1-0"), raises=FailedPreconditionError, detail="no archiver attached"),
-    Case("malformed id", {OFFSET: Hash({"committed": "0-0", "cap": "9"})}, commit("x"),
-         raises=FailedPreconditionError, detail="malformed stream id x"),
+    Case(
+        "malformed id",
+        {OFFSET: Hash({"committed": "0-0", "cap": "9"})},
+        commit("x"),
+        raises=FailedPreconditionError,
+        detail="malformed stream id x",
+    ),
 )
 def test_archiver_commit(r, redis_url, case):
     run_case(r, redis_url, case)
@@ -76,13 +109,23 @@ DONE = {
 
 
 @cases(
-    Case("attached: the offset is read and left as it is", ACTIVE | {
-        OFFSET: Hash({"committed": "0-0", "cap": "1000"}),
-        Q.events: Stream([event("x", "", "pending"), event("y", "", "pending")])},
-         lambda t: t.done("default", [("a", "tok-1")], "w1"), returns=["OK"], after=DONE | {
-             OFFSET: Hash({"committed": "0-0", "cap": "1000"}),
-             Q.events: Stream([event("x", "", "pending"), event("y", "", "pending"),
-                               event("a", "active", "done", worker="w1")])}),
+    Case(
+        "attached: the offset is read and left as it is",
+        ACTIVE
+        | {
+            OFFSET: Hash({"committed": "0-0", "cap": "1000"}),
+            Q.events: Stream([event("x", "", "pending"), event("y", "", "pending")]),
+        },
+        lambda t: t.done("default", [("a", "tok-1")], "w1"),
+        returns=["OK"],
+        after=DONE
+        | {
+            OFFSET: Hash({"committed": "0-0", "cap": "1000"}),
+            Q.events: Stream(
+                [event("x", "", "pending"), event("y", "", "pending"), event("a", "active", "done", worker="w1")]
+            ),
+        },
+    ),
 )
 def test_transitions_with_an_archiver_attached(r, redis_url, case):
     run_case(r, redis_url, case)

@@ -31,8 +31,13 @@ from .dbstate import (
 OP = "operator"
 UNIQUE = Q.unique("email", "d41d8cd98f00b204e9800998ecf8427e")
 OTHER = {"tq:{other}:pending": ["x"], "tq:{other}:t:x": task("pending")}  # another queue: never touched
-SCORES = {"active": NOW_MS + 5_000, "scheduled": NOW_MS + 60_000, "retry": NOW_MS + 60_000,
-          "archived": NOW_MS - 60_000, "completed": NOW_MS + 60_000}
+SCORES = {
+    "active": NOW_MS + 5_000,
+    "scheduled": NOW_MS + 60_000,
+    "retry": NOW_MS + 60_000,
+    "archived": NOW_MS - 60_000,
+    "completed": NOW_MS + 60_000,
+}
 
 
 def one_in(state: str) -> dict:
@@ -59,8 +64,10 @@ def moved_a(state: str, to: str, structure, *, lock: bool = True, error: str = "
 
 
 def deleted_a(state: str) -> dict:
-    return OTHER | {Q.type_counts: counts(**{f"{state}__email": 0}),
-                    Q.events: Stream([event("a", state, "deleted", worker=OP, error=f"deleted by {OP}")])}
+    return OTHER | {
+        Q.type_counts: counts(**{f"{state}__email": 0}),
+        Q.events: Stream([event("a", state, "deleted", worker=OP, error=f"deleted by {OP}")]),
+    }
 
 
 # -- forward and delete_expired -----------------------------------------------------------------------------------
@@ -92,14 +99,33 @@ def forwarded(state: str, *ids: str) -> dict:
 
 
 @cases(
-    Case("scheduled: what is due", due("scheduled"), lambda t: t.forward("default", "scheduled"), returns=2,
-         after=forwarded("scheduled", "s1", "s2")),
-    Case("retry: what is due", due("retry"), lambda t: t.forward("default", "retry"), returns=2,
-         after=forwarded("retry", "s1", "s2")),
-    Case("up to the limit, oldest first", due("retry"), lambda t: t.forward("default", "retry", limit=1),
-         returns=1, after=forwarded("retry", "s1")),
-    Case("nothing due", WAITING | {Q.task("s3"): task("scheduled"), Q.scheduled: ZSet({"s3": NOW_MS + 1})},
-         lambda t: t.forward("default", "scheduled"), returns=0),
+    Case(
+        "scheduled: what is due",
+        due("scheduled"),
+        lambda t: t.forward("default", "scheduled"),
+        returns=2,
+        after=forwarded("scheduled", "s1", "s2"),
+    ),
+    Case(
+        "retry: what is due",
+        due("retry"),
+        lambda t: t.forward("default", "retry"),
+        returns=2,
+        after=forwarded("retry", "s1", "s2"),
+    ),
+    Case(
+        "up to the limit, oldest first",
+        due("retry"),
+        lambda t: t.forward("default", "retry", limit=1),
+        returns=1,
+        after=forwarded("retry", "s1"),
+    ),
+    Case(
+        "nothing due",
+        WAITING | {Q.task("s3"): task("scheduled"), Q.scheduled: ZSet({"s3": NOW_MS + 1})},
+        lambda t: t.forward("default", "scheduled"),
+        returns=0,
+    ),
 )
 def test_forward(r, redis_url, case):
     run_case(r, redis_url, case)
@@ -117,21 +143,41 @@ RETENTION_ENDED = "retention ended"
 
 
 @cases(
-    Case("past retention: deleted", EXPIRING, lambda t: t.delete_expired("default"), returns=2, after={
-        Q.task("c3"): EXPIRING[Q.task("c3")],
-        Q.completed: ZSet({"c3": NOW_MS + 1}),
-        Q.type_counts: counts(completed__email=1),
-        Q.events: Stream([event("c1", "completed", "deleted", worker="janitor", error=RETENTION_ENDED),
-                          event("c2", "completed", "deleted", worker="janitor", error=RETENTION_ENDED)]),
-    }),
-    Case("up to the limit", EXPIRING, lambda t: t.delete_expired("default", limit=1), returns=1,
-         after=without(EXPIRING, Q.task("c1"), UNIQUE) | {
-             Q.completed: ZSet({"c2": NOW_MS, "c3": NOW_MS + 1}),
-             Q.type_counts: counts(completed__email=2),
-             Q.events: Stream([event("c1", "completed", "deleted", worker="janitor", error=RETENTION_ENDED)]),
-         }),
-    Case("nothing expired", without(EXPIRING, Q.task("c1"), Q.task("c2")) | {Q.completed: ZSet({"c3": NOW_MS + 1})},
-         lambda t: t.delete_expired("default"), returns=0),
+    Case(
+        "past retention: deleted",
+        EXPIRING,
+        lambda t: t.delete_expired("default"),
+        returns=2,
+        after={
+            Q.task("c3"): EXPIRING[Q.task("c3")],
+            Q.completed: ZSet({"c3": NOW_MS + 1}),
+            Q.type_counts: counts(completed__email=1),
+            Q.events: Stream(
+                [
+                    event("c1", "completed", "deleted", worker="janitor", error=RETENTION_ENDED),
+                    event("c2", "completed", "deleted", worker="janitor", error=RETENTION_ENDED),
+                ]
+            ),
+        },
+    ),
+    Case(
+        "up to the limit",
+        EXPIRING,
+        lambda t: t.delete_expired("default", limit=1),
+        returns=1,
+        after=without(EXPIRING, Q.task("c1"), UNIQUE)
+        | {
+            Q.completed: ZSet({"c2": NOW_MS, "c3": NOW_MS + 1}),
+            Q.type_counts: counts(completed__email=2),
+            Q.events: Stream([event("c1", "completed", "deleted", worker="janitor", error=RETENTION_ENDED)]),
+        },
+    ),
+    Case(
+        "nothing expired",
+        without(EXPIRING, Q.task("c1"), Q.task("c2")) | {Q.completed: ZSet({"c3": NOW_MS + 1})},
+        lambda t: t.delete_expired("default"),
+        returns=0,
+    ),
 )
 def test_delete_expired(r, redis_url, case):
     run_case(r, redis_url, case)
@@ -143,14 +189,33 @@ PAUSED = {Q.paused: str(NOW_MS - 1000)}
 
 
 @cases(
-    Case("pause", one_in("pending"), lambda t: t.pause("default", OP), after=one_in("pending") | {
-        Q.paused: str(NOW_MS), Q.events: Stream([event("", "running", "paused", type="", worker=OP)])}),
-    Case("pause a paused queue", one_in("pending") | PAUSED, lambda t: t.pause("default", OP),
-         raises=FailedPreconditionError, detail="already paused"),
-    Case("unpause", one_in("pending") | PAUSED, lambda t: t.pause("default", OP, paused=False),
-         after=one_in("pending") | {Q.events: Stream([event("", "paused", "running", type="", worker=OP)])}),
-    Case("unpause a running queue", one_in("pending"), lambda t: t.pause("default", OP, paused=False),
-         raises=FailedPreconditionError, detail="not paused"),
+    Case(
+        "pause",
+        one_in("pending"),
+        lambda t: t.pause("default", OP),
+        after=one_in("pending")
+        | {Q.paused: str(NOW_MS), Q.events: Stream([event("", "running", "paused", type="", worker=OP)])},
+    ),
+    Case(
+        "pause a paused queue",
+        one_in("pending") | PAUSED,
+        lambda t: t.pause("default", OP),
+        raises=FailedPreconditionError,
+        detail="already paused",
+    ),
+    Case(
+        "unpause",
+        one_in("pending") | PAUSED,
+        lambda t: t.pause("default", OP, paused=False),
+        after=one_in("pending") | {Q.events: Stream([event("", "paused", "running", type="", worker=OP)])},
+    ),
+    Case(
+        "unpause a running queue",
+        one_in("pending"),
+        lambda t: t.pause("default", OP, paused=False),
+        raises=FailedPreconditionError,
+        detail="not paused",
+    ),
 )
 def test_pause(r, redis_url, case):
     run_case(r, redis_url, case)
@@ -164,26 +229,44 @@ def action(name: str, task_id: str = "a"):
 
 
 @cases(
-    *(Case(f"delete {state}: lock released", one_in(state), action("delete_task"), after=deleted_a(state))
-      for state in ("pending", "scheduled", "retry", "archived", "completed")),
-    Case("delete from the middle of the line", one_in("pending") | {
-        Q.task("b"): task("pending"), Q.task("c"): task("pending"), Q.pending: ["b", "a", "c"],
-        Q.type_counts: counts(pending__email=3)}, action("delete_task"), after=deleted_a("pending") | {
-        Q.task("b"): task("pending"), Q.task("c"): task("pending"), Q.pending: ["b", "c"],
-        Q.type_counts: counts(pending__email=2)}),
+    *(
+        Case(f"delete {state}: lock released", one_in(state), action("delete_task"), after=deleted_a(state))
+        for state in ("pending", "scheduled", "retry", "archived", "completed")
+    ),
+    Case(
+        "delete from the middle of the line",
+        one_in("pending")
+        | {
+            Q.task("b"): task("pending"),
+            Q.task("c"): task("pending"),
+            Q.pending: ["b", "a", "c"],
+            Q.type_counts: counts(pending__email=3),
+        },
+        action("delete_task"),
+        after=deleted_a("pending")
+        | {
+            Q.task("b"): task("pending"),
+            Q.task("c"): task("pending"),
+            Q.pending: ["b", "c"],
+            Q.type_counts: counts(pending__email=2),
+        },
+    ),
     Case("delete active: refused", one_in("active"), action("delete_task"), raises=FailedPreconditionError),
-    Case("delete unknown", one_in("pending"), action("delete_task", "nope"), raises=TaskNotFoundError,
-         detail="nope"),
+    Case("delete unknown", one_in("pending"), action("delete_task", "nope"), raises=TaskNotFoundError, detail="nope"),
 )
 def test_delete_task(r, redis_url, case):
     run_case(r, redis_url, case)
 
 
 @cases(
-    *(Case(f"run {state} now", one_in(state), action("run_task"), after=moved_a(state, "pending", ["a"]))
-      for state in ("scheduled", "retry", "archived")),
-    *(Case(f"run {state}: refused", one_in(state), action("run_task"), raises=FailedPreconditionError)
-      for state in ("pending", "active", "completed")),
+    *(
+        Case(f"run {state} now", one_in(state), action("run_task"), after=moved_a(state, "pending", ["a"]))
+        for state in ("scheduled", "retry", "archived")
+    ),
+    *(
+        Case(f"run {state}: refused", one_in(state), action("run_task"), raises=FailedPreconditionError)
+        for state in ("pending", "active", "completed")
+    ),
     Case("run unknown", one_in("scheduled"), action("run_task", "nope"), raises=TaskNotFoundError, detail="nope"),
 )
 def test_run_task(r, redis_url, case):
@@ -192,20 +275,41 @@ def test_run_task(r, redis_url, case):
 
 @cases(
     # An archived task is dead: the operator's archive releases the unique lock, as the worker's does.
-    *(Case(f"archive {state}", one_in(state), action("archive_task"),
-           after=moved_a(state, "archived", ZSet({"a": NOW_MS}), lock=False, error=f"archived by {OP}"))
-      for state in ("pending", "scheduled", "retry")),
-    Case("archive trims the archive", one_in("pending") | {
-        Q.task("x"): task("archived", since=NOW_MS - 5000), Q.archived: ZSet({"x": NOW_MS - 5000}),
-        Q.type_counts: counts(pending__email=1, archived__email=1)}, action("archive_task"),
-         limits=Limits(archive_max_size=1), after=moved_a("pending", "archived", ZSet({"a": NOW_MS}), lock=False) | {
-        Q.type_counts: counts(pending__email=0, archived__email=1),
-        Q.events: Stream([event("a", "pending", "archived", worker=OP, error=f"archived by {OP}"),
-                          event("x", "archived", "deleted", worker=OP, error="trimmed from the archive")])}),
-    *(Case(f"archive {state}: refused", one_in(state), action("archive_task"), raises=FailedPreconditionError)
-      for state in ("active", "archived", "completed")),
-    Case("archive unknown", one_in("pending"), action("archive_task", "nope"), raises=TaskNotFoundError,
-         detail="nope"),
+    *(
+        Case(
+            f"archive {state}",
+            one_in(state),
+            action("archive_task"),
+            after=moved_a(state, "archived", ZSet({"a": NOW_MS}), lock=False, error=f"archived by {OP}"),
+        )
+        for state in ("pending", "scheduled", "retry")
+    ),
+    Case(
+        "archive trims the archive",
+        one_in("pending")
+        | {
+            Q.task("x"): task("archived", since=NOW_MS - 5000),
+            Q.archived: ZSet({"x": NOW_MS - 5000}),
+            Q.type_counts: counts(pending__email=1, archived__email=1),
+        },
+        action("archive_task"),
+        limits=Limits(archive_max_size=1),
+        after=moved_a("pending", "archived", ZSet({"a": NOW_MS}), lock=False)
+        | {
+            Q.type_counts: counts(pending__email=0, archived__email=1),
+            Q.events: Stream(
+                [
+                    event("a", "pending", "archived", worker=OP, error=f"archived by {OP}"),
+                    event("x", "archived", "deleted", worker=OP, error="trimmed from the archive"),
+                ]
+            ),
+        },
+    ),
+    *(
+        Case(f"archive {state}: refused", one_in(state), action("archive_task"), raises=FailedPreconditionError)
+        for state in ("active", "archived", "completed")
+    ),
+    Case("archive unknown", one_in("pending"), action("archive_task", "nope"), raises=TaskNotFoundError, detail="nope"),
 )
 def test_archive_task(r, redis_url, case):
     run_case(r, redis_url, case)
@@ -228,8 +332,9 @@ def after_bulk(state: str, to: str, done: tuple[str, ...], error: str = "") -> d
     rest = [i for i in IDS if i not in done]
     after = without(before, Q.state_key(state), *(Q.task(i) for i in done))
     if rest:
-        after[Q.state_key(state)] = list(reversed(rest)) if state == "pending" else ZSet(
-            {i: before[Q.state_key(state)][i] for i in rest})
+        after[Q.state_key(state)] = (
+            list(reversed(rest)) if state == "pending" else ZSet({i: before[Q.state_key(state)][i] for i in rest})
+        )
     if to:
         after.update({Q.task(i): hash_with(before[Q.task(i)], state=to, since=NOW_MS) for i in done})
         after[Q.state_key(to)] = list(reversed(done)) if to == "pending" else ZSet({i: NOW_MS for i in done})
@@ -243,36 +348,70 @@ def bulk(name: str, state: str, chunk: int = 2):
 
 
 @cases(
-    *(Case(f"delete all {state}: first chunk", five_in(state), bulk("delete_all", state), returns=2,
-           after=after_bulk(state, "", ("t1", "t2"), error=f"deleted by {OP}"))
-      for state in ("pending", "scheduled", "retry", "archived", "completed")),
-    *(Case(f"run all {state}: first chunk", five_in(state), bulk("run_all", state), returns=2,
-           after=after_bulk(state, "pending", ("t1", "t2")))
-      for state in ("scheduled", "retry", "archived")),
-    *(Case(f"archive all {state}: first chunk", five_in(state), bulk("archive_all", state), returns=2,
-           after=after_bulk(state, "archived", ("t1", "t2"), error=f"archived by {OP}"))
-      for state in ("pending", "scheduled", "retry")),
-    Case("archive all trims the archive", five_in("retry"), bulk("archive_all", "retry", chunk=5), returns=5,
-         limits=Limits(archive_max_size=3), after=without(after_bulk("retry", "archived", IDS), Q.task("t1"),
-                                                          Q.task("t2")) | {
-             Q.archived: ZSet({"t3": NOW_MS, "t4": NOW_MS, "t5": NOW_MS}),
-             Q.type_counts: counts(retry__email=0, archived__email=3),
-             Q.events: Stream([*after_bulk("retry", "archived", IDS, error=f"archived by {OP}")[Q.events],
-                               event("t1", "archived", "deleted", worker=OP, error="trimmed from the archive"),
-                               event("t2", "archived", "deleted", worker=OP, error="trimmed from the archive")]),
-         }),
+    *(
+        Case(
+            f"delete all {state}: first chunk",
+            five_in(state),
+            bulk("delete_all", state),
+            returns=2,
+            after=after_bulk(state, "", ("t1", "t2"), error=f"deleted by {OP}"),
+        )
+        for state in ("pending", "scheduled", "retry", "archived", "completed")
+    ),
+    *(
+        Case(
+            f"run all {state}: first chunk",
+            five_in(state),
+            bulk("run_all", state),
+            returns=2,
+            after=after_bulk(state, "pending", ("t1", "t2")),
+        )
+        for state in ("scheduled", "retry", "archived")
+    ),
+    *(
+        Case(
+            f"archive all {state}: first chunk",
+            five_in(state),
+            bulk("archive_all", state),
+            returns=2,
+            after=after_bulk(state, "archived", ("t1", "t2"), error=f"archived by {OP}"),
+        )
+        for state in ("pending", "scheduled", "retry")
+    ),
+    Case(
+        "archive all trims the archive",
+        five_in("retry"),
+        bulk("archive_all", "retry", chunk=5),
+        returns=5,
+        limits=Limits(archive_max_size=3),
+        after=without(after_bulk("retry", "archived", IDS), Q.task("t1"), Q.task("t2"))
+        | {
+            Q.archived: ZSet({"t3": NOW_MS, "t4": NOW_MS, "t5": NOW_MS}),
+            Q.type_counts: counts(retry__email=0, archived__email=3),
+            Q.events: Stream(
+                [
+                    *after_bulk("retry", "archived", IDS, error=f"archived by {OP}")[Q.events],
+                    event("t1", "archived", "deleted", worker=OP, error="trimmed from the archive"),
+                    event("t2", "archived", "deleted", worker=OP, error="trimmed from the archive"),
+                ]
+            ),
+        },
+    ),
     Case("delete all of an empty state", OTHER, bulk("delete_all", "retry"), returns=0),
 )
 def test_bulk_chunk(r, redis_url, case):
     run_case(r, redis_url, case)
 
 
-@pytest.mark.parametrize(("name", "state", "to", "error"), [
-    ("delete_all", "pending", "", "deleted by operator"),
-    ("delete_all", "completed", "", "deleted by operator"),
-    ("run_all", "archived", "pending", ""),
-    ("archive_all", "scheduled", "archived", "archived by operator"),
-])
+@pytest.mark.parametrize(
+    ("name", "state", "to", "error"),
+    [
+        ("delete_all", "pending", "", "deleted by operator"),
+        ("delete_all", "completed", "", "deleted by operator"),
+        ("run_all", "archived", "pending", ""),
+        ("archive_all", "scheduled", "archived", "archived by operator"),
+    ],
+)
 def test_bulk_takes_several_calls(r, broker, name, state, to, error):
     """With a chunk smaller than the state, the caller calls until 0; the end state is the same as in one go."""
     seed(r, five_in(state))
@@ -302,8 +441,15 @@ FULL = OTHER | {  # one task in each state but active, and every auxiliary key o
     Q.processed: "7",
     Q.failed: "3",
     Q.processed_on(DAY): Volatile("7"),
-    Q.type_counts: counts(pending__email=1, scheduled__email=1, retry__email=1, archived__email=1,
-                          completed__email=1, processed__email=7, failed__email=3),
+    Q.type_counts: counts(
+        pending__email=1,
+        scheduled__email=1,
+        retry__email=1,
+        archived__email=1,
+        completed__email=1,
+        processed__email=7,
+        failed__email=3,
+    ),
     Q.events: Stream([event("p", "", "pending")]),
     "tq:queues": Set({"default", "other"}),
 }
@@ -328,24 +474,57 @@ LEFT_BEHIND = {k: FULL[k] for k in (Q.unique("email", "other"), Q.processed_on(D
 
 
 @cases(
-    Case("tasks left: refused", FULL, lambda t: t.delete_queue("default", False), raises=QueueNotEmptyError,
-         detail="5 tasks left; force to delete them"),
-    Case("completed tasks count", OTHER | one_in("completed"), lambda t: t.delete_queue("default", False),
-         raises=QueueNotEmptyError),
-    Case("active: refused even forced", FULL | one_in("active") | {Q.task("p"): task("pending")},
-         lambda t: t.delete_queue("default", True), raises=QueueNotEmptyError, detail="1 tasks are active"),
-    Case("forced: every task and key of the queue", FULL, lambda t: t.delete_queue("default", True),
-         after=OTHER | LEFT_BEHIND),
-    Case("empty queue", OTHER | AUXILIARY | LEFT_BEHIND, lambda t: t.delete_queue("default", False),
-         after=OTHER | LEFT_BEHIND),
-    Case("aggregating and waiting tasks count", HIDDEN, lambda t: t.delete_queue("default", False),
-         raises=QueueNotEmptyError, detail="3 tasks left; force to delete them"),
-    Case("forced: groups, aggregation sets, waiting tasks, dependency sets and workflows go", HIDDEN,
-         lambda t: t.delete_queue("default", True), after=OTHER | {Q.cron_last: HIDDEN[Q.cron_last]}),
-    Case("finished workflow records alone are no tasks",
-         OTHER | {k: HIDDEN[k] for k in (Q.workflow("f1"), Q.workflows)},
-         lambda t: t.delete_queue("default", False), after=OTHER),
+    Case(
+        "tasks left: refused",
+        FULL,
+        lambda t: t.delete_queue("default", False),
+        raises=QueueNotEmptyError,
+        detail="5 tasks left; force to delete them",
+    ),
+    Case(
+        "completed tasks count",
+        OTHER | one_in("completed"),
+        lambda t: t.delete_queue("default", False),
+        raises=QueueNotEmptyError,
+    ),
+    Case(
+        "active: refused even forced",
+        FULL | one_in("active") | {Q.task("p"): task("pending")},
+        lambda t: t.delete_queue("default", True),
+        raises=QueueNotEmptyError,
+        detail="1 tasks are active",
+    ),
+    Case(
+        "forced: every task and key of the queue",
+        FULL,
+        lambda t: t.delete_queue("default", True),
+        after=OTHER | LEFT_BEHIND,
+    ),
+    Case(
+        "empty queue",
+        OTHER | AUXILIARY | LEFT_BEHIND,
+        lambda t: t.delete_queue("default", False),
+        after=OTHER | LEFT_BEHIND,
+    ),
+    Case(
+        "aggregating and waiting tasks count",
+        HIDDEN,
+        lambda t: t.delete_queue("default", False),
+        raises=QueueNotEmptyError,
+        detail="3 tasks left; force to delete them",
+    ),
+    Case(
+        "forced: groups, aggregation sets, waiting tasks, dependency sets and workflows go",
+        HIDDEN,
+        lambda t: t.delete_queue("default", True),
+        after=OTHER | {Q.cron_last: HIDDEN[Q.cron_last]},
+    ),
+    Case(
+        "finished workflow records alone are no tasks",
+        OTHER | {k: HIDDEN[k] for k in (Q.workflow("f1"), Q.workflows)},
+        lambda t: t.delete_queue("default", False),
+        after=OTHER,
+    ),
 )
 def test_delete_queue(r, redis_url, case):
     run_case(r, redis_url, case)
-

@@ -45,51 +45,81 @@ LOCKED = {
 
 
 @cases(
-    Case("pending", {OTHER_QUEUE: ["x"]}, enqueue(placed("a")), after={
-        OTHER_QUEUE: ["x"],
-        Q.task("a"): task("pending"),
-        Q.pending: ["a"],
-        Q.type_counts: counts(pending__email=1),
-        Q.events: Stream([event("a", "", "pending")]),
-    }),
-    Case("process time now is pending", {}, enqueue(placed("a", at=NOW_MS)), after={
-        Q.task("a"): task("pending"),
-        Q.pending: ["a"],
-        Q.type_counts: counts(pending__email=1),
-        Q.events: Stream([event("a", "", "pending")]),
-    }),
-    Case("process time in the future is scheduled", {}, enqueue(placed("a", at=NOW_MS + 1)), after={
-        Q.task("a"): task("scheduled"),
-        Q.scheduled: ZSet({"a": NOW_MS + 1}),
-        Q.type_counts: counts(scheduled__email=1),
-        Q.events: Stream([event("a", "", "scheduled")]),
-    }),
-    Case("unique takes its lock with a ttl", {}, enqueue(placed("a", unique=UNIQUE, ttl_ms=60_000)), after={
-        Q.task("a"): task("pending", unique=UNIQUE),
-        Q.pending: ["a"],
-        UNIQUE: Volatile("a"),
-        Q.type_counts: counts(pending__email=1),
-        Q.events: Stream([event("a", "", "pending")]),
-    }),
-    Case("batch goes in order behind what is pending", EXISTING,
-         enqueue(placed("b"), placed("c", at=NOW_MS + 5000), placed("d", task_type="sms")), after={
-             **EXISTING,
-             Q.task("b"): task("pending"),
-             Q.task("c"): task("scheduled"),
-             Q.task("d"): task("pending", type="sms"),
-             Q.pending: ["d", "b", "a"],  # LPUSH in, RPOP out: a runs first
-             Q.scheduled: ZSet({"c": NOW_MS + 5000}),
-             Q.type_counts: counts(pending__email=2, scheduled__email=1, pending__sms=1),
-             Q.events: Stream([event("b", "", "pending"), event("c", "", "scheduled"),
-                               event("d", "", "pending", type="sms")]),
-         }),
-    Case("a queue with an event stream is not new", {Q.events: Stream([event("x", "", "pending")])},
-         enqueue(placed("a")), returns=False, after={
-             Q.task("a"): task("pending"),
-             Q.pending: ["a"],
-             Q.type_counts: counts(pending__email=1),
-             Q.events: Stream([event("x", "", "pending"), event("a", "", "pending")]),
-         }),
+    Case(
+        "pending",
+        {OTHER_QUEUE: ["x"]},
+        enqueue(placed("a")),
+        after={
+            OTHER_QUEUE: ["x"],
+            Q.task("a"): task("pending"),
+            Q.pending: ["a"],
+            Q.type_counts: counts(pending__email=1),
+            Q.events: Stream([event("a", "", "pending")]),
+        },
+    ),
+    Case(
+        "process time now is pending",
+        {},
+        enqueue(placed("a", at=NOW_MS)),
+        after={
+            Q.task("a"): task("pending"),
+            Q.pending: ["a"],
+            Q.type_counts: counts(pending__email=1),
+            Q.events: Stream([event("a", "", "pending")]),
+        },
+    ),
+    Case(
+        "process time in the future is scheduled",
+        {},
+        enqueue(placed("a", at=NOW_MS + 1)),
+        after={
+            Q.task("a"): task("scheduled"),
+            Q.scheduled: ZSet({"a": NOW_MS + 1}),
+            Q.type_counts: counts(scheduled__email=1),
+            Q.events: Stream([event("a", "", "scheduled")]),
+        },
+    ),
+    Case(
+        "unique takes its lock with a ttl",
+        {},
+        enqueue(placed("a", unique=UNIQUE, ttl_ms=60_000)),
+        after={
+            Q.task("a"): task("pending", unique=UNIQUE),
+            Q.pending: ["a"],
+            UNIQUE: Volatile("a"),
+            Q.type_counts: counts(pending__email=1),
+            Q.events: Stream([event("a", "", "pending")]),
+        },
+    ),
+    Case(
+        "batch goes in order behind what is pending",
+        EXISTING,
+        enqueue(placed("b"), placed("c", at=NOW_MS + 5000), placed("d", task_type="sms")),
+        after={
+            **EXISTING,
+            Q.task("b"): task("pending"),
+            Q.task("c"): task("scheduled"),
+            Q.task("d"): task("pending", type="sms"),
+            Q.pending: ["d", "b", "a"],  # LPUSH in, RPOP out: a runs first
+            Q.scheduled: ZSet({"c": NOW_MS + 5000}),
+            Q.type_counts: counts(pending__email=2, scheduled__email=1, pending__sms=1),
+            Q.events: Stream(
+                [event("b", "", "pending"), event("c", "", "scheduled"), event("d", "", "pending", type="sms")]
+            ),
+        },
+    ),
+    Case(
+        "a queue with an event stream is not new",
+        {Q.events: Stream([event("x", "", "pending")])},
+        enqueue(placed("a")),
+        returns=False,
+        after={
+            Q.task("a"): task("pending"),
+            Q.pending: ["a"],
+            Q.type_counts: counts(pending__email=1),
+            Q.events: Stream([event("x", "", "pending"), event("a", "", "pending")]),
+        },
+    ),
 )
 def test_enqueue(r, redis_url, case):
     run_case(r, redis_url, case)
@@ -97,16 +127,35 @@ def test_enqueue(r, redis_url, case):
 
 @cases(
     Case("existing id", EXISTING, enqueue(placed("a")), raises=TaskIdConflictError, detail="1"),
-    Case("existing id refuses the whole batch", EXISTING, enqueue(placed("b"), placed("c"), placed("a")),
-         raises=TaskIdConflictError, detail="3"),
+    Case(
+        "existing id refuses the whole batch",
+        EXISTING,
+        enqueue(placed("b"), placed("c"), placed("a")),
+        raises=TaskIdConflictError,
+        detail="3",
+    ),
     Case("same id twice in a batch", {}, enqueue(placed("b"), placed("b")), raises=TaskIdConflictError, detail="2"),
-    Case("unique lock held", LOCKED, enqueue(placed("a", unique=UNIQUE, ttl_ms=1000)),
-         raises=DuplicateTaskError, detail="1"),
-    Case("unique lock held refuses the whole batch", LOCKED,
-         enqueue(placed("a"), placed("b", unique=UNIQUE, ttl_ms=1000)), raises=DuplicateTaskError, detail="2"),
-    Case("duplicate inside a batch", {}, enqueue(placed("a", unique=UNIQUE, ttl_ms=1000), placed("b"),
-                                                 placed("c", unique=UNIQUE, ttl_ms=1000)),
-         raises=DuplicateTaskError, detail="3"),
+    Case(
+        "unique lock held",
+        LOCKED,
+        enqueue(placed("a", unique=UNIQUE, ttl_ms=1000)),
+        raises=DuplicateTaskError,
+        detail="1",
+    ),
+    Case(
+        "unique lock held refuses the whole batch",
+        LOCKED,
+        enqueue(placed("a"), placed("b", unique=UNIQUE, ttl_ms=1000)),
+        raises=DuplicateTaskError,
+        detail="2",
+    ),
+    Case(
+        "duplicate inside a batch",
+        {},
+        enqueue(placed("a", unique=UNIQUE, ttl_ms=1000), placed("b"), placed("c", unique=UNIQUE, ttl_ms=1000)),
+        raises=DuplicateTaskError,
+        detail="3",
+    ),
 )
 def test_enqueue_refused(r, redis_url, case):
     run_case(r, redis_url, case)
@@ -114,8 +163,17 @@ def test_enqueue_refused(r, redis_url, case):
 
 def test_enqueue_hash_holds_what_the_worker_reads(r, broker):
     """The stored fields are the ones dequeue hands back: type, options, payload (bytes untouched)."""
-    message = TaskMessage(id="a", type="img", payload=b"\x00\xff raw", queue="default", created_ms=NOW_MS,
-                          max_retry=3, timeout=10.0, retention=60.0, headers={"k": "v"})
+    message = TaskMessage(
+        id="a",
+        type="img",
+        payload=b"\x00\xff raw",
+        queue="default",
+        created_ms=NOW_MS,
+        max_retry=3,
+        timeout=10.0,
+        retention=60.0,
+        headers={"k": "v"},
+    )
     broker.run(broker.transitions.enqueue("default", [Placement(message)]))
     stored = r.hgetall(Q.task("a"))
     assert stored[b"payload"] == b"\x00\xff raw"

@@ -55,25 +55,33 @@ def leased(task_id: str, token: str, retried: int = 0) -> Leased:
 
 
 @cases(
-    Case("k oldest tasks under fresh leases", PENDING, dequeue(2), returns=[leased("a", "tok-1"),
-                                                                             leased("b", "tok-2", retried=3)],
-         after={
-             Q.task("a"): hash_with(PENDING[Q.task("a")], state="active", since=NOW_MS, lease="tok-1"),
-             Q.task("b"): hash_with(PENDING[Q.task("b")], state="active", since=NOW_MS, lease="tok-2"),
-             Q.task("c"): PENDING[Q.task("c")],
-             Q.pending: ["c"],
-             Q.lease: ZSet({"a": NOW_MS + 30_000, "b": NOW_MS + 30_000}),
-             Q.type_counts: counts(pending__email=1, active__email=2),
-             Q.events: Stream([event("a", "pending", "active", worker=W), event("b", "pending", "active", worker=W)]),
-         }),
-    Case("k beyond what is pending takes all", without(PENDING, Q.task("c"), Q.task("b")) | {
-        Q.pending: ["a"], Q.type_counts: counts(pending__email=1)}, dequeue(5), returns=[leased("a", "tok-1")],
-         after={
-             Q.task("a"): hash_with(PENDING[Q.task("a")], state="active", since=NOW_MS, lease="tok-1"),
-             Q.lease: ZSet({"a": NOW_MS + 30_000}),
-             Q.type_counts: counts(pending__email=0, active__email=1),
-             Q.events: Stream([event("a", "pending", "active", worker=W)]),
-         }),
+    Case(
+        "k oldest tasks under fresh leases",
+        PENDING,
+        dequeue(2),
+        returns=[leased("a", "tok-1"), leased("b", "tok-2", retried=3)],
+        after={
+            Q.task("a"): hash_with(PENDING[Q.task("a")], state="active", since=NOW_MS, lease="tok-1"),
+            Q.task("b"): hash_with(PENDING[Q.task("b")], state="active", since=NOW_MS, lease="tok-2"),
+            Q.task("c"): PENDING[Q.task("c")],
+            Q.pending: ["c"],
+            Q.lease: ZSet({"a": NOW_MS + 30_000, "b": NOW_MS + 30_000}),
+            Q.type_counts: counts(pending__email=1, active__email=2),
+            Q.events: Stream([event("a", "pending", "active", worker=W), event("b", "pending", "active", worker=W)]),
+        },
+    ),
+    Case(
+        "k beyond what is pending takes all",
+        without(PENDING, Q.task("c"), Q.task("b")) | {Q.pending: ["a"], Q.type_counts: counts(pending__email=1)},
+        dequeue(5),
+        returns=[leased("a", "tok-1")],
+        after={
+            Q.task("a"): hash_with(PENDING[Q.task("a")], state="active", since=NOW_MS, lease="tok-1"),
+            Q.lease: ZSet({"a": NOW_MS + 30_000}),
+            Q.type_counts: counts(pending__email=0, active__email=1),
+            Q.events: Stream([event("a", "pending", "active", worker=W)]),
+        },
+    ),
     Case("an id without a hash is dropped", {Q.pending: ["ghost"]}, dequeue(1), returns=[], after={}),
     Case("paused queue yields nothing", PENDING | {Q.paused: str(NOW_MS)}, dequeue(3), returns=[]),
     Case("empty queue yields nothing", {Q.type_counts: counts(pending__email=0)}, dequeue(3), returns=[]),
@@ -91,28 +99,46 @@ CAPPED = PENDING | {
 
 
 @cases(
-    Case("takes only up to the cap, counting other workers' active tasks", CAPPED, dequeue(3, cap=2),
-         returns=[leased("a", "tok-1")], after=CAPPED | {
-             Q.task("a"): hash_with(PENDING[Q.task("a")], state="active", since=NOW_MS, lease="tok-1"),
-             Q.pending: ["c", "b"],
-             Q.lease: ZSet({"z": NOW_MS + 9_000, "a": NOW_MS + 30_000}),
-             Q.type_counts: counts(pending__email=2, active__email=2),
-             Q.events: Stream([event("a", "pending", "active", worker=W)]),
-         }),
+    Case(
+        "takes only up to the cap, counting other workers' active tasks",
+        CAPPED,
+        dequeue(3, cap=2),
+        returns=[leased("a", "tok-1")],
+        after=CAPPED
+        | {
+            Q.task("a"): hash_with(PENDING[Q.task("a")], state="active", since=NOW_MS, lease="tok-1"),
+            Q.pending: ["c", "b"],
+            Q.lease: ZSet({"z": NOW_MS + 9_000, "a": NOW_MS + 30_000}),
+            Q.type_counts: counts(pending__email=2, active__email=2),
+            Q.events: Stream([event("a", "pending", "active", worker=W)]),
+        },
+    ),
     Case("at the cap: nothing, the tasks wait in pending", CAPPED, dequeue(3, cap=1), returns=[]),
-    Case("over the cap (lowered while tasks ran): nothing", CAPPED | {
-        Q.task("y"): task("active", since=NOW_MS - 500, lease="other-2"),
-        Q.lease: ZSet({"z": NOW_MS + 9_000, "y": NOW_MS + 9_000}),
-        Q.type_counts: counts(pending__email=3, active__email=2)}, dequeue(3, cap=1), returns=[]),
-    Case("a cap above what is pending takes what is pending", without(CAPPED, Q.task("b"), Q.task("c")) | {
-        Q.pending: ["a"], Q.type_counts: counts(pending__email=1, active__email=1)}, dequeue(5, cap=10),
-         returns=[leased("a", "tok-1")], after={
-             Q.task("z"): CAPPED[Q.task("z")],
-             Q.task("a"): hash_with(PENDING[Q.task("a")], state="active", since=NOW_MS, lease="tok-1"),
-             Q.lease: ZSet({"z": NOW_MS + 9_000, "a": NOW_MS + 30_000}),
-             Q.type_counts: counts(pending__email=0, active__email=2),
-             Q.events: Stream([event("a", "pending", "active", worker=W)]),
-         }),
+    Case(
+        "over the cap (lowered while tasks ran): nothing",
+        CAPPED
+        | {
+            Q.task("y"): task("active", since=NOW_MS - 500, lease="other-2"),
+            Q.lease: ZSet({"z": NOW_MS + 9_000, "y": NOW_MS + 9_000}),
+            Q.type_counts: counts(pending__email=3, active__email=2),
+        },
+        dequeue(3, cap=1),
+        returns=[],
+    ),
+    Case(
+        "a cap above what is pending takes what is pending",
+        without(CAPPED, Q.task("b"), Q.task("c"))
+        | {Q.pending: ["a"], Q.type_counts: counts(pending__email=1, active__email=1)},
+        dequeue(5, cap=10),
+        returns=[leased("a", "tok-1")],
+        after={
+            Q.task("z"): CAPPED[Q.task("z")],
+            Q.task("a"): hash_with(PENDING[Q.task("a")], state="active", since=NOW_MS, lease="tok-1"),
+            Q.lease: ZSet({"z": NOW_MS + 9_000, "a": NOW_MS + 30_000}),
+            Q.type_counts: counts(pending__email=0, active__email=2),
+            Q.events: Stream([event("a", "pending", "active", worker=W)]),
+        },
+    ),
     Case("paused wins over a free cap", CAPPED | {Q.paused: str(NOW_MS)}, dequeue(3, cap=5), returns=[]),
 )
 def test_dequeue_concurrency_cap(r, redis_url, case):
@@ -132,7 +158,7 @@ def took(*tasks: str) -> dict:
     state = dict(PENDING)
     for n, task_id in enumerate(tasks, 1):
         state[Q.task(task_id)] = hash_with(PENDING[Q.task(task_id)], state="active", since=NOW_MS, lease=f"tok-{n}")
-    state[Q.pending] = ["c", "b", "a"][:3 - len(tasks)]
+    state[Q.pending] = ["c", "b", "a"][: 3 - len(tasks)]
     state[Q.lease] = ZSet({task_id: NOW_MS + 30_000 for task_id in tasks})
     state[Q.type_counts] = counts(pending__email=3 - len(tasks), active__email=len(tasks))
     state[Q.events] = Stream([event(task_id, "pending", "active", worker=W) for task_id in tasks])
@@ -144,38 +170,82 @@ def limited(*items: Leased, until_ms: int | None) -> Dequeued:
 
 
 @cases(
-    Case("takes up to the limit; starts that left the window are dropped; the window is full after",
-         PENDING | {Q.starts: starts(gone=-1000, s1=-400)}, dequeue(3, rate=RATE),
-         returns=limited(leased("a", "tok-1"), leased("b", "tok-2", retried=3), until_ms=NOW_MS + 600),
-         after=took("a", "b") | {Q.starts: Volatile(starts(s1=-400, **{"a@tok-1": 0, "b@tok-2": 0}))}),
-    Case("room left after the take: no time given", PENDING, dequeue(1, rate=RATE),
-         returns=limited(leased("a", "tok-1"), until_ms=None),
-         after=took("a") | {Q.starts: Volatile(starts(**{"a@tok-1": 0}))}),
-    Case("at the limit: nothing, and the time of the next start", PENDING | {Q.starts: starts(s1=-900, s2=-500, s3=-1)},
-         dequeue(3, rate=RATE), returns=limited(until_ms=NOW_MS + 100)),
-    Case("over the limit (lowered): the window must drain below it", PENDING | {
-        Q.starts: starts(s1=-900, s2=-500, s3=-300, s4=-200)}, dequeue(3, rate=RateLimit(2, 1.0)),
-         returns=limited(until_ms=NOW_MS + 700)),
-    Case("a start stamped ahead of now (a clock running ahead) counts", PENDING | {
-        Q.starts: starts(s1=-300, s2=200)}, dequeue(3, rate=RateLimit(2, 1.0)), returns=limited(until_ms=NOW_MS + 700)),
-    Case("a longer period counts further back", PENDING | {Q.starts: starts(s1=-50_000, s2=-1_500)},
-         dequeue(3, rate=RateLimit(2, 60.0)), returns=limited(until_ms=NOW_MS + 10_000)),
-    Case("a start exactly one period old has left the window", PENDING | {Q.starts: starts(s1=-1000, s2=-999)},
-         dequeue(1, rate=RateLimit(2, 1.0)), returns=limited(leased("a", "tok-1"), until_ms=NOW_MS + 1),
-         after=took("a") | {Q.starts: Volatile(starts(s2=-999, **{"a@tok-1": 0}))}),
-    Case("room in the window but nothing pending: nothing written", {Q.starts: starts(s1=-500)},
-         dequeue(3, rate=RATE), returns=limited(until_ms=None)),
-    Case("paused: nothing, and no time (unpausing wakes the workers)", PENDING | {Q.paused: str(NOW_MS),
-         Q.starts: starts(s1=-900, s2=-500, s3=-1)}, dequeue(3, rate=RATE), returns=limited(until_ms=None)),
-    Case("cap and rate limit together: the tighter wins", CAPPED, dequeue(3, cap=3, rate=RATE),
-         returns=limited(leased("a", "tok-1"), leased("b", "tok-2", retried=3), until_ms=None),
-         after=took("a", "b") | {
-             Q.task("z"): CAPPED[Q.task("z")],
-             Q.lease: ZSet({"z": NOW_MS + 9_000, "a": NOW_MS + 30_000, "b": NOW_MS + 30_000}),
-             Q.type_counts: counts(pending__email=1, active__email=3),
-             Q.starts: Volatile(starts(**{"a@tok-1": 0, "b@tok-2": 0}))}),
-    Case("at the cap with room in the window: nothing, no time (a finished task frees the cap)", CAPPED | {
-        Q.starts: starts(s1=-500)}, dequeue(3, cap=1, rate=RATE), returns=limited(until_ms=None)),
+    Case(
+        "takes up to the limit; starts that left the window are dropped; the window is full after",
+        PENDING | {Q.starts: starts(gone=-1000, s1=-400)},
+        dequeue(3, rate=RATE),
+        returns=limited(leased("a", "tok-1"), leased("b", "tok-2", retried=3), until_ms=NOW_MS + 600),
+        after=took("a", "b") | {Q.starts: Volatile(starts(s1=-400, **{"a@tok-1": 0, "b@tok-2": 0}))},
+    ),
+    Case(
+        "room left after the take: no time given",
+        PENDING,
+        dequeue(1, rate=RATE),
+        returns=limited(leased("a", "tok-1"), until_ms=None),
+        after=took("a") | {Q.starts: Volatile(starts(**{"a@tok-1": 0}))},
+    ),
+    Case(
+        "at the limit: nothing, and the time of the next start",
+        PENDING | {Q.starts: starts(s1=-900, s2=-500, s3=-1)},
+        dequeue(3, rate=RATE),
+        returns=limited(until_ms=NOW_MS + 100),
+    ),
+    Case(
+        "over the limit (lowered): the window must drain below it",
+        PENDING | {Q.starts: starts(s1=-900, s2=-500, s3=-300, s4=-200)},
+        dequeue(3, rate=RateLimit(2, 1.0)),
+        returns=limited(until_ms=NOW_MS + 700),
+    ),
+    Case(
+        "a start stamped ahead of now (a clock running ahead) counts",
+        PENDING | {Q.starts: starts(s1=-300, s2=200)},
+        dequeue(3, rate=RateLimit(2, 1.0)),
+        returns=limited(until_ms=NOW_MS + 700),
+    ),
+    Case(
+        "a longer period counts further back",
+        PENDING | {Q.starts: starts(s1=-50_000, s2=-1_500)},
+        dequeue(3, rate=RateLimit(2, 60.0)),
+        returns=limited(until_ms=NOW_MS + 10_000),
+    ),
+    Case(
+        "a start exactly one period old has left the window",
+        PENDING | {Q.starts: starts(s1=-1000, s2=-999)},
+        dequeue(1, rate=RateLimit(2, 1.0)),
+        returns=limited(leased("a", "tok-1"), until_ms=NOW_MS + 1),
+        after=took("a") | {Q.starts: Volatile(starts(s2=-999, **{"a@tok-1": 0}))},
+    ),
+    Case(
+        "room in the window but nothing pending: nothing written",
+        {Q.starts: starts(s1=-500)},
+        dequeue(3, rate=RATE),
+        returns=limited(until_ms=None),
+    ),
+    Case(
+        "paused: nothing, and no time (unpausing wakes the workers)",
+        PENDING | {Q.paused: str(NOW_MS), Q.starts: starts(s1=-900, s2=-500, s3=-1)},
+        dequeue(3, rate=RATE),
+        returns=limited(until_ms=None),
+    ),
+    Case(
+        "cap and rate limit together: the tighter wins",
+        CAPPED,
+        dequeue(3, cap=3, rate=RATE),
+        returns=limited(leased("a", "tok-1"), leased("b", "tok-2", retried=3), until_ms=None),
+        after=took("a", "b")
+        | {
+            Q.task("z"): CAPPED[Q.task("z")],
+            Q.lease: ZSet({"z": NOW_MS + 9_000, "a": NOW_MS + 30_000, "b": NOW_MS + 30_000}),
+            Q.type_counts: counts(pending__email=1, active__email=3),
+            Q.starts: Volatile(starts(**{"a@tok-1": 0, "b@tok-2": 0})),
+        },
+    ),
+    Case(
+        "at the cap with room in the window: nothing, no time (a finished task frees the cap)",
+        CAPPED | {Q.starts: starts(s1=-500)},
+        dequeue(3, cap=1, rate=RATE),
+        returns=limited(until_ms=None),
+    ),
 )
 def test_dequeue_rate_limit(r, redis_url, case):
     run_case(r, redis_url, case)
@@ -196,14 +266,27 @@ def extend(*leases: tuple[str, str]):
 
 
 @cases(
-    Case("held leases move forward", TWO_ACTIVE, extend(("a", "tok-1"), ("b", "tok-2")), returns=[],
-         after=TWO_ACTIVE | {Q.lease: ZSet({"a": NOW_MS + 60_000, "b": NOW_MS + 60_000})}),
-    Case("a lost lease is reported, the held one extended", TWO_ACTIVE, extend(("a", "stale"), ("b", "tok-2")),
-         returns=["a"], after=TWO_ACTIVE | {Q.lease: ZSet({"a": LEASE, "b": NOW_MS + 60_000})}),
+    Case(
+        "held leases move forward",
+        TWO_ACTIVE,
+        extend(("a", "tok-1"), ("b", "tok-2")),
+        returns=[],
+        after=TWO_ACTIVE | {Q.lease: ZSet({"a": NOW_MS + 60_000, "b": NOW_MS + 60_000})},
+    ),
+    Case(
+        "a lost lease is reported, the held one extended",
+        TWO_ACTIVE,
+        extend(("a", "stale"), ("b", "tok-2")),
+        returns=["a"],
+        after=TWO_ACTIVE | {Q.lease: ZSet({"a": LEASE, "b": NOW_MS + 60_000})},
+    ),
     Case("a task gone is lost", TWO_ACTIVE, extend(("gone", "tok-3")), returns=["gone"]),
-    Case("a token whose lease entry is gone is lost and not re-added",
-         {Q.task("a"): active("tok-1"), Q.type_counts: counts(active__email=1)}, extend(("a", "tok-1")),
-         returns=["a"]),
+    Case(
+        "a token whose lease entry is gone is lost and not re-added",
+        {Q.task("a"): active("tok-1"), Q.type_counts: counts(active__email=1)},
+        extend(("a", "tok-1")),
+        returns=["a"],
+    ),
 )
 def test_extend_lease(r, redis_url, case):
     run_case(r, redis_url, case)
@@ -229,40 +312,71 @@ def complete(*leases: tuple[str, str, float]):
 
 
 @cases(
-    Case("deleted, lock released, counted", ACTIVE_A, done(("a", "tok-1")), returns=["OK"], after={
-        Q.type_counts: counts(active__email=0, processed__email=1),
-        Q.processed: "1",
-        Q.processed_on(DAY): Volatile("1"),  # a new daily counter gets its TTL
-        Q.events: Stream([event("a", "active", "done", worker=W)]),
-    }),
-    Case("counters add up", ACTIVE_A | COUNTED, done(("a", "tok-1")), returns=["OK"], after=COUNTED | {
-        Q.type_counts: counts(active__email=0, processed__email=1),
-        Q.processed: "6",
-        Q.processed_on(DAY): Volatile("6"),
-        Q.events: Stream([event("a", "active", "done", worker=W)]),
-    }),
-    Case("a lock another task holds is kept", ACTIVE_A | {UNIQUE: Volatile("other")}, done(("a", "tok-1")),
-         returns=["OK"], after={
-             UNIQUE: Volatile("other"),
-             Q.type_counts: counts(active__email=0, processed__email=1),
-             Q.processed: "1",
-             Q.processed_on(DAY): Volatile("1"),
-             Q.events: Stream([event("a", "active", "done", worker=W)]),
-         }),
-    Case("each task fenced on its own", ACTIVE_A | {
-        Q.task("b"): active("tok-2"), Q.lease: ZSet({"a": LEASE, "b": LEASE}), Q.type_counts: counts(active__email=2)},
-         done(("b", "stale"), ("a", "tok-1")), returns=["LEASE_LOST", "OK"], after={
-             Q.task("b"): active("tok-2"),
-             Q.lease: ZSet({"b": LEASE}),
-             Q.type_counts: counts(active__email=1, processed__email=1),
-             Q.processed: "1",
-             Q.processed_on(DAY): Volatile("1"),
-             Q.events: Stream([event("a", "active", "done", worker=W)]),
-         }),
+    Case(
+        "deleted, lock released, counted",
+        ACTIVE_A,
+        done(("a", "tok-1")),
+        returns=["OK"],
+        after={
+            Q.type_counts: counts(active__email=0, processed__email=1),
+            Q.processed: "1",
+            Q.processed_on(DAY): Volatile("1"),  # a new daily counter gets its TTL
+            Q.events: Stream([event("a", "active", "done", worker=W)]),
+        },
+    ),
+    Case(
+        "counters add up",
+        ACTIVE_A | COUNTED,
+        done(("a", "tok-1")),
+        returns=["OK"],
+        after=COUNTED
+        | {
+            Q.type_counts: counts(active__email=0, processed__email=1),
+            Q.processed: "6",
+            Q.processed_on(DAY): Volatile("6"),
+            Q.events: Stream([event("a", "active", "done", worker=W)]),
+        },
+    ),
+    Case(
+        "a lock another task holds is kept",
+        ACTIVE_A | {UNIQUE: Volatile("other")},
+        done(("a", "tok-1")),
+        returns=["OK"],
+        after={
+            UNIQUE: Volatile("other"),
+            Q.type_counts: counts(active__email=0, processed__email=1),
+            Q.processed: "1",
+            Q.processed_on(DAY): Volatile("1"),
+            Q.events: Stream([event("a", "active", "done", worker=W)]),
+        },
+    ),
+    Case(
+        "each task fenced on its own",
+        ACTIVE_A
+        | {
+            Q.task("b"): active("tok-2"),
+            Q.lease: ZSet({"a": LEASE, "b": LEASE}),
+            Q.type_counts: counts(active__email=2),
+        },
+        done(("b", "stale"), ("a", "tok-1")),
+        returns=["LEASE_LOST", "OK"],
+        after={
+            Q.task("b"): active("tok-2"),
+            Q.lease: ZSet({"b": LEASE}),
+            Q.type_counts: counts(active__email=1, processed__email=1),
+            Q.processed: "1",
+            Q.processed_on(DAY): Volatile("1"),
+            Q.events: Stream([event("a", "active", "done", worker=W)]),
+        },
+    ),
     Case("stale token", ACTIVE_A | COUNTED, done(("a", "tok-0")), returns=["LEASE_LOST"]),
     Case("unknown task", ACTIVE_A, done(("nope", "tok-1")), returns=["NOT_FOUND"]),
-    Case("task no longer active", {Q.task("a"): task("retry", lease="tok-1"), Q.retry: ZSet({"a": NOW_MS}),
-                                   Q.lease: ZSet({"a": LEASE})}, done(("a", "tok-1")), returns=["LEASE_LOST"]),
+    Case(
+        "task no longer active",
+        {Q.task("a"): task("retry", lease="tok-1"), Q.retry: ZSet({"a": NOW_MS}), Q.lease: ZSet({"a": LEASE})},
+        done(("a", "tok-1")),
+        returns=["LEASE_LOST"],
+    ),
     Case("lease entry gone", without(ACTIVE_A, Q.lease), done(("a", "tok-1")), returns=["LEASE_LOST"]),
 )
 def test_done(r, redis_url, case):
@@ -270,16 +384,23 @@ def test_done(r, redis_url, case):
 
 
 @cases(
-    Case("kept until now + retention, lock released, counted", ACTIVE_A | COUNTED, complete(("a", "tok-1", 3600)),
-         returns=["OK"], after=COUNTED | {
-             Q.task("a"): hash_with(ACTIVE_A[Q.task("a")], drop=("lease",), state="completed", since=NOW_MS,
-                                    completed_at=NOW_MS),
-             Q.completed: ZSet({"a": NOW_MS + 3_600_000}),
-             Q.type_counts: counts(active__email=0, completed__email=1, processed__email=1),
-             Q.processed: "6",
-             Q.processed_on(DAY): Volatile("6"),
-             Q.events: Stream([event("a", "active", "completed", worker=W)]),
-         }),
+    Case(
+        "kept until now + retention, lock released, counted",
+        ACTIVE_A | COUNTED,
+        complete(("a", "tok-1", 3600)),
+        returns=["OK"],
+        after=COUNTED
+        | {
+            Q.task("a"): hash_with(
+                ACTIVE_A[Q.task("a")], drop=("lease",), state="completed", since=NOW_MS, completed_at=NOW_MS
+            ),
+            Q.completed: ZSet({"a": NOW_MS + 3_600_000}),
+            Q.type_counts: counts(active__email=0, completed__email=1, processed__email=1),
+            Q.processed: "6",
+            Q.processed_on(DAY): Volatile("6"),
+            Q.events: Stream([event("a", "active", "completed", worker=W)]),
+        },
+    ),
     Case("stale token", ACTIVE_A, complete(("a", "tok-0", 3600)), returns=["LEASE_LOST"]),
     Case("unknown task", ACTIVE_A, complete(("nope", "tok-1", 3600)), returns=["NOT_FOUND"]),
 )
@@ -290,15 +411,16 @@ def test_complete(r, redis_url, case):
 # -- retry and archive --------------------------------------------------------------------------------------------
 
 
-def retry(token: str = "tok-1", *, is_failure: bool = True, expired_before: float | None = None,
-          worker: str = W):
-    return lambda t: t.retry("default", "a", token, NOW + 10, "boom", worker=worker, is_failure=is_failure,
-                             expired_before=expired_before)
+def retry(token: str = "tok-1", *, is_failure: bool = True, expired_before: float | None = None, worker: str = W):
+    return lambda t: t.retry(
+        "default", "a", token, NOW + 10, "boom", worker=worker, is_failure=is_failure, expired_before=expired_before
+    )
 
 
 RETRIED = {  # what a failed attempt leaves; the unique lock stays with a task that will run again
-    Q.task("a"): hash_with(ACTIVE_A[Q.task("a")], drop=("lease",), state="retry", since=NOW_MS, error="boom",
-                           failed_at=NOW_MS, retried=1),
+    Q.task("a"): hash_with(
+        ACTIVE_A[Q.task("a")], drop=("lease",), state="retry", since=NOW_MS, error="boom", failed_at=NOW_MS, retried=1
+    ),
     Q.retry: ZSet({"a": NOW_MS + 10_000}),
     UNIQUE: Volatile("a"),
     Q.type_counts: counts(active__email=0, retry__email=1, processed__email=1, failed__email=1),
@@ -313,24 +435,43 @@ EXPIRED_A = ACTIVE_A | {Q.lease: ZSet({"a": NOW_MS - 1000})}
 
 @cases(
     Case("a failure counts", ACTIVE_A | COUNTED, retry(), after=RETRIED),
-    Case("an error that is not a failure counts nothing", ACTIVE_A | COUNTED, retry(is_failure=False),
-         after=COUNTED | {
-             Q.task("a"): hash_with(ACTIVE_A[Q.task("a")], drop=("lease",), state="retry", since=NOW_MS,
-                                    error="boom", failed_at=NOW_MS),
-             Q.retry: ZSet({"a": NOW_MS + 10_000}),
-             UNIQUE: Volatile("a"),
-             Q.type_counts: counts(active__email=0, retry__email=1),
-             Q.events: Stream([event("a", "active", "retry", worker=W, error="boom")]),
-         }),
+    Case(
+        "an error that is not a failure counts nothing",
+        ACTIVE_A | COUNTED,
+        retry(is_failure=False),
+        after=COUNTED
+        | {
+            Q.task("a"): hash_with(
+                ACTIVE_A[Q.task("a")], drop=("lease",), state="retry", since=NOW_MS, error="boom", failed_at=NOW_MS
+            ),
+            Q.retry: ZSet({"a": NOW_MS + 10_000}),
+            UNIQUE: Volatile("a"),
+            Q.type_counts: counts(active__email=0, retry__email=1),
+            Q.events: Stream([event("a", "active", "retry", worker=W, error="boom")]),
+        },
+    ),
     Case("recoverer: expired lease accepted", EXPIRED_A | COUNTED, retry(expired_before=NOW), after=RETRIED),
-    Case("recoverer: lease expiring exactly now accepted", ACTIVE_A | COUNTED | {Q.lease: ZSet({"a": NOW_MS})},
-         retry(expired_before=NOW), after=RETRIED),
-    Case("recoverer: live lease refused", ACTIVE_A | COUNTED, retry(expired_before=NOW),
-         raises=FailedPreconditionError, detail="a"),
+    Case(
+        "recoverer: lease expiring exactly now accepted",
+        ACTIVE_A | COUNTED | {Q.lease: ZSet({"a": NOW_MS})},
+        retry(expired_before=NOW),
+        after=RETRIED,
+    ),
+    Case(
+        "recoverer: live lease refused",
+        ACTIVE_A | COUNTED,
+        retry(expired_before=NOW),
+        raises=FailedPreconditionError,
+        detail="a",
+    ),
     Case("stale token", ACTIVE_A | COUNTED, retry("tok-0"), raises=LeaseLostError, detail="a"),
     Case("unknown task", {}, retry(), raises=TaskNotFoundError, detail="a"),
-    Case("task not active", {Q.task("a"): task("pending", lease="tok-1"), Q.pending: ["a"]}, retry(),
-         raises=LeaseLostError),
+    Case(
+        "task not active",
+        {Q.task("a"): task("pending", lease="tok-1"), Q.pending: ["a"]},
+        retry(),
+        raises=LeaseLostError,
+    ),
     Case("lease entry gone", without(ACTIVE_A, Q.lease), retry(), raises=LeaseLostError),
 )
 def test_retry(r, redis_url, case):
@@ -338,12 +479,14 @@ def test_retry(r, redis_url, case):
 
 
 def archive(token: str = "tok-1", *, expired_before: float | None = None, own: ArchiveLimits | None = None):
-    return lambda t: t.archive("default", "a", token, "boom", worker=W, expired_before=expired_before,
-                               archive_limits=own)
+    return lambda t: t.archive(
+        "default", "a", token, "boom", worker=W, expired_before=expired_before, archive_limits=own
+    )
 
 
-ARCHIVED_A = hash_with(ACTIVE_A[Q.task("a")], drop=("lease",), state="archived", since=NOW_MS, error="boom",
-                       failed_at=NOW_MS, retried=1)
+ARCHIVED_A = hash_with(
+    ACTIVE_A[Q.task("a")], drop=("lease",), state="archived", since=NOW_MS, error="boom", failed_at=NOW_MS, retried=1
+)
 DEAD = {  # an archive of two, the older one still holding its unique lock
     Q.task("x1"): task("archived", since=NOW_MS - 61_000, unique=Q.unique("email", "x1")),
     Q.task("x2"): task("archived", since=NOW_MS - 60_000),
@@ -356,80 +499,141 @@ TRIMMED = "trimmed from the archive"
 
 
 @cases(
-    Case("dead: lock released, counted", ACTIVE_A | COUNTED, archive(), after={
-        Q.task("a"): ARCHIVED_A,
-        Q.archived: ZSet({"a": NOW_MS}),
-        Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
-        Q.processed: "6",
-        Q.processed_on(DAY): Volatile("6"),
-        Q.failed: "3",
-        Q.failed_on(DAY): Volatile("3"),
-        Q.events: Stream([ARCHIVE_EVENT]),
-    }),
-    Case("a lock another task holds is kept", ACTIVE_A | {UNIQUE: Volatile("b")}, archive(), after=ONE_FAILURE | {
-        Q.task("a"): ARCHIVED_A,
-        UNIQUE: Volatile("b"),
-        Q.archived: ZSet({"a": NOW_MS}),
-        Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
-        Q.events: Stream([ARCHIVE_EVENT]),
-    }),
-    Case("trimmed to max size: the oldest is deleted for real", ACTIVE_A | DEAD | {
-        Q.type_counts: counts(active__email=1, archived__email=2)},
-         archive(), limits=Limits(archive_max_size=2), after=ONE_FAILURE | {
-             Q.task("a"): ARCHIVED_A,
-             Q.task("x2"): DEAD[Q.task("x2")],
-             Q.archived: ZSet({"x2": NOW_MS - 60_000, "a": NOW_MS}),
-             Q.type_counts: counts(active__email=0, archived__email=2, processed__email=1, failed__email=1),
-             Q.events: Stream([ARCHIVE_EVENT, event("x1", "archived", "deleted", worker=W, error=TRIMMED)]),
-         }),
-    Case("trimmed to max age: only what is older", ACTIVE_A | DEAD | {
-        Q.type_counts: counts(active__email=1, archived__email=2)},
-         archive(), limits=Limits(archive_max_age=60.0), after=ONE_FAILURE | {
-             Q.task("a"): ARCHIVED_A,
-             Q.task("x2"): DEAD[Q.task("x2")],
-             Q.archived: ZSet({"x2": NOW_MS - 60_000, "a": NOW_MS}),
-             Q.type_counts: counts(active__email=0, archived__email=2, processed__email=1, failed__email=1),
-             Q.events: Stream([ARCHIVE_EVENT, event("x1", "archived", "deleted", worker=W, error=TRIMMED)]),
-         }),
-    Case("trimmed by age, then by size", ACTIVE_A | DEAD | {
-        Q.type_counts: counts(active__email=1, archived__email=2)},
-         archive(), limits=Limits(archive_max_size=1, archive_max_age=60.0), after=ONE_FAILURE | {
-             Q.task("a"): ARCHIVED_A,
-             Q.archived: ZSet({"a": NOW_MS}),
-             Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
-             Q.events: Stream([ARCHIVE_EVENT, event("x1", "archived", "deleted", worker=W, error=TRIMMED),
-                               event("x2", "archived", "deleted", worker=W, error=TRIMMED)]),
-         }),
-    Case("the queue's own limits win over the engine's", ACTIVE_A | DEAD | {
-        Q.type_counts: counts(active__email=1, archived__email=2)},
-         archive(own=ArchiveLimits(max_size=2)), limits=Limits(archive_max_size=100, archive_max_age=1.0),
-         after=ONE_FAILURE | {  # max age unset by the queue: the engine's 1 s applies too and trims both
-             Q.task("a"): ARCHIVED_A,
-             Q.archived: ZSet({"a": NOW_MS}),
-             Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
-             Q.events: Stream([ARCHIVE_EVENT, event("x1", "archived", "deleted", worker=W, error=TRIMMED),
-                               event("x2", "archived", "deleted", worker=W, error=TRIMMED)]),
-         }),
-    Case("the queue's own size limit alone", ACTIVE_A | DEAD | {
-        Q.type_counts: counts(active__email=1, archived__email=2)},
-         archive(own=ArchiveLimits(max_size=2, max_age=3600.0)), limits=Limits(archive_max_size=100),
-         after=ONE_FAILURE | {
-             Q.task("a"): ARCHIVED_A,
-             Q.task("x2"): DEAD[Q.task("x2")],
-             Q.archived: ZSet({"x2": NOW_MS - 60_000, "a": NOW_MS}),
-             Q.type_counts: counts(active__email=0, archived__email=2, processed__email=1, failed__email=1),
-             Q.events: Stream([ARCHIVE_EVENT, event("x1", "archived", "deleted", worker=W, error=TRIMMED)]),
-         }),
-    Case("recoverer: expired lease accepted", EXPIRED_A, archive(expired_before=NOW), after=ONE_FAILURE | {
-        Q.task("a"): ARCHIVED_A,
-        Q.archived: ZSet({"a": NOW_MS}),
-        Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
-        Q.events: Stream([ARCHIVE_EVENT]),
-    }),
-    Case("recoverer: live lease refused", ACTIVE_A, archive(expired_before=NOW), raises=FailedPreconditionError,
-         detail="a"),
-    Case("stale token", ACTIVE_A | DEAD, archive("tok-0"), raises=LeaseLostError, detail="a",
-         limits=Limits(archive_max_size=0)),
+    Case(
+        "dead: lock released, counted",
+        ACTIVE_A | COUNTED,
+        archive(),
+        after={
+            Q.task("a"): ARCHIVED_A,
+            Q.archived: ZSet({"a": NOW_MS}),
+            Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
+            Q.processed: "6",
+            Q.processed_on(DAY): Volatile("6"),
+            Q.failed: "3",
+            Q.failed_on(DAY): Volatile("3"),
+            Q.events: Stream([ARCHIVE_EVENT]),
+        },
+    ),
+    Case(
+        "a lock another task holds is kept",
+        ACTIVE_A | {UNIQUE: Volatile("b")},
+        archive(),
+        after=ONE_FAILURE
+        | {
+            Q.task("a"): ARCHIVED_A,
+            UNIQUE: Volatile("b"),
+            Q.archived: ZSet({"a": NOW_MS}),
+            Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
+            Q.events: Stream([ARCHIVE_EVENT]),
+        },
+    ),
+    Case(
+        "trimmed to max size: the oldest is deleted for real",
+        ACTIVE_A | DEAD | {Q.type_counts: counts(active__email=1, archived__email=2)},
+        archive(),
+        limits=Limits(archive_max_size=2),
+        after=ONE_FAILURE
+        | {
+            Q.task("a"): ARCHIVED_A,
+            Q.task("x2"): DEAD[Q.task("x2")],
+            Q.archived: ZSet({"x2": NOW_MS - 60_000, "a": NOW_MS}),
+            Q.type_counts: counts(active__email=0, archived__email=2, processed__email=1, failed__email=1),
+            Q.events: Stream([ARCHIVE_EVENT, event("x1", "archived", "deleted", worker=W, error=TRIMMED)]),
+        },
+    ),
+    Case(
+        "trimmed to max age: only what is older",
+        ACTIVE_A | DEAD | {Q.type_counts: counts(active__email=1, archived__email=2)},
+        archive(),
+        limits=Limits(archive_max_age=60.0),
+        after=ONE_FAILURE
+        | {
+            Q.task("a"): ARCHIVED_A,
+            Q.task("x2"): DEAD[Q.task("x2")],
+            Q.archived: ZSet({"x2": NOW_MS - 60_000, "a": NOW_MS}),
+            Q.type_counts: counts(active__email=0, archived__email=2, processed__email=1, failed__email=1),
+            Q.events: Stream([ARCHIVE_EVENT, event("x1", "archived", "deleted", worker=W, error=TRIMMED)]),
+        },
+    ),
+    Case(
+        "trimmed by age, then by size",
+        ACTIVE_A | DEAD | {Q.type_counts: counts(active__email=1, archived__email=2)},
+        archive(),
+        limits=Limits(archive_max_size=1, archive_max_age=60.0),
+        after=ONE_FAILURE
+        | {
+            Q.task("a"): ARCHIVED_A,
+            Q.archived: ZSet({"a": NOW_MS}),
+            Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
+            Q.events: Stream(
+                [
+                    ARCHIVE_EVENT,
+                    event("x1", "archived", "deleted", worker=W, error=TRIMMED),
+                    event("x2", "archived", "deleted", worker=W, error=TRIMMED),
+                ]
+            ),
+        },
+    ),
+    Case(
+        "the queue's own limits win over the engine's",
+        ACTIVE_A | DEAD | {Q.type_counts: counts(active__email=1, archived__email=2)},
+        archive(own=ArchiveLimits(max_size=2)),
+        limits=Limits(archive_max_size=100, archive_max_age=1.0),
+        after=ONE_FAILURE
+        | {  # max age unset by the queue: the engine's 1 s applies too and trims both
+            Q.task("a"): ARCHIVED_A,
+            Q.archived: ZSet({"a": NOW_MS}),
+            Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
+            Q.events: Stream(
+                [
+                    ARCHIVE_EVENT,
+                    event("x1", "archived", "deleted", worker=W, error=TRIMMED),
+                    event("x2", "archived", "deleted", worker=W, error=TRIMMED),
+                ]
+            ),
+        },
+    ),
+    Case(
+        "the queue's own size limit alone",
+        ACTIVE_A | DEAD | {Q.type_counts: counts(active__email=1, archived__email=2)},
+        archive(own=ArchiveLimits(max_size=2, max_age=3600.0)),
+        limits=Limits(archive_max_size=100),
+        after=ONE_FAILURE
+        | {
+            Q.task("a"): ARCHIVED_A,
+            Q.task("x2"): DEAD[Q.task("x2")],
+            Q.archived: ZSet({"x2": NOW_MS - 60_000, "a": NOW_MS}),
+            Q.type_counts: counts(active__email=0, archived__email=2, processed__email=1, failed__email=1),
+            Q.events: Stream([ARCHIVE_EVENT, event("x1", "archived", "deleted", worker=W, error=TRIMMED)]),
+        },
+    ),
+    Case(
+        "recoverer: expired lease accepted",
+        EXPIRED_A,
+        archive(expired_before=NOW),
+        after=ONE_FAILURE
+        | {
+            Q.task("a"): ARCHIVED_A,
+            Q.archived: ZSet({"a": NOW_MS}),
+            Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
+            Q.events: Stream([ARCHIVE_EVENT]),
+        },
+    ),
+    Case(
+        "recoverer: live lease refused",
+        ACTIVE_A,
+        archive(expired_before=NOW),
+        raises=FailedPreconditionError,
+        detail="a",
+    ),
+    Case(
+        "stale token",
+        ACTIVE_A | DEAD,
+        archive("tok-0"),
+        raises=LeaseLostError,
+        detail="a",
+        limits=Limits(archive_max_size=0),
+    ),
     Case("unknown task", DEAD, archive(), raises=TaskNotFoundError, detail="a"),
 )
 def test_archive(r, redis_url, case):
@@ -446,15 +650,20 @@ def requeue(*leases: tuple[str, str]):
 
 
 @cases(
-    Case("back to the head of the line, nothing counted", ACTIVE_A | WAITING | {
-        Q.type_counts: counts(active__email=1, pending__email=1)}, requeue(("a", "tok-1")), returns=["OK"], after={
-        **WAITING,
-        Q.task("a"): hash_with(ACTIVE_A[Q.task("a")], drop=("lease",), state="pending", since=NOW_MS),
-        Q.pending: ["p", "a"],  # RPOP takes from the right: a runs next
-        UNIQUE: Volatile("a"),
-        Q.type_counts: counts(active__email=0, pending__email=2),
-        Q.events: Stream([event("a", "active", "pending", worker=W, error="worker shut down")]),
-    }),
+    Case(
+        "back to the head of the line, nothing counted",
+        ACTIVE_A | WAITING | {Q.type_counts: counts(active__email=1, pending__email=1)},
+        requeue(("a", "tok-1")),
+        returns=["OK"],
+        after={
+            **WAITING,
+            Q.task("a"): hash_with(ACTIVE_A[Q.task("a")], drop=("lease",), state="pending", since=NOW_MS),
+            Q.pending: ["p", "a"],  # RPOP takes from the right: a runs next
+            UNIQUE: Volatile("a"),
+            Q.type_counts: counts(active__email=0, pending__email=2),
+            Q.events: Stream([event("a", "active", "pending", worker=W, error="worker shut down")]),
+        },
+    ),
     Case("stale token", ACTIVE_A | WAITING, requeue(("a", "tok-0")), returns=["LEASE_LOST"]),
     Case("unknown task", WAITING, requeue(("a", "tok-1")), returns=["NOT_FOUND"]),
 )
@@ -467,10 +676,18 @@ def write(field: str, value: bytes, token: str = "tok-1"):
 
 
 @cases(
-    Case("result", ACTIVE_A, write("result", b'{"ok":1}'),
-         after=ACTIVE_A | {Q.task("a"): hash_with(ACTIVE_A[Q.task("a")], result='{"ok":1}')}),
-    Case("progress", ACTIVE_A, write("progress", b"3/10"),
-         after=ACTIVE_A | {Q.task("a"): hash_with(ACTIVE_A[Q.task("a")], progress="3/10")}),
+    Case(
+        "result",
+        ACTIVE_A,
+        write("result", b'{"ok":1}'),
+        after=ACTIVE_A | {Q.task("a"): hash_with(ACTIVE_A[Q.task("a")], result='{"ok":1}')},
+    ),
+    Case(
+        "progress",
+        ACTIVE_A,
+        write("progress", b"3/10"),
+        after=ACTIVE_A | {Q.task("a"): hash_with(ACTIVE_A[Q.task("a")], progress="3/10")},
+    ),
     Case("stale token", ACTIVE_A, write("result", b"zombie", token="tok-0"), raises=LeaseLostError, detail="a"),
     Case("unknown task", {}, write("result", b"x"), raises=TaskNotFoundError, detail="a"),
     Case("only result or progress", ACTIVE_A, write("state", b"completed"), raises=FailedPreconditionError),
@@ -480,10 +697,19 @@ def test_write_result(r, redis_url, case):
 
 
 @cases(
-    Case("an orphaned lease entry is dropped", {Q.lease: ZSet({"gone": NOW_MS - 1000})},
-         lambda t: t.drop_lease("default", "gone"), after={}),
-    Case("a lease whose task exists is kept", {Q.lease: ZSet({"a": NOW_MS - 1000}), Q.task("a"): task("active")},
-         lambda t: t.drop_lease("default", "a"), raises=FailedPreconditionError, detail="task exists"),
+    Case(
+        "an orphaned lease entry is dropped",
+        {Q.lease: ZSet({"gone": NOW_MS - 1000})},
+        lambda t: t.drop_lease("default", "gone"),
+        after={},
+    ),
+    Case(
+        "a lease whose task exists is kept",
+        {Q.lease: ZSet({"a": NOW_MS - 1000}), Q.task("a"): task("active")},
+        lambda t: t.drop_lease("default", "a"),
+        raises=FailedPreconditionError,
+        detail="task exists",
+    ),
 )
 def test_drop_lease(r, redis_url, case):
     run_case(r, redis_url, case)

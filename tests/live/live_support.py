@@ -23,8 +23,9 @@ def make_user(username: str, *codenames: str, **extra: Any):
     user = get_user_model().objects.create_user(username, password="pw-for-tests-only", **extra)
     content_type, _ = ContentType.objects.get_or_create(app_label="queues", model="auditlog")
     for codename in codenames:
-        permission, _ = Permission.objects.get_or_create(codename=codename, content_type=content_type,
-                                                         defaults={"name": codename})
+        permission, _ = Permission.objects.get_or_create(
+            codename=codename, content_type=content_type, defaults={"name": codename}
+        )
         user.user_permissions.add(permission)
     return user
 
@@ -75,6 +76,7 @@ async def stop_hub() -> None:
 def run(body):
     """Run a test body in an event loop of its own (a new loop gets a new hub: what a console restart looks like
     to a browser), stopping the hub after it."""
+
     async def wrapped():
         try:
             return await body()
@@ -104,8 +106,10 @@ class Driver:
     def enqueue(self, queue: str = "default", n: int = 1, **options: Any) -> list[str]:
         if n == 1:
             return [self.client.enqueue("live:test", {"n": 0}, queue=queue, **options).id]
-        return [info.id for info in self.client.enqueue_many([("live:test", {"n": i}) for i in range(n)],
-                                                             queue=queue, **options)]
+        return [
+            info.id
+            for info in self.client.enqueue_many([("live:test", {"n": i}) for i in range(n)], queue=queue, **options)
+        ]
 
     def start(self, queue: str = "default", k: int = 1) -> list[tuple[str, str]]:
         leased = self.broker.run(self.ops.dequeue(queue, k, 60, "test-worker", "tok-"))

@@ -35,18 +35,33 @@ def _manage(env: dict[str, str], *args: str) -> None:
 def asgi_console(tmp_path, live_engine, redis_url):
     """daphne serving console.asgi on a port of 8301-8310, with its own SQLite file and the test Redis; a viewer
     account (``vera``) in it."""
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "console.settings", "REDIS_URL": redis_url,
-           "DATABASE_URL": f"sqlite:///{tmp_path / 'console.sqlite3'}", "ALLOWED_HOSTS": "127.0.0.1,localhost",
-           "DEBUG": "false", "LOG_LEVEL": "WARNING"}
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "console.settings",
+        "REDIS_URL": redis_url,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'console.sqlite3'}",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DEBUG": "false",
+        "LOG_LEVEL": "WARNING",
+    }
     _manage(env, "migrate", "-v", "0")
-    _manage(env, "shell", "-c",
-            "from django.contrib.auth.models import Permission, User; "
-            f"u = User.objects.create_user({USER!r}, password={PASSWORD!r}); "
-            "u.user_permissions.add(Permission.objects.get(codename='view_console'))")
+    _manage(
+        env,
+        "shell",
+        "-c",
+        "from django.contrib.auth.models import Permission, User; "
+        f"u = User.objects.create_user({USER!r}, password={PASSWORD!r}); "
+        "u.user_permissions.add(Permission.objects.get(codename='view_console'))",
+    )
     port = free_port(PORTS)
     log = open(tmp_path / "daphne.log", "wb")  # noqa: SIM115 - closed at teardown
-    server = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                               "console.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=log)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=log,
+    )
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -73,8 +88,11 @@ def test_task_page_shows_pending_active_completed_without_reload(asgi_console, d
     console = Console(driver, asgi_console, USER, tmp_path)
     console.login(f"/queues/web/tasks/{task}/")
     console.wait_for(lambda d: _badge(console) == "pending", "the pending badge")
-    console.wait_for(lambda d: d.execute_script("return window.taskqLive && window.taskqLive.status") == "live",
-                     "the live indicator", WAIT)
+    console.wait_for(
+        lambda d: d.execute_script("return window.taskqLive && window.taskqLive.status") == "live",
+        "the live indicator",
+        WAIT,
+    )
     assert console.find("[data-live-status]").text.endswith("live")
     driver.execute_script("window.notReloaded = true")  # gone if the page reloads
 
@@ -98,8 +116,10 @@ def test_queue_page_lists_new_rows_marks_leaving_rows_and_follows_counts(asgi_co
     console.find(f'tr[data-live-task="{second}"]')
     console.wait_text("2", "[data-live-count=pending]")
     moves.start("web", k=1)  # the oldest (first) goes active: its row is marked as gone there
-    console.wait_for(lambda d: "live-left" in console.find(f'tr[data-live-task="{first}"]').get_attribute("class"),
-                     "the row of the started task to be marked")
+    console.wait_for(
+        lambda d: "live-left" in console.find(f'tr[data-live-task="{first}"]').get_attribute("class"),
+        "the row of the started task to be marked",
+    )
     console.wait_text("→ active", f'tr[data-live-task="{first}"]')
     console.wait_text("1", "[data-live-count=active]")
     assert driver.execute_script("return window.notReloaded") is True

@@ -21,6 +21,7 @@ def test_anonymous_socket_is_refused(live_engine, transactional_db):
     async def body():
         socket, connected = await open_socket(None)
         assert not connected
+
     run(body)
 
 
@@ -28,6 +29,7 @@ def test_socket_without_permission_is_refused(live_engine, nobody_cookie):
     async def body():
         socket, connected = await open_socket(nobody_cookie)
         assert not connected
+
     run(body)
 
 
@@ -35,6 +37,7 @@ def test_socket_from_a_foreign_origin_is_refused(live_engine, viewer_cookie):
     async def body():
         socket, connected = await open_socket(viewer_cookie, origin=b"https://evil.example")
         assert not connected
+
     run(body)
 
 
@@ -46,17 +49,21 @@ def test_viewer_and_superuser_are_accepted(live_engine, viewer_cookie, admin_coo
             first = await subscribe(socket, "dashboard")
             assert first["kind"] == "update"
             await socket.disconnect()
+
     run(body)
 
 
-@pytest.mark.parametrize("message, says", [
-    ({"op": "listen"}, "subscribe"),
-    ({"op": "subscribe", "scope": "everything"}, "scope"),
-    ({"op": "subscribe", "scope": "queue", "queue": "a{b}"}, "queue"),
-    ({"op": "subscribe", "scope": "task", "queue": "a", "task": "x" * 200}, "id"),
-    ({"op": "subscribe", "scope": "queue", "queue": "a", "cursor": {"a": "drop table"}}, "stream id"),
-    ({"op": "subscribe", "scope": "queue", "queue": "a", "cursor": ["0-0"]}, "cursor"),
-])
+@pytest.mark.parametrize(
+    "message, says",
+    [
+        ({"op": "listen"}, "subscribe"),
+        ({"op": "subscribe", "scope": "everything"}, "scope"),
+        ({"op": "subscribe", "scope": "queue", "queue": "a{b}"}, "queue"),
+        ({"op": "subscribe", "scope": "task", "queue": "a", "task": "x" * 200}, "id"),
+        ({"op": "subscribe", "scope": "queue", "queue": "a", "cursor": {"a": "drop table"}}, "stream id"),
+        ({"op": "subscribe", "scope": "queue", "queue": "a", "cursor": ["0-0"]}, "cursor"),
+    ],
+)
 def test_bad_subscription_gets_an_error_and_the_socket_stays(live_engine, viewer_cookie, message, says):
     async def body():
         socket, connected = await open_socket(viewer_cookie)
@@ -66,6 +73,7 @@ def test_bad_subscription_gets_an_error_and_the_socket_stays(live_engine, viewer
         assert reply["kind"] == "error" and says in reply["message"]
         assert (await subscribe(socket, "dashboard"))["kind"] == "update"  # still usable
         await socket.disconnect()
+
     run(body)
 
 
@@ -90,6 +98,7 @@ def test_events_arrive_for_the_subscribed_queue_only(live_engine, viewer_cookie,
         assert messages[-1]["queues"]["a"]["pending"] == 3
         assert await socket.receive_nothing(timeout=0.5)  # nothing of queue b is coming
         await socket.disconnect()
+
     run(body)
 
 
@@ -102,13 +111,16 @@ def test_dashboard_gets_counts_of_every_queue(live_engine, viewer_cookie, moves)
         assert first["queues"]["a"]["pending"] == 1
         moves.enqueue("b", n=3)  # a new queue: the reader picks it up
         messages: list[dict] = []
+
         def updates(ms):
             return [m for m in ms if m["kind"] == "update"]  # the dashboard's snapshots are test_live_dashboard's
 
-        await receive_until(socket, lambda ms: updates(ms) and updates(ms)[-1]["queues"].get("b", {}).get("pending")
-                            == 3, messages)
+        await receive_until(
+            socket, lambda ms: updates(ms) and updates(ms)[-1]["queues"].get("b", {}).get("pending") == 3, messages
+        )
         assert "tasks" not in updates(messages)[-1]  # the dashboard gets counts, not rows
         await socket.disconnect()
+
     run(body)
 
 
@@ -123,6 +135,7 @@ def test_task_page_sees_pending_active_completed_with_result(live_engine, viewer
         leases = moves.start("a")
         moves.complete("a", leases, result=b'{"ok": true}')
         messages: list[dict] = []
+
         def history(ms):
             return [row["to"] for m in ms for row in m["history"]]
 
@@ -131,6 +144,7 @@ def test_task_page_sees_pending_active_completed_with_result(live_engine, viewer
         assert messages[-1]["detail"]["result"]["kind"] == "json"
         assert '"ok": true' in messages[-1]["detail"]["result"]["text"]
         await socket.disconnect()
+
     run(body)
 
 
@@ -186,6 +200,7 @@ def test_resume_from_a_trimmed_position_asks_for_a_resync(live_engine, viewer_co
         assert replay["resync"] is True
         assert replay["queues"]["a"]["pending"] == 4
         await socket.disconnect()
+
     run(body)
 
 
@@ -218,4 +233,3 @@ def test_a_burst_is_coalesced_and_ends_in_the_right_state(live_engine, viewer_co
         return events, len(messages)
 
     run(body)
-

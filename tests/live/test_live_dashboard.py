@@ -62,6 +62,7 @@ def test_subscribing_sends_the_table_and_chart_as_the_page_shows_them(live_engin
         assert int(row["cells"]["memory"][0]) > 0 and row["cells"]["memory"][1].endswith("KB")
         assert '<svg class="chart"' in snapshot["chart"] and "a · pending: 1" in snapshot["chart"]
         await socket.disconnect()
+
     run(body)
 
 
@@ -91,6 +92,7 @@ def test_snapshot_follows_sizes_memory_new_and_removed_queues(live_engine, viewe
         await receive_until(socket, lambda ms: "fresh" not in shown().rows, messages)
         assert "fresh ·" not in shown().chart and set(shown().rows) == {"a"}
         await socket.disconnect()
+
     run(body)
 
 
@@ -104,6 +106,7 @@ def test_pausing_elsewhere_shows_in_the_snapshot(live_engine, viewer_cookie, mov
         messages: list[dict] = []
         await receive_until(socket, lambda ms: Page(first).apply(ms).rows["a"]["paused"], messages)
         await socket.disconnect()
+
     run(body)
 
 
@@ -123,12 +126,16 @@ def test_only_changes_are_sent_and_nothing_when_nothing_changed(live_engine, vie
         assert hub.messages_sent == sent  # nothing changed: nothing sent
         moves.enqueue("a")
         messages: list[dict] = []
-        await receive_until(socket, lambda ms: any(rows(s).get("a", {}).get("cells", {}).get("size") == ["1", "1"]
-                                                   for s in snapshots(ms)), messages)
+        await receive_until(
+            socket,
+            lambda ms: any(rows(s).get("a", {}).get("cells", {}).get("size") == ["1", "1"] for s in snapshots(ms)),
+            messages,
+        )
         delta = next(s for s in snapshots(messages) if "a" in rows(s) and rows(s)["a"]["cells"]["size"][0] == "1")
         assert set(rows(delta)) == {"a"} and delta["listed"] == ["a", "b"]  # b did not change: not sent
         assert "a · pending: 1" in delta["chart"]
         await socket.disconnect()
+
     run(body)
 
 
@@ -139,10 +146,12 @@ def test_other_pages_get_no_snapshot(live_engine, viewer_cookie, moves):
         await subscribe(socket, "queue", queue="a")
         last = moves.enqueue("a")[0]
         messages: list[dict] = []
-        await receive_until(socket, lambda ms: any(row["id"] == last for m in ms for row in m.get("tasks", ())),
-                            messages)
+        await receive_until(
+            socket, lambda ms: any(row["id"] == last for m in ms for row in m.get("tasks", ())), messages
+        )
         assert all(m["kind"] == "update" for m in messages)
         await socket.disconnect()
+
     run(body)
 
 
@@ -163,6 +172,7 @@ def test_a_new_server_comes_with_its_row(live_engine, viewer_cookie, redis_url):
         assert '<tr data-live-server="host-1:42">' in row and "host-1:42</td>" in row
         assert 'href="/queues/critical/">critical</a> <span class="muted">(6)</span>' in row
         await socket.disconnect()
+
     try:
         run(body)
     finally:

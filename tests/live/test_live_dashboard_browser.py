@@ -23,20 +23,23 @@ def console_on_our_ports(monkeypatch, request):
 def _cell(console: Console, queue: str, name: str) -> str | None:
     return console.driver.execute_script(
         "var td = document.querySelector('#queues-table tr[data-live-for=\"' + arguments[0] + '\"] "
-        "[data-live-cell=\"' + arguments[1] + '\"]'); return td && td.getAttribute('data-value');", queue, name)
+        "[data-live-cell=\"' + arguments[1] + '\"]'); return td && td.getAttribute('data-value');",
+        queue,
+        name,
+    )
 
 
 def _chart(console: Console) -> str:
     return console.driver.execute_script("return document.querySelector('[data-live-chart]').innerHTML")
 
 
-def test_dashboard_chart_cells_and_new_queue_rows_follow_without_reload(console_on_our_ports, driver, moves,
-                                                                         tmp_path):
+def test_dashboard_chart_cells_and_new_queue_rows_follow_without_reload(console_on_our_ports, driver, moves, tmp_path):
     moves.enqueue("web")
     console = Console(driver, console_on_our_ports, USER, tmp_path)
     console.login("/")
-    console.wait_for(lambda d: d.execute_script("return window.taskqLive && window.taskqLive.status") == "live",
-                     "the live indicator")
+    console.wait_for(
+        lambda d: d.execute_script("return window.taskqLive && window.taskqLive.status") == "live", "the live indicator"
+    )
     driver.execute_script("window.notReloaded = true")  # gone if the page reloads
     memory = int(_cell(console, "web", "memory"))
     assert "web · pending: 1" in _chart(console)
@@ -55,14 +58,14 @@ def test_dashboard_chart_cells_and_new_queue_rows_follow_without_reload(console_
     assert driver.execute_script("return window.notReloaded") is True
 
 
-def test_servers_page_lists_a_new_server_without_reload(console_on_our_ports, driver, live_engine, redis_url,
-                                                        tmp_path):
+def test_servers_page_lists_a_new_server_without_reload(console_on_our_ports, driver, live_engine, redis_url, tmp_path):
     from tests.cli.helpers import Seed
 
     console = Console(driver, console_on_our_ports, USER, tmp_path)
     console.login("/servers/")
-    console.wait_for(lambda d: d.execute_script("return window.taskqLive && window.taskqLive.status") == "live",
-                     "the live indicator")
+    console.wait_for(
+        lambda d: d.execute_script("return window.taskqLive && window.taskqLive.status") == "live", "the live indicator"
+    )
     driver.execute_script("window.notReloaded = true")
     assert "No worker is running" in console.text()
     seed = Seed(redis_url)

@@ -22,8 +22,21 @@ ALERTS = [rule for group in RULES["groups"] for rule in group["rules"]]
 # -- PromQL metric identifiers --------------------------------------------------------------------------------------
 
 #: Words of PromQL that look like identifiers but name no metric.
-KEYWORDS = {"and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right", "bool", "offset",
-            "inf", "nan"}
+KEYWORDS = {
+    "and",
+    "or",
+    "unless",
+    "by",
+    "without",
+    "on",
+    "ignoring",
+    "group_left",
+    "group_right",
+    "bool",
+    "offset",
+    "inf",
+    "nan",
+}
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`')
 _MATCHERS = re.compile(r"\{[^}]*\}")
 _RANGES = re.compile(r"\[[^\]]*\]")
@@ -38,7 +51,7 @@ def metric_names(expr: str) -> set[str]:
     text = _LABEL_LISTS.sub(" ", _RANGES.sub(" ", _MATCHERS.sub(" ", _STRING.sub('""', expr))))
     names = set()
     for match in _IDENTIFIER.finditer(text):
-        name, rest = match.group(), text[match.end():].lstrip()
+        name, rest = match.group(), text[match.end() :].lstrip()
         if rest.startswith("(") or name.lower() in KEYWORDS:
             continue
         names.add(name)
@@ -46,9 +59,11 @@ def metric_names(expr: str) -> set[str]:
 
 
 def test_metric_names_parser():
-    expr = ('sum by (queue, state) (rate(taskq_a_total{queue=~"x|taskq_fake", state!="b"}[5m] offset 1h)) '
-            '/ on(queue) group_left(type) (taskq_b > 0) and ignoring(x) taskq:c:rate5m * 1e3 unless Inf'
-            ' or histogram_quantile(0.9, sum without (le) (taskq_d_bucket))')
+    expr = (
+        'sum by (queue, state) (rate(taskq_a_total{queue=~"x|taskq_fake", state!="b"}[5m] offset 1h)) '
+        "/ on(queue) group_left(type) (taskq_b > 0) and ignoring(x) taskq:c:rate5m * 1e3 unless Inf"
+        " or histogram_quantile(0.9, sum without (le) (taskq_d_bucket))"
+    )
     assert metric_names(expr) == {"taskq_a_total", "taskq_b", "taskq:c:rate5m", "taskq_d_bucket"}
 
 
@@ -76,8 +91,14 @@ def test_rule_file_has_the_prometheus_shape():
 
 
 def test_the_issue_s_alerts_are_there():
-    assert {rule["alert"] for rule in ALERTS} == {"TaskqQueueLatencyHigh", "TaskqErrorRateHigh", "TaskqNoWorkers",
-                                                  "TaskqArchiveGrowing", "TaskqRedisMemoryNearLimit", "TaskqLeasesLost"}
+    assert {rule["alert"] for rule in ALERTS} == {
+        "TaskqQueueLatencyHigh",
+        "TaskqErrorRateHigh",
+        "TaskqNoWorkers",
+        "TaskqArchiveGrowing",
+        "TaskqRedisMemoryNearLimit",
+        "TaskqLeasesLost",
+    }
 
 
 def test_prometheus_loads_the_rules():

@@ -50,8 +50,14 @@ def test_every_known_queue_exports_every_series_even_when_empty(client, engine, 
     series = scrape(client)
     for state in STATES:
         assert series["taskq_tasks"][(("queue", "empty"), ("state", state))] == 0
-    for name in ("taskq_queue_size", "taskq_queue_latency_seconds", "taskq_queue_memory_usage_approx_bytes",
-                 "taskq_queue_paused", "taskq_tasks_processed_total", "taskq_tasks_failed_total"):
+    for name in (
+        "taskq_queue_size",
+        "taskq_queue_latency_seconds",
+        "taskq_queue_memory_usage_approx_bytes",
+        "taskq_queue_paused",
+        "taskq_tasks_processed_total",
+        "taskq_tasks_failed_total",
+    ):
         assert series[name][(("queue", "empty"),)] == 0
     labels = {name for samples in series.values() for key in samples for name, _ in key}
     assert labels <= {"queue", "state", "type"}, "no label per worker or task id"
@@ -90,8 +96,12 @@ def test_every_metric_the_grafana_dashboard_charts_is_exported(client, engine, r
 
     repo = Path(__file__).resolve().parents[2]
     dashboard = json.loads((repo / "metrics/grafana/dashboards/taskq.json").read_text())
-    wanted = {name for panel in dashboard["panels"] for target in panel["targets"]
-              for name in re.findall(r"taskq_[a-z_]+", target["expr"])}
+    wanted = {
+        name
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"taskq_[a-z_]+", target["expr"])
+    }
     assert wanted - exported_names(client, engine) == set()
 
 

@@ -27,25 +27,45 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 #: What the wheel is built from: the sdist's content (MANIFEST.in grafts the asset folders).
-SOURCES = ["pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "console", "queues", "worker", "metrics",
-           "templates", "static"]
+SOURCES = [
+    "pyproject.toml",
+    "setup.py",
+    "MANIFEST.in",
+    "README.md",
+    "console",
+    "queues",
+    "worker",
+    "metrics",
+    "templates",
+    "static",
+]
 #: Files the installed apps cannot work without, by where they must be in the wheel.
-MUST_SHIP = ["queues/engine/lua/enqueue.lua", "queues/engine/lua/_lib.lua", "queues/engine/py.typed",
-             "console/templates/base.html", "console/templates/console/dashboard.html",
-             "console/templates/registration/login.html", "console/static/console/console.css",
-             "queues/templates/admin/queues/tasks.html", "queues/migrations/0001_policies_and_audit.py",
-             "console/migrations/0001_initial.py", "queues/management/commands/tasks.py",
-             "worker/management/commands/taskworker.py", "metrics/grafana/dashboards/taskq.json",
-             "metrics/prometheus/prometheus.yml", "worker/testing/pytest_plugin.py"]
+MUST_SHIP = [
+    "queues/engine/lua/enqueue.lua",
+    "queues/engine/lua/_lib.lua",
+    "queues/engine/py.typed",
+    "console/templates/base.html",
+    "console/templates/console/dashboard.html",
+    "console/templates/registration/login.html",
+    "console/static/console/console.css",
+    "queues/templates/admin/queues/tasks.html",
+    "queues/migrations/0001_policies_and_audit.py",
+    "console/migrations/0001_initial.py",
+    "queues/management/commands/tasks.py",
+    "worker/management/commands/taskworker.py",
+    "metrics/grafana/dashboards/taskq.json",
+    "metrics/prometheus/prometheus.yml",
+    "worker/testing/pytest_plugin.py",
+]
 
 # The README's "Installing into an existing Django project" settings, appended to startproject's settings.py.
-SETTINGS = '''
+SETTINGS = """
 INSTALLED_APPS += ["console", "queues", "queues.history", "worker", "metrics", "shop"]
 TEMPLATES[0]["OPTIONS"]["context_processors"].append("console.context.console")
 REDIS_URL = os.environ["TASKQ_TEST_REDIS_URL"]
-'''
+"""
 
-URLS = '''
+URLS = """
 from django.urls import include
 
 urlpatterns += [
@@ -54,9 +74,9 @@ urlpatterns += [
     path("api/v1/", include("queues.api.urls")),
     path("", include("metrics.urls")),
 ]
-'''
+"""
 
-SHOP_TASKS = '''
+SHOP_TASKS = """
 from queues.engine import handler
 
 @handler("shop:receipt", queue="mail")
@@ -65,9 +85,9 @@ def receipt(task):
     if order < 0:
         raise ValueError("no such order")
     task.write_result({"sent": order})
-'''
+"""
 
-SHOP_TESTS = '''
+SHOP_TESTS = """
 import pytest
 
 import worker.testing.pytest_plugin
@@ -93,10 +113,10 @@ def test_eager_mode_runs_it_inline(settings, taskq_redis):
     with pytest.raises(ValueError, match="no such order"):
         receipt.enqueue({{"order": -1}})
     assert taskq_redis.dbsize() == 0
-'''
+"""
 
 # Run on its own, apart from test_shop.py, which imports shop.tasks: the worker fixture must find the handler.
-DISCOVERY_TESTS = '''
+DISCOVERY_TESTS = """
 import sys
 
 from queues.conf import get_client
@@ -109,9 +129,9 @@ def test_the_worker_fixture_imports_the_apps_tasks_as_taskworker_does(taskq_sett
     get_client().enqueue("shop:receipt", {"order": 1}, queue="mail")
     summary = taskq_worker.run_until_empty("mail")
     assert (summary.processed, summary.failed) == (1, 0)
-'''
+"""
 
-PAGES = '''
+PAGES = """
 from django.contrib.auth.models import User
 from django.test import Client
 from django.test.utils import setup_test_environment
@@ -126,7 +146,7 @@ assert page.status_code == 200 and b"console/console.css" in page.content, page.
 metrics = web.get("/metrics")
 assert metrics.status_code == 200 and b"taskq_" in metrics.content, metrics.status_code
 print("pages ok")
-'''
+"""
 
 
 def run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
@@ -175,9 +195,13 @@ def test_the_wheel_installs_into_an_existing_django_project(tmp_path: Path, redi
 
     venv = fresh_venv(tmp_path, wheel)
     python = str(venv / "bin" / "python")
-    where = run(python, "-c", "import console, queues.engine, importlib.metadata as m; "
-                "print(console.__file__, queues.engine.__file__, m.distribution('taskq').locate_file(''))",
-                cwd=tmp_path)
+    where = run(
+        python,
+        "-c",
+        "import console, queues.engine, importlib.metadata as m; "
+        "print(console.__file__, queues.engine.__file__, m.distribution('taskq').locate_file(''))",
+        cwd=tmp_path,
+    )
     assert all(path.startswith(str(venv)) for path in where.split()), where
 
     project = tmp_path / "site"

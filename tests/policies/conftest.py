@@ -14,9 +14,18 @@ from queues.engine import Client, Inspector, Registry
 from worker.config import WorkerConfig
 from worker.server import Server
 
-FAST = dict(concurrency=4, lease=2.0, heartbeat_interval=0.2, recoverer_interval=0.3, clock_skew=0.2,
-            forwarder_interval=0.1, janitor_interval=0.2, shutdown_timeout=0.5, idle_wait=0.2,
-            definitions_interval=0.1)
+FAST = dict(
+    concurrency=4,
+    lease=2.0,
+    heartbeat_interval=0.2,
+    recoverer_interval=0.3,
+    clock_skew=0.2,
+    forwarder_interval=0.1,
+    janitor_interval=0.2,
+    shutdown_timeout=0.5,
+    idle_wait=0.2,
+    definitions_interval=0.1,
+)
 from tests.waiting import WAIT, wait_for  # noqa: E402,F401 - the policy tests import them from here
 
 

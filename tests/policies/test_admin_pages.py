@@ -39,8 +39,11 @@ def archived(r, client, inspector):
 def test_access_matrix_of_the_task_view(archived):
     assert web().get(TASKS).status_code == 302  # anonymous: to the login page
     assert web(staff("nobody")).get(TASKS + "?queue=mail").status_code == 403
-    for user in (staff("viewer", "Console viewers"), staff("operator", "Console operators"),
-                 staff("root", superuser=True)):
+    for user in (
+        staff("viewer", "Console viewers"),
+        staff("operator", "Console operators"),
+        staff("root", superuser=True),
+    ):
         page = web(user).get(TASKS + "?queue=mail&state=archived")
         assert page.status_code == 200
         assert archived[0] in page.content.decode() and archived[2] not in page.content.decode()
@@ -55,19 +58,23 @@ def test_the_admin_index_links_to_the_task_view(r):
 def test_operator_runs_archives_deletes_and_each_is_audited(archived, inspector):
     operator = staff("operator", "Console operators")
     browser = web(operator)
-    reply = browser.post(TASKS, {"queue": "mail", "state": "archived", "page": "1", "action": "run",
-                                 "task_ids": [archived[0]]})
+    reply = browser.post(
+        TASKS, {"queue": "mail", "state": "archived", "page": "1", "action": "run", "task_ids": [archived[0]]}
+    )
     assert reply.status_code == 302 and "queue=mail" in reply["Location"]
     assert inspector.get_task("mail", archived[0]).state == "pending"
     browser.post(TASKS, {"queue": "mail", "state": "pending", "action": "archive", "task_ids": [archived[2]]})
     assert inspector.get_task("mail", archived[2]).state == "archived"
-    browser.post(TASKS, {"queue": "mail", "state": "archived", "action": "delete",
-                         "task_ids": [archived[1], "no-such-task"]})
+    browser.post(
+        TASKS, {"queue": "mail", "state": "archived", "action": "delete", "task_ids": [archived[1], "no-such-task"]}
+    )
     assert inspector.queue_info("mail").archived == 1
     entries = list(AuditLog.objects.order_by("id").values_list("username", "action", "queue", "task_ids"))
-    assert entries == [("operator", "task.run", "mail", [archived[0]]),
-                       ("operator", "task.archive", "mail", [archived[2]]),
-                       ("operator", "task.delete", "mail", [archived[1]])]
+    assert entries == [
+        ("operator", "task.run", "mail", [archived[0]]),
+        ("operator", "task.archive", "mail", [archived[2]]),
+        ("operator", "task.delete", "mail", [archived[1]]),
+    ]
     assert "refused" in AuditLog.objects.get(action="task.delete").detail
     page = browser.get(TASKS + "?queue=mail&state=archived")
     assert "no-such-task" in page.content.decode()  # the refusal was reported
@@ -75,16 +82,18 @@ def test_operator_runs_archives_deletes_and_each_is_audited(archived, inspector)
 
 def test_cancel_of_a_task_that_is_not_active_is_refused_with_a_message(archived, inspector):
     browser = web(staff("root", superuser=True))
-    browser.post(TASKS, {"queue": "mail", "state": "pending", "action": "cancel", "task_ids": [archived[2]]},
-                 follow=True)
+    browser.post(
+        TASKS, {"queue": "mail", "state": "pending", "action": "cancel", "task_ids": [archived[2]]}, follow=True
+    )
     assert inspector.get_task("mail", archived[2]).state == "pending"
     assert AuditLog.objects.get(action="task.cancel").task_ids == []
 
 
 def test_viewers_and_staff_without_permission_cannot_act(archived, inspector):
     for user in (staff("viewer", "Console viewers"), staff("nobody")):
-        reply = web(user).post(TASKS, {"queue": "mail", "state": "archived", "action": "delete",
-                                       "task_ids": archived[:2]})
+        reply = web(user).post(
+            TASKS, {"queue": "mail", "state": "archived", "action": "delete", "task_ids": archived[:2]}
+        )
         assert reply.status_code == 403
     assert web().post(TASKS, {"queue": "mail", "action": "delete", "task_ids": archived[:2]}).status_code == 302
     assert inspector.queue_info("mail").archived == 2 and not AuditLog.objects.exists()
@@ -101,24 +110,37 @@ def test_csrf_is_enforced(archived, inspector):
     assert inspector.queue_info("mail").archived == 1
 
 
-@pytest.mark.parametrize("query", [
-    "?queue=nope", "?queue=mail&state=bogus", "?queue=mail&page=x", "?queue=mail&page=0", "?queue=mail&page=99999",
-    "?queue=%7Bbad%7D", "?queue=" + "q" * 10_000, "?queue=mail&state=archived&page=-1", "?state=retry",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "?queue=nope",
+        "?queue=mail&state=bogus",
+        "?queue=mail&page=x",
+        "?queue=mail&page=0",
+        "?queue=mail&page=99999",
+        "?queue=%7Bbad%7D",
+        "?queue=" + "q" * 10_000,
+        "?queue=mail&state=archived&page=-1",
+        "?state=retry",
+    ],
+)
 def test_bad_queries_give_a_message_not_a_500(archived, query):
     page = web(staff("root", superuser=True)).get(TASKS + query)
     assert page.status_code == 200
     assert page.context["messages"] or "Pick a queue" in page.content.decode() or "No " in page.content.decode()
 
 
-@pytest.mark.parametrize("data", [
-    {"queue": "mail", "action": "explode", "task_ids": ["x"]},
-    {"queue": "mail", "action": "run"},
-    {"queue": "", "action": "run", "task_ids": ["x"]},
-    {"queue": "nope", "action": "run", "task_ids": ["x"]},
-    {"queue": "mail", "action": "run", "task_ids": ["x" * 10_000]},
-    {"queue": "{bad}", "action": "delete", "task_ids": ["x"]},
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"queue": "mail", "action": "explode", "task_ids": ["x"]},
+        {"queue": "mail", "action": "run"},
+        {"queue": "", "action": "run", "task_ids": ["x"]},
+        {"queue": "nope", "action": "run", "task_ids": ["x"]},
+        {"queue": "mail", "action": "run", "task_ids": ["x" * 10_000]},
+        {"queue": "{bad}", "action": "delete", "task_ids": ["x"]},
+    ],
+)
 def test_bad_actions_change_nothing_and_never_500(archived, inspector, data):
     reply = web(staff("root", superuser=True)).post(TASKS, data, follow=True)
     assert reply.status_code == 200 and list(reply.context["messages"])
@@ -147,7 +169,9 @@ def test_queue_definition_admin_shows_live_state_and_pauses(archived, inspector,
     browser.post("/admin/queues/queuedefinition/", {"action": "resume", "_selected_action": ids})
     assert not inspector.queue_info("mail").paused
     assert list(AuditLog.objects.order_by("id").values_list("action", "queue")) == [
-        ("queue.pause", "mail"), ("queue.resume", "mail")]
+        ("queue.pause", "mail"),
+        ("queue.resume", "mail"),
+    ]
 
 
 def test_viewers_cannot_pause(archived, inspector):
@@ -156,22 +180,42 @@ def test_viewers_cannot_pause(archived, inspector):
     viewer.user_permissions.add(*Permission.objects.filter(codename="view_queuedefinition"))
     browser = web(viewer)
     assert browser.get("/admin/queues/queuedefinition/").status_code == 200
-    browser.post("/admin/queues/queuedefinition/", {"action": "pause", "_selected_action": [
-        str(QueueDefinition.objects.get().pk)]})
+    browser.post(
+        "/admin/queues/queuedefinition/",
+        {"action": "pause", "_selected_action": [str(QueueDefinition.objects.get().pk)]},
+    )
     assert not inspector.queue_info("mail").paused and not AuditLog.objects.exists()
 
 
 def test_saving_a_definition_in_the_admin_mirrors_and_audits(r, django_capture_on_commit_callbacks):
     browser = web(staff("root", superuser=True))
     with django_capture_on_commit_callbacks(execute=True):
-        reply = browser.post("/admin/queues/queuedefinition/add/", {
-            "name": "reports", "weight": "4", "rank": "0", "description": "", "concurrency_cap": "0",
-            "rate_limit": "0", "rate_period": "1"})
+        reply = browser.post(
+            "/admin/queues/queuedefinition/add/",
+            {
+                "name": "reports",
+                "weight": "4",
+                "rank": "0",
+                "description": "",
+                "concurrency_cap": "0",
+                "rate_limit": "0",
+                "rate_period": "1",
+            },
+        )
     assert reply.status_code == 302
     assert r.hexists("tq:config:queues", "reports")
     assert AuditLog.objects.get().action == "queuedefinition.add"
-    refused = browser.post("/admin/queues/queuedefinition/add/", {
-        "name": "bad{name}", "weight": "4", "rank": "0", "concurrency_cap": "0", "rate_limit": "0", "rate_period": "1"})
+    refused = browser.post(
+        "/admin/queues/queuedefinition/add/",
+        {
+            "name": "bad{name}",
+            "weight": "4",
+            "rank": "0",
+            "concurrency_cap": "0",
+            "rate_limit": "0",
+            "rate_period": "1",
+        },
+    )
     assert refused.status_code == 200 and "may not contain" in refused.content.decode()
 
 
@@ -204,15 +248,21 @@ def test_a_keyspace_at_another_key_layout_gives_one_message_and_changes_nothing(
     QueueDefinition.objects.create(name="mail")
     r.set("tq:layout", "2")  # a newer release migrated the keyspace; this admin is the old one
     before = {key: r.dump(key) for key in r.keys("*")}
-    refusal = ("the Redis keyspace has key layout 2, but this taskq reads and writes layout 1: upgrade this process "
-               "(nothing was written)")
+    refusal = (
+        "the Redis keyspace has key layout 2, but this taskq reads and writes layout 1: upgrade this process "
+        "(nothing was written)"
+    )
     browser = web(staff("root", superuser=True))
-    reply = browser.post(TASKS, {"queue": "mail", "state": "archived", "action": "run", "task_ids": archived[:2]},
-                         follow=True)
+    reply = browser.post(
+        TASKS, {"queue": "mail", "state": "archived", "action": "run", "task_ids": archived[:2]}, follow=True
+    )
     assert reply.status_code == 200
     assert [str(m) for m in reply.context["messages"]] == [f"Nothing was done: {refusal}"]
-    reply = browser.post("/admin/queues/queuedefinition/",
-                         {"action": "pause", "_selected_action": [str(QueueDefinition.objects.get().pk)]}, follow=True)
+    reply = browser.post(
+        "/admin/queues/queuedefinition/",
+        {"action": "pause", "_selected_action": [str(QueueDefinition.objects.get().pk)]},
+        follow=True,
+    )
     assert reply.status_code == 200
     assert [str(m) for m in reply.context["messages"]] == [f"Nothing was paused: {refusal}"]
     assert {key: r.dump(key) for key in r.keys("*")} == before

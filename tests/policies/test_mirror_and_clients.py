@@ -20,15 +20,17 @@ pytestmark = pytest.mark.django_db
 
 
 def test_saving_and_deleting_mirrors_the_whole_set(r, mirror):
-    definition = mirror(lambda: QueueDefinition.objects.create(name="critical", weight=6, rank=1,
-                                                               concurrency_cap=3))
+    definition = mirror(lambda: QueueDefinition.objects.create(name="critical", weight=6, rank=1, concurrency_cap=3))
     mirror(lambda: UniquePolicy.objects.create(type_pattern="invoice:", ttl=600))
     mirror(lambda: RetentionPolicy.objects.create(queue="critical", archive_max_size=5))
     assert int(r.get(KEYS.config_version)) == 3
     assert json.loads(r.hget(KEYS.config_queues, "critical")) == {"weight": 6, "rank": 1, "cap": 3}
     assert float(r.hget(KEYS.config_unique, "invoice:")) == 600.0
     assert json.loads(r.hget(KEYS.config_retention, json.dumps(["critical", ""]))) == {
-        "retention": None, "archive_max_size": 5, "archive_max_age": None}
+        "retention": None,
+        "archive_max_size": 5,
+        "archive_max_age": None,
+    }
 
     definition.weight = 2
     mirror(definition.save)
@@ -55,10 +57,13 @@ def test_sync_command_pushes_the_database_state(r, capsys):
 def test_policy_lookups():
     policies = PolicySet(
         unique={"email:": 60.0, "email:bulk": 5.0},
-        retention=(RetentionRule(retention=10.0, archive_max_size=100, archive_max_age=1000.0),
-                   RetentionRule(type_prefix="report:", retention=20.0),
-                   RetentionRule(queue="q", retention=30.0, archive_max_size=7),
-                   RetentionRule(queue="q", type_prefix="report:daily", retention=40.0)))
+        retention=(
+            RetentionRule(retention=10.0, archive_max_size=100, archive_max_age=1000.0),
+            RetentionRule(type_prefix="report:", retention=20.0),
+            RetentionRule(queue="q", retention=30.0, archive_max_size=7),
+            RetentionRule(queue="q", type_prefix="report:daily", retention=40.0),
+        ),
+    )
     assert policies.unique_ttl("email:bulk:x") == 5.0 and policies.unique_ttl("email:one") == 60.0
     assert policies.unique_ttl("sms") is None
     assert policies.completed_retention("q", "report:daily") == 40.0  # queue + type

@@ -12,10 +12,18 @@ from queues.models import AuditLog, QueueDefinition, RetentionPolicy, UniquePoli
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize("fields", [
-    {"name": "bad{tag}"}, {"name": ""}, {"name": "x" * 129}, {"name": "tab\there"},
-    {"name": "ok", "weight": 0}, {"name": "ok", "weight": 1001}, {"name": "ok", "concurrency_cap": -1},
-])
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"name": "bad{tag}"},
+        {"name": ""},
+        {"name": "x" * 129},
+        {"name": "tab\there"},
+        {"name": "ok", "weight": 0},
+        {"name": "ok", "weight": 1001},
+        {"name": "ok", "concurrency_cap": -1},
+    ],
+)
 def test_queue_definition_refuses_what_the_engine_would(fields):
     with pytest.raises(ValidationError):
         QueueDefinition(**fields).full_clean()
@@ -27,8 +35,11 @@ def test_queue_definition_accepts_unicode_and_separators():
 
 def test_unique_policy_needs_a_pattern_and_a_positive_ttl():
     UniquePolicy(type_pattern="email:", ttl=60).full_clean()
-    for bad in (UniquePolicy(type_pattern="", ttl=60), UniquePolicy(type_pattern="a", ttl=0),
-                UniquePolicy(type_pattern="a", ttl=10**9)):
+    for bad in (
+        UniquePolicy(type_pattern="", ttl=60),
+        UniquePolicy(type_pattern="a", ttl=0),
+        UniquePolicy(type_pattern="a", ttl=10**9),
+    ):
         with pytest.raises(ValidationError):
             bad.full_clean()
 
@@ -61,7 +72,13 @@ def test_record_action_keeps_who_what_and_which_tasks():
     entry = record_action(user, "task.run", queue="critical", task_ids=["t1", "t2"], detail="2 done")
     entry.refresh_from_db()
     assert (entry.user, entry.username, entry.action, entry.queue, entry.task_ids, entry.detail) == (
-        user, "ada", "task.run", "critical", ["t1", "t2"], "2 done")
+        user,
+        "ada",
+        "task.run",
+        "critical",
+        ["t1", "t2"],
+        "2 done",
+    )
     assert entry.created_at is not None
     anonymous = record_action(AnonymousUser(), "queue.pause")
     assert anonymous.user is None and anonymous.username == "" and anonymous.task_ids == []

@@ -20,16 +20,27 @@ ADD = "/admin/queues/queuedefinition/add/"
 
 
 def form(**values: str) -> dict[str, str]:
-    return {"name": "emails", "weight": "1", "rank": "0", "description": "", "concurrency_cap": "5",
-            "rate_limit": "100", "rate_period": "1", **values}
+    return {
+        "name": "emails",
+        "weight": "1",
+        "rank": "0",
+        "description": "",
+        "concurrency_cap": "5",
+        "rate_limit": "100",
+        "rate_period": "1",
+        **values,
+    }
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("rate_period", 0, "greater than or equal to 1"),
-    ("rate_period", 86_401, "less than or equal to 86400"),
-    ("rate_limit", 1_000_001, "less than or equal to 1000000"),
-    ("concurrency_cap", 1_000_001, "less than or equal to 1000000"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("rate_period", 0, "greater than or equal to 1"),
+        ("rate_period", 86_401, "less than or equal to 86400"),
+        ("rate_limit", 1_000_001, "less than or equal to 1000000"),
+        ("concurrency_cap", 1_000_001, "less than or equal to 1000000"),
+    ],
+)
 def test_the_model_refuses_bad_limits(field, value, message):
     definition = QueueDefinition(name="emails", **{field: value})
     with pytest.raises(ValidationError) as refused:

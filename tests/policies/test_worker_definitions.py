@@ -41,8 +41,10 @@ def test_a_running_worker_picks_up_new_definitions_and_weights(make_server, clie
     client.enqueue("job", {}, queue="beta")
     wait_for(lambda: "beta" in ran, what="a task of the second new queue ran")
     assert "beta" in inspector.queues()  # registered for the console by the worker
-    wait_for(lambda: any(s.queues == {"alpha": 7, "beta": 2} for s in inspector.servers()),
-             what="the heartbeat publishes the new set")
+    wait_for(
+        lambda: any(s.queues == {"alpha": 7, "beta": 2} for s in inspector.servers()),
+        what="the heartbeat publishes the new set",
+    )
 
     mirror(alpha.delete)
     wait_for(lambda: server.queues.weights() == {"beta": 2}, what="alpha no longer served")
@@ -52,16 +54,16 @@ def test_a_running_worker_picks_up_new_definitions_and_weights(make_server, clie
 
 
 def test_strict_workers_follow_the_ranks(make_server, r, redis_url):
-    PolicyStore(r, Keys()).write(PolicySet(queues={
-        "low": QueueSpec("low", weight=9, rank=5), "high": QueueSpec("high", weight=1, rank=0)}))
+    PolicyStore(r, Keys()).write(
+        PolicySet(queues={"low": QueueSpec("low", weight=9, rank=5), "high": QueueSpec("high", weight=1, rank=0)})
+    )
     server = make_server(Registry(), follow_definitions=True, strict=True)
     assert server.processor.order.next() == ["high", "low"]
 
 
 def test_the_command_line_wins_but_caps_still_apply(make_server, r):
     store = PolicyStore(r, Keys())
-    store.write(PolicySet(queues={"defined": QueueSpec("defined", 5), "mine": QueueSpec("mine", 1,
-                                                                                         concurrency_cap=2)}))
+    store.write(PolicySet(queues={"defined": QueueSpec("defined", 5), "mine": QueueSpec("mine", 1, concurrency_cap=2)}))
     server = make_server(Registry(), queues={"mine": 4})
     assert server.queues.weights() == {"mine": 4} and server.queues.cap("mine") == 2
 
@@ -93,8 +95,9 @@ def test_concurrency_cap_holds_across_two_workers(make_server, client, mirror, r
 
 
 def test_worker_archive_follows_the_queue_limits(make_server, client, inspector, r):
-    PolicyStore(r, Keys()).write(PolicySet(
-        queues={"dead": QueueSpec("dead")}, retention=(RetentionRule(queue="dead", archive_max_size=3),)))
+    PolicyStore(r, Keys()).write(
+        PolicySet(queues={"dead": QueueSpec("dead")}, retention=(RetentionRule(queue="dead", archive_max_size=3),))
+    )
     registry = Registry()
 
     @handler("doomed", registry=registry)
@@ -104,6 +107,8 @@ def test_worker_archive_follows_the_queue_limits(make_server, client, inspector,
     make_server(registry, follow_definitions=True)
     for n in range(6):
         client.enqueue("doomed", {"n": n}, queue="dead")
-    wait_for(lambda: inspector.queue_info("dead").pending == 0 and inspector.queue_info("dead").active == 0,
-             what="every task archived")
+    wait_for(
+        lambda: inspector.queue_info("dead").pending == 0 and inspector.queue_info("dead").active == 0,
+        what="every task archived",
+    )
     assert inspector.queue_info("dead").archived == 3

@@ -56,8 +56,15 @@ def rq_worker(rq_redis, redis_url: str) -> Iterator[Callable[..., subprocess.Pop
     started: list[subprocess.Popen] = []
 
     def run(*queues: str, wait: bool = True) -> subprocess.Popen:
-        cmd = [str(RQ_BIN), "worker", "--url", redis_url, "--burst", "--disable-job-desc-logging",
-               *(queues or ("default",))]
+        cmd = [
+            str(RQ_BIN),
+            "worker",
+            "--url",
+            redis_url,
+            "--burst",
+            "--disable-job-desc-logging",
+            *(queues or ("default",)),
+        ]
         proc = subprocess.Popen(cmd, cwd=REPO, env=_worker_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         started.append(proc)
         if wait:

@@ -62,8 +62,9 @@ def test_started_job_is_listed_and_cannot_be_deleted(rq_queue, rq_worker, tmp_pa
     worker = rq_worker("default", wait=False)
     try:
         # RQ lists the job as started a moment before it writes the job's status: wait for both.
-        wait_for(lambda: counts()["started"] == 1 and job.get_status(refresh=True) == "started",
-                 what="the job to start")
+        wait_for(
+            lambda: counts()["started"] == 1 and job.get_status(refresh=True) == "started", what="the job to start"
+        )
         assert [row.id for row in bridge.rq_jobs("default", "started").jobs] == [job.id]
         with pytest.raises(bridge.InvalidJobStateError, match="running"):
             bridge.delete_job("default", job.id)

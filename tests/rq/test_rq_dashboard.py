@@ -22,12 +22,11 @@ def test_dashboard_shows_rq_queues_with_counts_per_registry(client, users, rq_qu
     response = client.get("/")
     assert response.status_code == 200
     body = response.content.decode()
-    section = body[body.index('id="rq-queues-heading"'):]
+    section = body[body.index('id="rq-queues-heading"') :]
     assert 'class="badge rq">RQ<' in section
     row = re.search(r'data-rq-queue="default">(.*?)</tr>', section, re.S).group(1)
     counts = dict(re.findall(r'data-registry="(\w+)">(\d+)<', row))
-    assert counts == {"queued": "1", "started": "0", "scheduled": "0", "deferred": "0", "finished": "1",
-                      "failed": "1"}
+    assert counts == {"queued": "1", "started": "0", "scheduled": "0", "deferred": "0", "finished": "1", "failed": "1"}
     assert 'href="/rq/default/?registry=failed"' in row
     assert 'data-rq-queue="reports/daily"' in section
 

@@ -59,8 +59,14 @@ def test_queue_page_shows_counts_per_registry_and_each_registrys_jobs(client, us
 
     response = client.get(queue_url())
     assert response.status_code == 200
-    assert tab_counts(response) == {"queued": 1, "started": 0, "scheduled": 1, "deferred": 1, "finished": 1,
-                                    "failed": 1}
+    assert tab_counts(response) == {
+        "queued": 1,
+        "started": 0,
+        "scheduled": 1,
+        "deferred": 1,
+        "finished": 1,
+        "failed": 1,
+    }
     assert job_ids_on(response) == [waiting.id]
     expected = {"failed": failing.id, "finished": ok.id, "scheduled": scheduled.id, "deferred": deferred.id}
     for registry, job_id in expected.items():
@@ -115,8 +121,14 @@ def test_requeue_from_the_console_then_the_real_worker_finishes_it(client, users
 
     response = client.post(reverse("rq:requeue", args=["default", failed_job.id]))
     assert response.status_code == 302 and response["Location"] == detail_url
-    assert tab_counts(client.get(queue_url())) == {"queued": 1, "started": 0, "scheduled": 0, "deferred": 0,
-                                                   "finished": 0, "failed": 0}
+    assert tab_counts(client.get(queue_url())) == {
+        "queued": 1,
+        "started": 0,
+        "scheduled": 0,
+        "deferred": 0,
+        "finished": 0,
+        "failed": 0,
+    }
 
     failed_job.marker.touch()
     rq_worker("default")
@@ -160,8 +172,12 @@ def _audited(action: str, job_id: str) -> bool:
 def test_access_matrix(client, users, failed_job, role, page_status, action_status):
     if role != "anonymous":
         login(client, users[role])
-    pages = [reverse("rq:index"), queue_url(), queue_url(registry="failed"),
-             reverse("rq:job", args=["default", failed_job.id])]
+    pages = [
+        reverse("rq:index"),
+        queue_url(),
+        queue_url(registry="failed"),
+        reverse("rq:job", args=["default", failed_job.id]),
+    ]
     for url in pages:
         response = client.get(url)
         assert response.status_code == page_status, url
@@ -272,8 +288,11 @@ def test_job_of_another_queue_is_404(client, users, rq_queue):
 def test_redis_down_is_a_503_page(client, users, settings):
     settings.RQ_QUEUES = {"default": {"URL": "redis://127.0.0.1:1/5"}}
     login(client, users["operator"])
-    for response in (client.get(reverse("rq:index")), client.get(queue_url()),
-                     client.get(reverse("rq:job", args=["default", "abc"])),
-                     client.post(reverse("rq:requeue", args=["default", "abc"]))):
+    for response in (
+        client.get(reverse("rq:index")),
+        client.get(queue_url()),
+        client.get(reverse("rq:job", args=["default", "abc"])),
+        client.post(reverse("rq:requeue", args=["default", "abc"])),
+    ):
         assert response.status_code == 503
         assert b"Redis is unavailable" in response.content

@@ -51,8 +51,7 @@ def store(make_store: Callable[..., SchedulerStore]) -> SchedulerStore:
 
 
 @pytest.fixture
-def make_scheduler(make_store: Callable[..., SchedulerStore], registry: ScheduleRegistry
-                   ) -> Callable[..., Scheduler]:
+def make_scheduler(make_store: Callable[..., SchedulerStore], registry: ScheduleRegistry) -> Callable[..., Scheduler]:
     """``make_scheduler(**options)``: a Scheduler (not started: tests call run_once) on its own connection."""
     counter = iter(range(1, 1000))
 

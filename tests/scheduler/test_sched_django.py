@@ -34,6 +34,7 @@ def mirror(django_capture_on_commit_callbacks):
     def run(change):
         with django_capture_on_commit_callbacks(execute=True):
             return change()
+
     return run
 
 
@@ -48,21 +49,33 @@ def out_iso(ms: int) -> str:
 
 
 def row(**fields):
-    defaults = dict(name="ping", spec="@every 10s", timezone="UTC", task_type="health:ping", payload={"a": 1},
-                    queue="default", options={}, missed="skip", enabled=True)
+    defaults = dict(
+        name="ping",
+        spec="@every 10s",
+        timezone="UTC",
+        task_type="health:ping",
+        payload={"a": 1},
+        queue="default",
+        options={},
+        missed="skip",
+        enabled=True,
+    )
     return PeriodicTask(**{**defaults, **fields})
 
 
-@pytest.mark.parametrize(("fields", "where", "message"), [
-    ({"spec": "61 * * * *"}, "spec", "out of range"),
-    ({"spec": "@sometimes"}, "spec", "unknown macro"),
-    ({"timezone": "Mars/Base"}, "timezone", "unknown time zone"),
-    ({"options": {"task_id": "x"}}, "options", "cannot be used on a periodic task"),
-    ({"options": {"max_retry": "many"}}, "options", "max_retry"),
-    ({"options": ["not", "a", "dict"]}, "options", "mapping"),
-    ({"queue": "a{b}"}, "queue", "may not contain"),
-    ({"task_type": "bad\ntype"}, "task_type", "control characters"),
-])
+@pytest.mark.parametrize(
+    ("fields", "where", "message"),
+    [
+        ({"spec": "61 * * * *"}, "spec", "out of range"),
+        ({"spec": "@sometimes"}, "spec", "unknown macro"),
+        ({"timezone": "Mars/Base"}, "timezone", "unknown time zone"),
+        ({"options": {"task_id": "x"}}, "options", "cannot be used on a periodic task"),
+        ({"options": {"max_retry": "many"}}, "options", "max_retry"),
+        ({"options": ["not", "a", "dict"]}, "options", "mapping"),
+        ({"queue": "a{b}"}, "queue", "may not contain"),
+        ({"task_type": "bad\ntype"}, "task_type", "control characters"),
+    ],
+)
 def test_periodic_task_validation(fields, where, message):
     with pytest.raises(ValidationError) as refused:
         row(**fields).full_clean()
@@ -75,8 +88,10 @@ def test_a_valid_periodic_task_gives_the_same_entry_as_code():
 
     task = row(spec="*/5 * * * *", timezone="Europe/Paris", options={"max_retry": 3})
     task.full_clean()
-    assert task.entry().id == make_entry("*/5 * * * *", "health:ping", {"a": 1}, tz="Europe/Paris",
-                                         options={"max_retry": 3}).id
+    assert (
+        task.entry().id
+        == make_entry("*/5 * * * *", "health:ping", {"a": 1}, tz="Europe/Paris", options={"max_retry": 3}).id
+    )
 
 
 def test_admin_entries_reach_a_running_scheduler_without_restart(engine, mirror, redis_url, redis_client):
@@ -150,7 +165,12 @@ def test_cron_ls_and_history(engine, redis_url):
     assert code == 0, err
     (doc,) = json.loads(out)["entries"]
     assert (doc["id"], doc["spec"], doc["type"], doc["queue"], doc["payload"]) == (
-        entry.id, "@every 10s", "report:refresh", "low", '{"scope":"all"}')
+        entry.id,
+        "@every 10s",
+        "report:refresh",
+        "low",
+        '{"scope":"all"}',
+    )
     assert doc["previous_run"]["task_id"] == entry.task_id(start + 20_000)
     assert len(doc["schedulers"]) == 1
 

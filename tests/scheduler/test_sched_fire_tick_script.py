@@ -40,11 +40,21 @@ def record(outcome: str, task_id: str = TASK) -> str:
 def fired(entry=ENTRY) -> dict:
     task_id = entry.task_id(TICK)
     history = Q.cron_history(entry.id)
-    fields = {"type": "email", "msg": json.dumps({"created": NOW_MS}, separators=(",", ":")),
-              "payload": '{"to":"ada"}', "state": "pending", "since": str(NOW_MS)}
-    return {Q.task(task_id): Hash(fields), Q.pending: [task_id], Q.type_counts: counts(pending__email=1),
-            Q.events: Stream([event(task_id, "", "pending", worker="scheduler:test")]),
-            Q.cron_last: Hash({entry.id: str(TICK)}), history: ZSet({record("enqueued", task_id): float(TICK)})}
+    fields = {
+        "type": "email",
+        "msg": json.dumps({"created": NOW_MS}, separators=(",", ":")),
+        "payload": '{"to":"ada"}',
+        "state": "pending",
+        "since": str(NOW_MS),
+    }
+    return {
+        Q.task(task_id): Hash(fields),
+        Q.pending: [task_id],
+        Q.type_counts: counts(pending__email=1),
+        Q.events: Stream([event(task_id, "", "pending", worker="scheduler:test")]),
+        Q.cron_last: Hash({entry.id: str(TICK)}),
+        history: ZSet({record("enqueued", task_id): float(TICK)}),
+    }
 
 
 @pytest.fixture
@@ -72,8 +82,11 @@ def test_refuses_a_tick_already_handled_and_changes_nothing(r, fire, last):
 
 
 def test_marks_the_tick_handled_when_its_task_exists(r, fire):
-    before = {Q.task(TASK): Hash({"type": "email", "state": "pending"}), Q.pending: [TASK],
-              Q.cron_last: Hash({ENTRY.id: str(TICK - 10_000)})}
+    before = {
+        Q.task(TASK): Hash({"type": "email", "state": "pending"}),
+        Q.pending: [TASK],
+        Q.cron_last: Hash({ENTRY.id: str(TICK - 10_000)}),
+    }
     seed(r, before)
     assert fire() == "exists"
     assert_db(r, before | {Q.cron_last: Hash({ENTRY.id: str(TICK)})})
@@ -85,8 +98,14 @@ def test_a_held_unique_lock_records_a_duplicate_without_a_task(r, fire):
     seed(r, before)
     assert fire(UNIQUE_ENTRY) == "duplicate"
     task_id = UNIQUE_ENTRY.task_id(TICK)
-    assert_db(r, before | {Q.cron_last: Hash({UNIQUE_ENTRY.id: str(TICK)}),
-                           Q.cron_history(UNIQUE_ENTRY.id): ZSet({record("duplicate", task_id): float(TICK)})})
+    assert_db(
+        r,
+        before
+        | {
+            Q.cron_last: Hash({UNIQUE_ENTRY.id: str(TICK)}),
+            Q.cron_history(UNIQUE_ENTRY.id): ZSet({record("duplicate", task_id): float(TICK)}),
+        },
+    )
 
 
 def test_history_is_capped(r, fire):

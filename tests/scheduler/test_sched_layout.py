@@ -28,9 +28,14 @@ def test_a_round_on_a_newer_layout_writes_nothing_and_refuses(r, make_scheduler)
 
 def test_taskscheduler_exits_non_zero_on_a_newer_layout(r, redis_url):
     r.set(LAYOUT, "2")
-    done = subprocess.run([sys.executable, "manage.py", "taskscheduler", "--no-admin"], cwd=ROOT,
-                          env={**os.environ, "REDIS_URL": redis_url}, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "taskscheduler", "--no-admin"],
+        cwd=ROOT,
+        env={**os.environ, "REDIS_URL": redis_url},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1
     assert "key layout 2, but this taskq reads and writes layout 1" in done.stderr
     assert r.keys("*") == [LAYOUT.encode()]

@@ -27,9 +27,22 @@ def wait_for(condition, what=""):
 
 def start(redis_url: str) -> subprocess.Popen:
     env = {**os.environ, "REDIS_URL": redis_url, "PYTHONPATH": f"{Path(__file__).parent}:{ROOT}"}
-    return subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "taskscheduler", "--no-admin",
-                             "--import", "periodic_fixtures", "--interval", "0.2"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "manage.py"),
+            "taskscheduler",
+            "--no-admin",
+            "--import",
+            "periodic_fixtures",
+            "--interval",
+            "0.2",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def test_three_scheduler_processes_one_killed(redis_client, redis_url):

@@ -59,8 +59,9 @@ class DyingStore(SchedulerStore):
 
 
 @pytest.mark.parametrize("after_script", [False, True], ids=["killed-before-enqueue", "killed-after-enqueue"])
-def test_three_schedulers_enqueue_each_tick_exactly_once_even_when_one_dies(r, clock, registry, make_scheduler,
-                                                                            make_store, after_script):
+def test_three_schedulers_enqueue_each_tick_exactly_once_even_when_one_dies(
+    r, clock, registry, make_scheduler, make_store, after_script
+):
     every = schedule("@every 10s", "tick", {"n": 1}, registry=registry)
     cron = schedule("* * * * *", "minute", registry=registry, queue="cron")
     store = make_store()
@@ -72,11 +73,13 @@ def test_three_schedulers_enqueue_each_tick_exactly_once_even_when_one_dies(r, c
         clock.advance(1)
         threads = []
         for s in alive:
+
             def run(s=s):
                 try:
                     s.run_once()
                 except Killed:
                     alive.remove(s)  # this "process" is gone for good
+
             threads.append(threading.Thread(target=run))
         for t in threads:
             t.start()
@@ -158,8 +161,10 @@ def test_a_new_entry_does_not_run_ticks_from_before_it_was_seen(r, clock, regist
 def test_entry_ids_are_deterministic_and_cover_the_definition():
     one = make_entry("*/5 * * * *", "report", {"a": 1}, queue="low", options={"max_retry": 3})
     assert make_entry("*/5  *  * * *", "report", {"a": 1}, queue="low", options={"max_retry": 3}).id == one.id
-    assert make_entry("*/5 * * * *", "report", {"a": 1}, queue="low", options={"max_retry": 3},
-                      missed="run_once").id == one.id  # the policy is not part of what is enqueued
+    assert (
+        make_entry("*/5 * * * *", "report", {"a": 1}, queue="low", options={"max_retry": 3}, missed="run_once").id
+        == one.id
+    )  # the policy is not part of what is enqueued
     others = [
         make_entry("*/10 * * * *", "report", {"a": 1}, queue="low", options={"max_retry": 3}),
         make_entry("*/5 * * * *", "report2", {"a": 1}, queue="low", options={"max_retry": 3}),
@@ -171,15 +176,18 @@ def test_entry_ids_are_deterministic_and_cover_the_definition():
     assert len({one.id, *(o.id for o in others)}) == 7
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"task_id": "x"}, "cannot be used on a periodic task"),
-    ({"process_at": 5}, "cannot be used on a periodic task"),
-    ({"max_retry": -1}, "max_retry"),
-    ({"timeout": "soon"}, "timeout"),
-    ({"queue": "a{b}"}, "may not contain"),
-    ({"tz": "Nowhere/Land"}, "unknown time zone"),
-    ({"missed": "sometimes"}, "missed must be one of"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"task_id": "x"}, "cannot be used on a periodic task"),
+        ({"process_at": 5}, "cannot be used on a periodic task"),
+        ({"max_retry": -1}, "max_retry"),
+        ({"timeout": "soon"}, "timeout"),
+        ({"queue": "a{b}"}, "may not contain"),
+        ({"tz": "Nowhere/Land"}, "unknown time zone"),
+        ({"missed": "sometimes"}, "missed must be one of"),
+    ],
+)
 def test_schedule_validates_everything(registry, kwargs, message):
     with pytest.raises(ValidationError, match=message):
         schedule("* * * * *", "report", registry=registry, **kwargs)

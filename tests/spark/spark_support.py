@@ -16,8 +16,17 @@ def wait_for(condition: Callable[[], Any], timeout: float = WAIT, what: str = ""
     return waiting.wait_for(condition, timeout=timeout, interval=0.05, what=what)
 
 
-FAST = dict(concurrency=2, lease=5.0, heartbeat_interval=0.3, recoverer_interval=1.0, clock_skew=0.5,
-            forwarder_interval=0.1, janitor_interval=0.5, shutdown_timeout=2.0, idle_wait=0.2)
+FAST = dict(
+    concurrency=2,
+    lease=5.0,
+    heartbeat_interval=0.3,
+    recoverer_interval=1.0,
+    clock_skew=0.5,
+    forwarder_interval=0.1,
+    janitor_interval=0.5,
+    shutdown_timeout=2.0,
+    idle_wait=0.2,
+)
 
 # The session the tests share: one core, no UI, few shuffle partitions, small memory.
 LOCAL_CONF = {

@@ -36,10 +36,8 @@ class Processes:
 
     def start(self, name: str, argv: list[str], **env: str) -> subprocess.Popen:
         log = open(self.tmp / f"{name}.log", "wb")
-        full = dict(os.environ, SPARK_LOG_DIR=str(self.tmp), SPARK_PID_DIR=str(self.tmp), PYTHONUNBUFFERED="1",
-                    **env)
-        proc = subprocess.Popen(argv, cwd=REPO, env=full, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        full = dict(os.environ, SPARK_LOG_DIR=str(self.tmp), SPARK_PID_DIR=str(self.tmp), PYTHONUNBUFFERED="1", **env)
+        proc = subprocess.Popen(argv, cwd=REPO, env=full, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         self.procs.append((name, proc))
         return proc
 
@@ -70,10 +68,21 @@ def daemon(*args: str) -> list[str]:
 
 def run_spark_task(procs, client, redis_url: str, **spark_env: str) -> dict:
     """Start a taskworker on the given Spark and run report:cluster on it (the worker is left running)."""
-    procs.start("taskworker", [sys.executable, "manage.py", "taskworker", "--queues", "sparkq", "--concurrency", "1",
-                               "--import", "cluster_tasks"],
-                **{"REDIS_URL": redis_url, "PYTHONPATH": f"{HERE}:{REPO}", "SPARK_CONF": "spark.ui.enabled=false",
-                   **spark_env})
+    procs.start(
+        "taskworker",
+        [
+            sys.executable,
+            "manage.py",
+            "taskworker",
+            "--queues",
+            "sparkq",
+            "--concurrency",
+            "1",
+            "--import",
+            "cluster_tasks",
+        ],
+        **{"REDIS_URL": redis_url, "PYTHONPATH": f"{HERE}:{REPO}", "SPARK_CONF": "spark.ui.enabled=false", **spark_env},
+    )
     info = client.enqueue("report:cluster", {}, queue="sparkq", retention=600, timeout=300)
     final = client.wait(info.id, queue="sparkq", timeout=240)
     assert final.state == "completed", (final.last_error, procs.log("taskworker"))
@@ -82,12 +91,28 @@ def run_spark_task(procs, client, redis_url: str, **spark_env: str) -> dict:
 
 def test_spark_task_on_a_standalone_cluster(procs, client, redis_url):
     port, ui = free_port(), free_port()
-    procs.start("master", daemon("master", "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui)),
-                SPARK_DAEMON_MEMORY="384m")
+    procs.start(
+        "master",
+        daemon("master", "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui)),
+        SPARK_DAEMON_MEMORY="384m",
+    )
     wait_for(lambda: port_open(ui), timeout=90, what="the Spark master")
-    procs.start("worker", daemon("worker", f"spark://127.0.0.1:{port}", "--cores", "1", "--memory", "768m",
-                                 "--host", "127.0.0.1", "--webui-port", str(free_port())),
-                SPARK_DAEMON_MEMORY="384m")
+    procs.start(
+        "worker",
+        daemon(
+            "worker",
+            f"spark://127.0.0.1:{port}",
+            "--cores",
+            "1",
+            "--memory",
+            "768m",
+            "--host",
+            "127.0.0.1",
+            "--webui-port",
+            str(free_port()),
+        ),
+        SPARK_DAEMON_MEMORY="384m",
+    )
 
     def alive_workers() -> int:
         try:
@@ -97,8 +122,13 @@ def test_spark_task_on_a_standalone_cluster(procs, client, redis_url):
             return 0
 
     wait_for(alive_workers, timeout=90, what="a Spark worker to register")
-    out = run_spark_task(procs, client, redis_url, SPARK_MASTER=f"spark://127.0.0.1:{port}",
-                         SPARK_CONF="spark.ui.enabled=false;spark.executor.memory=512m;spark.cores.max=1")
+    out = run_spark_task(
+        procs,
+        client,
+        redis_url,
+        SPARK_MASTER=f"spark://127.0.0.1:{port}",
+        SPARK_CONF="spark.ui.enabled=false;spark.executor.memory=512m;spark.cores.max=1",
+    )
     assert out["result"] == {"sum": 4_999_950_000}
     done, total = out["progress"]
     assert total >= 4 and done == total
@@ -123,6 +153,7 @@ def test_spark_task_on_a_spark_connect_server(procs, client, redis_url):
     wait_for(lambda: state_of(inspector, "sparkq", info.id) == "active", timeout=60, what="the endless task to start")
     time.sleep(2)  # let the query reach the server; cancelling before it does is the easy case
     inspector.cancel_task("sparkq", info.id)
+
     def retried() -> bool:
         assert procs.procs[-1][1].poll() is None, procs.log("taskworker")
         return state_of(inspector, "sparkq", info.id) == "retry"

@@ -20,13 +20,27 @@ def web():
 
 @pytest.fixture
 def rollups():
-    for day, queue, ttype, ok, bad in ((date(2026, 11, 20), "default", "email", 90, 10),
-                                       (date(2026, 11, 21), "default", "email", 80, 20),
-                                       (date(2026, 11, 21), "low", "report:<daily>", 5, 0)):
-        TaskDailyRollup.objects.create(day=day, queue=queue, task_type=ttype, enqueued=ok + bad, started=ok + bad,
-                                       succeeded=ok, failed=bad, failure_rate=bad / (ok + bad), wait_p50_ms=12,
-                                       wait_p95_ms=40, wait_p99_ms=90, run_p50_ms=300, run_p95_ms=900,
-                                       run_p99_ms=1500)
+    for day, queue, ttype, ok, bad in (
+        (date(2026, 11, 20), "default", "email", 90, 10),
+        (date(2026, 11, 21), "default", "email", 80, 20),
+        (date(2026, 11, 21), "low", "report:<daily>", 5, 0),
+    ):
+        TaskDailyRollup.objects.create(
+            day=day,
+            queue=queue,
+            task_type=ttype,
+            enqueued=ok + bad,
+            started=ok + bad,
+            succeeded=ok,
+            failed=bad,
+            failure_rate=bad / (ok + bad),
+            wait_p50_ms=12,
+            wait_p95_ms=40,
+            wait_p99_ms=90,
+            run_p50_ms=300,
+            run_p95_ms=900,
+            run_p99_ms=1500,
+        )
 
 
 def login(web, *perms):

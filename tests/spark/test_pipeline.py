@@ -27,8 +27,9 @@ class Events:
 
     def add(self, queue: str, task_id: str, ttype: str, frm: str, to: str, at: int) -> None:
         self.seq += 1
-        self.entries.setdefault(queue, []).append(StreamEntry(f"{at}-{self.seq}", {
-            "id": task_id, "type": ttype, "from": frm, "to": to, "at": str(at)}))
+        self.entries.setdefault(queue, []).append(
+            StreamEntry(f"{at}-{self.seq}", {"id": task_id, "type": ttype, "from": frm, "to": to, "at": str(at)})
+        )
 
     def write(self, directory: Path) -> None:
         for queue, entries in self.entries.items():
@@ -73,7 +74,13 @@ def test_rollups_have_the_known_answers_and_a_rerun_replaces_only_its_day(spark,
     assert analytics(spark, [D1, D2], str(events_dir), rollup_dir) == 3
     email = TaskDailyRollup.objects.get(day=D1, queue="default", task_type="email")
     assert (email.enqueued, email.started, email.succeeded, email.failed, email.retried, email.archived) == (
-        100, 110, 90, 20, 10, 10)
+        100,
+        110,
+        90,
+        20,
+        10,
+        10,
+    )
     assert email.failure_rate == pytest.approx(20 / 110)
     for p, field in ((0.5, "p50"), (0.95, "p95"), (0.99, "p99")):
         assert getattr(email, f"wait_{field}_ms") == pytest.approx(nearest_rank(waits, p), abs=10)

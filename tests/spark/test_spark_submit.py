@@ -26,8 +26,11 @@ def registry() -> Registry:
 
 def test_submits_an_application_and_keeps_its_output_and_id(make_server, client, inspector):
     make_server()
-    info = client.enqueue("spark:submit", {"app": str(APPS / "pi_small.py"), "master": "local[1]",
-                                           "conf": {"spark.ui.enabled": "false"}}, retention=600)
+    info = client.enqueue(
+        "spark:submit",
+        {"app": str(APPS / "pi_small.py"), "master": "local[1]", "conf": {"spark.ui.enabled": "false"}},
+        retention=600,
+    )
     final = client.wait(info.id, queue="default", timeout=120)
     assert final.state == "completed", final.last_error
     result = json.loads(final.result)

@@ -48,7 +48,8 @@ def test_propagation_can_be_turned_off(settings, runs: list[Task]) -> None:
 
 @pytest.mark.django_db
 def test_enqueue_on_commit_runs_the_handler_when_the_transaction_commits(
-        settings, runs: list[Task], django_capture_on_commit_callbacks) -> None:
+    settings, runs: list[Task], django_capture_on_commit_callbacks
+) -> None:
     settings.TASKS_EAGER = True
     with django_capture_on_commit_callbacks(execute=True):
         task_id = enqueue_on_commit("tests:eager:record", {"n": 3})

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import redis
 
-USER_TESTS = '''
+USER_TESTS = """
 import pytest
 
 from queues.engine import handler
@@ -44,24 +44,43 @@ def test_each_test_starts_from_an_empty_database(taskq_redis):
 
 def test_and_the_next_one_too(taskq_redis):
     assert taskq_redis.dbsize() == 0
-'''
+"""
 
-DB0_TESTS = '''
+DB0_TESTS = """
 def test_never_runs(taskq_redis):
     raise AssertionError("a fixture on database 0 must not be set up")
-'''
+"""
 
 
 def run_pytest(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     env.pop("TASKQ_TEST_REDIS_URL", None)
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "worker.testing.pytest_plugin",
-                           "-p", "no:cacheprovider", "-q", "--rootdir", str(project), *args, str(project)],
-                          cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "worker.testing.pytest_plugin",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--rootdir",
+            str(project),
+            *args,
+            str(project),
+        ],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_a_users_tests_get_a_worker_a_client_a_clock_and_a_flushed_database(
-        tmp_path: Path, redis_client: redis.Redis, redis_url: str) -> None:
+    tmp_path: Path, redis_client: redis.Redis, redis_url: str
+) -> None:
     (tmp_path / "test_greet.py").write_text(USER_TESTS)
     redis_client.set("before", "the run")
     run = run_pytest(tmp_path, "--taskq-redis-url", redis_url)
@@ -83,5 +102,12 @@ def test_the_plugin_adds_only_taskq_fixtures(tmp_path: Path) -> None:
     run = run_pytest(tmp_path, "--fixtures")
     plugin_section = run.stdout.split("fixtures defined from worker.testing.pytest_plugin")[1]
     names = {line.split()[0] for line in plugin_section.splitlines() if " -- " in line and not line.startswith(" ")}
-    assert names == {"taskq_redis_url", "taskq_redis", "taskq_clock", "taskq_client", "taskq_inspector",
-                     "taskq_worker", "taskq_settings"}
+    assert names == {
+        "taskq_redis_url",
+        "taskq_redis",
+        "taskq_clock",
+        "taskq_client",
+        "taskq_inspector",
+        "taskq_worker",
+        "taskq_settings",
+    }

@@ -58,8 +58,7 @@ def test_run_until_empty_reports_what_ran(worker: WorkerThread, client: Client) 
     assert worker.inspector.get_task("default", ids[3]).result_json() == {"double": 6}
 
 
-def test_retries_and_scheduled_tasks_wait_for_the_clock(worker: WorkerThread, client: Client,
-                                                        clock: FakeClock) -> None:
+def test_retries_and_scheduled_tasks_wait_for_the_clock(worker: WorkerThread, client: Client, clock: FakeClock) -> None:
     client.enqueue("fail", max_retry=1)
     client.enqueue("ok", 1, process_in=600)
     first = worker.run_until_empty()
@@ -71,7 +70,8 @@ def test_retries_and_scheduled_tasks_wait_for_the_clock(worker: WorkerThread, cl
 
 
 def test_a_queue_not_served_yet_is_added_and_work_enqueued_by_handlers_is_waited_for(
-        worker: WorkerThread, client: Client, redis_url: str) -> None:
+    worker: WorkerThread, client: Client, redis_url: str
+) -> None:
     client.enqueue("fan:out", 20, headers={"redis": redis_url})
     assert worker.run_until_empty("default").processed == 1
     low = worker.run_until_empty("low")
@@ -85,9 +85,9 @@ def test_a_queue_that_cannot_empty_times_out(worker: WorkerThread, client: Clien
         worker.run_until_empty("held", timeout=0.5)
 
 
-def test_the_function_starts_and_stops_a_worker_of_its_own(redis_client: redis.Redis, redis_url: str,
-                                                           client: Client, handlers: Registry,
-                                                           clock: FakeClock) -> None:
+def test_the_function_starts_and_stops_a_worker_of_its_own(
+    redis_client: redis.Redis, redis_url: str, client: Client, handlers: Registry, clock: FakeClock
+) -> None:
     client.enqueue_many([("ok", 1)] * 3, queue="mail")
     summary = run_until_empty("mail", redis_url=redis_url, registry=handlers, clock=clock)
     assert (summary.processed, summary.failed) == (3, 0)

@@ -42,8 +42,17 @@ def test_queues_spread_over_nodes_and_global_keys_share_one_slot(cluster: str):
     assert is_cluster(conn) and database_of(conn) == 0
     keys = Keys(cluster=True)
     assert len({node_of(conn, keys.queue(q).pending) for q in QUEUES}) == len(CLUSTER_PORTS)
-    globals_ = [keys.queues, keys.servers, keys.server("s"), keys.workers("s"), keys.config_queues,
-                keys.config_version, keys.config_periodic, keys.schedulers, keys.archiver_lease]
+    globals_ = [
+        keys.queues,
+        keys.servers,
+        keys.server("s"),
+        keys.workers("s"),
+        keys.config_queues,
+        keys.config_version,
+        keys.config_periodic,
+        keys.schedulers,
+        keys.archiver_lease,
+    ]
     assert {key_slot(k.encode()) for k in globals_} == {key_slot(b"tq")}
     assert keys.queues == "{tq}:queues" and Keys().queues == "tq:queues"  # one server: names unchanged
     conn.close()
@@ -55,15 +64,19 @@ def test_worker_processes_queues_on_every_node(cluster: str, topology_worker, tm
         topology_worker(cluster, ",".join(QUEUES))
         wait_for(lambda: inspector.servers(), timeout=30, what=f"the worker's heartbeat\n{worker_logs(tmp_path)}")
         ids = {info.id for q in QUEUES for info in client.enqueue_many([("topo:record", {})] * 5, queue=q)}
-        wait_for(lambda: set(completions(tmp_path)) == ids, timeout=30,
-                 what=f"60 tasks of 12 queues done\n{worker_logs(tmp_path)}")
+        wait_for(
+            lambda: set(completions(tmp_path)) == ids,
+            timeout=30,
+            what=f"60 tasks of 12 queues done\n{worker_logs(tmp_path)}",
+        )
         assert len(completions(tmp_path)) == len(ids)
         assert inspector.queues() == sorted(QUEUES)
         kept = client.enqueue("topo:record", {}, queue="q9", retention=60)
         assert client.wait(kept.id, queue="q9", timeout=15).state == "completed"  # a blocking XREAD on its node
         infos = inspector.queue_infos(QUEUES)
         assert [(i.pending, i.active, i.processed_total) for i in infos] == [
-            (0, 0, 6 if i.queue == "q9" else 5) for i in infos]
+            (0, 0, 6 if i.queue == "q9" else 5) for i in infos
+        ]
 
         inspector.pause_queue("q0")
         held = client.enqueue("topo:record", {}, queue="q0").id
@@ -83,8 +96,10 @@ def test_worker_processes_queues_on_every_node(cluster: str, topology_worker, tm
         running = client.enqueue("topo:sleep", {}, queue="q5").id
         wait_for(lambda: state_of(inspector, "q5", running) == "active", what="the sleeper running")
         assert inspector.cancel_task("q5", running) >= 1
-        wait_for(lambda: "cancelled" in (inspector.get_task("q5", running).last_error or ""),
-                 what=f"the running task cancelled\n{worker_logs(tmp_path)}")
+        wait_for(
+            lambda: "cancelled" in (inspector.get_task("q5", running).last_error or ""),
+            what=f"the running task cancelled\n{worker_logs(tmp_path)}",
+        )
         assert state_of(inspector, "q5", running) in ("retry", "archived")
     finally:
         client.close()
@@ -124,8 +139,15 @@ def test_console_pages_and_metrics_on_a_cluster(cluster: str, settings, db):
         client.enqueue("topo:record", {}, queue="q7", process_in=3600)
         client.close()
         browser = logged_in(make_user("ops", "view_console", "operate_console"))
-        for path in ("/", "/servers/", "/redis/", "/schedulers/", "/queues/q3/", f"/queues/q3/tasks/{task.id}/",
-                     "/queues/q7/?state=scheduled"):
+        for path in (
+            "/",
+            "/servers/",
+            "/redis/",
+            "/schedulers/",
+            "/queues/q3/",
+            f"/queues/q3/tasks/{task.id}/",
+            "/queues/q7/?state=scheduled",
+        ):
             response = browser.get(path)
             assert response.status_code == 200, (path, response.content[:500])
         assert task.id.encode() in browser.get("/queues/q3/?state=pending").content
@@ -134,8 +156,11 @@ def test_console_pages_and_metrics_on_a_cluster(cluster: str, settings, db):
 
         response = browser.get("/metrics")
         assert response.status_code == 200
-        samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
-                   for family in text_string_to_metric_families(response.content.decode()) for s in family.samples}
+        samples = {
+            (s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(response.content.decode())
+            for s in family.samples
+        }
         assert samples[("taskq_tasks", (("queue", "q3"), ("state", "pending")))] == 1
         assert samples[("taskq_tasks", (("queue", "q7"), ("state", "scheduled")))] == 1
         assert samples[("taskq_queue_paused", (("queue", "q7"),))] == 1

@@ -71,7 +71,10 @@ def test_operator_actions(engine):
     inspector.archive_task("ops1", scheduled[1])
     inspector.delete_task("ops1", scheduled[2])
     assert [inspector.get_task("ops1", t).state for t in (scheduled[0], scheduled[1], scheduled[3])] == [
-        "pending", "archived", "scheduled"]
+        "pending",
+        "archived",
+        "scheduled",
+    ]
     assert inspector.run_all("ops1", "archived") == 1
     assert inspector.archive_all("ops1", "pending") == 2
     assert inspector.delete_all("ops1", "archived") == 2

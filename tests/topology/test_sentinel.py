@@ -52,8 +52,7 @@ KILL_AT = 200  # the master is killed once this many enqueues were acknowledged
 FIGURES_ENV = "TOPOLOGY_FIGURES"  # a file to append the failover figures to (JSON), for docs/reliability.md
 
 
-def test_basics_through_sentinels(sentinel_topology: SentinelTopology, topology_worker, tmp_path: Path,
-                                  settings, db):
+def test_basics_through_sentinels(sentinel_topology: SentinelTopology, topology_worker, tmp_path: Path, settings, db):
     url = sentinel_topology.url
     conn = connect(url)
     conn.flushdb()
@@ -72,8 +71,10 @@ def test_basics_through_sentinels(sentinel_topology: SentinelTopology, topology_
         wait_for(lambda: state_of(inspector, "beta", running) == "active", what="the sleeper running")
         assert state_of(inspector, "alpha", held) == "pending"
         assert inspector.cancel_task("beta", running) >= 1
-        wait_for(lambda: "cancelled" in (inspector.get_task("beta", running).last_error or ""),
-                 what=f"the running task cancelled\n{worker_logs(tmp_path)}")
+        wait_for(
+            lambda: "cancelled" in (inspector.get_task("beta", running).last_error or ""),
+            what=f"the running task cancelled\n{worker_logs(tmp_path)}",
+        )
 
         settings.REDIS_URL = url
         conf._client.cache_clear()
@@ -82,9 +83,11 @@ def test_basics_through_sentinels(sentinel_topology: SentinelTopology, topology_
         for path in ("/", "/servers/", "/redis/", "/queues/alpha/?state=pending"):
             assert browser.get(path).status_code == 200, path
         assert held.encode() in browser.get("/queues/alpha/?state=pending").content
-        samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
-                   for f in text_string_to_metric_families(browser.get("/metrics").content.decode())
-                   for s in f.samples}
+        samples = {
+            (s.name, tuple(sorted(s.labels.items()))): s.value
+            for f in text_string_to_metric_families(browser.get("/metrics").content.decode())
+            for s in f.samples
+        }
         assert samples[("taskq_queue_paused", (("queue", "alpha"),))] == 1
         assert samples[("taskq_tasks", (("queue", "alpha"), ("state", "pending")))] == 1
         inspector.unpause_queue("alpha")
@@ -196,8 +199,7 @@ def _restart_after_promotion(topo: SentinelTopology, dead: int) -> tuple[float, 
 
 @pytest.mark.chaos
 @pytest.mark.parametrize("wait_replicas", [0, 1], ids=["async-replication", "wait_replicas=1"])
-def test_failover_under_load(sentinel_topology: SentinelTopology, topology_worker, tmp_path: Path,
-                             wait_replicas: int):
+def test_failover_under_load(sentinel_topology: SentinelTopology, topology_worker, tmp_path: Path, wait_replicas: int):
     """The producer's URL asks for ``wait_replicas``: 0 acknowledges on the master's word (asynchronous replication,
     a loss is possible and is measured); 1 acknowledges only once the replica has the enqueue, so the replica that
     takes over has every acknowledged task: none may be lost."""
@@ -227,13 +229,21 @@ def test_failover_under_load(sentinel_topology: SentinelTopology, topology_worke
         unacknowledged_lost = {t for t in run.unacknowledged if t not in runs and not _exists(inspector, t)}
         after_kill = {t for t, at in acknowledged.items() if at >= back_at}
         duplicated = {t for t, n in runs.items() if n > 1}
-        figures = {"wait_replicas": wait_replicas, "enqueued": FAILOVER_TASKS, "acknowledged": len(acknowledged),
-                   "completed": len(completed), "lost": len(lost), "left_in_redis": len(present),
-                   "unacknowledged": len(run.unacknowledged), "unacknowledged_lost": len(unacknowledged_lost),
-                   "duplicated": len(duplicated), "promotion_seconds": round(run.promoted_at - killed_at, 2),
-                   "enqueue_recovery_seconds": round(back_at - killed_at, 2),
-                   "processing_recovery_seconds": round(first_completion_of(tmp_path, after_kill) - killed_at, 2),
-                   "replica_back_seconds": round(run.replica_back_at - killed_at, 2)}
+        figures = {
+            "wait_replicas": wait_replicas,
+            "enqueued": FAILOVER_TASKS,
+            "acknowledged": len(acknowledged),
+            "completed": len(completed),
+            "lost": len(lost),
+            "left_in_redis": len(present),
+            "unacknowledged": len(run.unacknowledged),
+            "unacknowledged_lost": len(unacknowledged_lost),
+            "duplicated": len(duplicated),
+            "promotion_seconds": round(run.promoted_at - killed_at, 2),
+            "enqueue_recovery_seconds": round(back_at - killed_at, 2),
+            "processing_recovery_seconds": round(first_completion_of(tmp_path, after_kill) - killed_at, 2),
+            "replica_back_seconds": round(run.replica_back_at - killed_at, 2),
+        }
         print(f"\nRedis Sentinel failover: {figures}")
         if os.environ.get(FIGURES_ENV):
             with open(os.environ[FIGURES_ENV], "a") as out:

@@ -9,36 +9,57 @@ from queues.engine import RedisUnavailableError, ValidationError, connect
 from queues.engine.topology import Topology, parse
 
 
-@pytest.mark.parametrize("url, expected", [
-    ("redis://127.0.0.1:6379/3", Topology("single", "redis://127.0.0.1:6379/3")),
-    ("redis+sentinel://h1:26379,h2:26380/mymaster",
-     Topology("sentinel", "", (("h1", 26379), ("h2", 26380)), "mymaster")),
-    ("redis+sentinel://:s%40cret@h1,[::1]:26381/mymaster/4?sentinel_password=sp",
-     Topology("sentinel", "", (("h1", 26379), ("::1", 26381)), "mymaster", 4, None, "s@cret",
-              options={"sentinel_password": "sp"})),
-    ("rediss+sentinel://ada:pw@h1:5000/svc", Topology("sentinel", "", (("h1", 5000),), "svc", 0, "ada", "pw", True)),
-    ("redis+cluster://10.0.0.1:7000,10.0.0.2", Topology("cluster", "", (("10.0.0.1", 7000), ("10.0.0.2", 6379)))),
-    ("rediss+cluster://:pw@h:7000/0", Topology("cluster", "", (("h", 7000),), password="pw", tls=True)),
-])
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        ("redis://127.0.0.1:6379/3", Topology("single", "redis://127.0.0.1:6379/3")),
+        (
+            "redis+sentinel://h1:26379,h2:26380/mymaster",
+            Topology("sentinel", "", (("h1", 26379), ("h2", 26380)), "mymaster"),
+        ),
+        (
+            "redis+sentinel://:s%40cret@h1,[::1]:26381/mymaster/4?sentinel_password=sp",
+            Topology(
+                "sentinel",
+                "",
+                (("h1", 26379), ("::1", 26381)),
+                "mymaster",
+                4,
+                None,
+                "s@cret",
+                options={"sentinel_password": "sp"},
+            ),
+        ),
+        (
+            "rediss+sentinel://ada:pw@h1:5000/svc",
+            Topology("sentinel", "", (("h1", 5000),), "svc", 0, "ada", "pw", True),
+        ),
+        ("redis+cluster://10.0.0.1:7000,10.0.0.2", Topology("cluster", "", (("10.0.0.1", 7000), ("10.0.0.2", 6379)))),
+        ("rediss+cluster://:pw@h:7000/0", Topology("cluster", "", (("h", 7000),), password="pw", tls=True)),
+    ],
+)
 def test_parse(url: str, expected: Topology):
     found = parse(url)
     assert found == Topology(**{**expected.__dict__, "url": url})
 
 
-@pytest.mark.parametrize("url, why", [
-    ("redis+sentinel://h1:26379", "/<service name>"),
-    ("redis+sentinel://h1:26379/svc/x", "database 'x' is not a number"),
-    ("redis+sentinel://h1:26379/svc/1/extra", "/<service name>"),
-    ("redis+sentinel:///svc", "no host:port"),
-    ("redis+sentinel://h1:port/svc", "'h1:port' is not host:port"),
-    ("redis+sentinel://h1:99999/svc", "'h1:99999' is not host:port"),
-    ("redis+sentinel://h1,,h2/svc", "an empty host"),
-    ("redis+cluster://h1:7000/3", "only database 0"),
-    ("redis+cluster://h1:7000?timeout=3", "unknown option(s) timeout"),
-    ("redis+cluster://h1:7000?wait_replicas=1", "on a sentinel URL only"),
-    ("redis+sentinel://h1/svc?wait_replicas=one", "wait_replicas takes a whole number"),
-    ("redis+sentinel://h1/svc?wait_timeout=-5", "wait_timeout takes a whole number"),
-])
+@pytest.mark.parametrize(
+    "url, why",
+    [
+        ("redis+sentinel://h1:26379", "/<service name>"),
+        ("redis+sentinel://h1:26379/svc/x", "database 'x' is not a number"),
+        ("redis+sentinel://h1:26379/svc/1/extra", "/<service name>"),
+        ("redis+sentinel:///svc", "no host:port"),
+        ("redis+sentinel://h1:port/svc", "'h1:port' is not host:port"),
+        ("redis+sentinel://h1:99999/svc", "'h1:99999' is not host:port"),
+        ("redis+sentinel://h1,,h2/svc", "an empty host"),
+        ("redis+cluster://h1:7000/3", "only database 0"),
+        ("redis+cluster://h1:7000?timeout=3", "unknown option(s) timeout"),
+        ("redis+cluster://h1:7000?wait_replicas=1", "on a sentinel URL only"),
+        ("redis+sentinel://h1/svc?wait_replicas=one", "wait_replicas takes a whole number"),
+        ("redis+sentinel://h1/svc?wait_timeout=-5", "wait_timeout takes a whole number"),
+    ],
+)
 def test_bad_urls_are_refused_by_name(url: str, why: str):
     with pytest.raises(ValidationError, match="bad Redis URL") as refused:
         parse(url)
@@ -49,7 +70,9 @@ def test_wait_replicas_is_read_from_a_sentinel_url():
     where = parse("redis+sentinel://h1/svc/2?wait_replicas=1&wait_timeout=250")
     assert (where.wait_replicas, where.wait_timeout_ms, where.db) == (1, 250, 2)
     assert (parse("redis+sentinel://h1/svc").wait_replicas, parse("redis+sentinel://h1/svc").wait_timeout_ms) == (
-        0, 1000)
+        0,
+        1000,
+    )
     assert parse("redis://h1/2").wait_replicas == 0
 
 
@@ -69,10 +92,26 @@ def test_connect_reports_a_bad_url_and_an_unreachable_cluster_as_unavailable():
 
 def test_channel_layers_follow_the_topology():
     assert channel_layers("redis://127.0.0.1:6379/2") == {
-        "default": {"BACKEND": REDIS_LAYER,
-                    "CONFIG": {"hosts": [{"address": "redis://127.0.0.1:6379/2", "socket_timeout": 15.0}]}}}
+        "default": {
+            "BACKEND": REDIS_LAYER,
+            "CONFIG": {"hosts": [{"address": "redis://127.0.0.1:6379/2", "socket_timeout": 15.0}]},
+        }
+    }
     assert channel_layers("redis+sentinel://:pw@h1:26379,h2:26379/svc/2?sentinel_password=sp") == {
-        "default": {"BACKEND": REDIS_LAYER, "CONFIG": {"hosts": [{
-            "sentinels": [("h1", 26379), ("h2", 26379)], "master_name": "svc", "db": 2, "socket_timeout": 15.0,
-            "password": "pw", "sentinel_kwargs": {"password": "sp"}}]}}}
+        "default": {
+            "BACKEND": REDIS_LAYER,
+            "CONFIG": {
+                "hosts": [
+                    {
+                        "sentinels": [("h1", 26379), ("h2", 26379)],
+                        "master_name": "svc",
+                        "db": 2,
+                        "socket_timeout": 15.0,
+                        "password": "pw",
+                        "sentinel_kwargs": {"password": "sp"},
+                    }
+                ]
+            },
+        }
+    }
     assert channel_layers("redis+cluster://h1:7000") == {"default": {"BACKEND": IN_PROCESS_LAYER}}

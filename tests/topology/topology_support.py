@@ -58,9 +58,23 @@ def _start(processes: list[subprocess.Popen], args: list[str], workdir: Path, po
         pytest.fail(f"port {port} is already taken by a Redis: a previous run left it behind")
     workdir.mkdir(parents=True, exist_ok=True)
     log = workdir / "server.log"
-    proc = subprocess.Popen(args + ["--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir),
-                                    "--logfile", str(log), "--daemonize", "no"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        args
+        + [
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(workdir),
+            "--logfile",
+            str(log),
+            "--daemonize",
+            "no",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     processes.append(proc)
 
     def up() -> bool:
@@ -88,15 +102,45 @@ def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     processes: list[subprocess.Popen] = []
     try:
         for port in CLUSTER_PORTS:
-            _start(processes, [server, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                               "--cluster-node-timeout", "2000", "--save", "", "--appendonly", "no"],
-                   base / str(port), port)
-        created = subprocess.run([cli, "--cluster", "create", *[f"127.0.0.1:{p}" for p in CLUSTER_PORTS],
-                                  "--cluster-replicas", "0", "--cluster-yes"],
-                                 capture_output=True, text=True, timeout=60)
+            _start(
+                processes,
+                [
+                    server,
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    "2000",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                ],
+                base / str(port),
+                port,
+            )
+        created = subprocess.run(
+            [
+                cli,
+                "--cluster",
+                "create",
+                *[f"127.0.0.1:{p}" for p in CLUSTER_PORTS],
+                "--cluster-replicas",
+                "0",
+                "--cluster-yes",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert created.returncode == 0, f"redis-cli --cluster create failed:\n{created.stdout}\n{created.stderr}"
-        wait_for(lambda: all(_cluster_ok(p) for p in CLUSTER_PORTS), timeout=30, interval=0.1,
-                 what="cluster_state:ok on every node")
+        wait_for(
+            lambda: all(_cluster_ok(p) for p in CLUSTER_PORTS),
+            timeout=30,
+            interval=0.1,
+            what="cluster_state:ok on every node",
+        )
         yield "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in CLUSTER_PORTS[:2])
     finally:
         for proc in processes:
@@ -140,9 +184,21 @@ class SentinelTopology:
         master = self.master_port()
         for port in (MASTER_PORT, REPLICA_PORT):
             if self.processes[port].poll() is not None:
-                self.processes[port] = _start(self.started, [_require("redis-server"), "--save", "", "--appendonly",
-                                                             "no", "--replicaof", "127.0.0.1", str(master)],
-                                              self.base / f"{port}-again", port)
+                self.processes[port] = _start(
+                    self.started,
+                    [
+                        _require("redis-server"),
+                        "--save",
+                        "",
+                        "--appendonly",
+                        "no",
+                        "--replicaof",
+                        "127.0.0.1",
+                        str(master),
+                    ],
+                    self.base / f"{port}-again",
+                    port,
+                )
         wait_for(lambda: _sentinels_ready(self), timeout=30, interval=0.1, what="the replica back in every sentinel")
 
     def sentinel(self) -> redis.Redis:
@@ -172,14 +228,14 @@ sentinel parallel-syncs {service} 1
 def sentinel_topology(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SentinelTopology]:
     server, sentinel = _require("redis-server"), _require("redis-sentinel")
     base = tmp_path_factory.mktemp("sentinel")
-    topo = SentinelTopology(f"redis+sentinel://{','.join(f'127.0.0.1:{p}' for p in SENTINEL_PORTS)}/{SERVICE}/0",
-                            base)
+    topo = SentinelTopology(f"redis+sentinel://{','.join(f'127.0.0.1:{p}' for p in SENTINEL_PORTS)}/{SERVICE}/0", base)
     started = topo.started
     try:
         data = [server, "--save", "", "--appendonly", "no"]
         topo.processes[MASTER_PORT] = _start(started, data, base / str(MASTER_PORT), MASTER_PORT)
-        topo.processes[REPLICA_PORT] = _start(started, data + ["--replicaof", "127.0.0.1", str(MASTER_PORT)],
-                                              base / str(REPLICA_PORT), REPLICA_PORT)
+        topo.processes[REPLICA_PORT] = _start(
+            started, data + ["--replicaof", "127.0.0.1", str(MASTER_PORT)], base / str(REPLICA_PORT), REPLICA_PORT
+        )
         for port in SENTINEL_PORTS:
             workdir = base / str(port)
             workdir.mkdir()
@@ -188,8 +244,12 @@ def sentinel_topology(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sent
             proc = subprocess.Popen([sentinel, str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             started.append(proc)
             topo.processes[port] = proc
-        wait_for(lambda: _sentinels_ready(topo), timeout=30, interval=0.1,
-                 what="every sentinel seeing the replica and the two other sentinels")
+        wait_for(
+            lambda: _sentinels_ready(topo),
+            timeout=30,
+            interval=0.1,
+            what="every sentinel seeing the replica and the two other sentinels",
+        )
         yield topo
     finally:
         for proc in started:
@@ -203,8 +263,11 @@ def _sentinels_ready(topo: SentinelTopology) -> bool:
         probe = redis.Redis(port=port, socket_connect_timeout=0.5, socket_timeout=1, decode_responses=True)
         try:
             master = probe.sentinel_master(SERVICE)
-            healthy = [r for r in probe.sentinel_slaves(SERVICE)
-                       if "down" not in str(r.get("flags")) and r.get("master-link-status") == "ok"]
+            healthy = [
+                r
+                for r in probe.sentinel_slaves(SERVICE)
+                if "down" not in str(r.get("flags")) and r.get("master-link-status") == "ok"
+            ]
             if not healthy or int(master["num-other-sentinels"]) < 2:
                 return False
         except redis.RedisError:
@@ -229,8 +292,17 @@ def topology_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
     workers: list[subprocess.Popen] = []
 
     def start(url: str, queues: str, concurrency: int = 4) -> subprocess.Popen:
-        return start_taskworker(workers, url, tmp_path / f"worker-{len(workers)}.log", "--queues", queues,
-                                "--concurrency", str(concurrency), "--import", TASKS_MODULE)
+        return start_taskworker(
+            workers,
+            url,
+            tmp_path / f"worker-{len(workers)}.log",
+            "--queues",
+            queues,
+            "--concurrency",
+            str(concurrency),
+            "--import",
+            TASKS_MODULE,
+        )
 
     yield start
     for proc in workers:

@@ -53,8 +53,9 @@ def inspector(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Insp
 
 
 @pytest.fixture
-def make_server(r: redis.Redis, redis_url: str, registry: Registry,
-                clock: FakeClock) -> Iterator[Callable[..., Server]]:
+def make_server(
+    r: redis.Redis, redis_url: str, registry: Registry, clock: FakeClock
+) -> Iterator[Callable[..., Server]]:
     """``make_server(**config)`` builds a Server on the test database with short intervals and starts it
     (``start=False`` to start it yourself); every server is stopped at teardown."""
     started: list[Server] = []
@@ -87,5 +88,3 @@ def processes() -> Iterator[list[subprocess.Popen]]:
     yield procs
     for proc in procs:
         kill_process(proc)
-
-

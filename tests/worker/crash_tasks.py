@@ -13,7 +13,6 @@ from tests.worker.task_redis import conn
 DONE_KEY = "test:done"
 
 
-
 @handler("test:record", retry_delay=lambda n, e, t: 0.1)
 def record(task: Task) -> None:
     time.sleep(float(json.loads(task.payload or b"{}").get("sleep", 0)))

@@ -21,7 +21,6 @@ return n
 """
 
 
-
 @handler("test:limited")
 def limited(task: Task) -> None:
     conn().eval(_ENTER, 2, RUNNING, PEAK)

@@ -21,13 +21,16 @@ def test_parse_queues():
     assert parse_queues(" emails , reports=2 ") == {"emails": 1, "reports": 2}
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("", "no queues"),
-    ("a=x", "must be an integer"),
-    ("a=0", "between 1 and 1000"),
-    ("{a}=1", "may not contain"),
-    ("a\x01=1", "control characters"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("", "no queues"),
+        ("a=x", "must be an integer"),
+        ("a=0", "between 1 and 1000"),
+        ("{a}=1", "may not contain"),
+        ("a\x01=1", "control characters"),
+    ],
+)
 def test_parse_queues_rejects_bad_specs(spec, message):
     with pytest.raises(ValidationError, match=message):
         parse_queues(spec)
@@ -45,8 +48,17 @@ def test_prefetch_defaults_to_five_times_the_concurrency_at_most_50():
     assert WorkerConfig(concurrency=10, prefetch=0).prefetch == 0
 
 
-@pytest.mark.parametrize("field, value", [("concurrency", 0), ("lease", 0), ("shutdown_timeout", -1),
-                                          ("prefetch", -1), ("prefetch", 1001), ("prefetch", 2.5)])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("concurrency", 0),
+        ("lease", 0),
+        ("shutdown_timeout", -1),
+        ("prefetch", -1),
+        ("prefetch", 1001),
+        ("prefetch", 2.5),
+    ],
+)
 def test_config_rejects_bad_values(field, value):
     with pytest.raises(ValidationError):
         WorkerConfig(**{field: value})
@@ -73,15 +85,24 @@ def test_discovery_imports_tasks_modules_of_apps_and_named_modules():
         import_modules(["no.such.module"])
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--queues", "a=zero"], "must be an integer"),
-    (["--concurrency", "0"], "concurrency"),
-    (["--prefetch", "-1"], "prefetch must be between 0 and 1000"),
-    (["--import", "no.such.module"], "cannot import handlers"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--queues", "a=zero"], "must be an integer"),
+        (["--concurrency", "0"], "concurrency"),
+        (["--prefetch", "-1"], "prefetch must be between 0 and 1000"),
+        (["--import", "no.such.module"], "cannot import handlers"),
+    ],
+)
 def test_taskworker_refuses_bad_input_with_one_clear_line(args, message, redis_url):
-    result = subprocess.run([sys.executable, "manage.py", "taskworker", *args], cwd=REPO, capture_output=True,
-                            text=True, timeout=60, env={"PATH": "/usr/bin:/bin", "REDIS_URL": redis_url})
+    result = subprocess.run(
+        [sys.executable, "manage.py", "taskworker", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "REDIS_URL": redis_url},
+    )
     assert result.returncode != 0
     assert message in result.stderr
     assert "Traceback" not in result.stderr

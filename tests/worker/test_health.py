@@ -58,9 +58,16 @@ def test_heartbeat_age_is_measured_on_the_worker_clock():
     alive = threading.Event()
     health = WorkerHealth({"loop": alive.is_set}, lambda: beat[0], max_age=3.0, now=clock.now)
     alive.set()
-    assert health.report() == (False, {"status": "unhealthy", "checks": {
-        "loops": {"ok": True, "stopped": []},
-        "heartbeat": {"ok": False, "age_seconds": None, "max_age_seconds": 3.0}}})
+    assert health.report() == (
+        False,
+        {
+            "status": "unhealthy",
+            "checks": {
+                "loops": {"ok": True, "stopped": []},
+                "heartbeat": {"ok": False, "age_seconds": None, "max_age_seconds": 3.0},
+            },
+        },
+    )
     beat[0] = 999.0
     assert health.report()[0] is True
     clock.advance(3.5)
@@ -82,9 +89,25 @@ def test_real_worker_turns_unhealthy_when_its_redis_goes_away(tmp_path, processe
     try:
         port = free_port(range(PORTS.start + 4, PORTS.stop))
         env = worker_env(redis_server.url, TASKS_HEARTBEAT_SECONDS="0.2")
-        processes.append(subprocess.Popen(
-            [sys.executable, "manage.py", "taskworker", "--queues", "default", "--health-port", str(port),
-             "--health-host", "127.0.0.1"], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        processes.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "manage.py",
+                    "taskworker",
+                    "--queues",
+                    "default",
+                    "--health-port",
+                    str(port),
+                    "--health-host",
+                    "127.0.0.1",
+                ],
+                cwd=REPO,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
         url = f"http://127.0.0.1:{port}/healthz"
 
         def status() -> tuple[int, dict] | None:
@@ -117,9 +140,18 @@ def register(redis_url: str, server_id: str, host: str, beat_ago: float) -> None
     """A server entry as a worker's heartbeat writes it, ``beat_ago`` seconds ago, still within its TTL."""
     broker = Broker(redis_url)
     try:
-        info = {"id": server_id, "host": host, "pid": 1, "started": 0, "status": "active", "queues": {"default": 1},
-                "strict": False, "concurrency": 1, "active_count": 0,
-                "heartbeat": to_ms(broker.clock.now() - beat_ago)}
+        info = {
+            "id": server_id,
+            "host": host,
+            "pid": 1,
+            "started": 0,
+            "status": "active",
+            "queues": {"default": 1},
+            "strict": False,
+            "concurrency": 1,
+            "active_count": 0,
+            "heartbeat": to_ms(broker.clock.now() - beat_ago),
+        }
         WorkerStore(broker).write_server(info, {}, ttl=600)
     finally:
         broker.close()

@@ -18,9 +18,14 @@ LAYOUT = Keys().layout
 
 
 def start_worker(redis_url: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "manage.py", "taskworker", "--queues", "default"], cwd=REPO,
-                            env=worker_env(redis_url, TASKS_HEARTBEAT_SECONDS="0.2"), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "taskworker", "--queues", "default"],
+        cwd=REPO,
+        env=worker_env(redis_url, TASKS_HEARTBEAT_SECONDS="0.2"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_worker_refuses_to_start_on_a_newer_layout(r, redis_url, processes):

@@ -19,7 +19,8 @@ Q = "default"
 
 
 def test_a_silent_workers_task_is_recovered_by_another_server_and_its_late_ack_refused(
-        make_server, registry, client, inspector, clock: FakeClock):
+    make_server, registry, client, inspector, clock: FakeClock
+):
     first_started, release_first = threading.Event(), threading.Event()
     late_write: list[BaseException] = []
 
@@ -67,8 +68,9 @@ def test_a_silent_workers_task_is_recovered_by_another_server_and_its_late_ack_r
     assert (stats.processed_total, stats.failed_total, stats.active) == (2, 1, 0)
 
 
-def test_a_task_dequeued_and_never_acked_is_archived_when_out_of_retries(make_server, registry, client, inspector,
-                                                                        redis_url, clock: FakeClock):
+def test_a_task_dequeued_and_never_acked_is_archived_when_out_of_retries(
+    make_server, registry, client, inspector, redis_url, clock: FakeClock
+):
     @handler("lost", registry=registry)
     def lost(task: Task) -> None:
         raise AssertionError("never runs: the zombie holds it")
@@ -120,8 +122,10 @@ def test_heartbeats_keep_a_long_task_leased(make_server, registry, client, inspe
             before = server.broker.conn.zscore(key, info.id)
             clock.advance(1.0)
             # Wait for a heartbeat to extend the lease past the new "now" before moving on.
-            wait_for(lambda before=before: server.broker.conn.zscore(key, info.id) > before,
-                     what="a heartbeat extended the lease")
+            wait_for(
+                lambda before=before: server.broker.conn.zscore(key, info.id) > before,
+                what="a heartbeat extended the lease",
+            )
         assert state_of(inspector, Q, info.id) == "active"
     finally:
         release.set()
@@ -130,7 +134,8 @@ def test_heartbeats_keep_a_long_task_leased(make_server, registry, client, inspe
 
 
 def test_a_zombie_attempts_late_ack_does_not_untrack_the_live_attempt_of_the_same_task(
-        make_server, registry, client, inspector, clock: FakeClock):
+    make_server, registry, client, inspector, clock: FakeClock
+):
     """The same server runs a task again after its first attempt's lease lapsed (the first attempt is a sync
     handler that ignores cancellation). When the zombie finally returns, its refused ack must not make the
     server forget the live attempt: the heartbeat must keep extending the live attempt's lease."""
@@ -207,7 +212,8 @@ def cancellable(registry, task_type: str) -> tuple[threading.Event, threading.Ev
 
 
 def test_an_attempt_whose_lease_the_heartbeat_cannot_extend_is_stopped_when_the_lease_runs_out(
-        make_server, registry, client, inspector, clock: FakeClock):
+    make_server, registry, client, inspector, clock: FakeClock
+):
     """A worker cut off from Redis must not run on a task another worker may already have (the chaos suite
     cuts a real connection; here the heartbeat is simply stopped)."""
     started, stopped = cancellable(registry, "cut:off")
@@ -231,7 +237,8 @@ def test_an_attempt_whose_lease_the_heartbeat_cannot_extend_is_stopped_when_the_
 
 
 def test_a_clock_jump_past_the_lease_does_not_stop_an_attempt_the_heartbeat_still_extends(
-        make_server, registry, client, inspector, clock: FakeClock):
+    make_server, registry, client, inspector, clock: FakeClock
+):
     started, stopped = cancellable(registry, "jumped")
     server = make_server()
     info = client.enqueue("jumped", retention=60)

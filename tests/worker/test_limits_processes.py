@@ -23,8 +23,20 @@ PEAK, DONE = "test:peak", "test:done"  # limit_tasks (not imported: it would reg
 def two_workers(processes: list[subprocess.Popen], redis_url: str, queue: str, tmp_path: Path) -> None:
     inspector = Inspector(redis_url)
     try:
-        procs = [start_taskworker(processes, redis_url, tmp_path / f"worker-{n}.log", "--queues", queue,
-                                  "--concurrency", "4", "--import", "tests.worker.limit_tasks") for n in range(2)]
+        procs = [
+            start_taskworker(
+                processes,
+                redis_url,
+                tmp_path / f"worker-{n}.log",
+                "--queues",
+                queue,
+                "--concurrency",
+                "4",
+                "--import",
+                "tests.worker.limit_tasks",
+            )
+            for n in range(2)
+        ]
 
         def both_up() -> bool:
             for proc in procs:
@@ -43,8 +55,9 @@ def logs(path: Path) -> str:
 def enqueue(redis_url: str, queue: str, n: int, sleep: float) -> set[str]:
     client = Client(redis_url)
     try:
-        return {info.id for info in client.enqueue_many([(TASK, {"sleep": sleep, "n": i}) for i in range(n)],
-                                                        queue=queue)}
+        return {
+            info.id for info in client.enqueue_many([(TASK, {"sleep": sleep, "n": i}) for i in range(n)], queue=queue)
+        }
     finally:
         client.close()
 

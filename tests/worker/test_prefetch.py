@@ -39,8 +39,9 @@ def states(inspector, queue: str = Q) -> tuple[int, int]:
     return info.pending, info.active
 
 
-def test_at_most_prefetch_tasks_wait_leased_and_they_start_when_the_slot_frees(make_server, registry, client,
-                                                                                  inspector):
+def test_at_most_prefetch_tasks_wait_leased_and_they_start_when_the_slot_frees(
+    make_server, registry, client, inspector
+):
     started, release, ran = blocker(registry)
     first = client.enqueue("hold")
     client.enqueue_many([("hold", b"")] * 4)
@@ -53,8 +54,7 @@ def test_at_most_prefetch_tasks_wait_leased_and_they_start_when_the_slot_frees(m
     wait_for(lambda: len(ran) == 5 and states(inspector) == (0, 0), what="all five ran")
 
 
-def test_the_heartbeat_extends_the_leases_of_prefetched_tasks(make_server, registry, client, inspector, r,
-                                                               clock):
+def test_the_heartbeat_extends_the_leases_of_prefetched_tasks(make_server, registry, client, inspector, r, clock):
     started, release, ran = blocker(registry)
     client.enqueue("hold")
     waiting = client.enqueue("hold")

@@ -110,8 +110,9 @@ def test_middleware_runs_around_the_handler_in_the_child(make_pool_server, clien
 # -- stopping a child for real ------------------------------------------------------------------------------------
 
 
-def test_timeout_kills_a_cpu_bound_child_which_is_replaced(make_pool_server, client, inspector, clock: FakeClock,
-                                                           tmp_path: Path):
+def test_timeout_kills_a_cpu_bound_child_which_is_replaced(
+    make_pool_server, client, inspector, clock: FakeClock, tmp_path: Path
+):
     server = make_pool_server(concurrency=1)
     [before] = server.processor.processes.pids()
     mark = tmp_path / "on_cancel"
@@ -131,8 +132,10 @@ def test_timeout_kills_a_cpu_bound_child_which_is_replaced(make_pool_server, cli
 
     # Out of retries, the next timeout archives it.
     inspector.run_task(Q, info.id)
-    wait_for(lambda: inspector.get_task(Q, info.id).progress == (0, 1) and
-             state_of(inspector, Q, info.id) == "active", what="the second attempt running")
+    wait_for(
+        lambda: inspector.get_task(Q, info.id).progress == (0, 1) and state_of(inspector, Q, info.id) == "active",
+        what="the second attempt running",
+    )
     clock.advance(5)
     wait_for(lambda: state_of(inspector, Q, info.id) == "archived", what="timed out again: archived")
     wait_for(lambda: gone(after), what="the second busy child stopped")
@@ -153,13 +156,17 @@ def test_cancel_kills_a_child_that_ignores_the_stop_signal(make_pool_server, cli
     assert result_pid(inspector, client.enqueue("proc:pid", retention=60).id) != before
 
 
-@pytest.mark.parametrize("how, error", [
-    ("exit", "exited with code 3"),
-    ("kill", "was killed by SIGKILL"),
-    ("segfault", "was killed by SIGSEGV"),
-])
-def test_a_child_that_dies_fails_its_attempt_and_the_worker_keeps_serving(make_pool_server, client, inspector,
-                                                                          how, error):
+@pytest.mark.parametrize(
+    "how, error",
+    [
+        ("exit", "exited with code 3"),
+        ("kill", "was killed by SIGKILL"),
+        ("segfault", "was killed by SIGSEGV"),
+    ],
+)
+def test_a_child_that_dies_fails_its_attempt_and_the_worker_keeps_serving(
+    make_pool_server, client, inspector, how, error
+):
     server = make_pool_server(concurrency=1)
     [before] = server.processor.processes.pids()
     info = client.enqueue("proc:die", payload(how=how), max_retry=2)
@@ -175,8 +182,9 @@ def test_a_child_that_dies_fails_its_attempt_and_the_worker_keeps_serving(make_p
 # -- fencing ------------------------------------------------------------------------------------------------------
 
 
-def test_a_childs_write_after_the_lease_was_lost_is_refused(make_pool_server, client, inspector, redis_url,
-                                                            clock: FakeClock, tmp_path: Path):
+def test_a_childs_write_after_the_lease_was_lost_is_refused(
+    make_pool_server, client, inspector, redis_url, clock: FakeClock, tmp_path: Path
+):
     zombie = make_pool_server(concurrency=1)
     go, seen = tmp_path / "go", tmp_path / "seen"
     info = client.enqueue("proc:stale", payload(go=str(go), seen=str(seen)), retention=60)
@@ -201,8 +209,9 @@ def test_a_childs_write_after_the_lease_was_lost_is_refused(make_pool_server, cl
     assert (task.state, task.result) == ("retry", None)
 
 
-def test_a_lease_lost_while_the_child_runs_stops_the_child(make_pool_server, client, inspector, redis_url,
-                                                          clock: FakeClock):
+def test_a_lease_lost_while_the_child_runs_stops_the_child(
+    make_pool_server, client, inspector, redis_url, clock: FakeClock
+):
     server = make_pool_server(concurrency=1)
     [child] = server.processor.processes.pids()
     info = client.enqueue("proc:spin", payload())
@@ -232,8 +241,9 @@ def test_max_tasks_per_child_replaces_a_child_after_its_quota(make_pool_server, 
 
 
 def test_shutdown_waits_for_running_tasks_then_requeues_and_stops_the_children(make_server, client, inspector):
-    server = make_server(registry_=process_tasks.registry, start=False, pool="process", concurrency=2,
-                         shutdown_timeout=30)
+    server = make_server(
+        registry_=process_tasks.registry, start=False, pool="process", concurrency=2, shutdown_timeout=30
+    )
     server.start()
     children = server.processor.processes.pids()
     short = client.enqueue("proc:sleep", payload(seconds=0.3), retention=60)
@@ -296,15 +306,19 @@ def test_a_handler_registered_after_the_start_fails_its_tasks_clearly(make_serve
     info = client.enqueue("proc:pid")
     wait_for(lambda: state_of(inspector, Q, info.id) == "retry", what="in retry")
     assert inspector.get_task(Q, info.id).last_error == (
-        "LookupError: handler 'proc:pid' was registered after the worker started its handler processes")
+        "LookupError: handler 'proc:pid' was registered after the worker started its handler processes"
+    )
     assert result_pid(inspector, client.enqueue("proc:add", [1], retention=60).id) > 0
 
 
-@pytest.mark.parametrize("overrides, message", [
-    ({"pool": "proc"}, "pool must be one of thread, process, got 'proc'"),
-    ({"max_tasks_per_child": 5}, "max tasks per child needs the process pool"),
-    ({"pool": "process", "max_tasks_per_child": 0}, "max tasks per child"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"pool": "proc"}, "pool must be one of thread, process, got 'proc'"),
+        ({"max_tasks_per_child": 5}, "max tasks per child needs the process pool"),
+        ({"pool": "process", "max_tasks_per_child": 0}, "max tasks per child"),
+    ],
+)
 def test_bad_pool_settings_are_named_errors(overrides, message):
     with pytest.raises(ValidationError, match=message):
         WorkerConfig(**overrides)
@@ -318,8 +332,9 @@ def taskworker(*args: str) -> list[str]:
 
 
 def test_taskworker_names_a_bad_pool(redis_url):
-    done = subprocess.run(taskworker("--pool", "proc"), cwd=ROOT, env=worker_env(redis_url), capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        taskworker("--pool", "proc"), cwd=ROOT, env=worker_env(redis_url), capture_output=True, text=True, timeout=60
+    )
     assert done.returncode != 0
     assert "taskworker --pool: pool must be one of thread, process, got 'proc'" in done.stderr
 
@@ -328,16 +343,23 @@ def start_process_pool_worker(tmp_path: Path, redis_url: str, processes: list) -
     """A real ``taskworker --pool process --concurrency 2`` on queue procq, its output in a log file."""
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen(taskworker("--queues", "procq", "--pool", "process", "--concurrency", "2",
-                                           "--import", "tests.worker.crash_tasks"),
-                                cwd=ROOT, env=worker_env(redis_url), stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            taskworker(
+                "--queues", "procq", "--pool", "process", "--concurrency", "2", "--import", "tests.worker.crash_tasks"
+            ),
+            cwd=ROOT,
+            env=worker_env(redis_url),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     processes.append(proc)
     return proc, log
 
 
 @pytest.mark.slow
-def test_taskworker_with_the_process_pool_serves_and_shuts_down_on_sigterm(r: redis.Redis, redis_url, processes,
-                                                                          inspector, tmp_path: Path):
+def test_taskworker_with_the_process_pool_serves_and_shuts_down_on_sigterm(
+    r: redis.Redis, redis_url, processes, inspector, tmp_path: Path
+):
     proc, log = start_process_pool_worker(tmp_path, redis_url, processes)
     client = Client(redis_url)
     try:
@@ -372,14 +394,18 @@ def descendants(pid: int) -> set[int]:
 
 
 @pytest.mark.slow
-def test_a_sigkilled_worker_leaves_no_handler_process_behind(r: redis.Redis, redis_url, processes, inspector,
-                                                             tmp_path: Path):
+def test_a_sigkilled_worker_leaves_no_handler_process_behind(
+    r: redis.Redis, redis_url, processes, inspector, tmp_path: Path
+):
     proc, log = start_process_pool_worker(tmp_path, redis_url, processes)
     client = Client(redis_url)
     try:
         busy = client.enqueue("test:record", {"sleep": 600}, queue="procq")
-        wait_for(lambda: state_of(inspector, "procq", busy.id) == "active", timeout=60,
-                 what=f"the task running\n{log.read_text()}")
+        wait_for(
+            lambda: state_of(inspector, "procq", busy.id) == "active",
+            timeout=60,
+            what=f"the task running\n{log.read_text()}",
+        )
     finally:
         client.close()
     below = descendants(proc.pid)

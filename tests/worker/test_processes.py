@@ -21,10 +21,20 @@ TASK = "test:record"
 DONE_KEY = "test:done"  # crash_tasks.DONE_KEY (not imported: it would register its handler in this process)
 
 
-def start_worker(processes: list[subprocess.Popen], redis_url: str, queue: str, log: Path,
-                 concurrency: int = 4) -> subprocess.Popen:
-    return start_taskworker(processes, redis_url, log, "--queues", queue, "--concurrency", str(concurrency),
-                            "--import", "tests.worker.crash_tasks")
+def start_worker(
+    processes: list[subprocess.Popen], redis_url: str, queue: str, log: Path, concurrency: int = 4
+) -> subprocess.Popen:
+    return start_taskworker(
+        processes,
+        redis_url,
+        log,
+        "--queues",
+        queue,
+        "--concurrency",
+        str(concurrency),
+        "--import",
+        "tests.worker.crash_tasks",
+    )
 
 
 def servers_up(inspector: Inspector, procs: list[subprocess.Popen]) -> dict[int, object]:
@@ -61,8 +71,11 @@ def test_sigkilled_worker_loses_no_task(r: redis.Redis, redis_url: str, processe
         killed_at_done = r.scard(DONE_KEY)
         assert killed_at_done < 200, "the run ended before the kill; make the tasks longer"
 
-        wait_for(lambda: r.scard(DONE_KEY) == 200, timeout=30,
-                 what=f"all 200 tasks done (killed at {killed_at_done})\n{logs(tmp_path)}")
+        wait_for(
+            lambda: r.scard(DONE_KEY) == 200,
+            timeout=30,
+            what=f"all 200 tasks done (killed at {killed_at_done})\n{logs(tmp_path)}",
+        )
         assert {m.decode() for m in r.smembers(DONE_KEY)} == ids
 
         def drained():

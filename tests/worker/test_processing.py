@@ -98,8 +98,9 @@ def test_sync_and_async_handlers_succeed_and_write_results(make_server, registry
     assert (info.failed_total, info.pending, info.active, info.retry, info.completed) == (0, 0, 0, 0, 2)
 
 
-def test_result_is_kept_for_its_retention_then_the_janitor_deletes_it(make_server, registry, client, inspector,
-                                                                      clock: FakeClock):
+def test_result_is_kept_for_its_retention_then_the_janitor_deletes_it(
+    make_server, registry, client, inspector, clock: FakeClock
+):
     @handler("report:build", registry=registry)
     def build(task: Task) -> None:
         task.write_result(b"the report")
@@ -124,7 +125,8 @@ def test_result_is_kept_for_its_retention_then_the_janitor_deletes_it(make_serve
 
 
 def test_failure_goes_to_retry_with_the_handlers_backoff_then_the_forwarder_brings_it_back(
-        make_server, registry, client, inspector, clock: FakeClock):
+    make_server, registry, client, inspector, clock: FakeClock
+):
     seen = []
 
     @handler("flaky", registry=registry, retry_delay=lambda n, exc, task: 10.0 * (n + 1))
@@ -150,8 +152,10 @@ def test_failure_goes_to_retry_with_the_handlers_backoff_then_the_forwarder_brin
     assert state_of(inspector, Q, info.id) == "retry" and seen == [0]
 
     clock.advance(0.1)
-    wait_for(lambda: inspector.get_task(Q, info.id).retried == 2 and state_of(inspector, Q, info.id) == "retry",
-             what="second failure in retry")
+    wait_for(
+        lambda: inspector.get_task(Q, info.id).retried == 2 and state_of(inspector, Q, info.id) == "retry",
+        what="second failure in retry",
+    )
     assert inspector.get_task(Q, info.id).next_process_at == at(clock.now() + 20)  # retry_delay(1, ...) = 20 s
 
     clock.advance(20)
@@ -226,8 +230,9 @@ def test_retry_without_failure_counts_no_failure(make_server, registry, client, 
 # -- timeouts, deadlines, cancellation ---------------------------------------------------------------------------
 
 
-def test_async_handler_past_its_timeout_is_cancelled_and_retried(make_server, registry, client, inspector,
-                                                                 clock: FakeClock):
+def test_async_handler_past_its_timeout_is_cancelled_and_retried(
+    make_server, registry, client, inspector, clock: FakeClock
+):
     started, cancelled = sleeper(registry, "slow:async")
 
     server = make_server()
@@ -247,7 +252,8 @@ def test_async_handler_past_its_timeout_is_cancelled_and_retried(make_server, re
 
 
 def test_sync_handler_past_its_timeout_sees_cancelled_and_its_late_result_is_discarded(
-        make_server, registry, client, inspector, clock: FakeClock):
+    make_server, registry, client, inspector, clock: FakeClock
+):
     started, returned = threading.Event(), threading.Event()
 
     @handler("slow:sync", registry=registry, retry_delay=never)
@@ -287,8 +293,7 @@ def test_deadline_cancels_the_attempt(make_server, registry, client, inspector, 
     assert inspector.get_task(Q, info.id).last_error == "TaskCancelledError: deadline exceeded"
 
 
-def test_operator_cancel_stops_the_running_task(make_server, registry, client, inspector: Inspector,
-                                               r: redis.Redis):
+def test_operator_cancel_stops_the_running_task(make_server, registry, client, inspector: Inspector, r: redis.Redis):
     started, cancelled = sleeper(registry, "long")
 
     make_server()
@@ -303,8 +308,7 @@ def test_operator_cancel_stops_the_running_task(make_server, registry, client, i
     assert task.last_error == "TaskCancelledError: cancelled by an operator"
 
 
-def test_write_result_from_a_zombie_attempt_is_refused(make_server, registry, client, inspector,
-                                                       clock: FakeClock):
+def test_write_result_from_a_zombie_attempt_is_refused(make_server, registry, client, inspector, clock: FakeClock):
     started, may_write = threading.Event(), threading.Event()
     outcome: list[BaseException] = []
 
@@ -415,10 +419,14 @@ def test_routing_takes_the_longest_prefix(make_server, registry, client, inspect
     for task_type in ("email:deliver", "email:deliver:bulk", "email:bounce", "email"):
         client.enqueue(task_type)
     wait_for(lambda: len(routed) == 4, what="4 routed")
-    assert sorted(routed) == sorted([
-        ("email:deliver", "email:deliver"), ("email:deliver", "email:deliver:bulk"),
-        ("email", "email:bounce"), ("email", "email"),
-    ])
+    assert sorted(routed) == sorted(
+        [
+            ("email:deliver", "email:deliver"),
+            ("email:deliver", "email:deliver:bulk"),
+            ("email", "email:bounce"),
+            ("email", "email"),
+        ]
+    )
 
 
 def test_unknown_type_goes_to_retry_with_a_clear_error(make_server, registry, client, inspector):
@@ -465,20 +473,30 @@ def test_middleware_wraps_every_handler(make_server, registry, client, inspector
     make_server(concurrency=1)
     client.enqueue("mw:ok")
     wait_for(lambda: ("outer:after", "mw:ok") in log, what="ok wrapped")
-    assert log == [("outer:before", "mw:ok"), ("inner:before", "mw:ok"), ("handler", "mw:ok"),
-                   ("inner:after", "mw:ok"), ("outer:after", "mw:ok")]
+    assert log == [
+        ("outer:before", "mw:ok"),
+        ("inner:before", "mw:ok"),
+        ("handler", "mw:ok"),
+        ("inner:after", "mw:ok"),
+        ("outer:after", "mw:ok"),
+    ]
     log.clear()
     failed = client.enqueue("mw:fail", max_retry=0)
     wait_for(lambda: state_of(inspector, Q, failed.id) == "archived", what="failure archived")
-    assert log == [("outer:before", "mw:fail"), ("inner:before", "mw:fail"), ("handler", "mw:fail"),
-                   ("outer:error", "KeyError")]  # inner's after-code is skipped by the exception
+    assert log == [
+        ("outer:before", "mw:fail"),
+        ("inner:before", "mw:fail"),
+        ("handler", "mw:fail"),
+        ("outer:error", "KeyError"),
+    ]  # inner's after-code is skipped by the exception
 
 
 # -- bad records, shutdown ------------------------------------------------------------------------------------
 
 
-def test_an_undecodable_message_is_archived_with_the_reason(make_server, registry, client, inspector,
-                                                           r: redis.Redis, clock: FakeClock):
+def test_an_undecodable_message_is_archived_with_the_reason(
+    make_server, registry, client, inspector, r: redis.Redis, clock: FakeClock
+):
     runs = []
 
     @handler("corrupt", registry=registry)
@@ -487,8 +505,10 @@ def test_an_undecodable_message_is_archived_with_the_reason(make_server, registr
 
     q = Keys().queue(Q)
     now_ms = to_ms(clock.now())
-    r.hset(q.task("bad-1"), mapping={"type": "corrupt", "msg": b"{not json", "payload": b"", "state": "pending",
-                                      "since": now_ms})
+    r.hset(
+        q.task("bad-1"),
+        mapping={"type": "corrupt", "msg": b"{not json", "payload": b"", "state": "pending", "since": now_ms},
+    )
     r.hincrby(q.type_counts, "pending:corrupt", 1)
     r.lpush(q.pending, "bad-1")
     good = client.enqueue("corrupt")  # a readable task of the same type still runs
@@ -542,4 +562,3 @@ def test_graceful_shutdown_requeues_unfinished_tasks(make_server, registry, clie
     time.sleep(0.2)
     assert state_of(inspector, Q, info.id) == "pending"  # its late return changed nothing
     assert server.processor.inflight == {}
-

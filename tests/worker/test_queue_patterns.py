@@ -23,13 +23,16 @@ def test_patterns_are_parsed_with_names_and_weights_and_split_off():
         parse_queues("tenant-{*}=1")  # braces would break the hash tag of the wake-up channel pattern too
 
 
-@pytest.mark.parametrize("names, patterns, candidates, served", [
-    ({}, {"tenant-*": 1}, ["tenant-a", "tenant-b", "other"], {"tenant-a": 1, "tenant-b": 1}),
-    ({"tenant-vip": 9}, {"tenant-*": 1}, ["tenant-vip", "tenant-a"], {"tenant-vip": 9, "tenant-a": 1}),
-    ({}, {"tenant-eu-*": 3, "tenant-*": 1}, ["tenant-eu-1", "tenant-us-1"], {"tenant-eu-1": 3, "tenant-us-1": 1}),
-    ({"default": 1}, {"t?": 2}, ["t1", "t12", "default"], {"default": 1, "t1": 2}),
-    ({}, {"Tenant-*": 1}, ["tenant-a"], {}),  # case matters, as in queue names
-])
+@pytest.mark.parametrize(
+    "names, patterns, candidates, served",
+    [
+        ({}, {"tenant-*": 1}, ["tenant-a", "tenant-b", "other"], {"tenant-a": 1, "tenant-b": 1}),
+        ({"tenant-vip": 9}, {"tenant-*": 1}, ["tenant-vip", "tenant-a"], {"tenant-vip": 9, "tenant-a": 1}),
+        ({}, {"tenant-eu-*": 3, "tenant-*": 1}, ["tenant-eu-1", "tenant-us-1"], {"tenant-eu-1": 3, "tenant-us-1": 1}),
+        ({"default": 1}, {"t?": 2}, ["t1", "t12", "default"], {"default": 1, "t1": 2}),
+        ({}, {"Tenant-*": 1}, ["tenant-a"], {}),  # case matters, as in queue names
+    ],
+)
 def test_resolution_explicit_names_win_then_the_first_matching_pattern(names, patterns, candidates, served):
     assert resolve(names, patterns, candidates) == served
 
@@ -49,26 +52,38 @@ def test_a_new_queue_is_served_on_the_wake_up_of_its_first_task(make_server, reg
     wait_for(lambda: ran == ["tenant-new"], what="the new tenant's task ran")
     assert server.queues.weights() == {"fixed": 2, "tenant-new": 3}  # an explicit name wins over "fix*"
     assert inspector.queue_info("other").pending == 1
-    wait_for(lambda: any(s.queues == {"fixed": 2, "tenant-new": 3} for s in inspector.servers()),
-             what="the heartbeat publishes the matched queue")
+    wait_for(
+        lambda: any(s.queues == {"fixed": 2, "tenant-new": 3} for s in inspector.servers()),
+        what="the heartbeat publishes the matched queue",
+    )
 
 
 def test_queues_without_a_wake_up_are_found_by_the_periodic_resolution(make_server, registry, client, r):
     server = make_server(queues={"fixed": 1}, queue_patterns={"tenant-*": 1}, definitions_interval=0.1)
     client.enqueue("job", {}, queue="tenant-later", process_in=3600)  # listed, but nothing pending: no wake-up
     PolicyStore(r, Keys()).write(PolicySet(queues={"tenant-defined": QueueSpec("tenant-defined")}))
-    wait_for(lambda: server.queues.weights() == {"fixed": 1, "tenant-later": 1, "tenant-defined": 1},
-             what="the listed and the defined tenant queues served")
+    wait_for(
+        lambda: server.queues.weights() == {"fixed": 1, "tenant-later": 1, "tenant-defined": 1},
+        what="the listed and the defined tenant queues served",
+    )
 
 
 @pytest.mark.slow
-def test_a_taskworker_process_serves_a_queue_created_after_it_started(r: redis.Redis, redis_url, processes,
-                                                                     tmp_path: Path):
+def test_a_taskworker_process_serves_a_queue_created_after_it_started(
+    r: redis.Redis, redis_url, processes, tmp_path: Path
+):
     inspector = Inspector(redis_url)
     client = Client(redis_url)
     try:
-        proc = start_taskworker(processes, redis_url, tmp_path / "worker.log", "--queues", "tenant-*=1",
-                                "--import", "tests.worker.crash_tasks")
+        proc = start_taskworker(
+            processes,
+            redis_url,
+            tmp_path / "worker.log",
+            "--queues",
+            "tenant-*=1",
+            "--import",
+            "tests.worker.crash_tasks",
+        )
 
         def up() -> bool:
             assert proc.poll() is None, (tmp_path / "worker.log").read_text()
@@ -77,11 +92,16 @@ def test_a_taskworker_process_serves_a_queue_created_after_it_started(r: redis.R
         wait_for(up, timeout=30, what="the worker up")
         other = client.enqueue("test:record", {}, queue="other").id
         new = client.enqueue("test:record", {}, queue="tenant-new").id
-        wait_for(lambda: r.sismember("test:done", new), timeout=30,
-                 what=f"the new tenant's task done\n{(tmp_path / 'worker.log').read_text()[-3000:]}")
+        wait_for(
+            lambda: r.sismember("test:done", new),
+            timeout=30,
+            what=f"the new tenant's task done\n{(tmp_path / 'worker.log').read_text()[-3000:]}",
+        )
         assert not r.sismember("test:done", other) and inspector.queue_info("other").pending == 1
-        wait_for(lambda: any(s.queues == {"tenant-new": 1} for s in inspector.servers()),
-                 what="the worker serves the new queue, and only it")
+        wait_for(
+            lambda: any(s.queues == {"tenant-new": 1} for s in inspector.servers()),
+            what="the worker serves the new queue, and only it",
+        )
     finally:
         client.close()
         inspector.broker.close()

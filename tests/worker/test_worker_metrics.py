@@ -23,8 +23,11 @@ from worker.server import Server
 
 REPO = Path(__file__).resolve().parents[2]
 PROXY_PORTS = range(18101, 18110)  # the proxy between the fenced worker and Redis
-LEASE_COUNTERS = ("taskq_worker_acks_refused_total", "taskq_worker_outcomes_abandoned_total",
-                  "taskq_worker_leases_expired_total")
+LEASE_COUNTERS = (
+    "taskq_worker_acks_refused_total",
+    "taskq_worker_outcomes_abandoned_total",
+    "taskq_worker_leases_expired_total",
+)
 
 
 def samples(url: str) -> dict[str, dict[tuple, float]]:
@@ -50,8 +53,9 @@ def test_worker_exports_run_times_in_flight_and_fetch_latency(make_server, regis
     client.enqueue_many([("metrics:ok", b"")] * 5 + [("metrics:bad", b"")] * 2)
     key_ok = (("outcome", "success"), ("queue", "default"), ("type", "metrics:ok"))
     key_bad = (("outcome", "failure"), ("queue", "default"), ("type", "metrics:bad"))
-    wait_for(lambda: samples(url).get("taskq_task_runtime_seconds_count", {}).get(key_bad) == 2,
-             what="failed runs counted")
+    wait_for(
+        lambda: samples(url).get("taskq_task_runtime_seconds_count", {}).get(key_bad) == 2, what="failed runs counted"
+    )
     series = samples(url)
     assert series["taskq_task_runtime_seconds_count"][key_ok] == 5
     assert series["taskq_task_runtime_seconds_bucket"][tuple(sorted(key_ok + (("le", "+Inf"),)))] == 5
@@ -62,10 +66,27 @@ def test_worker_exports_run_times_in_flight_and_fetch_latency(make_server, regis
 def test_multiprocess_mode_in_a_real_worker_process(tmp_path, redis_url, r, client, processes):
     port = free_port(range(19100, 19300))
     env = worker_env(redis_url) | {"PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
-    processes.append(subprocess.Popen(
-        [sys.executable, "manage.py", "taskworker", "--queues", "default", "--metrics-port", str(port),
-         "--metrics-host", "127.0.0.1", "--import", "tests.worker.crash_tasks"],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    processes.append(
+        subprocess.Popen(
+            [
+                sys.executable,
+                "manage.py",
+                "taskworker",
+                "--queues",
+                "default",
+                "--metrics-port",
+                str(port),
+                "--metrics-host",
+                "127.0.0.1",
+                "--import",
+                "tests.worker.crash_tasks",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    )
     url = f"http://127.0.0.1:{port}/metrics"
 
     def served() -> bool:
@@ -84,8 +105,11 @@ def test_a_scrape_skips_a_value_file_another_process_is_still_creating(tmp_path,
     # A process creates its file (empty) before growing it to size; a scrape in between must not answer 500.
     monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
     written = MmapedDict(str(tmp_path / "counter_101.db"))
-    written.write_value(mmap_key("taskq_worker_acks_refused", "taskq_worker_acks_refused_total", ["queue"],
-                                 ["default"], "Refused."), 3.0, 0.0)
+    written.write_value(
+        mmap_key("taskq_worker_acks_refused", "taskq_worker_acks_refused_total", ["queue"], ["default"], "Refused."),
+        3.0,
+        0.0,
+    )
     written.close()
     (tmp_path / "counter_102.db").touch()
     server = WorkerMetrics().serve(0, "127.0.0.1")
@@ -120,8 +144,9 @@ class Holder:
         self.released.add(task_id)
 
 
-def test_the_lease_fence_counters_count_refused_abandoned_and_expired(redis_client, redis_url, client, inspector,
-                                                                      clock: FakeClock):
+def test_the_lease_fence_counters_count_refused_abandoned_and_expired(
+    redis_client, redis_url, client, inspector, clock: FakeClock
+):
     """One worker, talking to Redis through a proxy the test cuts, under the engine's FakeClock: its leases run out
     while Redis is away (the running attempt is stopped, the finished one's outcome abandoned), then a lease is
     recovered under a running attempt (its late success is refused). Each shows on the metrics port."""
@@ -130,8 +155,10 @@ def test_the_lease_fence_counters_count_refused_abandoned_and_expired(redis_clie
     proxy.start()
     registry = Registry()
     holder = Holder(registry)
-    config = WorkerConfig(redis_url=proxy.url(int(kwargs.get("db") or 0)),
-                          **{**FAST, "concurrency": 2, "metrics_port": 0, "metrics_host": "127.0.0.1"})
+    config = WorkerConfig(
+        redis_url=proxy.url(int(kwargs.get("db") or 0)),
+        **{**FAST, "concurrency": 2, "metrics_port": 0, "metrics_host": "127.0.0.1"},
+    )
     server = Server(config, registry, clock=clock)
     server.start()
     url = f"http://127.0.0.1:{server.metrics_server.server_address[1]}/metrics"
@@ -150,8 +177,10 @@ def test_the_lease_fence_counters_count_refused_abandoned_and_expired(redis_clie
 
         proxy.heal()
         clock.advance(0.5)  # past lease + skew: the recoverer archives both (no retries left)
-        wait_for(lambda: {state_of(inspector, "default", i) for i in (finished, running)} == {"archived"},
-                 what="both recovered")
+        wait_for(
+            lambda: {state_of(inspector, "default", i) for i in (finished, running)} == {"archived"},
+            what="both recovered",
+        )
 
         # A lease recovered under a running attempt whose worker noticed nothing (heartbeat and watchdog stopped,
         # as in a long pause): its late success reaches Redis and the fence refuses it.

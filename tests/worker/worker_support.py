@@ -46,8 +46,13 @@ def start_taskworker(processes: list[subprocess.Popen], redis_url: str, log: Pat
     """``manage.py taskworker <args>`` on the test database, with short intervals and its output in ``log``;
     added to ``processes`` (the fixture kills what is left at teardown)."""
     out = log.open("wb")
-    proc = subprocess.Popen([sys.executable, "manage.py", "taskworker", *args], cwd=ROOT, env=worker_env(redis_url),
-                            stdout=out, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "taskworker", *args],
+        cwd=ROOT,
+        env=worker_env(redis_url),
+        stdout=out,
+        stderr=subprocess.STDOUT,
+    )
     out.close()
     processes.append(proc)
     return proc
@@ -55,14 +60,16 @@ def start_taskworker(processes: list[subprocess.Popen], redis_url: str, log: Pat
 
 def worker_env(redis_url: str, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
-    env.update({
-        "REDIS_URL": redis_url,
-        "TASKS_LEASE_SECONDS": "2",
-        "TASKS_RECOVERER_SECONDS": "0.5",
-        "TASKS_CLOCK_SKEW_SECONDS": "0.2",
-        "TASKS_FORWARDER_SECONDS": "0.2",
-        "TASKS_SHUTDOWN_TIMEOUT": "2",
-        "PYTHONUNBUFFERED": "1",
-    })
+    env.update(
+        {
+            "REDIS_URL": redis_url,
+            "TASKS_LEASE_SECONDS": "2",
+            "TASKS_RECOVERER_SECONDS": "0.5",
+            "TASKS_CLOCK_SKEW_SECONDS": "0.2",
+            "TASKS_FORWARDER_SECONDS": "0.2",
+            "TASKS_SHUTDOWN_TIMEOUT": "2",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     env.update(extra)
     return env

@@ -66,8 +66,9 @@ def aggregators() -> AggregatorRegistry:
 
 
 @pytest.fixture
-def make_server(r: redis.Redis, redis_url: str, registry: Registry, aggregators: AggregatorRegistry,
-                clock: FakeClock) -> Iterator[Callable[..., Server]]:
+def make_server(
+    r: redis.Redis, redis_url: str, registry: Registry, aggregators: AggregatorRegistry, clock: FakeClock
+) -> Iterator[Callable[..., Server]]:
     """``make_server(**config)``: a started Server on the test database with short intervals, the test's handler
     and aggregator registries and its FakeClock; stopped at teardown."""
     started: list[Server] = []

@@ -77,8 +77,9 @@ def test_cut_by_grace_period(make_server, client, clock, inspector, digests):
     assert digests[1] == ["l2"]
 
 
-def test_an_aggregator_killed_between_cut_and_combine_loses_nothing(make_server, broker, aggregators, client,
-                                                                    clock, inspector, digests, r):
+def test_an_aggregator_killed_between_cut_and_combine_loses_nothing(
+    make_server, broker, aggregators, client, clock, inspector, digests, r
+):
     enqueue_lines(client, 3)
     # A first aggregator cuts the group, then dies before it enqueues the combined task.
     dead = GroupStore(broker, aggregators, actor="dead")
@@ -93,6 +94,7 @@ def test_an_aggregator_killed_between_cut_and_combine_loses_nothing(make_server,
     # The dead aggregator waking up cannot finish its set: it was reclaimed.
     from queues.engine import TaskNotFoundError
     from queues.engine.message import TaskMessage
+
     with pytest.raises(TaskNotFoundError):
         dead.finish(Q, "user:42", set_id, TaskMessage("late", "email:digest", b"{}", Q))
     wait_for(lambda: inspector.queue_info(Q).size == 0, what="every task done")
@@ -111,7 +113,11 @@ def test_group_settings_of_the_queue_definition_win(make_server, client, broker,
 def test_group_enqueue_refuses_bad_input(client):
     from queues.engine import ValidationError
 
-    for options in ({"group": ""}, {"group": "g", "process_in": 5}, {"group": "g", "after": ["x"]},
-                    {"group": "g", "unique": 60}):
+    for options in (
+        {"group": ""},
+        {"group": "g", "process_in": 5},
+        {"group": "g", "after": ["x"]},
+        {"group": "g", "unique": 60},
+    ):
         with pytest.raises(ValidationError):
             client.enqueue("email:line", {}, **options)

@@ -64,8 +64,12 @@ def test_chain_runs_in_order_and_passes_results(make_server, client, log):
     done = finished(client, info)
     assert done.state == "succeeded" and done.results() == [1, 11, 111]
     wait_for(lambda: len(log) == 4, what="the on_success callback")
-    assert log == [("add", 1), ("add", 11), ("add", 111), ("note", {"results": [111], "failure": None,
-                                                                     "payload": "ok"})]
+    assert log == [
+        ("add", 1),
+        ("add", 11),
+        ("add", 111),
+        ("note", {"results": [111], "failure": None, "payload": "ok"}),
+    ]
 
 
 def test_chain_without_passing_results(make_server, client, log):
@@ -90,13 +94,18 @@ def test_chord_callback_gets_all_results_in_order(make_server, client, log):
 
 def test_a_failed_chain_member_cancels_the_rest_and_runs_on_error(make_server, client, inspector, log):
     make_server()
-    info = client.submit(chain(sig("add", 1), sig("boom"), sig("add", 5), sig("add", 6)),
-                         on_success=sig("note", "ok"), on_error=sig("note", "failed"))
+    info = client.submit(
+        chain(sig("add", 1), sig("boom"), sig("add", 5), sig("add", 6)),
+        on_success=sig("note", "ok"),
+        on_error=sig("note", "failed"),
+    )
     done = finished(client, info)
     assert done.state == "failed" and done.failed_member == info.members[1].id and done.error == "SkipRetry: boom"
     assert [m.state for m in done.members][:5] == ["succeeded", "failed", "cancelled", "cancelled", "cancelled"]
-    wait_for(lambda: any(run[1] and run[1].get("payload") == "failed" for run in log if run[0] == "note"),
-             what="the on_error callback")
+    wait_for(
+        lambda: any(run[1] and run[1].get("payload") == "failed" for run in log if run[0] == "note"),
+        what="the on_error callback",
+    )
     failure = next(run[1]["failure"] for run in log if run[0] == "note")
     assert failure == {"task": info.members[1].id, "type": "boom", "error": "SkipRetry: boom"}
     assert ("add", 5) not in log and ("add", 6) not in log  # nothing after the failed member ran
@@ -107,8 +116,9 @@ def test_a_failed_chain_member_cancels_the_rest_and_runs_on_error(make_server, c
 
 def test_a_failed_chord_member_skips_the_callback(make_server, client, log):
     make_server()
-    info = client.submit(chord([sig("add", 1), sig("boom"), sig("add", 3)], sig("note", "sum")),
-                         on_error=sig("note", "failed"))
+    info = client.submit(
+        chord([sig("add", 1), sig("boom"), sig("add", 3)], sig("note", "sum")), on_error=sig("note", "failed")
+    )
     done = finished(client, info)
     assert done.state == "failed"
     wait_for(lambda: any(r[0] == "note" for r in log), what="the on_error callback")

@@ -26,9 +26,12 @@ if TYPE_CHECKING:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--taskq-redis-url", default=None,
-                     help="Redis database the taskq_* fixtures use and flush (not database 0); "
-                          "default: $TASKQ_TEST_REDIS_URL or redis://127.0.0.1:6379/9")
+    parser.addoption(
+        "--taskq-redis-url",
+        default=None,
+        help="Redis database the taskq_* fixtures use and flush (not database 0); "
+        "default: $TASKQ_TEST_REDIS_URL or redis://127.0.0.1:6379/9",
+    )
 
 
 @pytest.fixture(scope="session")

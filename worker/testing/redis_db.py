@@ -19,8 +19,11 @@ def test_redis_url(url: str | None = None) -> str:
     # redis-py parses the URL, so "/9", "?db=9" and unix sockets mean what they mean to the client.
     db = int(redis.connection.parse_url(url).get("db", 0) or 0)
     if db == 0:
-        raise ValidationError(f"the test Redis URL {url!r} selects database 0; tests flush their database, so give "
-                              "one set aside for them (e.g. redis://127.0.0.1:6379/9)", op="taskq.testing")
+        raise ValidationError(
+            f"the test Redis URL {url!r} selects database 0; tests flush their database, so give "
+            "one set aside for them (e.g. redis://127.0.0.1:6379/9)",
+            op="taskq.testing",
+        )
     return url
 
 

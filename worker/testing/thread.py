@@ -13,8 +13,14 @@ from worker.server import Server
 
 #: Intervals short enough that a test never waits long for the forwarder, recoverer or janitor.
 FAST_CONFIG: dict[str, Any] = dict(
-    concurrency=4, heartbeat_interval=0.2, recoverer_interval=0.3, forwarder_interval=0.05, janitor_interval=0.2,
-    aggregator_interval=0.1, shutdown_timeout=2.0, idle_wait=0.2,
+    concurrency=4,
+    heartbeat_interval=0.2,
+    recoverer_interval=0.3,
+    forwarder_interval=0.05,
+    janitor_interval=0.2,
+    aggregator_interval=0.1,
+    shutdown_timeout=2.0,
+    idle_wait=0.2,
 )
 POLL = 0.02  # seconds between looks at the queue while waiting for it to empty
 
@@ -40,8 +46,16 @@ class WorkerThread:
     time: give a ``FakeClock`` and advance it to make scheduled and retry tasks due. ``config`` overrides any
     ``WorkerConfig`` field."""
 
-    def __init__(self, redis_url: str, *, queues: dict[str, int] | None = None, registry: Registry = registry,
-                 clock: Clock | None = None, prefix: str = DEFAULT_PREFIX, **config: Any) -> None:
+    def __init__(
+        self,
+        redis_url: str,
+        *,
+        queues: dict[str, int] | None = None,
+        registry: Registry = registry,
+        clock: Clock | None = None,
+        prefix: str = DEFAULT_PREFIX,
+        **config: Any,
+    ) -> None:
         settings = {**FAST_CONFIG, **config, "queues": dict(queues or {"default": 1})}
         self.server = Server(WorkerConfig(redis_url=redis_url, prefix=prefix, **settings), registry, clock=clock)
         self.inspector = Inspector(redis_url, prefix=prefix, clock=self.server.broker.clock, actor="taskq.testing")

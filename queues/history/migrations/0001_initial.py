@@ -4,39 +4,37 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='TaskDailyRollup',
+            name="TaskDailyRollup",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('day', models.DateField(db_index=True)),
-                ('queue', models.CharField(max_length=128)),
-                ('task_type', models.CharField(max_length=256)),
-                ('enqueued', models.BigIntegerField(default=0)),
-                ('started', models.BigIntegerField(default=0)),
-                ('succeeded', models.BigIntegerField(default=0)),
-                ('failed', models.BigIntegerField(default=0, help_text='attempts that ended in retry or the archive')),
-                ('retried', models.BigIntegerField(default=0)),
-                ('archived', models.BigIntegerField(default=0)),
-                ('failure_rate', models.FloatField(help_text='failed / (succeeded + failed)', null=True)),
-                ('wait_p50_ms', models.FloatField(null=True)),
-                ('wait_p95_ms', models.FloatField(null=True)),
-                ('wait_p99_ms', models.FloatField(null=True)),
-                ('run_p50_ms', models.FloatField(null=True)),
-                ('run_p95_ms', models.FloatField(null=True)),
-                ('run_p99_ms', models.FloatField(null=True)),
-                ('computed_at', models.DateTimeField(auto_now=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("day", models.DateField(db_index=True)),
+                ("queue", models.CharField(max_length=128)),
+                ("task_type", models.CharField(max_length=256)),
+                ("enqueued", models.BigIntegerField(default=0)),
+                ("started", models.BigIntegerField(default=0)),
+                ("succeeded", models.BigIntegerField(default=0)),
+                ("failed", models.BigIntegerField(default=0, help_text="attempts that ended in retry or the archive")),
+                ("retried", models.BigIntegerField(default=0)),
+                ("archived", models.BigIntegerField(default=0)),
+                ("failure_rate", models.FloatField(help_text="failed / (succeeded + failed)", null=True)),
+                ("wait_p50_ms", models.FloatField(null=True)),
+                ("wait_p95_ms", models.FloatField(null=True)),
+                ("wait_p99_ms", models.FloatField(null=True)),
+                ("run_p50_ms", models.FloatField(null=True)),
+                ("run_p95_ms", models.FloatField(null=True)),
+                ("run_p99_ms", models.FloatField(null=True)),
+                ("computed_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['day', 'queue', 'task_type'],
-                'constraints': [
-                    models.UniqueConstraint(fields=('day', 'queue', 'task_type'), name='rollup_per_day_queue_type'),
+                "ordering": ["day", "queue", "task_type"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("day", "queue", "task_type"), name="rollup_per_day_queue_type"),
                 ],
             },
         ),

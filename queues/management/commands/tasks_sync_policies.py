@@ -12,8 +12,10 @@ from queues.policies import current_policies, sync_policies
 
 
 class Command(BaseCommand):
-    help = ("Write the queue definitions, unique and retention policies of the database to Redis (saving one in "
-            "the admin does this too; run it after loading fixtures or when Redis was away).")
+    help = (
+        "Write the queue definitions, unique and retention policies of the database to Redis (saving one in "
+        "the admin does this too; run it after loading fixtures or when Redis was away)."
+    )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -22,6 +24,8 @@ class Command(BaseCommand):
         except EngineError as exc:
             raise CommandError(str(exc)) from None
         policies = current_policies()
-        self.stdout.write(f"mirrored {len(policies.queues)} queue definition(s), {len(policies.unique)} unique "
-                          f"and {len(policies.retention)} retention polic(ies) into Redis (version {version}), and "
-                          f"{len(current_entries())} periodic task(s) (version {periodic_version})")
+        self.stdout.write(
+            f"mirrored {len(policies.queues)} queue definition(s), {len(policies.unique)} unique "
+            f"and {len(policies.retention)} retention polic(ies) into Redis (version {version}), and "
+            f"{len(current_entries())} periodic task(s) (version {periodic_version})"
+        )

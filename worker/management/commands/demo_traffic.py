@@ -37,13 +37,25 @@ class Command(BaseCommand):
     def _task(n: int) -> dict[str, Any]:
         kind = random.choice(["email", "email", "image", "report", "refund"])
         if kind == "email":
-            return {"type": "email:deliver", "payload": {"to": f"user{n}@example.com"}, "queue": "critical",
-                    "retention": 3600}
+            return {
+                "type": "email:deliver",
+                "payload": {"to": f"user{n}@example.com"},
+                "queue": "critical",
+                "retention": 3600,
+            }
         if kind == "image":
-            return {"type": "image:resize", "payload": {"image": n, "width": 320}, "queue": "default",
-                    "retention": 600}
+            return {"type": "image:resize", "payload": {"image": n, "width": 320}, "queue": "default", "retention": 600}
         if kind == "report":
-            return {"type": "report:flaky", "payload": {"day": n % 30}, "queue": "low", "max_retry": 2,
-                    "process_in": random.choice([0, 0, 5, 30])}
-        return {"type": "payment:refund", "payload": {"amount": random.choice([10, 25, -1])}, "queue": "critical",
-                "max_retry": 5}
+            return {
+                "type": "report:flaky",
+                "payload": {"day": n % 30},
+                "queue": "low",
+                "max_retry": 2,
+                "process_in": random.choice([0, 0, 5, 30]),
+            }
+        return {
+            "type": "payment:refund",
+            "payload": {"amount": random.choice([10, 25, -1])},
+            "queue": "critical",
+            "max_retry": 5,
+        }

@@ -15,25 +15,45 @@ from worker.scheduler import build, run
 
 
 class Command(BaseCommand):
-    help = ("Run a periodic-task scheduler: enqueue the entries defined with schedule() in installed apps' tasks.py "
-            "and --import modules, and those defined in the admin, at each tick. Run several for availability: "
-            "each tick is enqueued once across all of them.")
+    help = (
+        "Run a periodic-task scheduler: enqueue the entries defined with schedule() in installed apps' tasks.py "
+        "and --import modules, and those defined in the admin, at each tick. Run several for availability: "
+        "each tick is enqueued once across all of them."
+    )
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("--import", dest="imports", nargs="+", action="extend", default=[], metavar="MODULE",
-                            help="extra modules that define periodic entries with schedule()")
-        parser.add_argument("--interval", type=float, default=None,
-                            help="seconds between rounds (default: TASKS_SCHEDULER_INTERVAL or 1)")
-        parser.add_argument("--grace", type=float, default=None,
-                            help="a tick reached later than this many seconds after it was due counts as missed "
-                                 "(default: TASKS_SCHEDULER_GRACE_SECONDS or 60)")
+        parser.add_argument(
+            "--import",
+            dest="imports",
+            nargs="+",
+            action="extend",
+            default=[],
+            metavar="MODULE",
+            help="extra modules that define periodic entries with schedule()",
+        )
+        parser.add_argument(
+            "--interval",
+            type=float,
+            default=None,
+            help="seconds between rounds (default: TASKS_SCHEDULER_INTERVAL or 1)",
+        )
+        parser.add_argument(
+            "--grace",
+            type=float,
+            default=None,
+            help="a tick reached later than this many seconds after it was due counts as missed "
+            "(default: TASKS_SCHEDULER_GRACE_SECONDS or 60)",
+        )
         parser.add_argument("--no-admin", action="store_true", help="run only the entries defined in code")
 
     def handle(self, *args: Any, **options: Any) -> None:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         interval = options["interval"] or float(conf.setting("TASKS_SCHEDULER_INTERVAL", 1.0))
-        grace = options["grace"] if options["grace"] is not None else float(
-            conf.setting("TASKS_SCHEDULER_GRACE_SECONDS", 60.0))
+        grace = (
+            options["grace"]
+            if options["grace"] is not None
+            else float(conf.setting("TASKS_SCHEDULER_GRACE_SECONDS", 60.0))
+        )
         if not 0 < interval <= 60 or grace < 0:
             raise CommandError("--interval must be in (0, 60] seconds and --grace at least 0")
         try:
@@ -43,8 +63,9 @@ class Command(BaseCommand):
             raise CommandError(f"cannot import periodic entries: {exc}") from None
         except ValidationError as exc:
             raise CommandError(f"bad periodic entry: {exc}") from None
-        scheduler = build(conf.redis_url(), conf.key_prefix(), interval=interval, grace=grace,
-                          follow_admin=not options["no_admin"])
+        scheduler = build(
+            conf.redis_url(), conf.key_prefix(), interval=interval, grace=grace, follow_admin=not options["no_admin"]
+        )
         try:
             run(scheduler)
         except LayoutVersionError as exc:  # exit non-zero, naming both layouts, instead of corrupting the keyspace

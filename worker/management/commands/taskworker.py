@@ -20,34 +20,69 @@ class Command(BaseCommand):
     help = "Run a task worker: fetch tasks from the given queues and run their handlers."
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("--queues", default=None,
-                            help="queues and weights, e.g. critical=6,default=3,low=1; glob patterns such as "
-                                 "'tenant-*=1' serve every matching queue, also ones created later (default: the "
-                                 "queue definitions from the admin, followed while the worker runs; 'default' "
-                                 "while none is defined)")
-        parser.add_argument("--strict", action="store_true",
-                            help="strict priority: queues in order of their rank (definitions), then weight")
+        parser.add_argument(
+            "--queues",
+            default=None,
+            help="queues and weights, e.g. critical=6,default=3,low=1; glob patterns such as "
+            "'tenant-*=1' serve every matching queue, also ones created later (default: the "
+            "queue definitions from the admin, followed while the worker runs; 'default' "
+            "while none is defined)",
+        )
+        parser.add_argument(
+            "--strict",
+            action="store_true",
+            help="strict priority: queues in order of their rank (definitions), then weight",
+        )
         parser.add_argument("--concurrency", type=int, default=10, help="handlers running at once (default 10)")
-        parser.add_argument("--pool", default="thread",
-                            help="where handlers run: 'thread' (default; async handlers on an event loop) or "
-                                 "'process' (child processes, stopped for real on timeout or cancel)")
-        parser.add_argument("--max-tasks-per-child", type=int, default=None,
-                            help="with --pool process: replace a handler process after this many tasks")
-        parser.add_argument("--prefetch", type=int, default=None,
-                            help="most tasks leased ahead of a free slot, from queues without a cap or rate limit "
-                                 "(default: 5 x the concurrency, at most 50; 0: off)")
-        parser.add_argument("--shutdown-timeout", type=float, default=None,
-                            help="seconds running tasks get to finish on SIGTERM before they are requeued")
-        parser.add_argument("--metrics-port", type=int, default=None,
-                            help="serve this worker's Prometheus metrics (run times, in flight, fetch latency) "
-                                 "on this port")
+        parser.add_argument(
+            "--pool",
+            default="thread",
+            help="where handlers run: 'thread' (default; async handlers on an event loop) or "
+            "'process' (child processes, stopped for real on timeout or cancel)",
+        )
+        parser.add_argument(
+            "--max-tasks-per-child",
+            type=int,
+            default=None,
+            help="with --pool process: replace a handler process after this many tasks",
+        )
+        parser.add_argument(
+            "--prefetch",
+            type=int,
+            default=None,
+            help="most tasks leased ahead of a free slot, from queues without a cap or rate limit "
+            "(default: 5 x the concurrency, at most 50; 0: off)",
+        )
+        parser.add_argument(
+            "--shutdown-timeout",
+            type=float,
+            default=None,
+            help="seconds running tasks get to finish on SIGTERM before they are requeued",
+        )
+        parser.add_argument(
+            "--metrics-port",
+            type=int,
+            default=None,
+            help="serve this worker's Prometheus metrics (run times, in flight, fetch latency) on this port",
+        )
         parser.add_argument("--metrics-host", default="0.0.0.0", help="address the metrics port binds to")
-        parser.add_argument("--health-port", type=int, default=None,
-                            help="serve GET /healthz on this port: 200 while the worker's loops run and its "
-                                 "heartbeat reaches Redis, 503 otherwise")
+        parser.add_argument(
+            "--health-port",
+            type=int,
+            default=None,
+            help="serve GET /healthz on this port: 200 while the worker's loops run and its "
+            "heartbeat reaches Redis, 503 otherwise",
+        )
         parser.add_argument("--health-host", default="0.0.0.0", help="address the health port binds to")
-        parser.add_argument("--import", dest="imports", nargs="+", action="extend", default=[],
-                            metavar="MODULE", help="extra modules that define handlers")
+        parser.add_argument(
+            "--import",
+            dest="imports",
+            nargs="+",
+            action="extend",
+            default=[],
+            metavar="MODULE",
+            help="extra modules that define handlers",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -88,9 +123,11 @@ class Command(BaseCommand):
             clock_skew=setting("TASKS_CLOCK_SKEW_SECONDS"),
             forwarder_interval=float(setting("TASKS_FORWARDER_SECONDS", 1.0)),
             janitor_interval=float(setting("TASKS_JANITOR_SECONDS", 8.0)),
-            group_settings=GroupSettings(float(setting("TASKS_GROUP_GRACE_SECONDS", 60.0)),
-                                         float(setting("TASKS_GROUP_MAX_DELAY_SECONDS", 0.0)),
-                                         int(setting("TASKS_GROUP_MAX_SIZE", 0))),
+            group_settings=GroupSettings(
+                float(setting("TASKS_GROUP_GRACE_SECONDS", 60.0)),
+                float(setting("TASKS_GROUP_MAX_DELAY_SECONDS", 0.0)),
+                int(setting("TASKS_GROUP_MAX_SIZE", 0)),
+            ),
             aggregator_interval=float(setting("TASKS_AGGREGATOR_SECONDS", 1.0)),
             limits=conf.limits(),
             metrics_port=options["metrics_port"],

@@ -45,8 +45,9 @@ class Command(BaseCommand):
         existing = SparkSession.getActiveSession()  # called from a process that has one (tests): leave it be
         spark = existing or build_session(SparkSettings.from_django())
         try:
-            rows = analytics(spark, days, options["events"] or conf.archive_dir(),
-                             options["rollups"] or conf.rollup_dir())
+            rows = analytics(
+                spark, days, options["events"] or conf.archive_dir(), options["rollups"] or conf.rollup_dir()
+            )
         finally:
             if existing is None:
                 spark.stop()
