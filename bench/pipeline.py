@@ -1,7 +1,7 @@
-"""Pipeline throughput: the analytics job on N synthetic archived events (default 10 million), and the archiver
+"""Pipeline throughput: the analytics job on N synthetic exported events (default 10 million), and the exporter
 (Redis stream -> Parquet, offsets committed) on a smaller number that a shared Redis can hold.
 
-    python bench/pipeline.py [--events 10000000] [--archiver-events 1000000] [--redis redis://127.0.0.1:6379/2]
+    python bench/pipeline.py [--events 10000000] [--exporter-events 1000000] [--redis redis://127.0.0.1:6379/2]
 
 Prints events/s and peak memory (RSS high-water mark) of each stage. Figures go to docs/benchmarks.md.
 """
@@ -30,7 +30,7 @@ START_MS = 1_763_683_200_000  # 2025-11-21T00:00:00Z
 
 def synthetic_events(directory: Path, n_events: int, chunk_tasks: int = 500_000) -> None:
     """Tasks of three events each (enqueue, start, end: 95 % done, 5 % archived) over one UTC day, 8 queues,
-    20 types, written straight as archiver-shaped Parquet (vectorized; not timed)."""
+    20 types, written straight as exporter-shaped Parquet (vectorized; not timed)."""
     rng = np.random.default_rng(7)
     tasks = n_events // 3
     folder = directory / "date=2025-11-21"
@@ -101,32 +101,32 @@ def bench_analytics(n_events: int) -> None:
         spark.stop()
 
 
-def bench_archiver(n_events: int, redis_url: str) -> None:
+def bench_exporter(n_events: int, redis_url: str) -> None:
     from queues.engine import Client
     from queues.engine.broker import Broker
-    from worker.archiver import Archiver
+    from worker.event_exporter import EventExporter
 
     client = Client(redis_url)
     broker = Broker(redis_url)
     broker.conn.flushdb()
     try:
-        # Attach first (as a running archiver would have): otherwise the stream is trimmed to its MAXLEN.
-        from queues.engine.archive_store import ArchiveStore
+        # Attach first (as a running exporter would have): otherwise the stream is trimmed to its MAXLEN.
+        from queues.engine.export_store import ExportStore
 
-        ArchiveStore(broker).attach("default", 10 * n_events)
+        ExportStore(broker).attach("default", 10 * n_events)
         began = time.perf_counter()
         for first in range(0, n_events, 10_000):
             client.enqueue_many([("bench:noop", b"") for _ in range(min(10_000, n_events - first))])
         print(f"enqueued {n_events:,} tasks (one event each) in {time.perf_counter() - began:.1f} s (not timed)")
         with tempfile.TemporaryDirectory() as tmp:
-            archiver = Archiver(broker, tmp, "bench", flush_age=0, batch=50_000)
+            exporter = EventExporter(broker, tmp, "bench", flush_age=0, batch=50_000)
             rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
             began = time.perf_counter()
-            archiver.run_once()
+            exporter.run_once()
             took = time.perf_counter() - began
-            assert archiver.archived == n_events, archiver.archived
+            assert exporter.exported == n_events, exporter.exported
             print(
-                f"archiver: {n_events:,} events Redis -> Parquet in {took:.1f} s = {n_events / took:,.0f} events/s; "
+                f"exporter: {n_events:,} events Redis -> Parquet in {took:.1f} s = {n_events / took:,.0f} events/s; "
                 f"Python peak RSS {max(rss0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024:,.0f} MB"
             )
     finally:
@@ -138,7 +138,7 @@ def bench_archiver(n_events: int, redis_url: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=10_000_000)
-    parser.add_argument("--archiver-events", type=int, default=1_000_000)
+    parser.add_argument("--exporter-events", type=int, default=1_000_000)
     parser.add_argument(
         "--redis",
         default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/2"),
@@ -146,8 +146,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
-    if args.archiver_events:
-        bench_archiver(args.archiver_events, args.redis)
+    if args.exporter_events:
+        bench_exporter(args.exporter_events, args.redis)
     if args.events:
         bench_analytics(args.events)
 

@@ -137,12 +137,12 @@ TASKS_ANALYTICS_SCHEDULE = env_str("TASKS_ANALYTICS_SCHEDULE", "15 0 * * *")
 # differences between machines), and how many long polls may wait at once per console process.
 TASKS_API_RECOVERY_SKEW_SECONDS = env_float("TASKS_API_RECOVERY_SKEW_SECONDS", 1.0)
 TASKS_API_MAX_WAITERS = env_int("TASKS_API_MAX_WAITERS", 64)
-# The event archiver (one active across workers; taskworker runs it when TASKS_ARCHIVER is on), the analytics
+# The event exporter (one active across workers; taskworker runs it when TASKS_EVENT_EXPORT is on), the analytics
 # job's output, and where Spark runs: local[*] in-process, SPARK_MASTER=spark://..., or SPARK_REMOTE=sc://...
-TASKS_ARCHIVER = env_bool("TASKS_ARCHIVER", False)
-TASKS_ARCHIVE_DIR = env_str("TASKS_ARCHIVE_DIR", str(BASE_DIR / "var" / "events"))
+TASKS_EVENT_EXPORT = env_bool("TASKS_EVENT_EXPORT", False)
+TASKS_EVENT_EXPORT_DIR = env_str("TASKS_EVENT_EXPORT_DIR", str(BASE_DIR / "var" / "events"))
 TASKS_ROLLUP_DIR = env_str("TASKS_ROLLUP_DIR", str(BASE_DIR / "var" / "rollups"))
-TASKS_ARCHIVE_EVENT_CAP = env_int("TASKS_ARCHIVE_EVENT_CAP", 1_000_000)
+TASKS_EVENT_EXPORT_CAP = env_int("TASKS_EVENT_EXPORT_CAP", 1_000_000)
 SPARK_MASTER = env_str("SPARK_MASTER", "local[*]")
 SPARK_REMOTE = env_str("SPARK_REMOTE", "")
 SPARK_APP_NAME = env_str("SPARK_APP_NAME", "taskq")

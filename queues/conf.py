@@ -32,9 +32,9 @@ def eager_propagates() -> bool:
     return bool(setting("TASKS_EAGER_PROPAGATES", True))
 
 
-def archive_dir() -> str:
-    """Where the archiver writes the event Parquet files (``date=YYYY-MM-DD/`` partitions)."""
-    return str(setting("TASKS_ARCHIVE_DIR", "var/events"))
+def export_dir() -> str:
+    """Where the exporter writes the event Parquet files (``date=YYYY-MM-DD/`` partitions)."""
+    return str(setting("TASKS_EVENT_EXPORT_DIR", "var/events"))
 
 
 def rollup_dir() -> str:

@@ -148,7 +148,7 @@ def test_spark_services_run_daemons_that_exist(name):
 def test_worker_points_at_the_spark_service_and_shares_the_archive():
     env = service_env(SERVICES["worker"])
     assert env["SPARK_MASTER"] == "${SPARK_MASTER:-spark://spark-master:7077}"
-    assert env["TASKS_ARCHIVE_DIR"].startswith("/data/")
+    assert env["TASKS_EVENT_EXPORT_DIR"].startswith("/data/")
     for name in ("worker", "spark-worker"):
         assert any(v.startswith("pipeline-data:/data") for v in SERVICES[name]["volumes"])
 

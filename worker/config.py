@@ -91,8 +91,8 @@ class WorkerConfig:
     group_settings: GroupSettings = field(default_factory=GroupSettings)
     aggregator_interval: float = 1.0
     spark: SparkSettings = field(default_factory=SparkSettings)  # session of Spark tasks (built on first use)
-    archive_dir: str | None = None  # run the event archiver (one active across workers) into this directory
-    archive_event_cap: int = 1_000_000  # hard cap of an archived queue's event stream (the safety net)
+    export_dir: str | None = None  # run the event exporter (one active across workers) into this directory
+    export_event_cap: int = 1_000_000  # hard cap of an exported queue's event stream (the safety net)
     server_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}")
 
     def __post_init__(self) -> None:

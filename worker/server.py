@@ -119,11 +119,11 @@ class Server:
         self._components.append(self.aggregator)
         if self.patterns is not None:
             self._components.append(self.patterns)
-        if config.archive_dir:
-            from .archiver import Archiver
+        if config.export_dir:
+            from .event_exporter import EventExporter
 
             self._components.append(
-                Archiver(self.broker, config.archive_dir, holder=actor, event_cap=config.archive_event_cap)
+                EventExporter(self.broker, config.export_dir, holder=actor, event_cap=config.export_event_cap)
             )
         self._stopping = threading.Event()
         self.health = WorkerHealth(

@@ -10,7 +10,7 @@ from functools import cache
 from typing import Any
 
 from queues.engine import STATES
-from queues.engine.consumer import MAX_COUNT, MAX_WAIT
+from queues.engine.remote_consumer import MAX_COUNT, MAX_WAIT
 from queues.engine.validation import MAX_QUEUE_NAME, MAX_RETRY_LIMIT, MAX_TASK_ID, MAX_TYPE_NAME
 
 NULLABLE_TIME = {"type": ["string", "null"], "format": "date-time"}

@@ -23,7 +23,7 @@ from django.views.decorators.csrf import csrf_exempt
 from queues import conf
 from queues.engine import Inspector, TaskInfo, TaskNotFoundError
 from queues.engine import validation as check
-from queues.engine.consumer import MAX_COUNT, MAX_WAIT, Consumer, Delivery
+from queues.engine.remote_consumer import MAX_COUNT, MAX_WAIT, Delivery, RemoteConsumer
 from queues.models import ApiToken
 
 from .http import (
@@ -49,11 +49,11 @@ DEFAULT_TTR = 30.0
 
 
 @lru_cache(maxsize=8)
-def _consumer(url: str, prefix: str, skew: float) -> Consumer:
-    return Consumer(url, prefix=prefix, limits=conf.limits(), actor="api", skew=skew)
+def _consumer(url: str, prefix: str, skew: float) -> RemoteConsumer:
+    return RemoteConsumer(url, prefix=prefix, limits=conf.limits(), actor="api", skew=skew)
 
 
-def consumer() -> Consumer:
+def consumer() -> RemoteConsumer:
     return _consumer(conf.redis_url(), conf.key_prefix(), float(conf.setting("TASKS_API_RECOVERY_SKEW_SECONDS", 1.0)))
 
 

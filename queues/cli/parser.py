@@ -130,8 +130,8 @@ def base64_bytes(text: str) -> bytes:
 def build_parser() -> Parser:
     # Imported here: the command modules import this one for the helpers above.
     from . import (
-        archive_commands,
         cron_commands,
+        export_commands,
         group_commands,
         health_commands,
         layout_commands,
@@ -154,5 +154,5 @@ def build_parser() -> Parser:
     group_commands.register(sub)
     health_commands.register(sub)
     layout_commands.register(sub)
-    archive_commands.register(sub)
+    export_commands.register(sub)
     return parser

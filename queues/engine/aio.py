@@ -8,23 +8,22 @@ from typing import Any, cast
 import redis
 import redis.asyncio
 
-from . import producer, topology, workflows
-from . import special_enqueue as grouping
+from . import composite_enqueue, producer, topology, workflows
 from .broker import not_replicated, script_error, unavailable
 from .clock import Clock, to_ms
 from .connection import DEFAULT_REDIS_URL, connect_async, is_cluster
-from .flows import Request, drive_async, enqueue_flow, run_command_async, wait_flow
 from .keys import DEFAULT_PREFIX
 from .layout import check_flow
 from .message import TaskInfo
 from .policies import PolicyCache, PolicySet
+from .sans_io import Request, drive_async, enqueue_flow, run_command_async, wait_flow
 from .transitions import Call, Limits, Transitions
 from .validation import MAX_PAYLOAD_BYTES
 
 
 class AsyncClient:
     """``await client.enqueue(...)``, ``enqueue_many``, ``submit``, ``wait``, ``wait_workflow``: the arguments,
-    results and errors are those of ``Client`` (the same flows run underneath, see ``flows``)."""
+    results and errors are those of ``Client`` (the same flows run underneath, see ``sans_io``)."""
 
     def __init__(
         self,
@@ -52,7 +51,7 @@ class AsyncClient:
             return cast(
                 TaskInfo,
                 await drive_async(
-                    grouping.enqueue_special_flow(
+                    composite_enqueue.enqueue_composite_flow(
                         self.transitions, self.clock.now(), type, payload, options, self.max_payload
                     ),
                     self._execute,
@@ -85,7 +84,7 @@ class AsyncClient:
         keep: float | None = None,
     ) -> Any:
         return await drive_async(
-            grouping.submit_workflow_flow(
+            composite_enqueue.submit_workflow_flow(
                 self.transitions,
                 self.clock.now(),
                 workflow,

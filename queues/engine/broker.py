@@ -10,9 +10,9 @@ from . import topology
 from .clock import Clock
 from .connection import DEFAULT_REDIS_URL, connect, is_cluster
 from .errors import SCRIPT_ERRORS, EngineError, RedisUnavailableError
-from .flows import drive, run_command
 from .keys import DEFAULT_PREFIX
 from .layout import LAYOUT_VERSION, check_flow
+from .sans_io import drive, run_command
 from .transitions import Call, Limits, Transitions
 
 

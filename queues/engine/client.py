@@ -9,17 +9,16 @@ from typing import Any, cast
 
 import redis
 
-from . import producer, workflows
-from . import special_enqueue as grouping
+from . import composite_enqueue, producer, workflows
 from .broker import Broker, unavailable
 from .clock import Clock, to_ms
 from .connection import DEFAULT_REDIS_URL
 from .eager import EagerRunner, unsupported
-from .flows import Request, drive, enqueue_flow, run_command, wait_flow
 from .handlers import Registry
 from .keys import DEFAULT_PREFIX
 from .message import TaskInfo
 from .policies import PolicyCache, PolicySet
+from .sans_io import Request, drive, enqueue_flow, run_command, wait_flow
 from .transitions import Call, Limits
 from .validation import MAX_PAYLOAD_BYTES
 
@@ -78,7 +77,7 @@ class Client:
             return cast(
                 TaskInfo,
                 drive(
-                    grouping.enqueue_special_flow(
+                    composite_enqueue.enqueue_composite_flow(
                         self.broker.transitions, self.clock.now(), type, payload, options, self.max_payload
                     ),
                     self._execute,
@@ -125,7 +124,7 @@ class Client:
         if self.eager is not None:
             raise unsupported("client.submit", "submit workflows")
         return drive(
-            grouping.submit_workflow_flow(
+            composite_enqueue.submit_workflow_flow(
                 self.broker.transitions,
                 self.clock.now(),
                 workflow,

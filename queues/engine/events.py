@@ -5,7 +5,7 @@ worker, error; see ``lua/_lib.lua``). A stream entry id (``<ms>-<seq>``) is the 
 maps queue names to the id of the last event seen there. The live console keeps one ``EventTail`` per process and
 hands cursors to browsers, which send them back when they reconnect so nothing between is missed.
 
-Like the producer flows, each read is written once as a generator of requests (``flows.Command``/``Batch``) and
+Like the producer flows, each read is written once as a generator of requests (``sans_io.Command``/``Batch``) and
 run by ``EventStreams`` (blocking redis-py) or ``AsyncEventStreams`` (redis.asyncio).
 """
 
@@ -21,8 +21,8 @@ import redis.asyncio
 from .broker import unavailable
 from .clock import Clock, SystemClock, utc_day
 from .connection import DEFAULT_REDIS_URL, connect, connect_async, is_cluster
-from .flows import Batch, Command, Flow, Request, drive, drive_async, run_command, run_command_async
 from .keys import DEFAULT_PREFIX, Keys
+from .sans_io import Batch, Command, Flow, Request, drive, drive_async, run_command, run_command_async
 
 #: States whose sizes ``counts`` reads (aggregating tasks live in groups and are not counted here).
 COUNTED_STATES = ("pending", "active", "scheduled", "retry", "archived", "completed")

@@ -16,11 +16,11 @@ from typing import Any
 import redis
 
 from . import validation as check
-from .archive_store import ArchiveStatus, ArchiveStore
 from .broker import Broker
 from .clock import Clock, from_ms, to_ms, utc_day
 from .connection import DEFAULT_REDIS_URL, database_of, is_cluster
 from .errors import FailedPreconditionError, QueueNotEmptyError, QueueNotFoundError, TaskNotFoundError, ValidationError
+from .export_store import ExportStatus, ExportStore
 from .keys import DEFAULT_PREFIX, STATES, cancel_message
 from .message import TaskInfo
 from .policies import PolicyCache, QueueSpec
@@ -176,9 +176,9 @@ class Inspector:
         self.broker.check_layout(f"inspector.{op}", stamp=False)
         self._layout_checked_at = now
 
-    def archive_status(self) -> ArchiveStatus:
-        """The event archiver: who holds its lease, per queue the committed offset against the stream, gaps."""
-        return ArchiveStore(self.broker).status()
+    def export_status(self) -> ExportStatus:
+        """The event exporter: who holds its lease, per queue the committed offset against the stream, gaps."""
+        return ExportStore(self.broker).status()
 
     def queue_info(self, queue: str) -> QueueInfo:
         self._known(queue, "queue_info")
@@ -440,7 +440,7 @@ class Inspector:
 
     def workflow(self, queue: str, workflow_id: str) -> WorkflowInfo:
         """A workflow: its state, and each member's role, dependencies, state (or how it ended) and result."""
-        from .flows import drive, run_command
+        from .sans_io import drive, run_command
         from .workflows import read_flow
 
         self._known(queue, "workflow")

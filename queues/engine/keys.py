@@ -77,10 +77,10 @@ class QueueKeys:
 
     @property
     def event_offset(self) -> str:
-        """Hash ``committed`` (the archiver's last archived stream id) and ``cap`` (hard length cap). While it
+        """Hash ``committed`` (the exporter's last exported stream id) and ``cap`` (hard length cap). While it
         exists, scripts trim the stream by MINID at ``committed`` instead of MAXLEN (see ``lua/_lib.lua``, which
         derives this name from the stream's: keep the two in step)."""
-        return self.events + ":archiver"
+        return self.events + ":exporter"
 
     @property
     def type_counts(self) -> str:
@@ -210,14 +210,14 @@ class Keys:
         return f"{self.scope}:workers:{server_id}"
 
     @property
-    def archiver_lease(self) -> str:
-        """String: the id of the one archiver allowed to run, with a TTL (its lease)."""
-        return f"{self.scope}:archiver:lease"
+    def export_lease(self) -> str:
+        """String: the id of the one exporter allowed to run, with a TTL (its lease)."""
+        return f"{self.scope}:exporter:lease"
 
     @property
-    def archiver_status(self) -> str:
+    def export_status(self) -> str:
         """Hash: gaps detected (``gaps``, ``gap:<queue>`` = JSON of the last one), the holder's heartbeat."""
-        return f"{self.scope}:archiver:status"
+        return f"{self.scope}:exporter:status"
 
     @property
     def config_queues(self) -> str:

@@ -15,8 +15,8 @@ is refused and left to migrate-keys: stamping it with the new version would clai
 from __future__ import annotations
 
 from .errors import LayoutVersionError
-from .flows import Batch, Command, Flow
 from .keys import Keys
+from .sans_io import Batch, Command, Flow
 
 #: The layout this code reads and writes. Bump it together with a step in ``migration.STEPS``.
 LAYOUT_VERSION = 1

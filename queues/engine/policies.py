@@ -27,8 +27,8 @@ from typing import Any, cast
 import redis
 
 from .errors import RedisUnavailableError
-from .flows import Batch, Command, Flow, Request, drive, run_command
 from .keys import Keys
+from .sans_io import Batch, Command, Flow, Request, drive, run_command
 from .transitions import ArchiveLimits, Call, RateLimit
 
 log = logging.getLogger("queues.engine.policies")

@@ -33,9 +33,9 @@ from . import producer
 from . import validation as check
 from .clock import from_ms, to_ms
 from .errors import EngineError, FailedPreconditionError, TaskIdConflictError, ValidationError
-from .flows import Batch, Command, Flow
 from .keys import Keys
 from .message import TaskInfo
+from .sans_io import Batch, Command, Flow
 from .scripts import script
 from .transitions import Call, Placement, Transitions
 

@@ -1,8 +1,8 @@
-"""The archived event files: one Parquet file per archiver batch and UTC date, under ``<dir>/date=YYYY-MM-DD/``
+"""The exported event files: one Parquet file per exporter batch and UTC date, under ``<dir>/date=YYYY-MM-DD/``
 (Hive-style partitions that Spark and pyarrow both read).
 
 A batch's file name is made of the queue's digest and the stream id of the batch's first event. A batch always
-starts right after the committed offset, so an archiver that crashed after writing and before committing writes
+starts right after the committed offset, so an exporter that crashed after writing and before committing writes
 the very same names again on restart, replacing its own files instead of adding duplicates. Files are written
 under a hidden temporary name (Spark and pyarrow skip names starting with ``.``), synced, then renamed.
 """
@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from queues.engine.archive_store import StreamEntry, parse_stream_id
+from queues.engine.export_store import StreamEntry, parse_stream_id
 
 SCHEMA = pa.schema(
     [
@@ -109,7 +109,7 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def read_events(directory: str | Path) -> pa.Table:
-    """Every archived event (for tests and small tools; the analytics job reads with Spark)."""
+    """Every exported event (for tests and small tools; the analytics job reads with Spark)."""
     root = Path(directory)
     files = sorted(p for p in root.glob("date=*/*.parquet"))
     if not files:

@@ -1,4 +1,4 @@
-"""The analytics job: archived events (Parquet) -> per UTC day x queue x task type rollups, on Spark.
+"""The analytics job: exported events (Parquet) -> per UTC day x queue x task type rollups, on Spark.
 
 Uses the DataFrame API only, so it runs the same on ``local[*]``, a standalone cluster and Spark Connect. Each
 run replaces the days it computes and nothing else: the Parquet output is overwritten per ``day`` partition
@@ -119,5 +119,5 @@ def analytics(spark: Any, days: list[str], events_dir: str | None = None, rollup
     """The whole job for ``days``, with the directories from the settings unless given."""
     from queues import conf
 
-    rows = run(spark, events_dir or conf.archive_dir(), rollup_dir or conf.rollup_dir(), days)
+    rows = run(spark, events_dir or conf.export_dir(), rollup_dir or conf.rollup_dir(), days)
     return store(rows, days)

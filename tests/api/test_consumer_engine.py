@@ -1,4 +1,4 @@
-"""The engine's Consumer (Django-free) with an injected clock: upkeep, recovery, TTL expiry, next due time, and
+"""The engine's RemoteConsumer (Django-free) with an injected clock: upkeep, recovery, TTL expiry, next due time, and
 the expire script's fence."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from queues.engine import Client, FakeClock, LeaseLostError, TaskNotFoundError, ValidationError
-from queues.engine.consumer import Consumer
+from queues.engine.remote_consumer import RemoteConsumer
 
 
 @pytest.fixture
@@ -17,7 +17,7 @@ def clock():
 @pytest.fixture
 def parts(redis_url, redis_client, clock):
     client = Client(redis_url, clock=clock, policies=False)
-    consumer = Consumer(redis_url, clock=clock, skew=1.0)
+    consumer = RemoteConsumer(redis_url, clock=clock, skew=1.0)
     yield client, consumer
     client.close()
     consumer.close()

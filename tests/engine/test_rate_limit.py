@@ -9,8 +9,8 @@ import pytest
 
 from queues.engine import Client, FakeClock, Keys, ValidationError
 from queues.engine.broker import Broker
-from queues.engine.consumer import CAPPED_RECHECK, Consumer
 from queues.engine.policies import PolicySet, PolicyStore, QueueSpec
+from queues.engine.remote_consumer import CAPPED_RECHECK, RemoteConsumer
 from queues.engine.transitions import RateLimit
 
 from .dbstate import NOW
@@ -85,7 +85,7 @@ def test_the_cap_and_the_rate_limit_both_hold(r, broker: Broker, client: Client,
 def test_the_consumer_obeys_the_rate_limit_and_waits_for_the_window(r, redis_url, client: Client, clock: FakeClock):
     PolicyStore(r, Keys()).write(PolicySet(queues={Q: QueueSpec(Q, rate_limit=2, rate_period=10.0)}))
     client.enqueue_many([("send", {"n": n}) for n in range(5)], queue=Q)
-    consumer = Consumer(redis_url, clock=clock)
+    consumer = RemoteConsumer(redis_url, clock=clock)
     try:
         assert len(consumer.fetch([Q], 30, 5)) == 2
         assert consumer.fetch([Q], 30, 5) == []
@@ -140,7 +140,7 @@ def test_a_consumer_held_at_the_cap_with_tasks_pending_rechecks_soon(r, redis_ur
     # A freed slot publishes nothing, so the long poll must not sleep until the holder's lease (30 s) runs out.
     PolicyStore(r, Keys()).write(PolicySet(queues={Q: QueueSpec(Q, concurrency_cap=1)}))
     client.enqueue("first", queue=Q)
-    consumer = Consumer(redis_url, clock=clock)
+    consumer = RemoteConsumer(redis_url, clock=clock)
     try:
         [first] = consumer.fetch([Q], 30, 5)
         assert consumer._fetch([Q], 30, 5, None) == ([], None)  # at the cap, but nothing waits for the slot

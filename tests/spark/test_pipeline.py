@@ -1,4 +1,4 @@
-"""The analytics job on synthetic archived events with known answers, and re-running a day."""
+"""The analytics job on synthetic exported events with known answers, and re-running a day."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from queues.engine.archive_store import StreamEntry
+from queues.engine.export_store import StreamEntry
 from queues.history.events import write_batch
 from queues.history.models import TaskDailyRollup
 from queues.history.rollups import analytics
@@ -90,7 +90,7 @@ def test_rollups_have_the_known_answers_and_a_rerun_replaces_only_its_day(spark,
     day2_files = sorted((Path(rollup_dir) / f"day={D2}").iterdir())
     day2_stamp = [(p.name, p.stat().st_mtime_ns) for p in day2_files]
 
-    # More events arrive for day 1 (say, a late archive batch); re-running day 1 replaces day 1 only.
+    # More events arrive for day 1 (say, a late export batch); re-running day 1 replaces day 1 only.
     late = Events()
     day_of_tasks(late, DAY1 + 3_600_000, n=10)
     late.write(events_dir)

@@ -51,7 +51,7 @@ def test_queues_spread_over_nodes_and_global_keys_share_one_slot(cluster: str):
         keys.config_version,
         keys.config_periodic,
         keys.schedulers,
-        keys.archiver_lease,
+        keys.export_lease,
     ]
     assert {key_slot(k.encode()) for k in globals_} == {key_slot(b"tq")}
     assert keys.queues == "{tq}:queues" and Keys().queues == "tq:queues"  # one server: names unchanged

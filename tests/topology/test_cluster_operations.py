@@ -1,5 +1,5 @@
 """Every engine operation outside the worker's loop on a real Redis Cluster: producer options, workflows, the
-inspector's reads and operator actions, policies, periodic entries and the archiver's bookkeeping.
+inspector's reads and operator actions, policies, periodic entries and the exporter's bookkeeping.
 
 redis-py's cluster client refuses a script or a MULTI whose keys span slots before sending it, and Redis refuses
 what slips through (CROSSSLOT), so each call below succeeding is the check that it stays in one slot.
@@ -13,7 +13,7 @@ import pytest
 from topology_support import flush_cluster
 
 from queues.engine import AsyncClient, Client, DuplicateTaskError, Inspector, chain, group, sig
-from queues.engine.archive_store import ArchiveStore, Gap
+from queues.engine.export_store import ExportStore, Gap
 from queues.engine.periodic import make_entry
 from queues.engine.policies import PolicySet, PolicyStore, QueueSpec
 from queues.engine.scheduler_store import SchedulerStore
@@ -84,7 +84,7 @@ def test_operator_actions(engine):
     assert inspector.redis_info()
 
 
-def test_policies_periodic_entries_and_archiver_records(engine):
+def test_policies_periodic_entries_and_exporter_records(engine):
     client, inspector, _ = engine
     broker = inspector.broker
     policies = PolicyStore(broker.conn, broker.keys)
@@ -102,11 +102,11 @@ def test_policies_periodic_entries_and_archiver_records(engine):
     assert [e.entry.id for e in schedulers.entries()] == [entry.id]
     schedulers.clear_scheduler("s1")
 
-    archive = ArchiveStore(broker)
-    assert archive.acquire("me", 10)
-    archive.attach("ops2", 1000)
-    entries = archive.read("ops2", "0-0", 10)
-    archive.commit("ops2", entries[-1].stream_id)
-    assert archive.record_gap(Gap("ops2", "0-0", entries[-1].stream_id, 0)) == 1
-    status = inspector.archive_status()
+    export = ExportStore(broker)
+    assert export.acquire("me", 10)
+    export.attach("ops2", 1000)
+    entries = export.read("ops2", "0-0", 10)
+    export.commit("ops2", entries[-1].stream_id)
+    assert export.record_gap(Gap("ops2", "0-0", entries[-1].stream_id, 0)) == 1
+    status = inspector.export_status()
     assert status.holder == "me" and [q.queue for q in status.queues] == ["ops2"]

@@ -25,13 +25,13 @@ local function finish(ctx)
   end
 end
 
--- How the stream is trimmed, read once per script call. Without an archiver: MAXLEN ~ maxlen. With one (its
--- offset hash <events>:archiver exists; keys.py QueueKeys.event_offset builds the same name, and it shares the
--- stream's hash tag and so its slot): MINID ~ at the archiver's committed id, so trimming never removes an event
--- the archiver has not stored yet, plus the hash's hard cap as a safety net against an archiver that stopped.
+-- How the stream is trimmed, read once per script call. Without an exporter: MAXLEN ~ maxlen. With one (its
+-- offset hash <events>:exporter exists; keys.py QueueKeys.event_offset builds the same name, and it shares the
+-- stream's hash tag and so its slot): MINID ~ at the exporter's committed id, so trimming never removes an event
+-- the exporter has not stored yet, plus the hash's hard cap as a safety net against an exporter that stopped.
 local function trimming(ctx)
   if ctx.trim == nil then
-    local offset = redis.call("HMGET", ctx.events .. ":archiver", "committed", "cap")
+    local offset = redis.call("HMGET", ctx.events .. ":exporter", "committed", "cap")
     if offset[1] then
       ctx.trim = {minid = offset[1], cap = tonumber(offset[2]) or 0}
     else
@@ -41,7 +41,7 @@ local function trimming(ctx)
   return ctx.trim
 end
 
--- Append one transition to the queue's capped event stream (read by the live console and the archiver).
+-- Append one transition to the queue's capped event stream (read by the live console and the exporter).
 local function emit(ctx, id, ttype, from, to, err)
   local fields = {"id", id, "type", ttype, "from", from, "to", to, "at", ctx.now}
   if ctx.actor ~= "" then

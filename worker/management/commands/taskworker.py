@@ -135,6 +135,6 @@ class Command(BaseCommand):
             health_port=options["health_port"],
             health_host=options["health_host"],
             spark=SparkSettings.from_django(),
-            archive_dir=conf.archive_dir() if setting("TASKS_ARCHIVER", False) else None,
-            archive_event_cap=int(setting("TASKS_ARCHIVE_EVENT_CAP", 1_000_000)),
+            export_dir=conf.export_dir() if setting("TASKS_EVENT_EXPORT", False) else None,
+            export_event_cap=int(setting("TASKS_EVENT_EXPORT_CAP", 1_000_000)),
         )

@@ -27,7 +27,7 @@ class Command(BaseCommand):
         when = parser.add_mutually_exclusive_group()
         when.add_argument("--date", help="the UTC day to compute (default: today)")
         when.add_argument("--since", help="compute every day from this one through today")
-        parser.add_argument("--events", default=None, help="archived events (default: TASKS_ARCHIVE_DIR)")
+        parser.add_argument("--events", default=None, help="exported events (default: TASKS_EVENT_EXPORT_DIR)")
         parser.add_argument("--rollups", default=None, help="Parquet rollups (default: TASKS_ROLLUP_DIR)")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -46,7 +46,7 @@ class Command(BaseCommand):
         spark = existing or build_session(SparkSettings.from_django())
         try:
             rows = analytics(
-                spark, days, options["events"] or conf.archive_dir(), options["rollups"] or conf.rollup_dir()
+                spark, days, options["events"] or conf.export_dir(), options["rollups"] or conf.rollup_dir()
             )
         finally:
             if existing is None:

@@ -1,8 +1,8 @@
-"""What the event archiver reads and writes in Redis: its lease (one archiver at a time across all workers), the
+"""What the event exporter reads and writes in Redis: its lease (one exporter at a time across all workers), the
 per-queue offset it has committed (which also bounds how far the scripts trim each event stream), the stream
-entries past that offset, and the gaps it found. Only the engine talks to Redis; the archiver goes through this.
+entries past that offset, and the gaps it found. Only the engine talks to Redis; the exporter goes through this.
 
-Ordering that makes a restart lose and double nothing: the archiver reads entries after the committed id,
+Ordering that makes a restart lose and double nothing: the exporter reads entries after the committed id,
 stores them durably (Parquet, deterministic file names), and only then commits the id of the last one. A crash
 between the two re-reads the same entries and overwrites the same files.
 """
@@ -18,7 +18,7 @@ from .clock import to_ms
 from .scripts import script
 from .transitions import Call
 
-#: The offset of a queue whose archiver has not stored anything yet.
+#: The offset of a queue whose exporter has not stored anything yet.
 START = "0-0"
 
 
@@ -38,7 +38,7 @@ class StreamEntry:
 
 @dataclass(frozen=True)
 class Gap:
-    """Events between ``committed`` and ``first_id`` were trimmed before the archiver stored them."""
+    """Events between ``committed`` and ``first_id`` were trimmed before the exporter stored them."""
 
     queue: str
     committed: str
@@ -47,9 +47,9 @@ class Gap:
 
 
 @dataclass
-class QueueArchiveStatus:
+class QueueExportStatus:
     queue: str
-    committed: str | None  # None: no archiver attached, the stream is trimmed by length only
+    committed: str | None  # None: no exporter attached, the stream is trimmed by length only
     cap: int
     length: int
     first_id: str | None
@@ -58,42 +58,42 @@ class QueueArchiveStatus:
 
     @property
     def behind(self) -> bool:
-        """Whether the stream holds events the archiver has not committed yet."""
+        """Whether the stream holds events the exporter has not committed yet."""
         return self.last_id is not None and (
             self.committed is None or parse_stream_id(self.last_id) > parse_stream_id(self.committed)
         )
 
 
 @dataclass
-class ArchiveStatus:
-    holder: str | None  # the archiver that holds the lease now
+class ExportStatus:
+    holder: str | None  # the exporter that holds the lease now
     gaps: int  # gaps detected since the start, over all queues
-    queues: list[QueueArchiveStatus] = field(default_factory=list)
+    queues: list[QueueExportStatus] = field(default_factory=list)
 
 
-class ArchiveStore:
+class ExportStore:
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
         self.keys = broker.keys
 
     def _call(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        return self.broker.command(f"archive.{op}", fn, *args, **kwargs)
+        return self.broker.command(f"export.{op}", fn, *args, **kwargs)
 
     def _run(self, op: str, name: str, keys: list[str], args: list[Any]) -> Any:
-        return self.broker.run(Call(f"archive.{op}", script(name), keys, args))
+        return self.broker.run(Call(f"export.{op}", script(name), keys, args))
 
     # -- the lease ---------------------------------------------------------------------------------------------
 
     def acquire(self, holder: str, ttl: float) -> bool:
-        """Take or extend the archiver lease for ``ttl`` seconds; False while another archiver holds it."""
-        return bool(self._run("acquire", "archiver_lease", [self.keys.archiver_lease], [holder, max(1, to_ms(ttl))]))
+        """Take or extend the exporter lease for ``ttl`` seconds; False while another exporter holds it."""
+        return bool(self._run("acquire", "export_lease", [self.keys.export_lease], [holder, max(1, to_ms(ttl))]))
 
     def release(self, holder: str) -> None:
-        """Give the lease up (only when ``holder`` has it), so another worker's archiver takes over at once."""
-        self._run("release", "archiver_lease", [self.keys.archiver_lease], [holder, 0])
+        """Give the lease up (only when ``holder`` has it), so another worker's exporter takes over at once."""
+        self._run("release", "export_lease", [self.keys.export_lease], [holder, 0])
 
     def holder(self) -> str | None:
-        value = self._call("holder", self.broker.conn.get, self.keys.archiver_lease)
+        value = self._call("holder", self.broker.conn.get, self.keys.export_lease)
         return value.decode() if value else None
 
     # -- offsets -----------------------------------------------------------------------------------------------
@@ -102,13 +102,13 @@ class ArchiveStore:
         return sorted(q.decode() for q in self._call("queues", self.broker.conn.smembers, self.keys.queues))
 
     def attach(self, queue: str, cap: int) -> str:
-        """Start (or keep) archiving ``queue``: its stream is trimmed no further than the committed id from now
+        """Start (or keep) exporting ``queue``: its stream is trimmed no further than the committed id from now
         on, and never beyond ``cap`` entries. Returns the committed id (``START`` for a new one)."""
-        reply = self._run("attach", "archiver_attach", [self.keys.queue(queue).event_offset], [int(cap)])
+        reply = self._run("attach", "export_attach", [self.keys.queue(queue).event_offset], [int(cap)])
         return str(reply.decode() if isinstance(reply, bytes) else reply)
 
     def detach(self, queue: str) -> None:
-        """Stop archiving ``queue``: its stream goes back to plain length trimming."""
+        """Stop exporting ``queue``: its stream goes back to plain length trimming."""
         self._call("detach", self.broker.conn.delete, self.keys.queue(queue).event_offset)
 
     def committed(self, queue: str) -> str | None:
@@ -117,7 +117,7 @@ class ArchiveStore:
 
     def commit(self, queue: str, stream_id: str) -> None:
         """Record that every event up to ``stream_id`` is stored. Never moves an offset back."""
-        self._run("commit", "archiver_commit", [self.keys.queue(queue).event_offset], [stream_id])
+        self._run("commit", "export_commit", [self.keys.queue(queue).event_offset], [stream_id])
 
     # -- reading -----------------------------------------------------------------------------------------------
 
@@ -134,7 +134,7 @@ class ArchiveStore:
 
     def find_gap(self, queue: str, committed: str) -> Gap | None:
         """A gap when the oldest entry still in the stream is newer than the committed one: entries in between
-        were trimmed (by the hard cap, or by hand) before they were stored. None for a queue never archived."""
+        were trimmed (by the hard cap, or by hand) before they were stored. None for a queue never exported."""
         if committed == START:
             return None
         first = self._call("find_gap", self.broker.conn.xrange, self.keys.queue(queue).events, "-", "+", count=1)
@@ -148,20 +148,20 @@ class ArchiveStore:
     def record_gap(self, gap: Gap) -> int:
         """Count a gap and keep it as the queue's last one; returns the number of gaps so far."""
         pipe = self.broker.conn.pipeline(transaction=True)
-        pipe.hincrby(self.keys.archiver_status, "gaps", 1)
+        pipe.hincrby(self.keys.export_status, "gaps", 1)
         pipe.hset(
-            self.keys.archiver_status, f"gap:{gap.queue}", json.dumps([gap.committed, gap.first_id, gap.detected_at_ms])
+            self.keys.export_status, f"gap:{gap.queue}", json.dumps([gap.committed, gap.first_id, gap.detected_at_ms])
         )
         return int(self._call("record_gap", pipe.execute)[0])
 
     # -- status (the inspector and CLI show it) ----------------------------------------------------------------
 
-    def status(self) -> ArchiveStatus:
+    def status(self) -> ExportStatus:
         conn = self.broker.conn
         queues = self.queues()
         pipe = conn.pipeline(transaction=False)
-        pipe.get(self.keys.archiver_lease)
-        pipe.hgetall(self.keys.archiver_status)
+        pipe.get(self.keys.export_lease)
+        pipe.hgetall(self.keys.export_status)
         for queue in queues:
             q = self.keys.queue(queue)
             pipe.hmget(q.event_offset, "committed", "cap")
@@ -170,13 +170,13 @@ class ArchiveStore:
             pipe.xrevrange(q.events, "+", "-", count=1)
         replies = self._call("status", pipe.execute)
         holder, stats = replies[0], {k.decode(): v.decode() for k, v in replies[1].items()}
-        out = ArchiveStatus(holder.decode() if holder else None, int(stats.get("gaps", 0)))
+        out = ExportStatus(holder.decode() if holder else None, int(stats.get("gaps", 0)))
         for i, queue in enumerate(queues):
             (committed, cap), length, first, last = replies[2 + 4 * i : 6 + 4 * i]
             gap = stats.get(f"gap:{queue}")
             last_gap = Gap(queue, *json.loads(gap)) if gap else None
             out.queues.append(
-                QueueArchiveStatus(
+                QueueExportStatus(
                     queue,
                     committed.decode() if committed else None,
                     int(cap or 0),

@@ -1,4 +1,4 @@
-"""The event archiver on a real Redis: Parquet exactly once across a crash and restart, one archiver at a time,
+"""The event exporter on a real Redis: Parquet exactly once across a crash and restart, one exporter at a time,
 trimming that never passes the committed offset, and gaps reported."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from queues.engine import Client, Inspector, Limits
-from queues.engine.archive_store import ArchiveStore, parse_stream_id
 from queues.engine.broker import Broker
+from queues.engine.export_store import ExportStore, parse_stream_id
 from queues.history.events import read_events
-from worker.archiver import Archiver
+from worker.event_exporter import EventExporter
 
 
 @pytest.fixture
@@ -19,19 +19,19 @@ def broker(r, redis_url):
     b.close()
 
 
-def archiver(broker, tmp_path, holder="a1", **kw):
-    return Archiver(broker, str(tmp_path), holder, flush_age=0, **kw)
+def exporter(broker, tmp_path, holder="a1", **kw):
+    return EventExporter(broker, str(tmp_path), holder, flush_age=0, **kw)
 
 
 def stream_ids(r, queue="default"):
     return [sid.decode() for sid, _ in r.xrange(f"tq:{{{queue}}}:events")]
 
 
-def test_archives_every_event_once_across_a_crash_between_write_and_commit(r, redis_url, broker, tmp_path):
+def test_exports_every_event_once_across_a_crash_between_write_and_commit(r, redis_url, broker, tmp_path):
     client = Client(redis_url)
     client.enqueue_many([("email", {"n": i}) for i in range(50)])
     client.enqueue_many([("sms", {"n": i}) for i in range(7)], queue="low")
-    first = archiver(broker, tmp_path, batch=20)
+    first = exporter(broker, tmp_path, batch=20)
 
     calls = []
     real_commit = first.store.commit
@@ -46,30 +46,30 @@ def test_archives_every_event_once_across_a_crash_between_write_and_commit(r, re
     with pytest.raises(RuntimeError):
         first.run_once()
     first.leader = False
-    ArchiveStore(broker).release("a1")
+    ExportStore(broker).release("a1")
     client.enqueue_many([("email", {"n": i}) for i in range(50, 60)])
 
-    second = archiver(broker, tmp_path, holder="a2", batch=20)
+    second = exporter(broker, tmp_path, holder="a2", batch=20)
     second.run_once()
     table = read_events(tmp_path)
     # Stream ids are unique within one stream only: two queues can hold the same id.
-    archived = list(zip(table.column("queue").to_pylist(), table.column("stream_id").to_pylist(), strict=True))
-    assert len(archived) == len(set(archived)), "an event was archived twice"
+    exported = list(zip(table.column("queue").to_pylist(), table.column("stream_id").to_pylist(), strict=True))
+    assert len(exported) == len(set(exported)), "an event was exported twice"
     expected = {("default", i) for i in stream_ids(r)} | {("low", i) for i in stream_ids(r, "low")}
-    assert set(archived) == expected and len(expected) == 67
-    assert ArchiveStore(broker).committed("default") == stream_ids(r)[-1]
+    assert set(exported) == expected and len(expected) == 67
+    assert ExportStore(broker).committed("default") == stream_ids(r)[-1]
     rows = table.to_pylist()
     assert {row["to_state"] for row in rows} == {"pending"} and {row["queue"] for row in rows} == {"default", "low"}
     client.close()
 
 
-def test_one_archiver_at_a_time(r, redis_url, broker, tmp_path):
+def test_one_exporter_at_a_time(r, redis_url, broker, tmp_path):
     Client(redis_url).enqueue("email", {})
-    leader, other = archiver(broker, tmp_path / "a", "a1"), archiver(broker, tmp_path / "b", "a2")
+    leader, other = exporter(broker, tmp_path / "a", "a1"), exporter(broker, tmp_path / "b", "a2")
     leader.run_once()
     other.run_once()
     assert leader.leader and not other.leader
-    assert leader.archived == 1 and other.archived == 0
+    assert leader.exported == 1 and other.exported == 0
     leader.stop()  # releases the lease: the other takes over at its next round
     other.run_once()
     assert other.leader
@@ -79,9 +79,9 @@ def test_trimming_never_passes_the_committed_offset(r, redis_url, broker):
     limits = Limits(event_maxlen=100)
     client = Client(redis_url, limits=limits)
     client.enqueue_many([("email", {"n": i}) for i in range(1000)])
-    assert r.xlen("tq:{default}:events") < 400  # no archiver: trimmed to about maxlen
+    assert r.xlen("tq:{default}:events") < 400  # no exporter: trimmed to about maxlen
 
-    store = ArchiveStore(broker)
+    store = ExportStore(broker)
     committed = stream_ids(r)[-1]
     store.attach("default", 100_000)
     store.commit("default", committed)
@@ -95,14 +95,14 @@ def test_trimming_never_passes_the_committed_offset(r, redis_url, broker):
 def test_hard_cap_still_bounds_the_stream_and_the_gap_is_reported(r, redis_url, broker, tmp_path):
     client = Client(redis_url)
     client.enqueue_many([("email", {"n": i}) for i in range(10)])
-    first = archiver(broker, tmp_path, event_cap=300)
+    first = exporter(broker, tmp_path, event_cap=300)
     first.run_once()
     first.store.attach("default", 300)
-    client.enqueue_many([("email", {"n": i}) for i in range(2000)])  # the archiver is not keeping up
+    client.enqueue_many([("email", {"n": i}) for i in range(2000)])  # the exporter is not keeping up
     assert r.xlen("tq:{default}:events") < 500
     first.run_once()
     assert first.gaps == 1
-    status = Inspector(redis_url).archive_status()
+    status = Inspector(redis_url).export_status()
     assert status.gaps == 1 and status.holder == "a1"
     (queue,) = status.queues
     assert queue.last_gap is not None and queue.committed == stream_ids(r)[-1] and not queue.behind

@@ -1,6 +1,6 @@
-"""Producer operations written once, as generators that yield I/O requests, and driven by the blocking client
-or the asyncio client. A request is a transition ``Call`` or a plain Redis ``Command``; the driver sends back
-the reply, or throws the error into the generator.
+"""Sans-I/O operations: producer operations written once, as generators that yield I/O requests, and the
+drivers that run them on the blocking client or the asyncio client. A request is a transition ``Call`` or a plain
+Redis ``Command``; the driver sends back the reply, or throws the error into the generator.
 """
 
 from __future__ import annotations

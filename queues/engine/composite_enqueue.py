@@ -1,4 +1,4 @@
-"""The producer side of groups and dependencies, as flows (see ``flows``) that the blocking and asyncio clients
+"""The producer side of groups and dependencies, as flows (see ``sans_io``) that the blocking and asyncio clients
 drive: ``enqueue(..., group=...)``, ``enqueue(..., after=[...])`` and ``submit(workflow)``. Nothing here does I/O.
 """
 
@@ -12,8 +12,8 @@ from . import validation as check
 from .aggregation import enqueue_group, group_name
 from .clock import to_ms
 from .errors import EngineError, TaskIdConflictError, ValidationError
-from .flows import Command, Flow
 from .message import TaskInfo
+from .sans_io import Command, Flow
 from .transitions import Transitions
 from .workflows import (
     DEFAULT_KEEP,
@@ -34,7 +34,7 @@ from .workflows import (
 OP = "client.enqueue"
 
 
-def enqueue_special_flow(
+def enqueue_composite_flow(
     t: Transitions,
     now: float,
     task_type: Any,
@@ -113,4 +113,4 @@ def submit_workflow_flow(
     return info
 
 
-__all__ = ["enqueue_special_flow", "submit_workflow_flow", "TaskInfo"]
+__all__ = ["enqueue_composite_flow", "submit_workflow_flow", "TaskInfo"]

@@ -91,9 +91,9 @@ def _ttr(ttr: Any, op: str) -> float:
     return value
 
 
-class Consumer:
-    """``Consumer(redis_url)``; ``actor`` names the consumer in the events of its transitions. ``skew`` is how long
-    past its expiry a lease is left alone before it is recovered (clock differences between machines)."""
+class RemoteConsumer:
+    """``RemoteConsumer(redis_url)``; ``actor`` names the consumer in the events of its transitions. ``skew`` is how
+    long past its expiry a lease is left alone before it is recovered (clock differences between machines)."""
 
     def __init__(
         self,
@@ -412,4 +412,4 @@ class Consumer:
         self.broker.close()
 
 
-__all__ = ["Consumer", "Delivery", "Failure"]
+__all__ = ["RemoteConsumer", "Delivery", "Failure"]

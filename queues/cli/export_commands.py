@@ -1,6 +1,6 @@
-"""``tasks archive status``: the event archiver's lease holder, and per queue how far it has archived the event
+"""``tasks export status``: the event exporter's lease holder, and per queue how far it has exported the event
 stream (committed offset against the stream's ends) and the last gap it detected (events trimmed before it
-stored them). The same figures as ``Inspector.archive_status`` and the console's History page."""
+stored them). The same figures as ``Inspector.export_status`` and the console's History page."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from .parser import command, group
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
-    archive = group(sub, "archive", "Inspect the event archiver (task history to Parquet).")
-    command(archive, "status", status, "Show the archiver's lease holder, each queue's archived offset and gaps.")
+    export = group(sub, "export", "Inspect the event exporter (task history to Parquet).")
+    command(export, "status", status, "Show the exporter's lease holder, each queue's exported offset and gaps.")
 
 
 def status(args: argparse.Namespace, ctx: Context) -> out.Output:
-    report = ctx.inspector.archive_status()
+    report = ctx.inspector.export_status()
     rows = [
         [
             q.queue,
@@ -32,8 +32,8 @@ def status(args: argparse.Namespace, ctx: Context) -> out.Output:
         ]
         for q in report.queues
     ]
-    holder = report.holder or "none (no worker runs the archiver, or its lease lapsed)"
-    text = f"Archiver: {holder}\nGaps detected: {report.gaps}"
+    holder = report.holder or "none (no worker runs the exporter, or its lease lapsed)"
+    text = f"Exporter: {holder}\nGaps detected: {report.gaps}"
     if rows:
         text += "\n\n" + out.table(
             ["QUEUE", "COMMITTED", "LAST EVENT", "LENGTH", "CAP", "BEHIND", "LAST GAP AT"], rows, numeric=[3, 4]

@@ -1,5 +1,5 @@
-"""Table tests of the archiver's scripts (lease, attach, commit) and of how every transition trims the event
-stream once an archiver is attached (MINID at its committed offset instead of MAXLEN)."""
+"""Table tests of the exporter's scripts (lease, attach, commit) and of how every transition trims the event
+stream once an exporter is attached (MINID at its committed offset instead of MAXLEN)."""
 
 from __future__ import annotations
 
@@ -11,19 +11,19 @@ from .dbstate import DAY, NOW_MS, Case, Hash, Q, Stream, Volatile, ZSet, cases, 
 
 KEYS = Keys()
 OFFSET = Q.event_offset
-LEASE_KEY = KEYS.archiver_lease
+LEASE_KEY = KEYS.export_lease
 
 
 def lease(holder: str, ttl_ms: int):
-    return lambda t: Call("archive.acquire", script("archiver_lease"), [LEASE_KEY], [holder, ttl_ms])
+    return lambda t: Call("export.acquire", script("export_lease"), [LEASE_KEY], [holder, ttl_ms])
 
 
 def attach(cap: int):
-    return lambda t: Call("archive.attach", script("archiver_attach"), [OFFSET], [cap])
+    return lambda t: Call("export.attach", script("export_attach"), [OFFSET], [cap])
 
 
 def commit(stream_id: str):
-    return lambda t: Call("archive.commit", script("archiver_commit"), [OFFSET], [stream_id])
+    return lambda t: Call("export.commit", script("export_commit"), [OFFSET], [stream_id])
 
 
 @cases(
@@ -39,7 +39,7 @@ def commit(stream_id: str):
     Case("the holder releases it", {LEASE_KEY: Volatile("a1")}, lease("a1", 0), returns=1, after={}),
     Case("others cannot release it", {LEASE_KEY: Volatile("a1")}, lease("a2", 0), returns=0),
 )
-def test_archiver_lease(r, redis_url, case):
+def test_export_lease(r, redis_url, case):
     run_case(r, redis_url, case)
 
 
@@ -59,7 +59,7 @@ def test_archiver_lease(r, redis_url, case):
         after={OFFSET: Hash({"committed": "5-1", "cap": "1000"})},
     ),
 )
-def test_archiver_attach(r, redis_url, case):
+def test_export_attach(r, redis_url, case):
     run_case(r, redis_url, case)
 
 
@@ -83,7 +83,7 @@ def test_archiver_attach(r, redis_url, case):
         raises=FailedPreconditionError,
         detail="offset 9-5 is behind 10-0",
     ),
-    Case("not attached", {}, commit("1-0"), raises=FailedPreconditionError, detail="no archiver attached"),
+    Case("not attached", {}, commit("1-0"), raises=FailedPreconditionError, detail="no exporter attached"),
     Case(
         "malformed id",
         {OFFSET: Hash({"committed": "0-0", "cap": "9"})},
@@ -92,7 +92,7 @@ def test_archiver_attach(r, redis_url, case):
         detail="malformed stream id x",
     ),
 )
-def test_archiver_commit(r, redis_url, case):
+def test_export_commit(r, redis_url, case):
     run_case(r, redis_url, case)
 
 
@@ -127,5 +127,5 @@ DONE = {
         },
     ),
 )
-def test_transitions_with_an_archiver_attached(r, redis_url, case):
+def test_transitions_with_an_export_attached(r, redis_url, case):
     run_case(r, redis_url, case)

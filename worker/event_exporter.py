@@ -1,14 +1,14 @@
-"""The event archiver: copies every queue's event stream to Parquet files partitioned by UTC date, for the
+"""The event exporter: copies every queue's event stream to Parquet files partitioned by UTC date, for the
 analytics pipeline (``manage.py task_analytics``).
 
-One archiver runs at a time across all workers: each round it takes or extends a lease in Redis, and a worker
+One exporter runs at a time across all workers: each round it takes or extends a lease in Redis, and a worker
 that does not hold it does nothing. Per queue it attaches to the stream (from then on the scripts trim it by MINID
 at the committed offset, never past what is stored, with a hard length cap as a safety net), reads the events
 after its committed offset, writes them (``queues.history.events.write_batch``: synced, renamed, deterministic
 names) and only then commits the offset of the last one. A restart therefore re-reads exactly the uncommitted
 events and rewrites the same files: nothing lost, nothing doubled. If the oldest event left in a stream is newer
 than the committed offset (the hard cap trimmed, or someone deleted entries), the gap is logged, counted in Redis
-and shown by ``Inspector.archive_status()``.
+and shown by ``Inspector.export_status()``.
 """
 
 from __future__ import annotations
@@ -17,17 +17,17 @@ import logging
 import time
 from collections.abc import Callable
 
-from queues.engine.archive_store import ArchiveStore, StreamEntry, parse_stream_id
 from queues.engine.broker import Broker
+from queues.engine.export_store import ExportStore, StreamEntry, parse_stream_id
 from queues.history.events import write_batch
 
 from .component import Component
 
-log = logging.getLogger("worker.archiver")
+log = logging.getLogger("worker.event_exporter")
 
 
-class Archiver(Component):
-    name = "archiver"
+class EventExporter(Component):
+    name = "event_exporter"
 
     def __init__(
         self,
@@ -43,7 +43,7 @@ class Archiver(Component):
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__(interval)
-        self.store = ArchiveStore(broker)
+        self.store = ExportStore(broker)
         self.directory = directory
         self.holder = holder
         self.batch = batch
@@ -52,8 +52,8 @@ class Archiver(Component):
         self.lease = lease
         self.wall_clock = wall_clock
         self.leader = False
-        self.attached: dict[str, str] = {}  # queue -> committed offset, while this archiver leads
-        self.archived = 0  # events written by this archiver
+        self.attached: dict[str, str] = {}  # queue -> committed offset, while this exporter leads
+        self.exported = 0  # events written by this exporter
         self.gaps = 0
 
     def run_once(self) -> None:
@@ -62,18 +62,18 @@ class Archiver(Component):
         for queue in self.store.queues():
             if self.stopping or not self._hold_lease():
                 return
-            self.archive_queue(queue)
+            self.export_queue(queue)
 
     def _hold_lease(self) -> bool:
         leader = self.store.acquire(self.holder, self.lease)
         if leader != self.leader:
-            log.info("archiver %s: %s", self.holder, "took the lease" if leader else "lost the lease")
-            self.attached.clear()  # another archiver may have moved the offsets meanwhile
+            log.info("exporter %s: %s", self.holder, "took the lease" if leader else "lost the lease")
+            self.attached.clear()  # another exporter may have moved the offsets meanwhile
         self.leader = leader
         return leader
 
-    def archive_queue(self, queue: str) -> int:
-        """Archive what is due of one queue; returns how many events were stored."""
+    def export_queue(self, queue: str) -> int:
+        """Export what is due of one queue; returns how many events were stored."""
         committed = self.attached.get(queue)
         if committed is None:
             committed = self.store.attach(queue, self.event_cap)
@@ -82,8 +82,8 @@ class Archiver(Component):
             self.gaps += 1
             total = self.store.record_gap(gap)
             log.warning(
-                "archiver: gap in queue %r: events after %s up to %s were trimmed before they were "
-                "archived (%d gap(s) so far)",
+                "exporter: gap in queue %r: events after %s up to %s were trimmed before they were "
+                "exported (%d gap(s) so far)",
                 queue,
                 gap.committed,
                 gap.first_id,
@@ -102,7 +102,7 @@ class Archiver(Component):
             if len(entries) < self.batch or not self._hold_lease():
                 break
         self.attached[queue] = committed
-        self.archived += stored
+        self.exported += stored
         return stored
 
     def _due(self, entries: list[StreamEntry]) -> bool:
@@ -115,5 +115,5 @@ class Archiver(Component):
             try:
                 self.store.release(self.holder)
             except Exception as exc:  # Redis away: the lease runs out by itself
-                log.warning("archiver: could not release the lease: %s", exc)
+                log.warning("exporter: could not release the lease: %s", exc)
             self.leader = False
