@@ -13,6 +13,9 @@ shutdown=${shutdown%.*}
 [[ $shutdown =~ ^[0-9]+$ ]] || shutdown=8
 grace=$(( shutdown + 4 ))
 
+# The demo app (demo/: its handlers and the traffic generator) rides on the console's settings.
+export DJANGO_SETTINGS_MODULE=demo.settings
+
 pids=()
 
 stop_children() {
@@ -41,7 +44,7 @@ trap stop_children EXIT
 daphne_pid=$!
 pids+=("$daphne_pid")
 
-"$python" manage.py taskworker --queues critical=6,default=3,low=1 --import worker.demo_tasks &
+"$python" manage.py taskworker --queues critical=6,default=3,low=1 --import demo.tasks &
 worker_pid=$!
 pids+=("$worker_pid")
 

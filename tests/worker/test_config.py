@@ -80,7 +80,7 @@ def test_discovery_imports_tasks_modules_of_apps_and_named_modules():
     from tests.worker.fixture_app.tasks import discovered
 
     assert "fixture:discovered" in discovered
-    assert import_modules(["worker.demo_tasks"]) == ["worker.demo_tasks"]
+    assert import_modules(["demo.tasks"]) == ["demo.tasks"]
     with pytest.raises(ImportError):
         import_modules(["no.such.module"])
 

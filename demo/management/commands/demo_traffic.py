@@ -1,4 +1,4 @@
-"""``python manage.py demo_traffic``: enqueue a steady trickle of demo tasks (see worker/demo_tasks.py)."""
+"""``python manage.py demo_traffic``: enqueue a steady trickle of demo tasks (handled by ``demo.tasks``)."""
 
 from __future__ import annotations
 
