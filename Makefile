@@ -16,7 +16,7 @@ venv: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -e '.[test]'
+	$(BIN)/python -m pip install -e '.[test,dev]'
 	touch $@
 
 redis:
@@ -42,9 +42,15 @@ test: venv
 	bash scripts/ensure-promtool.sh
 	TEST_REDIS_URL='$(TEST_REDIS_URL)' REDIS_URL='$(TEST_REDIS_URL)' $(BIN)/python -m pytest $(PYTEST_ARGS)
 
-lint:
-	@if command -v ruff >/dev/null 2>&1 || test -x $(BIN)/ruff; then \
-		PATH="$(BIN):$$PATH" ruff check . && PATH="$(BIN):$$PATH" ruff format --check .; \
-	else \
-		echo "ruff is not installed: $(BIN)/python -m pip install -e '.[dev]'"; \
-	fi
+# ruff (lint and format), mypy (strict for the engine) and import-linter (layers, no cycles), as CI runs them.
+# A missing tool fails the target with the command that installs it, rather than skipping the check.
+LINT_TOOLS := ruff mypy lint-imports
+
+lint: venv
+	@for tool in $(LINT_TOOLS); do \
+		test -x $(BIN)/$$tool || { echo "make lint: $$tool is not installed; run: $(BIN)/python -m pip install -e '.[dev]'" >&2; exit 1; }; \
+	done
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
@@ -32,20 +33,20 @@ def read_only() -> bool:
     return bool(getattr(settings, "TASKS_CONSOLE_READ_ONLY", False))
 
 
-def can_view(user) -> bool:
-    return user.is_authenticated and (user.has_perm(VIEW_PERMISSION) or user.has_perm(OPERATE_PERMISSION))
+def can_view(user: Any) -> bool:
+    return bool(user.is_authenticated) and (user.has_perm(VIEW_PERMISSION) or user.has_perm(OPERATE_PERMISSION))
 
 
-def can_operate(user) -> bool:
+def can_operate(user: Any) -> bool:
     """Whether the user may act right now: the permission, and the console not in read-only mode."""
-    return user.is_authenticated and not read_only() and user.has_perm(OPERATE_PERMISSION)
+    return bool(user.is_authenticated and not read_only() and user.has_perm(OPERATE_PERMISSION))
 
 
 def viewer_page(view: View) -> View:
     """A read-only page: GET/HEAD only, login, the view permission; engine errors become error pages."""
 
     @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not can_view(request.user):
             return error_page(
                 request,
@@ -56,14 +57,14 @@ def viewer_page(view: View) -> View:
             )
         return view(request, *args, **kwargs)
 
-    return require_safe(login_required(engine_errors(wrapper)))
+    return cast(View, require_safe(login_required(engine_errors(wrapper))))
 
 
 def operator_action(view: View) -> View:
     """A mutating action: POST only (CSRF-checked), login, the operate permission, not in read-only mode."""
 
     @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if read_only():
             return error_page(
                 request,
@@ -81,16 +82,16 @@ def operator_action(view: View) -> View:
             )
         return view(request, *args, **kwargs)
 
-    return require_POST(login_required(engine_errors(wrapper)))
+    return cast(View, require_POST(login_required(engine_errors(wrapper))))
 
 
 def user_form(view: View) -> View:
     """A page that edits the user's own preferences: login and the view permission, GET shows, POST saves."""
 
     @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not can_view(request.user):
             return error_page(request, 403, "Permission denied", "Your account may not view the console.")
         return view(request, *args, **kwargs)
 
-    return require_http_methods(["GET", "HEAD", "POST"])(login_required(wrapper))
+    return cast(View, require_http_methods(["GET", "HEAD", "POST"])(login_required(wrapper)))

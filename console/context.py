@@ -13,7 +13,7 @@ def preference(request: HttpRequest) -> ConsolePreference:
     cached = getattr(request, "_console_preference", None)
     if cached is None:
         cached = ConsolePreference.for_user(request.user)
-        request._console_preference = cached  # type: ignore[attr-defined]
+        request._console_preference = cached
     return cached
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from functools import wraps
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -68,7 +68,7 @@ def engine_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     refused input."""
 
     @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         # Imported per call, not at module level, so the URLconf (admin, login) loads even if the engine cannot.
         from queues.engine import (
             LayoutVersionError,

@@ -6,6 +6,8 @@ are valid but out of range (a page past the end) are clamped by the views.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.core.exceptions import ValidationError
 
@@ -104,8 +106,8 @@ class StateBulkForm(forms.Form):
     action = forms.ChoiceField(choices=[(a, a) for a in STATE_ACTIONS])
     state = forms.ChoiceField(choices=[(s, s) for s in STATES])
 
-    def clean(self) -> dict:
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        data: dict[str, Any] = super().clean()
         action, state = data.get("action"), data.get("state")
         if action and state and state not in STATE_ACTIONS[action]:
             raise ValidationError(f"{action} does not apply to {state} tasks")

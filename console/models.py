@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
@@ -28,7 +30,7 @@ class ConsolePreference(models.Model):
         return f"{self.user} ({self.rows_per_page} rows, {self.theme} theme)"
 
     @classmethod
-    def for_user(cls, user) -> ConsolePreference:
+    def for_user(cls, user: Any) -> ConsolePreference:
         """The saved preferences, or unsaved defaults for a user who never changed them (GET never writes)."""
         if not getattr(user, "is_authenticated", False):
             return cls()

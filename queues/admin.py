@@ -27,7 +27,7 @@ from .task_admin import TaskBrowser, can_operate, can_view
 
 
 def tasks_url(queue: str, state: str = "pending") -> str:
-    return reverse("admin:queues_tasks_changelist") + "?" + urlencode({"queue": queue, "state": state})
+    return f"{reverse('admin:queues_tasks_changelist')}?{urlencode({'queue': queue, 'state': state})}"
 
 
 def inspector_for(request: HttpRequest) -> Any:
@@ -100,7 +100,7 @@ class QueueDefinitionAdmin(AuditedAdmin):
 
     @admin.display(description="tasks")
     def tasks(self, obj: QueueDefinition) -> str:
-        return format_html('<a href="{}">tasks</a>', tasks_url(obj.name))
+        return str(format_html('<a href="{}">tasks</a>', tasks_url(obj.name)))
 
     def has_operate_permission(self, request: HttpRequest) -> bool:
         return can_operate(request.user)

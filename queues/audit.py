@@ -15,7 +15,7 @@ def record_action(
     """Record that ``user`` (a User, AnonymousUser or None) did ``action`` on ``queue`` and ``task_ids``.
     ``username`` names an actor that is no Django user (the CLI's ``cli:<login>``)."""
     authenticated = user is not None and getattr(user, "is_authenticated", False)
-    return AuditLog.objects.create(
+    entry: AuditLog = AuditLog.objects.create(
         user=user if authenticated else None,
         username=user.get_username() if authenticated else username[:150],
         action=action[:64],
@@ -23,3 +23,4 @@ def record_action(
         task_ids=[str(task_id) for task_id in task_ids or []],
         detail=detail[:MAX_DETAIL],
     )
+    return entry

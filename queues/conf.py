@@ -15,11 +15,11 @@ def setting(name: str, default: Any = None) -> Any:
 
 
 def redis_url() -> str:
-    return setting("REDIS_URL", DEFAULT_REDIS_URL)
+    return str(setting("REDIS_URL", DEFAULT_REDIS_URL))
 
 
 def key_prefix() -> str:
-    return setting("TASKS_KEY_PREFIX", DEFAULT_PREFIX)
+    return str(setting("TASKS_KEY_PREFIX", DEFAULT_PREFIX))
 
 
 def eager() -> bool:

@@ -15,6 +15,7 @@ from django.db import models
 
 from .engine import ValidationError as EngineValidationError
 from .engine import validation as check
+from .token_scopes import allows, clean_scopes
 
 MAX_SECONDS = int(check.MAX_DURATION)
 
@@ -97,7 +98,7 @@ class QueueDefinition(models.Model):
         ordering = ["rank", "-weight", "name"]
 
     def __str__(self) -> str:
-        return self.name
+        return str(self.name)
 
 
 class UniquePolicy(models.Model):
@@ -235,13 +236,9 @@ class ApiToken(models.Model):
         return f"{self.name} ({self.prefix}…)"
 
     def clean(self) -> None:
-        from .api.scopes import clean_scopes
-
         self.queues, self.namespaces = clean_scopes(self.queues, self.namespaces)
 
     def allows(self, queue: str) -> bool:
-        from .api.scopes import allows
-
         return allows(self.queues, self.namespaces, queue)
 
 

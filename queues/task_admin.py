@@ -159,7 +159,7 @@ class TaskBrowser:
 
     def _url(self, queue: str, state: str, page: int) -> str:
         params = {"state": state, "page": page} | ({"queue": queue} if queue else {})
-        return self.request.path + "?" + urlencode(params)
+        return f"{self.request.path}?{urlencode(params)}"
 
     # -- acting ------------------------------------------------------------------------------------------------
 

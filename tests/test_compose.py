@@ -196,7 +196,7 @@ def test_worker_healthcheck_probes_its_health_port():
 
 def test_tasks_health_named_in_the_compose_file_parses():
     # The compose file offers `tasks health` where the port cannot be reached; it must stay a valid command line.
-    from queues.cli.parser import build_parser
+    from queues.cli.main import build_parser
 
     (line,) = [line for line in (REPO / "docker-compose.yml").read_text().splitlines() if "tasks health" in line]
     argv = shlex.split(line[line.index("`") + 1 : line.rindex("`")])

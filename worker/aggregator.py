@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from queues.engine import EngineError
 from queues.engine.aggregation import AggregatorRegistry, GroupSettings, GroupStore
@@ -31,7 +32,7 @@ def queue_group_settings(defaults: GroupSettings, policies: PolicySet, queue: st
     spec = policies.queues.get(queue)
     if spec is None:
         return defaults
-    own = {
+    own: dict[str, Any] = {
         name: value
         for name, value in (
             ("grace", spec.group_grace),

@@ -41,7 +41,7 @@ class WorkerHealth:
         stopped = sorted(name for name, alive in self.loops.items() if not alive())
         beat = self.last_beat()
         age = None if beat is None else max(0.0, self.now() - beat)
-        checks = {
+        checks: dict[str, dict[str, Any]] = {
             "loops": {"ok": not stopped, "stopped": stopped},
             "heartbeat": {
                 "ok": age is not None and age <= self.max_age,

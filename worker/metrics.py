@@ -117,4 +117,4 @@ class SettledFilesCollector:
                     settled.append(name)
             except FileNotFoundError:  # a live gauge's file removed when its process ended
                 continue
-        return multiprocess.MultiProcessCollector.merge(settled, accumulate=True)
+        return multiprocess.MultiProcessCollector.merge(settled, accumulate=True)  # type: ignore[no-untyped-call]

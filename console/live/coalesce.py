@@ -9,6 +9,7 @@ Counts are not derived from events: the hub reads them fresh when it sends, so a
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,7 +63,7 @@ class Coalescer:
     def __init__(self) -> None:
         self.window = Window()
 
-    def add(self, events: list[StreamEvent], watched_tasks: set[tuple[str, str]] | frozenset = frozenset()) -> None:
+    def add(self, events: list[StreamEvent], watched_tasks: AbstractSet[tuple[str, str]] = frozenset()) -> None:
         for event in events:
             self.window.queues.setdefault(event.queue, QueueWindow()).add(event)
             key = (event.queue, event.task_id)

@@ -116,11 +116,18 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
         if scope == "dashboard":
             # The dashboard shows counts only, and counts read now are exact: no need to replay events.
             queues = await streams.queues()
-            counts = await streams.counts(queues)
+            all_counts = await streams.counts(queues)
             now = await streams.cursor(queues)
             self.seen.update(now)
             await self.send_json(
-                {"kind": "update", "scope": "dashboard", "queues": counts, "cursor": now, "events": 0, "replay": True}
+                {
+                    "kind": "update",
+                    "scope": "dashboard",
+                    "queues": all_counts,
+                    "cursor": now,
+                    "events": 0,
+                    "replay": True,
+                }
             )
             # Then the rest of the page as it is now (chart, latency, memory, queues that appeared or went).
             await self.send_json(await self.hub.dashboard_snapshot())

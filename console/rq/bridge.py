@@ -217,8 +217,7 @@ def rq_queue_summaries() -> list[RQQueueSummary]:
     summaries = []
     with _queues(names, op) as queues:
         for queue in queues:
-            counts = {name: _count(queue, name) for name in REGISTRIES}
-            summaries.append(RQQueueSummary(name=queue.name, **counts))
+            summaries.append(_summary(queue))
     return summaries
 
 
@@ -231,7 +230,7 @@ def rq_queue_summary(queue_name: str) -> RQQueueSummary:
     op = "rq.queue_summary"
     _check_queue(queue_name, op)
     with _queues([queue_name], op) as (queue,):
-        return RQQueueSummary(name=queue.name, **{name: _count(queue, name) for name in REGISTRIES})
+        return _summary(queue)
 
 
 def rq_jobs(queue_name: str, registry: str, page: int = 1, size: int = DEFAULT_PAGE_SIZE) -> RQJobPage:
@@ -375,6 +374,11 @@ def _registry(queue: Queue, name: str) -> BaseRegistry:
         "failed": queue.failed_job_registry,
     }
     return registries[name]
+
+
+def _summary(queue: Queue) -> RQQueueSummary:
+    counts = {name: _count(queue, name) for name in REGISTRIES}
+    return RQQueueSummary(name=queue.name, **counts)  # type: ignore[arg-type]  # every field of REGISTRIES is an int
 
 
 def _count(queue: Queue, registry: str) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
+from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -25,7 +26,7 @@ def rq_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """Map the bridge's named errors to pages: unknown queue or job 404, bad input 400, wrong job state 409."""
 
     @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         try:
             return view(request, *args, **kwargs)
         except (bridge.UnknownQueueError, bridge.JobNotFoundError) as exc:

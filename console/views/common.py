@@ -1,6 +1,10 @@
-"""Helpers shared by the page views: the engine handles, the user's preferences, safe redirects."""
+"""Helpers shared by the page views: the engine handles, the user's preferences, safe redirects, and the stream
+position a page that goes live was rendered at."""
 
 from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
 
 from django.http import HttpRequest
 from django.urls import reverse
@@ -8,21 +12,34 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from ..context import preference
 
-__all__ = ["acting_inspector", "inspector", "preference", "queue_url", "safe_next"]
+if TYPE_CHECKING:  # imported per call below, so the URLconf loads even when the engine cannot
+    from queues.engine import Inspector
+
+__all__ = ["acting_inspector", "inspector", "page_cursor", "preference", "queue_url", "safe_next"]
 
 
-def inspector():
+def inspector() -> Inspector:
     """The inspector for reads. Looked up on ``queues.conf`` per call so tests and settings changes apply."""
     from queues import conf
 
     return conf.get_inspector()
 
 
-def acting_inspector(request: HttpRequest):
+def acting_inspector(request: HttpRequest) -> Inspector:
     """The inspector for an operator action: its events name the console user who took it."""
     from queues import conf
 
     return conf.get_inspector(f"console:{request.user.get_username()}")
+
+
+def page_cursor(inspector: Inspector, queues: list[str]) -> str:
+    """The last event id of each queue's stream, as JSON for ``data-live-cursor``. Read *before* the page reads
+    its figures: the socket replays from here, so a transition between the two reads shows up (twice at worst:
+    updates are idempotent) instead of being lost."""
+    from queues.engine.events import EventStreams
+
+    streams = EventStreams(conn=inspector.conn, prefix=inspector.keys.prefix)
+    return json.dumps(streams.cursor(queues))
 
 
 def queue_url(queue: str, **params: object) -> str:

@@ -71,7 +71,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         return bad_request(request, first_error(query))
     days = query.cleaned_data["days"]
     insp = inspector()
-    infos, totals = [], {}
+    infos: list[Any] = []
+    totals: dict[str, tuple[int, int]] = {}
     names = insp.queues()
     for info in insp.queue_infos(names):  # three round trips, however many queues
         try:

@@ -12,9 +12,8 @@ from django.urls import reverse
 from ..access import viewer_page
 from ..errors import bad_request
 from ..forms import STATE_ACTIONS, STATES, TASK_ACTIONS, TaskListQuery, first_error
-from ..live.pages import page_cursor
 from ..rendering import preview
-from .common import inspector, preference, queue_url
+from .common import inspector, page_cursor, preference, queue_url
 
 
 @viewer_page

@@ -10,9 +10,8 @@ from django.shortcuts import render
 from ..access import viewer_page
 from ..errors import bad_request, error_page
 from ..forms import TASK_ACTIONS, TaskDetailQuery, first_error
-from ..live.pages import page_cursor
 from ..rendering import render_bytes
-from .common import inspector
+from .common import inspector, page_cursor
 
 
 @viewer_page

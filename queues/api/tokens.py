@@ -54,7 +54,7 @@ def authenticate(header: str | None) -> ApiToken | None:
     if scheme.lower() != "bearer" or not secret.startswith(TOKEN_PREFIX) or len(secret) > MAX_TOKEN_LENGTH:
         return None
     # Looked up by the hash of the presented secret: nothing secret is compared byte by byte.
-    token = ApiToken.objects.filter(secret_hash=digest(secret), revoked_at__isnull=True).first()
+    token: ApiToken | None = ApiToken.objects.filter(secret_hash=digest(secret), revoked_at__isnull=True).first()
     if token is not None:
         touch(token)
     return token
@@ -68,7 +68,7 @@ def touch(token: ApiToken) -> None:
 
 
 def revoke(name: str) -> ApiToken | None:
-    token = ApiToken.objects.filter(name=name).first()
+    token: ApiToken | None = ApiToken.objects.filter(name=name).first()
     if token is not None and token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])

@@ -138,7 +138,7 @@ def task_url(queue: str, task_id: str) -> str:
     def esc(value: str) -> str:
         return value.replace("~", "~7E").replace("/", "~2F")
 
-    return reverse("api:task", kwargs={"queue": esc(queue), "task_id": esc(task_id)})
+    return str(reverse("api:task", kwargs={"queue": esc(queue), "task_id": esc(task_id)}))
 
 
 # -- input -------------------------------------------------------------------------------------------------
@@ -299,7 +299,7 @@ async def consume(request: HttpRequest) -> HttpResponse:
     return await loop.run_in_executor(waiters(), lambda: guarded(_consume, request, token, queues, ttr, count, timeout))
 
 
-consume.api_methods = ("POST",)  # type: ignore[attr-defined]
+consume.api_methods = ("POST",)
 
 
 LEASE_FIELDS = frozenset({"lease"})
@@ -408,7 +408,7 @@ def openapi(request: HttpRequest) -> HttpResponse:
     return JsonResponse(document())
 
 
-openapi.api_methods = ("GET",)  # type: ignore[attr-defined]
+openapi.api_methods = ("GET",)
 
 
 @csrf_exempt

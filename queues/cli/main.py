@@ -13,7 +13,7 @@ import argparse
 import os
 import sys
 from contextlib import redirect_stderr, redirect_stdout
-from typing import IO
+from typing import IO, TypeGuard
 
 import redis
 
@@ -30,9 +30,21 @@ from queues.engine import (
     ValidationError,
 )
 
+from . import (
+    cron_commands,
+    export_commands,
+    group_commands,
+    health_commands,
+    layout_commands,
+    queue_commands,
+    server_commands,
+    stats_commands,
+    task_commands,
+    token_commands,
+)
 from . import output as out
 from .context import Context
-from .parser import UsageError, build_parser
+from .parser import PROG, Parser, UsageError, json_flag, subcommands
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -47,6 +59,25 @@ VERBS = {
     "runall": "run all",
     "archiveall": "archive all",
 }
+
+
+def build_parser() -> Parser:
+    """The whole CLI: every command module registers its nouns and verbs (they import ``parser`` for its helpers,
+    never this module)."""
+    parser = Parser(prog=PROG, description="Inspect and operate taskq queues, tasks and servers (like asynq's CLI).")
+    json_flag(parser, top=True)
+    sub = subcommands(parser, "commands")
+    stats_commands.register(sub)
+    queue_commands.register(sub)
+    task_commands.register(sub)
+    server_commands.register(sub)
+    cron_commands.register(sub)
+    token_commands.register(sub)
+    group_commands.register(sub)
+    health_commands.register(sub)
+    layout_commands.register(sub)
+    export_commands.register(sub)
+    return parser
 
 
 def main(argv: list[str], stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
@@ -104,7 +135,7 @@ def target(args: argparse.Namespace) -> str:
     return f"queue {queue!r}" if queue is not None else "it"
 
 
-def refused_action(exc: Exception) -> bool:
+def refused_action(exc: Exception) -> TypeGuard[EngineError]:
     """An action the engine refused as it stands: a precondition failed, or the keyspace is at another key layout
     (the message names both layouts)."""
     if isinstance(exc, LayoutVersionError):

@@ -125,34 +125,3 @@ def base64_bytes(text: str) -> bytes:
         return base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError) as exc:
         raise argparse.ArgumentTypeError(f"not valid base64 ({exc})") from None
-
-
-def build_parser() -> Parser:
-    # Imported here: the command modules import this one for the helpers above.
-    from . import (
-        cron_commands,
-        export_commands,
-        group_commands,
-        health_commands,
-        layout_commands,
-        queue_commands,
-        server_commands,
-        stats_commands,
-        task_commands,
-        token_commands,
-    )
-
-    parser = Parser(prog=PROG, description="Inspect and operate taskq queues, tasks and servers (like asynq's CLI).")
-    json_flag(parser, top=True)
-    sub = subcommands(parser, "commands")
-    stats_commands.register(sub)
-    queue_commands.register(sub)
-    task_commands.register(sub)
-    server_commands.register(sub)
-    cron_commands.register(sub)
-    token_commands.register(sub)
-    group_commands.register(sub)
-    health_commands.register(sub)
-    layout_commands.register(sub)
-    export_commands.register(sub)
-    return parser

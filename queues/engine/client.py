@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import redis
 
-from . import composite_enqueue, producer, workflows
+from . import composite_enqueue, handlers, producer, workflows
 from .broker import Broker, unavailable
 from .clock import Clock, to_ms
 from .connection import DEFAULT_REDIS_URL
@@ -207,3 +207,6 @@ def default_client() -> Client:
                 eager=os.environ.get("TASKS_EAGER", "").lower() in ("1", "true"),
             )
         return _default
+
+
+handlers.use_default_client(default_client)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from typing import Any, cast
-from urllib.parse import urlsplit, urlunsplit
 
 import redis
 import redis.asyncio
@@ -15,6 +14,7 @@ import redis.sentinel
 
 from . import topology
 from .errors import RedisUnavailableError, ValidationError
+from .topology import redact
 
 log = logging.getLogger("queues.engine")
 
@@ -22,15 +22,6 @@ DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
 # A connection that hangs forever is worse than one that fails: the worker's loops must get control back.
 _SOCKET_OPTIONS = {"socket_connect_timeout": 5.0, "health_check_interval": 30}
-
-
-def redact(url: str) -> str:
-    """The URL with its password replaced, for messages and logs."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def connect(url: str = DEFAULT_REDIS_URL, **options: Any) -> redis.Redis:

@@ -27,6 +27,18 @@ if TYPE_CHECKING:
     from .client import Client
 
 RetryDelay = Callable[[int, BaseException, "Task"], float]
+
+#: How ``Handler.enqueue`` finds the process's default client when the caller names none. ``client`` installs
+#: its ``default_client`` here when it loads: it imports this module (for the eager runner), so this module
+#: cannot import it back without a cycle.
+_default_client: Callable[[], Client] | None = None
+
+
+def use_default_client(factory: Callable[[], Client]) -> None:
+    global _default_client
+    _default_client = factory
+
+
 Middleware = Callable[["Task"], AbstractContextManager[None]]
 
 
@@ -138,9 +150,11 @@ class Handler:
 
     def enqueue(self, payload: Any = b"", *, client: Client | None = None, **overrides: Any) -> TaskInfo:
         """Enqueue a task for this handler, its defaults under the caller's ``overrides``."""
-        from .client import default_client
-
-        return (client or default_client()).enqueue(self.type, payload, **{**self.defaults, **overrides})
+        if client is None:
+            if _default_client is None:  # pragma: no cover - queues.engine always loads client with this module
+                raise RuntimeError("no default client: pass client=, or import queues.engine.client")
+            client = _default_client()
+        return client.enqueue(self.type, payload, **{**self.defaults, **overrides})
 
 
 class Registry:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit, urlunsplit
 
 from .errors import ValidationError
 
@@ -63,9 +63,16 @@ class Topology:
         return {k: v for k, v in found.items() if v is not None}
 
 
-def _bad(url: str, why: str) -> ValidationError:
-    from .connection import redact  # connection imports this module
+def redact(url: str) -> str:
+    """The URL with its password replaced, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
 
+
+def _bad(url: str, why: str) -> ValidationError:
     return ValidationError(f"bad Redis URL {redact(url)!r}: {why}", op="connect")
 
 

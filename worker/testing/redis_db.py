@@ -17,7 +17,7 @@ def test_redis_url(url: str | None = None) -> str:
     database 0, where an application's real data usually lives, is refused with a ValidationError."""
     url = url or os.environ.get("TASKQ_TEST_REDIS_URL") or DEFAULT_TEST_REDIS_URL
     # redis-py parses the URL, so "/9", "?db=9" and unix sockets mean what they mean to the client.
-    db = int(redis.connection.parse_url(url).get("db", 0) or 0)
+    db = int(redis.connection.parse_url(url).get("db", 0) or 0)  # type: ignore[no-untyped-call]
     if db == 0:
         raise ValidationError(
             f"the test Redis URL {url!r} selects database 0; tests flush their database, so give "
