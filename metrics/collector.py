@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-import redis
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from queues.engine import STATES, Inspector
+from queues.engine.inspector import INFO_REFUSED
 
 #: Task hashes sampled per state for the memory estimate: small, so a scrape of 100 queues stays cheap.
 MEMORY_SAMPLE = 3
@@ -64,9 +64,8 @@ class QueueCollector(Collector):
     def _redis_memory(inspector: Inspector) -> Iterator[Metric]:
         """Redis's memory and its limit, for the alert on memory near the limit: past maxmemory a noeviction Redis
         refuses every enqueue. Left out where INFO is forbidden (managed Redis often disables it)."""
-        try:
-            info = inspector.redis_info()
-        except redis.ResponseError:
+        info = inspector.redis_info()
+        if INFO_REFUSED in info:
             return
         yield GaugeMetricFamily(
             "taskq_redis_memory_used_bytes",

@@ -12,6 +12,7 @@ import redis
 
 from queues.engine import RedisUnavailableError
 from queues.engine.keys import cancel_request
+from queues.engine.redis_errors import translated
 from queues.engine.worker_store import WorkerStore
 
 from .component import Component
@@ -48,12 +49,13 @@ class Subscriber(Component):
             # Work may have arrived while we were not listening.
             self.processor.wake.set()
         try:
-            self._follow_queue_set(self._pubsub)
-            message = self._pubsub.get_message(timeout=0.5)
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            with translated("worker.subscriber"):
+                self._follow_queue_set(self._pubsub)
+                message = self._pubsub.get_message(timeout=0.5)
+        except RedisUnavailableError:
             self._pubsub.close()
             self._pubsub = None
-            raise RedisUnavailableError(str(exc), op="worker.subscriber") from exc
+            raise
         if message is None or message.get("type") not in ("message", "pmessage"):
             return
         if message["type"] == "pmessage":

@@ -29,6 +29,7 @@ from rq.queue import Queue
 from rq.registry import BaseRegistry
 
 from queues.engine.errors import RedisUnavailableError
+from queues.engine.redis_errors import translated
 
 logger = logging.getLogger(__name__)
 
@@ -356,10 +357,11 @@ def _queues(names: list[str], op: str) -> Iterator[list[Queue]]:
         return conn
 
     try:
-        yield [get_queue(name, connection=connection_for(name)) for name in names]
-    except (redis.ConnectionError, redis.TimeoutError) as exc:
-        logger.warning("%s: RQ's Redis is unavailable: %s", op, exc)
-        raise RedisUnavailableError(f"RQ's Redis cannot be reached: {exc}", op=op) from exc
+        with translated(op):
+            yield [get_queue(name, connection=connection_for(name)) for name in names]
+    except RedisUnavailableError as exc:
+        logger.warning("%s: RQ's Redis is unavailable: %s", op, exc.message)
+        raise RedisUnavailableError(f"RQ's Redis cannot be reached: {exc.message}", op=op) from exc
     finally:
         for _params, conn in connections:
             conn.close()
@@ -482,8 +484,9 @@ def _decoded(read: Any, default: Any = "<cannot be decoded here>") -> Any:
     # Job data and results are pickled by the producer: unpickling may need modules the console does not have,
     # or meet data written by another RQ version. The page shows that instead of failing.
     try:
-        return read()
-    except (redis.ConnectionError, redis.TimeoutError):
+        with translated("rq.decode"):
+            return read()
+    except RedisUnavailableError:
         raise
     except Exception:  # noqa: BLE001 - any unpickling failure, whatever the producer's classes raise
         logger.info("rq: could not decode job data", exc_info=True)

@@ -32,8 +32,10 @@ PERSISTENCE = [
 
 @viewer_page
 def redis_info(request: HttpRequest) -> HttpResponse:
-    """Access: viewers. One INFO call."""
+    """Access: viewers. One INFO call; where the server refuses INFO, the page says so and shows what it could
+    read (the key count) instead of failing."""
     from queues.engine.clock import from_ms
+    from queues.engine.inspector import INFO_REFUSED
 
     info = inspector().redis_info()
     summary = [(label, info.get(key, "—")) for label, key in SUMMARY]
@@ -44,7 +46,8 @@ def redis_info(request: HttpRequest) -> HttpResponse:
         "persistence": persistence,
         "uptime": info.get("uptime_in_seconds"),
         "last_save": from_ms(int(last_save) * 1000) if isinstance(last_save, int) and last_save else None,
-        "full": sorted((key, _flat(value)) for key, value in info.items()),
+        "full": sorted((key, _flat(value)) for key, value in info.items() if key != INFO_REFUSED),
+        "info_refused": info.get(INFO_REFUSED),
     }
     return render(request, "console/redis.html", context)
 

@@ -15,8 +15,6 @@ import sys
 from contextlib import redirect_stderr, redirect_stdout
 from typing import IO, TypeGuard
 
-import redis
-
 from queues.engine import (
     DuplicateTaskError,
     EngineError,
@@ -29,6 +27,7 @@ from queues.engine import (
     TaskNotFoundError,
     ValidationError,
 )
+from queues.engine.redis_errors import translated
 
 from . import (
     cron_commands,
@@ -93,7 +92,8 @@ def main(argv: list[str], stdout: IO[str] | None = None, stderr: IO[str] | None 
         return exc.code if isinstance(exc.code, int) else EXIT_OK
 
     try:
-        with redirect_stdout(stderr):
+        # A raw redis-py error from a command that talks to Redis itself is reported like the engine's.
+        with redirect_stdout(stderr), translated(f"cli.{args.command_name}"):
             result = args.run(args, Context())
     except KeyboardInterrupt:
         return fail(stderr, "interrupted", EXIT_INTERRUPTED)
@@ -170,8 +170,4 @@ def describe(exc: Exception, args: argparse.Namespace) -> tuple[str, int]:
         return exc.message, EXIT_ERROR
     if isinstance(exc, EngineError):
         return f"{exc.message} ({exc.code})", EXIT_ERROR
-    if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
-        return f"Redis is unreachable: {exc}", EXIT_ERROR
-    if isinstance(exc, redis.RedisError):
-        return f"Redis error: {exc}", EXIT_ERROR
     return f"internal error: {type(exc).__name__}: {exc}", EXIT_ERROR

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import redis
-
 from queues.engine import STATES, QueueInfo, QueueNotFoundError
+from queues.engine.inspector import INFO_REFUSED
 
 from . import output as out
 from .context import Context
@@ -45,9 +44,8 @@ def queue_infos(ctx: Context) -> list[QueueInfo]:
 
 def redis_info(ctx: Context) -> dict[str, Any] | None:
     """A few INFO fields, or None where INFO is forbidden (managed Redis often renames or disables it)."""
-    try:
-        raw = ctx.inspector.redis_info()
-    except redis.ResponseError:
+    raw = ctx.inspector.redis_info()
+    if INFO_REFUSED in raw:
         return None
     return {name: raw.get(name) for name in REDIS_FIELDS}
 

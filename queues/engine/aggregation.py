@@ -25,10 +25,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import redis
-
+from . import redis_errors
 from . import validation as check
-from .broker import Broker, unavailable
+from .broker import Broker
 from .clock import to_ms
 from .errors import ValidationError
 from .handlers import Task
@@ -226,10 +225,7 @@ class GroupStore:
         self.keys = broker.keys
 
     def _redis(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise unavailable(f"aggregator.{op}", exc) from exc
+        return redis_errors.call(f"aggregator.{op}", fn, *args, **kwargs)
 
     def groups(self, queue: str) -> list[str]:
         return sorted(

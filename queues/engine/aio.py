@@ -9,13 +9,14 @@ import redis
 import redis.asyncio
 
 from . import composite_enqueue, producer, topology, workflows
-from .broker import not_replicated, script_error, unavailable
+from .broker import not_replicated
 from .clock import Clock, to_ms
 from .connection import DEFAULT_REDIS_URL, connect_async, is_cluster
 from .keys import DEFAULT_PREFIX
 from .layout import check_flow
 from .message import TaskInfo
 from .policies import PolicyCache, PolicySet
+from .redis_errors import translated
 from .sans_io import Request, drive_async, enqueue_flow, run_command_async, wait_flow
 from .transitions import Call, Limits, Transitions
 from .validation import MAX_PAYLOAD_BYTES
@@ -116,16 +117,12 @@ class AsyncClient:
         return await self._send(request)
 
     async def _send(self, request: Request) -> Any:
-        try:
-            if isinstance(request, Call):
+        op = f"client.{getattr(request, 'op', getattr(request, 'name', ''))}"
+        if isinstance(request, Call):
+            with translated(op, script=request.script.name):
                 return request.parse(await self._run(request))
+        with translated(op):
             return await run_command_async(self.conn, request)
-        except redis.ResponseError as exc:
-            if isinstance(request, Call):
-                raise script_error(request, exc) from None
-            raise
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise unavailable(f"client.{getattr(request, 'op', getattr(request, 'name', ''))}", exc) from exc
 
     async def _run(self, call: Call) -> Any:
         """Run a transition; with ``wait_replicas`` in the URL, only once that many replicas have it (see Broker)."""

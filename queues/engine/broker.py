@@ -6,28 +6,15 @@ from typing import Any
 
 import redis
 
-from . import topology
+from . import redis_errors, topology
 from .clock import Clock
 from .connection import DEFAULT_REDIS_URL, connect, is_cluster
-from .errors import SCRIPT_ERRORS, EngineError, RedisUnavailableError
+from .errors import EngineError, RedisUnavailableError
 from .keys import DEFAULT_PREFIX
 from .layout import LAYOUT_VERSION, check_flow
+from .redis_errors import translated
 from .sans_io import drive, run_command
 from .transitions import Call, Limits, Transitions
-
-
-def script_error(call: Call, exc: redis.ResponseError) -> EngineError:
-    """Turn a script's ``"<CODE> <detail>"`` error reply into the named error for CODE."""
-    text = str(exc)
-    code, _, detail = text.partition(" ")
-    kind = SCRIPT_ERRORS.get(code)
-    if kind is None:
-        return EngineError(f"script {call.script.name} failed: {text}", op=call.op)
-    return kind(detail or code, op=call.op)
-
-
-def unavailable(op: str, exc: Exception) -> RedisUnavailableError:
-    return RedisUnavailableError(f"Redis is unreachable: {exc}", op=op)
 
 
 def not_replicated(op: str, confirmed: int, where: topology.Topology) -> RedisUnavailableError:
@@ -61,7 +48,7 @@ class Broker:
     def run(self, call: Call, replicated: bool = False) -> Any:
         """Run a transition. ``replicated`` (a producer's write): with ``wait_replicas`` in the URL, return only
         once that many replicas have it, and raise RedisUnavailableError when they do not confirm in time."""
-        try:
+        with translated(call.op, script=call.script.name):
             if replicated and self.topology.wait_replicas:
                 reply, confirmed = call.script.run_and_wait(
                     self.conn, call.keys, call.args, self.topology.wait_replicas, self.topology.wait_timeout_ms
@@ -70,19 +57,12 @@ class Broker:
                     raise not_replicated(call.op, confirmed, self.topology)
             else:
                 reply = call.script.run(self.conn, call.keys, call.args)
-        except redis.ResponseError as exc:
-            raise script_error(call, exc) from None
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise unavailable(call.op, exc) from exc
         return call.parse(reply)
 
     def command(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         """Call a redis-py method (a plain command or a pipeline's execute) as operation ``op``: a connection that
         fails raises RedisUnavailableError naming the operation, like a failed script."""
-        try:
-            return fn(*args, **kwargs)
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise unavailable(op, exc) from exc
+        return redis_errors.call(op, fn, *args, **kwargs)
 
     def run_unless_raced(self, call: Call) -> bool:
         """Run a call that may lose a race (a heartbeat, an ack or another recoverer got there first): True when

@@ -10,7 +10,7 @@ from typing import Any, cast
 import redis
 
 from . import composite_enqueue, handlers, producer, workflows
-from .broker import Broker, unavailable
+from .broker import Broker
 from .clock import Clock, to_ms
 from .connection import DEFAULT_REDIS_URL
 from .eager import EagerRunner, unsupported
@@ -168,10 +168,9 @@ class Client:
             self._layout_checked = True
         if isinstance(request, Call):
             return self.broker.run(request, replicated=True)
-        try:
-            return run_command(self.broker.conn, request)
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise unavailable(f"client.{getattr(request, 'name', 'batch')}", exc) from exc
+        return self.broker.command(
+            f"client.{getattr(request, 'name', 'batch')}", run_command, self.broker.conn, request
+        )
 
     def close(self) -> None:
         self.broker.close()

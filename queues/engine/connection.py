@@ -13,8 +13,8 @@ import redis.cluster
 import redis.sentinel
 
 from . import topology
-from .errors import RedisUnavailableError, ValidationError
-from .topology import redact
+from .errors import RedisCommandError
+from .redis_errors import call, connecting
 
 log = logging.getLogger("queues.engine")
 
@@ -29,7 +29,7 @@ def connect(url: str = DEFAULT_REDIS_URL, **options: Any) -> redis.Redis:
     for one server, ``redis+sentinel://`` for the master a set of sentinels watch (it follows a failover),
     ``redis+cluster://`` for a Redis Cluster (a ``redis.cluster.RedisCluster``, typed as a ``redis.Redis``: it
     answers the same commands, routed by key slot)."""
-    try:
+    with connecting(url):
         where = topology.parse(url)
         options = _data_options(where, options)
         if where.kind == "sentinel":
@@ -49,13 +49,11 @@ def connect(url: str = DEFAULT_REDIS_URL, **options: Any) -> redis.Redis:
             nodes = [redis.cluster.ClusterNode(host, port) for host, port in where.nodes]  # type: ignore[no-untyped-call]
             return cast(redis.Redis, redis.cluster.RedisCluster(startup_nodes=nodes, **options))
         return redis.Redis.from_url(url, **options)
-    except (ValueError, redis.RedisError, redis.RedisClusterException) as exc:
-        raise _bad_url(url, exc) from None
 
 
 def connect_async(url: str = DEFAULT_REDIS_URL, **options: Any) -> redis.asyncio.Redis:
     """``connect`` for redis.asyncio: the same URLs, the asyncio client of each kind."""
-    try:
+    with connecting(url):
         where = topology.parse(url)
         options = _data_options(where, options)
         if where.kind == "sentinel":
@@ -68,22 +66,12 @@ def connect_async(url: str = DEFAULT_REDIS_URL, **options: Any) -> redis.asyncio
             nodes = [redis.asyncio.cluster.ClusterNode(host, port) for host, port in where.nodes]
             return cast(redis.asyncio.Redis, redis.asyncio.cluster.RedisCluster(startup_nodes=nodes, **options))
         return redis.asyncio.Redis.from_url(url, **options)
-    except (ValueError, redis.RedisError, redis.RedisClusterException) as exc:
-        raise _bad_url(url, exc) from None
 
 
 def _data_options(where: topology.Topology, options: dict[str, Any]) -> dict[str, Any]:
     """Keyword arguments of the data connections: timeouts, the URL's credentials and TLS, the caller's own."""
     tls = {"ssl": True} if where.tls else {}
     return {**_SOCKET_OPTIONS, **where.credentials(), **tls, **options}
-
-
-def _bad_url(url: str, exc: Exception) -> RedisUnavailableError:
-    if isinstance(exc, ValidationError):
-        return RedisUnavailableError(exc.message, op="connect")
-    if isinstance(exc, redis.RedisError | redis.RedisClusterException):  # a cluster client reads the slot map at once
-        return RedisUnavailableError(f"Redis at {redact(url)!r} is unreachable: {exc}", op="connect")
-    return RedisUnavailableError(f"bad Redis URL {redact(url)!r}: {exc}", op="connect")
 
 
 def _sentinel_options(where: topology.Topology) -> dict[str, Any]:
@@ -102,8 +90,8 @@ def warn_if_evicting(conn: redis.Redis) -> str | None:
     Returns the policy, or None when it cannot be read (managed Redis often forbids CONFIG).
     """
     try:
-        raw: Any = conn.config_get("maxmemory-policy").get("maxmemory-policy")
-    except redis.ResponseError:
+        raw: Any = call("connection.warn_if_evicting", conn.config_get, "maxmemory-policy").get("maxmemory-policy")
+    except RedisCommandError:
         return None
     policy = raw.decode() if isinstance(raw, bytes) else raw
     if policy and policy != "noeviction":

@@ -65,6 +65,13 @@ class RedisUnavailableError(EngineError, ConnectionError):
     code = "unavailable"
 
 
+class RedisCommandError(EngineError):
+    """Redis answered a command with an error reply that names no engine error: e.g. a command the server's
+    configuration renamed or disabled (managed Redis often refuses INFO, CONFIG or CLIENT), or a wrong key type."""
+
+    code = "redis_error"
+
+
 class LayoutVersionError(EngineError):
     """The keyspace is stamped with a key layout this code does not read and write (see ``layout``): nothing was
     written. ``found`` is the keyspace's layout, ``expected`` this code's."""

@@ -18,10 +18,10 @@ from typing import Any, cast
 import redis
 import redis.asyncio
 
-from .broker import unavailable
 from .clock import Clock, SystemClock, utc_day
 from .connection import DEFAULT_REDIS_URL, connect, connect_async, is_cluster
 from .keys import DEFAULT_PREFIX, Keys
+from .redis_errors import translated
 from .sans_io import Batch, Command, Flow, Request, drive, drive_async, run_command, run_command_async
 
 #: States whose sizes ``counts`` reads (aggregating tasks live in groups and are not counted here).
@@ -255,10 +255,8 @@ class EventStreams:
 
     def _drive(self, op: str, flow: Flow) -> Any:
         def execute(request: Request) -> Any:
-            try:
+            with translated(op):
                 return run_command(self.conn, cast(Command | Batch, request))
-            except (redis.ConnectionError, redis.TimeoutError) as exc:
-                raise unavailable(op, exc) from exc
 
         return drive(flow, execute)
 
@@ -303,10 +301,8 @@ class AsyncEventStreams:
 
     async def _drive(self, op: str, flow: Flow) -> Any:
         async def execute(request: Request) -> Any:
-            try:
+            with translated(op):
                 return await run_command_async(self.conn, cast(Command | Batch, request))
-            except (redis.ConnectionError, redis.TimeoutError) as exc:
-                raise unavailable(op, exc) from exc
 
         return await drive_async(flow, execute)
 

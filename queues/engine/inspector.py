@@ -19,7 +19,14 @@ from . import validation as check
 from .broker import Broker
 from .clock import Clock, from_ms, to_ms, utc_day
 from .connection import DEFAULT_REDIS_URL, database_of, is_cluster
-from .errors import FailedPreconditionError, QueueNotEmptyError, QueueNotFoundError, TaskNotFoundError, ValidationError
+from .errors import (
+    FailedPreconditionError,
+    QueueNotEmptyError,
+    QueueNotFoundError,
+    RedisCommandError,
+    TaskNotFoundError,
+    ValidationError,
+)
 from .export_store import ExportStatus, ExportStore
 from .keys import DEFAULT_PREFIX, STATES, cancel_message
 from .message import TaskInfo
@@ -28,6 +35,8 @@ from .redaction import Redaction
 from .transitions import ArchiveLimits, Limits
 from .workflows import WorkflowInfo
 
+#: The key ``redis_info`` sets, with the server's reply, when INFO is refused.
+INFO_REFUSED = "info_refused"
 SCAN_LIMIT = 10_000  # tasks a filter looks at, at most, per request: it says how many it looked at
 EVENT_SCAN_LIMIT = 20_000  # stream entries searched, at most, for one task's history
 _SORTED_SET_STATES = ("active", "scheduled", "retry", "archived", "completed")
@@ -634,8 +643,24 @@ class Inspector:
                 return total
 
     def redis_info(self) -> dict[str, Any]:
-        """Redis's INFO (version, uptime, memory, clients, persistence…) for the console and the CLI."""
-        return dict(self._redis("redis_info", self.conn.info))
+        """Redis's INFO (version, uptime, memory, clients, persistence…) for the console, the CLI and /metrics.
+
+        Where the server refuses INFO (renamed or disabled: managed Redis often does), what it still answers:
+        ``info_refused`` (``INFO_REFUSED``) holds the server's reply, and ``dbsize`` the number of keys when DBSIZE
+        is allowed. Callers show that instead of failing.
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        try:
+            return dict(self._redis("redis_info", self.conn.info))
+        except RedisCommandError as exc:
+            info: dict[str, Any] = {INFO_REFUSED: exc.message}
+        try:
+            info["dbsize"] = int(self._redis("redis_info", self.conn.dbsize))
+        except RedisCommandError:
+            pass  # refused too: the refusal alone is what there is to show
+        return info
 
     # -- servers -----------------------------------------------------------------------------------------------
 

@@ -26,8 +26,8 @@ from typing import Any, cast
 
 import redis
 
-from .errors import RedisUnavailableError
 from .keys import Keys
+from .redis_errors import translated
 from .sans_io import Batch, Command, Flow, Request, drive, run_command
 from .transitions import ArchiveLimits, Call, RateLimit
 
@@ -194,10 +194,6 @@ def _plain(conn: redis.Redis, request: Request) -> Any:
     return run_command(conn, request)
 
 
-def _unavailable(op: str, exc: Exception) -> RedisUnavailableError:
-    return RedisUnavailableError(f"Redis is unreachable: {exc}", op=op)
-
-
 def read_flow(keys: Keys) -> Flow:
     """Read the whole set and its version in one MULTI, so a concurrent write is seen entirely or not at all."""
     replies = yield Batch(
@@ -233,22 +229,16 @@ class PolicyStore:
             if mapping:
                 pipe.hset(key, mapping=mapping)
         pipe.incr(self.keys.config_version)
-        try:
+        with translated("policies.write"):
             return int(pipe.execute()[-1])
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise _unavailable("policies.write", exc) from exc
 
     def version(self) -> int:
-        try:
+        with translated("policies.version"):
             return int(self.conn.get(self.keys.config_version) or 0)
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise _unavailable("policies.version", exc) from exc
 
     def read(self) -> PolicySet:
-        try:
+        with translated("policies.read"):
             return cast(PolicySet, drive(read_flow(self.keys), partial(_plain, self.conn)))
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise _unavailable("policies.read", exc) from exc
 
 
 class PolicyCache:
@@ -286,7 +276,5 @@ class PolicyCache:
 
     def get(self, conn: redis.Redis, op: str = "policies.get") -> PolicySet:
         """The current set, refreshed through a blocking connection when stale."""
-        try:
+        with translated(op):
             return cast(PolicySet, drive(self.flow(), partial(_plain, conn)))
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise _unavailable(op, exc) from exc

@@ -26,11 +26,12 @@ from typing import Any
 
 import redis
 
+from . import redis_errors
 from . import validation as check
-from .broker import Broker, unavailable
+from .broker import Broker
 from .clock import Clock, to_ms
 from .connection import DEFAULT_REDIS_URL
-from .errors import LeaseLostError, TaskNotFoundError, ValidationError
+from .errors import EngineError, LeaseLostError, TaskNotFoundError, ValidationError
 from .keys import DEFAULT_PREFIX
 from .message import TaskMessage
 from .policies import PolicyCache, PolicySet
@@ -119,10 +120,7 @@ class RemoteConsumer:
         return self.broker.clock
 
     def _redis(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise unavailable(f"consumer.{op}", exc) from exc
+        return redis_errors.call(f"consumer.{op}", fn, *args, **kwargs)
 
     def _policies(self) -> PolicySet:
         return self.policies.get(self.broker.conn, "consumer.policies")
@@ -158,9 +156,9 @@ class RemoteConsumer:
                 self._redis("consume", pubsub.get_message, timeout=max(MIN_WAIT_SLICE, until - now))
         finally:
             try:
-                pubsub.close()
-            except redis.RedisError:
-                pass
+                self._redis("consume", pubsub.close)
+            except EngineError:
+                pass  # the wait is over either way; a connection that fails to close is dropped
 
     def fetch(self, queues: Sequence[str], ttr: float, count: int, actor: str | None = None) -> list[Delivery]:
         """One pass without waiting: upkeep and dequeue, queue by queue, until one yields tasks."""

@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from redis.exceptions import NoScriptError
+from .redis_errors import is_missing_script, run_script, run_script_async
 
 LUA_DIR = Path(__file__).with_name("lua")
 
@@ -24,16 +24,10 @@ class Script:
         self.sha = hashlib.sha1(source.encode()).hexdigest()
 
     def run(self, conn: Any, keys: list[str], args: list[Any]) -> Any:
-        try:
-            return conn.evalsha(self.sha, len(keys), *keys, *args)
-        except NoScriptError:
-            return conn.eval(self.source, len(keys), *keys, *args)
+        return run_script(conn, self.sha, self.source, keys, args)
 
     async def run_async(self, conn: Any, keys: list[str], args: list[Any]) -> Any:
-        try:
-            return await conn.evalsha(self.sha, len(keys), *keys, *args)
-        except NoScriptError:
-            return await conn.eval(self.source, len(keys), *keys, *args)
+        return await run_script_async(conn, self.sha, self.source, keys, args)
 
     def run_and_wait(self, conn: Any, keys: list[str], args: list[Any], replicas: int, timeout_ms: int) -> Any:
         """Run the script, then ``WAIT replicas timeout_ms`` on the same connection (one pipeline, so WAIT
@@ -43,7 +37,7 @@ class Script:
             getattr(pipe, command)(self.sha if command == "evalsha" else self.source, len(keys), *keys, *args)
             pipe.execute_command("WAIT", replicas, timeout_ms)
             reply, confirmed = pipe.execute(raise_on_error=False)
-            if not isinstance(reply, NoScriptError):
+            if not is_missing_script(reply):
                 break
         return _checked(reply), int(_checked(confirmed))
 
@@ -55,7 +49,7 @@ class Script:
                 getattr(pipe, command)(self.sha if command == "evalsha" else self.source, len(keys), *keys, *args)
                 pipe.execute_command("WAIT", replicas, timeout_ms)
                 reply, confirmed = await pipe.execute(raise_on_error=False)
-            if not isinstance(reply, NoScriptError):
+            if not is_missing_script(reply):
                 break
         return _checked(reply), int(_checked(confirmed))
 

@@ -52,11 +52,14 @@ def taskq_redis(taskq_redis_url: str) -> Iterator[redis.Redis]:
     """A redis-py client on the test database, flushed before and after the test."""
     import redis
 
+    from queues.engine import RedisUnavailableError
+    from queues.engine.redis_errors import call
+
     conn = redis.Redis.from_url(taskq_redis_url)
     try:
-        conn.flushdb()
-    except redis.ConnectionError as exc:
-        pytest.fail(f"taskq: no Redis at {taskq_redis_url} ({exc}); start one or pass --taskq-redis-url")
+        call("taskq_redis", conn.flushdb)
+    except RedisUnavailableError as exc:
+        pytest.fail(f"taskq: no Redis at {taskq_redis_url} ({exc.message}); start one or pass --taskq-redis-url")
     yield conn
     conn.flushdb()
     conn.close()
