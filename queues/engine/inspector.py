@@ -162,6 +162,11 @@ class Inspector:
     # -- queues ------------------------------------------------------------------------------------------------
 
     def queues(self) -> list[str]:
+        """Every queue's name, sorted.
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
         return sorted(name.decode() for name in self._redis("queues", self.conn.smembers, self.keys.queues))
 
     def _known(self, queue: str, op: str) -> str:
@@ -186,16 +191,31 @@ class Inspector:
         self._layout_checked_at = now
 
     def export_status(self) -> ExportStatus:
-        """The event exporter: who holds its lease, per queue the committed offset against the stream, gaps."""
+        """The event exporter: who holds its lease, per queue the committed offset against the stream, gaps.
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
         return ExportStore(self.broker).status()
 
     def queue_info(self, queue: str) -> QueueInfo:
+        """The queue's sizes per state, today's and all-time counts, latency and memory.
+
+        Raises:
+            ValidationError: the queue name is malformed.
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
         self._known(queue, "queue_info")
         return self.queue_infos([queue])[0]
 
     def queue_infos(self, queues: list[str], memory_sample: int = MEMORY_SAMPLE) -> list[QueueInfo]:
         """The QueueInfo of many queues in three round trips, however many queues (for the dashboard and
-        /metrics). Names are not checked against the queue set: an unknown queue reads as empty."""
+        /metrics). Names are not checked against the queue set: an unknown queue reads as empty.
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
         day = utc_day(self.broker.clock.now())
         pipe = self.conn.pipeline(transaction=False)
         for queue in queues:
@@ -234,7 +254,12 @@ class Inspector:
     def outstanding(self, queue: str) -> int:
         """Tasks of ``queue`` a worker has yet to take or finish: pending, active, and scheduled or retry tasks
         already due by this inspector's clock. One MULTI reads all four, so a task moving between them is never
-        missed (``worker.testing.run_until_empty`` relies on it); the queue's keys share one hash tag."""
+        missed (``worker.testing.run_until_empty`` relies on it); the queue's keys share one hash tag.
+
+        Raises:
+            ValidationError: the queue name is malformed.
+            RedisUnavailableError: Redis cannot be reached.
+        """
         q = self.keys.queue(check.queue_name(queue, "inspector.outstanding"))
         now_ms = to_ms(self.broker.clock.now())
         pipe = self.conn.pipeline(transaction=True)
@@ -283,7 +308,13 @@ class Inspector:
                 info.memory_bytes += int(sum(chunk) / len(chunk) * count)
 
     def history(self, queue: str, days: int = 7) -> list[DailyStats]:
-        """Processed and failed counts per UTC day, newest first."""
+        """Processed and failed counts per UTC day, newest first.
+
+        Raises:
+            ValidationError: the queue name is malformed, or ``days`` is outside 1-90.
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
         self._known(queue, "history")
         days = check.count(days, "days", 1, 90, "inspector.history")
         q = self.keys.queue(queue)
@@ -294,13 +325,23 @@ class Inspector:
         return [DailyStats(d, int(values[2 * i] or 0), int(values[2 * i + 1] or 0)) for i, d in enumerate(dates)]
 
     def type_counts(self, queue: str) -> dict[str, dict[str, int]]:
-        """Per task type: how many are in each state, plus processed and failed totals (kept by the scripts)."""
+        """Per task type: how many are in each state, plus processed and failed totals (kept by the scripts).
+
+        Raises:
+            ValidationError: the queue name is malformed.
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
         self._known(queue, "type_counts")
         return self.type_counts_of([queue])[queue]
 
     def type_counts_of(self, queues: list[str], keep_zero: bool = False) -> dict[str, dict[str, dict[str, int]]]:
         """type_counts of many queues in one round trip (unknown queues read as empty). With ``keep_zero`` a count
-        that went back to 0 is kept: a state the type has been in (metrics keep its series alive)."""
+        that went back to 0 is kept: a state the type has been in (metrics keep its series alive).
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
         pipe = self.conn.pipeline(transaction=False)
         for queue in queues:
             pipe.hgetall(self.keys.queue(queue).type_counts)
@@ -316,13 +357,37 @@ class Inspector:
         return result
 
     def pause_queue(self, queue: str) -> None:
+        """Stop workers taking the queue's tasks (tasks already running finish).
+
+        Raises:
+            ValidationError: the queue name is malformed.
+            LayoutVersionError: the keyspace is at another key layout (see ``layout``).
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
         self.broker.run(self.ops.pause(self._acting_on(queue, "pause"), self.actor, paused=True))
 
     def unpause_queue(self, queue: str) -> None:
+        """Let workers take the queue's tasks again.
+
+        Raises:
+            ValidationError: the queue name is malformed.
+            LayoutVersionError: the keyspace is at another key layout (see ``layout``).
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
         self.broker.run(self.ops.pause(self._acting_on(queue, "unpause"), self.actor, paused=False))
 
     def delete_queue(self, queue: str, force: bool = False) -> None:
-        """Refused while tasks are active, or while any task is left unless ``force``."""
+        """Refused while tasks are active, or while any task is left unless ``force``.
+
+        Raises:
+            ValidationError: the queue name is malformed.
+            LayoutVersionError: the keyspace is at another key layout (see ``layout``).
+            QueueNotFoundError: there is no queue of that name.
+            QueueNotEmptyError: tasks are active, or (without ``force``) any task is left.
+            RedisUnavailableError: Redis cannot be reached.
+        """
         self._acting_on(queue, "delete_queue")
         if force:
             info = self.queue_info(queue)
@@ -340,7 +405,13 @@ class Inspector:
     ) -> list[TaskInfo]:
         """One page of a state, newest first for archived and completed, next-to-run first for pending,
         scheduled and retry, soonest lease expiry first for active. Aggregating tasks are listed group by group
-        (oldest first), or of one ``group``; waiting tasks (see ``workflows``) oldest first."""
+        (oldest first), or of one ``group``; waiting tasks (see ``workflows``) oldest first.
+
+        Raises:
+            ValidationError: the queue name or group is malformed, the state unknown, or ``page``/``size`` out of range.
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
         self._known(queue, "list_tasks")
         op = "inspector.list_tasks"
         if state not in STATES and state != "waiting":
@@ -407,7 +478,13 @@ class Inspector:
 
     def groups(self, queue: str) -> list[GroupInfo]:
         """The queue's groups of aggregating tasks with their sizes, by name (asynq's ``group ls``). Tasks an
-        aggregator has cut from a group and not yet combined are counted in ``aggregating`` of the queue only."""
+        aggregator has cut from a group and not yet combined are counted in ``aggregating`` of the queue only.
+
+        Raises:
+            ValidationError: the queue name is malformed.
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
         self._known(queue, "groups")
         q = self.keys.queue(queue)
         names = sorted(n.decode() for n in self._redis("groups", self.conn.smembers, q.groups))
@@ -448,7 +525,14 @@ class Inspector:
         ]
 
     def workflow(self, queue: str, workflow_id: str) -> WorkflowInfo:
-        """A workflow: its state, and each member's role, dependencies, state (or how it ended) and result."""
+        """A workflow: its state, and each member's role, dependencies, state (or how it ended) and result.
+
+        Raises:
+            ValidationError: the queue name or workflow id is malformed.
+            QueueNotFoundError: there is no queue of that name.
+            TaskNotFoundError: the queue holds no workflow with that id.
+            RedisUnavailableError: Redis cannot be reached.
+        """
         from .sans_io import drive, run_command
         from .workflows import read_flow
 
@@ -465,7 +549,13 @@ class Inspector:
         return info
 
     def workflows(self, queue: str, page: int = 1, size: int = 20) -> list[tuple[str, datetime | None]]:
-        """Ids of the queue's workflows, newest first, with their creation time."""
+        """Ids of the queue's workflows, newest first, with their creation time.
+
+        Raises:
+            ValidationError: the queue name is malformed, or ``page``/``size`` out of range.
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
         self._known(queue, "workflows")
         page = check.count(page, "page", 1, 10**9, "inspector.workflows")
         size = check.count(size, "size", 1, MAX_PAGE_SIZE, "inspector.workflows")
@@ -498,7 +588,13 @@ class Inspector:
         """Tasks of ``state`` whose type starts with ``task_type`` and whose payload or last error contains
         ``text``, in list order. Reads at most ``scan_limit`` tasks (in pages), so it stays fast on huge queues,
         and says how many it read. With ``redaction``, ``text`` must be in the payload as redacted: a search
-        must not reveal what a masked value holds."""
+        must not reveal what a masked value holds.
+
+        Raises:
+            ValidationError: the queue name, state or a limit is malformed.
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
         op = "inspector.search_tasks"
         self._known(queue, "search_tasks")
         limit = check.count(limit, "limit", 1, MAX_PAGE_SIZE, op)
@@ -534,6 +630,10 @@ class Inspector:
 
         The scan goes newest first and stops at the task's creation (the only kind of event with no ``from``
         state): nothing older is about this task, so a recent task costs a few hundred entries, not the limit.
+        Raises:
+            ValidationError: the queue name or task id is malformed.
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
         """
         self._known(queue, "task_events")
         check.task_id(task_id, "inspector.task_events")
@@ -558,6 +658,14 @@ class Inspector:
         return events[::-1]
 
     def get_task(self, queue: str, task_id: str) -> TaskInfo:
+        """One task, in whatever state it is.
+
+        Raises:
+            ValidationError: the queue name or task id is malformed.
+            QueueNotFoundError: there is no queue of that name.
+            TaskNotFoundError: the queue holds no task with that id.
+            RedisUnavailableError: Redis cannot be reached.
+        """
         self._known(queue, "get_task")
         check.task_id(task_id, "inspector.get_task")
         q = self.keys.queue(queue)
@@ -571,12 +679,42 @@ class Inspector:
         return self._flag_orphan(TaskInfo.from_hash(task_id, queue, fields, score))
 
     def delete_task(self, queue: str, task_id: str) -> None:
+        """Delete a task that is not running.
+
+        Raises:
+            ValidationError: the queue name or task id is malformed.
+            LayoutVersionError: the keyspace is at another key layout (see ``layout``).
+            QueueNotFoundError: there is no queue of that name.
+            TaskNotFoundError: the queue holds no task with that id.
+            FailedPreconditionError: the task's state does not allow it (e.g. deleting an active task).
+            RedisUnavailableError: Redis cannot be reached.
+        """
         self._task_action("delete_task", queue, task_id)
 
     def run_task(self, queue: str, task_id: str) -> None:
+        """Make a scheduled, retry or archived task pending now.
+
+        Raises:
+            ValidationError: the queue name or task id is malformed.
+            LayoutVersionError: the keyspace is at another key layout (see ``layout``).
+            QueueNotFoundError: there is no queue of that name.
+            TaskNotFoundError: the queue holds no task with that id.
+            FailedPreconditionError: the task's state does not allow it (e.g. deleting an active task).
+            RedisUnavailableError: Redis cannot be reached.
+        """
         self._task_action("run_task", queue, task_id)
 
     def archive_task(self, queue: str, task_id: str) -> None:
+        """Archive a pending, scheduled or retry task now.
+
+        Raises:
+            ValidationError: the queue name or task id is malformed.
+            LayoutVersionError: the keyspace is at another key layout (see ``layout``).
+            QueueNotFoundError: there is no queue of that name.
+            TaskNotFoundError: the queue holds no task with that id.
+            FailedPreconditionError: the task's state does not allow it (e.g. deleting an active task).
+            RedisUnavailableError: Redis cannot be reached.
+        """
         self._task_action("archive_task", queue, task_id)
 
     def _task_action(self, name: str, queue: str, task_id: str) -> None:
@@ -589,15 +727,31 @@ class Inspector:
         self.broker.run(call)
 
     def queue_definition(self, queue: str) -> QueueSpec | None:
-        """The queue's definition as mirrored from the admin (cap, rate limit, weight); None when not defined."""
+        """The queue's definition as mirrored from the admin (cap, rate limit, weight); None when not defined.
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
         return self.policies.get(self.conn, "inspector.queue_definition").queues.get(queue)
 
     def archive_limits(self, queue: str) -> ArchiveLimits:
-        """The queue's archive limits from the retention policies (engine-wide ``Limits`` where they set none)."""
+        """The queue's archive limits from the retention policies (engine-wide ``Limits`` where they set none).
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
         return self.policies.get(self.conn, "inspector.archive_limits").archive_limits(queue)
 
     def cancel_task(self, queue: str, task_id: str) -> int:
-        """Ask the worker running the task to cancel it; returns how many workers heard the request."""
+        """Ask the worker running the task to cancel it; returns how many workers heard the request.
+
+        Raises:
+            ValidationError: the queue name or task id is malformed.
+            QueueNotFoundError: there is no queue of that name.
+            TaskNotFoundError: the queue holds no task with that id.
+            FailedPreconditionError: the task is not active.
+            RedisUnavailableError: Redis cannot be reached.
+        """
         self._check_layout("cancel_task")
         task = self.get_task(queue, task_id)
         if task.state != "active":
@@ -606,16 +760,47 @@ class Inspector:
         return int(self._redis("cancel_task", self.conn.publish, channel, cancel_message(queue, task_id)))
 
     def delete_all(self, queue: str, state: str) -> int:
+        """Delete every task of ``state``; returns how many.
+
+        Raises:
+            ValidationError: the queue name is malformed, or the action does not apply to that state.
+            LayoutVersionError: the keyspace is at another key layout (see ``layout``).
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
         return self._bulk("delete_all", self._acting_on(queue, "delete_all"), state, DELETABLE)
 
     def run_all(self, queue: str, state: str) -> int:
+        """Make every task of ``state`` pending now; returns how many.
+
+        Raises:
+            ValidationError: the queue name is malformed, or the action does not apply to that state.
+            LayoutVersionError: the keyspace is at another key layout (see ``layout``).
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
         return self._bulk("run_all", self._acting_on(queue, "run_all"), state, RUNNABLE)
 
     def archive_all(self, queue: str, state: str) -> int:
+        """Archive every task of ``state``; returns how many.
+
+        Raises:
+            ValidationError: the queue name is malformed, or the action does not apply to that state.
+            LayoutVersionError: the keyspace is at another key layout (see ``layout``).
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
         return self._bulk("archive_all", self._acting_on(queue, "archive_all"), state, ARCHIVABLE)
 
     def cancel_all(self, queue: str) -> int:
-        """Ask for every active task of the queue to be cancelled; returns how many were asked."""
+        """Ask for every active task of the queue to be cancelled; returns how many were asked.
+
+        Raises:
+            ValidationError: the queue name is malformed.
+            LayoutVersionError: the keyspace is at another key layout (see ``layout``).
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
         self._acting_on(queue, "cancel_all")
         ids = self._redis("cancel_all", self.conn.zrange, self.keys.queue(queue).lease, 0, -1)
         channel = self.keys.cancel_channel(database_of(self.conn))
@@ -665,7 +850,11 @@ class Inspector:
     # -- servers -----------------------------------------------------------------------------------------------
 
     def servers(self) -> list[ServerInfo]:
-        """Servers whose heartbeat is current, with the tasks each is running."""
+        """Servers whose heartbeat is current, with the tasks each is running.
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
         now = to_ms(self.broker.clock.now())
         ids = self._redis("servers", self.conn.zrangebyscore, self.keys.servers, now, "+inf")
         pipe = self.conn.pipeline(transaction=False)

@@ -167,3 +167,14 @@ def test_the_redis_page_and_the_cli_say_info_is_refused_instead_of_failing(info_
     )
     assert stats.returncode == 0, stats.stderr
     assert '"redis": null' in stats.stdout
+
+
+def test_every_public_inspector_method_says_what_it_raises():
+    from queues.engine.inspector import Inspector as Insp
+
+    silent = [
+        name
+        for name, member in vars(Insp).items()
+        if callable(member) and not name.startswith("_") and "Raises:" not in (member.__doc__ or "")
+    ]
+    assert not silent, f"Inspector methods whose docstring does not say what they raise: {silent}"
