@@ -79,7 +79,7 @@ class QueueKeys:
     def event_offset(self) -> str:
         """Hash ``committed`` (the exporter's last exported stream id) and ``cap`` (hard length cap). While it
         exists, scripts trim the stream by MINID at ``committed`` instead of MAXLEN (see ``lua/_lib.lua``, which
-        derives this name from the stream's: keep the two in step)."""
+        derives this name from the stream's; tests/engine/test_lua_key_names.py checks the two agree)."""
         return self.events + ":exporter"
 
     @property
