@@ -13,23 +13,20 @@ import pytest
 import redis
 
 from console.channel_layers import channel_layers
+from queues.engine import FakeClock
+from queues.engine.broker import Broker
+from tests.engine.dbstate import fake_clock
+from worker.testing.redis_db import DEFAULT_TEST_REDIS_URL, test_redis_url
 
-DEFAULT_TEST_REDIS_URL = "redis://127.0.0.1:6379/9"
-
-
-def _redis_db(url: str) -> int:
-    # Let redis-py parse the URL so "/9", "?db=9" and unix sockets mean what they mean to the client.
-    kwargs = redis.connection.parse_url(url)
-    return int(kwargs.get("db", 0) or 0)
+#: The databases this suite may flush: 0 holds the demo's data, 10-15 are left to other tools.
+TEST_DATABASES = range(1, 10)
 
 
 @pytest.fixture(scope="session")
 def redis_url() -> str:
     """The Redis URL tests may write to and flush."""
-    url = os.environ.get("TEST_REDIS_URL") or DEFAULT_TEST_REDIS_URL
-    db = _redis_db(url)
-    assert 1 <= db <= 9, f"TEST_REDIS_URL must select a database between 1 and 9, got db {db} in {url!r}"
-    return url
+    # The one allocator, shared with the pytest plugin taskq ships (which only refuses db 0).
+    return test_redis_url(os.environ.get("TEST_REDIS_URL") or DEFAULT_TEST_REDIS_URL, allowed=TEST_DATABASES)
 
 
 @pytest.fixture
@@ -54,3 +51,25 @@ def settings_redis(settings, redis_url: str):
     settings.CHANNEL_LAYERS = channel_layers(redis_url)
     settings.RQ_QUEUES = {"default": {"URL": redis_url}}
     return settings
+
+
+# -- engine handles shared by the suites (a folder overrides one where its tests need another, and says why) ----
+
+
+@pytest.fixture
+def r(redis_client: redis.Redis) -> redis.Redis:
+    """The empty test database."""
+    return redis_client
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    """An injected clock at a fixed instant, so nothing waits for real time."""
+    return fake_clock()
+
+
+@pytest.fixture
+def broker(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Broker]:
+    b = Broker(redis_url, clock=clock)
+    yield b
+    b.close()

@@ -17,12 +17,8 @@ from worker.scheduler import Scheduler
 
 
 @pytest.fixture
-def r(redis_client: redis.Redis) -> redis.Redis:
-    return redis_client
-
-
-@pytest.fixture
 def clock() -> FakeClock:
+    """Not the root's instant: the schedules' tests count cron ticks from START, a whole hour."""
     return FakeClock(START)
 
 

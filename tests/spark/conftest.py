@@ -35,11 +35,6 @@ def spark() -> Iterator[Any]:
 
 
 @pytest.fixture
-def r(redis_client: redis.Redis) -> redis.Redis:
-    return redis_client
-
-
-@pytest.fixture
 def registry() -> Registry:
     return Registry()
 

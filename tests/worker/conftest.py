@@ -24,18 +24,13 @@ from worker.server import Server
 
 @pytest.fixture
 def clock() -> FakeClock:
+    """Not the root's instant: the worker tests were written against FakeClock's own default start."""
     return FakeClock()
 
 
 @pytest.fixture
 def registry() -> Registry:
     return Registry()
-
-
-@pytest.fixture
-def r(redis_client: redis.Redis) -> redis.Redis:
-    """The test database, flushed before and after the test."""
-    return redis_client
 
 
 @pytest.fixture

@@ -13,8 +13,6 @@ import pytest
 import redis
 
 from queues.engine import AggregatorRegistry, Client, FakeClock, Inspector, Registry
-from queues.engine.broker import Broker
-from tests.engine.dbstate import fake_clock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "worker"))
 
@@ -22,23 +20,6 @@ from worker_support import FAST  # noqa: E402
 
 from worker.config import WorkerConfig  # noqa: E402
 from worker.server import Server  # noqa: E402
-
-
-@pytest.fixture
-def r(redis_client: redis.Redis) -> redis.Redis:
-    return redis_client
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return fake_clock()
-
-
-@pytest.fixture
-def broker(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Broker]:
-    b = Broker(redis_url, clock=clock)
-    yield b
-    b.close()
 
 
 @pytest.fixture
