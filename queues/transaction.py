@@ -12,15 +12,13 @@ from typing import Any
 from django.db import transaction
 
 from .conf import get_client
-from .engine import producer
+from .engine.producer import new_task_id
 
 
 def enqueue_on_commit(task_type: str, payload: Any = b"", *, using: str | None = None, **options: Any) -> str:
     """Returns the task id now; the task is enqueued when the surrounding transaction commits."""
     client = get_client()
-    options.setdefault("task_id", producer.new_task_id())
-    producer.plan(
-        client.broker.keys, client.clock.now(), task_type, payload, options, "enqueue_on_commit", client.max_payload
-    )
+    options.setdefault("task_id", new_task_id())
+    client.validate(task_type, payload, op="enqueue_on_commit", **options)
     transaction.on_commit(lambda: client.enqueue(task_type, payload, **options), using=using)
     return str(options["task_id"])

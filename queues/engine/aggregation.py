@@ -136,7 +136,7 @@ def aggregator(
 def enqueue_group(t: Transitions, queue: str, group: str, items: Sequence[Placement], actor: str = "") -> Call:
     """New tasks -> aggregating in ``group`` (lua/enqueue_group.lua). The reply says whether the queue is new."""
     q = t.queue(queue)
-    keys, args = t._common(q, actor)
+    keys, args = t.script_context(q, actor)
     rows = [
         value
         for p in items
@@ -190,7 +190,7 @@ def aggregation_done(
 ) -> Call:
     """Enqueue the combined task and delete the set and its tasks (lua/aggregation_done.lua)."""
     q = t.queue(queue)
-    keys, args = t._common(q, actor)
+    keys, args = t.script_context(q, actor)
     return Call(
         "aggregation_done",
         script("aggregation_done"),

@@ -146,8 +146,9 @@ class Transitions:
     def queue(self, name: str) -> QueueKeys:
         return self.keys.queue(name)
 
-    def _common(self, q: QueueKeys, actor: str) -> tuple[list[str], list[Any]]:
-        """KEYS and ARGV that every transition script starts with (see ``lua/_lib.lua``)."""
+    def script_context(self, q: QueueKeys, actor: str) -> tuple[list[str], list[Any]]:
+        """KEYS and ARGV that every transition script starts with (``new_context`` in ``lua/_lib.lua``); public for
+        the scripts of groups and workflows, built outside this module."""
         keys = [q.type_counts, q.events]
         args = [q.task_prefix, to_ms(self.clock.now()), self.limits.event_maxlen, actor]
         return keys, args
@@ -169,7 +170,7 @@ class Transitions:
 
     def enqueue(self, queue: str, items: Sequence[Placement], actor: str = "") -> Call:
         q = self.queue(queue)
-        keys, args = self._common(q, actor)
+        keys, args = self.script_context(q, actor)
         rows = [
             (
                 p.message.id,
@@ -206,7 +207,7 @@ class Transitions:
         queue at once; with a ``rate`` limit, never more than its limit started in any period. Both are counted
         over every worker and consumer of the queue."""
         q = self.queue(queue)
-        keys, args = self._common(q, worker)
+        keys, args = self.script_context(q, worker)
         expiry = to_ms(self.clock.now() + lease_seconds)
         rate = rate or RateLimit()
         return Call(
@@ -230,7 +231,7 @@ class Transitions:
 
     def done(self, queue: str, leases: Sequence[tuple[str, str]], worker: str) -> Call:
         q = self.queue(queue)
-        keys, args = self._common(q, worker)
+        keys, args = self.script_context(q, worker)
         return Call(
             "done",
             script("done"),
@@ -242,7 +243,7 @@ class Transitions:
     def complete(self, queue: str, leases: Sequence[tuple[str, str, float]], worker: str) -> Call:
         """``leases`` holds (id, token, retention seconds)."""
         q = self.queue(queue)
-        keys, args = self._common(q, worker)
+        keys, args = self.script_context(q, worker)
         rows = [(task_id, token, to_ms(retention)) for task_id, token, retention in leases]
         return Call(
             "complete",
@@ -265,7 +266,7 @@ class Transitions:
         expired_before: float | None = None,
     ) -> Call:
         q = self.queue(queue)
-        keys, args = self._common(q, worker)
+        keys, args = self.script_context(q, worker)
         fence = "" if expired_before is None else to_ms(expired_before)
         return Call(
             "retry",
@@ -286,7 +287,7 @@ class Transitions:
         archive_limits: ArchiveLimits | None = None,
     ) -> Call:
         q = self.queue(queue)
-        keys, args = self._common(q, worker)
+        keys, args = self.script_context(q, worker)
         fence = "" if expired_before is None else to_ms(expired_before)
         return Call(
             "archive",
@@ -297,13 +298,13 @@ class Transitions:
 
     def requeue(self, queue: str, leases: Sequence[tuple[str, str]], worker: str) -> Call:
         q = self.queue(queue)
-        keys, args = self._common(q, worker)
+        keys, args = self.script_context(q, worker)
         return Call("requeue", script("requeue"), keys + [q.lease, q.pending], args + _flatten(leases), _statuses)
 
     def expire(self, queue: str, task_id: str, token: str, reason: str, worker: str) -> Call:
         """Drop a leased task whose deadline passed before anyone ran it (see ``lua/expire.lua``)."""
         q = self.queue(queue)
-        keys, args = self._common(q, worker)
+        keys, args = self.script_context(q, worker)
         return Call("expire", script("expire"), keys + [q.lease], args + [task_id, token, reason])
 
     def drop_lease(self, queue: str, task_id: str) -> Call:
@@ -320,12 +321,12 @@ class Transitions:
 
     def forward(self, queue: str, state: str, actor: str = "forwarder", limit: int = PERIODIC_LIMIT) -> Call:
         q = self.queue(queue)
-        keys, args = self._common(q, actor)
+        keys, args = self.script_context(q, actor)
         return Call("forward", script("forward"), keys + [q.state_key(state), q.pending], args + [state, limit], int)
 
     def delete_expired(self, queue: str, actor: str = "janitor", limit: int = PERIODIC_LIMIT) -> Call:
         q = self.queue(queue)
-        keys, args = self._common(q, actor)
+        keys, args = self.script_context(q, actor)
         return Call("delete_expired", script("delete_expired"), keys + [q.completed], args + [limit], int)
 
     # -- operators ---------------------------------------------------------------------------------------------
@@ -338,7 +339,7 @@ class Transitions:
 
     def delete_task(self, queue: str, task_id: str, actor: str) -> Call:
         q = self.queue(queue)
-        keys, args = self._common(q, actor)
+        keys, args = self.script_context(q, actor)
         return Call(
             "delete_task",
             script("delete_task"),
@@ -348,14 +349,14 @@ class Transitions:
 
     def run_task(self, queue: str, task_id: str, actor: str) -> Call:
         q = self.queue(queue)
-        keys, args = self._common(q, actor)
+        keys, args = self.script_context(q, actor)
         return Call(
             "run_task", script("run_task"), keys + [q.pending, q.scheduled, q.retry, q.archived], args + [task_id]
         )
 
     def archive_task(self, queue: str, task_id: str, actor: str, archive_limits: ArchiveLimits | None = None) -> Call:
         q = self.queue(queue)
-        keys, args = self._common(q, actor)
+        keys, args = self.script_context(q, actor)
         return Call(
             "archive_task",
             script("archive_task"),
@@ -365,12 +366,12 @@ class Transitions:
 
     def delete_all(self, queue: str, state: str, actor: str, chunk: int = BULK_CHUNK) -> Call:
         q = self.queue(queue)
-        keys, args = self._common(q, actor)
+        keys, args = self.script_context(q, actor)
         return Call("delete_all", script("delete_all"), keys + [q.state_key(state)], args + [state, chunk], int)
 
     def run_all(self, queue: str, state: str, actor: str, chunk: int = BULK_CHUNK) -> Call:
         q = self.queue(queue)
-        keys, args = self._common(q, actor)
+        keys, args = self.script_context(q, actor)
         return Call("run_all", script("run_all"), keys + [q.state_key(state), q.pending], args + [state, chunk], int)
 
     def archive_all(
@@ -383,7 +384,7 @@ class Transitions:
         archive_limits: ArchiveLimits | None = None,
     ) -> Call:
         q = self.queue(queue)
-        keys, args = self._common(q, actor)
+        keys, args = self.script_context(q, actor)
         return Call(
             "archive_all",
             script("archive_all"),

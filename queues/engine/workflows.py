@@ -215,7 +215,7 @@ class Submission:
 def submit_call(t: Transitions, s: Submission, actor: str = "") -> Call:
     """lua/submit.lua. The reply says whether the queue is new."""
     q = t.queue(s.queue)
-    keys, args = t._common(q, actor)
+    keys, args = t.script_context(q, actor)
     members = [[p.message.id, p.message.type, role, after] for p, after, role, _ in s.tasks]
     left = sum(1 for _, _, role, _ in s.tasks if role == "member")
     rows: list[Any] = []

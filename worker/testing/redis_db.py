@@ -32,8 +32,7 @@ def test_redis_url(url: str | None = None, allowed: range | None = None) -> str:
         )
     if allowed is not None and db not in allowed:
         raise ValidationError(
-            f"the test Redis URL {url!r} selects database {db}; use one between {allowed.start} and "
-            f"{allowed.stop - 1}",
+            f"the test Redis URL {url!r} selects database {db}; use one between {allowed.start} and {allowed.stop - 1}",
             op="taskq.testing",
         )
     return url
