@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
 
+from . import handles
 from .engine import DEFAULT_PREFIX, DEFAULT_REDIS_URL, Client, Inspector, Limits
 
 
@@ -50,20 +50,18 @@ def limits() -> Limits:
     )
 
 
-@lru_cache(maxsize=8)
-def _client(url: str, prefix: str, limits: Limits | None, eager: bool = False, propagates: bool = True) -> Client:
-    return Client(url, prefix=prefix, limits=limits, eager=eager, eager_propagates=propagates)
-
-
-@lru_cache(maxsize=8)
-def _inspector(url: str, prefix: str, actor: str) -> Inspector:
-    return Inspector(url, prefix=prefix, actor=actor, limits=limits())
-
-
 def get_client() -> Client:
-    """A shared client for the configured Redis (one connection pool per URL and prefix)."""
-    return _client(redis_url(), key_prefix(), None, eager(), eager_propagates())
+    """A shared client for the configured Redis (one connection pool per URL and prefix; see ``handles``)."""
+    url, prefix, is_eager, propagates = redis_url(), key_prefix(), eager(), eager_propagates()
+    return handles.shared(
+        ("client", url, prefix, is_eager, propagates),
+        lambda: Client(url, prefix=prefix, eager=is_eager, eager_propagates=propagates),
+    )
 
 
 def get_inspector(actor: str = "operator") -> Inspector:
-    return _inspector(redis_url(), key_prefix(), actor)
+    """A shared inspector whose events name ``actor`` (see ``handles``)."""
+    url, prefix = redis_url(), key_prefix()
+    return handles.shared(
+        ("inspector", url, prefix, actor), lambda: Inspector(url, prefix=prefix, actor=actor, limits=limits())
+    )

@@ -20,7 +20,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
-from queues import conf
+from queues import conf, handles
 from queues.engine import Inspector, TaskInfo, TaskNotFoundError
 from queues.engine import validation as check
 from queues.engine.remote_consumer import MAX_COUNT, MAX_WAIT, Delivery, RemoteConsumer
@@ -48,13 +48,14 @@ DEFAULT_TTR = 30.0
 # -- the engine, as settings configure it ---------------------------------------------------------------------
 
 
-@lru_cache(maxsize=8)
-def _consumer(url: str, prefix: str, skew: float) -> RemoteConsumer:
-    return RemoteConsumer(url, prefix=prefix, limits=conf.limits(), actor="api", skew=skew)
-
-
 def consumer() -> RemoteConsumer:
-    return _consumer(conf.redis_url(), conf.key_prefix(), float(conf.setting("TASKS_API_RECOVERY_SKEW_SECONDS", 1.0)))
+    """The shared remote consumer for the configured Redis (see ``queues.handles``)."""
+    url, prefix = conf.redis_url(), conf.key_prefix()
+    skew = float(conf.setting("TASKS_API_RECOVERY_SKEW_SECONDS", 1.0))
+    return handles.shared(
+        ("remote_consumer", url, prefix, skew),
+        lambda: RemoteConsumer(url, prefix=prefix, limits=conf.limits(), actor="api", skew=skew),
+    )
 
 
 def inspector(token: ApiToken) -> Inspector:

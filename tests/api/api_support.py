@@ -7,14 +7,11 @@ from typing import Any
 
 from django.test import Client
 
-from queues import conf
-from queues.api import views
+from queues import handles
 
 
 def clear_caches() -> None:
-    conf._inspector.cache_clear()
-    conf._client.cache_clear()
-    views._consumer.cache_clear()
+    handles.reset()
 
 
 class Api:

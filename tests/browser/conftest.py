@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from browser_support import CHROMEDRIVER, CHROMIUM, Console
 
-from queues import conf
+from queues import conf, handles
 from queues.engine import Registry, handler
 from tests.cli.helpers import Seed
 from tests.console.console_support import make_user
@@ -94,11 +94,9 @@ def driver(chromium: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) 
 @pytest.fixture
 def engine(settings_redis, redis_client):
     """The console's cached engine handles on the flushed test database."""
-    conf._inspector.cache_clear()
-    conf._client.cache_clear()
+    handles.reset()
     yield conf.get_inspector()
-    conf._inspector.cache_clear()
-    conf._client.cache_clear()
+    handles.reset()
 
 
 @pytest.fixture

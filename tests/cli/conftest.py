@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from queues import conf
+from queues import handles
 
 from .helpers import Seed, invoke
 
@@ -15,7 +15,7 @@ def cli(settings, redis_url, redis_client):
     settings.REDIS_URL = redis_url
     # The shared Client remembers for a few seconds which queues it registered in the queue set; the flush
     # between tests erases the set behind its back, so each test starts with a fresh one.
-    conf._client.cache_clear()
+    handles.reset()
     return invoke
 
 

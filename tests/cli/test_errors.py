@@ -122,11 +122,11 @@ def test_engine_errors_map_to_messages_and_codes(exc, namespace, expected):
 
 
 def test_actions_on_a_keyspace_at_another_key_layout_fail_naming_both_and_change_nothing(cli, seed, redis_client):
-    from queues import conf
+    from queues import handles
 
     archived, pending = seed.archived(), seed.pending()
     redis_client.set("tq:layout", "2")  # a newer release migrated the keyspace; this CLI is the old one
-    conf._inspector.cache_clear()  # an inspector of an earlier test would trust its last check for a second
+    handles.reset()  # an inspector of an earlier test would trust its last check for a second
     before = {key: redis_client.dump(key) for key in redis_client.keys("*")}
     layouts = "the Redis keyspace has key layout 2, but this taskq reads and writes layout 1: upgrade this process"
     for argv, what in [

@@ -7,18 +7,16 @@ import pytest
 from console_support import logged_in, make_user
 from django.test import Client
 
-from queues import conf
+from queues import conf, handles
 from tests.cli.helpers import Seed
 
 
 @pytest.fixture
 def engine(settings_redis, redis_client):
     """Settings and the cached engine handles on the flushed test database."""
-    conf._inspector.cache_clear()
-    conf._client.cache_clear()
+    handles.reset()
     yield conf.get_inspector()
-    conf._inspector.cache_clear()
-    conf._client.cache_clear()
+    handles.reset()
 
 
 @pytest.fixture

@@ -96,14 +96,12 @@ def test_odd_queue_names_work_end_to_end(operator_client, seed, engine, name, au
 
 @pytest.fixture
 def redis_down(settings, engine):
-    from queues import conf
+    from queues import handles
 
     settings.REDIS_URL = "redis://127.0.0.1:1/0"
-    conf._inspector.cache_clear()
-    conf._client.cache_clear()
+    handles.reset()
     yield
-    conf._inspector.cache_clear()
-    conf._client.cache_clear()
+    handles.reset()
 
 
 @pytest.mark.parametrize("url", ["/", "/queues/default/", "/queues/default/tasks/abc/", "/servers/", "/redis/"])

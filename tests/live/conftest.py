@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from live_support import Driver, make_user, session_cookie
 
-from queues import conf
+from queues import handles
 
 # The browser and its driver are tests/browser's fixtures (Debian's Chromium through Selenium); the live tests
 # reuse them rather than set up a second browser. Their conftest imports its helpers by bare name.
@@ -18,11 +18,9 @@ from tests.browser.conftest import chromium, driver  # noqa: E402, F401
 
 @pytest.fixture
 def live_engine(settings_redis, redis_client):
-    conf._inspector.cache_clear()
-    conf._client.cache_clear()
+    handles.reset()
     yield redis_client
-    conf._inspector.cache_clear()
-    conf._client.cache_clear()
+    handles.reset()
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from metrics_support import exported_names, scrape
 
-from queues import conf
+from queues import conf, handles
 from queues.engine import STATES, Client, Inspector
 
 
@@ -78,11 +78,11 @@ def test_metrics_refuses_other_methods(client, engine):
 
 def test_redis_down_fails_the_scrape_clearly(client, settings):
     settings.REDIS_URL = "redis://127.0.0.1:1/0"
-    conf._inspector.cache_clear()
+    handles.reset()
     try:
         response = client.get("/metrics")
     finally:
-        conf._inspector.cache_clear()
+        handles.reset()
     assert response.status_code == 503
     assert b"unreachable" in response.content
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import redis
 
-from queues import conf
+from queues import handles
 from queues.engine import Client, Inspector, Registry
 from worker.config import WorkerConfig
 from worker.server import Server
@@ -32,11 +32,9 @@ from tests.waiting import WAIT, wait_for  # noqa: E402,F401 - the policy tests i
 @pytest.fixture
 def r(redis_client: redis.Redis, settings_redis: Any) -> Iterator[redis.Redis]:
     """The empty test database, also the Redis of the Django settings (so signals and the admin use it)."""
-    conf._client.cache_clear()
-    conf._inspector.cache_clear()
+    handles.reset()
     yield redis_client
-    conf._client.cache_clear()
-    conf._inspector.cache_clear()
+    handles.reset()
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.test import Client
 
-from queues import conf
+from queues import handles
 from queues.cli import main
 from queues.models import PeriodicTask
 from tests.console.console_support import logged_in, make_user
@@ -22,11 +22,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def engine(settings_redis, redis_client):
-    conf._client.cache_clear()
-    conf._inspector.cache_clear()
+    handles.reset()
     yield
-    conf._client.cache_clear()
-    conf._inspector.cache_clear()
+    handles.reset()
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from redis.crc import key_slot
 from topology_support import CLUSTER_PORTS, completions, flush_cluster, worker_logs
 
-from queues import conf
+from queues import handles
 from queues.engine import AsyncClient, Client, Inspector, Keys, connect
 from queues.engine.connection import connect_async, database_of, is_cluster
 from queues.engine.events import AsyncEventStreams
@@ -131,8 +131,7 @@ def test_async_client_and_event_tail_on_a_cluster(cluster: str):
 
 def test_console_pages_and_metrics_on_a_cluster(cluster: str, settings, db):
     settings.REDIS_URL = cluster
-    conf._client.cache_clear()
-    conf._inspector.cache_clear()
+    handles.reset()
     try:
         client = Client(cluster)
         task = client.enqueue("topo:record", {"x": 1}, queue="q3")
@@ -165,8 +164,7 @@ def test_console_pages_and_metrics_on_a_cluster(cluster: str, settings, db):
         assert samples[("taskq_tasks", (("queue", "q7"), ("state", "scheduled")))] == 1
         assert samples[("taskq_queue_paused", (("queue", "q7"),))] == 1
     finally:
-        conf._client.cache_clear()
-        conf._inspector.cache_clear()
+        handles.reset()
 
 
 def test_a_cross_slot_transaction_is_refused_so_the_checks_above_mean_something(cluster: str):

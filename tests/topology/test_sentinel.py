@@ -30,7 +30,7 @@ from topology_support import (
     worker_logs,
 )
 
-from queues import conf
+from queues import handles
 from queues.engine import (
     AsyncClient,
     Client,
@@ -77,8 +77,7 @@ def test_basics_through_sentinels(sentinel_topology: SentinelTopology, topology_
         )
 
         settings.REDIS_URL = url
-        conf._client.cache_clear()
-        conf._inspector.cache_clear()
+        handles.reset()
         browser = logged_in(make_user("ops", "view_console"))
         for path in ("/", "/servers/", "/redis/", "/queues/alpha/?state=pending"):
             assert browser.get(path).status_code == 200, path
@@ -93,8 +92,7 @@ def test_basics_through_sentinels(sentinel_topology: SentinelTopology, topology_
         inspector.unpause_queue("alpha")
         wait_for(lambda: held in completions(tmp_path), what="alpha served again once unpaused")
     finally:
-        conf._client.cache_clear()
-        conf._inspector.cache_clear()
+        handles.reset()
         client.close()
         inspector.broker.close()
         conn.close()

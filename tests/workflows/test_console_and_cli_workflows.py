@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "console"))
 
 from console_support import logged_in, make_user  # noqa: E402
 
-from queues import conf  # noqa: E402
+from queues import handles  # noqa: E402
 from queues.cli.main import main  # noqa: E402
 from queues.engine import Client, chain, sig  # noqa: E402
 
@@ -23,13 +23,11 @@ Q = "wfq"
 
 @pytest.fixture
 def engine(settings_redis, redis_client, redis_url):
-    conf._inspector.cache_clear()
-    conf._client.cache_clear()
+    handles.reset()
     client = Client(redis_url, policies=False)
     yield client
     client.close()
-    conf._inspector.cache_clear()
-    conf._client.cache_clear()
+    handles.reset()
 
 
 @pytest.fixture
