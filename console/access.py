@@ -16,10 +16,11 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any, cast
 
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
+
+from queues import conf
 
 from .errors import engine_errors, error_page
 
@@ -30,7 +31,7 @@ View = Callable[..., HttpResponse]
 
 
 def read_only() -> bool:
-    return bool(getattr(settings, "TASKS_CONSOLE_READ_ONLY", False))
+    return bool(conf.setting("TASKS_CONSOLE_READ_ONLY"))
 
 
 def can_view(user: Any) -> bool:

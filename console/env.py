@@ -1,4 +1,5 @@
-"""Typed readers for environment variables, used by settings.py.
+"""Typed readers for the environment variables of Django's own settings, used by settings.py (taskq's own are
+listed in ``queues.engine.settings``, which parses both).
 
 Unset and empty variables both mean "use the default", so a compose file can write ``FOO: ""`` to fall back.
 A value that is set but cannot be parsed raises ImproperlyConfigured naming the variable, so a typo fails at
@@ -8,12 +9,12 @@ startup instead of silently running with a default.
 from __future__ import annotations
 
 import os
-from typing import overload
+from typing import Any, overload
 
 from django.core.exceptions import ImproperlyConfigured
 
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off"})
+from queues.engine.errors import ValidationError
+from queues.engine.settings import parse_value
 
 
 def _raw(name: str) -> str | None:
@@ -23,21 +24,24 @@ def _raw(name: str) -> str | None:
     return value.strip()
 
 
-def env_str(name: str, default: str) -> str:
-    """Return the variable as a string, or ``default`` when unset or empty."""
-    value = _raw(name)
-    return default if value is None else value
-
-
-def env_int(name: str, default: int) -> int:
-    """Return the variable as an int, or ``default`` when unset or empty."""
+def _typed(name: str, kind: str, default: Any) -> Any:
     value = _raw(name)
     if value is None:
         return default
     try:
-        return int(value)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from None
+        return parse_value(name, kind, value)
+    except ValidationError as exc:
+        raise ImproperlyConfigured(exc.message) from None
+
+
+def env_str(name: str, default: str) -> str:
+    """Return the variable as a string, or ``default`` when unset or empty."""
+    return str(_typed(name, "str", default))
+
+
+def env_int(name: str, default: int) -> int:
+    """Return the variable as an int, or ``default`` when unset or empty."""
+    return int(_typed(name, "int", default))
 
 
 @overload
@@ -46,31 +50,15 @@ def env_float(name: str, default: float) -> float: ...
 def env_float(name: str, default: None) -> float | None: ...
 def env_float(name: str, default: float | None) -> float | None:
     """Return the variable as a float, or ``default`` (which may be None) when unset or empty."""
-    value = _raw(name)
-    if value is None:
-        return default
-    try:
-        return float(value)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a number, got {value!r}") from None
+    value = _typed(name, "float", default)
+    return None if value is None else float(value)
 
 
 def env_bool(name: str, default: bool) -> bool:
     """Return the variable as a bool: 1/true/yes/on or 0/false/no/off, case-insensitive."""
-    value = _raw(name)
-    if value is None:
-        return default
-    lowered = value.lower()
-    if lowered in _TRUE:
-        return True
-    if lowered in _FALSE:
-        return False
-    raise ImproperlyConfigured(f"{name} must be one of 1/true/yes/on or 0/false/no/off, got {value!r}")
+    return bool(_typed(name, "bool", default))
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
     """Return the variable split on commas, items stripped and empty items dropped."""
-    value = _raw(name)
-    if value is None:
-        return list(default)
-    return [item.strip() for item in value.split(",") if item.strip()]
+    return list(_typed(name, "list", default))

@@ -1,17 +1,23 @@
 """Django settings for the taskq console.
 
 Every deployment knob comes from the environment with a default that works on a laptop (SQLite, a local
-redis-server on 6379). The TASKS_* values are read by ``queues.conf`` and the worker; keep their names in sync
-with docker-compose.yml (tests/test_compose.py checks that every variable it sets is read here).
+redis-server on 6379). taskq's own (REDIS_URL, TASKS_*, SPARK_*) are defined in ``queues.engine.settings`` and
+exported here; tests/test_compose.py checks that every variable docker-compose.yml sets is read.
 """
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
 from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
 
 from console.channel_layers import channel_layers
 from console.database_url import parse_database_url
-from console.env import env_bool, env_float, env_int, env_list, env_str
+from console.env import env_bool, env_list, env_str
+from queues.engine.errors import ValidationError
+from queues.engine.settings import TaskqSettings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -107,46 +113,19 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = True
 
 # --- Redis and the task engine ---------------------------------------------------------------------------
-REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
-
-TASKS_KEY_PREFIX = env_str("TASKS_KEY_PREFIX", "tq")
-TASKS_LEASE_SECONDS = env_float("TASKS_LEASE_SECONDS", 30.0)
-# None means "derive from the lease": the worker picks a safe fraction of TASKS_LEASE_SECONDS.
-TASKS_HEARTBEAT_SECONDS = env_float("TASKS_HEARTBEAT_SECONDS", None)
-TASKS_RECOVERER_SECONDS = env_float("TASKS_RECOVERER_SECONDS", None)
-TASKS_CLOCK_SKEW_SECONDS = env_float("TASKS_CLOCK_SKEW_SECONDS", None)
-TASKS_FORWARDER_SECONDS = env_float("TASKS_FORWARDER_SECONDS", 1.0)
-TASKS_JANITOR_SECONDS = env_float("TASKS_JANITOR_SECONDS", 8.0)
-# Group aggregation defaults of every queue (a QueueDefinition may override them) and the aggregator's round.
-TASKS_GROUP_GRACE_SECONDS = env_float("TASKS_GROUP_GRACE_SECONDS", 60.0)
-TASKS_GROUP_MAX_DELAY_SECONDS = env_float("TASKS_GROUP_MAX_DELAY_SECONDS", 0.0)
-TASKS_GROUP_MAX_SIZE = env_int("TASKS_GROUP_MAX_SIZE", 0)
-TASKS_AGGREGATOR_SECONDS = env_float("TASKS_AGGREGATOR_SECONDS", 1.0)
-TASKS_ARCHIVE_MAX_SIZE = env_int("TASKS_ARCHIVE_MAX_SIZE", 10_000)
-TASKS_ARCHIVE_MAX_AGE_SECONDS = env_int("TASKS_ARCHIVE_MAX_AGE_SECONDS", 90 * 24 * 3600)
-TASKS_EVENT_STREAM_MAXLEN = env_int("TASKS_EVENT_STREAM_MAXLEN", 100_000)
-TASKS_SHUTDOWN_TIMEOUT = env_float("TASKS_SHUTDOWN_TIMEOUT", 8.0)
-# The console shows everything but hides and refuses every operator action.
-TASKS_CONSOLE_READ_ONLY = env_bool("TASKS_CONSOLE_READ_ONLY", False)
-# Payloads and results shown masked to people (README, "Redaction"): task types by prefix, whole; JSON keys at
-# any depth, their values. Comma-separated. queues.view_unredacted may reveal them, each look audited.
-TASKS_REDACT = {"types": env_list("TASKS_REDACT_TYPES", []), "keys": env_list("TASKS_REDACT_KEYS", [])}
-# When a taskscheduler enqueues the daily task-history rollups (cron, UTC); empty: never.
-TASKS_ANALYTICS_SCHEDULE = env_str("TASKS_ANALYTICS_SCHEDULE", "15 0 * * *")
-# HTTP API (/api/v1/): how long past its TTR a consumer's lease is left before a consume recovers it (clock
-# differences between machines), and how many long polls may wait at once per console process.
-TASKS_API_RECOVERY_SKEW_SECONDS = env_float("TASKS_API_RECOVERY_SKEW_SECONDS", 1.0)
-TASKS_API_MAX_WAITERS = env_int("TASKS_API_MAX_WAITERS", 64)
-# The event exporter (one active across workers; taskworker runs it when TASKS_EVENT_EXPORT is on), the analytics
-# job's output, and where Spark runs: local[*] in-process, SPARK_MASTER=spark://..., or SPARK_REMOTE=sc://...
-TASKS_EVENT_EXPORT = env_bool("TASKS_EVENT_EXPORT", False)
-TASKS_EVENT_EXPORT_DIR = env_str("TASKS_EVENT_EXPORT_DIR", str(BASE_DIR / "var" / "events"))
-TASKS_ROLLUP_DIR = env_str("TASKS_ROLLUP_DIR", str(BASE_DIR / "var" / "rollups"))
-TASKS_EVENT_EXPORT_CAP = env_int("TASKS_EVENT_EXPORT_CAP", 1_000_000)
-SPARK_MASTER = env_str("SPARK_MASTER", "local[*]")
-SPARK_REMOTE = env_str("SPARK_REMOTE", "")
-SPARK_APP_NAME = env_str("SPARK_APP_NAME", "taskq")
-SPARK_CONF = env_str("SPARK_CONF", "")  # JSON object or k=v;k=v
+# taskq's own settings (REDIS_URL, TASKS_*, SPARK_*), each with its environment variable, default and meaning, are
+# listed once, in queues/engine/settings.py; every one becomes the Django setting of the same name here. Relative
+# directories are under the project. TASKS_REDACT gathers the two redaction lists for queues.redaction.
+try:
+    TASKQ = TaskqSettings.from_env(os.environ)
+except ValidationError as exc:
+    raise ImproperlyConfigured(exc.message) from None
+TASKQ = replace(
+    TASKQ, event_export_dir=str(BASE_DIR / TASKQ.event_export_dir), rollup_dir=str(BASE_DIR / TASKQ.rollup_dir)
+)
+globals().update(TASKQ.as_settings())
+REDIS_URL: str = TASKQ.redis_url  # named again only because the channel layers and django-rq below read it
+TASKS_REDACT = {"types": list(TASKQ.redact_types), "keys": list(TASKQ.redact_keys)}
 # Bearer token a Prometheus scrape of /metrics must send; empty leaves /metrics open (no login: it has its own).
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 

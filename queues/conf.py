@@ -7,46 +7,58 @@ from typing import Any
 from django.conf import settings
 
 from . import handles
-from .engine import DEFAULT_PREFIX, DEFAULT_REDIS_URL, Client, Inspector, Limits
+from .engine import Client, Inspector, Limits
+from .engine.settings import TaskqSettings
+from .engine.settings import default as taskq_default
+
+#: ``setting(name)`` without a default: take queues.engine.settings'.
+_DEFAULT = object()
 
 
-def setting(name: str, default: Any = None) -> Any:
-    return getattr(settings, name, default)
+def setting(name: str, default: Any = _DEFAULT) -> Any:
+    """A Django setting; for one of taskq's, its default comes from ``queues.engine.settings`` (the one place
+    defaults are written) when the project leaves it out."""
+    return getattr(settings, name, taskq_default(name) if default is _DEFAULT else default)
+
+
+def taskq_settings() -> TaskqSettings:
+    """All of taskq's settings as the project has them, typed."""
+    return TaskqSettings.from_lookup(lambda name, missing: getattr(settings, name, missing))
 
 
 def redis_url() -> str:
-    return str(setting("REDIS_URL", DEFAULT_REDIS_URL))
+    return str(setting("REDIS_URL"))
 
 
 def key_prefix() -> str:
-    return str(setting("TASKS_KEY_PREFIX", DEFAULT_PREFIX))
+    return str(setting("TASKS_KEY_PREFIX"))
 
 
 def eager() -> bool:
     """``TASKS_EAGER``: enqueueing runs the handler inline instead of writing to Redis (tests; see engine.eager)."""
-    return bool(setting("TASKS_EAGER", False))
+    return bool(setting("TASKS_EAGER"))
 
 
 def eager_propagates() -> bool:
     """``TASKS_EAGER_PROPAGATES``: in eager mode, the handler's exception is raised to whoever enqueued."""
-    return bool(setting("TASKS_EAGER_PROPAGATES", True))
+    return bool(setting("TASKS_EAGER_PROPAGATES"))
 
 
 def export_dir() -> str:
     """Where the exporter writes the event Parquet files (``date=YYYY-MM-DD/`` partitions)."""
-    return str(setting("TASKS_EVENT_EXPORT_DIR", "var/events"))
+    return str(setting("TASKS_EVENT_EXPORT_DIR"))
 
 
 def rollup_dir() -> str:
     """Where the analytics job writes its Parquet rollups (``day=YYYY-MM-DD/`` partitions)."""
-    return str(setting("TASKS_ROLLUP_DIR", "var/rollups"))
+    return str(setting("TASKS_ROLLUP_DIR"))
 
 
 def limits() -> Limits:
     return Limits(
-        event_maxlen=int(setting("TASKS_EVENT_STREAM_MAXLEN", 100_000)),
-        archive_max_size=int(setting("TASKS_ARCHIVE_MAX_SIZE", 10_000)),
-        archive_max_age=float(setting("TASKS_ARCHIVE_MAX_AGE_SECONDS", 90 * 24 * 3600)),
+        event_maxlen=int(setting("TASKS_EVENT_STREAM_MAXLEN")),
+        archive_max_size=int(setting("TASKS_ARCHIVE_MAX_SIZE")),
+        archive_max_age=float(setting("TASKS_ARCHIVE_MAX_AGE_SECONDS")),
     )
 
 

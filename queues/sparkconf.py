@@ -14,8 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-DEFAULT_MASTER = "local[*]"
-DEFAULT_APP_NAME = "taskq"
+from queues.engine.settings import DEFAULTS
+
+DEFAULT_MASTER = DEFAULTS.spark_master
+DEFAULT_APP_NAME = DEFAULTS.spark_app_name
 
 # Defaults the deployment can override through SPARK_CONF: UTC everywhere (the pipeline partitions by UTC date),
 # FAIR scheduling so the Spark tasks of one worker share its session's executors instead of queueing.

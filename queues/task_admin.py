@@ -38,7 +38,7 @@ def can_view(user: Any) -> bool:
 def can_operate(user: Any) -> bool:
     """Operators may act, unless the console runs read-only (TASKS_CONSOLE_READ_ONLY), which binds the admin's
     queue and task actions too: read-only means nobody changes queues from the web."""
-    if setting("TASKS_CONSOLE_READ_ONLY", False):
+    if setting("TASKS_CONSOLE_READ_ONLY"):
         return False
     return bool(user.is_active and user.has_perm(OPERATE_PERMISSION))
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from queues.engine import DEFAULT_PREFIX, DEFAULT_REDIS_URL, GroupSettings, Limits, ValidationError
 from queues.engine import validation as check
+from queues.engine.settings import DEFAULTS
 from queues.sparkconf import SparkSettings
 
 #: Characters that make a ``--queues`` entry a glob pattern (fnmatch: ``*``, ``?``, ``[...]``) rather than a name.
@@ -70,13 +71,13 @@ class WorkerConfig:
     # child process, stopped for real on timeout or cancel; see worker/process_pool.py).
     pool: str = "thread"
     max_tasks_per_child: int | None = None  # process pool: replace a child after this many tasks (leaky handlers)
-    shutdown_timeout: float = 8.0
-    lease: float = 30.0
+    shutdown_timeout: float = DEFAULTS.shutdown_timeout
+    lease: float = DEFAULTS.lease_seconds
     heartbeat_interval: float | None = None  # None: lease / 6
     recoverer_interval: float | None = None  # None: lease / 2
     clock_skew: float | None = None  # None: lease / 6; how long past its expiry a lease is left alone
-    forwarder_interval: float = 1.0
-    janitor_interval: float = 8.0
+    forwarder_interval: float = DEFAULTS.forwarder_seconds
+    janitor_interval: float = DEFAULTS.janitor_seconds
     fetch_batch: int = 100  # most tasks taken per dequeue call
     # Most tasks leased ahead of a free slot, waiting in this worker (see worker/processor.py); only from queues
     # without a concurrency cap or rate limit. None: five times the concurrency, at most 50. 0 turns it off.
@@ -89,10 +90,10 @@ class WorkerConfig:
     health_host: str = "0.0.0.0"
     # Group aggregation: the defaults of every queue (a queue definition may override them) and the round interval.
     group_settings: GroupSettings = field(default_factory=GroupSettings)
-    aggregator_interval: float = 1.0
+    aggregator_interval: float = DEFAULTS.aggregator_seconds
     spark: SparkSettings = field(default_factory=SparkSettings)  # session of Spark tasks (built on first use)
     export_dir: str | None = None  # run the event exporter (one active across workers) into this directory
-    export_event_cap: int = 1_000_000  # hard cap of an exported queue's event stream (the safety net)
+    export_event_cap: int = DEFAULTS.event_export_cap  # hard cap of an exported queue's event stream (the safety net)
     server_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}")
 
     def __post_init__(self) -> None:

@@ -51,7 +51,7 @@ DEFAULT_TTR = 30.0
 def consumer() -> RemoteConsumer:
     """The shared remote consumer for the configured Redis (see ``queues.handles``)."""
     url, prefix = conf.redis_url(), conf.key_prefix()
-    skew = float(conf.setting("TASKS_API_RECOVERY_SKEW_SECONDS", 1.0))
+    skew = float(conf.setting("TASKS_API_RECOVERY_SKEW_SECONDS"))
     return handles.shared(
         ("remote_consumer", url, prefix, skew),
         lambda: RemoteConsumer(url, prefix=prefix, limits=conf.limits(), actor="api", skew=skew),
@@ -75,7 +75,7 @@ def _waiters(size: int) -> ThreadPoolExecutor:
 def waiters() -> ThreadPoolExecutor:
     """Long polls block a thread each; they get their own pool so they never hold up Django's sync views (which
     run on one thread under ASGI) or the event loop's default executor."""
-    return _waiters(int(conf.setting("TASKS_API_MAX_WAITERS", 64)))
+    return _waiters(int(conf.setting("TASKS_API_MAX_WAITERS")))
 
 
 # -- rendering ---------------------------------------------------------------------------------------------

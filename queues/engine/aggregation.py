@@ -34,6 +34,7 @@ from .handlers import Task
 from .message import TaskMessage
 from .producer import new_task_id
 from .scripts import script
+from .settings import DEFAULTS
 from .transitions import Call, Placement, Transitions
 
 MAX_GROUP_NAME = 256
@@ -46,9 +47,9 @@ class GroupSettings:
     """When a queue's groups are due: ``grace`` seconds without a new task, ``max_delay`` seconds since the oldest
     task (0: no limit), or ``max_size`` tasks (0: no limit; also the most tasks one combined task takes)."""
 
-    grace: float = 60.0
-    max_delay: float = 0.0
-    max_size: int = 0
+    grace: float = DEFAULTS.group_grace_seconds
+    max_delay: float = DEFAULTS.group_max_delay_seconds
+    max_size: int = DEFAULTS.group_max_size
 
     def __post_init__(self) -> None:
         check.seconds(self.grace, "group grace period", "aggregation", allow_zero=True)

@@ -15,6 +15,7 @@ from .clock import Clock, SystemClock, to_ms, utc_day
 from .keys import DEFAULT_PREFIX, Keys, QueueKeys
 from .message import TaskMessage
 from .scripts import Script, script
+from .settings import DEFAULTS
 
 DAY_COUNTER_TTL = 90 * 24 * 3600  # seconds: the dashboard charts up to 90 days back
 BULK_CHUNK = 1000  # tasks per bulk script call, so Redis never blocks long on a queue of millions
@@ -64,9 +65,9 @@ class Leased:
 class Limits:
     """Engine-wide settings that scripts need."""
 
-    event_maxlen: int = 100_000
-    archive_max_size: int = 10_000
-    archive_max_age: float = 90 * 24 * 3600.0
+    event_maxlen: int = DEFAULTS.event_stream_maxlen
+    archive_max_size: int = DEFAULTS.archive_max_size
+    archive_max_age: float = DEFAULTS.archive_max_age_seconds
     extra: dict[str, Any] = field(default_factory=dict)
 
 

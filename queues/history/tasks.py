@@ -38,7 +38,7 @@ def daily_rollups(task: Task) -> None:
 
 
 # run_once: a scheduler that was down at 00:15 still rolls up yesterday when it comes back.
-if conf.setting("TASKS_ANALYTICS_SCHEDULE", ""):
+if conf.setting("TASKS_ANALYTICS_SCHEDULE"):
     schedule(
         conf.setting("TASKS_ANALYTICS_SCHEDULE"),
         "analytics:daily",

@@ -48,11 +48,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-        interval = options["interval"] or float(conf.setting("TASKS_SCHEDULER_INTERVAL", 1.0))
+        interval = options["interval"] or float(conf.setting("TASKS_SCHEDULER_INTERVAL"))
         grace = (
-            options["grace"]
-            if options["grace"] is not None
-            else float(conf.setting("TASKS_SCHEDULER_GRACE_SECONDS", 60.0))
+            options["grace"] if options["grace"] is not None else float(conf.setting("TASKS_SCHEDULER_GRACE_SECONDS"))
         )
         if not 0 < interval <= 60 or grace < 0:
             raise CommandError("--interval must be in (0, 60] seconds and --grace at least 0")

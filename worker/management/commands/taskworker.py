@@ -102,7 +102,7 @@ class Command(BaseCommand):
 
     @staticmethod
     def config(options: dict[str, Any]) -> WorkerConfig:
-        setting = conf.setting
+        taskq = conf.taskq_settings()
         shutdown = options["shutdown_timeout"]
         queues, patterns = split_patterns(parse_queues("default" if options["queues"] is None else options["queues"]))
         return WorkerConfig(
@@ -116,25 +116,23 @@ class Command(BaseCommand):
             pool=options["pool"],
             max_tasks_per_child=options["max_tasks_per_child"],
             prefetch=options["prefetch"],
-            shutdown_timeout=float(setting("TASKS_SHUTDOWN_TIMEOUT", 8.0) if shutdown is None else shutdown),
-            lease=float(setting("TASKS_LEASE_SECONDS", 30.0)),
-            heartbeat_interval=setting("TASKS_HEARTBEAT_SECONDS"),
-            recoverer_interval=setting("TASKS_RECOVERER_SECONDS"),
-            clock_skew=setting("TASKS_CLOCK_SKEW_SECONDS"),
-            forwarder_interval=float(setting("TASKS_FORWARDER_SECONDS", 1.0)),
-            janitor_interval=float(setting("TASKS_JANITOR_SECONDS", 8.0)),
+            shutdown_timeout=float(taskq.shutdown_timeout if shutdown is None else shutdown),
+            lease=float(taskq.lease_seconds),
+            heartbeat_interval=taskq.heartbeat_seconds,
+            recoverer_interval=taskq.recoverer_seconds,
+            clock_skew=taskq.clock_skew_seconds,
+            forwarder_interval=float(taskq.forwarder_seconds),
+            janitor_interval=float(taskq.janitor_seconds),
             group_settings=GroupSettings(
-                float(setting("TASKS_GROUP_GRACE_SECONDS", 60.0)),
-                float(setting("TASKS_GROUP_MAX_DELAY_SECONDS", 0.0)),
-                int(setting("TASKS_GROUP_MAX_SIZE", 0)),
+                float(taskq.group_grace_seconds), float(taskq.group_max_delay_seconds), int(taskq.group_max_size)
             ),
-            aggregator_interval=float(setting("TASKS_AGGREGATOR_SECONDS", 1.0)),
+            aggregator_interval=float(taskq.aggregator_seconds),
             limits=conf.limits(),
             metrics_port=options["metrics_port"],
             metrics_host=options["metrics_host"],
             health_port=options["health_port"],
             health_host=options["health_host"],
             spark=SparkSettings.from_django(),
-            export_dir=conf.export_dir() if setting("TASKS_EVENT_EXPORT", False) else None,
-            export_event_cap=int(setting("TASKS_EVENT_EXPORT_CAP", 1_000_000)),
+            export_dir=taskq.event_export_dir if taskq.event_export else None,
+            export_event_cap=int(taskq.event_export_cap),
         )

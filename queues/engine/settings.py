@@ -1,0 +1,262 @@
+"""Every taskq setting in one typed object: its environment variable (also its Django setting's name), its
+default and what it means. Nothing else writes a default down.
+
+- ``console/settings.py`` reads the environment into it (``TaskqSettings.from_env``) and exports each value as
+  the Django setting of the same name.
+- ``queues.conf``, ``taskworker``, ``taskscheduler``, the CLI and the console read Django's settings through it
+  (``TaskqSettings.from_lookup``): a setting a project leaves out takes the default from here.
+- The worker's and the engine's own defaults (``WorkerConfig``, ``Limits``, ``GroupSettings``) are these.
+- The README's settings table is generated from it (``python -m queues.engine.settings``), and a test checks
+  that the two agree.
+
+Django-free, like the rest of the engine. A value that is set but cannot be parsed raises ValidationError naming
+the variable, so a typo fails at start-up instead of running with a default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .connection import DEFAULT_REDIS_URL
+from .errors import ValidationError
+from .keys import DEFAULT_PREFIX
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+_UNSET = object()
+
+
+def _setting(name: str, default: Any, kind: str, doc: str, shown: str | None = None) -> Any:
+    """A field of ``TaskqSettings``: ``kind`` is how its variable is parsed (str, int, float, optional float,
+    bool, list); ``shown`` is the README's wording of the default where the value alone would mislead."""
+    return field(default=default, metadata={"name": name, "kind": kind, "doc": doc, "shown": shown})
+
+
+@dataclass(frozen=True)
+class TaskqSettings:
+    redis_url: str = _setting(
+        "REDIS_URL",
+        DEFAULT_REDIS_URL,
+        "str",
+        "the Redis of the engine, console and workers; `redis+sentinel://` and `redis+cluster://` too "
+        "([Sentinel and Cluster](#redis-sentinel-and-cluster))",
+    )
+    key_prefix: str = _setting(
+        "TASKS_KEY_PREFIX", DEFAULT_PREFIX, "str", "prefix of every Redis key, to share a Redis between deployments"
+    )
+    lease_seconds: float = _setting(
+        "TASKS_LEASE_SECONDS", 30.0, "float", "lease of a running task; a shorter lease recovers crashes faster"
+    )
+    heartbeat_seconds: float | None = _setting(
+        "TASKS_HEARTBEAT_SECONDS", None, "optional float", "how often a worker extends its leases", "lease/6"
+    )
+    recoverer_seconds: float | None = _setting(
+        "TASKS_RECOVERER_SECONDS", None, "optional float", "how often expired leases are recovered", "lease/2"
+    )
+    clock_skew_seconds: float | None = _setting(
+        "TASKS_CLOCK_SKEW_SECONDS",
+        None,
+        "optional float",
+        "how long past its expiry a lease is left alone (clock differences between machines)",
+        "lease/6",
+    )
+    forwarder_seconds: float = _setting(
+        "TASKS_FORWARDER_SECONDS", 1.0, "float", "how often due scheduled and retry tasks move to pending"
+    )
+    janitor_seconds: float = _setting(
+        "TASKS_JANITOR_SECONDS", 8.0, "float", "how often expired completed tasks and archive excess are deleted"
+    )
+    group_grace_seconds: float = _setting(
+        "TASKS_GROUP_GRACE_SECONDS",
+        60.0,
+        "float",
+        "a group is due this long after its last task ([groups](#group-aggregation))",
+    )
+    group_max_delay_seconds: float = _setting(
+        "TASKS_GROUP_MAX_DELAY_SECONDS", 0.0, "float", "a group is due this long after its first task (0: no limit)"
+    )
+    group_max_size: int = _setting("TASKS_GROUP_MAX_SIZE", 0, "int", "a group is due at this many tasks (0: no limit)")
+    aggregator_seconds: float = _setting("TASKS_AGGREGATOR_SECONDS", 1.0, "float", "how often due groups are combined")
+    archive_max_size: int = _setting(
+        "TASKS_ARCHIVE_MAX_SIZE", 10_000, "int", "archived tasks kept per queue; trimmed tasks are really deleted"
+    )
+    archive_max_age_seconds: float = _setting(
+        "TASKS_ARCHIVE_MAX_AGE_SECONDS",
+        90 * 24 * 3600.0,
+        "float",
+        "how long archived tasks are kept; older ones are really deleted",
+        "90 days",
+    )
+    event_stream_maxlen: int = _setting(
+        "TASKS_EVENT_STREAM_MAXLEN", 100_000, "int", "length of each queue's event stream (approximate trimming)"
+    )
+    shutdown_timeout: float = _setting(
+        "TASKS_SHUTDOWN_TIMEOUT",
+        8.0,
+        "float",
+        "default of `taskworker --shutdown-timeout`: seconds running tasks get to finish on SIGTERM",
+    )
+    scheduler_interval: float = _setting(
+        "TASKS_SCHEDULER_INTERVAL", 1.0, "float", "default of `taskscheduler --interval`"
+    )
+    scheduler_grace_seconds: float = _setting(
+        "TASKS_SCHEDULER_GRACE_SECONDS",
+        60.0,
+        "float",
+        "default of `taskscheduler --grace`: a tick reached later than this counts as missed",
+    )
+    analytics_schedule: str = _setting(
+        "TASKS_ANALYTICS_SCHEDULE",
+        "15 0 * * *",
+        "str",
+        "when a `taskscheduler` enqueues the daily task-history rollups (cron, UTC); empty: never",
+    )
+    event_export: bool = _setting(
+        "TASKS_EVENT_EXPORT",
+        False,
+        "bool",
+        "run the event exporter in `taskworker` ([pipeline](#the-task-history-pipeline-and-the-history-page))",
+    )
+    event_export_dir: str = _setting(
+        "TASKS_EVENT_EXPORT_DIR",
+        "var/events",
+        "str",
+        "where the exporter writes events (a relative path is under the project)",
+        "`<repo>/var/events`",
+    )
+    rollup_dir: str = _setting(
+        "TASKS_ROLLUP_DIR",
+        "var/rollups",
+        "str",
+        "where the analytics job writes rollups (a relative path is under the project)",
+        "`<repo>/var/rollups`",
+    )
+    event_export_cap: int = _setting(
+        "TASKS_EVENT_EXPORT_CAP", 1_000_000, "int", "hard cap of an exported queue's event stream"
+    )
+    spark_master: str = _setting(
+        "SPARK_MASTER", "local[*]", "str", "where [Spark tasks](#spark-tasks) and the analytics job run"
+    )
+    spark_remote: str = _setting("SPARK_REMOTE", "", "str", "a Spark Connect server (`sc://host:15002`) instead")
+    spark_app_name: str = _setting("SPARK_APP_NAME", "taskq", "str", "the Spark application's name")
+    spark_conf: str = _setting("SPARK_CONF", "", "str", "Spark configuration: a JSON object or `k=v;k=v`")
+    api_recovery_skew_seconds: float = _setting(
+        "TASKS_API_RECOVERY_SKEW_SECONDS",
+        1.0,
+        "float",
+        "HTTP API: grace past a TTR before a consume recovers the lease",
+    )
+    api_max_waiters: int = _setting(
+        "TASKS_API_MAX_WAITERS", 64, "int", "HTTP API: long polls waiting at once per console process"
+    )
+    eager: bool = _setting(
+        "TASKS_EAGER",
+        False,
+        "bool",
+        "for tests: enqueueing runs the handler inline and writes nothing "
+        "([Testing your handlers](#testing-your-handlers))",
+    )
+    eager_propagates: bool = _setting(
+        "TASKS_EAGER_PROPAGATES", True, "bool", "for tests: an eager handler's exception reaches the caller"
+    )
+    console_read_only: bool = _setting(
+        "TASKS_CONSOLE_READ_ONLY",
+        False,
+        "bool",
+        "the console shows everything and offers no action (see [The console](#the-console))",
+    )
+    redact_types: tuple[str, ...] = _setting(
+        "TASKS_REDACT_TYPES",
+        (),
+        "list",
+        "task types (prefixes) whose payloads people see masked ([Redaction](#redaction))",
+    )
+    redact_keys: tuple[str, ...] = _setting(
+        "TASKS_REDACT_KEYS", (), "list", "JSON keys whose values people see masked, in every task"
+    )
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> TaskqSettings:
+        """From environment variables; unset and empty ones take the default (so a compose file can write
+        ``FOO: ""`` to fall back)."""
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            raw = environ.get(f.metadata["name"])
+            if raw is not None and raw.strip():
+                values[f.name] = parse_value(f.metadata["name"], f.metadata["kind"], raw.strip())
+        return cls(**values)
+
+    @classmethod
+    def from_lookup(cls, lookup: Callable[[str, Any], Any]) -> TaskqSettings:
+        """From already-typed values, such as Django's settings: ``lookup(name, missing)`` returns ``missing``
+        for a setting that is not there, which then takes the default."""
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            value = lookup(f.metadata["name"], _UNSET)
+            if value is not _UNSET:
+                values[f.name] = tuple(value) if f.metadata["kind"] == "list" else value
+        return cls(**values)
+
+    def as_settings(self) -> dict[str, Any]:
+        """Setting name -> value, to export as Django settings."""
+        return {f.metadata["name"]: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+DEFAULTS = TaskqSettings()
+
+
+def default(name: str) -> Any:
+    """The default of the setting called ``name`` (``"TASKS_LEASE_SECONDS"``)."""
+    for f in dataclasses.fields(TaskqSettings):
+        if f.metadata["name"] == name:
+            return getattr(DEFAULTS, f.name)
+    raise KeyError(f"no taskq setting named {name!r}")
+
+
+def parse_value(name: str, kind: str, raw: str) -> Any:
+    """A variable's text as ``kind`` (str, int, float, optional float, bool, list): the one parser of taskq's
+    settings and of the console's Django ones (``console/env.py``). Raises ValidationError naming ``name``."""
+    try:
+        if kind == "int":
+            return int(raw)
+        if kind in ("float", "optional float"):
+            return float(raw)
+    except ValueError:
+        what = "an integer" if kind == "int" else "a number"
+        raise ValidationError(f"{name} must be {what}, got {raw!r}", op="settings") from None
+    if kind == "bool":
+        lowered = raw.lower()
+        if lowered in _TRUE or lowered in _FALSE:
+            return lowered in _TRUE
+        raise ValidationError(f"{name} must be one of 1/true/yes/on or 0/false/no/off, got {raw!r}", op="settings")
+    if kind == "list":
+        return tuple(item.strip() for item in raw.split(",") if item.strip())
+    return raw
+
+
+def _shown(f: dataclasses.Field[Any]) -> str:
+    value = f.default
+    if f.metadata["shown"]:
+        return str(f.metadata["shown"])
+    if value is None or value in ("", ()):
+        return "none"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, int | float):
+        return f"{value:,g}" if value < 1_000_000 else f"{int(value):,}"
+    return f"`{value}`"
+
+
+def markdown_table() -> str:
+    """The README's settings table, one row per setting."""
+    rows = ["| variable | default | meaning |", "|---|---|---|"]
+    for f in dataclasses.fields(TaskqSettings):
+        rows.append(f"| `{f.metadata['name']}` | {_shown(f)} | {f.metadata['doc']} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(markdown_table())

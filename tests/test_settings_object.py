@@ -1,0 +1,85 @@
+"""``queues.engine.settings.TaskqSettings`` is the one place taskq's settings and their defaults are written:
+the README's table is its output, Django's settings export every one of them, and a bad value is refused with the
+variable's name."""
+
+from __future__ import annotations
+
+import dataclasses
+import runpy
+from pathlib import Path
+
+import pytest
+
+from queues import conf
+from queues.engine import GroupSettings, Limits, ValidationError
+from queues.engine.settings import DEFAULTS, TaskqSettings, default, markdown_table
+from queues.sparkconf import SparkSettings
+from worker.config import WorkerConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+NAMES = [f.metadata["name"] for f in dataclasses.fields(TaskqSettings)]
+
+
+def test_the_readme_table_is_the_objects_output():
+    assert markdown_table() in (ROOT / "README.md").read_text(), (
+        "README's settings table differs from `python -m queues.engine.settings`: paste its output"
+    )
+
+
+def test_every_setting_is_exported_by_djangos_settings(monkeypatch):
+    for name in NAMES:
+        monkeypatch.delenv(name, raising=False)
+    exported = runpy.run_path(str(ROOT / "console" / "settings.py"))
+    for f in dataclasses.fields(TaskqSettings):
+        value = exported[f.metadata["name"]]
+        if f.name.endswith("_dir"):  # relative directories are made absolute under the project
+            assert value == str(ROOT / f.default), f.name
+        else:
+            assert value == f.default, f.name
+
+
+def test_the_environment_is_parsed_by_kind_and_bad_values_are_named():
+    env = {
+        "TASKS_LEASE_SECONDS": "12.5",
+        "TASKS_GROUP_MAX_SIZE": "7",
+        "TASKS_EVENT_EXPORT": "yes",
+        "TASKS_REDACT_KEYS": " card, ,ssn ",
+        "TASKS_HEARTBEAT_SECONDS": "",  # empty: the default
+    }
+    parsed = TaskqSettings.from_env(env)
+    assert (parsed.lease_seconds, parsed.group_max_size, parsed.event_export) == (12.5, 7, True)
+    assert parsed.redact_keys == ("card", "ssn") and parsed.heartbeat_seconds is None
+    with pytest.raises(ValidationError, match="TASKS_GROUP_MAX_SIZE must be an integer"):
+        TaskqSettings.from_env({"TASKS_GROUP_MAX_SIZE": "many"})
+    with pytest.raises(ValidationError, match="TASKS_EVENT_EXPORT must be one of"):
+        TaskqSettings.from_env({"TASKS_EVENT_EXPORT": "maybe"})
+
+
+def test_the_engine_and_the_worker_take_their_defaults_from_it():
+    config = WorkerConfig()
+    assert (config.lease, config.shutdown_timeout, config.forwarder_interval, config.janitor_interval) == (
+        DEFAULTS.lease_seconds,
+        DEFAULTS.shutdown_timeout,
+        DEFAULTS.forwarder_seconds,
+        DEFAULTS.janitor_seconds,
+    )
+    assert (config.aggregator_interval, config.export_event_cap) == (
+        DEFAULTS.aggregator_seconds,
+        DEFAULTS.event_export_cap,
+    )
+    assert Limits() == Limits(DEFAULTS.event_stream_maxlen, DEFAULTS.archive_max_size, DEFAULTS.archive_max_age_seconds)
+    assert GroupSettings() == GroupSettings(
+        DEFAULTS.group_grace_seconds, DEFAULTS.group_max_delay_seconds, DEFAULTS.group_max_size
+    )
+    spark = SparkSettings()
+    assert (spark.master, spark.app_name) == (DEFAULTS.spark_master, DEFAULTS.spark_app_name)
+
+
+def test_a_project_that_leaves_a_setting_out_gets_the_default(settings):
+    del settings.TASKS_JANITOR_SECONDS
+    assert conf.setting("TASKS_JANITOR_SECONDS") == default("TASKS_JANITOR_SECONDS") == DEFAULTS.janitor_seconds
+    assert conf.taskq_settings().janitor_seconds == DEFAULTS.janitor_seconds
+    settings.TASKS_LEASE_SECONDS = 12.0
+    assert conf.taskq_settings().lease_seconds == 12.0
+    with pytest.raises(KeyError, match="no taskq setting named 'TASKS_NOPE'"):
+        default("TASKS_NOPE")
