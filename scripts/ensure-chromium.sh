@@ -17,16 +17,7 @@ have_browser() {
     [[ -x $CHROMIUM && -x $CHROMEDRIVER ]]
 }
 
-as_root() {
-    if [[ $(id -u) == 0 ]]; then
-        "$@"
-    elif command -v sudo >/dev/null 2>&1; then
-        sudo -n "$@"
-    else
-        echo "ensure-chromium: need root (or sudo) to run: $*" >&2
-        return 1
-    fi
-}
+source "$(dirname "$0")/apt-install.sh"
 
 if have_browser; then
     exit 0
@@ -44,9 +35,7 @@ if ! command -v apt-get >/dev/null 2>&1; then
     exit 1
 fi
 
-echo "ensure-chromium: installing chromium and chromium-driver with apt-get" >&2
-as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
-as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium chromium-driver
+apt_install ensure-chromium "the browser tests drive them" chromium chromium-driver
 
 if ! have_browser; then
     echo "ensure-chromium: apt-get finished but $CHROMIUM or $CHROMEDRIVER is still missing" >&2

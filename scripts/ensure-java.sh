@@ -9,11 +9,6 @@ set -euo pipefail
 if command -v java >/dev/null 2>&1 || [[ -n ${JAVA_HOME:-} && -x ${JAVA_HOME}/bin/java ]]; then
     exit 0
 fi
-as_root() {
-    if [[ $(id -u) == 0 ]]; then "$@"; elif command -v sudo >/dev/null 2>&1; then sudo -n "$@"; else
-        echo "ensure-java: need root (or sudo) to run: $*" >&2; return 1; fi
-}
-echo "ensure-java: installing default-jre-headless (PySpark needs a JVM)" >&2
-as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
-as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends default-jre-headless
+source "$(dirname "$0")/apt-install.sh"
+apt_install ensure-java "PySpark needs a JVM" default-jre-headless
 java -version

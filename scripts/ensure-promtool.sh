@@ -9,11 +9,6 @@ set -euo pipefail
 if command -v promtool >/dev/null 2>&1; then
     exit 0
 fi
-as_root() {
-    if [[ $(id -u) == 0 ]]; then "$@"; elif command -v sudo >/dev/null 2>&1; then sudo -n "$@"; else
-        echo "ensure-promtool: need root (or sudo) to run: $*" >&2; return 1; fi
-}
-echo "ensure-promtool: installing prometheus (it ships promtool)" >&2
-as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
-as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus
+source "$(dirname "$0")/apt-install.sh"
+apt_install ensure-promtool "it ships promtool" prometheus
 promtool --version

@@ -14,12 +14,7 @@ command -v redis-sentinel >/dev/null 2>&1 || missing+=(redis-sentinel)
 if [[ ${#missing[@]} == 0 ]]; then
     exit 0
 fi
-as_root() {
-    if [[ $(id -u) == 0 ]]; then "$@"; elif command -v sudo >/dev/null 2>&1; then sudo -n "$@"; else
-        echo "ensure-redis-sentinel: need root (or sudo) to run: $*" >&2; return 1; fi
-}
-echo "ensure-redis-sentinel: installing ${missing[*]} (tests/topology starts sentinels and a Redis Cluster)" >&2
-as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+source "$(dirname "$0")/apt-install.sh"
 # The package's own service (a sentinel on 26379) is not what the tests use; they start theirs on other ports.
-as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+apt_install ensure-redis-sentinel "tests/topology starts sentinels and a Redis Cluster" "${missing[@]}"
 redis-sentinel --version

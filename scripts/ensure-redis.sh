@@ -59,16 +59,7 @@ PY
     return 1
 }
 
-as_root() {
-    if [[ $(id -u) == 0 ]]; then
-        "$@"
-    elif command -v sudo >/dev/null 2>&1; then
-        sudo "$@"
-    else
-        echo "ensure-redis: need root (or sudo) to run: $*" >&2
-        return 1
-    fi
-}
+source "$(dirname "$0")/apt-install.sh"
 
 if ping_redis; then
     exit 0
@@ -83,9 +74,7 @@ case $host in
 esac
 
 if ! command -v redis-server >/dev/null 2>&1; then
-    echo "ensure-redis: redis-server not found; installing it with apt-get" >&2
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server
+    apt_install ensure-redis "redis-server not found" redis-server
     # The package may have started its own service on 6379.
     if ping_redis; then
         exit 0
