@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 import redis
 
@@ -25,6 +25,16 @@ def not_replicated(op: str, confirmed: int, where: topology.Topology) -> RedisUn
         f"{where.wait_timeout_ms} ms (wait_replicas): a failover may lose it; retry with the same task id",
         op=op,
     )
+
+
+class BrokerOptions(TypedDict, total=False):
+    """The keyword arguments of ``Broker`` that the client, the inspector and the remote consumer take too and
+    hand over as they are (``**options: Unpack[BrokerOptions]``): written once, here."""
+
+    prefix: str
+    clock: Clock | None
+    limits: Limits | None
+    conn: redis.Redis | None
 
 
 class Broker:

@@ -5,12 +5,10 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable
-from typing import Any, cast
-
-import redis
+from typing import Any, Unpack, cast
 
 from . import composite_enqueue, handlers, producer, workflows
-from .broker import Broker
+from .broker import Broker, BrokerOptions
 from .clock import Clock, to_ms
 from .connection import DEFAULT_REDIS_URL
 from .eager import EagerRunner, unsupported
@@ -19,7 +17,7 @@ from .keys import DEFAULT_PREFIX
 from .message import TaskInfo
 from .policies import PolicyCache, PolicySet
 from .sans_io import Request, drive, enqueue_flow, run_command, wait_flow
-from .transitions import Call, Limits
+from .transitions import Call
 from .validation import MAX_PAYLOAD_BYTES
 
 
@@ -41,18 +39,15 @@ class Client:
         self,
         redis_url: str = DEFAULT_REDIS_URL,
         *,
-        prefix: str = DEFAULT_PREFIX,
-        clock: Clock | None = None,
-        limits: Limits | None = None,
         max_payload: int = MAX_PAYLOAD_BYTES,
-        conn: redis.Redis | None = None,
         policies: bool = True,
         policy_refresh: float = 1.0,
         eager: bool = False,
         eager_propagates: bool = True,
         registry: Registry | None = None,
+        **options: Unpack[BrokerOptions],
     ):
-        self.broker = Broker(redis_url, prefix=prefix, clock=clock, limits=limits, conn=conn)
+        self.broker = Broker(redis_url, **options)
         self.max_payload = max_payload
         # Eager mode reads no policies either: it must work without a Redis.
         self.policies = PolicyCache(self.broker.keys, policy_refresh) if policies and not eager else None

@@ -11,13 +11,13 @@ import json
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Unpack
 
 import redis
 
 from . import validation as check
-from .broker import Broker
-from .clock import Clock, from_ms, to_ms, utc_day
+from .broker import Broker, BrokerOptions
+from .clock import from_ms, to_ms, utc_day
 from .connection import DEFAULT_REDIS_URL, database_of, is_cluster
 from .errors import (
     FailedPreconditionError,
@@ -28,11 +28,11 @@ from .errors import (
     ValidationError,
 )
 from .export_store import ExportStatus, ExportStore
-from .keys import DEFAULT_PREFIX, STATES, cancel_message
+from .keys import STATES, cancel_message
 from .message import TaskInfo
 from .policies import PolicyCache, QueueSpec
 from .redaction import Redaction
-from .transitions import ArchiveLimits, Limits
+from .transitions import ArchiveLimits
 from .workflows import WorkflowInfo
 
 #: The key ``redis_info`` sets, with the server's reply, when INFO is refused.
@@ -137,14 +137,11 @@ class Inspector:
         self,
         redis_url: str = DEFAULT_REDIS_URL,
         *,
-        prefix: str = DEFAULT_PREFIX,
-        clock: Clock | None = None,
-        limits: Limits | None = None,
         actor: str = "operator",
-        conn: redis.Redis | None = None,
         layout_recheck: float = LAYOUT_RECHECK,
+        **options: Unpack[BrokerOptions],
     ):
-        self.broker = Broker(redis_url, prefix=prefix, clock=clock, limits=limits, conn=conn)
+        self.broker = Broker(redis_url, **options)
         self.keys = self.broker.keys
         self.ops = self.broker.transitions
         self.actor = actor

@@ -22,20 +22,17 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import redis
+from typing import Any, Unpack
 
 from . import redis_errors
 from . import validation as check
-from .broker import Broker
+from .broker import Broker, BrokerOptions
 from .clock import Clock, to_ms
 from .connection import DEFAULT_REDIS_URL
 from .errors import EngineError, LeaseLostError, TaskNotFoundError, ValidationError
-from .keys import DEFAULT_PREFIX
 from .message import TaskMessage
 from .policies import PolicyCache, PolicySet
-from .transitions import BULK_CHUNK, PERIODIC_LIMIT, Leased, Limits
+from .transitions import BULK_CHUNK, PERIODIC_LIMIT, Leased
 from .worker_store import WorkerStore
 
 MAX_QUEUES = 16  # queues one consume may read
@@ -100,14 +97,11 @@ class RemoteConsumer:
         self,
         redis_url: str = DEFAULT_REDIS_URL,
         *,
-        prefix: str = DEFAULT_PREFIX,
-        clock: Clock | None = None,
-        limits: Limits | None = None,
-        conn: redis.Redis | None = None,
         actor: str = "api",
         skew: float = 1.0,
+        **options: Unpack[BrokerOptions],
     ) -> None:
-        self.broker = Broker(redis_url, prefix=prefix, clock=clock, limits=limits, conn=conn)
+        self.broker = Broker(redis_url, **options)
         self.store = WorkerStore(self.broker)
         self.keys = self.broker.keys
         self.ops = self.broker.transitions
