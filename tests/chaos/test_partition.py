@@ -15,6 +15,7 @@ import redis
 from chaos_support import ChaosProxy, record_figures, scale, state_of, wait_for
 
 from queues.engine import Client, Inspector, Registry, Task, handler
+from tests.worker.worker_support import FAST
 from worker.config import WorkerConfig
 from worker.recoverer import LEASE_EXPIRED
 from worker.server import Server
@@ -23,16 +24,8 @@ pytestmark = pytest.mark.chaos
 
 QUEUE = "partition"
 TYPE = "chaos:hold"
-TIMING = dict(
-    lease=2.0,
-    heartbeat_interval=0.2,
-    recoverer_interval=0.3,
-    clock_skew=0.2,
-    forwarder_interval=0.1,
-    janitor_interval=0.5,
-    shutdown_timeout=0.5,
-    idle_wait=0.2,
-)
+# The worker tests' short intervals (the test picks its own concurrency), a slower janitor.
+TIMING = {**{k: v for k, v in FAST.items() if k != "concurrency"}, "janitor_interval": 0.5}
 
 
 @pytest.fixture

@@ -10,22 +10,13 @@ import pytest
 import redis
 
 from queues import handles
-from queues.engine import Client, Inspector, Registry
+from queues.engine import Client, Inspector
+from tests.worker.worker_support import FAST as WORKER_FAST
+from tests.worker.worker_support import running_servers
 from worker.config import WorkerConfig
 from worker.server import Server
 
-FAST = dict(
-    concurrency=4,
-    lease=2.0,
-    heartbeat_interval=0.2,
-    recoverer_interval=0.3,
-    clock_skew=0.2,
-    forwarder_interval=0.1,
-    janitor_interval=0.2,
-    shutdown_timeout=0.5,
-    idle_wait=0.2,
-    definitions_interval=0.1,
-)
+FAST = {**WORKER_FAST, "definitions_interval": 0.1}  # the worker tests' timings, definitions followed fast
 from tests.waiting import WAIT, wait_for  # noqa: E402,F401 - the policy tests import them from here
 
 
@@ -67,14 +58,7 @@ def mirror(django_capture_on_commit_callbacks: Any) -> Callable[[Callable[[], An
 @pytest.fixture
 def make_server(r: redis.Redis, redis_url: str) -> Iterator[Callable[..., Server]]:
     """``make_server(registry, **config)``: a started Server on the test database; stopped at teardown."""
-    started: list[Server] = []
-
-    def make(registry: Registry, **overrides: Any) -> Server:
-        server = Server(WorkerConfig(redis_url=redis_url, **{**FAST, **overrides}), registry)
-        server.start()
-        started.append(server)
-        return server
-
-    yield make
-    for server in reversed(started):
-        server.stop()
+    with running_servers() as start:
+        yield lambda registry, **overrides: start(
+            Server(WorkerConfig(redis_url=redis_url, **{**FAST, **overrides}), registry)
+        )

@@ -16,6 +16,7 @@ from spark_support import FAST, LOCAL_CONF
 
 from queues.engine import Client, Inspector, Registry
 from queues.sparkconf import SparkSettings, build_session
+from tests.worker.worker_support import running_servers
 from worker.config import WorkerConfig
 from worker.server import Server
 from worker.spark import SparkRunner
@@ -56,16 +57,11 @@ def inspector(r: redis.Redis, redis_url: str) -> Iterator[Inspector]:
 @pytest.fixture
 def make_server(r: redis.Redis, redis_url: str, registry: Registry, spark: Any) -> Iterator[Callable[..., Server]]:
     """``make_server(**config)``: a started Server whose Spark tasks run on the shared session."""
-    started: list[Server] = []
 
-    def make(**overrides: Any) -> Server:
-        config = WorkerConfig(redis_url=redis_url, spark=LOCAL, **{**FAST, **overrides})
-        server = Server(config, registry)
+    def build(**overrides: Any) -> Server:
+        server = Server(WorkerConfig(redis_url=redis_url, spark=LOCAL, **{**FAST, **overrides}), registry)
         server.spark = server.processor.spark = SparkRunner(LOCAL, session=spark, progress_interval=0.2)
-        server.start()
-        started.append(server)
         return server
 
-    yield make
-    for server in reversed(started):
-        server.stop()
+    with running_servers() as start:
+        yield lambda **overrides: start(build(**overrides))

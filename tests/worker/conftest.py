@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import redis
-from worker_support import FAST, kill_process
+from worker_support import FAST, kill_process, running_servers
 
 from queues.engine import Client, FakeClock, Inspector, Registry
 from worker.config import WorkerConfig
@@ -53,27 +53,23 @@ def make_server(
 ) -> Iterator[Callable[..., Server]]:
     """``make_server(**config)`` builds a Server on the test database with short intervals and starts it
     (``start=False`` to start it yourself); every server is stopped at teardown."""
-    started: list[Server] = []
+    with running_servers() as launch:
 
-    def make(start: bool = True, registry_: Registry | None = None, **overrides: Any) -> Server:
-        config = WorkerConfig(redis_url=redis_url, **{**FAST, **overrides})
-        server = Server(config, registry_ or registry, clock=clock)
-        if start:
-            server.start()
-            started.append(server)
-        else:
+        def make(start: bool = True, registry_: Registry | None = None, **overrides: Any) -> Server:
+            config = WorkerConfig(redis_url=redis_url, **{**FAST, **overrides})
+            server = Server(config, registry_ or registry, clock=clock)
+            if start:
+                return launch(server)
             original = server.start
 
-            def start_and_track() -> None:
-                original()
-                started.append(server)
+            def start_and_track() -> None:  # the test starts it when it wants; teardown still stops it
+                server.start = original  # type: ignore[method-assign]
+                launch(server)
 
             server.start = start_and_track  # type: ignore[method-assign]
-        return server
+            return server
 
-    yield make
-    for server in reversed(started):
-        server.stop()
+        yield make
 
 
 @pytest.fixture

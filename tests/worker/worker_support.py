@@ -6,10 +6,32 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 # One way to wait, shared by every suite that runs workers.
 from tests.waiting import WAIT, state_of, wait_for  # noqa: F401 - the suites import them from here
+from worker.server import Server
+
+
+@contextmanager
+def running_servers() -> Iterator[Callable[[Server], Server]]:
+    """``start(server)`` starts a worker server and returns it; every server started so is stopped, newest first,
+    when the block ends (a fixture's teardown)."""
+    started: list[Server] = []
+
+    def start(server: Server) -> Server:
+        server.start()
+        started.append(server)
+        return server
+
+    try:
+        yield start
+    finally:
+        for server in reversed(started):
+            server.stop()
+
 
 FAST = dict(
     concurrency=4,

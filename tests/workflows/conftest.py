@@ -16,7 +16,7 @@ from queues.engine import AggregatorRegistry, Client, FakeClock, Inspector, Regi
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "worker"))
 
-from worker_support import FAST  # noqa: E402
+from worker_support import FAST, running_servers  # noqa: E402
 
 from worker.config import WorkerConfig  # noqa: E402
 from worker.server import Server  # noqa: E402
@@ -52,15 +52,10 @@ def make_server(
 ) -> Iterator[Callable[..., Server]]:
     """``make_server(**config)``: a started Server on the test database with short intervals, the test's handler
     and aggregator registries and its FakeClock; stopped at teardown."""
-    started: list[Server] = []
 
-    def make(**overrides: Any) -> Server:
+    def build(**overrides: Any) -> Server:
         config = WorkerConfig(redis_url=redis_url, **{**FAST, "aggregator_interval": 0.05, **overrides})
-        server = Server(config, registry, clock=clock, aggregators=aggregators)
-        server.start()
-        started.append(server)
-        return server
+        return Server(config, registry, clock=clock, aggregators=aggregators)
 
-    yield make
-    for server in reversed(started):
-        server.stop()
+    with running_servers() as start:
+        yield lambda **overrides: start(build(**overrides))
