@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from console.channel_layers import channel_layers
-from queues.engine import FakeClock
+from queues.engine import FakeClock, Inspector, Registry
 from queues.engine.broker import Broker
 from tests.engine.dbstate import fake_clock
 from worker.testing.redis_db import DEFAULT_TEST_REDIS_URL, test_redis_url
@@ -73,3 +73,17 @@ def broker(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Broker]
     b = Broker(redis_url, clock=clock)
     yield b
     b.close()
+
+
+@pytest.fixture
+def inspector(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Inspector]:
+    """An inspector on the test database, on the test's clock."""
+    i = Inspector(redis_url, clock=clock, actor="test")
+    yield i
+    i.broker.close()
+
+
+@pytest.fixture
+def registry() -> Registry:
+    """Handlers of the test's own, not the process-wide registry."""
+    return Registry()

@@ -37,6 +37,7 @@ def client(r: redis.Redis, redis_url: str) -> Iterator[Client]:
 
 @pytest.fixture
 def inspector(r: redis.Redis, redis_url: str) -> Iterator[Inspector]:
+    """On the real clock, re-reading the mirrored definitions at every call (not the root's inspector)."""
     i = Inspector(redis_url, actor="test")
     i.policies.refresh = 0.0
     yield i

@@ -36,11 +36,6 @@ def spark() -> Iterator[Any]:
 
 
 @pytest.fixture
-def registry() -> Registry:
-    return Registry()
-
-
-@pytest.fixture
 def client(r: redis.Redis, redis_url: str) -> Iterator[Client]:
     c = Client(redis_url)
     yield c
@@ -49,6 +44,7 @@ def client(r: redis.Redis, redis_url: str) -> Iterator[Client]:
 
 @pytest.fixture
 def inspector(r: redis.Redis, redis_url: str) -> Iterator[Inspector]:
+    """On the real clock, not the root's fixed instant: Spark jobs take real time."""
     i = Inspector(redis_url, actor="test")
     yield i
     i.broker.close()

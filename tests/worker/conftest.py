@@ -17,7 +17,7 @@ import pytest
 import redis
 from worker_support import FAST, kill_process, running_servers
 
-from queues.engine import Client, FakeClock, Inspector, Registry
+from queues.engine import Client, FakeClock, Registry
 from worker.config import WorkerConfig
 from worker.server import Server
 
@@ -29,22 +29,10 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def registry() -> Registry:
-    return Registry()
-
-
-@pytest.fixture
 def client(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Client]:
     c = Client(redis_url, clock=clock)
     yield c
     c.close()
-
-
-@pytest.fixture
-def inspector(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Inspector]:
-    i = Inspector(redis_url, clock=clock, actor="test")
-    yield i
-    i.broker.close()
 
 
 @pytest.fixture

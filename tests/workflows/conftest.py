@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import redis
 
-from queues.engine import AggregatorRegistry, Client, FakeClock, Inspector, Registry
+from queues.engine import AggregatorRegistry, Client, FakeClock, Registry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "worker"))
 
@@ -27,18 +27,6 @@ def client(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Client]
     c = Client(redis_url, clock=clock, policies=False)
     yield c
     c.close()
-
-
-@pytest.fixture
-def inspector(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Inspector]:
-    i = Inspector(redis_url, clock=clock, actor="test")
-    yield i
-    i.broker.close()
-
-
-@pytest.fixture
-def registry() -> Registry:
-    return Registry()
 
 
 @pytest.fixture
