@@ -496,6 +496,26 @@ DEAD = {  # an archive of two, the older one still holding its unique lock
 ONE_FAILURE = {Q.processed: "1", Q.processed_on(DAY): Volatile("1"), Q.failed: "1", Q.failed_on(DAY): Volatile("1")}
 ARCHIVE_EVENT = event("a", "active", "archived", worker=W, error="boom")
 TRIMMED = "trimmed from the archive"
+# After archiving "a" into DEAD: the older of the two dead tasks trimmed, or both.
+OLDEST_TRIMMED = ONE_FAILURE | {
+    Q.task("a"): ARCHIVED_A,
+    Q.task("x2"): DEAD[Q.task("x2")],
+    Q.archived: ZSet({"x2": NOW_MS - 60_000, "a": NOW_MS}),
+    Q.type_counts: counts(active__email=0, archived__email=2, processed__email=1, failed__email=1),
+    Q.events: Stream([ARCHIVE_EVENT, event("x1", "archived", "deleted", worker=W, error=TRIMMED)]),
+}
+BOTH_TRIMMED = ONE_FAILURE | {
+    Q.task("a"): ARCHIVED_A,
+    Q.archived: ZSet({"a": NOW_MS}),
+    Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
+    Q.events: Stream(
+        [
+            ARCHIVE_EVENT,
+            event("x1", "archived", "deleted", worker=W, error=TRIMMED),
+            event("x2", "archived", "deleted", worker=W, error=TRIMMED),
+        ]
+    ),
+}
 
 
 @cases(
@@ -532,80 +552,36 @@ TRIMMED = "trimmed from the archive"
         ACTIVE_A | DEAD | {Q.type_counts: counts(active__email=1, archived__email=2)},
         archive(),
         limits=Limits(archive_max_size=2),
-        after=ONE_FAILURE
-        | {
-            Q.task("a"): ARCHIVED_A,
-            Q.task("x2"): DEAD[Q.task("x2")],
-            Q.archived: ZSet({"x2": NOW_MS - 60_000, "a": NOW_MS}),
-            Q.type_counts: counts(active__email=0, archived__email=2, processed__email=1, failed__email=1),
-            Q.events: Stream([ARCHIVE_EVENT, event("x1", "archived", "deleted", worker=W, error=TRIMMED)]),
-        },
+        after=OLDEST_TRIMMED,
     ),
     Case(
         "trimmed to max age: only what is older",
         ACTIVE_A | DEAD | {Q.type_counts: counts(active__email=1, archived__email=2)},
         archive(),
         limits=Limits(archive_max_age=60.0),
-        after=ONE_FAILURE
-        | {
-            Q.task("a"): ARCHIVED_A,
-            Q.task("x2"): DEAD[Q.task("x2")],
-            Q.archived: ZSet({"x2": NOW_MS - 60_000, "a": NOW_MS}),
-            Q.type_counts: counts(active__email=0, archived__email=2, processed__email=1, failed__email=1),
-            Q.events: Stream([ARCHIVE_EVENT, event("x1", "archived", "deleted", worker=W, error=TRIMMED)]),
-        },
+        after=OLDEST_TRIMMED,
     ),
     Case(
         "trimmed by age, then by size",
         ACTIVE_A | DEAD | {Q.type_counts: counts(active__email=1, archived__email=2)},
         archive(),
         limits=Limits(archive_max_size=1, archive_max_age=60.0),
-        after=ONE_FAILURE
-        | {
-            Q.task("a"): ARCHIVED_A,
-            Q.archived: ZSet({"a": NOW_MS}),
-            Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
-            Q.events: Stream(
-                [
-                    ARCHIVE_EVENT,
-                    event("x1", "archived", "deleted", worker=W, error=TRIMMED),
-                    event("x2", "archived", "deleted", worker=W, error=TRIMMED),
-                ]
-            ),
-        },
+        after=BOTH_TRIMMED,
     ),
     Case(
         "the queue's own limits win over the engine's",
         ACTIVE_A | DEAD | {Q.type_counts: counts(active__email=1, archived__email=2)},
         archive(own=ArchiveLimits(max_size=2)),
         limits=Limits(archive_max_size=100, archive_max_age=1.0),
-        after=ONE_FAILURE
-        | {  # max age unset by the queue: the engine's 1 s applies too and trims both
-            Q.task("a"): ARCHIVED_A,
-            Q.archived: ZSet({"a": NOW_MS}),
-            Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
-            Q.events: Stream(
-                [
-                    ARCHIVE_EVENT,
-                    event("x1", "archived", "deleted", worker=W, error=TRIMMED),
-                    event("x2", "archived", "deleted", worker=W, error=TRIMMED),
-                ]
-            ),
-        },
+        # max age unset by the queue: the engine's 1 s applies too and trims both
+        after=BOTH_TRIMMED,
     ),
     Case(
         "the queue's own size limit alone",
         ACTIVE_A | DEAD | {Q.type_counts: counts(active__email=1, archived__email=2)},
         archive(own=ArchiveLimits(max_size=2, max_age=3600.0)),
         limits=Limits(archive_max_size=100),
-        after=ONE_FAILURE
-        | {
-            Q.task("a"): ARCHIVED_A,
-            Q.task("x2"): DEAD[Q.task("x2")],
-            Q.archived: ZSet({"x2": NOW_MS - 60_000, "a": NOW_MS}),
-            Q.type_counts: counts(active__email=0, archived__email=2, processed__email=1, failed__email=1),
-            Q.events: Stream([ARCHIVE_EVENT, event("x1", "archived", "deleted", worker=W, error=TRIMMED)]),
-        },
+        after=OLDEST_TRIMMED,
     ),
     Case(
         "recoverer: expired lease accepted",

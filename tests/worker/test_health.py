@@ -4,15 +4,13 @@ threads and processes, a real Redis that goes away."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
-from worker_support import wait_for, worker_env
+from worker_support import start_taskworker, wait_for
 
 from queues.engine import FakeClock
 from queues.engine.broker import Broker
@@ -88,25 +86,12 @@ def test_real_worker_turns_unhealthy_when_its_redis_goes_away(tmp_path, processe
     redis_server.start()
     try:
         port = free_port(range(PORTS.start + 4, PORTS.stop))
-        env = worker_env(redis_server.url, TASKS_HEARTBEAT_SECONDS="0.2")
-        processes.append(
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "manage.py",
-                    "taskworker",
-                    "--queues",
-                    "default",
-                    "--health-port",
-                    str(port),
-                    "--health-host",
-                    "127.0.0.1",
-                ],
-                cwd=REPO,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
+        start_taskworker(
+            processes,
+            redis_server.url,
+            tmp_path / "worker.log",
+            *("--queues", "default", "--health-port", str(port), "--health-host", "127.0.0.1"),
+            TASKS_HEARTBEAT_SECONDS="0.2",
         )
         url = f"http://127.0.0.1:{port}/healthz"
 

@@ -4,15 +4,13 @@ multi-process mode, in a real worker process."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
 from prometheus_client.mmap_dict import MmapedDict, mmap_key
 from prometheus_client.parser import text_string_to_metric_families
-from worker_support import FAST, state_of, wait_for, worker_env
+from worker_support import FAST, start_taskworker, state_of, wait_for
 
 from queues.engine import FakeClock, Registry, Task, handler
 from tests.chaos.chaos_support import ChaosProxy
@@ -65,27 +63,13 @@ def test_worker_exports_run_times_in_flight_and_fetch_latency(make_server, regis
 
 def test_multiprocess_mode_in_a_real_worker_process(tmp_path, redis_url, r, client, processes):
     port = free_port(range(19100, 19300))
-    env = worker_env(redis_url) | {"PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
-    processes.append(
-        subprocess.Popen(
-            [
-                sys.executable,
-                "manage.py",
-                "taskworker",
-                "--queues",
-                "default",
-                "--metrics-port",
-                str(port),
-                "--metrics-host",
-                "127.0.0.1",
-                "--import",
-                "tests.worker.crash_tasks",
-            ],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+    start_taskworker(
+        processes,
+        redis_url,
+        tmp_path / "worker.log",
+        *("--queues", "default", "--metrics-port", str(port), "--metrics-host", "127.0.0.1"),
+        *("--import", "tests.worker.crash_tasks"),
+        PROMETHEUS_MULTIPROC_DIR=str(tmp_path),
     )
     url = f"http://127.0.0.1:{port}/metrics"
 

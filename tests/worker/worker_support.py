@@ -64,14 +64,16 @@ def kill_process(proc: subprocess.Popen, term_timeout: float = 5.0) -> None:
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start_taskworker(processes: list[subprocess.Popen], redis_url: str, log: Path, *args: str) -> subprocess.Popen:
-    """``manage.py taskworker <args>`` on the test database, with short intervals and its output in ``log``;
-    added to ``processes`` (the fixture kills what is left at teardown)."""
+def start_taskworker(
+    processes: list[subprocess.Popen], redis_url: str, log: Path, *args: str, **env: str
+) -> subprocess.Popen:
+    """``manage.py taskworker <args>`` on ``redis_url``, with short intervals (and the variables ``env``) and its
+    output in ``log``; added to ``processes`` (the fixture kills what is left at teardown)."""
     out = log.open("wb")
     proc = subprocess.Popen(
         [sys.executable, "manage.py", "taskworker", *args],
         cwd=ROOT,
-        env=worker_env(redis_url),
+        env=worker_env(redis_url, **env),
         stdout=out,
         stderr=subprocess.STDOUT,
     )
