@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import redis
 
 from console.channel_layers import channel_layers
+from queues import conf, handles
 from queues.engine import FakeClock, Inspector, Registry
 from queues.engine.broker import Broker
+from tests.cli.helpers import Seed
 from tests.engine.dbstate import fake_clock
 from worker.testing.redis_db import DEFAULT_TEST_REDIS_URL, test_redis_url
 
@@ -87,3 +90,19 @@ def inspector(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Insp
 def registry() -> Registry:
     """Handlers of the test's own, not the process-wide registry."""
     return Registry()
+
+
+@pytest.fixture
+def engine(settings_redis: Any, redis_client: redis.Redis) -> Iterator[Inspector]:
+    """The console's shared engine handles (``queues.handles``) on the flushed test database."""
+    handles.reset()
+    yield conf.get_inspector()
+    handles.reset()
+
+
+@pytest.fixture
+def seed(engine: Inspector, redis_url: str) -> Iterator[Seed]:
+    """Puts tasks in every state the way the engine's scripts do (see ``tests/cli/helpers.py``)."""
+    seeder = Seed(redis_url)
+    yield seeder
+    seeder.close()

@@ -21,9 +21,7 @@ from typing import Any
 import pytest
 from browser_support import CHROMEDRIVER, CHROMIUM, Console
 
-from queues import conf, handles
 from queues.engine import Registry, handler
-from tests.cli.helpers import Seed
 from tests.console.console_support import make_user
 from tests.worker.worker_support import FAST
 from worker.config import WorkerConfig
@@ -89,21 +87,6 @@ def driver(chromium: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) 
     finally:
         browser.quit()
         shutil.rmtree(profile, ignore_errors=True)
-
-
-@pytest.fixture
-def engine(settings_redis, redis_client):
-    """The console's cached engine handles on the flushed test database."""
-    handles.reset()
-    yield conf.get_inspector()
-    handles.reset()
-
-
-@pytest.fixture
-def seed(engine, redis_url: str) -> Iterator[Seed]:
-    seeder = Seed(redis_url)
-    yield seeder
-    seeder.close()
 
 
 @pytest.fixture

@@ -7,24 +7,6 @@ import pytest
 from console_support import logged_in, make_user
 from django.test import Client
 
-from queues import conf, handles
-from tests.cli.helpers import Seed
-
-
-@pytest.fixture
-def engine(settings_redis, redis_client):
-    """Settings and the cached engine handles on the flushed test database."""
-    handles.reset()
-    yield conf.get_inspector()
-    handles.reset()
-
-
-@pytest.fixture
-def seed(engine, redis_url):
-    seeder = Seed(redis_url)
-    yield seeder
-    seeder.close()
-
 
 @pytest.fixture
 def viewer(db):

@@ -16,6 +16,7 @@ A state is a dict ``{key: value}``; the value's type says which Redis type the k
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -258,3 +259,24 @@ def run_case(r: redis.Redis, redis_url: str, case: Case) -> None:
 def cases(*table: Case) -> Any:
     """``@cases(...)`` parametrizes a test over a table of Case, named by their ids."""
     return pytest.mark.parametrize("case", table, ids=[c.id for c in table])
+
+
+# -- a worker in a thread, for the tests of waiting clients ---------------------------------------------------
+
+
+def finishing_worker(redis_url: str, queue: str, then, start: threading.Event | None = None) -> threading.Thread:
+    """A thread that takes one task from ``queue`` and finishes it with ``then(broker, leased)``."""
+
+    def work() -> None:
+        if start is not None:
+            assert start.wait(30)
+        broker = Broker(redis_url, clock=FakeClock(NOW))
+        try:
+            (leased,) = broker.run(broker.transitions.dequeue(queue, 1, 30, "w1", "tok-"))
+            then(broker, leased)
+        finally:
+            broker.close()
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    return thread

@@ -17,11 +17,10 @@ from queues.engine import (
     TaskNotFoundError,
     ValidationError,
 )
-from queues.engine.broker import Broker
 from queues.engine.scripts import script
 from queues.engine.transitions import BULK_CHUNK
 
-from .dbstate import NOW, NOW_MS, Q, ZSet, dump
+from .dbstate import NOW, NOW_MS, Q, ZSet, dump, finishing_worker
 from .test_client import INVALID
 
 
@@ -96,21 +95,6 @@ def test_enqueue_many_chunks_queues_and_later_duplicate(r, redis_url):
     assert {i.id.encode() for i in enqueued} == set(r.lrange(Q.pending, 0, -1))
 
 
-def _worker(redis_url: str, start: threading.Event, then) -> threading.Thread:
-    def work() -> None:
-        assert start.wait(30)
-        broker = Broker(redis_url, clock=FakeClock(NOW))
-        try:
-            (leased,) = broker.run(broker.transitions.dequeue("default", 1, 30, "w1", "tok-"))
-            then(broker, leased)
-        finally:
-            broker.close()
-
-    thread = threading.Thread(target=work, daemon=True)
-    thread.start()
-    return thread
-
-
 def _signal_on_xread(client: AsyncClient) -> threading.Event:
     reached = threading.Event()
     execute = client._execute
@@ -136,7 +120,7 @@ def test_wait_completed(r, redis_url, retention):
 
     async def body(client):
         info = await client.enqueue("email", {"to": "ada"}, retention=retention)
-        thread = _worker(redis_url, _signal_on_xread(client), finish)
+        thread = finishing_worker(redis_url, "default", finish, _signal_on_xread(client))
         done = await client.wait(info.id, timeout=30)
         thread.join(30)
         return info, done

@@ -18,12 +18,11 @@ from queues.engine import (
     TaskNotFoundError,
     ValidationError,
 )
-from queues.engine.broker import Broker
 from queues.engine.policies import PolicySet, PolicyStore
 from queues.engine.scripts import script
 from queues.engine.transitions import BULK_CHUNK, Call
 
-from .dbstate import KEYS, NOW, NOW_MS, Q, ZSet, dump
+from .dbstate import KEYS, NOW, NOW_MS, Q, ZSet, dump, finishing_worker
 
 # (type, payload, options) that must be refused before anything is written.
 INVALID = [
@@ -298,24 +297,6 @@ def _signal_on(client: Client, command: str, monkeypatch) -> threading.Event:
     return reached
 
 
-def _worker(redis_url: str, queue: str, then, start: threading.Event | None = None) -> threading.Thread:
-    """A thread that takes one task from ``queue`` and finishes it with ``then(broker, leased)``."""
-
-    def work() -> None:
-        if start is not None:
-            assert start.wait(30)
-        broker = Broker(redis_url, clock=FakeClock(NOW))
-        try:
-            (leased,) = broker.run(broker.transitions.dequeue(queue, 1, 30, "w1", "tok-"))
-            then(broker, leased)
-        finally:
-            broker.close()
-
-    thread = threading.Thread(target=work, daemon=True)
-    thread.start()
-    return thread
-
-
 def test_wait_returns_the_result_with_retention(r, redis_url, client, monkeypatch):
     info = client.enqueue("email", {}, retention=3600)
 
@@ -323,7 +304,7 @@ def test_wait_returns_the_result_with_retention(r, redis_url, client, monkeypatc
         broker.run(broker.transitions.write_result("default", leased.id, leased.token, "result", b'{"ok":true}'))
         broker.run(broker.transitions.complete("default", [(leased.id, leased.token, 3600)], "w1"))
 
-    thread = _worker(redis_url, "default", finish, _signal_on(client, "xread", monkeypatch))
+    thread = finishing_worker(redis_url, "default", finish, _signal_on(client, "xread", monkeypatch))
     done = client.wait(info.id, timeout=30)
     thread.join(30)
     assert (done.id, done.state, done.result_json()) == (info.id, "completed", {"ok": True})
@@ -336,7 +317,7 @@ def test_wait_without_retention_says_completed(r, redis_url, client, monkeypatch
     def finish(broker, leased):
         assert broker.run(broker.transitions.done("default", [(leased.id, leased.token)], "w1")) == ["OK"]
 
-    thread = _worker(redis_url, "default", finish, _signal_on(client, "xread", monkeypatch))
+    thread = finishing_worker(redis_url, "default", finish, _signal_on(client, "xread", monkeypatch))
     done = client.wait(info.id, timeout=30)
     thread.join(30)
     assert (done.id, done.state, done.json()) == (info.id, "completed", {"to": "ada"})
@@ -349,7 +330,7 @@ def test_wait_returns_archived(r, redis_url, client, monkeypatch):
     def fail(broker, leased):
         broker.run(broker.transitions.archive("default", leased.id, leased.token, "boom", worker="w1"))
 
-    thread = _worker(redis_url, "default", fail, _signal_on(client, "xread", monkeypatch))
+    thread = finishing_worker(redis_url, "default", fail, _signal_on(client, "xread", monkeypatch))
     dead = client.wait(info.id, timeout=30)
     thread.join(30)
     assert (dead.state, dead.last_error) == ("archived", "boom")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from live_support import Driver
 
 from queues.engine import FakeClock
 from queues.engine.events import QUEUE_REFRESH_SECONDS, EventStreams, later, parse_entry, stream_id_key
@@ -16,13 +15,6 @@ def streams(redis_client, redis_url):
     s = EventStreams(redis_url, clock=FakeClock())
     yield s
     s.close()
-
-
-@pytest.fixture
-def moves(redis_client, redis_url):
-    d = Driver(redis_url)
-    yield d
-    d.close()
 
 
 def test_tail_starts_at_the_end_and_follows_new_queues_from_its_start(streams, moves):

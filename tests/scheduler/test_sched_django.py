@@ -12,19 +12,11 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.test import Client
 
-from queues import handles
 from queues.cli import main
 from queues.models import PeriodicTask
 from tests.console.console_support import logged_in, make_user
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def engine(settings_redis, redis_client):
-    handles.reset()
-    yield
-    handles.reset()
 
 
 @pytest.fixture
