@@ -3,8 +3,10 @@ Importing a module runs its ``@handler`` decorators, which register the handlers
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import importlib.util
+import logging
 
 
 def import_app_tasks(app_modules: list[str]) -> list[str]:
@@ -26,3 +28,21 @@ def import_modules(names: list[str]) -> list[str]:
     for name in names:
         importlib.import_module(name)
     return list(names)
+
+
+def add_import_option(parser: argparse.ArgumentParser, defines: str) -> None:
+    """``--import MODULE...`` (repeatable): extra modules to import for what they define (``defines``)."""
+    parser.add_argument(
+        "--import",
+        dest="imports",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="MODULE",
+        help=f"extra modules that define {defines}",
+    )
+
+
+def log_to_stderr() -> None:
+    """The long-running commands' log format (taskworker, taskscheduler), on stderr."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from django.apps import apps
@@ -10,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from queues import conf
 from queues.engine import LayoutVersionError, ValidationError
-from worker.discovery import import_app_tasks, import_modules
+from worker.discovery import add_import_option, import_app_tasks, import_modules, log_to_stderr
 from worker.scheduler import build, run
 
 
@@ -22,15 +21,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument(
-            "--import",
-            dest="imports",
-            nargs="+",
-            action="extend",
-            default=[],
-            metavar="MODULE",
-            help="extra modules that define periodic entries with schedule()",
-        )
+        add_import_option(parser, "periodic entries with schedule()")
         parser.add_argument(
             "--interval",
             type=float,
@@ -47,7 +38,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-admin", action="store_true", help="run only the entries defined in code")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        log_to_stderr()
         interval = options["interval"] or float(conf.setting("TASKS_SCHEDULER_INTERVAL"))
         grace = (
             options["grace"] if options["grace"] is not None else float(conf.setting("TASKS_SCHEDULER_GRACE_SECONDS"))

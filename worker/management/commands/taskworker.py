@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from django.apps import apps
@@ -12,7 +11,7 @@ from queues import conf
 from queues.engine import GroupSettings, LayoutVersionError, ValidationError
 from queues.sparkconf import SparkSettings
 from worker.config import WorkerConfig, parse_queues, split_patterns
-from worker.discovery import import_app_tasks, import_modules
+from worker.discovery import add_import_option, import_app_tasks, import_modules, log_to_stderr
 from worker.server import Server
 
 
@@ -74,18 +73,10 @@ class Command(BaseCommand):
             "heartbeat reaches Redis, 503 otherwise",
         )
         parser.add_argument("--health-host", default="0.0.0.0", help="address the health port binds to")
-        parser.add_argument(
-            "--import",
-            dest="imports",
-            nargs="+",
-            action="extend",
-            default=[],
-            metavar="MODULE",
-            help="extra modules that define handlers",
-        )
+        add_import_option(parser, "handlers")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        log_to_stderr()
         try:
             config = self.config(options)
         except ValidationError as exc:
