@@ -288,6 +288,14 @@ local function workflow_ended(ctx, wkey, state)
   end
 end
 
+-- The ids waiting for task ``id`` (its dependency set), and the set removed: each is released or cancelled once.
+local function take_dependents(ctx, id)
+  local dkey = queue_key(ctx, "deps:" .. id)
+  local dependents = redis.call("SMEMBERS", dkey)
+  if #dependents > 0 then redis.call("DEL", dkey) end
+  return dependents
+end
+
 -- A task succeeded (done or completed): record it in its workflow, release its dependents. Call it before the
 -- task's hash is deleted: its result and workflow are read from it.
 local function after_success(ctx, key, id)
@@ -309,10 +317,8 @@ local function after_success(ctx, key, id)
       end
     end
   end
-  local dkey = queue_key(ctx, "deps:" .. id)
-  local dependents = redis.call("SMEMBERS", dkey)
+  local dependents = take_dependents(ctx, id)
   if #dependents == 0 then return end
-  redis.call("DEL", dkey)
   local value = result_json(f[2])
   for _, dep in ipairs(dependents) do
     local dep_key = ctx.prefix .. dep
@@ -368,10 +374,8 @@ after_failure = function(ctx, key, id, err, status)
       workflow_failed(ctx, wkey, id, f[3] or "", err)
     end
   end
-  local dkey = queue_key(ctx, "deps:" .. id)
-  local dependents = redis.call("SMEMBERS", dkey)
+  local dependents = take_dependents(ctx, id)
   if #dependents == 0 then return end
-  redis.call("DEL", dkey)
   for _, dep in ipairs(dependents) do
     local dep_key = ctx.prefix .. dep
     if redis.call("HGET", dep_key, "state") == "waiting" then
