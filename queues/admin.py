@@ -149,8 +149,21 @@ class RetentionPolicyAdmin(AuditedAdmin):
     search_fields = ["queue", "type_pattern"]
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """An admin page that shows and never adds, changes or deletes."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(AuditLog)
-class AuditLogAdmin(admin.ModelAdmin):
+class AuditLogAdmin(ReadOnlyAdmin):
     """Read-only: entries are written by the actions themselves, never edited."""
 
     list_display = ["created_at", "username", "action", "queue", "task_count", "detail"]
@@ -166,18 +179,9 @@ class AuditLogAdmin(admin.ModelAdmin):
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return super().has_view_permission(request, obj) or can_view(request.user)
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
 
 @admin.register(Tasks)
-class TasksAdmin(admin.ModelAdmin):
+class TasksAdmin(ReadOnlyAdmin):
     """Not a table: /admin/queues/tasks/ lists a page of one queue's tasks in one state from Redis."""
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -185,15 +189,6 @@ class TasksAdmin(admin.ModelAdmin):
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return can_view(request.user)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
         return TaskBrowser(self, request, inspector_for(request)).respond()

@@ -338,33 +338,21 @@ def read_flow(keys: Keys, queue: str, workflow_id: str) -> Flow:
         live = yield Batch([Command("hmget", (q.task(m[0]), "state", "error", "result")) for m in described])
     members = []
     for (member_id, task_type, role, after), (state, error, result) in zip(described, live, strict=True):
+        # An ended member's outcome is recorded in the workflow; a live one's state is its task's.
         ended = fields.get(f"s:{member_id}".encode())
-        if ended is not None:
-            status = ended.decode()
-            outcome = fields.get(f"r:{member_id}".encode()) if status == "succeeded" else None
-            members.append(
-                MemberInfo(
-                    member_id,
-                    task_type,
-                    role,
-                    after,
-                    status,
-                    _json_or_bytes(outcome if outcome is not None else result),
-                    error.decode("utf-8", "replace") if error else None,
-                )
+        status = ended.decode() if ended is not None else (state.decode() if state else "gone")
+        outcome = fields.get(f"r:{member_id}".encode()) if ended is not None and status == "succeeded" else None
+        members.append(
+            MemberInfo(
+                member_id,
+                task_type,
+                role,
+                after,
+                status,
+                _json_or_bytes(outcome if outcome is not None else result),
+                error.decode("utf-8", "replace") if error else None,
             )
-        else:
-            members.append(
-                MemberInfo(
-                    member_id,
-                    task_type,
-                    role,
-                    after,
-                    state.decode() if state else "gone",
-                    _json_or_bytes(result),
-                    error.decode("utf-8", "replace") if error else None,
-                )
-            )
+        )
 
     def text(name: bytes) -> str | None:
         value = fields.get(name)
