@@ -200,12 +200,7 @@ def wait_drained(
         left = remaining()
     elapsed = time.perf_counter() - t_start
     cpu = {pid: round((cpu_seconds(pid) - cpu0[pid]) / elapsed, 2) for pid in pids}
-    return {
-        "tasks": at_start,
-        "seconds": round(elapsed, 3),
-        "tasks_per_s": round(at_start / elapsed, 1),
-        "cpu_cores": cpu,
-    }
+    return {**rate(at_start, elapsed), "cpu_cores": cpu}
 
 
 def stop(proc: subprocess.Popen, sig_first: int = 15, grace: float = 15.0) -> None:
@@ -274,3 +269,11 @@ def emit(result: dict[str, Any]) -> None:
     """Peers' scripts print one JSON document on stdout's last line; run.py reads it."""
     sys.stdout.write(json.dumps(result) + "\n")
     sys.stdout.flush()
+
+
+def rate(tasks: int, elapsed: float, per_task: bool = False) -> dict[str, Any]:
+    """The figures of a timed run over ``tasks``: seconds, tasks/s and, with ``per_task``, µs per task."""
+    row: dict[str, Any] = {"tasks": tasks, "seconds": round(elapsed, 3), "tasks_per_s": round(tasks / elapsed, 1)}
+    if per_task:
+        row["us_per_task"] = round(elapsed / tasks * 1e6, 1)
+    return row

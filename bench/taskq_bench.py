@@ -30,6 +30,7 @@ from .common import (
     flush,
     keys_memory,
     measure_pickup,
+    rate,
     redis_pid,
     stop,
     used_memory,
@@ -70,11 +71,8 @@ def enqueue_one_by_one(n: int, threads: int = 1) -> dict[str, Any]:
     return {
         "lib": "taskq",
         "workload": "enqueue" if threads == 1 else f"enqueue_{threads}threads",
-        "tasks": n,
         "threads": threads,
-        "seconds": round(elapsed, 3),
-        "tasks_per_s": round(n / elapsed, 1),
-        "us_per_task": round(elapsed / n * 1e6, 1),
+        **rate(n, elapsed, per_task=True),
     }
 
 
@@ -95,10 +93,8 @@ def enqueue_bulk(n: int, batch: int) -> dict[str, Any]:
     return {
         "lib": "taskq",
         "workload": f"bulk{batch}",
-        "tasks": done,
         "batch": batch,
-        "seconds": round(elapsed, 3),
-        "tasks_per_s": round(done / elapsed, 1),
+        **rate(done, elapsed),
     }
 
 

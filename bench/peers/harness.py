@@ -28,6 +28,7 @@ from ..common import (
     flush,
     keys_memory,
     measure_pickup,
+    rate,
     redis_pid,
     stop,
     used_memory,
@@ -76,10 +77,7 @@ def enqueue(peer: Peer, n: int) -> dict[str, Any]:
         "lib": peer.name,
         "version": peer.version,
         "workload": "enqueue",
-        "tasks": n,
-        "seconds": round(elapsed, 3),
-        "tasks_per_s": round(n / elapsed, 1),
-        "us_per_task": round(elapsed / n * 1e6, 1),
+        **rate(n, elapsed, per_task=True),
     }
 
 
@@ -102,10 +100,8 @@ def bulk(peer: Peer, n: int, batch: int) -> dict[str, Any]:
         "lib": peer.name,
         "version": peer.version,
         "workload": f"bulk{batch}",
-        "tasks": done,
         "batch": batch,
-        "seconds": round(elapsed, 3),
-        "tasks_per_s": round(done / elapsed, 1),
+        **rate(done, elapsed),
     }
 
 
