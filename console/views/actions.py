@@ -28,17 +28,19 @@ def _audit(request: HttpRequest, action: str, queue: str, task_ids: list[str] | 
 
 @operator_action
 def pause_queue(request: HttpRequest, queue: str) -> HttpResponse:
-    acting_inspector(request).pause_queue(queue)
-    _audit(request, "pause_queue", queue)
-    messages.success(request, f"Queue {queue} paused: workers take no new tasks from it.")
-    return redirect(safe_next(request, request.POST.get("next"), "dashboard"))
+    return _set_paused(request, queue, "pause_queue", f"Queue {queue} paused: workers take no new tasks from it.")
 
 
 @operator_action
 def resume_queue(request: HttpRequest, queue: str) -> HttpResponse:
-    acting_inspector(request).unpause_queue(queue)
-    _audit(request, "unpause_queue", queue)
-    messages.success(request, f"Queue {queue} resumed.")
+    return _set_paused(request, queue, "unpause_queue", f"Queue {queue} resumed.")
+
+
+def _set_paused(request: HttpRequest, queue: str, action: str, done: str) -> HttpResponse:
+    """``action`` is the inspector's method and the audit log's name (pause_queue or unpause_queue)."""
+    getattr(acting_inspector(request), action)(queue)
+    _audit(request, action, queue)
+    messages.success(request, done)
     return redirect(safe_next(request, request.POST.get("next"), "dashboard"))
 
 

@@ -683,7 +683,7 @@ class Inspector:
             LayoutVersionError: the keyspace is at another key layout (see ``layout``).
             QueueNotFoundError: there is no queue of that name.
             TaskNotFoundError: the queue holds no task with that id.
-            FailedPreconditionError: the task's state does not allow it (e.g. deleting an active task).
+            FailedPreconditionError: the task is active (a worker runs it): cancel it first.
             RedisUnavailableError: Redis cannot be reached.
         """
         self._task_action("delete_task", queue, task_id)
@@ -696,7 +696,7 @@ class Inspector:
             LayoutVersionError: the keyspace is at another key layout (see ``layout``).
             QueueNotFoundError: there is no queue of that name.
             TaskNotFoundError: the queue holds no task with that id.
-            FailedPreconditionError: the task's state does not allow it (e.g. deleting an active task).
+            FailedPreconditionError: the task is not scheduled, retry or archived.
             RedisUnavailableError: Redis cannot be reached.
         """
         self._task_action("run_task", queue, task_id)
@@ -709,7 +709,7 @@ class Inspector:
             LayoutVersionError: the keyspace is at another key layout (see ``layout``).
             QueueNotFoundError: there is no queue of that name.
             TaskNotFoundError: the queue holds no task with that id.
-            FailedPreconditionError: the task's state does not allow it (e.g. deleting an active task).
+            FailedPreconditionError: the task is not pending, scheduled or retry.
             RedisUnavailableError: Redis cannot be reached.
         """
         self._task_action("archive_task", queue, task_id)
@@ -760,7 +760,8 @@ class Inspector:
         """Delete every task of ``state``; returns how many.
 
         Raises:
-            ValidationError: the queue name is malformed, or the action does not apply to that state.
+            ValidationError: the queue name is malformed, or ``state`` is not pending, scheduled, retry, archived
+                or completed (active tasks are cancelled, not deleted).
             LayoutVersionError: the keyspace is at another key layout (see ``layout``).
             QueueNotFoundError: there is no queue of that name.
             RedisUnavailableError: Redis cannot be reached.
@@ -771,7 +772,7 @@ class Inspector:
         """Make every task of ``state`` pending now; returns how many.
 
         Raises:
-            ValidationError: the queue name is malformed, or the action does not apply to that state.
+            ValidationError: the queue name is malformed, or ``state`` is not scheduled, retry or archived.
             LayoutVersionError: the keyspace is at another key layout (see ``layout``).
             QueueNotFoundError: there is no queue of that name.
             RedisUnavailableError: Redis cannot be reached.
@@ -782,7 +783,7 @@ class Inspector:
         """Archive every task of ``state``; returns how many.
 
         Raises:
-            ValidationError: the queue name is malformed, or the action does not apply to that state.
+            ValidationError: the queue name is malformed, or ``state`` is not pending, scheduled or retry.
             LayoutVersionError: the keyspace is at another key layout (see ``layout``).
             QueueNotFoundError: there is no queue of that name.
             RedisUnavailableError: Redis cannot be reached.
