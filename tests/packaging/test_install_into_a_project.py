@@ -49,7 +49,8 @@ MUST_SHIP = [
     "console/templates/registration/login.html",
     "console/static/console/console.css",
     "queues/templates/admin/queues/tasks.html",
-    "queues/migrations/0001_policies_and_audit.py",
+    "queues/migrations/0001_initial.py",
+    "queues/migrations/0002_console_groups.py",
     "console/migrations/0001_initial.py",
     "queues/management/commands/tasks.py",
     "worker/management/commands/taskworker.py",
@@ -190,6 +191,7 @@ def test_the_wheel_installs_into_an_existing_django_project(tmp_path: Path, redi
     wheel = build_wheel(tmp_path)
     shipped = set(zipfile.ZipFile(wheel).namelist())
     assert not [name for name in MUST_SHIP if name not in shipped]
+    assert not [name for name in shipped if name.startswith(("demo/", "tests/"))], "the demo and tests stay out"
     entry_points = zipfile.ZipFile(wheel).read("taskq-0.1.0.dist-info/entry_points.txt").decode()
     assert "[pytest11]\ntaskq = worker.testing.pytest_plugin" in entry_points
 
