@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, cast
+from typing import Any, Unpack, cast
 
 import redis
 import redis.asyncio
 
 from . import composite_enqueue, producer, topology, workflows
-from .broker import not_replicated
-from .clock import Clock, to_ms
+from .broker import EngineOptions, not_replicated
+from .clock import to_ms
+from .composite_enqueue import SubmitOptions
 from .connection import DEFAULT_REDIS_URL, connect_async, is_cluster
 from .keys import DEFAULT_PREFIX
 from .layout import check_flow
@@ -18,7 +19,7 @@ from .message import TaskInfo
 from .policies import PolicyCache, PolicySet
 from .redis_errors import translated
 from .sans_io import Request, drive_async, enqueue_flow, run_command_async, wait_flow
-from .transitions import Call, Limits, Transitions
+from .transitions import Call, Transitions
 from .validation import MAX_PAYLOAD_BYTES
 
 
@@ -30,17 +31,20 @@ class AsyncClient:
         self,
         redis_url: str = DEFAULT_REDIS_URL,
         *,
-        prefix: str = DEFAULT_PREFIX,
-        clock: Clock | None = None,
-        limits: Limits | None = None,
         max_payload: int = MAX_PAYLOAD_BYTES,
         conn: redis.asyncio.Redis | None = None,
         policies: bool = True,
         policy_refresh: float = 1.0,
+        **options: Unpack[EngineOptions],
     ):
         self.conn = conn if conn is not None else connect_async(redis_url)
         self.topology = topology.parse(redis_url)
-        self.transitions = Transitions(prefix, clock, limits, cluster=is_cluster(self.conn))
+        self.transitions = Transitions(
+            options.get("prefix", DEFAULT_PREFIX),
+            options.get("clock"),
+            options.get("limits"),
+            cluster=is_cluster(self.conn),
+        )
         self.keys = self.transitions.keys
         self.clock = self.transitions.clock
         self.max_payload = max_payload
@@ -74,30 +78,11 @@ class AsyncClient:
             list[TaskInfo], await drive_async(enqueue_flow(self.transitions, placements, to_ms(now)), self._execute)
         )
 
-    async def submit(
-        self,
-        workflow: Any,
-        *,
-        queue: str = "default",
-        on_success: Any = None,
-        on_error: Any = None,
-        workflow_id: str | None = None,
-        keep: float | None = None,
-    ) -> Any:
-        return await drive_async(
-            composite_enqueue.submit_workflow_flow(
-                self.transitions,
-                self.clock.now(),
-                workflow,
-                queue,
-                on_success,
-                on_error,
-                workflow_id,
-                keep,
-                self.max_payload,
-            ),
-            self._execute,
+    async def submit(self, workflow: Any, **options: Unpack[SubmitOptions]) -> Any:
+        flow = composite_enqueue.submit_workflow_flow(
+            self.transitions, self.clock.now(), workflow, self.max_payload, **options
         )
+        return await drive_async(flow, self._execute)
 
     async def wait_workflow(self, workflow_id: str, *, queue: str = "default", timeout: float | None = None) -> Any:
         return await drive_async(workflows.wait_flow(self.keys, queue, workflow_id, timeout), self._execute)

@@ -27,13 +27,19 @@ def not_replicated(op: str, confirmed: int, where: topology.Topology) -> RedisUn
     )
 
 
-class BrokerOptions(TypedDict, total=False):
-    """The keyword arguments of ``Broker`` that the client, the inspector and the remote consumer take too and
-    hand over as they are (``**options: Unpack[BrokerOptions]``): written once, here."""
+class EngineOptions(TypedDict, total=False):
+    """Where the keys are and how time and limits go: taken by every engine handle as
+    ``**options: Unpack[...]`` and written once, here."""
 
     prefix: str
     clock: Clock | None
     limits: Limits | None
+
+
+class BrokerOptions(EngineOptions, total=False):
+    """The keyword arguments of ``Broker`` that the client, the inspector and the remote consumer take too and
+    hand over as they are; the asyncio client takes ``EngineOptions`` and an asyncio connection."""
+
     conn: redis.Redis | None
 
 

@@ -10,6 +10,7 @@ from typing import Any, Unpack, cast
 from . import composite_enqueue, handlers, producer, workflows
 from .broker import Broker, BrokerOptions
 from .clock import Clock, to_ms
+from .composite_enqueue import SubmitOptions
 from .connection import DEFAULT_REDIS_URL
 from .eager import EagerRunner, unsupported
 from .handlers import Registry
@@ -107,36 +108,16 @@ class Client:
             return [self.eager.run(placement.message, "client.enqueue_many") for placement in placements]
         return cast(list[TaskInfo], drive(enqueue_flow(self.broker.transitions, placements, to_ms(now)), self._execute))
 
-    def submit(
-        self,
-        workflow: Any,
-        *,
-        queue: str = "default",
-        on_success: Any = None,
-        on_error: Any = None,
-        workflow_id: str | None = None,
-        keep: float | None = None,
-    ) -> Any:
-        """Submit a workflow (``chain``, ``group``, ``chord`` or one ``sig``) to ``queue``, all or nothing; returns
-        its ``WorkflowInfo``. ``on_success`` runs (with the results of the last step) when every member succeeded;
-        ``on_error`` runs, with ``task.failure``, when a member failed. The record is kept ``keep`` seconds after
-        the workflow ends (default 7 days)."""
+    def submit(self, workflow: Any, **options: Unpack[SubmitOptions]) -> Any:
+        """Submit a workflow (``chain``, ``group``, ``chord`` or one ``sig``), all or nothing; returns its
+        ``WorkflowInfo``. ``options`` (``queue``, ``on_success``, ``on_error``, ``workflow_id``, ``keep``): see
+        ``SubmitOptions``."""
         if self.eager is not None:
             raise unsupported("client.submit", "submit workflows")
-        return drive(
-            composite_enqueue.submit_workflow_flow(
-                self.broker.transitions,
-                self.clock.now(),
-                workflow,
-                queue,
-                on_success,
-                on_error,
-                workflow_id,
-                keep,
-                self.max_payload,
-            ),
-            self._execute,
+        flow = composite_enqueue.submit_workflow_flow(
+            self.broker.transitions, self.clock.now(), workflow, self.max_payload, **options
         )
+        return drive(flow, self._execute)
 
     def wait_workflow(self, workflow_id: str, *, queue: str = "default", timeout: float | None = None) -> Any:
         """Block until the workflow has succeeded or failed and return its final ``WorkflowInfo`` (with every

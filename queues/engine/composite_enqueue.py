@@ -5,7 +5,7 @@ drive: ``enqueue(..., group=...)``, ``enqueue(..., after=[...])`` and ``submit(w
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from . import producer
 from . import validation as check
@@ -75,16 +75,30 @@ def enqueue_composite_flow(
     return task_info_of(placement, deps, now_ms)
 
 
+class SubmitOptions(TypedDict, total=False):
+    """The options of ``submit`` (both clients take them as ``**options: Unpack[SubmitOptions]``): the queue
+    (default ``"default"``), callbacks run when every member succeeded (``on_success``, given the last step's
+    results) or when one failed (``on_error``, given ``task.failure``), the workflow's id, and how long its record
+    is kept after it ends (``keep`` seconds, default 7 days)."""
+
+    queue: str
+    on_success: Signature | None
+    on_error: Signature | None
+    workflow_id: str | None
+    keep: float | None
+
+
 def submit_workflow_flow(
     t: Transitions,
     now: float,
     workflow: Any,
-    queue: str,
-    on_success: Any,
-    on_error: Any,
-    workflow_id: str | None,
-    keep: float | None,
     max_payload: int = check.MAX_PAYLOAD_BYTES,
+    *,
+    queue: str = "default",
+    on_success: Any = None,
+    on_error: Any = None,
+    workflow_id: str | None = None,
+    keep: float | None = None,
 ) -> Flow:
     op = "client.submit"
     if not isinstance(workflow, (Signature, Chain, Group, Chord)):
@@ -113,4 +127,4 @@ def submit_workflow_flow(
     return info
 
 
-__all__ = ["enqueue_composite_flow", "submit_workflow_flow", "TaskInfo"]
+__all__ = ["SubmitOptions", "enqueue_composite_flow", "submit_workflow_flow", "TaskInfo"]

@@ -361,15 +361,12 @@ def test_taskworker_with_the_process_pool_serves_and_shuts_down_on_sigterm(
     r: redis.Redis, redis_url, processes, inspector, tmp_path: Path
 ):
     proc, log = start_process_pool_worker(tmp_path, redis_url, processes)
-    client = Client(redis_url)
-    try:
+    with Client(redis_url) as client:
         quick = client.enqueue_many([("test:record", {"sleep": 0})] * 5, queue="procq")
         wait_for(lambda: r.scard("test:done") == 5, timeout=60, what=f"5 tasks done\n{log.read_text()}")
         assert {m.decode() for m in r.smembers("test:done")} == {info.id for info in quick}
         endless = client.enqueue("test:record", {"sleep": 600}, queue="procq")
         wait_for(lambda: state_of(inspector, "procq", endless.id) == "active", what="the long task running")
-    finally:
-        client.close()
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(60) == 0, log.read_text()
     assert state_of(inspector, "procq", endless.id) == "pending"  # requeued after the shutdown timeout (2 s)
@@ -398,16 +395,13 @@ def test_a_sigkilled_worker_leaves_no_handler_process_behind(
     r: redis.Redis, redis_url, processes, inspector, tmp_path: Path
 ):
     proc, log = start_process_pool_worker(tmp_path, redis_url, processes)
-    client = Client(redis_url)
-    try:
+    with Client(redis_url) as client:
         busy = client.enqueue("test:record", {"sleep": 600}, queue="procq")
-        wait_for(
-            lambda: state_of(inspector, "procq", busy.id) == "active",
-            timeout=60,
-            what=f"the task running\n{log.read_text()}",
-        )
-    finally:
-        client.close()
+    wait_for(
+        lambda: state_of(inspector, "procq", busy.id) == "active",
+        timeout=60,
+        what=f"the task running\n{log.read_text()}",
+    )
     below = descendants(proc.pid)
     assert len(below) >= 3, below  # the forkserver and two handler processes
     proc.kill()
