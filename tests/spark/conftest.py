@@ -37,6 +37,7 @@ def spark() -> Iterator[Any]:
 
 @pytest.fixture
 def client(r: redis.Redis, redis_url: str) -> Iterator[Client]:
+    """A taskq Client on the real clock, like the servers here."""
     c = Client(redis_url)
     yield c
     c.close()

@@ -33,11 +33,6 @@ def handlers() -> Registry:
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
 def client(redis_client: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Client]:
     with Client(redis_url, clock=clock) as c:
         yield c
