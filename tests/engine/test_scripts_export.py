@@ -26,6 +26,11 @@ def commit(stream_id: str):
     return lambda t: Call("export.commit", script("export_commit"), [OFFSET], [stream_id])
 
 
+def offset(committed: str, cap: str = "9") -> dict:
+    """The queue's exporter offset hash, committed up to ``committed``."""
+    return {OFFSET: Hash({"committed": committed, "cap": cap})}
+
+
 @cases(
     Case("a free lease is taken", {}, lease("a1", 15_000), returns=1, after={LEASE_KEY: Volatile("a1")}),
     Case(
@@ -44,19 +49,13 @@ def test_export_lease(r, redis_url, case):
 
 
 @cases(
-    Case(
-        "a new queue starts at 0-0",
-        {},
-        attach(1000),
-        returns=b"0-0",
-        after={OFFSET: Hash({"committed": "0-0", "cap": "1000"})},
-    ),
+    Case("a new queue starts at 0-0", {}, attach(1000), returns=b"0-0", after=offset("0-0", "1000")),
     Case(
         "an existing offset is kept, the cap updated",
-        {OFFSET: Hash({"committed": "5-1", "cap": "9"})},
+        offset("5-1"),
         attach(1000),
         returns=b"5-1",
-        after={OFFSET: Hash({"committed": "5-1", "cap": "1000"})},
+        after=offset("5-1", "1000"),
     ),
 )
 def test_export_attach(r, redis_url, case):
@@ -64,33 +63,17 @@ def test_export_attach(r, redis_url, case):
 
 
 @cases(
-    Case(
-        "moves forward",
-        {OFFSET: Hash({"committed": "5-1", "cap": "9"})},
-        commit("10-0"),
-        after={OFFSET: Hash({"committed": "10-0", "cap": "9"})},
-    ),
-    Case(
-        "same id is a no-op",
-        {OFFSET: Hash({"committed": "5-1", "cap": "9"})},
-        commit("5-1"),
-        after={OFFSET: Hash({"committed": "5-1", "cap": "9"})},
-    ),
+    Case("moves forward", offset("5-1"), commit("10-0"), after=offset("10-0")),
+    Case("same id is a no-op", offset("5-1"), commit("5-1"), after=offset("5-1")),
     Case(
         "never moves back (numeric, not string, order)",
-        {OFFSET: Hash({"committed": "10-0", "cap": "9"})},
+        offset("10-0"),
         commit("9-5"),
         raises=FailedPreconditionError,
         detail="offset 9-5 is behind 10-0",
     ),
     Case("not attached", {}, commit("1-0"), raises=FailedPreconditionError, detail="no exporter attached"),
-    Case(
-        "malformed id",
-        {OFFSET: Hash({"committed": "0-0", "cap": "9"})},
-        commit("x"),
-        raises=FailedPreconditionError,
-        detail="malformed stream id x",
-    ),
+    Case("malformed id", offset("0-0"), commit("x"), raises=FailedPreconditionError, detail="malformed stream id x"),
 )
 def test_export_commit(r, redis_url, case):
     run_case(r, redis_url, case)

@@ -98,32 +98,26 @@ def forwarded(state: str, *ids: str) -> dict:
     return after
 
 
+def forward(state: str, **options):
+    return lambda t: t.forward("default", state, **options)
+
+
 @cases(
-    Case(
-        "scheduled: what is due",
-        due("scheduled"),
-        lambda t: t.forward("default", "scheduled"),
-        returns=2,
-        after=forwarded("scheduled", "s1", "s2"),
-    ),
-    Case(
-        "retry: what is due",
-        due("retry"),
-        lambda t: t.forward("default", "retry"),
-        returns=2,
-        after=forwarded("retry", "s1", "s2"),
+    *(
+        Case(f"{state}: what is due", due(state), forward(state), returns=2, after=forwarded(state, "s1", "s2"))
+        for state in ("scheduled", "retry")
     ),
     Case(
         "up to the limit, oldest first",
         due("retry"),
-        lambda t: t.forward("default", "retry", limit=1),
+        forward("retry", limit=1),
         returns=1,
         after=forwarded("retry", "s1"),
     ),
     Case(
         "nothing due",
         WAITING | {Q.task("s3"): task("scheduled"), Q.scheduled: ZSet({"s3": NOW_MS + 1})},
-        lambda t: t.forward("default", "scheduled"),
+        forward("scheduled"),
         returns=0,
     ),
 )
@@ -347,36 +341,25 @@ def bulk(name: str, state: str, chunk: int = 2):
     return lambda t: getattr(t, name)("default", state, OP, chunk=chunk)
 
 
+#: Each bulk script, where it sends the tasks ("" deleted), the error its events carry, and the states it takes.
+FIRST_CHUNKS = [
+    ("delete_all", "", f"deleted by {OP}", ("pending", "scheduled", "retry", "archived", "completed")),
+    ("run_all", "pending", "", ("scheduled", "retry", "archived")),
+    ("archive_all", "archived", f"archived by {OP}", ("pending", "scheduled", "retry")),
+]
+
+
 @cases(
     *(
         Case(
-            f"delete all {state}: first chunk",
+            f"{name.replace('_', ' ')} {state}: first chunk",
             five_in(state),
-            bulk("delete_all", state),
+            bulk(name, state),
             returns=2,
-            after=after_bulk(state, "", ("t1", "t2"), error=f"deleted by {OP}"),
+            after=after_bulk(state, to, ("t1", "t2"), error=error),
         )
-        for state in ("pending", "scheduled", "retry", "archived", "completed")
-    ),
-    *(
-        Case(
-            f"run all {state}: first chunk",
-            five_in(state),
-            bulk("run_all", state),
-            returns=2,
-            after=after_bulk(state, "pending", ("t1", "t2")),
-        )
-        for state in ("scheduled", "retry", "archived")
-    ),
-    *(
-        Case(
-            f"archive all {state}: first chunk",
-            five_in(state),
-            bulk("archive_all", state),
-            returns=2,
-            after=after_bulk(state, "archived", ("t1", "t2"), error=f"archived by {OP}"),
-        )
-        for state in ("pending", "scheduled", "retry")
+        for name, to, error, states in FIRST_CHUNKS
+        for state in states
     ),
     Case(
         "archive all trims the archive",

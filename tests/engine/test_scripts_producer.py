@@ -36,6 +36,12 @@ EXISTING = {
     OTHER_QUEUE: ["x"],
 }
 
+PENDING_A = {  # "a" enqueued into an empty queue
+    Q.task("a"): task("pending"),
+    Q.pending: ["a"],
+    Q.type_counts: counts(pending__email=1),
+    Q.events: Stream([event("a", "", "pending")]),
+}
 LOCKED = {
     Q.task("z"): task("scheduled", since=NOW_MS - 1000, unique=UNIQUE),
     Q.scheduled: ZSet({"z": NOW_MS + 60_000}),
@@ -49,24 +55,13 @@ LOCKED = {
         "pending",
         {OTHER_QUEUE: ["x"]},
         enqueue(placed("a")),
-        after={
-            OTHER_QUEUE: ["x"],
-            Q.task("a"): task("pending"),
-            Q.pending: ["a"],
-            Q.type_counts: counts(pending__email=1),
-            Q.events: Stream([event("a", "", "pending")]),
-        },
+        after={OTHER_QUEUE: ["x"]} | PENDING_A,
     ),
     Case(
         "process time now is pending",
         {},
         enqueue(placed("a", at=NOW_MS)),
-        after={
-            Q.task("a"): task("pending"),
-            Q.pending: ["a"],
-            Q.type_counts: counts(pending__email=1),
-            Q.events: Stream([event("a", "", "pending")]),
-        },
+        after=PENDING_A,
     ),
     Case(
         "process time in the future is scheduled",
@@ -83,13 +78,7 @@ LOCKED = {
         "unique takes its lock with a ttl",
         {},
         enqueue(placed("a", unique=UNIQUE, ttl_ms=60_000)),
-        after={
-            Q.task("a"): task("pending", unique=UNIQUE),
-            Q.pending: ["a"],
-            UNIQUE: Volatile("a"),
-            Q.type_counts: counts(pending__email=1),
-            Q.events: Stream([event("a", "", "pending")]),
-        },
+        after=PENDING_A | {Q.task("a"): task("pending", unique=UNIQUE), UNIQUE: Volatile("a")},
     ),
     Case(
         "batch goes in order behind what is pending",

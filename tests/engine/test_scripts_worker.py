@@ -518,6 +518,12 @@ BOTH_TRIMMED = ONE_FAILURE | {
 }
 
 
+def trimming(name: str, limits: Limits, after: dict, own: ArchiveLimits | None = None) -> Case:
+    """Archiving "a" next to DEAD, the archive trimmed by the engine's ``limits`` and the queue's ``own``."""
+    before = ACTIVE_A | DEAD | {Q.type_counts: counts(active__email=1, archived__email=2)}
+    return Case(name, before, archive(own=own), limits=limits, after=after)
+
+
 @cases(
     Case(
         "dead: lock released, counted",
@@ -547,41 +553,21 @@ BOTH_TRIMMED = ONE_FAILURE | {
             Q.events: Stream([ARCHIVE_EVENT]),
         },
     ),
-    Case(
-        "trimmed to max size: the oldest is deleted for real",
-        ACTIVE_A | DEAD | {Q.type_counts: counts(active__email=1, archived__email=2)},
-        archive(),
-        limits=Limits(archive_max_size=2),
-        after=OLDEST_TRIMMED,
-    ),
-    Case(
-        "trimmed to max age: only what is older",
-        ACTIVE_A | DEAD | {Q.type_counts: counts(active__email=1, archived__email=2)},
-        archive(),
-        limits=Limits(archive_max_age=60.0),
-        after=OLDEST_TRIMMED,
-    ),
-    Case(
-        "trimmed by age, then by size",
-        ACTIVE_A | DEAD | {Q.type_counts: counts(active__email=1, archived__email=2)},
-        archive(),
-        limits=Limits(archive_max_size=1, archive_max_age=60.0),
-        after=BOTH_TRIMMED,
-    ),
-    Case(
+    trimming("trimmed to max size: the oldest is deleted for real", Limits(archive_max_size=2), OLDEST_TRIMMED),
+    trimming("trimmed to max age: only what is older", Limits(archive_max_age=60.0), OLDEST_TRIMMED),
+    trimming("trimmed by age, then by size", Limits(archive_max_size=1, archive_max_age=60.0), BOTH_TRIMMED),
+    # max age unset by the queue: the engine's 1 s applies too and trims both
+    trimming(
         "the queue's own limits win over the engine's",
-        ACTIVE_A | DEAD | {Q.type_counts: counts(active__email=1, archived__email=2)},
-        archive(own=ArchiveLimits(max_size=2)),
-        limits=Limits(archive_max_size=100, archive_max_age=1.0),
-        # max age unset by the queue: the engine's 1 s applies too and trims both
-        after=BOTH_TRIMMED,
+        Limits(archive_max_size=100, archive_max_age=1.0),
+        BOTH_TRIMMED,
+        own=ArchiveLimits(max_size=2),
     ),
-    Case(
+    trimming(
         "the queue's own size limit alone",
-        ACTIVE_A | DEAD | {Q.type_counts: counts(active__email=1, archived__email=2)},
-        archive(own=ArchiveLimits(max_size=2, max_age=3600.0)),
-        limits=Limits(archive_max_size=100),
-        after=OLDEST_TRIMMED,
+        Limits(archive_max_size=100),
+        OLDEST_TRIMMED,
+        own=ArchiveLimits(max_size=2, max_age=3600.0),
     ),
     Case(
         "recoverer: expired lease accepted",

@@ -30,9 +30,8 @@ def r(redis_client: redis.Redis, settings_redis: Any) -> Iterator[redis.Redis]:
 
 @pytest.fixture
 def client(r: redis.Redis, redis_url: str) -> Iterator[Client]:
-    c = Client(redis_url, policy_refresh=0.0)  # check the policies' version on every enqueue
-    yield c
-    c.close()
+    with Client(redis_url, policy_refresh=0.0) as c:  # check the policies' version on every enqueue
+        yield c
 
 
 @pytest.fixture

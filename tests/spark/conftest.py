@@ -38,9 +38,8 @@ def spark() -> Iterator[Any]:
 @pytest.fixture
 def client(r: redis.Redis, redis_url: str) -> Iterator[Client]:
     """A taskq Client on the real clock, like the servers here."""
-    c = Client(redis_url)
-    yield c
-    c.close()
+    with Client(redis_url) as c:
+        yield c
 
 
 @pytest.fixture

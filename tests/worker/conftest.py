@@ -25,9 +25,8 @@ from worker.server import Server
 @pytest.fixture
 def client(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Client]:
     """A taskq Client (not pytest-django's) on the test's clock, which the servers and the inspector share."""
-    c = Client(redis_url, clock=clock)
-    yield c
-    c.close()
+    with Client(redis_url, clock=clock) as c:
+        yield c
 
 
 @pytest.fixture

@@ -25,9 +25,8 @@ from worker.server import Server  # noqa: E402
 @pytest.fixture
 def client(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Client]:
     """A taskq Client on the test's clock, without the admin's policies (these tests define none)."""
-    c = Client(redis_url, clock=clock, policies=False)
-    yield c
-    c.close()
+    with Client(redis_url, clock=clock, policies=False) as c:
+        yield c
 
 
 @pytest.fixture

@@ -348,6 +348,11 @@ CHAIN_WAITING = {
 }
 WHY_B = "dependency A failed: boom"
 WHY_C = "dependency B failed: " + WHY_B
+B_WAITS_FOR_PENDING_A = (
+    A_PENDING
+    | without(CHAIN_WAITING, Q.task("C"), Q.dependents("B"))
+    | {Q.waiting: ZSet({"B": NOW_MS}), Q.type_counts: counts(pending__email=1, waiting__email=1)}
+)
 FAILED = {Q.processed: "1", Q.processed_on(DAY): Volatile("1"), Q.failed: "1", Q.failed_on(DAY): Volatile("1")}
 
 
@@ -376,9 +381,7 @@ FAILED = {Q.processed: "1", Q.processed_on(DAY): Volatile("1"), Q.failed: "1", Q
     ),
     Case(
         "A archived by an operator: the same",
-        A_PENDING
-        | without(CHAIN_WAITING, Q.task("C"), Q.dependents("B"))
-        | {Q.waiting: ZSet({"B": NOW_MS}), Q.type_counts: counts(pending__email=1, waiting__email=1)},
+        B_WAITS_FOR_PENDING_A,
         lambda t: t.archive_task("default", "A", "op"),
         after={
             Q.task("A"): task("archived"),
@@ -396,9 +399,7 @@ FAILED = {Q.processed: "1", Q.processed_on(DAY): Volatile("1"), Q.failed: "1", Q
     ),
     Case(
         "A deleted before it ran: B is archived",
-        A_PENDING
-        | without(CHAIN_WAITING, Q.task("C"), Q.dependents("B"))
-        | {Q.waiting: ZSet({"B": NOW_MS}), Q.type_counts: counts(pending__email=1, waiting__email=1)},
+        B_WAITS_FOR_PENDING_A,
         lambda t: t.delete_task("default", "A", "op"),
         after={
             Q.task("B"): task("archived", after='["A"]', error="dependency A failed: deleted by op", failed_at=NOW_MS),
