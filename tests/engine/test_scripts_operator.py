@@ -456,56 +456,37 @@ HIDDEN = OTHER | {
 LEFT_BEHIND = {k: FULL[k] for k in (Q.unique("email", "other"), Q.processed_on(DAY), "tq:queues")}
 
 
+def delete_queue(force: bool):
+    return lambda t: t.delete_queue("default", force)
+
+
+def not_empty(name: str, before: dict, detail: str | None = None, force: bool = False) -> Case:
+    """delete_queue refused: tasks are left (or active); nothing changes."""
+    return Case(name, before, delete_queue(force), raises=QueueNotEmptyError, detail=detail)
+
+
 @cases(
-    Case(
-        "tasks left: refused",
-        FULL,
-        lambda t: t.delete_queue("default", False),
-        raises=QueueNotEmptyError,
-        detail="5 tasks left; force to delete them",
-    ),
-    Case(
-        "completed tasks count",
-        OTHER | one_in("completed"),
-        lambda t: t.delete_queue("default", False),
-        raises=QueueNotEmptyError,
-    ),
-    Case(
+    not_empty("tasks left: refused", FULL, "5 tasks left; force to delete them"),
+    not_empty("completed tasks count", OTHER | one_in("completed")),
+    not_empty(
         "active: refused even forced",
         FULL | one_in("active") | {Q.task("p"): task("pending")},
-        lambda t: t.delete_queue("default", True),
-        raises=QueueNotEmptyError,
-        detail="1 tasks are active",
+        "1 tasks are active",
+        force=True,
     ),
-    Case(
-        "forced: every task and key of the queue",
-        FULL,
-        lambda t: t.delete_queue("default", True),
-        after=OTHER | LEFT_BEHIND,
-    ),
-    Case(
-        "empty queue",
-        OTHER | AUXILIARY | LEFT_BEHIND,
-        lambda t: t.delete_queue("default", False),
-        after=OTHER | LEFT_BEHIND,
-    ),
-    Case(
-        "aggregating and waiting tasks count",
-        HIDDEN,
-        lambda t: t.delete_queue("default", False),
-        raises=QueueNotEmptyError,
-        detail="3 tasks left; force to delete them",
-    ),
+    Case("forced: every task and key of the queue", FULL, delete_queue(True), after=OTHER | LEFT_BEHIND),
+    Case("empty queue", OTHER | AUXILIARY | LEFT_BEHIND, delete_queue(False), after=OTHER | LEFT_BEHIND),
+    not_empty("aggregating and waiting tasks count", HIDDEN, "3 tasks left; force to delete them"),
     Case(
         "forced: groups, aggregation sets, waiting tasks, dependency sets and workflows go",
         HIDDEN,
-        lambda t: t.delete_queue("default", True),
+        delete_queue(True),
         after=OTHER | {Q.cron_last: HIDDEN[Q.cron_last]},
     ),
     Case(
         "finished workflow records alone are no tasks",
         OTHER | {k: HIDDEN[k] for k in (Q.workflow("f1"), Q.workflows)},
-        lambda t: t.delete_queue("default", False),
+        delete_queue(False),
         after=OTHER,
     ),
 )

@@ -4,6 +4,7 @@ driver that moves tasks through the engine's own transition scripts (what a work
 from __future__ import annotations
 
 import asyncio
+from contextvars import ContextVar
 from typing import Any
 
 from channels.testing import WebsocketCommunicator
@@ -17,6 +18,8 @@ from queues.engine.broker import Broker
 
 ORIGIN = b"http://localhost"
 WAIT = 10.0  # seconds a test waits for an expected message before failing (a guard, not a timing assertion)
+#: The sockets the running body (see ``run``) has opened, disconnected after it, when it fails too.
+_opened: ContextVar[list[WebsocketCommunicator]] = ContextVar("opened")
 
 
 def make_user(username: str, *codenames: str, **extra: Any):
@@ -43,6 +46,7 @@ async def open_socket(cookie: str | None, origin: bytes = ORIGIN) -> tuple[Webso
     if cookie:
         headers.append((b"cookie", f"sessionid={cookie}".encode()))
     socket = WebsocketCommunicator(application, "/ws/live/", headers=headers)
+    _opened.get([]).append(socket)
     connected, _code = await socket.connect(timeout=WAIT)
     if not connected:
         # End the refused consumer the way a server does, with websocket.disconnect; left running, it would only
@@ -75,12 +79,16 @@ async def stop_hub() -> None:
 
 def run(body):
     """Run a test body in an event loop of its own (a new loop gets a new hub: what a console restart looks like
-    to a browser), stopping the hub after it."""
+    to a browser), then disconnect the sockets it opened and stop the hub."""
 
     async def wrapped():
+        opened: list[WebsocketCommunicator] = []
+        _opened.set(opened)
         try:
             return await body()
         finally:
+            for socket in opened:
+                await socket.disconnect()
             await stop_hub()
 
     return asyncio.run(wrapped())

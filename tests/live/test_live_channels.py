@@ -72,7 +72,6 @@ def test_bad_subscription_gets_an_error_and_the_socket_stays(live_engine, viewer
         reply = await socket.receive_json_from(timeout=10)
         assert reply["kind"] == "error" and says in reply["message"]
         assert (await subscribe(socket, "dashboard"))["kind"] == "update"  # still usable
-        await socket.disconnect()
 
     run(body)
 
@@ -97,7 +96,6 @@ def test_events_arrive_for_the_subscribed_queue_only(live_engine, viewer_cookie,
         assert all(set(m["queues"]) <= {"a"} for m in messages)
         assert messages[-1]["queues"]["a"]["pending"] == 3
         assert await socket.receive_nothing(timeout=0.5)  # nothing of queue b is coming
-        await socket.disconnect()
 
     run(body)
 
@@ -119,7 +117,6 @@ def test_dashboard_gets_counts_of_every_queue(live_engine, viewer_cookie, moves)
             socket, lambda ms: updates(ms) and updates(ms)[-1]["queues"].get("b", {}).get("pending") == 3, messages
         )
         assert "tasks" not in updates(messages)[-1]  # the dashboard gets counts, not rows
-        await socket.disconnect()
 
     run(body)
 
@@ -143,7 +140,6 @@ def test_task_page_sees_pending_active_completed_with_result(live_engine, viewer
         assert history(messages) == ["active", "completed"]
         assert messages[-1]["detail"]["result"]["kind"] == "json"
         assert '"ok": true' in messages[-1]["detail"]["result"]["text"]
-        await socket.disconnect()
 
     run(body)
 
@@ -160,7 +156,6 @@ def test_resume_after_reconnect_and_restart_misses_nothing(live_engine, viewer_c
         await receive_until(socket, lambda ms: set(ids) <= set(latest_rows(ms)), messages)
         seen.update(latest_rows(messages))
         cursor.update(messages[-1]["cursor"])
-        await socket.disconnect()
         return ids
 
     first = run(first_session)
@@ -172,7 +167,6 @@ def test_resume_after_reconnect_and_restart_misses_nothing(live_engine, viewer_c
     async def second_session():
         socket, _ = await open_socket(viewer_cookie)
         replay = await subscribe(socket, "queue", queue="a", cursor=cursor)
-        await socket.disconnect()
         return replay
 
     replay = run(second_session)
@@ -199,7 +193,6 @@ def test_resume_from_a_trimmed_position_asks_for_a_resync(live_engine, viewer_co
         replay = await subscribe(socket, "queue", queue="a", cursor={"a": first_id})
         assert replay["resync"] is True
         assert replay["queues"]["a"]["pending"] == 4
-        await socket.disconnect()
 
     run(body)
 

@@ -61,7 +61,6 @@ def test_subscribing_sends_the_table_and_chart_as_the_page_shows_them(live_engin
         assert row["cells"]["processed_today"] == ["2", "2"] and row["cells"]["error_rate"] == ["0.0", "0.00 %"]
         assert int(row["cells"]["memory"][0]) > 0 and row["cells"]["memory"][1].endswith("KB")
         assert '<svg class="chart"' in snapshot["chart"] and "a · pending: 1" in snapshot["chart"]
-        await socket.disconnect()
 
     run(body)
 
@@ -91,7 +90,6 @@ def test_snapshot_follows_sizes_memory_new_and_removed_queues(live_engine, viewe
         conf.get_inspector().delete_queue("fresh", force=True)
         await receive_until(socket, lambda ms: "fresh" not in shown().rows, messages)
         assert "fresh ·" not in shown().chart and set(shown().rows) == {"a"}
-        await socket.disconnect()
 
     run(body)
 
@@ -105,7 +103,6 @@ def test_pausing_elsewhere_shows_in_the_snapshot(live_engine, viewer_cookie, mov
         conf.get_inspector().pause_queue("a")
         messages: list[dict] = []
         await receive_until(socket, lambda ms: Page(first).apply(ms).rows["a"]["paused"], messages)
-        await socket.disconnect()
 
     run(body)
 
@@ -134,7 +131,6 @@ def test_only_changes_are_sent_and_nothing_when_nothing_changed(live_engine, vie
         delta = next(s for s in snapshots(messages) if "a" in rows(s) and rows(s)["a"]["cells"]["size"][0] == "1")
         assert set(rows(delta)) == {"a"} and delta["listed"] == ["a", "b"]  # b did not change: not sent
         assert "a · pending: 1" in delta["chart"]
-        await socket.disconnect()
 
     run(body)
 
@@ -150,7 +146,6 @@ def test_other_pages_get_no_snapshot(live_engine, viewer_cookie, moves):
             socket, lambda ms: any(row["id"] == last for m in ms for row in m.get("tasks", ())), messages
         )
         assert all(m["kind"] == "update" for m in messages)
-        await socket.disconnect()
 
     run(body)
 
@@ -171,7 +166,6 @@ def test_a_new_server_comes_with_its_row(live_engine, viewer_cookie, redis_url):
         row = messages[-1]["servers"][0]["row"]
         assert '<tr data-live-server="host-1:42">' in row and "host-1:42</td>" in row
         assert 'href="/queues/critical/">critical</a> <span class="muted">(6)</span>' in row
-        await socket.disconnect()
 
     try:
         run(body)

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import process_tasks
@@ -339,8 +340,12 @@ def test_taskworker_names_a_bad_pool(redis_url):
     assert "taskworker --pool: pool must be one of thread, process, got 'proc'" in done.stderr
 
 
-def start_process_pool_worker(tmp_path: Path, redis_url: str, processes: list) -> tuple[subprocess.Popen, Path]:
-    """A real ``taskworker --pool process --concurrency 2`` on queue procq, its output in a log file."""
+@pytest.fixture
+def pool_worker(
+    r: redis.Redis, redis_url: str, processes: list, tmp_path: Path
+) -> Iterator[tuple[subprocess.Popen, Path, Client]]:
+    """A real ``taskworker --pool process --concurrency 2`` on queue procq (its output in a log file; killed at
+    teardown if still running), and a client to enqueue with."""
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
@@ -353,20 +358,18 @@ def start_process_pool_worker(tmp_path: Path, redis_url: str, processes: list) -
             stderr=subprocess.STDOUT,
         )
     processes.append(proc)
-    return proc, log
+    with Client(redis_url) as client:
+        yield proc, log, client
 
 
 @pytest.mark.slow
-def test_taskworker_with_the_process_pool_serves_and_shuts_down_on_sigterm(
-    r: redis.Redis, redis_url, processes, inspector, tmp_path: Path
-):
-    proc, log = start_process_pool_worker(tmp_path, redis_url, processes)
-    with Client(redis_url) as client:
-        quick = client.enqueue_many([("test:record", {"sleep": 0})] * 5, queue="procq")
-        wait_for(lambda: r.scard("test:done") == 5, timeout=60, what=f"5 tasks done\n{log.read_text()}")
-        assert {m.decode() for m in r.smembers("test:done")} == {info.id for info in quick}
-        endless = client.enqueue("test:record", {"sleep": 600}, queue="procq")
-        wait_for(lambda: state_of(inspector, "procq", endless.id) == "active", what="the long task running")
+def test_taskworker_with_the_process_pool_serves_and_shuts_down_on_sigterm(r: redis.Redis, pool_worker, inspector):
+    proc, log, client = pool_worker
+    quick = client.enqueue_many([("test:record", {"sleep": 0})] * 5, queue="procq")
+    wait_for(lambda: r.scard("test:done") == 5, timeout=60, what=f"5 tasks done\n{log.read_text()}")
+    assert {m.decode() for m in r.smembers("test:done")} == {info.id for info in quick}
+    endless = client.enqueue("test:record", {"sleep": 600}, queue="procq")
+    wait_for(lambda: state_of(inspector, "procq", endless.id) == "active", what="the long task running")
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(60) == 0, log.read_text()
     assert state_of(inspector, "procq", endless.id) == "pending"  # requeued after the shutdown timeout (2 s)
@@ -391,17 +394,11 @@ def descendants(pid: int) -> set[int]:
 
 
 @pytest.mark.slow
-def test_a_sigkilled_worker_leaves_no_handler_process_behind(
-    r: redis.Redis, redis_url, processes, inspector, tmp_path: Path
-):
-    proc, log = start_process_pool_worker(tmp_path, redis_url, processes)
-    with Client(redis_url) as client:
-        busy = client.enqueue("test:record", {"sleep": 600}, queue="procq")
-    wait_for(
-        lambda: state_of(inspector, "procq", busy.id) == "active",
-        timeout=60,
-        what=f"the task running\n{log.read_text()}",
-    )
+def test_a_sigkilled_worker_leaves_no_handler_process_behind(pool_worker, inspector):
+    proc, log, client = pool_worker
+    busy = client.enqueue("test:record", {"sleep": 600}, queue="procq")
+    running = f"the task running\n{log.read_text()}"
+    wait_for(lambda: state_of(inspector, "procq", busy.id) == "active", timeout=60, what=running)
     below = descendants(proc.pid)
     assert len(below) >= 3, below  # the forkserver and two handler processes
     proc.kill()

@@ -165,37 +165,29 @@ def test_failure_goes_to_retry_with_the_handlers_backoff_then_the_forwarder_brin
     assert (stats.processed_total, stats.failed_total) == (3, 2)
 
 
-def test_archived_once_retries_are_spent(make_server, registry, client, inspector):
+@pytest.mark.parametrize(
+    ("error", "max_retry", "runs"),
+    [
+        (ValueError("bad input"), 2, [0, 1, 2]),  # the first run and max_retry retries
+        (SkipRetry("negative amount"), 10, [0]),  # at once, whatever max_retry allows
+    ],
+    ids=["retries spent", "SkipRetry"],
+)
+def test_archived_once_retries_are_spent_or_skipped(make_server, registry, client, inspector, error, max_retry, runs):
     calls = []
 
     @handler("doomed", registry=registry, retry_delay=lambda *_: 0.0)
     def doomed(task: Task) -> None:
         calls.append(task.retried)
-        raise ValueError("bad input")
+        raise error
 
     make_server()
-    info = client.enqueue("doomed", max_retry=2)
+    info = client.enqueue("doomed", max_retry=max_retry)
     wait_for(lambda: state_of(inspector, Q, info.id) == "archived", what="archived")
-    assert calls == [0, 1, 2]  # the first run and max_retry retries
-    task = inspector.get_task(Q, info.id)
-    assert task.last_error == "ValueError: bad input"
-    stats = wait_for(lambda: (s := inspector.queue_info(Q)).failed_total == 3 and s)
+    assert calls == runs
+    assert inspector.get_task(Q, info.id).last_error == f"{type(error).__name__}: {error}"
+    stats = wait_for(lambda: (s := inspector.queue_info(Q)).failed_total == len(runs) and s)
     assert (stats.archived, stats.retry, stats.pending, stats.active) == (1, 0, 0, 0)
-
-
-def test_skip_retry_archives_at_once(make_server, registry, client, inspector):
-    calls = []
-
-    @handler("refund", registry=registry, retry_delay=lambda *_: 0.0)
-    def refund(task: Task) -> None:
-        calls.append(task.retried)
-        raise SkipRetry("negative amount")
-
-    make_server()
-    info = client.enqueue("refund", max_retry=10)
-    wait_for(lambda: state_of(inspector, Q, info.id) == "archived", what="archived")
-    assert calls == [0]
-    assert inspector.get_task(Q, info.id).last_error == "SkipRetry: negative amount"
 
 
 def test_retry_without_failure_counts_no_failure(make_server, registry, client, inspector, clock: FakeClock):
