@@ -10,9 +10,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import random
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -84,54 +81,6 @@ def family(key: str) -> str:
     return key
 
 
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    if not ordered:
-        return float("nan")
-    k = (len(ordered) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
-
-
-def latency_summary(samples_s: list[float], lost: int = 0) -> dict[str, Any]:
-    ms = [s * 1000 for s in samples_s]
-    return {
-        "samples": len(ms),
-        "lost": lost,
-        "p50_ms": round(percentile(ms, 0.50), 3),
-        "p90_ms": round(percentile(ms, 0.90), 3),
-        "p99_ms": round(percentile(ms, 0.99), 3),
-        "max_ms": round(max(ms), 3) if ms else None,
-        "mean_ms": round(statistics.fmean(ms), 3) if ms else None,
-    }
-
-
-def measure_pickup(
-    conn: redis.Redis, enqueue_one, samples: int = 250, timeout: float = 10.0, gap: tuple[float, float] = (0.02, 0.05)
-) -> dict[str, Any]:
-    """Idle pickup latency. ``enqueue_one(seq)`` enqueues a task whose handler, as its first act, RPUSHes
-    ``"<seq> <time.time()>"`` to LATENCY_LIST. Between samples the worker sits idle for a random 20-50 ms (random,
-    so that a poller's interval cannot phase-lock with the samples). The sample is handler start minus the
-    moment just before the enqueue call."""
-    conn.delete(LATENCY_LIST)
-    out: list[float] = []
-    lost = 0
-    for seq in range(samples):
-        time.sleep(random.uniform(*gap))
-        t0 = time.time()
-        enqueue_one(seq)
-        while True:
-            got = conn.blpop([LATENCY_LIST], timeout=timeout)
-            if got is None:
-                lost += 1
-                break
-            got_seq, started = got[1].decode().split()
-            if int(got_seq) == seq:
-                out.append(float(started) - t0)
-                break  # a late reply to an earlier, lost sample is skipped
-    return latency_summary(out, lost)
-
-
 def cpu_seconds(pid: int) -> float:
     """user+system CPU time of a process and all its descendants (read from /proc)."""
     tick = os.sysconf("SC_CLK_TCK")
@@ -162,56 +111,6 @@ def redis_pid(conn: redis.Redis) -> int | None:
         return int(conn.info("server")["process_id"])
     except Exception:
         return None
-
-
-def wait_drained(
-    remaining,
-    total: int,
-    *,
-    poll: float = 0.002,
-    start_timeout: float = 60.0,
-    drain_timeout: float = 600.0,
-    pids: tuple[int, ...] = (),
-    worker: subprocess.Popen | None = None,
-) -> dict[str, Any]:
-    """Time the draining of a pre-filled queue. ``remaining()`` returns how many tasks are not finished yet.
-
-    The clock starts at the first poll that sees fewer than ``total`` (so the worker's start-up is not counted)
-    and stops at the first poll that sees 0; the rate counts the tasks that were still there at the start."""
-    deadline = time.monotonic() + start_timeout
-    while True:
-        left = remaining()
-        if left < total:
-            break
-        if worker is not None and worker.poll() is not None:
-            raise RuntimeError(f"the worker exited with code {worker.returncode} before taking a task (see its log)")
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"the worker consumed nothing within {start_timeout:.0f} s")
-        time.sleep(poll)
-    t_start, at_start = time.perf_counter(), left
-    cpu0 = {pid: cpu_seconds(pid) for pid in pids}
-    deadline = time.monotonic() + drain_timeout
-    while left > 0:
-        if worker is not None and worker.poll() is not None:
-            raise RuntimeError(f"the worker exited with code {worker.returncode} with {left} tasks left")
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{left} tasks still there after {drain_timeout:.0f} s")
-        time.sleep(poll * 5)
-        left = remaining()
-    elapsed = time.perf_counter() - t_start
-    cpu = {pid: round((cpu_seconds(pid) - cpu0[pid]) / elapsed, 2) for pid in pids}
-    return {**rate(at_start, elapsed), "cpu_cores": cpu}
-
-
-def stop(proc: subprocess.Popen, sig_first: int = 15, grace: float = 15.0) -> None:
-    if proc.poll() is not None:
-        return
-    proc.send_signal(sig_first)
-    try:
-        proc.wait(grace)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
 
 
 def busy_cores(interval: float = 1.0) -> float:

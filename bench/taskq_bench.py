@@ -12,30 +12,16 @@ Each prints one JSON document on its last line. Everything uses BENCH_REDIS_URL 
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from queues.engine import Client, Keys, Limits
 
-from .common import (
-    REPO,
-    bench_url,
-    connect,
-    emit,
-    flush,
-    keys_memory,
-    measure_pickup,
-    rate,
-    redis_pid,
-    stop,
-    used_memory,
-    wait_drained,
-)
+from .common import bench_url, connect, emit, flush, keys_memory, rate, used_memory
+from .measure import drain, idle_pickup, repeated, start_logged, timed
 
 QUEUE = "bench"
 
@@ -44,27 +30,23 @@ def enqueue_one_by_one(n: int, threads: int = 1) -> dict[str, Any]:
     """``threads`` > 1: that many threads share one Client (thread-safe, one connection each from its pool),
     each calling enqueue one task at a time."""
     conn = connect()
-    flush(conn)
     client = Client(bench_url())
-    for _ in range(500):  # warm-up: connection, script cache, queue registration
+
+    def noop() -> None:
         client.enqueue("bench:noop", b"", queue=QUEUE)
-    flush(conn)
 
-    def loop(count: int) -> None:
-        for _ in range(count):
-            client.enqueue("bench:noop", b"", queue=QUEUE)
+    per_thread = repeated(noop, n // threads)
 
-    t = time.perf_counter()
-    if threads == 1:
-        loop(n)
-    else:
-        pool = [threading.Thread(target=loop, args=(n // threads,)) for _ in range(threads)]
+    def run() -> None:
+        pool = [threading.Thread(target=per_thread) for _ in range(threads)]
         for thread in pool:
             thread.start()
         for thread in pool:
             thread.join()
-        n = n // threads * threads
-    elapsed = time.perf_counter() - t
+
+    # the warm-up: connection, script cache, queue registration
+    elapsed = timed(conn, repeated(noop, 500), per_thread if threads == 1 else run)
+    n = n // threads * threads
     left = conn.llen(Keys().queue(QUEUE).pending)
     assert left == n, f"{left} tasks pending after enqueuing {n}"
     flush(conn)
@@ -78,15 +60,13 @@ def enqueue_one_by_one(n: int, threads: int = 1) -> dict[str, Any]:
 
 def enqueue_bulk(n: int, batch: int) -> dict[str, Any]:
     conn = connect()
-    flush(conn)
     client = Client(bench_url())
-    client.enqueue_many([("bench:noop", b"")] * 1000, queue=QUEUE)  # warm-up
-    flush(conn)
     items = [("bench:noop", b"")] * batch
-    t = time.perf_counter()
-    for _ in range(n // batch):
-        client.enqueue_many(items, queue=QUEUE)
-    elapsed = time.perf_counter() - t
+    elapsed = timed(
+        conn,
+        lambda: client.enqueue_many([("bench:noop", b"")] * 1000, queue=QUEUE),
+        repeated(lambda: client.enqueue_many(items, queue=QUEUE), n // batch),
+    )
     done = n // batch * batch
     assert conn.llen(Keys().queue(QUEUE).pending) == done
     flush(conn)
@@ -133,8 +113,6 @@ def memory(n: int, event_maxlen: int) -> dict[str, Any]:
 
 
 def start_worker(concurrency: int, extra: list[str]) -> subprocess.Popen:
-    env = dict(os.environ, REDIS_URL=bench_url(), PYTHONUNBUFFERED="1")
-    log = open(Path(os.environ.get("BENCH_LOG_DIR", "/tmp")) / "taskq-bench-worker.log", "ab")
     cmd = [
         sys.executable,
         "manage.py",
@@ -148,9 +126,7 @@ def start_worker(concurrency: int, extra: list[str]) -> subprocess.Popen:
         "--skip-checks",
         *extra,
     ]
-    log.write(("\n$ " + " ".join(cmd) + "\n").encode())
-    log.flush()
-    return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    return start_logged(cmd, "taskq-bench-worker.log", REDIS_URL=bench_url())
 
 
 def process(n: int, concurrency: int, use_async: bool, extra: list[str]) -> dict[str, Any]:
@@ -170,19 +146,9 @@ def process(n: int, concurrency: int, use_async: bool, extra: list[str]) -> dict
         pipe.zcard(q.lease)
         return sum(pipe.execute())
 
-    worker = start_worker(concurrency, extra)
-    try:
-        result = wait_drained(
-            remaining, total, pids=tuple(p for p in (worker.pid, redis_pid(conn)) if p), worker=worker
-        )
-    finally:
-        stop(worker)
+    result = drain(conn, start_worker(concurrency, extra), remaining, total)
     processed = int(conn.get(q.processed) or 0)
     flush(conn)
-    result["cpu_cores"] = {
-        "worker": result["cpu_cores"].get(worker.pid),
-        "redis": result["cpu_cores"].get(redis_pid(conn)),
-    }
     return {
         "lib": "taskq",
         "workload": "process_async" if use_async else "process",
@@ -197,21 +163,11 @@ def latency(samples: int, concurrency: int, use_async: bool, extra: list[str]) -
     flush(conn)
     client = Client(bench_url())
     task_type = "bench:astamp" if use_async else "bench:stamp"
-    worker = start_worker(concurrency, extra)
-    try:
-        # wait until the worker runs a task, then let it go idle
-        client.enqueue(task_type, b"-1", queue=QUEUE)
-        got = None
-        for _ in range(60):
-            got = conn.blpop(["bench:latency"], timeout=1)
-            if got is not None or worker.poll() is not None:
-                break
-        if got is None:
-            raise TimeoutError("the worker ran no task within 60 s")
-        time.sleep(1.0)
-        result = measure_pickup(conn, lambda seq: client.enqueue(task_type, str(seq).encode(), queue=QUEUE), samples)
-    finally:
-        stop(worker)
+
+    def enqueue_stamp(seq: int) -> None:
+        client.enqueue(task_type, str(seq).encode(), queue=QUEUE)
+
+    result = idle_pickup(conn, start_worker(concurrency, extra), enqueue_stamp, samples, start_timeout=60)
     flush(conn)
     return {
         "lib": "taskq",

@@ -4,7 +4,6 @@ N processes)."""
 
 from __future__ import annotations
 
-import sys
 from importlib.metadata import version
 
 from celery import Celery
@@ -44,25 +43,10 @@ peer = harness.Peer(
     version=version("celery"),
     enqueue_noop=noop.delay,
     enqueue_stamp=stamp_task.delay,
-    worker_cmd=lambda n: [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "bench.peers.celery_peer",
-        "worker",
-        "-P",
-        "threads",
-        "-c",
-        str(n),
-        "-Q",
-        harness.QUEUE,
-        "-l",
-        "warning",
-        "--without-gossip",
-        "--without-mingle",
-        "--without-heartbeat",
-    ],
+    worker_cmd=harness.python_m(
+        "celery -A bench.peers.celery_peer worker -P threads -c {n} -Q {queue} -l warning"
+        " --without-gossip --without-mingle --without-heartbeat"
+    ),
     remaining=remaining,
     concurrency_note="1 process, thread pool of N",
 )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from importlib.metadata import version
 
 import dramatiq
@@ -35,18 +34,7 @@ peer = harness.Peer(
     version=version("dramatiq"),
     enqueue_noop=noop.send,
     enqueue_stamp=stamp_task.send,
-    worker_cmd=lambda n: [
-        sys.executable,
-        "-m",
-        "dramatiq",
-        "bench.peers.dramatiq_peer",
-        "--processes",
-        "1",
-        "--threads",
-        str(n),
-        "--queues",
-        harness.QUEUE,
-    ],
+    worker_cmd=harness.python_m("dramatiq bench.peers.dramatiq_peer --processes 1 --threads {n} --queues {queue}"),
     remaining=remaining,
     concurrency_note="1 process x N threads",
 )

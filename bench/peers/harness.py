@@ -8,32 +8,18 @@ Run from the repository root. Each command prints one JSON document on its last 
 from __future__ import annotations
 
 import argparse
-import os
+import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import redis
 
-from ..common import (
-    LATENCY_LIST,
-    REPO,
-    bench_url,
-    connect,
-    emit,
-    flush,
-    keys_memory,
-    measure_pickup,
-    rate,
-    redis_pid,
-    stop,
-    used_memory,
-    wait_drained,
-)
+from ..common import REPO, bench_url, connect, emit, flush, keys_memory, rate, used_memory
+from ..measure import drain, idle_pickup, repeated, start_logged, timed
 
 QUEUE = "bench"
 
@@ -51,6 +37,10 @@ class Peer:
     fixed_concurrency: int | None = None  # a worker that runs one task at a time whatever we ask
     notes: list[str] = field(default_factory=list)
 
+    def row(self, workload: str, **figures: Any) -> dict[str, Any]:
+        """One result of this peer: library, version and workload first, then the figures."""
+        return {"lib": self.name, "version": self.version, "workload": workload, **figures}
+
     def prefill(self, n: int) -> None:
         if self.bulk is not None:
             for _ in range(n // 1000):
@@ -60,49 +50,32 @@ class Peer:
                 self.enqueue_noop()
 
 
+def python_m(command: str) -> Callable[[int], list[str]]:
+    """A ``worker_cmd`` that runs ``python -m <command>`` under this interpreter, with ``{n}`` in the command
+    standing for the concurrency and ``{queue}`` for the benchmark's queue."""
+    return lambda n: [sys.executable, "-m", *command.format(n=n, queue=QUEUE).split()]
+
+
 def enqueue(peer: Peer, n: int) -> dict[str, Any]:
     conn = connect()
-    flush(conn)
-    for _ in range(500):
-        peer.enqueue_noop()
-    flush(conn)
-    t = time.perf_counter()
-    for _ in range(n):
-        peer.enqueue_noop()
-    elapsed = time.perf_counter() - t
+    elapsed = timed(conn, repeated(peer.enqueue_noop, 500), repeated(peer.enqueue_noop, n))
     left = peer.remaining(conn)
     flush(conn)
     assert left == n, f"{left} tasks in the queue after enqueuing {n}"
-    return {
-        "lib": peer.name,
-        "version": peer.version,
-        "workload": "enqueue",
-        **rate(n, elapsed, per_task=True),
-    }
+    return peer.row("enqueue", **rate(n, elapsed, per_task=True))
 
 
 def bulk(peer: Peer, n: int, batch: int) -> dict[str, Any]:
     if peer.bulk is None:
-        return {"lib": peer.name, "version": peer.version, "workload": f"bulk{batch}", "unsupported": True}
+        return peer.row(f"bulk{batch}", unsupported=True)
+    add = peer.bulk
     conn = connect()
-    flush(conn)
-    peer.bulk(min(batch, 1000))
-    flush(conn)
-    t = time.perf_counter()
-    for _ in range(n // batch):
-        peer.bulk(batch)
-    elapsed = time.perf_counter() - t
+    elapsed = timed(conn, lambda: add(min(batch, 1000)), repeated(lambda: add(batch), n // batch))
     done = n // batch * batch
     left = peer.remaining(conn)
     flush(conn)
     assert left == done, f"{left} tasks in the queue after enqueuing {done}"
-    return {
-        "lib": peer.name,
-        "version": peer.version,
-        "workload": f"bulk{batch}",
-        "batch": batch,
-        **rate(done, elapsed),
-    }
+    return peer.row(f"bulk{batch}", batch=batch, **rate(done, elapsed))
 
 
 def memory(peer: Peer, n: int) -> dict[str, Any]:
@@ -116,25 +89,23 @@ def memory(peer: Peer, n: int) -> dict[str, Any]:
     families = keys_memory(conn)
     flush(conn)
     total = after - before
-    return {
-        "lib": peer.name,
-        "version": peer.version,
-        "workload": "memory",
-        "tasks": n,
-        "used_memory_delta": total,
-        "bytes_per_task": round(total / n, 1),
-        "keys_bytes_per_task": round(sum(families.values()) / n, 1),
-        "key_families": dict(sorted(families.items(), key=lambda kv: -kv[1])[:8]),
-    }
+    return peer.row(
+        "memory",
+        tasks=n,
+        used_memory_delta=total,
+        bytes_per_task=round(total / n, 1),
+        keys_bytes_per_task=round(sum(families.values()) / n, 1),
+        key_families=dict(sorted(families.items(), key=lambda kv: -kv[1])[:8]),
+    )
 
 
 def start_worker(peer: Peer, concurrency: int) -> subprocess.Popen:
-    env = dict(os.environ, BENCH_REDIS_URL=bench_url(), PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
-    log = open(Path(os.environ.get("BENCH_LOG_DIR", "/tmp")) / f"{peer.name.lower()}-bench-worker.log", "ab")
     cmd = peer.worker_cmd(concurrency)
-    log.write(("\n$ " + " ".join(cmd) + "\n").encode())
-    log.flush()
-    return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    return start_logged(cmd, f"{peer.name.lower()}-bench-worker.log", BENCH_REDIS_URL=bench_url(), PYTHONPATH=str(REPO))
+
+
+def peer_stop_signal(peer: Peer) -> int:
+    return signal.SIGINT if peer.name == "Huey" else signal.SIGTERM
 
 
 def process(peer: Peer, n: int, concurrency: int) -> dict[str, Any]:
@@ -143,55 +114,19 @@ def process(peer: Peer, n: int, concurrency: int) -> dict[str, Any]:
     peer.prefill(n)
     total = peer.remaining(conn)
     worker = start_worker(peer, concurrency)
-    rpid = redis_pid(conn)
-    try:
-        result = wait_drained(
-            lambda: peer.remaining(conn),
-            total,
-            pids=tuple(p for p in (worker.pid, rpid) if p),
-            start_timeout=120,
-            worker=worker,
-        )
-    finally:
-        stop(worker, sig_first=peer_stop_signal(peer))
+    result = drain(conn, worker, lambda: peer.remaining(conn), total, peer_stop_signal(peer), start_timeout=120)
     flush(conn)
-    result["cpu_cores"] = {"worker": result["cpu_cores"].get(worker.pid), "redis": result["cpu_cores"].get(rpid)}
-    return {
-        "lib": peer.name,
-        "version": peer.version,
-        "workload": "process",
-        "concurrency": peer.fixed_concurrency or concurrency,
-        "concurrency_note": peer.concurrency_note,
-        **result,
-    }
-
-
-def peer_stop_signal(peer: Peer) -> int:
-    import signal
-
-    return signal.SIGINT if peer.name == "Huey" else signal.SIGTERM
+    return peer.row(
+        "process", concurrency=peer.fixed_concurrency or concurrency, concurrency_note=peer.concurrency_note, **result
+    )
 
 
 def latency(peer: Peer, samples: int, concurrency: int) -> dict[str, Any]:
     conn = connect()
     flush(conn)
-    worker = start_worker(peer, concurrency)
-    try:
-        peer.enqueue_stamp(-1)
-        if conn.blpop([LATENCY_LIST], timeout=120) is None:
-            raise TimeoutError(f"{peer.name}'s worker ran no task within 120 s")
-        time.sleep(1.0)
-        result = measure_pickup(conn, peer.enqueue_stamp, samples)
-    finally:
-        stop(worker, sig_first=peer_stop_signal(peer))
+    result = idle_pickup(conn, start_worker(peer, concurrency), peer.enqueue_stamp, samples, peer_stop_signal(peer))
     flush(conn)
-    return {
-        "lib": peer.name,
-        "version": peer.version,
-        "workload": "latency",
-        "concurrency": peer.fixed_concurrency or concurrency,
-        **result,
-    }
+    return peer.row("latency", concurrency=peer.fixed_concurrency or concurrency, **result)
 
 
 def main(peer: Peer) -> None:
