@@ -311,44 +311,37 @@ def complete(*leases: tuple[str, str, float]):
     return lambda t: t.complete("default", list(leases), W)
 
 
+def a_done(processed: int) -> dict:
+    """What acknowledging "a" writes: its count moved to processed, ``processed`` in all and today, its event."""
+    return {
+        Q.type_counts: counts(active__email=0, processed__email=1),
+        Q.processed: str(processed),
+        Q.processed_on(DAY): Volatile(str(processed)),
+        Q.events: Stream([event("a", "active", "done", worker=W)]),
+    }
+
+
 @cases(
     Case(
         "deleted, lock released, counted",
         ACTIVE_A,
         done(("a", "tok-1")),
         returns=["OK"],
-        after={
-            Q.type_counts: counts(active__email=0, processed__email=1),
-            Q.processed: "1",
-            Q.processed_on(DAY): Volatile("1"),  # a new daily counter gets its TTL
-            Q.events: Stream([event("a", "active", "done", worker=W)]),
-        },
+        after=a_done(1),  # a new daily counter gets its TTL
     ),
     Case(
         "counters add up",
         ACTIVE_A | COUNTED,
         done(("a", "tok-1")),
         returns=["OK"],
-        after=COUNTED
-        | {
-            Q.type_counts: counts(active__email=0, processed__email=1),
-            Q.processed: "6",
-            Q.processed_on(DAY): Volatile("6"),
-            Q.events: Stream([event("a", "active", "done", worker=W)]),
-        },
+        after=COUNTED | a_done(6),
     ),
     Case(
         "a lock another task holds is kept",
         ACTIVE_A | {UNIQUE: Volatile("other")},
         done(("a", "tok-1")),
         returns=["OK"],
-        after={
-            UNIQUE: Volatile("other"),
-            Q.type_counts: counts(active__email=0, processed__email=1),
-            Q.processed: "1",
-            Q.processed_on(DAY): Volatile("1"),
-            Q.events: Stream([event("a", "active", "done", worker=W)]),
-        },
+        after={UNIQUE: Volatile("other")} | a_done(1),
     ),
     Case(
         "each task fenced on its own",
@@ -360,13 +353,11 @@ def complete(*leases: tuple[str, str, float]):
         },
         done(("b", "stale"), ("a", "tok-1")),
         returns=["LEASE_LOST", "OK"],
-        after={
+        after=a_done(1)
+        | {
             Q.task("b"): active("tok-2"),
             Q.lease: ZSet({"b": LEASE}),
             Q.type_counts: counts(active__email=1, processed__email=1),
-            Q.processed: "1",
-            Q.processed_on(DAY): Volatile("1"),
-            Q.events: Stream([event("a", "active", "done", worker=W)]),
         },
     ),
     Case("stale token", ACTIVE_A | COUNTED, done(("a", "tok-0")), returns=["LEASE_LOST"]),

@@ -183,6 +183,16 @@ def test_a_child_that_dies_fails_its_attempt_and_the_worker_keeps_serving(
 # -- fencing ------------------------------------------------------------------------------------------------------
 
 
+def recovered_by_another_worker(redis_url: str, clock: FakeClock) -> None:
+    """Another worker, whose clock is past the lease, takes the task back (its recoverer, run once)."""
+    rescuer = Server(WorkerConfig(redis_url=redis_url, **FAST), Registry(), clock=FakeClock(clock.now() + 10))
+    try:
+        rescuer.recoverer.run_once()
+        assert rescuer.recoverer.recovered == 1
+    finally:
+        rescuer.broker.close()
+
+
 def test_a_childs_write_after_the_lease_was_lost_is_refused(
     make_pool_server, client, inspector, redis_url, clock: FakeClock, tmp_path: Path
 ):
@@ -193,13 +203,7 @@ def test_a_childs_write_after_the_lease_was_lost_is_refused(
     # The worker goes silent before it can notice anything: no heartbeat, no recoverer of its own.
     zombie.heartbeat.stop()
     zombie.recoverer.stop()
-    # Another worker, whose clock is past the lease, takes the task back.
-    rescuer = Server(WorkerConfig(redis_url=redis_url, **FAST), Registry(), clock=FakeClock(clock.now() + 10))
-    try:
-        rescuer.recoverer.run_once()
-        assert rescuer.recoverer.recovered == 1
-    finally:
-        rescuer.broker.close()
+    recovered_by_another_worker(redis_url, clock)
     assert state_of(inspector, Q, info.id) == "retry"
 
     go.touch()
@@ -218,12 +222,7 @@ def test_a_lease_lost_while_the_child_runs_stops_the_child(
     info = client.enqueue("proc:spin", payload())
     wait_for(lambda: running(inspector, info.id), what="the child running")
     server.recoverer.stop()  # only the other worker's recoverer acts
-    rescuer = Server(WorkerConfig(redis_url=redis_url, **FAST), Registry(), clock=FakeClock(clock.now() + 10))
-    try:
-        rescuer.recoverer.run_once()
-        assert rescuer.recoverer.recovered == 1
-    finally:
-        rescuer.broker.close()
+    recovered_by_another_worker(redis_url, clock)
     wait_for(lambda: gone(child), what="the heartbeat found the lease lost and the child was stopped")
     wait_for(lambda: idle(server), what="the slot freed")
     task = inspector.get_task(Q, info.id)

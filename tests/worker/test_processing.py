@@ -366,33 +366,33 @@ def test_a_paused_queue_hands_out_nothing_until_unpaused(make_server, registry, 
     wait_for(lambda: runs == [info.id], what="the task ran after unpause")
 
 
-def test_weighted_order_favours_the_heavy_queue(make_server, registry, client):
+def queue_order(make_server, registry, client, enqueued: dict[str, int], count: int, **config) -> list[str]:
+    """The queues of the first ``count`` tasks a one-slot server runs, in order (``enqueued``: queue -> how many,
+    enqueued in that order before the server starts)."""
     order: list[str] = []
 
-    @handler("w", registry=registry)
+    @handler("record", registry=registry)
     def record(task: Task) -> None:
         order.append(task.queue)
 
-    client.enqueue_many([("w", b"")] * 100, queue="heavy")
-    client.enqueue_many([("w", b"")] * 100, queue="light")
-    make_server(queues={"heavy": 9, "light": 1}, concurrency=1)
-    wait_for(lambda: len(order) >= 40, what="40 tasks processed")
-    first = order[:40]
+    for queue, n in enqueued.items():
+        client.enqueue_many([("record", b"")] * n, queue=queue)
+    make_server(concurrency=1, **config)
+    wait_for(lambda: len(order) >= count, what=f"{count} tasks processed")
+    return order[:count]
+
+
+def test_weighted_order_favours_the_heavy_queue(make_server, registry, client):
+    weights = {"heavy": 9, "light": 1}
+    first = queue_order(make_server, registry, client, {"heavy": 100, "light": 100}, 40, queues=weights)
     # Heavy comes first 9 times in 10: ~36 expected; fewer than 28 has a probability around 1e-5.
     assert first.count("heavy") >= 28, first
 
 
 def test_strict_order_runs_all_of_the_high_queue_first(make_server, registry, client):
-    order: list[str] = []
-
-    @handler("s", registry=registry)
-    def record(task: Task) -> None:
-        order.append(task.queue)
-
-    client.enqueue_many([("s", b"")] * 20, queue="low")
-    client.enqueue_many([("s", b"")] * 20, queue="high")
-    make_server(queues={"low": 1, "high": 5}, strict=True, concurrency=1)
-    wait_for(lambda: len(order) == 40, what="all 40 processed")
+    order = queue_order(
+        make_server, registry, client, {"low": 20, "high": 20}, 40, queues={"low": 1, "high": 5}, strict=True
+    )
     assert order == ["high"] * 20 + ["low"] * 20
 
 
