@@ -18,7 +18,7 @@ from queues import conf, handles
 from queues.engine import FakeClock, Inspector, Registry
 from queues.engine.broker import Broker
 from tests.cli.helpers import Seed
-from tests.engine.dbstate import fake_clock
+from tests.engine.task_state import fake_clock
 from worker.testing.redis_db import DEFAULT_TEST_REDIS_URL, test_redis_url
 
 #: The databases this suite may flush: 0 holds the demo's data, 10-15 are left to other tools.

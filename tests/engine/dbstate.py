@@ -10,30 +10,17 @@ A state is a dict ``{key: value}``; the value's type says which Redis type the k
     Stream([...])        stream: the entries' fields in order; the generated ids are not compared
     Volatile(v, ttl_ms)  any of the above with a TTL; only the presence of a TTL is compared, never its length
 
-``dump`` returns the same shapes, so a test compares ``dump(r) == expected`` over every key of the database.
+``dump`` returns the same shapes, so a test compares ``dump(r) == expected`` over every key of the database. What
+the engine writes into such states (task hashes, counts, events) is built by ``task_state``; a script run against
+them, by ``script_runs``.
 """
 
 from __future__ import annotations
 
-import json
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
 import redis
-
-from queues.engine import EngineError, FakeClock, Keys, Limits
-from queues.engine.broker import Broker
-from queues.engine.clock import to_ms, utc_day
-from queues.engine.transitions import Call, Transitions
-
-NOW = 1_700_000_000.0  # the FakeClock's start
-NOW_MS = to_ms(NOW)
-DAY = utc_day(NOW)
-KEYS = Keys()
-Q = KEYS.queue("default")
 
 
 class _Typed:
@@ -75,56 +62,7 @@ class Volatile:
     ttl_ms: int = field(default=60_000, compare=False)
 
 
-# -- building states ---------------------------------------------------------------------------------------------
-
-
-def msg(**options: Any) -> str:
-    """The ``msg`` field the client writes: compact JSON of the options, the version and ``created`` first."""
-    return json.dumps({"v": 1, "created": NOW_MS, **options}, separators=(",", ":"))
-
-
-def task(
-    state: str,
-    type: str = "email",
-    *,
-    since: int = NOW_MS,
-    payload: str = '{"to":"ada"}',  # noqa: A002
-    options: str | None = None,
-    **extra: Any,
-) -> Hash:
-    """A task hash as the scripts leave it; ``extra`` adds fields (lease, retried, unique, error, ...)."""
-    fields = {
-        "type": type,
-        "msg": options if options is not None else msg(),
-        "payload": payload,
-        "state": state,
-        "since": str(since),
-    }
-    fields.update({name: str(value) for name, value in extra.items()})
-    return Hash(fields)
-
-
-def counts(**by_state_and_type: int) -> Hash:
-    """The per-type counts hash: ``counts(pending__email=1)`` is ``{"pending:email": "1"}``."""
-    return Hash({name.replace("__", ":"): str(value) for name, value in by_state_and_type.items()})
-
-
-def event(
-    id: str,
-    from_: str,
-    to: str,
-    type: str = "email",
-    *,
-    at: int = NOW_MS,  # noqa: A002
-    worker: str = "",
-    error: str = "",
-) -> dict[str, str]:
-    fields = {"id": id, "type": type, "from": from_, "to": to, "at": str(at)}
-    if worker:
-        fields["worker"] = worker
-    if error:
-        fields["error"] = error
-    return fields
+# -- building states from others -----------------------------------------------------------------------------
 
 
 def without(state: dict[str, Any], *keys: str) -> dict[str, Any]:
@@ -212,71 +150,3 @@ def assert_db(r: redis.Redis, expected: dict[str, Any]) -> None:
     assert not diff, "database differs from the expected state:\n" + "\n".join(
         f"  {key}:\n    actual:   {d['actual']!r}\n    expected: {d['expected']!r}" for key, d in diff.items()
     )
-
-
-def fake_clock() -> FakeClock:
-    return FakeClock(NOW)
-
-
-# -- table-driven script cases -----------------------------------------------------------------------------------
-
-
-@dataclass
-class Case:
-    """Seed ``before``, run the one call ``call(transitions)`` builds, and compare the whole database with
-    ``after``. A refused call (``raises``) or a no-op leaves ``after`` as None: nothing may change."""
-
-    id: str
-    before: dict[str, Any]
-    call: Callable[[Transitions], Call]
-    after: dict[str, Any] | None = None
-    returns: Any = b"OK"
-    raises: type[EngineError] | None = None
-    detail: str | None = None  # the refused call's error detail (the script's reply after the code)
-    limits: Limits | None = None
-
-
-def run_case(r: redis.Redis, redis_url: str, case: Case) -> None:
-    assert case.raises is None or case.after is None, "a refused call changes nothing"
-    seed(r, case.before)
-    assert_db(r, case.before)  # the seed is exactly the state the case names
-    broker = Broker(redis_url, clock=fake_clock(), limits=case.limits)
-    try:
-        call = case.call(broker.transitions)
-        if case.raises is not None:
-            with pytest.raises(case.raises) as refused:
-                broker.run(call)
-            assert refused.value.op == call.op
-            if case.detail is not None:
-                assert refused.value.message == case.detail
-        else:
-            assert broker.run(call) == case.returns
-    finally:
-        broker.close()
-    assert_db(r, case.before if case.after is None else case.after)
-
-
-def cases(*table: Case) -> Any:
-    """``@cases(...)`` parametrizes a test over a table of Case, named by their ids."""
-    return pytest.mark.parametrize("case", table, ids=[c.id for c in table])
-
-
-# -- a worker in a thread, for the tests of waiting clients ---------------------------------------------------
-
-
-def finishing_worker(redis_url: str, queue: str, then, start: threading.Event | None = None) -> threading.Thread:
-    """A thread that takes one task from ``queue`` and finishes it with ``then(broker, leased)``."""
-
-    def work() -> None:
-        if start is not None:
-            assert start.wait(30)
-        broker = Broker(redis_url, clock=FakeClock(NOW))
-        try:
-            (leased,) = broker.run(broker.transitions.dequeue(queue, 1, 30, "w1", "tok-"))
-            then(broker, leased)
-        finally:
-            broker.close()
-
-    thread = threading.Thread(target=work, daemon=True)
-    thread.start()
-    return thread

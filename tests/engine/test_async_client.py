@@ -20,7 +20,9 @@ from queues.engine import (
 from queues.engine.scripts import script
 from queues.engine.transitions import BULK_CHUNK
 
-from .dbstate import NOW, NOW_MS, Q, ZSet, dump, finishing_worker
+from .dbstate import ZSet, dump
+from .script_runs import finishing_worker
+from .task_state import NOW, NOW_MS, Q
 from .test_client import INVALID
 
 

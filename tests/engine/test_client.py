@@ -22,7 +22,9 @@ from queues.engine.policies import PolicySet, PolicyStore
 from queues.engine.scripts import script
 from queues.engine.transitions import BULK_CHUNK, Call
 
-from .dbstate import KEYS, NOW, NOW_MS, Q, ZSet, dump, finishing_worker
+from .dbstate import ZSet, dump
+from .script_runs import finishing_worker
+from .task_state import KEYS, NOW, NOW_MS, Q
 
 # (type, payload, options) that must be refused before anything is written.
 INVALID = [

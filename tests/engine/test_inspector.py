@@ -23,7 +23,8 @@ from queues.engine import (
 )
 from queues.engine.clock import utc_day
 
-from .dbstate import DAY, NOW, NOW_MS, Hash, Q, Set, Volatile, ZSet, assert_db, counts, dump, seed, task
+from .dbstate import Hash, Set, Volatile, ZSet, assert_db, dump, seed
+from .task_state import DAY, NOW, NOW_MS, Q, counts, task
 
 REGISTERED = {"tq:queues": Set({"default"})}
 

@@ -23,7 +23,8 @@ from queues.engine import (
 from queues.engine.broker import Broker
 from queues.engine.migration import Step, migrate_keys
 
-from .dbstate import KEYS, NOW, Q, Set, dump, seed, task
+from .dbstate import Set, dump, seed
+from .task_state import KEYS, NOW, Q, task
 from .test_inspector import QUEUE
 
 LAYOUT = KEYS.layout

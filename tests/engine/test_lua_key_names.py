@@ -24,7 +24,8 @@ from queues.engine.keys import Keys, QueueKeys
 from queues.engine.scripts import LUA_DIR
 from queues.engine.transitions import Transitions
 
-from .dbstate import NOW_MS, Hash, Set, ZSet, seed, task
+from .dbstate import Hash, Set, ZSet, seed
+from .task_state import NOW_MS, task
 
 #: ``queue_key(ctx, "<literal>"[ .. id])`` in the .lua files -> the kind keys.py names it by. A literal ending in
 #: ":" is followed by an id, as the kind's builder takes one.

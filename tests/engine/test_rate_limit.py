@@ -13,7 +13,7 @@ from queues.engine.policies import PolicySet, PolicyStore, QueueSpec
 from queues.engine.remote_consumer import CAPPED_RECHECK, RemoteConsumer
 from queues.engine.transitions import RateLimit
 
-from .dbstate import NOW
+from .task_state import NOW
 
 Q = "emails"
 

@@ -7,7 +7,9 @@ from queues.engine import FailedPreconditionError, Keys
 from queues.engine.scripts import script
 from queues.engine.transitions import Call
 
-from .dbstate import DAY, NOW_MS, Case, Hash, Q, Stream, Volatile, ZSet, cases, counts, event, run_case, task
+from .dbstate import Hash, Stream, Volatile, ZSet
+from .script_runs import Case, cases, run_case
+from .task_state import DAY, NOW_MS, Q, counts, event, task
 
 KEYS = Keys()
 OFFSET = Q.event_offset

@@ -7,26 +7,9 @@ import pytest
 
 from queues.engine import FailedPreconditionError, Limits, QueueNotEmptyError, TaskNotFoundError
 
-from .dbstate import (
-    DAY,
-    NOW_MS,
-    Case,
-    Hash,
-    Q,
-    Set,
-    Stream,
-    Volatile,
-    ZSet,
-    assert_db,
-    cases,
-    counts,
-    event,
-    hash_with,
-    run_case,
-    seed,
-    task,
-    without,
-)
+from .dbstate import Hash, Set, Stream, Volatile, ZSet, assert_db, hash_with, seed, without
+from .script_runs import Case, cases, run_case
+from .task_state import DAY, NOW_MS, Q, counts, event, task
 
 OP = "operator"
 UNIQUE = Q.unique("email", "d41d8cd98f00b204e9800998ecf8427e")

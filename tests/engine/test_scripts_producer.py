@@ -6,8 +6,10 @@ from queues.engine import DuplicateTaskError, TaskIdConflictError
 from queues.engine.message import TaskMessage
 from queues.engine.transitions import Placement
 
-from . import dbstate
-from .dbstate import NOW_MS, Hash, Q, Stream, Volatile, ZSet, cases, counts, event, run_case, task
+from . import script_runs
+from .dbstate import Hash, Stream, Volatile, ZSet
+from .script_runs import cases, run_case
+from .task_state import NOW_MS, Q, counts, event, task
 
 UNIQUE = Q.unique("email", "d41d8cd98f00b204e9800998ecf8427e")
 OTHER_QUEUE = "tq:{other}:pending"  # another queue's key: no script may touch it
@@ -22,11 +24,11 @@ def enqueue(*items: Placement):
     return lambda t: t.enqueue("default", list(items))
 
 
-def Case(*args, **kwargs) -> dbstate.Case:  # noqa: N802 - the table's constructor, as in dbstate
+def Case(*args, **kwargs) -> script_runs.Case:  # noqa: N802 - the table's constructor, as in script_runs
     """The script replies "NEW" (parsed to True) when the queue had no event stream, as in every case here
     but the one that seeds a stream: the client then lists the queue."""
     kwargs.setdefault("returns", True)
-    return dbstate.Case(*args, **kwargs)
+    return script_runs.Case(*args, **kwargs)
 
 
 EXISTING = {

@@ -6,24 +6,9 @@ from __future__ import annotations
 from queues.engine import FailedPreconditionError, LeaseLostError, Limits, TaskNotFoundError
 from queues.engine.transitions import ArchiveLimits, Dequeued, Leased, RateLimit
 
-from .dbstate import (
-    DAY,
-    NOW,
-    NOW_MS,
-    Case,
-    Q,
-    Stream,
-    Volatile,
-    ZSet,
-    cases,
-    counts,
-    event,
-    hash_with,
-    msg,
-    run_case,
-    task,
-    without,
-)
+from .dbstate import Stream, Volatile, ZSet, hash_with, without
+from .script_runs import Case, cases, run_case
+from .task_state import DAY, NOW, NOW_MS, Q, counts, event, msg, task
 
 W = "w1"
 LEASE = NOW_MS + 5_000  # the seeded tasks' lease expiry

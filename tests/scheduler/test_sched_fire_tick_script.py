@@ -11,20 +11,8 @@ from queues.engine.broker import Broker
 from queues.engine.periodic import make_entry
 from queues.engine.producer import unique_digest
 from queues.engine.scheduler_store import SchedulerStore
-from tests.engine.dbstate import (
-    NOW_MS,
-    Hash,
-    Q,
-    Set,
-    Stream,
-    Volatile,
-    ZSet,
-    assert_db,
-    counts,
-    event,
-    fake_clock,
-    seed,
-)
+from tests.engine.dbstate import Hash, Set, Stream, Volatile, ZSet, assert_db, seed
+from tests.engine.task_state import NOW_MS, Q, counts, event, fake_clock
 
 ENTRY = make_entry("@every 10s", "email", {"to": "ada"})
 UNIQUE_ENTRY = make_entry("@every 10s", "email", {"to": "ada"}, options={"unique": 60})

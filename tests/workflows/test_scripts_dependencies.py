@@ -10,24 +10,9 @@ from queues.engine import FailedPreconditionError, TaskIdConflictError
 from queues.engine.message import TaskMessage
 from queues.engine.transitions import Placement
 from queues.engine.workflows import Submission, submit_call
-from tests.engine.dbstate import (
-    DAY,
-    NOW_MS,
-    Case,
-    Hash,
-    Q,
-    Set,
-    Stream,
-    Volatile,
-    ZSet,
-    cases,
-    counts,
-    event,
-    msg,
-    run_case,
-    task,
-    without,
-)
+from tests.engine.dbstate import Hash, Set, Stream, Volatile, ZSet, without
+from tests.engine.script_runs import Case, cases, run_case
+from tests.engine.task_state import DAY, NOW_MS, Q, counts, event, msg, task
 
 W = "w1"
 LEASE = NOW_MS + 5_000

@@ -8,22 +8,9 @@ from queues.engine import FailedPreconditionError, GroupSettings, TaskIdConflict
 from queues.engine.aggregation import aggregation_done, aggregation_reclaim, check_group, enqueue_group
 from queues.engine.message import TaskMessage
 from queues.engine.transitions import Placement
-from tests.engine.dbstate import (
-    NOW_MS,
-    Case,
-    Hash,
-    Q,
-    Set,
-    Stream,
-    ZSet,
-    cases,
-    counts,
-    event,
-    msg,
-    run_case,
-    task,
-    without,
-)
+from tests.engine.dbstate import Hash, Set, Stream, ZSet, without
+from tests.engine.script_runs import Case, cases, run_case
+from tests.engine.task_state import NOW_MS, Q, counts, event, msg, task
 
 PAYLOAD = b'{"to":"ada"}'
 

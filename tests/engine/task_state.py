@@ -1,0 +1,71 @@
+"""What the engine's scripts write, in ``dbstate``'s shapes: the instant every test clock starts at, the keys of
+the default queue, and the task hashes, per-type counts and events a script leaves."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from queues.engine import FakeClock, Keys
+from queues.engine.clock import to_ms, utc_day
+
+from .dbstate import Hash
+
+NOW = 1_700_000_000.0  # the FakeClock's start
+NOW_MS = to_ms(NOW)
+DAY = utc_day(NOW)
+KEYS = Keys()
+Q = KEYS.queue("default")
+
+
+def msg(**options: Any) -> str:
+    """The ``msg`` field the client writes: compact JSON of the options, the version and ``created`` first."""
+    return json.dumps({"v": 1, "created": NOW_MS, **options}, separators=(",", ":"))
+
+
+def task(
+    state: str,
+    type: str = "email",
+    *,
+    since: int = NOW_MS,
+    payload: str = '{"to":"ada"}',  # noqa: A002
+    options: str | None = None,
+    **extra: Any,
+) -> Hash:
+    """A task hash as the scripts leave it; ``extra`` adds fields (lease, retried, unique, error, ...)."""
+    fields = {
+        "type": type,
+        "msg": options if options is not None else msg(),
+        "payload": payload,
+        "state": state,
+        "since": str(since),
+    }
+    fields.update({name: str(value) for name, value in extra.items()})
+    return Hash(fields)
+
+
+def counts(**by_state_and_type: int) -> Hash:
+    """The per-type counts hash: ``counts(pending__email=1)`` is ``{"pending:email": "1"}``."""
+    return Hash({name.replace("__", ":"): str(value) for name, value in by_state_and_type.items()})
+
+
+def event(
+    id: str,
+    from_: str,
+    to: str,
+    type: str = "email",
+    *,
+    at: int = NOW_MS,  # noqa: A002
+    worker: str = "",
+    error: str = "",
+) -> dict[str, str]:
+    fields = {"id": id, "type": type, "from": from_, "to": to, "at": str(at)}
+    if worker:
+        fields["worker"] = worker
+    if error:
+        fields["error"] = error
+    return fields
+
+
+def fake_clock() -> FakeClock:
+    return FakeClock(NOW)
