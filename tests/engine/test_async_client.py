@@ -8,10 +8,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from queues.engine import (
-    AsyncClient,
+from queues.engine import AsyncClient, FakeClock
+from queues.engine.errors import (
     DuplicateTaskError,
-    FakeClock,
     RedisUnavailableError,
     TaskIdConflictError,
     TaskNotFoundError,

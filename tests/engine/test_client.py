@@ -9,10 +9,9 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 import redis
 
-from queues.engine import (
-    Client,
+from queues.engine import Client, FakeClock
+from queues.engine.errors import (
     DuplicateTaskError,
-    FakeClock,
     RedisUnavailableError,
     TaskIdConflictError,
     TaskNotFoundError,

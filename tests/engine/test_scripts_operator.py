@@ -390,7 +390,8 @@ def test_bulk_takes_several_calls(r, broker, name, state, to, error):
 
 # -- delete_queue -------------------------------------------------------------------------------------------------
 
-FULL = OTHER | {  # one task in each state but active, and every auxiliary key of the queue
+IN_FULL = ("pending", "scheduled", "retry", "archived", "completed")
+FULL = OTHER | {  # one task in each state but active (IN_FULL), and every auxiliary key of the queue
     Q.task("p"): task("pending", unique=UNIQUE),
     Q.task("s"): task("scheduled"),
     Q.task("r"): task("retry"),
@@ -407,15 +408,7 @@ FULL = OTHER | {  # one task in each state but active, and every auxiliary key o
     Q.processed: "7",
     Q.failed: "3",
     Q.processed_on(DAY): Volatile("7"),
-    Q.type_counts: counts(
-        pending__email=1,
-        scheduled__email=1,
-        retry__email=1,
-        archived__email=1,
-        completed__email=1,
-        processed__email=7,
-        failed__email=3,
-    ),
+    Q.type_counts: counts(**{f"{state}__email": 1 for state in IN_FULL}, processed__email=7, failed__email=3),
     Q.events: Stream([event("p", "", "pending")]),
     "tq:queues": Set({"default", "other"}),
 }

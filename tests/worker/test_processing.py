@@ -124,6 +124,13 @@ def test_result_is_kept_for_its_retention_then_the_janitor_deletes_it(
 # -- failures -----------------------------------------------------------------------------------------------------
 
 
+def in_retry(client, inspector, task_type: str):
+    """Enqueue ``task_type`` (kept a minute once completed) and wait until its first run left it in retry."""
+    info = client.enqueue(task_type, retention=60)
+    wait_for(lambda: state_of(inspector, Q, info.id) == "retry", what=f"{task_type} in retry after its first run")
+    return inspector.get_task(Q, info.id)
+
+
 def test_failure_goes_to_retry_with_the_handlers_backoff_then_the_forwarder_brings_it_back(
     make_server, registry, client, inspector, clock: FakeClock
 ):
@@ -138,10 +145,7 @@ def test_failure_goes_to_retry_with_the_handlers_backoff_then_the_forwarder_brin
 
     make_server()
     start = clock.now()
-    info = client.enqueue("flaky", retention=60)
-
-    wait_for(lambda: state_of(inspector, Q, info.id) == "retry", what="first failure in retry")
-    task = inspector.get_task(Q, info.id)
+    task = in_retry(client, inspector, "flaky")
     assert task.retried == 1
     assert task.last_error == "RuntimeError: upstream down (attempt 1)"
     assert task.next_process_at == at(start + 10)  # retry_delay(0, ...) = 10 s after the failure
@@ -149,17 +153,17 @@ def test_failure_goes_to_retry_with_the_handlers_backoff_then_the_forwarder_brin
 
     clock.advance(9.9)
     time.sleep(0.4)  # several forwarder rounds: not due yet
-    assert state_of(inspector, Q, info.id) == "retry" and seen == [0]
+    assert state_of(inspector, Q, task.id) == "retry" and seen == [0]
 
     clock.advance(0.1)
     wait_for(
-        lambda: inspector.get_task(Q, info.id).retried == 2 and state_of(inspector, Q, info.id) == "retry",
+        lambda: inspector.get_task(Q, task.id).retried == 2 and state_of(inspector, Q, task.id) == "retry",
         what="second failure in retry",
     )
-    assert inspector.get_task(Q, info.id).next_process_at == at(clock.now() + 20)  # retry_delay(1, ...) = 20 s
+    assert inspector.get_task(Q, task.id).next_process_at == at(clock.now() + 20)  # retry_delay(1, ...) = 20 s
 
     clock.advance(20)
-    wait_for(lambda: state_of(inspector, Q, info.id) == "completed", what="third attempt succeeded")
+    wait_for(lambda: state_of(inspector, Q, task.id) == "completed", what="third attempt succeeded")
     assert seen == [0, 1, 2]
     stats = inspector.queue_info(Q)
     assert (stats.processed_total, stats.failed_total) == (3, 2)
@@ -203,9 +207,7 @@ def test_retry_without_failure_counts_no_failure(make_server, registry, client, 
 
     make_server()
     start = clock.now()
-    info = client.enqueue("warmup", retention=60)
-    wait_for(lambda: state_of(inspector, Q, info.id) == "retry", what="in retry")
-    task = inspector.get_task(Q, info.id)
+    task = in_retry(client, inspector, "warmup")
     assert task.retried == 0
     assert task.last_error == "RetryWithoutFailure: cache warming up"
     assert task.next_process_at == at(start + 5)  # the exception's own delay wins over retry_delay
@@ -213,7 +215,7 @@ def test_retry_without_failure_counts_no_failure(make_server, registry, client, 
     assert (stats.processed_total, stats.failed_total, stats.failed_today) == (0, 0, 0)
 
     clock.advance(5)
-    wait_for(lambda: state_of(inspector, Q, info.id) == "completed", what="completed")
+    wait_for(lambda: state_of(inspector, Q, task.id) == "completed", what="completed")
     assert calls == [0, 0]
     stats = inspector.queue_info(Q)
     assert (stats.processed_total, stats.failed_total) == (1, 0)
