@@ -56,6 +56,15 @@ def settings_redis(settings, redis_url: str):
     return settings
 
 
+@pytest.fixture
+def redis_down(settings) -> Iterator[Any]:
+    """Django settings, and the console's engine handles built again from them, on a Redis where nothing listens."""
+    settings.REDIS_URL = "redis://127.0.0.1:1/3"  # nothing listens on port 1: the connection is refused at once
+    handles.reset()
+    yield settings
+    handles.reset()
+
+
 # -- engine handles shared by the suites (a folder overrides one where its tests need another, and says why) ----
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from metrics_support import exported_names, scrape
 
-from queues import conf, handles
+from queues import conf
 from queues.engine import STATES, Client, Inspector
 
 
@@ -76,13 +76,8 @@ def test_metrics_refuses_other_methods(client, engine):
     assert client.post("/metrics").status_code == 405
 
 
-def test_redis_down_fails_the_scrape_clearly(client, settings):
-    settings.REDIS_URL = "redis://127.0.0.1:1/0"
-    handles.reset()
-    try:
-        response = client.get("/metrics")
-    finally:
-        handles.reset()
+def test_redis_down_fails_the_scrape_clearly(client, redis_down):
+    response = client.get("/metrics")
     assert response.status_code == 503
     assert b"unreachable" in response.content
 
