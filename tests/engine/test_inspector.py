@@ -35,6 +35,7 @@ def at(ms: int) -> datetime:
 
 @pytest.fixture
 def inspector(r, redis_url: str, clock: FakeClock) -> Iterator[Inspector]:
+    """Not the root's: an operator named ops@example.com, the name its actions' events carry."""
     i = Inspector(redis_url, clock=clock, actor="ops@example.com")
     yield i
     i.broker.close()

@@ -37,6 +37,13 @@ def active(**extra) -> Hash:
 
 # -- submit -------------------------------------------------------------------------------------------------------
 
+
+def submitted(name: str, before: dict, call, after: dict) -> Case:
+    """A submit that goes through. It replies "NEW" (True) when the queue had no event stream before it: the
+    client then lists the queue."""
+    return Case(name, before, call, returns=Q.events not in before, after=after)
+
+
 A_PENDING = {
     Q.task("A"): task("pending"),
     Q.pending: ["A"],
@@ -57,11 +64,10 @@ B_WAITS_FOR_A = {
 
 
 @cases(
-    Case(
+    submitted(
         "B after a pending A waits for it",
         A_PENDING,
         submit(("B", ["A"], "", False)),
-        returns=False,
         after=A_PENDING
         | B_WAITS_FOR_A
         | {
@@ -69,22 +75,20 @@ B_WAITS_FOR_A = {
             Q.events: Stream([event("A", "", "pending"), event("B", "", "waiting")]),
         },
     ),
-    Case(
+    submitted(
         "B after an A not submitted yet waits for it (Optimus: B first)",
         {},
         submit(("B", ["A"], "", False)),
-        returns=True,
         after=B_WAITS_FOR_A
         | {
             Q.type_counts: counts(waiting__email=1),
             Q.events: Stream([event("B", "", "waiting")]),
         },
     ),
-    Case(
+    submitted(
         "B after a completed A is pending at once, with A's result",
         A_DONE,
         submit(("B", ["A"], "", True)),
-        returns=False,
         after=A_DONE
         | {
             Q.task("B"): task(
@@ -138,11 +142,10 @@ B_WAITS_FOR_A = {
         raises=FailedPreconditionError,
         detail="dependency cycle through X",
     ),
-    Case(
+    submitted(
         "A, waited for by B, may wait for another task itself: no cycle",
         B_WAITS_FOR_A | {Q.type_counts: counts(waiting__email=1), Q.events: Stream([event("B", "", "waiting")])},
         submit(("A", ["Z"], "", False)),
-        returns=False,
         after=B_WAITS_FOR_A
         | {
             Q.task("A"): waiting(["Z"], 1),
@@ -152,11 +155,10 @@ B_WAITS_FOR_A = {
             Q.events: Stream([event("B", "", "waiting"), event("A", "", "waiting")]),
         },
     ),
-    Case(
+    submitted(
         "a workflow: the first member pending, the next waiting, the on_error callback held, the record written",
         {},
         submit(("a", [], "member", False), ("b", ["a"], "member", True), ("e", [], "on_error", False), workflow="WF"),
-        returns=True,
         after={
             Q.task("a"): task("pending", wf="WF", role="member"),
             Q.task("b"): waiting(["a"], 1, wf="WF", role="member", **{"pass": 1}),
