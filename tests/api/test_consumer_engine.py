@@ -5,13 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from queues.engine import Client, FakeClock, LeaseLostError, TaskNotFoundError, ValidationError
+from queues.engine import Client, LeaseLostError, TaskNotFoundError, ValidationError
 from queues.engine.remote_consumer import RemoteConsumer
-
-
-@pytest.fixture
-def clock():
-    return FakeClock(1_800_000_000.0)
 
 
 @pytest.fixture

@@ -32,17 +32,10 @@ IDLE = KEYS.queue("idle")
 
 
 @pytest.fixture
-def broker(r, redis_url):
-    b = Broker(redis_url, clock=FakeClock(NOW))
-    yield b
-    b.close()
-
-
-@pytest.fixture
-def client(r, redis_url):
-    c = Client(redis_url, clock=FakeClock(NOW))
-    yield c
-    c.close()
+def client(r, redis_url, clock):
+    """A taskq Client on the test's clock (pytest-django's ``client`` is not used here)."""
+    with Client(redis_url, clock=clock) as c:
+        yield c
 
 
 def test_layout_is_1_and_the_key_is_tq_layout():
@@ -237,13 +230,6 @@ ACTIONS: dict[str, Callable[[Inspector], object]] = {
     "archive_all": lambda i: i.archive_all("default", "pending"),
     "cancel_all": lambda i: i.cancel_all("default"),
 }
-
-
-@pytest.fixture
-def inspector(r, redis_url):
-    i = Inspector(redis_url, clock=FakeClock(NOW), actor="ops@example.com")
-    yield i
-    i.broker.close()
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from worker.event_exporter import EventExporter
 
 @pytest.fixture
 def broker(r, redis_url):
+    """On the real clock, as the Clients these tests enqueue with, not on the root's fixed instant."""
     b = Broker(redis_url)
     yield b
     b.close()
