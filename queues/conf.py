@@ -18,7 +18,10 @@ _DEFAULT = object()
 def setting(name: str, default: Any = _DEFAULT) -> Any:
     """A Django setting; for one of taskq's, its default comes from ``queues.engine.settings`` (the one place
     defaults are written) when the project leaves it out."""
-    return getattr(settings, name, taskq_default(name) if default is _DEFAULT else default)
+    value = getattr(settings, name, _DEFAULT)
+    if value is not _DEFAULT:
+        return value
+    return taskq_default(name) if default is _DEFAULT else default
 
 
 def taskq_settings() -> TaskqSettings:

@@ -208,12 +208,16 @@ class TaskqSettings:
 DEFAULTS = TaskqSettings()
 
 
+#: Setting name -> default, built once: ``queues.conf.setting`` looks defaults up on every request.
+_DEFAULTS_BY_NAME = DEFAULTS.as_settings()
+
+
 def default(name: str) -> Any:
     """The default of the setting called ``name`` (``"TASKS_LEASE_SECONDS"``)."""
-    for f in dataclasses.fields(TaskqSettings):
-        if f.metadata["name"] == name:
-            return getattr(DEFAULTS, f.name)
-    raise KeyError(f"no taskq setting named {name!r}")
+    try:
+        return _DEFAULTS_BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"no taskq setting named {name!r}") from None
 
 
 def parse_value(name: str, kind: str, raw: str) -> Any:
