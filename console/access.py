@@ -30,6 +30,16 @@ OPERATE_PERMISSION = "queues.operate_console"
 View = Callable[..., HttpResponse]
 
 
+NOT_A_VIEWER = (
+    "Your account may not view the console. Ask an administrator to add you to the “Console viewers” or "
+    "“Console operators” group."
+)
+
+
+def forbidden(request: HttpRequest, message: str, title: str = "Permission denied") -> HttpResponse:
+    return error_page(request, 403, title, message)
+
+
 def read_only() -> bool:
     return bool(conf.setting("TASKS_CONSOLE_READ_ONLY"))
 
@@ -49,13 +59,7 @@ def viewer_page(view: View) -> View:
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not can_view(request.user):
-            return error_page(
-                request,
-                403,
-                "Permission denied",
-                "Your account may not view the console. Ask an administrator to add you to the "
-                "“Console viewers” or “Console operators” group.",
-            )
+            return forbidden(request, NOT_A_VIEWER)
         return view(request, *args, **kwargs)
 
     return cast(View, require_safe(login_required(engine_errors(wrapper))))
@@ -67,19 +71,16 @@ def operator_action(view: View) -> View:
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if read_only():
-            return error_page(
+            return forbidden(
                 request,
-                403,
-                "Read-only mode",
                 "The console runs in read-only mode (TASKS_CONSOLE_READ_ONLY): actions are disabled.",
+                "Read-only mode",
             )
         if not request.user.has_perm(OPERATE_PERMISSION):
-            return error_page(
+            return forbidden(
                 request,
-                403,
-                "Permission denied",
-                "Your account may view the console but not act on queues or tasks. Operators are "
-                "members of the “Console operators” group.",
+                "Your account may view the console but not act on queues or tasks. Operators are members of the "
+                "“Console operators” group.",
             )
         return view(request, *args, **kwargs)
 
@@ -92,7 +93,7 @@ def user_form(view: View) -> View:
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not can_view(request.user):
-            return error_page(request, 403, "Permission denied", "Your account may not view the console.")
+            return forbidden(request, "Your account may not view the console.")
         return view(request, *args, **kwargs)
 
     return cast(View, require_http_methods(["GET", "HEAD", "POST"])(login_required(wrapper)))

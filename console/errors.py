@@ -38,29 +38,26 @@ def bad_request(request: HttpRequest, message: str) -> HttpResponse:
     return error_page(request, 400, "Bad request", message)
 
 
+def _unavailable(request: HttpRequest, why: str, exc: Exception, title: str, message: str, detail: str) -> HttpResponse:
+    logger.warning("console: %s on %s: %s", why, request.path[:200], exc)
+    return error_page(request, 503, title, message, detail=detail)
+
+
 def redis_unavailable(request: HttpRequest, exc: Exception) -> HttpResponse:
-    logger.warning("console: redis unavailable on %s: %s", request.path[:200], exc)
-    return error_page(
-        request,
-        503,
-        "Redis is unavailable",
+    message = (
         "The console cannot read or change queue state because Redis does not answer. Check that "
-        "redis-server is running and that REDIS_URL points at it, then reload this page.",
-        detail=str(exc),
+        "redis-server is running and that REDIS_URL points at it, then reload this page."
     )
+    return _unavailable(request, "redis unavailable", exc, "Redis is unavailable", message, str(exc))
 
 
 def layout_mismatch(request: HttpRequest, exc: LayoutVersionError) -> HttpResponse:
-    logger.warning("console: refused on %s: %s", request.path[:200], exc)
-    return error_page(
-        request,
-        503,
-        "Another key layout",
+    message = (
         "The console refused to act on this Redis keyspace, whose key layout it does not read and "
         "write: nothing was changed. Finish the deployment as the line below says (upgrade the "
-        "console, or run python manage.py tasks migrate-keys), then try again.",
-        detail=exc.message,
+        "console, or run python manage.py tasks migrate-keys), then try again."
     )
+    return _unavailable(request, "refused", exc, "Another key layout", message, exc.message)
 
 
 def engine_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

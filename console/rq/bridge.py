@@ -28,7 +28,7 @@ from rq.job import JOB_ID_PATTERN, Job, JobStatus
 from rq.queue import Queue
 from rq.registry import BaseRegistry
 
-from queues.engine.errors import RedisUnavailableError
+from queues.engine.errors import OperationError, RedisUnavailableError
 from queues.engine.redis_errors import translated
 
 logger = logging.getLogger(__name__)
@@ -58,18 +58,8 @@ MAX_JOB_ID_LENGTH = 256
 MAX_TEXT_LENGTH = 20_000
 
 
-class RQBridgeError(Exception):
-    """Base class: ``op`` names where it happened (e.g. ``rq.requeue_failed``), ``code`` what went wrong."""
-
-    code = "internal"
-
-    def __init__(self, message: str, *, op: str = "") -> None:
-        super().__init__(message)
-        self.op = op
-        self.message = message
-
-    def __str__(self) -> str:
-        return f"{self.op}: {self.message}" if self.op else self.message
+class RQBridgeError(OperationError):
+    """Base class of the bridge's errors: ``op`` names where it happened (e.g. ``rq.requeue_failed``)."""
 
 
 class UnknownQueueError(RQBridgeError, LookupError):

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 
-class EngineError(Exception):
-    """Base class: ``op`` names where it happened (e.g. ``client.enqueue``), ``code`` what went wrong."""
+class OperationError(Exception):
+    """An error that names the operation that raised it (``op``, e.g. ``client.enqueue``) and what went wrong
+    (``code``, stable: the API and the CLI report it). The engine's errors and the RQ bridge's share it."""
 
     code = "internal"
 
@@ -15,6 +16,10 @@ class EngineError(Exception):
 
     def __str__(self) -> str:
         return f"{self.op}: {self.message}" if self.op else self.message
+
+
+class EngineError(OperationError):
+    """Base class of the engine's errors."""
 
 
 class ValidationError(EngineError, ValueError):

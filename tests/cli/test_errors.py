@@ -8,17 +8,7 @@ import json
 import pytest
 
 from queues.cli.main import describe
-from queues.engine import (
-    DuplicateTaskError,
-    EngineError,
-    FailedPreconditionError,
-    QueueNotEmptyError,
-    QueueNotFoundError,
-    RedisUnavailableError,
-    TaskIdConflictError,
-    TaskNotFoundError,
-    ValidationError,
-)
+from queues.engine import errors
 from queues.engine.inspector import Inspector
 
 UNREACHABLE = "redis://127.0.0.1:1/3"  # nothing listens on port 1: the connection is refused at once
@@ -80,32 +70,36 @@ def args(**values) -> argparse.Namespace:
 @pytest.mark.parametrize(
     "exc, namespace, expected",
     [
-        (ValidationError("page must be an integer", op="x"), args(), ("invalid input: page must be an integer", 2)),
-        (QueueNotFoundError("no queue named 'q'"), args(), ("queue 'q' not found", 1)),
-        (TaskNotFoundError("t1"), args(id="t1"), ("task 't1' in queue 'q' not found", 1)),
         (
-            QueueNotEmptyError("3 tasks left; force to delete them"),
+            errors.ValidationError("page must be an integer", op="x"),
+            args(),
+            ("invalid input: page must be an integer", 2),
+        ),
+        (errors.QueueNotFoundError("no queue named 'q'"), args(), ("queue 'q' not found", 1)),
+        (errors.TaskNotFoundError("t1"), args(id="t1"), ("task 't1' in queue 'q' not found", 1)),
+        (
+            errors.QueueNotEmptyError("3 tasks left; force to delete them"),
             args(command_name="rm", force=False),
             ("cannot delete queue 'q': 3 tasks left; use --force to delete them too", 1),
         ),
         (
-            FailedPreconditionError("task is active; cancel it before deleting"),
+            errors.FailedPreconditionError("task is active; cancel it before deleting"),
             args(id="t1"),
             ("cannot delete task 't1' in queue 'q': task is active; cancel it before deleting", 1),
         ),
         (
-            FailedPreconditionError("not paused"),
+            errors.FailedPreconditionError("not paused"),
             args(command_name="resume"),
             ("cannot resume queue 'q': not paused", 1),
         ),
         (
-            FailedPreconditionError("x"),
+            errors.FailedPreconditionError("x"),
             args(command_name="runall", state="retry"),
             ("cannot run all retry tasks in queue 'q': x", 1),
         ),
-        (TaskIdConflictError("1"), args(task_id="t1"), ("a task with id 't1' already exists in queue 'q'", 1)),
+        (errors.TaskIdConflictError("1"), args(task_id="t1"), ("a task with id 't1' already exists in queue 'q'", 1)),
         (
-            DuplicateTaskError("1"),
+            errors.DuplicateTaskError("1"),
             args(type="email"),
             (
                 "a unique task of type 'email' with the same payload is already in queue 'q';"
@@ -113,8 +107,12 @@ def args(**values) -> argparse.Namespace:
                 1,
             ),
         ),
-        (RedisUnavailableError("Redis is unreachable: refused", op="x"), args(), ("Redis is unreachable: refused", 1)),
-        (EngineError("odd", op="x"), args(), ("odd (internal)", 1)),
+        (
+            errors.RedisUnavailableError("Redis is unreachable: refused", op="x"),
+            args(),
+            ("Redis is unreachable: refused", 1),
+        ),
+        (errors.EngineError("odd", op="x"), args(), ("odd (internal)", 1)),
     ],
 )
 def test_engine_errors_map_to_messages_and_codes(exc, namespace, expected):
