@@ -23,6 +23,7 @@ from django.views.decorators.csrf import csrf_exempt
 from queues import conf, handles
 from queues.engine import Inspector, TaskInfo, TaskNotFoundError
 from queues.engine import validation as check
+from queues.engine.records import picked
 from queues.engine.remote_consumer import MAX_COUNT, MAX_WAIT, Delivery, RemoteConsumer
 from queues.models import ApiToken
 
@@ -105,14 +106,9 @@ def task_doc(task: TaskInfo) -> dict[str, Any]:
     # TASKS_REDACT does not apply: a token is a machine's credential, and one that may consume the queue gets
     # every payload of it anyway (README, "Redaction").
     return {
-        "id": task.id,
-        "queue": task.queue,
-        "type": task.type,
-        "state": task.state,
+        **picked(task, "id queue type state"),
         **payload_doc(task.payload),
-        "retried": task.retried,
-        "max_retry": task.max_retry,
-        "last_error": task.last_error,
+        **picked(task, "retried max_retry last_error"),
         "created_at": iso(task.created_at),
         "next_process_at": iso(task.next_process_at),
         "deadline": iso(task.deadline),
@@ -122,15 +118,11 @@ def task_doc(task: TaskInfo) -> dict[str, Any]:
 
 def delivery_doc(d: Delivery) -> dict[str, Any]:
     return {
-        "id": d.id,
-        "queue": d.queue,
-        "type": d.type,
+        **picked(d, "id queue type"),
         **payload_doc(d.payload),
         "lease": d.lease,
         "lease_expires_at": iso(d.lease_expires_at),
-        "retried": d.retried,
-        "max_retry": d.max_retry,
-        "headers": d.headers,
+        **picked(d, "retried max_retry headers"),
         "deadline": iso(d.deadline),
     }
 

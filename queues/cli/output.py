@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from queues.engine import QueueInfo, ServerInfo, TaskInfo
+from queues.engine.records import picked
 
 CELL_WIDTH = 48  # longest cell in a table before it is cut with an ellipsis
 
@@ -60,16 +61,9 @@ def error_rate(processed: int, failed: int) -> float:
 
 
 def task_doc(task: TaskInfo) -> dict[str, Any]:
-    doc: dict[str, Any] = {"id": task.id, "type": task.type, "queue": task.queue, "state": task.state}
+    doc = picked(task, "id type queue state")
     put_bytes(doc, "payload", task.payload)
-    doc.update(
-        {
-            "retried": task.retried,
-            "max_retry": task.max_retry,
-            "last_error": task.last_error,
-            "last_failed_at": iso(task.last_failed_at),
-        }
-    )
+    doc.update(picked(task, "retried max_retry last_error"), last_failed_at=iso(task.last_failed_at))
     put_bytes(doc, "result", task.result)
     doc.update(
         {
@@ -92,34 +86,23 @@ def task_doc(task: TaskInfo) -> dict[str, Any]:
 
 
 def queue_doc(info: QueueInfo) -> dict[str, Any]:
-    doc: dict[str, Any] = {"queue": info.queue}
-    doc.update(info.counts())
-    doc.update(
-        {
-            "size": info.size,
-            "paused": info.paused,
-            "latency_seconds": round(info.latency, 3),
-            "memory_bytes": info.memory_bytes,
-            "processed_today": info.processed_today,
-            "failed_today": info.failed_today,
-            "error_rate_today": error_rate(info.processed_today, info.failed_today),
-            "processed_total": info.processed_total,
-            "failed_total": info.failed_total,
-        }
-    )
-    return doc
+    return {
+        "queue": info.queue,
+        **info.counts(),
+        **picked(info, "size paused"),
+        "latency_seconds": round(info.latency, 3),
+        **picked(info, "memory_bytes processed_today failed_today"),
+        "error_rate_today": error_rate(info.processed_today, info.failed_today),
+        **picked(info, "processed_total failed_total"),
+    }
 
 
 def server_doc(server: ServerInfo) -> dict[str, Any]:
     return {
-        "id": server.id,
-        "host": server.host,
-        "pid": server.pid,
-        "status": server.status,
+        **picked(server, "id host pid status"),
         "started_at": iso(server.started_at),
         "queues": dict(server.queues),
-        "strict": server.strict,
-        "concurrency": server.concurrency,
+        **picked(server, "strict concurrency"),
         "active": [worker_doc(w) for w in server.active],
         "heartbeat_at": iso(server.heartbeat_at),
     }

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Generic, TypeVar, cast
 
 import redis
 import redis.asyncio
@@ -21,6 +21,7 @@ import redis.asyncio
 from .clock import Clock, SystemClock, utc_day
 from .connection import DEFAULT_REDIS_URL, connect, connect_async, is_cluster
 from .keys import DEFAULT_PREFIX, Keys
+from .records import picked
 from .redis_errors import translated
 from .sans_io import Batch, Command, Flow, Request, drive, drive_async, run_command, run_command_async
 
@@ -69,8 +70,7 @@ class StreamEvent:
             "from": self.from_state,
             "to": self.to_state,
             "at": self.at_ms,
-            "worker": self.worker,
-            "error": self.error,
+            **picked(self, "worker error"),
         }
 
 
@@ -220,23 +220,36 @@ def counts_flow(keys: Keys, queues: Iterable[str], day: str) -> Flow:
     return out
 
 
-class EventStreams:
-    """Blocking access to the event streams: ``tail()``, ``read(tail)``, ``replay``, ``cursor``, ``counts``."""
+ConnT = TypeVar("ConnT", redis.Redis, redis.asyncio.Redis)
+
+
+class _Streams(Generic[ConnT]):
+    """What the blocking and the asyncio access share: the connection, the key layout, the clock and the tail."""
 
     def __init__(
         self,
         redis_url: str = DEFAULT_REDIS_URL,
         *,
         prefix: str = DEFAULT_PREFIX,
-        conn: redis.Redis | None = None,
+        conn: ConnT | None = None,
         clock: Clock | None = None,
     ):
-        self.conn = conn if conn is not None else connect(redis_url)
+        self.conn: ConnT = conn if conn is not None else self._connect(redis_url)
         self.keys = Keys(prefix, is_cluster(self.conn))
         self.clock = clock or SystemClock()
 
+    def _connect(self, redis_url: str) -> ConnT:
+        raise NotImplementedError
+
     def tail(self, count: int = 1000) -> EventTail:
         return EventTail(self.keys, count=count, clock=self.clock)
+
+
+class EventStreams(_Streams[redis.Redis]):
+    """Blocking access to the event streams: ``tail()``, ``read(tail)``, ``replay``, ``cursor``, ``counts``."""
+
+    def _connect(self, redis_url: str) -> redis.Redis:
+        return connect(redis_url)
 
     def read(self, tail: EventTail, block_ms: int = 1000) -> list[StreamEvent]:
         """The next events of every queue; blocks up to ``block_ms`` when there are none (socket timeouts of the
@@ -264,23 +277,11 @@ class EventStreams:
         self.conn.close()
 
 
-class AsyncEventStreams:
+class AsyncEventStreams(_Streams[redis.asyncio.Redis]):
     """The same reads as ``EventStreams`` on redis.asyncio, for the console's reader on the ASGI event loop."""
 
-    def __init__(
-        self,
-        redis_url: str = DEFAULT_REDIS_URL,
-        *,
-        prefix: str = DEFAULT_PREFIX,
-        conn: redis.asyncio.Redis | None = None,
-        clock: Clock | None = None,
-    ):
-        self.conn = conn if conn is not None else connect_async(redis_url)
-        self.keys = Keys(prefix, is_cluster(self.conn))
-        self.clock = clock or SystemClock()
-
-    def tail(self, count: int = 1000) -> EventTail:
-        return EventTail(self.keys, count=count, clock=self.clock)
+    def _connect(self, redis_url: str) -> redis.asyncio.Redis:
+        return connect_async(redis_url)
 
     async def read(self, tail: EventTail, block_ms: int = 1000) -> list[StreamEvent]:
         return cast(list[StreamEvent], await self._drive("events.read", tail.read_flow(block_ms)))

@@ -26,6 +26,7 @@ from . import validation as check
 from .cron import Schedule, parse
 from .errors import EngineError, ValidationError
 from .producer import template
+from .records import picked
 
 #: What a scheduler does with ticks that passed while no scheduler ran (or that it reached too late):
 #: ``skip`` drops them (only a tick within the grace period still runs); ``run_once`` runs the latest of them once.
@@ -89,16 +90,9 @@ class Entry:
     def to_doc(self) -> dict[str, Any]:
         """JSON-ready form, as schedulers publish it and the admin mirrors it."""
         return {
-            "id": self.id,
-            "spec": self.spec,
-            "tz": self.tz,
-            "type": self.type,
+            **picked(self, "id spec tz type"),
             "payload": base64.b64encode(self.payload).decode(),
-            "queue": self.queue,
-            "options": self.options,
-            "missed": self.missed,
-            "source": self.source,
-            "name": self.name,
+            **picked(self, "queue options missed source name"),
         }
 
     @classmethod

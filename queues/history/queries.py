@@ -11,6 +11,8 @@ from typing import Any
 
 from django.db.models import Max, QuerySet, Sum
 
+from queues.engine.records import picked
+
 from .models import TaskDailyRollup
 
 #: Rows of the table the page shows, and (day, type) pairs of the p95 chart, at most.
@@ -53,15 +55,9 @@ def history_report(queue: str = "", task_type: str = "", days: int = 30) -> Hist
 
 def _row(r: TaskDailyRollup) -> dict[str, Any]:
     return {
-        "day": r.day,
-        "queue": r.queue,
+        **picked(r, "day queue"),
         "type": r.task_type,
-        "enqueued": r.enqueued,
-        "started": r.started,
-        "succeeded": r.succeeded,
-        "failed": r.failed,
-        "retried": r.retried,
-        "archived": r.archived,
+        **picked(r, "enqueued started succeeded failed retried archived"),
         "failure_rate": None if r.failure_rate is None else 100 * r.failure_rate,
         "wait": (r.wait_p50_ms, r.wait_p95_ms, r.wait_p99_ms),
         "run": (r.run_p50_ms, r.run_p95_ms, r.run_p99_ms),
