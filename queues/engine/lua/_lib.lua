@@ -94,6 +94,32 @@ local function push_pending(pending, ids)
   end
 end
 
+-- Add the (member, score) pairs of a ZRANGE ... WITHSCORES reply to the sorted set dest, in chunks (unpack has
+-- a stack limit), keeping each member's score.
+local function zadd_scored(dest, scored)
+  for first = 1, #scored, 1000 do
+    local last = math.min(first + 999, #scored)
+    local members = {}
+    for i = first, last, 2 do
+      members[#members + 1] = scored[i + 1]
+      members[#members + 1] = scored[i]
+    end
+    redis.call("ZADD", dest, unpack(members))
+  end
+end
+
+-- The position (from 1) of the first of n new tasks whose id exists or repeats an earlier one in the call; else
+-- nil and the set of the new ids. ARGV holds, from position first on, groups of width values that start with the id.
+local function first_conflict(ctx, first, width, n)
+  local ids = {}
+  for i = 0, n - 1 do
+    local id = ARGV[first + i * width]
+    if ids[id] or redis.call("EXISTS", ctx.prefix .. id) == 1 then return i + 1 end
+    ids[id] = true
+  end
+  return nil, ids
+end
+
 -- Delete a task outright; the caller has already taken its id out of the state structure.
 local function drop(ctx, key, id, ttype, from, why)
   release_unique(key, id)
@@ -158,6 +184,16 @@ end
 local function leave_active(lease_key, key, id)
   redis.call("ZREM", lease_key, id)
   redis.call("HDEL", key, "lease")
+end
+
+-- An attempt's end: check the fence (see fence), then take the task out of the active set. Returns the task's
+-- key, type and unique key, or nil and the error reply to return when the fence refused it.
+local function end_attempt(ctx, lease_key, id, token, expired_before)
+  local key = ctx.prefix .. id
+  local refused, ttype, ukey = fence(lease_key, key, id, token, expired_before)
+  if refused then return nil, redis.error_reply(refused .. " " .. id) end
+  leave_active(lease_key, key, id)
+  return key, ttype, ukey
 end
 
 -- Count a finished attempt in the total, today's counter (which expires) and the per-type total.

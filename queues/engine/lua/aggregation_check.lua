@@ -27,15 +27,7 @@ end
 if not due then return 0 end
 local limit = max_size > 0 and max_size or size
 local cut = redis.call("ZRANGE", KEYS[1], 0, limit - 1, "WITHSCORES")
-for first = 1, #cut, 1000 do
-  local last = math.min(first + 999, #cut)
-  local members = {}
-  for i = first, last, 2 do
-    members[#members + 1] = cut[i + 1]
-    members[#members + 1] = cut[i]
-  end
-  redis.call("ZADD", KEYS[4], unpack(members))
-end
+zadd_scored(KEYS[4], cut)
 redis.call("ZREMRANGEBYRANK", KEYS[1], 0, limit - 1)
 if redis.call("EXISTS", KEYS[1]) == 0 then redis.call("SREM", KEYS[2], ARGV[1]) end
 redis.call("ZADD", KEYS[3], ARGV[6], ARGV[7])

@@ -9,15 +9,7 @@ local deadline = redis.call("ZSCORE", KEYS[1], ARGV[1])
 if not deadline then return redis.error_reply("NOT_FOUND aggregation set " .. ARGV[1]) end
 if tonumber(deadline) > tonumber(ARGV[3]) then return redis.error_reply("PRECONDITION deadline not passed") end
 local back = redis.call("ZRANGE", KEYS[2], 0, -1, "WITHSCORES")
-for first = 1, #back, 1000 do
-  local last = math.min(first + 999, #back)
-  local members = {}
-  for i = first, last, 2 do
-    members[#members + 1] = back[i + 1]
-    members[#members + 1] = back[i]
-  end
-  redis.call("ZADD", KEYS[3], unpack(members))
-end
+zadd_scored(KEYS[3], back)
 if #back > 0 then redis.call("SADD", KEYS[4], ARGV[2]) end
 redis.call("DEL", KEYS[2])
 redis.call("ZREM", KEYS[1], ARGV[1])

@@ -8,12 +8,8 @@
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local WIDTH, FIRST = 4, 6
 local n = (#ARGV - FIRST + 1) / WIDTH
-local ids = {}
-for i = 0, n - 1 do
-  local id = ARGV[FIRST + i * WIDTH]
-  if ids[id] or redis.call("EXISTS", ctx.prefix .. id) == 1 then return redis.error_reply("CONFLICT " .. (i + 1)) end
-  ids[id] = true
-end
+local conflict = first_conflict(ctx, FIRST, WIDTH, n)
+if conflict then return redis.error_reply("CONFLICT " .. conflict) end
 local new_queue = redis.call("EXISTS", KEYS[2]) == 0
 for i = 0, n - 1 do
   local a = FIRST + i * WIDTH

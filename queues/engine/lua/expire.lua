@@ -7,10 +7,8 @@
 -- Returns "OK"; errors NOT_FOUND, LEASE_LOST.
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local id = ARGV[5]
-local key = ctx.prefix .. id
-local refused, ttype, ukey = fence(KEYS[3], key, id, ARGV[6])
-if refused then return redis.error_reply(refused .. " " .. id) end
-leave_active(KEYS[3], key, id)
+local key, ttype, ukey = end_attempt(ctx, KEYS[3], id, ARGV[6])
+if not key then return ttype end
 release_lock(ukey, id)
 redis.call("DEL", key)
 moved(ctx, key, id, ttype, "active", "", ARGV[7], "expired")

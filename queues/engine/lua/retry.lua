@@ -9,10 +9,8 @@
 -- Returns "OK"; errors NOT_FOUND, LEASE_LOST, PRECONDITION (the lease is still live).
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local id = ARGV[6]
-local key = ctx.prefix .. id
-local refused, ttype, ukey = fence(KEYS[3], key, id, ARGV[7], ARGV[11])
-if refused then return redis.error_reply(refused .. " " .. id) end
-leave_active(KEYS[3], key, id)
+local key, ttype, ukey = end_attempt(ctx, KEYS[3], id, ARGV[7], ARGV[11])
+if not key then return ttype end
 redis.call("ZADD", KEYS[4], ARGV[8], id)
 redis.call("HSET", key, "error", ARGV[9], "failed_at", ctx.now)
 if ARGV[10] == "1" then

@@ -18,12 +18,8 @@ local WIDTH, FIRST = 6, 9
 local n = (#ARGV - FIRST + 1) / WIDTH
 local wf = ARGV[5]
 if wf ~= "" and redis.call("EXISTS", KEYS[5]) == 1 then return redis.error_reply("CONFLICT 0") end
-local ids = {}
-for i = 0, n - 1 do
-  local id = ARGV[FIRST + i * WIDTH]
-  if ids[id] or redis.call("EXISTS", ctx.prefix .. id) == 1 then return redis.error_reply("CONFLICT " .. (i + 1)) end
-  ids[id] = true
-end
+local conflict, ids = first_conflict(ctx, FIRST, WIDTH, n)
+if conflict then return redis.error_reply("CONFLICT " .. conflict) end
 -- Dependencies outside this call: an archived one has failed, so the new task could never run.
 local outside = {}
 for i = 0, n - 1 do
