@@ -90,9 +90,8 @@ def broker(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Broker]
 @pytest.fixture
 def inspector(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Inspector]:
     """An inspector on the test database, on the test's clock."""
-    i = Inspector(redis_url, clock=clock, actor="test")
-    yield i
-    i.broker.close()
+    with Inspector(redis_url, clock=clock, actor="test") as i:
+        yield i
 
 
 @pytest.fixture

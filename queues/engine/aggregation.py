@@ -20,7 +20,6 @@ deadline passes, a reclaim script moves its ids back into the group, and a later
 from __future__ import annotations
 
 import inspect
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +35,7 @@ from .producer import new_task_id
 from .scripts import script
 from .settings import DEFAULTS
 from .transitions import Call, Placement, Transitions
+from .type_routes import TypeRoutes
 
 MAX_GROUP_NAME = 256
 #: How long an aggregator has between the cut and the combined task before its set is reclaimed (asynq: 2 min).
@@ -88,30 +88,9 @@ class Aggregator:
         return result
 
 
-class AggregatorRegistry:
+class AggregatorRegistry(TypeRoutes[Aggregator]):
     """Aggregation functions by task type; a group goes to the function registered for the longest prefix of the
     type of its oldest task (as handlers route)."""
-
-    def __init__(self) -> None:
-        self._items: dict[str, Aggregator] = {}
-        self._lock = threading.Lock()
-
-    def add(self, item: Aggregator) -> Aggregator:
-        with self._lock:
-            self._items[item.type] = item
-        return item
-
-    def route(self, task_type: str) -> Aggregator | None:
-        with self._lock:
-            matches = [a for pattern, a in self._items.items() if task_type.startswith(pattern)]
-        return max(matches, key=lambda a: len(a.type), default=None)
-
-    def types(self) -> list[str]:
-        return sorted(self._items)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
 
 
 #: The registry ``@aggregator`` adds to by default; workers serve it.
@@ -191,12 +170,12 @@ def aggregation_done(
 ) -> Call:
     """Enqueue the combined task and delete the set and its tasks (lua/aggregation_done.lua)."""
     q = t.queue(queue)
-    keys, args = t.script_context(q, actor)
-    return Call(
+    return t.transition(
         "aggregation_done",
-        script("aggregation_done"),
-        keys + [q.pending, q.aggregation_sets, q.aggregation_set(set_id)],
-        args + [set_member(set_id, group), combined.id, combined.type, combined.encode_options(), combined.payload],
+        q,
+        actor,
+        [q.pending, q.aggregation_sets, q.aggregation_set(set_id)],
+        [set_member(set_id, group), combined.id, combined.type, combined.encode_options(), combined.payload],
     )
 
 

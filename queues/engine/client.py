@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any, Unpack, cast
 
 from . import composite_enqueue, handlers, producer, workflows
-from .broker import Broker, BrokerOptions
+from .broker import Broker, BrokerOptions, BrokerOwner
 from .clock import Clock, to_ms
 from .composite_enqueue import SubmitOptions
 from .connection import DEFAULT_REDIS_URL
@@ -22,7 +22,7 @@ from .transitions import Call
 from .validation import MAX_PAYLOAD_BYTES
 
 
-class Client:
+class Client(BrokerOwner):
     """Enqueues tasks. Thread-safe: redis-py's connection pool serves concurrent callers.
 
     >>> client = Client("redis://127.0.0.1:6379/0")
@@ -152,15 +152,6 @@ class Client:
         return self.broker.command(
             f"client.{getattr(request, 'name', 'batch')}", run_command, self.broker.conn, request
         )
-
-    def close(self) -> None:
-        self.broker.close()
-
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 _default: Client | None = None

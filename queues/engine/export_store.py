@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .broker import Broker
+from .broker import BrokerStore
 from .clock import to_ms
 from .scripts import script
 from .transitions import Call
@@ -71,13 +71,8 @@ class ExportStatus:
     queues: list[QueueExportStatus] = field(default_factory=list)
 
 
-class ExportStore:
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
-        self.keys = broker.keys
-
-    def _call(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        return self.broker.command(f"export.{op}", fn, *args, **kwargs)
+class ExportStore(BrokerStore):
+    area = "export"
 
     def _run(self, op: str, name: str, keys: list[str], args: list[Any]) -> Any:
         return self.broker.run(Call(f"export.{op}", script(name), keys, args))

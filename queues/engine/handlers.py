@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .clock import from_ms
 from .errors import ValidationError
 from .message import TaskInfo, TaskMessage
+from .type_routes import TypeRoutes
 from .validation import task_type as check_type
 
 if TYPE_CHECKING:
@@ -157,26 +158,12 @@ class Handler:
         return client.enqueue(self.type, payload, **{**self.defaults, **overrides})
 
 
-class Registry:
+class Registry(TypeRoutes[Handler]):
     """Handlers by type, and the middleware wrapped around every run."""
 
     def __init__(self) -> None:
-        self._handlers: dict[str, Handler] = {}
+        super().__init__()
         self.middleware: list[Middleware] = []
-        self._lock = threading.Lock()
-
-    def add(self, handler: Handler) -> Handler:
-        with self._lock:
-            self._handlers[handler.type] = handler
-        return handler
-
-    def route(self, task_type: str) -> Handler | None:
-        """The handler registered for the longest prefix of ``task_type`` (an exact match being the longest)."""
-        best = None
-        for pattern, candidate in self._handlers.items():
-            if task_type.startswith(pattern) and (best is None or len(pattern) > len(best.type)):
-                best = candidate
-        return best
 
     def use(self, middleware: Callable[[Task], Iterator[None]]) -> Callable[[Task], Iterator[None]]:
         """Register a generator middleware: code before ``yield`` runs before the handler, code after it when
@@ -184,15 +171,9 @@ class Registry:
         self.middleware.append(contextmanager(middleware))
         return middleware
 
-    def types(self) -> list[str]:
-        return sorted(self._handlers)
-
-    def __contains__(self, task_type: str) -> bool:
-        return task_type in self._handlers
-
     def clear(self) -> None:
         with self._lock:
-            self._handlers.clear()
+            self._items.clear()
             self.middleware.clear()
 
 

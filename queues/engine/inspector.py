@@ -16,7 +16,7 @@ from typing import Any, Unpack
 import redis
 
 from . import validation as check
-from .broker import Broker, BrokerOptions
+from .broker import Broker, BrokerOptions, BrokerOwner
 from .clock import from_ms, to_ms, utc_day
 from .connection import DEFAULT_REDIS_URL, database_of, is_cluster
 from .errors import (
@@ -129,7 +129,7 @@ class ServerInfo:
     heartbeat_at: datetime | None = None  # when its last heartbeat was written (None from older workers)
 
 
-class Inspector:
+class Inspector(BrokerOwner):
     """``Inspector(redis_url)``; ``actor`` is recorded in the event of every action it takes. Before an action it
     checks the keyspace's key layout (again after ``layout_recheck`` seconds)."""
 

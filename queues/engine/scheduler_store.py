@@ -21,7 +21,7 @@ from typing import Any
 import redis
 
 from . import producer
-from .broker import Broker
+from .broker import Broker, BrokerStore
 from .clock import from_ms, to_ms
 from .errors import ValidationError
 from .periodic import Entry, EntryNotFoundError
@@ -82,19 +82,17 @@ def _record_json(tick_ms: int, task_id: str, now_ms: int, outcome: str) -> str:
     return json.dumps({"tick": tick_ms, "task_id": task_id, "at": now_ms, "outcome": outcome}, separators=(",", ":"))
 
 
-class SchedulerStore:
+class SchedulerStore(BrokerStore):
+    area = "scheduler"
+
     def __init__(self, broker: Broker, policies: PolicyCache | None = None, history_cap: int = HISTORY_CAP) -> None:
-        self.broker = broker
-        self.keys = broker.keys
+        super().__init__(broker)
         self.policies = policies
         self.history_cap = history_cap
 
     @property
     def conn(self) -> redis.Redis:
         return self.broker.conn
-
-    def _call(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        return self.broker.command(f"scheduler.{op}", fn, *args, **kwargs)
 
     # -- firing ticks -----------------------------------------------------------------------------------------
 

@@ -154,6 +154,20 @@ class Transitions:
         args = [q.task_prefix, to_ms(self.clock.now()), self.limits.event_maxlen, actor]
         return keys, args
 
+    def transition(
+        self,
+        name: str,
+        q: QueueKeys,
+        actor: str,
+        keys: list[str],
+        args: list[Any],
+        parse: Callable[[Any], Any] = _identity,
+    ) -> Call:
+        """The call of transition script ``name``: the context every script starts with (see ``script_context``),
+        then the script's own keys and arguments."""
+        context_keys, context_args = self.script_context(q, actor)
+        return Call(name, script(name), context_keys + keys, context_args + args, parse)
+
     def _archive_limits(self, own: ArchiveLimits | None = None) -> list[Any]:
         """The archive limits of a queue's policy where it sets them, the engine-wide ones otherwise."""
         size = own.max_size if own is not None and own.max_size is not None else self.limits.archive_max_size
@@ -171,7 +185,6 @@ class Transitions:
 
     def enqueue(self, queue: str, items: Sequence[Placement], actor: str = "") -> Call:
         q = self.queue(queue)
-        keys, args = self.script_context(q, actor)
         rows = [
             (
                 p.message.id,
@@ -184,12 +197,8 @@ class Transitions:
             )
             for p in items
         ]
-        return Call(
-            "enqueue",
-            script("enqueue"),
-            keys + [q.pending, q.scheduled],
-            args + _flatten(rows),
-            lambda reply: reply == b"NEW",
+        return self.transition(
+            "enqueue", q, actor, [q.pending, q.scheduled], _flatten(rows), lambda reply: reply == b"NEW"
         )
 
     # -- workers -----------------------------------------------------------------------------------------------
@@ -208,14 +217,14 @@ class Transitions:
         queue at once; with a ``rate`` limit, never more than its limit started in any period. Both are counted
         over every worker and consumer of the queue."""
         q = self.queue(queue)
-        keys, args = self.script_context(q, worker)
         expiry = to_ms(self.clock.now() + lease_seconds)
         rate = rate or RateLimit()
-        return Call(
+        return self.transition(
             "dequeue",
-            script("dequeue"),
-            keys + [q.pending, q.lease, q.paused, q.starts],
-            args + [expiry, token_prefix, k, cap, rate.limit, to_ms(rate.period)],
+            q,
+            worker,
+            [q.pending, q.lease, q.paused, q.starts],
+            [expiry, token_prefix, k, cap, rate.limit, to_ms(rate.period)],
             _dequeued,
         )
 
@@ -232,25 +241,25 @@ class Transitions:
 
     def done(self, queue: str, leases: Sequence[tuple[str, str]], worker: str) -> Call:
         q = self.queue(queue)
-        keys, args = self.script_context(q, worker)
-        return Call(
+        return self.transition(
             "done",
-            script("done"),
-            keys + [q.lease] + self._counters(q, "processed"),
-            args + [DAY_COUNTER_TTL] + _flatten(leases),
+            q,
+            worker,
+            [q.lease] + self._counters(q, "processed"),
+            [DAY_COUNTER_TTL] + _flatten(leases),
             _statuses,
         )
 
     def complete(self, queue: str, leases: Sequence[tuple[str, str, float]], worker: str) -> Call:
         """``leases`` holds (id, token, retention seconds)."""
         q = self.queue(queue)
-        keys, args = self.script_context(q, worker)
         rows = [(task_id, token, to_ms(retention)) for task_id, token, retention in leases]
-        return Call(
+        return self.transition(
             "complete",
-            script("complete"),
-            keys + [q.lease, q.completed] + self._counters(q, "processed"),
-            args + [DAY_COUNTER_TTL] + _flatten(rows),
+            q,
+            worker,
+            [q.lease, q.completed] + self._counters(q, "processed"),
+            [DAY_COUNTER_TTL] + _flatten(rows),
             _statuses,
         )
 
@@ -267,13 +276,13 @@ class Transitions:
         expired_before: float | None = None,
     ) -> Call:
         q = self.queue(queue)
-        keys, args = self.script_context(q, worker)
         fence = "" if expired_before is None else to_ms(expired_before)
-        return Call(
+        return self.transition(
             "retry",
-            script("retry"),
-            keys + [q.lease, q.retry] + self._counters(q, "processed", "failed"),
-            args + [DAY_COUNTER_TTL, task_id, token, to_ms(retry_at), error, "1" if is_failure else "0", fence],
+            q,
+            worker,
+            [q.lease, q.retry] + self._counters(q, "processed", "failed"),
+            [DAY_COUNTER_TTL, task_id, token, to_ms(retry_at), error, "1" if is_failure else "0", fence],
         )
 
     def archive(
@@ -288,25 +297,23 @@ class Transitions:
         archive_limits: ArchiveLimits | None = None,
     ) -> Call:
         q = self.queue(queue)
-        keys, args = self.script_context(q, worker)
         fence = "" if expired_before is None else to_ms(expired_before)
-        return Call(
+        return self.transition(
             "archive",
-            script("archive"),
-            keys + [q.lease, q.archived] + self._counters(q, "processed", "failed"),
-            args + [DAY_COUNTER_TTL, task_id, token, error] + self._archive_limits(archive_limits) + [fence],
+            q,
+            worker,
+            [q.lease, q.archived] + self._counters(q, "processed", "failed"),
+            [DAY_COUNTER_TTL, task_id, token, error] + self._archive_limits(archive_limits) + [fence],
         )
 
     def requeue(self, queue: str, leases: Sequence[tuple[str, str]], worker: str) -> Call:
         q = self.queue(queue)
-        keys, args = self.script_context(q, worker)
-        return Call("requeue", script("requeue"), keys + [q.lease, q.pending], args + _flatten(leases), _statuses)
+        return self.transition("requeue", q, worker, [q.lease, q.pending], _flatten(leases), _statuses)
 
     def expire(self, queue: str, task_id: str, token: str, reason: str, worker: str) -> Call:
         """Drop a leased task whose deadline passed before anyone ran it (see ``lua/expire.lua``)."""
         q = self.queue(queue)
-        keys, args = self.script_context(q, worker)
-        return Call("expire", script("expire"), keys + [q.lease], args + [task_id, token, reason])
+        return self.transition("expire", q, worker, [q.lease], [task_id, token, reason])
 
     def drop_lease(self, queue: str, task_id: str) -> Call:
         q = self.queue(queue)
@@ -322,13 +329,11 @@ class Transitions:
 
     def forward(self, queue: str, state: str, actor: str = "forwarder", limit: int = PERIODIC_LIMIT) -> Call:
         q = self.queue(queue)
-        keys, args = self.script_context(q, actor)
-        return Call("forward", script("forward"), keys + [q.state_key(state), q.pending], args + [state, limit], int)
+        return self.transition("forward", q, actor, [q.state_key(state), q.pending], [state, limit], int)
 
     def delete_expired(self, queue: str, actor: str = "janitor", limit: int = PERIODIC_LIMIT) -> Call:
         q = self.queue(queue)
-        keys, args = self.script_context(q, actor)
-        return Call("delete_expired", script("delete_expired"), keys + [q.completed], args + [limit], int)
+        return self.transition("delete_expired", q, actor, [q.completed], [limit], int)
 
     # -- operators ---------------------------------------------------------------------------------------------
 
@@ -340,40 +345,31 @@ class Transitions:
 
     def delete_task(self, queue: str, task_id: str, actor: str) -> Call:
         q = self.queue(queue)
-        keys, args = self.script_context(q, actor)
-        return Call(
-            "delete_task",
-            script("delete_task"),
-            keys + [q.pending, q.scheduled, q.retry, q.archived, q.completed],
-            args + [task_id],
+        return self.transition(
+            "delete_task", q, actor, [q.pending, q.scheduled, q.retry, q.archived, q.completed], [task_id]
         )
 
     def run_task(self, queue: str, task_id: str, actor: str) -> Call:
         q = self.queue(queue)
-        keys, args = self.script_context(q, actor)
-        return Call(
-            "run_task", script("run_task"), keys + [q.pending, q.scheduled, q.retry, q.archived], args + [task_id]
-        )
+        return self.transition("run_task", q, actor, [q.pending, q.scheduled, q.retry, q.archived], [task_id])
 
     def archive_task(self, queue: str, task_id: str, actor: str, archive_limits: ArchiveLimits | None = None) -> Call:
         q = self.queue(queue)
-        keys, args = self.script_context(q, actor)
-        return Call(
+        return self.transition(
             "archive_task",
-            script("archive_task"),
-            keys + [q.pending, q.scheduled, q.retry, q.archived],
-            args + [task_id] + self._archive_limits(archive_limits),
+            q,
+            actor,
+            [q.pending, q.scheduled, q.retry, q.archived],
+            [task_id] + self._archive_limits(archive_limits),
         )
 
     def delete_all(self, queue: str, state: str, actor: str, chunk: int = BULK_CHUNK) -> Call:
         q = self.queue(queue)
-        keys, args = self.script_context(q, actor)
-        return Call("delete_all", script("delete_all"), keys + [q.state_key(state)], args + [state, chunk], int)
+        return self.transition("delete_all", q, actor, [q.state_key(state)], [state, chunk], int)
 
     def run_all(self, queue: str, state: str, actor: str, chunk: int = BULK_CHUNK) -> Call:
         q = self.queue(queue)
-        keys, args = self.script_context(q, actor)
-        return Call("run_all", script("run_all"), keys + [q.state_key(state), q.pending], args + [state, chunk], int)
+        return self.transition("run_all", q, actor, [q.state_key(state), q.pending], [state, chunk], int)
 
     def archive_all(
         self,
@@ -385,12 +381,12 @@ class Transitions:
         archive_limits: ArchiveLimits | None = None,
     ) -> Call:
         q = self.queue(queue)
-        keys, args = self.script_context(q, actor)
-        return Call(
+        return self.transition(
             "archive_all",
-            script("archive_all"),
-            keys + [q.state_key(state), q.archived],
-            args + [state, chunk] + self._archive_limits(archive_limits),
+            q,
+            actor,
+            [q.state_key(state), q.archived],
+            [state, chunk] + self._archive_limits(archive_limits),
             int,
         )
 

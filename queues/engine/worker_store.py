@@ -11,19 +11,14 @@ from typing import Any
 
 import redis
 
-from .broker import Broker
+from .broker import BrokerStore
 from .clock import to_ms
 from .connection import database_of
 from .transitions import Leased
 
 
-class WorkerStore:
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
-        self.keys = broker.keys
-
-    def _call(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        return self.broker.command(f"worker.{op}", fn, *args, **kwargs)
+class WorkerStore(BrokerStore):
+    area = "worker"
 
     def known_queues(self) -> set[str]:
         """Every queue name Redis knows (producers add a queue with its first task, workers the queues they serve)."""

@@ -36,7 +36,6 @@ from .errors import EngineError, FailedPreconditionError, TaskIdConflictError, V
 from .keys import Keys
 from .message import TaskInfo
 from .sans_io import Batch, Command, Flow
-from .scripts import script
 from .transitions import Call, Placement, Transitions
 
 #: How long a finished workflow's record is kept (seconds) unless the submit says otherwise.
@@ -215,7 +214,6 @@ class Submission:
 def submit_call(t: Transitions, s: Submission, actor: str = "") -> Call:
     """lua/submit.lua. The reply says whether the queue is new."""
     q = t.queue(s.queue)
-    keys, args = t.script_context(q, actor)
     members = [[p.message.id, p.message.type, role, after] for p, after, role, _ in s.tasks]
     left = sum(1 for _, _, role, _ in s.tasks if role == "member")
     rows: list[Any] = []
@@ -229,11 +227,12 @@ def submit_call(t: Transitions, s: Submission, actor: str = "") -> Call:
             role + ("+p" if pass_results else ""),
         ]
     wf_key = q.workflow(s.workflow_id or "-")
-    return Call(
+    return t.transition(
         "submit",
-        script("submit"),
-        keys + [q.pending, q.waiting, wf_key, q.workflows],
-        args + [s.workflow_id, json.dumps(members) if s.workflow_id else "", to_ms(s.keep), left] + rows,
+        q,
+        actor,
+        [q.pending, q.waiting, wf_key, q.workflows],
+        [s.workflow_id, json.dumps(members) if s.workflow_id else "", to_ms(s.keep), left] + rows,
         lambda reply: reply == b"NEW",
     )
 

@@ -87,9 +87,8 @@ def taskq_inspector(taskq_redis: redis.Redis, taskq_redis_url: str, taskq_clock:
     """An Inspector on the test database (``get_task``, ``queue_info``, ``list_tasks``...), on ``taskq_clock``."""
     from queues.engine import Inspector
 
-    inspector = Inspector(taskq_redis_url, clock=taskq_clock, actor="taskq.testing")
-    yield inspector
-    inspector.broker.close()
+    with Inspector(taskq_redis_url, clock=taskq_clock, actor="taskq.testing") as inspector:
+        yield inspector
 
 
 @pytest.fixture
