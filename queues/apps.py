@@ -42,12 +42,9 @@ def configure_default_client() -> None:
     from . import conf
     from .engine import configure
 
+    eager, propagates = conf.eager_mode()
     configure(
-        conf.redis_url(),
-        prefix=conf.key_prefix(),
-        limits=conf.limits(),
-        eager=conf.eager(),
-        eager_propagates=conf.eager_propagates(),
+        conf.redis_url(), prefix=conf.key_prefix(), limits=conf.limits(), eager=eager, eager_propagates=propagates
     )
 
 

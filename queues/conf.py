@@ -37,14 +37,10 @@ def key_prefix() -> str:
     return str(setting("TASKS_KEY_PREFIX"))
 
 
-def eager() -> bool:
-    """``TASKS_EAGER``: enqueueing runs the handler inline instead of writing to Redis (tests; see engine.eager)."""
-    return bool(setting("TASKS_EAGER"))
-
-
-def eager_propagates() -> bool:
-    """``TASKS_EAGER_PROPAGATES``: in eager mode, the handler's exception is raised to whoever enqueued."""
-    return bool(setting("TASKS_EAGER_PROPAGATES"))
+def eager_mode() -> tuple[bool, bool]:
+    """``(TASKS_EAGER, TASKS_EAGER_PROPAGATES)``: whether enqueueing runs the handler inline instead of writing to
+    Redis (tests; see engine.eager), and whether the handler's exception is then raised to whoever enqueued."""
+    return bool(setting("TASKS_EAGER")), bool(setting("TASKS_EAGER_PROPAGATES"))
 
 
 def export_dir() -> str:
@@ -67,7 +63,8 @@ def limits() -> Limits:
 
 def get_client() -> Client:
     """A shared client for the configured Redis (one connection pool per URL and prefix; see ``handles``)."""
-    url, prefix, is_eager, propagates = redis_url(), key_prefix(), eager(), eager_propagates()
+    url, prefix = redis_url(), key_prefix()
+    is_eager, propagates = eager_mode()
     return handles.shared(
         ("client", url, prefix, is_eager, propagates),
         lambda: Client(url, prefix=prefix, eager=is_eager, eager_propagates=propagates),

@@ -39,6 +39,17 @@ def seconds_field(verbose_name: str, help_text: str, **options: Any) -> models.P
     return models.PositiveIntegerField(verbose_name, help_text=help_text, validators=validators, **options)
 
 
+def type_pattern_field(help_text: str, **options: Any) -> models.CharField:
+    return models.CharField(
+        max_length=check.MAX_TYPE_NAME, validators=[validate_type_pattern], help_text=help_text, **options
+    )
+
+
+def optional_count_field(most: int, help_text: str) -> models.PositiveIntegerField:
+    """A count from 0 to ``most`` that may be left blank (blank: the default applies)."""
+    return models.PositiveIntegerField(null=True, blank=True, validators=[MaxValueValidator(most)], help_text=help_text)
+
+
 class QueueDefinition(models.Model):
     """A queue that workers started without ``--queues`` serve, with its weight and priority."""
 
@@ -86,12 +97,10 @@ class QueueDefinition(models.Model):
         null=True,
         blank=True,
     )
-    group_max_size = models.PositiveIntegerField(
-        null=True,
-        blank=True,
-        validators=[MaxValueValidator(1_000_000)],
-        help_text="A group is combined once it holds this many tasks (and one combined task takes at most this "
-        "many); 0: no limit. Blank: the TASKS_GROUP_MAX_SIZE default.",
+    group_max_size = optional_count_field(
+        1_000_000,
+        "A group is combined once it holds this many tasks (and one combined task takes at most this many); "
+        "0: no limit. Blank: the TASKS_GROUP_MAX_SIZE default.",
     )
 
     class Meta:
@@ -105,12 +114,7 @@ class UniquePolicy(models.Model):
     """Tasks whose type starts with ``type_pattern`` are unique for ``ttl`` seconds unless the producer says
     otherwise. The longest matching pattern wins, as in handler routing."""
 
-    type_pattern = models.CharField(
-        max_length=check.MAX_TYPE_NAME,
-        unique=True,
-        validators=[validate_type_pattern],
-        help_text="A task-type prefix, e.g. 'email:' or 'invoice:send'.",
-    )
+    type_pattern = type_pattern_field("A task-type prefix, e.g. 'email:' or 'invoice:send'.", unique=True)
     ttl = seconds_field(
         "unique TTL (seconds)", "How long a twin (same type and payload) is refused.", validators=[MinValueValidator(1)]
     )
@@ -130,23 +134,15 @@ class RetentionPolicy(models.Model):
     queue = models.CharField(
         max_length=check.MAX_QUEUE_NAME, blank=True, validators=[validate_queue_name], help_text="Blank: any queue."
     )
-    type_pattern = models.CharField(
-        max_length=check.MAX_TYPE_NAME,
-        blank=True,
-        validators=[validate_type_pattern],
-        help_text="A task-type prefix; blank: any type.",
-    )
+    type_pattern = type_pattern_field("A task-type prefix; blank: any type.", blank=True)
     completed_retention = seconds_field(
         "completed retention (seconds)",
         "How long a succeeded task is kept, with its result. Blank: inherit.",
         null=True,
         blank=True,
     )
-    archive_max_size = models.PositiveIntegerField(
-        null=True,
-        blank=True,
-        validators=[MaxValueValidator(100_000_000)],
-        help_text="Most archived tasks kept in the queue. Blank: inherit. Queue and default rules only.",
+    archive_max_size = optional_count_field(
+        100_000_000, "Most archived tasks kept in the queue. Blank: inherit. Queue and default rules only."
     )
     archive_max_age = seconds_field(
         "archive max age (seconds)",

@@ -45,25 +45,21 @@ class WorkerMetrics:
         )
         # Each of these means an attempt lost its lease while it ran, so its task may run (or have run) twice: a
         # worker paused or cut off from Redis for longer than the lease. Exported with a _total suffix.
-        self.acks_refused = Counter(
+        self.acks_refused = self._per_queue_counter(
             "taskq_worker_acks_refused",
             "Acknowledgements the lease fence refused: stale, another attempt owned the task by then.",
-            ["queue"],
-            registry=self.registry,
         )
-        self.outcomes_abandoned = Counter(
+        self.outcomes_abandoned = self._per_queue_counter(
             "taskq_worker_outcomes_abandoned",
             "Outcomes given up unwritten: Redis stayed unreachable until their lease ran out.",
-            ["queue"],
-            registry=self.registry,
         )
-        self.leases_expired = Counter(
-            "taskq_worker_leases_expired",
-            "Attempts stopped because their lease ran out without being extended.",
-            ["queue"],
-            registry=self.registry,
+        self.leases_expired = self._per_queue_counter(
+            "taskq_worker_leases_expired", "Attempts stopped because their lease ran out without being extended."
         )
         self._counting: set[str] = set()
+
+    def _per_queue_counter(self, name: str, documentation: str) -> Counter:
+        return Counter(name, documentation, ["queue"], registry=self.registry)
 
     def started(self, queue: str, count: int) -> None:
         if queue not in self._counting:
