@@ -1,13 +1,16 @@
 """Loads the Lua transition scripts and runs them by SHA.
 
-Each ``lua/<name>.lua`` is one transition; ``lua/_lib.lua`` (shared helpers) is put in front of each. A script
-is run with EVALSHA; after a NOSCRIPT reply (Redis restarted or its script cache was flushed) it is sent
-once in full with EVAL, which also caches it again, so callers never see the difference.
+Each ``lua/<name>.lua`` is one transition. ``lua/_lib.lua`` holds the shared helpers; each script is built with
+only the helpers it calls (and those they call) in front of it: every ``local function`` defined runs on every
+call, so carrying all of them cost each call Redis time for nothing. A script is run with EVALSHA; after a
+NOSCRIPT reply (Redis restarted or its script cache was flushed) it is sent once in full with EVAL, which also
+caches it again, so callers never see the difference.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -64,11 +67,58 @@ def _checked(reply: Any) -> Any:
     return reply
 
 
+# A top-level definition in _lib.lua: ``local function f(``, ``local NAME = ...`` or a forward declaration
+# ``local f``, or the assignment ``f = function(`` that completes one.
+_DEFINITION = re.compile(r"^(?:local function (\w+)|local (\w+)\b|(\w+) = function\b)")
+_COMMENT = re.compile(r"--[^\n]*")
+# A name a chunk of Lua refers to: not a field (``ctx.tally``, ``a:b``), not a key of a table constructor or an
+# assignment's target (``tally = {}``).
+_WORD = re.compile(r"(?<![.:\w])[A-Za-z_]\w*(?!\s*=[^=])")
+
+
+def _words(lua: str) -> set[str]:
+    return set(_WORD.findall(_COMMENT.sub("", lua)))
+
+
+@cache
+def helpers() -> list[tuple[str, str]]:
+    """``lua/_lib.lua`` cut into its top-level definitions, in file order: (name, text with the comment above it).
+    Lines at column 0 that start a definition open a new one; comments and blank lines at column 0 go with the
+    definition below them; every other line (indented, or a closing ``end``) belongs to the one above."""
+    parts: list[list[str]] = []
+    above: list[str] = []
+    for line in (LUA_DIR / "_lib.lua").read_text().splitlines(keepends=True):
+        found = _DEFINITION.match(line)
+        if found:
+            parts.append([next(g for g in found.groups() if g), "".join(above) + line])
+            above = []
+        elif line.startswith("--") or not line.strip() or not parts:
+            above.append(line)
+        else:
+            parts[-1][1] += line
+    return [(name, text) for name, text in parts]
+
+
+def needed_helpers(body: str) -> set[str]:
+    """The names of the helpers ``body`` calls, directly or through other helpers."""
+    texts: dict[str, str] = {}
+    for name, text in helpers():
+        texts[name] = texts.get(name, "") + text
+    needed: set[str] = set()
+    todo = _words(body) & texts.keys()
+    while todo:
+        name = todo.pop()
+        needed.add(name)
+        todo |= (_words(texts[name]) & texts.keys()) - needed
+    return needed
+
+
 @cache
 def script(name: str) -> Script:
-    """The transition script ``name`` with the shared helpers in front of it."""
-    lib = (LUA_DIR / "_lib.lua").read_text()
+    """The transition script ``name`` with the helpers it needs in front of it."""
     body = (LUA_DIR / f"{name}.lua").read_text()
+    needed = needed_helpers(body)
+    lib = "".join(text for helper, text in helpers() if helper in needed)
     return Script(name, lib + "\n" + body)
 
 
