@@ -1,0 +1,166 @@
+"""Redis CPU per task over its whole life, read from INFO commandstats: what one Redis core (and so one queue, a
+Cluster slot) can carry. Run from the repository root with the project's venv:
+
+    .venv/bin/python -m bench.redis_cost live -n 5000     # enqueued one by one into a running, idle worker
+    .venv/bin/python -m bench.redis_cost bulk -n 50000    # enqueue_many (lists of 1,000) into a running worker
+
+A worker (concurrency 10, no-op handlers) is started and warmed up first; the counters are read before the first
+task is enqueued and after the last one is processed, so the figures cover enqueue, fetch, acknowledgement and
+whatever the worker does meanwhile (heartbeats, lease extension, maintenance). Two figures per task:
+
+- ``redis_cpu_usec_per_task``: CPU of Redis's main thread (INFO cpu), everything included: parsing, network I/O,
+  scripts, commands. This is what fills one core.
+- ``command_usec_per_task``: commandstats, top-level only: EVALSHA/EVAL (which include the commands their
+  scripts call) plus the commands clients send directly. ``by_command`` lists every command; the ones a script
+  calls are counted there too, inside their script's time, so that table does not add up to the total.
+
+The bench's own polling (GET, INFO) is left out. Both count the whole server: run it on a Redis nothing else
+uses (e.g. ``redis-server --port 6399 --save ''`` and ``BENCH_REDIS_URL=redis://127.0.0.1:6399/4``).
+
+To compare two trees, run this file from each (``cd other-tree && python -m bench.redis_cost ...``): the worker
+and the Client come from the tree it runs in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+import redis
+
+from queues.engine import Client, Keys
+
+from .common import bench_url, connect, emit, flush
+from .measure import stop
+from .taskq_bench import QUEUE, start_worker
+
+#: Commands the bench sends itself to watch the run; not the engine's cost.
+OWN_COMMANDS = frozenset({"get", "info", "flushdb", "config|resetstat", "ping"})
+
+
+def commandstats(conn: redis.Redis) -> dict[str, tuple[int, int]]:
+    """``{command: (calls, usec)}`` since the server started."""
+    stats = conn.info("commandstats")
+    return {name.removeprefix("cmdstat_"): (int(s["calls"]), int(s["usec"])) for name, s in stats.items()}
+
+
+#: Commands that only the engine's scripts call in these workloads: their time is inside EVALSHA's.
+SCRIPT_ONLY = frozenset(
+    {
+        "xadd",
+        "hset",
+        "hmget",
+        "hget",
+        "zadd",
+        "hincrby",
+        "zscore",
+        "lpush",
+        "rpop",
+        "exists",
+        "zrem",
+        "del",
+        "incrby",
+        "publish",
+        "expire",
+        "hdel",
+        "zrangebyscore",
+        "zcard",
+        "llen",
+        "lrem",
+        "xtrim",
+        "sadd",
+        "srem",
+        "zremrangebyrank",
+        "zrange",
+        "lrange",
+        "hincrbyfloat",
+        "incr",
+        "set",
+        "unlink",
+        "pexpire",
+        "hgetall",
+        "zrangestore",
+        "lmove",
+    }
+)
+
+
+def main_thread_cpu(conn: redis.Redis) -> float:
+    cpu = conn.info("cpu")
+    return float(cpu["used_cpu_user_main_thread"]) + float(cpu["used_cpu_sys_main_thread"])
+
+
+def difference(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    out = {}
+    for name, (calls, usec) in after.items():
+        calls0, usec0 = before.get(name, (0, 0))
+        if calls > calls0 and name not in OWN_COMMANDS:
+            out[name] = (calls - calls0, usec - usec0)
+    return out
+
+
+def wait_processed(conn: redis.Redis, key: str, target: int, timeout: float, worker: Any) -> None:
+    deadline = time.monotonic() + timeout
+    while int(conn.get(key) or 0) < target:
+        if worker.poll() is not None:
+            raise RuntimeError(f"the worker exited with code {worker.returncode} (see its log)")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{target - int(conn.get(key) or 0)} tasks not processed after {timeout:.0f} s")
+        time.sleep(0.005)
+
+
+def task_life(mode: str, n: int, concurrency: int) -> dict[str, Any]:
+    conn = connect()
+    flush(conn)
+    client = Client(bench_url())
+    processed = Keys().queue(QUEUE).processed
+    worker = start_worker(concurrency, [])
+    try:
+        client.enqueue("bench:noop", b"", queue=QUEUE)  # warm-up: scripts loaded, queue known, worker fetching
+        wait_processed(conn, processed, 1, 60, worker)
+        time.sleep(0.5)
+        before, cpu0, started = commandstats(conn), main_thread_cpu(conn), time.perf_counter()
+        if mode == "live":
+            for _ in range(n):
+                client.enqueue("bench:noop", b"", queue=QUEUE)
+        else:
+            items = [("bench:noop", b"")] * 1000
+            for _ in range(n // 1000):
+                client.enqueue_many(items, queue=QUEUE)
+            n = n // 1000 * 1000
+        wait_processed(conn, processed, n + 1, 600, worker)
+        elapsed = time.perf_counter() - started
+        cpu = main_thread_cpu(conn) - cpu0
+        spent = difference(before, commandstats(conn))
+    finally:
+        stop(worker)
+        client.close()
+    flush(conn)
+    top_level = sum(usec for name, (_, usec) in spent.items() if name not in SCRIPT_ONLY)
+    return {
+        "lib": "taskq",
+        "workload": f"redis_cost_{mode}",
+        "tasks": n,
+        "seconds": round(elapsed, 2),
+        "redis_cpu_usec_per_task": round(cpu * 1e6 / n, 1),
+        "command_usec_per_task": round(top_level / n, 1),
+        "script_calls_per_task": round(sum(spent.get(name, (0, 0))[0] for name in ("evalsha", "eval")) / n, 2),
+        "by_command": {
+            name: {"calls_per_task": round(calls / n, 3), "usec_per_call": round(usec / calls, 2)}
+            for name, (calls, usec) in sorted(spent.items(), key=lambda kv: -kv[1][1])
+        },
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", choices=["live", "bulk"])
+    parser.add_argument("-n", type=int, default=None, help="tasks (default: 5,000 live, 50,000 bulk)")
+    parser.add_argument("--concurrency", type=int, default=10)
+    args = parser.parse_args()
+    emit(task_life(args.mode, args.n or (5000 if args.mode == "live" else 50_000), args.concurrency))
+
+
+if __name__ == "__main__":
+    main()
