@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from django.apps import apps
@@ -13,6 +14,7 @@ from queues.sparkconf import SparkSettings
 from worker.config import WorkerConfig, parse_queues, split_patterns
 from worker.discovery import add_import_option, import_app_tasks, import_modules, log_to_stderr
 from worker.server import Server
+from worker.supervisor import Supervisor, child_arguments, process_count, process_index
 
 
 class Command(BaseCommand):
@@ -33,6 +35,12 @@ class Command(BaseCommand):
             help="strict priority: queues in order of their rank (definitions), then weight",
         )
         parser.add_argument("--concurrency", type=int, default=10, help="handlers running at once (default 10)")
+        parser.add_argument(
+            "--processes",
+            default="1",
+            help="worker processes under one supervisor, each with every other option (its own concurrency, "
+            "pool and fetch loop; metrics and health ports offset by its index); 'auto': one per CPU (default 1)",
+        )
         parser.add_argument(
             "--pool",
             default="thread",
@@ -78,14 +86,21 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         log_to_stderr()
         try:
+            processes = process_count(options["processes"])
             config = self.config(options)
-        except ValidationError as exc:
+        except (ValidationError, ValueError) as exc:
             raise CommandError(str(exc)) from None
         try:
             import_app_tasks([app.name for app in apps.get_app_configs()])
             import_modules(options["imports"])
         except ImportError as exc:
             raise CommandError(f"cannot import handlers: {exc}") from None
+        if processes > 1:
+            # The children run this same command line; call_command has none to give them.
+            if "taskworker" not in sys.argv:
+                raise CommandError("--processes above 1 needs a command line: run manage.py taskworker")
+            Supervisor([sys.executable, *child_arguments(sys.argv)], processes, config.shutdown_timeout).run()
+            return
         try:
             Server(config).run()
         except LayoutVersionError as exc:  # exit non-zero, naming both layouts, instead of corrupting the keyspace
@@ -119,11 +134,16 @@ class Command(BaseCommand):
             ),
             aggregator_interval=float(taskq.aggregator_seconds),
             limits=conf.limits(),
-            metrics_port=options["metrics_port"],
+            metrics_port=offset(options["metrics_port"]),
             metrics_host=options["metrics_host"],
-            health_port=options["health_port"],
+            health_port=offset(options["health_port"]),
             health_host=options["health_host"],
             spark=SparkSettings.from_django(),
             export_dir=taskq.event_export_dir if taskq.event_export else None,
             export_event_cap=int(taskq.event_export_cap),
         )
+
+
+def offset(port: int | None) -> int | None:
+    """A port as this process serves it: the given one, plus the process's index under ``--processes``."""
+    return None if port is None else port + process_index()
