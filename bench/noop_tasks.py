@@ -3,6 +3,8 @@
 ``bench:noop`` / ``bench:anoop`` do nothing (sync and async). ``bench:stamp`` / ``bench:astamp`` note when they
 started: they RPUSH ``"<payload> <time.time()>"`` to ``bench:latency`` in the worker's Redis database (the
 payload is the sample's sequence number), which the latency benchmark compares with the enqueue time.
+``bench:work`` / ``bench:awork`` run the workload named by their payload (``bench/work.py``: noop, incr, sleep,
+cpu), as the peers' work tasks do.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import redis.asyncio
 
 from queues.engine import handler
 
+from . import work
 from .common import LATENCY_LIST
 
 _local = threading.local()
@@ -54,3 +57,13 @@ async def astamp(task) -> None:
     if conn is None:
         conn = _aconns[loop] = redis.asyncio.Redis.from_url(_url())
     await conn.rpush(LATENCY_LIST, f"{task.payload.decode()} {started!r}")
+
+
+@handler("bench:work")
+def run_work(task) -> None:
+    work.run(task.payload.decode())
+
+
+@handler("bench:awork")
+async def run_awork(task) -> None:
+    await work.run_async(task.payload.decode())

@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.taskq_bench enqueue            # one by one
     .venv/bin/python -m bench.taskq_bench bulk --batch 1000  # enqueue_many
     .venv/bin/python -m bench.taskq_bench memory
-    .venv/bin/python -m bench.taskq_bench process --concurrency 10 [--async]
+    .venv/bin/python -m bench.taskq_bench process --concurrency 10 [--async] [--work noop|incr|sleep|cpu]
     .venv/bin/python -m bench.taskq_bench latency [--async]
 
 Each prints one JSON document on its last line. Everything uses BENCH_REDIS_URL (default DB 4), flushed first.
@@ -22,6 +22,7 @@ from queues.engine import Client, Keys, Limits
 
 from .common import bench_url, connect, emit, flush, keys_memory, rate, used_memory
 from .measure import drain, idle_pickup, repeated, start_logged, timed
+from .work import KINDS
 
 QUEUE = "bench"
 
@@ -129,12 +130,16 @@ def start_worker(concurrency: int, extra: list[str]) -> subprocess.Popen:
     return start_logged(cmd, "taskq-bench-worker.log", REDIS_URL=bench_url())
 
 
-def process(n: int, concurrency: int, use_async: bool, extra: list[str]) -> dict[str, Any]:
+def process(n: int, concurrency: int, use_async: bool, extra: list[str], work: str | None = None) -> dict[str, Any]:
+    """Drain ``n`` pre-filled tasks: no-op ones, or with ``work`` the workload of ``bench/work.py`` it names."""
     conn = connect()
     flush(conn)
     client = Client(bench_url())
-    task_type = "bench:anoop" if use_async else "bench:noop"
-    items = [(task_type, b"")] * 1000
+    if work is None:
+        task_type, payload = ("bench:anoop" if use_async else "bench:noop"), b""
+    else:
+        task_type, payload = ("bench:awork" if use_async else "bench:work"), work.encode()
+    items = [(task_type, payload)] * 1000
     for _ in range(n // 1000):
         client.enqueue_many(items, queue=QUEUE)
     q = Keys().queue(QUEUE)
@@ -151,8 +156,9 @@ def process(n: int, concurrency: int, use_async: bool, extra: list[str]) -> dict
     flush(conn)
     return {
         "lib": "taskq",
-        "workload": "process_async" if use_async else "process",
+        "workload": ("process_async" if use_async else "process") + (f"_{work}" if work else ""),
         "concurrency": concurrency,
+        "worker_args": extra,
         "processed_counter": processed,
         **result,
     }
@@ -188,6 +194,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=250)
     parser.add_argument("--event-maxlen", type=int, default=Limits().event_maxlen)
     parser.add_argument("--worker-arg", action="append", default=[], help="extra taskworker argument")
+    parser.add_argument("--work", choices=KINDS, default=None, help="process: the handlers' work (bench/work.py)")
     a = parser.parse_args()
     if a.workload == "enqueue":
         emit(enqueue_one_by_one(a.n or 50_000, a.threads))
@@ -196,7 +203,7 @@ def main() -> None:
     elif a.workload == "memory":
         emit(memory(a.n or 100_000, a.event_maxlen))
     elif a.workload == "process":
-        emit(process(a.n or 100_000, a.concurrency, a.use_async, a.worker_arg))
+        emit(process(a.n or 100_000, a.concurrency, a.use_async, a.worker_arg, a.work))
     else:
         emit(latency(a.samples, a.concurrency, a.use_async, a.worker_arg))
 

@@ -8,6 +8,7 @@ from importlib.metadata import version
 
 from celery import Celery
 
+from .. import work
 from ..common import bench_url
 from . import harness, stamp
 
@@ -30,6 +31,11 @@ def stamp_task(seq: int) -> None:
     stamp.record(seq)
 
 
+@app.task(name="bench.work")
+def work_task(kind: str) -> None:
+    work.run(kind)
+
+
 def remaining(conn) -> int:
     # waiting messages are in the queue's list; prefetched ones in the "unacked" hash until the pool takes them
     pipe = conn.pipeline(transaction=False)
@@ -43,6 +49,7 @@ peer = harness.Peer(
     version=version("celery"),
     enqueue_noop=noop.delay,
     enqueue_stamp=stamp_task.delay,
+    enqueue_work=work_task.delay,
     worker_cmd=harness.python_m(
         "celery -A bench.peers.celery_peer worker -P threads -c {n} -Q {queue} -l warning"
         " --without-gossip --without-mingle --without-heartbeat"

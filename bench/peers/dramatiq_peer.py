@@ -7,6 +7,7 @@ from importlib.metadata import version
 import dramatiq
 from dramatiq.brokers.redis import RedisBroker
 
+from .. import work
 from ..common import bench_url
 from . import harness, stamp
 
@@ -24,6 +25,11 @@ def stamp_task(seq: int) -> None:
     stamp.record(seq)
 
 
+@dramatiq.actor(queue_name=harness.QUEUE, max_retries=0)
+def work_task(kind: str) -> None:
+    work.run(kind)
+
+
 def remaining(conn) -> int:
     # message ids wait in the list; message bodies stay in the .msgs hash until acked
     return int(conn.hlen(f"dramatiq:{harness.QUEUE}.msgs"))
@@ -34,6 +40,7 @@ peer = harness.Peer(
     version=version("dramatiq"),
     enqueue_noop=noop.send,
     enqueue_stamp=stamp_task.send,
+    enqueue_work=work_task.send,
     worker_cmd=harness.python_m("dramatiq bench.peers.dramatiq_peer --processes 1 --threads {n} --queues {queue}"),
     remaining=remaining,
     concurrency_note="1 process x N threads",

@@ -20,6 +20,7 @@ import redis
 
 from ..common import REPO, bench_url, connect, emit, flush, keys_memory, rate, used_memory
 from ..measure import drain, idle_pickup, repeated, start_logged, timed
+from ..work import KINDS
 
 QUEUE = "bench"
 
@@ -32,6 +33,7 @@ class Peer:
     enqueue_stamp: Callable[[int], Any]  # the stamp task RPUSHes "<seq> <time.time()>" to LATENCY_LIST
     worker_cmd: Callable[[int], list[str]]  # concurrency -> argv of ONE worker process
     remaining: Callable[[redis.Redis], int]  # tasks not yet taken and acked/finished
+    enqueue_work: Callable[[str], Any]  # a task running bench/work.py's workload of that kind
     bulk: Callable[[int], Any] | None = None  # enqueue n no-op tasks in one call of the library's bulk API
     concurrency_note: str = ""
     fixed_concurrency: int | None = None  # a worker that runs one task at a time whatever we ask
@@ -108,16 +110,24 @@ def peer_stop_signal(peer: Peer) -> int:
     return signal.SIGINT if peer.name == "Huey" else signal.SIGTERM
 
 
-def process(peer: Peer, n: int, concurrency: int) -> dict[str, Any]:
+def process(peer: Peer, n: int, concurrency: int, work: str | None = None) -> dict[str, Any]:
+    """Drain ``n`` pre-filled no-op tasks, or with ``work`` tasks running that workload of bench/work.py."""
     conn = connect()
     flush(conn)
-    peer.prefill(n)
+    if work is None:
+        peer.prefill(n)
+    else:
+        for _ in range(n):
+            peer.enqueue_work(work)
     total = peer.remaining(conn)
     worker = start_worker(peer, concurrency)
     result = drain(conn, worker, lambda: peer.remaining(conn), total, peer_stop_signal(peer), start_timeout=120)
     flush(conn)
     return peer.row(
-        "process", concurrency=peer.fixed_concurrency or concurrency, concurrency_note=peer.concurrency_note, **result
+        "process" + (f"_{work}" if work else ""),
+        concurrency=peer.fixed_concurrency or concurrency,
+        concurrency_note=peer.concurrency_note,
+        **result,
     )
 
 
@@ -136,6 +146,7 @@ def main(peer: Peer) -> None:
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=10)
     parser.add_argument("--samples", type=int, default=250)
+    parser.add_argument("--work", choices=KINDS, default=None, help="process: the handlers' work (bench/work.py)")
     a = parser.parse_args()
     if a.workload == "enqueue":
         emit(enqueue(peer, a.n or 20_000))
@@ -144,7 +155,7 @@ def main(peer: Peer) -> None:
     elif a.workload == "memory":
         emit(memory(peer, a.n or 100_000))
     elif a.workload == "process":
-        emit(process(peer, a.n or 20_000, a.concurrency))
+        emit(process(peer, a.n or 20_000, a.concurrency, a.work))
     else:
         emit(latency(peer, a.samples, a.concurrency))
 

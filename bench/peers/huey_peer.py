@@ -9,6 +9,7 @@ from importlib.metadata import version
 
 from huey import RedisHuey
 
+from .. import work
 from ..common import bench_url
 from . import harness, stamp
 
@@ -23,6 +24,11 @@ def noop() -> None:
 @huey.task(retries=0, name="bench.stamp")
 def stamp_task(seq: int) -> None:
     stamp.record(seq)
+
+
+@huey.task(retries=0, name="bench.work")
+def work_task(kind: str) -> None:
+    work.run(kind)
 
 
 def remaining(conn) -> int:
@@ -40,6 +46,7 @@ peer = harness.Peer(
     version=version("huey"),
     enqueue_noop=noop,
     enqueue_stamp=stamp_task,
+    enqueue_work=work_task,
     worker_cmd=consumer_cmd,
     remaining=remaining,
     concurrency_note="1 process x N threads",

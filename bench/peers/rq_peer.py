@@ -11,6 +11,7 @@ import redis
 from rq import Queue
 from rq.registry import StartedJobRegistry
 
+from .. import work
 from ..common import bench_url
 from . import harness, stamp
 
@@ -25,6 +26,10 @@ def noop() -> None:
 
 def stamp_task(seq: int) -> None:
     stamp.record(seq)
+
+
+def work_task(kind: str) -> None:
+    work.run(kind)
 
 
 def enqueue_noop():
@@ -68,6 +73,7 @@ def _peer(name: str, worker_class: str | None, note: str) -> harness.Peer:
         version=version("rq"),
         enqueue_noop=enqueue_noop,
         enqueue_stamp=lambda seq: queue.enqueue(stamp_task, seq),
+        enqueue_work=lambda kind: queue.enqueue(work_task, kind),
         worker_cmd=worker_cmd(worker_class),
         remaining=remaining,
         bulk=bulk,
