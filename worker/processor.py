@@ -303,13 +303,17 @@ class Processor:
 
     def run_sync(self, attempt: Attempt) -> None:
         outcome = Outcome("success")
+        handler = attempt.handler
+        assert handler is not None
         try:
-            with ExitStack() as stack:
-                assert attempt.handler is not None
-                if attempt.handler.spark:
-                    stack.enter_context(self.spark.attach(attempt.task))
-                self._middleware(stack, attempt.task)
-                attempt.handler(attempt.task)
+            if not handler.spark and not self.registry.middleware:
+                handler(attempt.task)  # nothing to wrap it in: no ExitStack per task
+            else:
+                with ExitStack() as stack:
+                    if handler.spark:
+                        stack.enter_context(self.spark.attach(attempt.task))
+                    self._middleware(stack, attempt.task)
+                    handler(attempt.task)
         except Exception as exc:
             outcome = attempt.failure(exc, self.clock.now())
             log.info("task %s (%s) failed: %s", attempt.id, attempt.task.type, outcome.error)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Protocol
 
 
@@ -44,7 +45,13 @@ def to_ms(seconds: float) -> int:
 
 def utc_day(seconds: float) -> str:
     """The UTC date, ``YYYY-MM-DD``, that daily counters are keyed by."""
-    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%d")
+    return _utc_day_number(int(seconds // 86400))
+
+
+@lru_cache(maxsize=4)
+def _utc_day_number(day: int) -> str:
+    # Every acknowledgement names today's counter: a string made once a day, not a datetime per call.
+    return datetime.fromtimestamp(day * 86400, tz=UTC).strftime("%Y-%m-%d")
 
 
 def from_ms(ms: int | None) -> datetime | None:

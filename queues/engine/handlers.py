@@ -48,6 +48,11 @@ def default_retry_delay(retried: int, error: BaseException, task: Task) -> float
     return retried**4 + 15 + random.randrange(30) * (retried + 1)
 
 
+# One lock for every task's cancel callbacks: registering and cancelling are rare, and a lock (or an Event) of
+# each task's own cost every task an allocation on the worker's hot path.
+_CALLBACKS_LOCK = threading.Lock()
+
+
 class Task:
     """What a handler receives. ``write_result`` and ``progress`` write to the task while the attempt holds its
     lease; ``cancelled`` turns true when the task is cancelled, times out or passes its deadline (sync handlers
@@ -57,9 +62,8 @@ class Task:
         self._message = message
         self.retried = retried
         self._attempt = attempt
-        self._cancel = threading.Event()
+        self._cancelled = False
         self._on_cancel: list[Callable[[], None]] = []
-        self._callbacks_lock = threading.Lock()
         #: The worker's SparkSession, for handlers registered with ``spark=True`` (None otherwise).
         self.spark: Any = None
 
@@ -98,13 +102,13 @@ class Task:
 
     @property
     def cancelled(self) -> bool:
-        return self._cancel.is_set()
+        return self._cancelled
 
     def cancel(self) -> None:
         """Called by the worker (from another thread); handlers read ``cancelled``, and every callback given to
         ``on_cancel`` runs once, here."""
-        with self._callbacks_lock:
-            self._cancel.set()
+        with _CALLBACKS_LOCK:
+            self._cancelled = True
             callbacks, self._on_cancel = self._on_cancel, []
         for callback in callbacks:
             try:
@@ -116,15 +120,15 @@ class Task:
         """Run ``callback`` when the task is cancelled, timed out or past its deadline, from the thread that ends
         it: the way to stop work a flag cannot reach (a Spark job, a subprocess). Runs at once when the task is
         cancelled already. Returns a function that unregisters it."""
-        with self._callbacks_lock:
-            cancelled = self._cancel.is_set()
+        with _CALLBACKS_LOCK:
+            cancelled = self._cancelled
             if not cancelled:
                 self._on_cancel.append(callback)
         if cancelled:
             callback()
 
         def remove() -> None:
-            with self._callbacks_lock:
+            with _CALLBACKS_LOCK:
                 if callback in self._on_cancel:
                     self._on_cancel.remove(callback)
 
