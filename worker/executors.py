@@ -67,9 +67,10 @@ class LoopThread:
         if not self._started:
             self._thread.start()
             self._started = True
-        self.loop.call_soon_threadsafe(self._spawn, attempts)
+        self.loop.call_soon_threadsafe(self.spawn, attempts)
 
-    def _spawn(self, attempts: list[Attempt]) -> None:
+    def spawn(self, attempts: list[Attempt]) -> None:
+        """Start attempts as tasks of the loop; only from the loop's own thread."""
         for attempt in attempts:
             attempt.loop = self.loop
             attempt.future = self.loop.create_task(self._run(attempt))

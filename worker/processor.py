@@ -54,12 +54,21 @@ class Capacity:
     def __init__(self, size: int) -> None:
         self.size = size
         self._free = size
+        self._nudged = False
         self._cond = threading.Condition()
 
     def wait_free(self, timeout: float) -> int:
+        """Wait for a free slot, or for a nudge (then there may be none), at most ``timeout`` seconds."""
         with self._cond:
-            self._cond.wait_for(lambda: self._free > 0, timeout)
+            self._cond.wait_for(lambda: self._free > 0 or self._nudged, timeout)
+            self._nudged = False
             return self._free
+
+    def nudge(self) -> None:
+        """Wake the fetch thread although no slot is free: the prefetched attempts run low."""
+        with self._cond:
+            self._nudged = True
+            self._cond.notify_all()
 
     def take(self, n: int) -> None:
         with self._cond:
@@ -110,7 +119,8 @@ class Processor:
         self.order = QueueOrder(self.queues, config.strict)
         # Keyed by (queue, task id): ids are unique within a queue only. Holds the prefetched attempts too.
         self.inflight: dict[tuple[str, str], Attempt] = {}
-        # Prefetched attempts, leased and waiting for a free slot, oldest first (only the fetch thread touches it).
+        # Prefetched attempts, leased and waiting for a slot, oldest first. The fetch thread adds to it; the fetch
+        # thread and the threads whose handler just returned take from it (each popleft is atomic).
         self._ready: deque[Attempt] = deque()
         self._prefetch = config.prefetch or 0
         self._run_time = 0.0  # recent handler run time (seconds, moving average): prefetch only for short tasks
@@ -236,13 +246,40 @@ class Processor:
         """Start prefetched attempts in up to ``free`` slots; returns how many slots they took. One that was
         cancelled (or lost its lease) while it waited has already been ended, and is skipped."""
         batch: list[Attempt] = []
-        while self._ready and len(batch) < free:
-            attempt = self._ready.popleft()
+        while len(batch) < free and (attempt := self._pop_ready()) is not None:
             if not attempt.claimed:
                 batch.append(attempt)
         if batch:
             self._start(batch, self.clock.now())
         return len(batch)
+
+    def _pop_ready(self) -> Attempt | None:
+        try:
+            return self._ready.popleft()
+        except IndexError:
+            return None
+
+    def _continuation(self, is_async: bool) -> Attempt | None:
+        """The next prefetched attempt, for the thread (or event loop) whose handler just returned: it keeps the
+        slot and runs the attempt itself, with no hand-off to the fetch thread and back (each costs a wake-up and
+        a wait for the GIL). Only an attempt that runs the same way (sync on a thread, or async on the loop) is
+        taken; any other is left to the fetch thread, as is everything once the worker stops."""
+        if self._stop.is_set() or self.processes is not None:
+            return None
+        while (attempt := self._pop_ready()) is not None:
+            if attempt.claimed:  # cancelled, or its lease lost, while it waited: already ended
+                continue
+            handler = attempt.handler
+            if handler is None or handler.spark or handler.is_async != is_async:
+                self._ready.appendleft(attempt)
+                return None
+            if len(self._ready) <= self._prefetch // 2:
+                self.capacity.nudge()  # the fetch thread fetches ahead again
+            if self.metrics is not None:
+                self.metrics.started(attempt.queue, 1)
+            self._begin(attempt, self.clock.now())
+            return attempt
+        return None
 
     def _start(self, attempts: list[Attempt], now: float) -> None:
         if not attempts:
@@ -301,7 +338,16 @@ class Processor:
         for middleware in self.registry.middleware:
             stack.enter_context(middleware(task))
 
-    def run_sync(self, attempt: Attempt) -> None:
+    def run_sync(self, first: Attempt) -> None:
+        """Run ``first``, then the prefetched attempts this thread takes over in its slot (see _continuation)."""
+        attempt: Attempt | None = first
+        while attempt is not None:
+            outcome = self._run_sync(attempt)
+            following = self._continuation(is_async=False)
+            self._finish(attempt, outcome, keep_slot=following is not None)
+            attempt = following
+
+    def _run_sync(self, attempt: Attempt) -> Outcome:
         outcome = Outcome("success")
         handler = attempt.handler
         assert handler is not None
@@ -317,7 +363,7 @@ class Processor:
         except Exception as exc:
             outcome = attempt.failure(exc, self.clock.now())
             log.info("task %s (%s) failed: %s", attempt.id, attempt.task.type, outcome.error)
-        self._finish(attempt, outcome)
+        return outcome
 
     async def run_async(self, attempt: Attempt) -> None:
         if attempt.claimed:  # interrupted before the loop got to it: do not start it at all
@@ -334,17 +380,22 @@ class Processor:
         except Exception as exc:
             outcome = attempt.failure(exc, self.clock.now())
             log.info("task %s (%s) failed: %s", attempt.id, attempt.task.type, outcome.error)
-        self._finish(attempt, outcome)
+        following = self._continuation(is_async=True)
+        self._finish(attempt, outcome, keep_slot=following is not None)
+        if following is not None:
+            self.loop.spawn([following])  # on this loop: the task takes over the slot
 
     def write_field(self, attempt: Attempt, field: str, value: bytes) -> None:
         """A handler process's write_result or progress, written here with the attempt's lease token."""
         ResultWriter(self.broker, attempt.queue, attempt.id, attempt.token).write(field, value)
 
-    def _finish(self, attempt: Attempt, outcome: Outcome) -> None:
-        """The handler is done with its slot. Its outcome counts only if nothing else ended the attempt first."""
+    def _finish(self, attempt: Attempt, outcome: Outcome, keep_slot: bool = False) -> None:
+        """The handler is done (its slot is freed, unless another attempt takes it over: ``keep_slot``). Its
+        outcome counts only if nothing else ended the attempt first."""
         ran = time.monotonic() - attempt.began
         self._run_time += (ran - self._run_time) / 8  # a float store: no lock needed for a heuristic
-        self.capacity.release()
+        if not keep_slot:
+            self.capacity.release()
         if self.metrics is not None:
             self.metrics.finished(attempt.queue, attempt.task.type, outcome.kind, ran)
         if attempt.claim():
@@ -415,8 +466,7 @@ class Processor:
         """Give the prefetched attempts back to their queues (shutdown): they never started. Only once the fetch
         thread has stopped."""
         given = 0
-        while self._ready:
-            attempt = self._ready.popleft()
+        while (attempt := self._pop_ready()) is not None:
             if attempt.claim():
                 self.acker.submit(attempt, Outcome("requeue"))
                 given += 1

@@ -128,3 +128,58 @@ def test_a_rate_limited_queue_is_not_fetched_ahead(make_server, registry, client
     assert states(inspector) == (3, 1)  # the limit admits 100 starts, yet only the free slot was filled
     release.set()
     wait_for(lambda: len(ran) == 4, what="the rest ran")
+
+
+def test_the_thread_whose_handler_returned_runs_the_next_prefetched_task_itself(
+    make_server, registry, client, inspector
+):
+    """With one slot and tasks waiting prefetched, each next task runs on the same handler thread, in order,
+    without giving the slot back to the fetch thread in between."""
+    started, release, ran = blocker(registry)
+    threads: list[str] = []
+
+    @handler("note", registry=registry)
+    def note(task: Task) -> None:
+        ran.append(task.id)
+        threads.append(threading.current_thread().name)
+
+    first = client.enqueue("hold")
+    rest = [info.id for info in client.enqueue_many([("note", b"")] * 3)]
+    server = make_server(concurrency=1, prefetch=3)
+    assert started.wait(10)
+    wait_for(lambda: states(inspector) == (0, 4), what="three tasks prefetched behind the running one")
+    releases = []
+    original = server.processor.capacity.release
+    server.processor.capacity.release = lambda: (releases.append(1), original())[1]  # count slots given back
+    release.set()
+    wait_for(lambda: len(ran) == 4 and states(inspector) == (0, 0), what="all four ran")
+    assert ran == [first.id, *rest]
+    assert threads == ["handler-1"] * 3
+    assert len(releases) == 1  # only the last task gave its slot back
+
+
+def test_a_prefetched_task_of_the_other_kind_is_left_to_the_fetch_thread(make_server, registry, client, inspector):
+    """A sync handler's thread does not take over an async task (nor the loop a sync one): the fetch thread
+    starts it when the slot frees, and every task runs once."""
+    started, release, ran = blocker(registry)
+    kinds: list[str] = []
+
+    @handler("async-note", registry=registry)
+    async def async_note(task: Task) -> None:
+        ran.append(task.id)
+        kinds.append("async")
+
+    @handler("sync-note", registry=registry)
+    def sync_note(task: Task) -> None:
+        ran.append(task.id)
+        kinds.append("sync")
+
+    client.enqueue("hold")
+    client.enqueue_many([("async-note", b""), ("sync-note", b""), ("async-note", b""), ("async-note", b"")])
+    make_server(concurrency=1, prefetch=4)
+    assert started.wait(10)
+    wait_for(lambda: states(inspector) == (0, 5), what="four tasks prefetched behind the running one")
+    release.set()
+    wait_for(lambda: len(ran) == 5 and states(inspector) == (0, 0), what="all five ran")
+    assert kinds == ["async", "sync", "async", "async"]
+    assert len(set(ran)) == 5
