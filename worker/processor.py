@@ -164,8 +164,8 @@ class Processor:
     def _fetch_loop(self) -> None:
         failing = False
         while not self._stop.is_set():
-            free = self.capacity.wait_free(timeout=0.5)
-            if not free or self._stop.is_set():
+            free = self.capacity.wait_free(timeout=0.5)  # no free slot either after a nudge: fetch ahead
+            if self._stop.is_set():
                 continue
             free -= self._start_ready(free)
             ahead = max(0, self._prefetch - len(self._ready)) if self._run_time < PREFETCH_RUN_TIME else 0
