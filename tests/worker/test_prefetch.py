@@ -183,3 +183,29 @@ def test_a_prefetched_task_of_the_other_kind_is_left_to_the_fetch_thread(make_se
     wait_for(lambda: len(ran) == 5 and states(inspector) == (0, 0), what="all five ran")
     assert kinds == ["async", "sync", "async", "async"]
     assert len(set(ran)) == 5
+
+
+def test_with_every_slot_busy_the_fetch_thread_tops_the_prefetched_tasks_up(make_server, registry, client, inspector):
+    """When the handler thread has taken half of the prefetched tasks, the fetch thread leases more while the
+    only slot is still busy, so the next ones never wait for a round trip."""
+    gates = [threading.Event() for _ in range(10)]
+    ran: list[int] = []
+
+    @handler("gate", registry=registry)
+    def gate(task: Task) -> None:
+        ran.append(int(task.payload))
+        gates[int(task.payload)].wait(10)
+
+    client.enqueue_many([("gate", str(i).encode()) for i in range(10)])
+    make_server(concurrency=1, prefetch=4)
+    wait_for(lambda: ran == [0] and states(inspector) == (5, 5), what="one running, four prefetched")
+    gates[0].set()
+    # three still prefetched, more than half: nothing more is fetched
+    wait_for(lambda: ran == [0, 1] and states(inspector) == (5, 4), what="the second task running")
+    gates[1].set()
+    # the third one leaves two prefetched, half of four: two more are leased while the third still runs
+    wait_for(lambda: ran == [0, 1, 2] and states(inspector) == (3, 5), what="two more leased ahead")
+    for g in gates:
+        g.set()
+    wait_for(lambda: len(ran) == 10 and states(inspector) == (0, 0), what="all ten ran")
+    assert ran == list(range(10))
