@@ -11,6 +11,7 @@ import redis.asyncio
 from . import composite_enqueue, producer, topology, workflows
 from .broker import EngineOptions, not_replicated
 from .clock import to_ms
+from .coalescing import AsyncEnqueueCoalescer
 from .composite_enqueue import SubmitOptions
 from .connection import DEFAULT_REDIS_URL, connect_async, is_cluster
 from .keys import DEFAULT_PREFIX
@@ -19,7 +20,7 @@ from .message import TaskInfo
 from .policies import PolicyCache, PolicySet
 from .redis_errors import translated
 from .sans_io import Request, drive_async, enqueue_flow, run_command_async, wait_flow
-from .transitions import Call, Transitions
+from .transitions import Call, Placement, Transitions
 from .validation import MAX_PAYLOAD_BYTES
 
 
@@ -50,6 +51,8 @@ class AsyncClient:
         self.max_payload = max_payload
         self.policies = PolicyCache(self.keys, policy_refresh) if policies else None
         self._layout_checked = False  # before the first request, as the blocking client does
+        # Concurrent enqueue calls (tasks of the loop) share script calls, as in Client (see coalescing).
+        self._coalescer = AsyncEnqueueCoalescer(self._write_queue)
 
     async def enqueue(self, type: str, payload: Any = b"", **options: Any) -> TaskInfo:  # noqa: A002
         if "group" in options or "after" in options:
@@ -66,8 +69,7 @@ class AsyncClient:
         placement = producer.plan(
             self.keys, now, type, payload, options, "client.enqueue", self.max_payload, await self._policies()
         )
-        infos = await drive_async(enqueue_flow(self.transitions, [placement], to_ms(now)), self._execute)
-        return cast(list[TaskInfo], infos)[0]
+        return await self._coalescer.enqueue(placement)
 
     async def enqueue_many(self, items: Iterable[Any], **options: Any) -> list[TaskInfo]:
         now = self.clock.now()
@@ -94,6 +96,11 @@ class AsyncClient:
         if self.policies is None:
             return None
         return cast(PolicySet, await drive_async(self.policies.flow(), self._execute))
+
+    async def _write_queue(self, placements: list[Placement]) -> list[TaskInfo]:
+        """One queue's placements in one script call (the coalescer's writer)."""
+        flow = enqueue_flow(self.transitions, placements, to_ms(self.clock.now()))
+        return cast(list[TaskInfo], await drive_async(flow, self._execute))
 
     async def _execute(self, request: Request) -> Any:
         if isinstance(request, Call) and not self._layout_checked:  # before the first write, as in Client

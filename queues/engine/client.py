@@ -10,6 +10,7 @@ from typing import Any, Unpack, cast
 from . import composite_enqueue, handlers, producer, workflows
 from .broker import Broker, BrokerOptions, BrokerOwner
 from .clock import Clock, to_ms
+from .coalescing import EnqueueCoalescer
 from .composite_enqueue import SubmitOptions
 from .connection import DEFAULT_REDIS_URL
 from .eager import EagerRunner, unsupported
@@ -18,7 +19,7 @@ from .keys import DEFAULT_PREFIX
 from .message import TaskInfo
 from .policies import PolicyCache, PolicySet
 from .sans_io import Request, drive, enqueue_flow, run_command, wait_flow
-from .transitions import Call
+from .transitions import Call, Placement
 from .validation import MAX_PAYLOAD_BYTES
 
 
@@ -55,6 +56,8 @@ class Client(BrokerOwner):
         self.eager = EagerRunner(self.clock, registry=registry, propagate=eager_propagates) if eager else None
         # Checked before the first request, not here: a client is often built while Redis is still starting.
         self._layout_checked = False
+        # Concurrent enqueue calls from many threads share script calls (see coalescing).
+        self._coalescer = EnqueueCoalescer(self._write_queue)
 
     @property
     def clock(self) -> Clock:
@@ -90,10 +93,7 @@ class Client(BrokerOwner):
         )
         if self.eager is not None:
             return self.eager.run(placement.message, "client.enqueue")
-        infos = cast(
-            list[TaskInfo], drive(enqueue_flow(self.broker.transitions, [placement], to_ms(now)), self._execute)
-        )
-        return infos[0]
+        return self._coalescer.enqueue(placement)
 
     def enqueue_many(self, items: Iterable[Any], **options: Any) -> list[TaskInfo]:
         """Enqueue many tasks: ``items`` are (type, payload) pairs or dicts with per-task options; ``options``
@@ -140,6 +140,11 @@ class Client(BrokerOwner):
         if self.policies is None:
             return None
         return cast(PolicySet, drive(self.policies.flow(), self._execute))
+
+    def _write_queue(self, placements: list[Placement]) -> list[TaskInfo]:
+        """One queue's placements in one script call (the coalescer's writer)."""
+        flow = enqueue_flow(self.broker.transitions, placements, to_ms(self.clock.now()))
+        return cast(list[TaskInfo], drive(flow, self._execute))
 
     def _execute(self, request: Request) -> Any:
         if isinstance(request, Call) and not self._layout_checked:

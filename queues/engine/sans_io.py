@@ -9,7 +9,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from . import cluster
 from .connection import is_cluster
@@ -38,6 +38,8 @@ class Batch:
 
 Request = Call | Command | Batch
 Flow = Generator[Request, Any, Any]
+#: What a flow asks its driver for: a Request for the engine's flows (any type for a flow of another kind).
+Asked = TypeVar("Asked")
 
 
 def _atomic(conn: Any, batch: Batch) -> bool:
@@ -82,7 +84,7 @@ async def run_command_async(conn: Any, request: Command | Batch) -> Any:
     return await getattr(conn, request.name)(*request.args, **request.kwargs)
 
 
-def drive(flow: Flow, execute: Callable[[Request], Any]) -> Any:
+def drive(flow: Generator[Asked, Any, Any], execute: Callable[[Asked], Any]) -> Any:
     """Run a flow to its end with a blocking executor and return its value."""
     try:
         request = next(flow)
@@ -97,7 +99,7 @@ def drive(flow: Flow, execute: Callable[[Request], Any]) -> Any:
         return stop.value
 
 
-async def drive_async(flow: Flow, execute: Callable[[Request], Awaitable[Any]]) -> Any:
+async def drive_async(flow: Generator[Asked, Any, Any], execute: Callable[[Asked], Awaitable[Any]]) -> Any:
     try:
         request = next(flow)
         while True:
@@ -123,6 +125,8 @@ def enqueue_flow(transitions: Transitions, placements: list[Placement], now_ms: 
             except EngineError as exc:
                 error = _explain(exc, chunk)
                 error.enqueued = list(infos)  # type: ignore[attr-defined]
+                if exc.message.isdigit():  # the refused task's position in the chunk (from 0)
+                    error.position = int(exc.message) - 1  # type: ignore[attr-defined]
                 raise error from None
             if new_queue:
                 # The script saw the queue's first task: list it where the console and workers find queues.

@@ -1,0 +1,189 @@
+"""Concurrent ``enqueue`` calls on one client share script calls: threads on a ``Client``, tasks on an
+``AsyncClient``.
+
+Each call plans its task itself, then joins the client's queue of calls. When no call is being written, the caller
+writes: it takes every call waiting (at most ``BULK_CHUNK``), sends them as one enqueue script call per queue, and
+hands each waiting caller its own result. Calls that arrive meanwhile wait for the next round, which the first of
+them writes once the current round is done. A caller alone writes its own task at once, as before; many callers
+share round trips, and each waits for at most two of them.
+
+Each call still gets its own TaskInfo, or its own error, once Redis has (or refused) its task: the enqueue script
+is all-or-nothing and names the task it refused (a taken task id, a held unique lock), so that call gets the error
+and the others are sent again without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable, Generator
+
+from .errors import DuplicateTaskError, EngineError, TaskIdConflictError
+from .message import TaskInfo
+from .sans_io import drive, drive_async
+from .transitions import BULK_CHUNK, Placement
+
+#: A request of a round's flow: the placements of one queue, to write in one script call.
+GroupFlow = Generator[list[Placement], list[TaskInfo], None]
+
+
+class _Waiting:
+    """One enqueue call: its placement, then its outcome; ``finish`` wakes its caller."""
+
+    __slots__ = ("placement", "info", "error", "writes", "finish")
+
+    def __init__(self, placement: Placement, finish: Callable[[], None]) -> None:
+        self.placement = placement
+        self.info: TaskInfo | None = None
+        self.error: BaseException | None = None
+        self.writes = False  # handed the writing of the next round
+        self.finish = finish
+
+    def result(self) -> TaskInfo:
+        if self.error is not None:
+            raise self.error
+        assert self.info is not None
+        return self.info
+
+
+class _Rounds:
+    """The queue of calls and who writes the next round; the same for threads and for asyncio tasks."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: list[_Waiting] = []
+        self._writing = False
+
+    def _join(self, call: _Waiting) -> bool:
+        """Queue ``call``; True when its caller writes the round now (nobody else is writing)."""
+        with self._lock:
+            self._waiting.append(call)
+            writes = not self._writing
+            self._writing = True
+        return writes
+
+    def _take_round(self) -> list[_Waiting]:
+        with self._lock:
+            batch, self._waiting = self._waiting[:BULK_CHUNK], self._waiting[BULK_CHUNK:]
+        return batch
+
+    def _hand_over(self) -> None:
+        """The round is written: the first call that arrived meanwhile writes the next one."""
+        with self._lock:
+            following = self._waiting[0] if self._waiting else None
+            self._writing = following is not None
+        if following is not None:
+            following.writes = True
+            following.finish()
+
+
+class EnqueueCoalescer(_Rounds):
+    """For a ``Client``: ``write`` sends one queue's placements in one script call and returns their infos."""
+
+    def __init__(self, write: Callable[[list[Placement]], list[TaskInfo]]) -> None:
+        super().__init__()
+        self._write = write
+
+    def enqueue(self, placement: Placement) -> TaskInfo:
+        done = threading.Event()
+        call = _Waiting(placement, done.set)
+        if not self._join(call):
+            done.wait()
+            if not call.writes:
+                return call.result()
+        batch = self._take_round()
+        try:
+            for group in by_queue(batch):
+                drive(group_flow(group), self._write)
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit: raised here, named to the others
+            interrupted(batch, exc)
+            raise
+        finally:
+            self._hand_over()
+        return call.result()
+
+
+class AsyncEnqueueCoalescer(_Rounds):
+    """For an ``AsyncClient``, whose tasks run on one event loop."""
+
+    def __init__(self, write: Callable[[list[Placement]], Awaitable[list[TaskInfo]]]) -> None:
+        super().__init__()
+        self._write = write
+
+    async def enqueue(self, placement: Placement) -> TaskInfo:
+        woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def wake() -> None:
+            if not woken.done():
+                woken.set_result(None)
+
+        call = _Waiting(placement, wake)
+        if not self._join(call):
+            await woken
+            if not call.writes:
+                return call.result()
+        batch = self._take_round()
+        try:
+            for group in by_queue(batch):
+                await drive_async(group_flow(group), self._write)
+        except BaseException as exc:  # cancelled while writing: the others learn it, this caller sees it
+            interrupted(batch, exc)
+            raise
+        finally:
+            self._hand_over()
+        return call.result()
+
+
+def by_queue(batch: list[_Waiting]) -> list[list[_Waiting]]:
+    groups: dict[str, list[_Waiting]] = {}
+    for call in batch:
+        groups.setdefault(call.placement.message.queue, []).append(call)
+    return list(groups.values())
+
+
+def group_flow(group: list[_Waiting]) -> GroupFlow:
+    """Write one queue's calls; a call the script refuses gets its error, and the rest are sent again."""
+    while group:
+        try:
+            infos = yield [call.placement for call in group]
+        except (DuplicateTaskError, TaskIdConflictError) as exc:
+            position = getattr(exc, "position", None)
+            if position is None:
+                fail(group, exc)
+                return
+            refused = group.pop(position)
+            refused.error = exc
+            refused.finish()
+            continue  # nothing was written: send the others again
+        except Exception as exc:  # Redis away, and anything unexpected: every caller of the round sees it
+            fail(group, exc)
+            return
+        for call, info in zip(group, infos, strict=True):
+            call.info = info
+            call.finish()
+        return
+
+
+def fail(group: list[_Waiting], exc: BaseException) -> None:
+    for call in group:
+        call.error = exc if len(group) == 1 else own_copy(exc)
+        call.finish()
+
+
+def interrupted(batch: list[_Waiting], exc: BaseException) -> None:
+    """The writer was interrupted mid-round: every call still without an outcome learns that, and cannot know
+    whether its task was written."""
+    error = EngineError(
+        f"the round was interrupted ({type(exc).__name__}): the task may or may not be enqueued", op="client.enqueue"
+    )
+    fail([call for call in batch if call.info is None and call.error is None], error)
+
+
+def own_copy(exc: BaseException) -> BaseException:
+    """An exception of the caller's own: callers in other threads must not share one object (and its traceback).
+    A clone of the same class, arguments and attributes, made without calling its constructor (whose signature
+    varies)."""
+    clone = type(exc).__new__(type(exc), *exc.args)
+    clone.args = exc.args
+    clone.__dict__.update(exc.__dict__)
+    return clone
