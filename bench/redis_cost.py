@@ -3,6 +3,7 @@ Cluster slot) can carry. Run from the repository root with the project's venv:
 
     .venv/bin/python -m bench.redis_cost live -n 5000     # enqueued one by one into a running, idle worker
     .venv/bin/python -m bench.redis_cost bulk -n 50000    # enqueue_many (lists of 1,000) into a running worker
+    .venv/bin/python -m bench.redis_cost transitions      # each script alone: Redis µs per call and per task
 
 A worker (concurrency 10, no-op handlers) is started and warmed up first; the counters are read before the first
 task is enqueued and after the last one is processed, so the figures cover enqueue, fetch, acknowledgement and
@@ -153,13 +154,90 @@ def task_life(mode: str, n: int, concurrency: int) -> dict[str, Any]:
     }
 
 
+def script_usec(conn: redis.Redis, step: Any) -> tuple[int, int]:
+    """(EVALSHA calls, their µs) that ``step()`` costs, from commandstats."""
+    before = commandstats(conn).get("evalsha", (0, 0))
+    step()
+    calls, usec = commandstats(conn).get("evalsha", (0, 0))
+    return calls - before[0], usec - before[1]
+
+
+def transitions(n: int) -> dict[str, Any]:
+    """The Redis time of each transition of a task's life, alone, on a quiet queue: enqueue, dequeue and done one
+    task per call (a worker fed one task at a time), and in batches (enqueue_many of 1,000, dequeue of 50, done of
+    50). Per call and per task; and the tasks per second one Redis core could carry for that life."""
+    conn = connect()
+    flush(conn)
+    client = Client(bench_url())
+    broker, ops = client.broker, client.broker.transitions
+    client.enqueue("bench:noop", b"", queue=QUEUE)  # scripts loaded, queue known
+    broker.run(ops.done(QUEUE, [(t.id, t.token) for t in broker.run(ops.dequeue(QUEUE, 1, 30, "w", "w:0:"))], "w"))
+    rows: dict[str, dict[str, float]] = {}
+
+    def measure(name: str, per_call: int, step: Any) -> None:
+        calls, usec = script_usec(conn, step)
+        rows[name] = {
+            "calls": calls,
+            "usec_per_call": round(usec / calls, 1),
+            "usec_per_task": round(usec / (calls * per_call), 2),
+        }
+
+    measure("enqueue (1 per call)", 1, lambda: [client.enqueue("bench:noop", b"", queue=QUEUE) for _ in range(n)])
+    leased: list[Any] = []
+    measure(
+        "dequeue (1 per call)",
+        1,
+        lambda: [leased.extend(broker.run(ops.dequeue(QUEUE, 1, 30, "w", f"w:{i}:"))) for i in range(n)],
+    )
+    measure("done (1 per call)", 1, lambda: [broker.run(ops.done(QUEUE, [(t.id, t.token)], "w")) for t in leased])
+    items = [("bench:noop", b"")] * 1000
+    measure(
+        "enqueue_many (1,000 per call)",
+        1000,
+        lambda: [client.enqueue_many(items, queue=QUEUE) for _ in range(n // 1000)],
+    )
+    batches: list[list[Any]] = []
+    measure(
+        "dequeue (50 per call)",
+        50,
+        lambda: [
+            batches.append(broker.run(ops.dequeue(QUEUE, 50, 30, "w", f"w:b{i}:"))) for i in range(n // 1000 * 20)
+        ],
+    )
+    measure(
+        "done (50 per call)",
+        50,
+        lambda: [broker.run(ops.done(QUEUE, [(t.id, t.token) for t in b], "w")) for b in batches],
+    )
+    client.close()
+    flush(conn)
+    one = sum(rows[k]["usec_per_task"] for k in ("enqueue (1 per call)", "dequeue (1 per call)", "done (1 per call)"))
+    bulk = sum(
+        rows[k]["usec_per_task"]
+        for k in ("enqueue_many (1,000 per call)", "dequeue (50 per call)", "done (50 per call)")
+    )
+    return {
+        "lib": "taskq",
+        "workload": "redis_cost_transitions",
+        "tasks": n,
+        "scripts": rows,
+        "life_usec_one_by_one": round(one, 1),
+        "life_usec_batched": round(bulk, 1),
+        "ceiling_per_core_one_by_one": round(1e6 / one),
+        "ceiling_per_core_batched": round(1e6 / bulk),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["live", "bulk"])
+    parser.add_argument("mode", choices=["live", "bulk", "transitions"])
     parser.add_argument("-n", type=int, default=None, help="tasks (default: 5,000 live, 50,000 bulk)")
     parser.add_argument("--concurrency", type=int, default=10)
     args = parser.parse_args()
-    emit(task_life(args.mode, args.n or (5000 if args.mode == "live" else 50_000), args.concurrency))
+    if args.mode == "transitions":
+        emit(transitions(args.n or 5000))
+    else:
+        emit(task_life(args.mode, args.n or (5000 if args.mode == "live" else 50_000), args.concurrency))
 
 
 if __name__ == "__main__":

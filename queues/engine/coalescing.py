@@ -54,13 +54,17 @@ class _Rounds:
         self._waiting: list[_Waiting] = []
         self._writing = False
 
-    def _join(self, call: _Waiting) -> bool:
-        """Queue ``call``; True when its caller writes the round now (nobody else is writing)."""
+    def _join(self, call: _Waiting, must_wait: Callable[[], None]) -> bool:
+        """Queue ``call``; True when its caller writes the round now (nobody else is writing). Otherwise
+        ``must_wait`` is called first, under the lock, to give the call what wakes it (only waiting callers pay
+        for one)."""
         with self._lock:
             self._waiting.append(call)
-            writes = not self._writing
+            if self._writing:
+                must_wait()
+                return False
             self._writing = True
-        return writes
+            return True
 
     def _take_round(self) -> list[_Waiting]:
         with self._lock:
@@ -85,9 +89,16 @@ class EnqueueCoalescer(_Rounds):
         self._write = write
 
     def enqueue(self, placement: Placement) -> TaskInfo:
-        done = threading.Event()
-        call = _Waiting(placement, done.set)
-        if not self._join(call):
+        call = _Waiting(placement, _nothing)
+        done: threading.Event | None = None
+
+        def must_wait() -> None:
+            nonlocal done
+            done = threading.Event()
+            call.finish = done.set
+
+        if not self._join(call, must_wait):
+            assert done is not None
             done.wait()
             if not call.writes:
                 return call.result()
@@ -118,7 +129,7 @@ class AsyncEnqueueCoalescer(_Rounds):
                 woken.set_result(None)
 
         call = _Waiting(placement, wake)
-        if not self._join(call):
+        if not self._join(call, _nothing):
             await woken
             if not call.writes:
                 return call.result()
@@ -132,6 +143,10 @@ class AsyncEnqueueCoalescer(_Rounds):
         finally:
             self._hand_over()
         return call.result()
+
+
+def _nothing() -> None:
+    pass
 
 
 def by_queue(batch: list[_Waiting]) -> list[list[_Waiting]]:
