@@ -47,9 +47,7 @@ def remaining(conn) -> int:
 peer = harness.Peer(
     name="Celery",
     version=version("celery"),
-    enqueue_noop=noop.delay,
-    enqueue_stamp=stamp_task.delay,
-    enqueue_work=work_task.delay,
+    **harness.tasks(noop.delay, stamp_task.delay, work_task.delay),
     worker_cmd=harness.python_m(
         "celery -A bench.peers.celery_peer worker -P threads -c {n} -Q {queue} -l warning"
         " --without-gossip --without-mingle --without-heartbeat"

@@ -38,9 +38,7 @@ def remaining(conn) -> int:
 peer = harness.Peer(
     name="Dramatiq",
     version=version("dramatiq"),
-    enqueue_noop=noop.send,
-    enqueue_stamp=stamp_task.send,
-    enqueue_work=work_task.send,
+    **harness.tasks(noop.send, stamp_task.send, work_task.send),
     worker_cmd=harness.python_m("dramatiq bench.peers.dramatiq_peer --processes 1 --threads {n} --queues {queue}"),
     remaining=remaining,
     concurrency_note="1 process x N threads",

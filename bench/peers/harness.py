@@ -52,6 +52,12 @@ class Peer:
                 self.enqueue_noop()
 
 
+def tasks(noop: Callable[[], Any], stamp: Callable[[int], Any], work: Callable[[str], Any]) -> dict[str, Any]:
+    """A peer's three enqueue functions, as ``Peer`` fields: a no-op task, the latency stamp (takes the sample's
+    sequence number) and the work task (takes the kind of bench/work.py)."""
+    return {"enqueue_noop": noop, "enqueue_stamp": stamp, "enqueue_work": work}
+
+
 def python_m(command: str) -> Callable[[int], list[str]]:
     """A ``worker_cmd`` that runs ``python -m <command>`` under this interpreter, with ``{n}`` in the command
     standing for the concurrency and ``{queue}`` for the benchmark's queue."""

@@ -44,9 +44,7 @@ def consumer_cmd(n: int) -> list[str]:
 peer = harness.Peer(
     name="Huey",
     version=version("huey"),
-    enqueue_noop=noop,
-    enqueue_stamp=stamp_task,
-    enqueue_work=work_task,
+    **harness.tasks(noop, stamp_task, work_task),
     worker_cmd=consumer_cmd,
     remaining=remaining,
     concurrency_note="1 process x N threads",

@@ -71,9 +71,9 @@ def _peer(name: str, worker_class: str | None, note: str) -> harness.Peer:
     return harness.Peer(
         name=name,
         version=version("rq"),
-        enqueue_noop=enqueue_noop,
-        enqueue_stamp=lambda seq: queue.enqueue(stamp_task, seq),
-        enqueue_work=lambda kind: queue.enqueue(work_task, kind),
+        **harness.tasks(
+            enqueue_noop, lambda seq: queue.enqueue(stamp_task, seq), lambda kind: queue.enqueue(work_task, kind)
+        ),
         worker_cmd=worker_cmd(worker_class),
         remaining=remaining,
         bulk=bulk,
