@@ -370,11 +370,15 @@ class Processor:
             self._finish(attempt, Outcome("drop"))
             return
         outcome = Outcome("success")
+        handler = attempt.handler
+        assert handler is not None
         try:
-            with ExitStack() as stack:
-                self._middleware(stack, attempt.task)
-                assert attempt.handler is not None
-                await attempt.handler(attempt.task)
+            if not self.registry.middleware:
+                await handler(attempt.task)  # nothing to wrap it in: no ExitStack per task
+            else:
+                with ExitStack() as stack:
+                    self._middleware(stack, attempt.task)
+                    await handler(attempt.task)
         except asyncio.CancelledError:
             outcome = Outcome("drop")  # whoever cancelled it has already ended the attempt
         except Exception as exc:
