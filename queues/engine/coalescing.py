@@ -71,6 +71,15 @@ class _Rounds:
             batch, self._waiting = self._waiting[:BULK_CHUNK], self._waiting[BULK_CHUNK:]
         return batch
 
+    def _abandon(self, call: _Waiting) -> None:
+        """A waiting caller gave up (its asyncio task was cancelled): its task is not written, and when the next
+        round had been handed to it, the role passes on, so the calls behind it are not left waiting."""
+        with self._lock:
+            if call in self._waiting:
+                self._waiting.remove(call)
+        if call.writes:
+            self._hand_over()
+
     def _hand_over(self) -> None:
         """The round is written: the first call that arrived meanwhile writes the next one."""
         with self._lock:
@@ -130,7 +139,11 @@ class AsyncEnqueueCoalescer(_Rounds):
 
         call = _Waiting(placement, wake)
         if not self._join(call, _nothing):
-            await woken
+            try:
+                await woken
+            except asyncio.CancelledError:
+                self._abandon(call)
+                raise
             if not call.writes:
                 return call.result()
         batch = self._take_round()

@@ -13,6 +13,7 @@ import pytest
 import redis
 
 from queues.engine import Client, DuplicateTaskError, Keys, RedisUnavailableError, TaskIdConflictError
+from queues.engine.coalescing import AsyncEnqueueCoalescer, _Waiting
 from tests.waiting import wait_for
 
 
@@ -180,3 +181,55 @@ def test_async_client_tasks_share_rounds_and_keep_their_own_errors(redis_url: st
     assert [x.type for x in results[:6]] == ["first"] + [f"t{i}" for i in range(5)]
     assert isinstance(results[6], DuplicateTaskError)
     assert r.llen(Keys().queue("default").pending) == 7
+
+
+def test_a_cancelled_waiting_task_is_not_written(redis_url: str, r: redis.Redis, clock):
+    """asyncio: a task cancelled while it waits for a round leaves the queue of calls; the round goes on without
+    it."""
+    from queues.engine import AsyncClient
+
+    async def main() -> tuple[list[list[str]], Any]:
+        async with AsyncClient(redis_url, clock=clock) as client:
+            coalescer = client._coalescer
+            opened = asyncio.Event()
+            rounds: list[list[str]] = []
+            write = coalescer._write
+
+            async def gated(placements: list[Any]) -> Any:
+                rounds.append([p.message.type for p in placements])
+                if len(rounds) == 1:
+                    await opened.wait()
+                return await write(placements)
+
+            coalescer._write = gated
+            first = asyncio.create_task(client.enqueue("first"))
+            while not rounds:
+                await asyncio.sleep(0)
+            gone = asyncio.create_task(client.enqueue("gone"))
+            last = asyncio.create_task(client.enqueue("last"))
+            while len(coalescer._waiting) < 2:
+                await asyncio.sleep(0)
+            gone.cancel()
+            await asyncio.gather(gone, return_exceptions=True)
+            opened.set()
+            return rounds, await asyncio.gather(first, last)
+
+    rounds, infos = asyncio.run(main())
+    assert rounds == [["first"], ["last"]]
+    assert [i.type for i in infos] == ["first", "last"]
+    assert r.llen(Keys().queue("default").pending) == 2
+
+
+def test_a_caller_that_gives_up_after_being_handed_the_round_passes_it_on():
+    """The hand-over itself: the next round was handed to a caller that then left (its task cancelled before it
+    woke): the next waiting caller is handed the round instead; with none left, nobody is writing."""
+    woken: list[str] = []
+    coalescer = AsyncEnqueueCoalescer(write=None)  # type: ignore[arg-type]
+    handed = _Waiting(None, lambda: woken.append("handed"))  # type: ignore[arg-type]
+    behind = _Waiting(None, lambda: woken.append("behind"))  # type: ignore[arg-type]
+    coalescer._writing, coalescer._waiting = True, [handed, behind]
+    handed.writes = True
+    coalescer._abandon(handed)
+    assert coalescer._waiting == [behind] and behind.writes and woken == ["behind"] and coalescer._writing
+    coalescer._abandon(behind)
+    assert coalescer._waiting == [] and not coalescer._writing and woken == ["behind"]
