@@ -97,6 +97,7 @@ class Child:
     index: int
     proc: subprocess.Popen[bytes]
     started: float = field(default_factory=time.monotonic)
+    restart_at: float | None = None  # once it has exited: when to start it again (monotonic)
 
 
 class Supervisor:
@@ -128,29 +129,34 @@ class Supervisor:
         log.info("started worker process %d (pid %d)", index, proc.pid)
 
     def watch_once(self) -> None:
-        """Start again each child that exited (after its back-off delay, waited here)."""
+        """Start again each child that exited, once its back-off delay has passed. Each child's delay runs on its
+        own: one in a crash loop does not hold back the restart of another."""
+        now = time.monotonic()
         for index, child in list(self.children.items()):
             code = child.proc.poll()
             if code is None or self.stopping.is_set():
                 continue
-            lived = time.monotonic() - child.started
-            delay = self.policies[index].delay_after(lived)
-            if delay:
-                log.warning(
-                    "worker process %d (pid %d) exited with %s after %.1f s: crash loop, %d in a row; starting it "
-                    "again in %.1f s",
-                    index,
-                    child.proc.pid,
-                    code,
-                    lived,
-                    self.policies[index].quick_deaths,
-                    delay,
-                )
-                if self.stopping.wait(delay):
-                    return
-            else:
-                log.warning("worker process %d (pid %d) exited with %s; starting it again", index, child.proc.pid, code)
-            self.start_child(index)
+            if child.restart_at is None:
+                lived = now - child.started
+                delay = self.policies[index].delay_after(lived)
+                child.restart_at = now + delay
+                if delay:
+                    log.warning(
+                        "worker process %d (pid %d) exited with %s after %.1f s: crash loop, %d in a row; starting it "
+                        "again in %.1f s",
+                        index,
+                        child.proc.pid,
+                        code,
+                        lived,
+                        self.policies[index].quick_deaths,
+                        delay,
+                    )
+                else:
+                    log.warning(
+                        "worker process %d (pid %d) exited with %s; starting it again", index, child.proc.pid, code
+                    )
+            if now >= child.restart_at:
+                self.start_child(index)
 
     def stop(self) -> None:
         """SIGTERM to every child, a wait for all of them (their shutdown timeout and some), then SIGKILL."""

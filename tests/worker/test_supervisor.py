@@ -13,7 +13,7 @@ import redis
 from worker_support import start_taskworker, wait_for
 
 from queues.engine import Client, Inspector
-from worker.supervisor import MAX_DELAY, STABLE_AFTER, RestartPolicy, child_arguments, process_count
+from worker.supervisor import MAX_DELAY, STABLE_AFTER, RestartPolicy, Supervisor, child_arguments, process_count
 
 DONE_KEY = "test:done"  # crash_tasks.DONE_KEY (not imported: it would register its handler in this process)
 
@@ -131,3 +131,32 @@ def test_quick_deaths_back_off_and_a_stable_run_resets():
     assert policy.delay_after(lived=STABLE_AFTER) == 0.0
     assert policy.quick_deaths == 0
     assert policy.delay_after(lived=1.0) == 0.5
+
+
+class FakeProcess:
+    """Stands in for a child process in the restart bookkeeping: it exits when the test says so."""
+
+    pids = iter(range(10_000, 20_000))
+
+    def __init__(self, *args, **kwargs) -> None:
+        self.pid = next(self.pids)
+        self.code: int | None = None
+
+    def poll(self) -> int | None:
+        return self.code
+
+
+def test_one_child_backing_off_does_not_hold_back_another():
+    supervisor = Supervisor(["taskworker"], 2, 1.0, spawn=FakeProcess)
+    supervisor.start_child(0)
+    supervisor.start_child(1)
+    supervisor.policies[0].quick_deaths = 5  # child 0 is deep in a crash loop: its next delay is 16 s
+    supervisor.children[1].started -= STABLE_AFTER  # child 1 ran long enough to count as stable
+    first, second = supervisor.children[0].proc, supervisor.children[1].proc
+    first.code = second.code = 1
+    supervisor.watch_once()
+    assert supervisor.children[0].proc is first  # waiting out its delay
+    assert supervisor.children[1].proc is not second  # started again at once
+    supervisor.children[0].restart_at -= 16  # the delay has passed
+    supervisor.watch_once()
+    assert supervisor.children[0].proc is not first
