@@ -99,17 +99,25 @@ def helpers() -> list[tuple[str, str]]:
     return [(name, text) for name, text in parts]
 
 
-def needed_helpers(body: str) -> set[str]:
-    """The names of the helpers ``body`` calls, directly or through other helpers."""
+@cache
+def _helper_uses() -> dict[str, set[str]]:
+    """Each helper's name -> the helpers its definition refers to (a forward declaration and the assignment that
+    completes it count as one)."""
     texts: dict[str, str] = {}
     for name, text in helpers():
         texts[name] = texts.get(name, "") + text
+    return {name: _words(text) & texts.keys() for name, text in texts.items()}
+
+
+def needed_helpers(body: str) -> set[str]:
+    """The names of the helpers ``body`` calls, directly or through other helpers."""
+    uses = _helper_uses()
     needed: set[str] = set()
-    todo = _words(body) & texts.keys()
+    todo = _words(body) & uses.keys()
     while todo:
         name = todo.pop()
         needed.add(name)
-        todo |= (_words(texts[name]) & texts.keys()) - needed
+        todo |= uses[name] - needed
     return needed
 
 
