@@ -14,12 +14,22 @@ from .clock import to_ms
 from .coalescing import AsyncEnqueueCoalescer
 from .composite_enqueue import SubmitOptions
 from .connection import DEFAULT_REDIS_URL, connect_async, is_cluster
+from .errors import EngineError
 from .keys import DEFAULT_PREFIX
 from .layout import check_flow
 from .message import TaskInfo
 from .policies import PolicyCache, PolicySet
-from .redis_errors import translated
-from .sans_io import Request, drive_async, enqueue_flow, run_command_async, wait_flow
+from .redis_errors import run_scripts_pipelined_async, translated
+from .sans_io import (
+    Pipeline,
+    Request,
+    drive_async,
+    enqueue_flow,
+    outcomes_of,
+    run_command_async,
+    script_runs,
+    wait_flow,
+)
 from .transitions import Call, Placement, Transitions
 from .validation import MAX_PAYLOAD_BYTES
 
@@ -103,7 +113,7 @@ class AsyncClient:
         return cast(list[TaskInfo], await drive_async(flow, self._execute))
 
     async def _execute(self, request: Request) -> Any:
-        if isinstance(request, Call) and not self._layout_checked:  # before the first write, as in Client
+        if isinstance(request, Call | Pipeline) and not self._layout_checked:  # before the first write, as in Client
             await drive_async(check_flow(self.keys, "client"), self._send)
             self._layout_checked = True
         return await self._send(request)
@@ -113,8 +123,23 @@ class AsyncClient:
         if isinstance(request, Call):
             with translated(op, script=request.script.name):
                 return request.parse(await self._run(request))
+        if isinstance(request, Pipeline):
+            return await self._run_pipeline(request)
         with translated(op):
             return await run_command_async(self.conn, request)
+
+    async def _run_pipeline(self, pipeline: Pipeline) -> list[Any]:
+        """As ``Broker.run_pipeline``: one after another on a Cluster client or with ``wait_replicas``."""
+        if is_cluster(self.conn) or self.topology.wait_replicas:
+            outcomes: list[Any] = []
+            for call in pipeline.calls:
+                try:
+                    outcomes.append(await self._send(call))
+                except EngineError as exc:
+                    return [*outcomes, exc]
+            return outcomes
+        replies = await run_scripts_pipelined_async(self.conn, script_runs(pipeline.calls), pipeline.meanwhile)
+        return outcomes_of(pipeline.calls, replies)
 
     async def _run(self, call: Call) -> Any:
         """Run a transition; with ``wait_replicas`` in the URL, only once that many replicas have it (see Broker)."""

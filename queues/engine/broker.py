@@ -13,7 +13,7 @@ from .errors import EngineError, RedisUnavailableError
 from .keys import DEFAULT_PREFIX
 from .layout import LAYOUT_VERSION, check_flow
 from .redis_errors import translated
-from .sans_io import drive, run_command
+from .sans_io import Pipeline, drive, outcomes_of, run_command, script_runs
 from .transitions import Call, Limits, Transitions
 
 
@@ -74,6 +74,19 @@ class Broker:
             else:
                 reply = call.script.run(self.conn, call.keys, call.args)
         return call.parse(reply)
+
+    def run_pipeline(self, pipeline: Pipeline, replicated: bool = False) -> list[Any]:
+        """Run a ``Pipeline`` (see there) and return its outcomes; ``replicated`` as in ``run``."""
+        if is_cluster(self.conn) or (replicated and self.topology.wait_replicas):
+            outcomes: list[Any] = []
+            for call in pipeline.calls:
+                try:
+                    outcomes.append(self.run(call, replicated))
+                except EngineError as exc:
+                    return [*outcomes, exc]
+            return outcomes
+        replies = redis_errors.run_scripts_pipelined(self.conn, script_runs(pipeline.calls), pipeline.meanwhile)
+        return outcomes_of(pipeline.calls, replies)
 
     def command(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         """Call a redis-py method (a plain command or a pipeline's execute) as operation ``op``: a connection that

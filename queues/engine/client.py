@@ -18,7 +18,7 @@ from .handlers import Registry
 from .keys import DEFAULT_PREFIX
 from .message import TaskInfo
 from .policies import PolicyCache, PolicySet
-from .sans_io import Request, drive, enqueue_flow, run_command, wait_flow
+from .sans_io import Pipeline, Request, drive, enqueue_flow, run_command, wait_flow
 from .transitions import Call, Placement
 from .validation import MAX_PAYLOAD_BYTES
 
@@ -147,13 +147,15 @@ class Client(BrokerOwner):
         return cast(list[TaskInfo], drive(flow, self._execute))
 
     def _execute(self, request: Request) -> Any:
-        if isinstance(request, Call) and not self._layout_checked:
+        if isinstance(request, Call | Pipeline) and not self._layout_checked:
             # Before the first script, which is the first write (reads of policies come before validation, and
             # bad input must leave the keyspace as it was). Two threads may both check; the check is idempotent.
             self.broker.check_layout("client")
             self._layout_checked = True
         if isinstance(request, Call):
             return self.broker.run(request, replicated=True)
+        if isinstance(request, Pipeline):
+            return self.broker.run_pipeline(request, replicated=True)
         return self.broker.command(
             f"client.{getattr(request, 'name', 'batch')}", run_command, self.broker.conn, request
         )

@@ -108,6 +108,11 @@ class QueueKeys:
     def unique(self, task_type: str, digest: str) -> str:
         return f"{self.unique_prefix}{task_type}:{digest}"
 
+    def barrier(self, call_id: str) -> str:
+        """Set while the calls of one ``enqueue_many`` sent behind a refused one must be refused too (see
+        ``lua/enqueue.lua``); expires after a minute."""
+        return f"{self.base}barrier:{call_id}"
+
     @property
     def cron_last(self) -> str:
         """Hash periodic entry id -> the last tick (ms) handled for it; in the queue's slot, so the script that

@@ -28,7 +28,7 @@ import redis
 
 from .keys import Keys
 from .redis_errors import translated
-from .sans_io import Batch, Command, Flow, Request, drive, run_command
+from .sans_io import Batch, Command, Flow, Pipeline, Request, drive, run_command
 from .transitions import ArchiveLimits, Call, RateLimit
 
 log = logging.getLogger("queues.engine.policies")
@@ -190,7 +190,7 @@ def _number(value: Any, kind: Callable[[Any], Any]) -> Any:
 
 
 def _plain(conn: redis.Redis, request: Request) -> Any:
-    assert not isinstance(request, Call), "policy flows send plain commands only"
+    assert not isinstance(request, Call | Pipeline), "policy flows send plain commands only"
     return run_command(conn, request)
 
 

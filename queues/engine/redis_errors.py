@@ -7,7 +7,7 @@
 - A bad URL, or a server that cannot be reached when a client is made, becomes ``RedisUnavailableError``
   (``connecting``), its password left out.
 - A NOSCRIPT reply (Redis restarted, or its script cache was flushed) is not an error at all: ``run_script``
-  sends the script once in full, which caches it again.
+  (and ``run_scripts_pipelined``) sends the script once in full, which caches it again.
 
 ``translated(op)`` is the context manager (usable around ``await`` too) that every Redis call outside the broker
 goes through; ``call(op, fn, ...)`` is its one-call form. A test fails when another module catches a redis-py
@@ -16,7 +16,7 @@ exception by itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -106,3 +106,75 @@ async def run_script_async(conn: Any, sha: str, source: str, keys: list[str], ar
         return await conn.evalsha(sha, len(keys), *keys, *args)
     except NoScriptError:
         return await conn.eval(source, len(keys), *keys, *args)
+
+
+#: A script to run: its SHA, its source (sent after a NOSCRIPT reply), its keys and its arguments.
+ScriptRun = tuple[str, str, list[str], list[Any]]
+
+
+def run_scripts_pipelined(conn: Any, runs: Sequence[ScriptRun], meanwhile: Callable[[], Any]) -> list[Any]:
+    """Send each script on one pooled connection without waiting for the replies before, so Redis runs one while
+    the next is packed and sent; run ``meanwhile()`` (the caller's own work) once all are sent; then read the
+    replies in order. An error reply is returned as its redis-py exception, not raised. A connection that fails
+    ends the list with that exception: the replies before it are known, the scripts after it unknown. Scripts
+    that answered NOSCRIPT (none ran) are sent again in full, in order, once the others are read."""
+    pool = conn.connection_pool
+    try:
+        connection = pool.get_connection()
+    except (redis.ConnectionError, redis.TimeoutError) as exc:
+        return [exc]
+    replies: list[Any] = []
+    try:
+        for sha, _source, keys, args in runs:
+            connection.send_command("EVALSHA", sha, len(keys), *keys, *args)
+        meanwhile()
+        for _run in runs:
+            try:
+                replies.append(connection.read_response())
+            except redis.ResponseError as exc:
+                replies.append(exc)
+    except (redis.ConnectionError, redis.TimeoutError) as exc:
+        connection.disconnect()
+        return [*replies, exc]
+    finally:
+        pool.release(connection)
+    for n, reply in enumerate(replies):
+        if is_missing_script(reply):
+            _sha, source, keys, args = runs[n]
+            try:
+                replies[n] = conn.eval(source, len(keys), *keys, *args)
+            except redis.RedisError as exc:
+                replies[n] = exc
+    return replies
+
+
+async def run_scripts_pipelined_async(conn: Any, runs: Sequence[ScriptRun], meanwhile: Callable[[], Any]) -> list[Any]:
+    """``run_scripts_pipelined`` on an asyncio client."""
+    pool = conn.connection_pool
+    try:
+        connection = await pool.get_connection()
+    except (redis.ConnectionError, redis.TimeoutError) as exc:
+        return [exc]
+    replies: list[Any] = []
+    try:
+        for sha, _source, keys, args in runs:
+            await connection.send_command("EVALSHA", sha, len(keys), *keys, *args)
+        meanwhile()
+        for _run in runs:
+            try:
+                replies.append(await connection.read_response())
+            except redis.ResponseError as exc:
+                replies.append(exc)
+    except (redis.ConnectionError, redis.TimeoutError) as exc:
+        await connection.disconnect()
+        return [*replies, exc]
+    finally:
+        await pool.release(connection)
+    for n, reply in enumerate(replies):
+        if is_missing_script(reply):
+            _sha, source, keys, args = runs[n]
+            try:
+                replies[n] = await conn.eval(source, len(keys), *keys, *args)
+            except redis.RedisError as exc:
+                replies[n] = exc
+    return replies

@@ -16,7 +16,8 @@ from .connection import is_cluster
 from .errors import DuplicateTaskError, EngineError, TaskIdConflictError, TaskNotFoundError
 from .keys import Keys
 from .message import TaskInfo
-from .producer import by_queue, chunks, info_of
+from .producer import by_queue, chunks, info_of, new_task_id
+from .redis_errors import ScriptRun, translate
 from .transitions import BULK_CHUNK, Call, Placement, Transitions
 
 
@@ -36,7 +37,24 @@ class Batch:
     commands: list[Command]
 
 
-Request = Call | Command | Batch
+def _nothing() -> None:
+    return None
+
+
+@dataclass
+class Pipeline:
+    """Transition calls sent one behind the other without waiting for each other's replies: Redis runs one while
+    the client packs and sends the next, and ``meanwhile`` (the flow's own work) runs once all are sent. The
+    reply is the list of outcomes in order: each call's parsed reply, or its engine error (returned, not raised).
+    A connection that fails ends the list with its error; the calls after it are not known to have run. Where
+    the calls cannot share a connection (a Redis Cluster client, ``wait_replicas``) they run one after another,
+    and the list ends at the first error."""
+
+    calls: list[Call]
+    meanwhile: Callable[[], Any] = _nothing
+
+
+Request = Call | Command | Batch | Pipeline
 Flow = Generator[Request, Any, Any]
 #: What a flow asks its driver for: a Request for the engine's flows (any type for a flow of another kind).
 Asked = TypeVar("Asked")
@@ -113,30 +131,58 @@ async def drive_async(flow: Generator[Asked, Any, Any], execute: Callable[[Asked
         return stop.value
 
 
+def script_runs(calls: list[Call]) -> list[ScriptRun]:
+    return [(call.script.sha, call.script.source, call.keys, call.args) for call in calls]
+
+
+def outcomes_of(calls: list[Call], replies: list[Any]) -> list[Any]:
+    """A ``Pipeline``'s outcomes from the raw replies (redis-py exceptions among them) of its calls."""
+    return [
+        translate(call.op, reply, call.script.name) if isinstance(reply, BaseException) else call.parse(reply)
+        for call, reply in zip(calls, replies, strict=False)
+    ]
+
+
 def enqueue_flow(transitions: Transitions, placements: list[Placement], now_ms: int) -> Flow:
-    """One script call per queue and chunk. A refused chunk raises with ``enqueued``: the infos of the tasks
-    that earlier chunks did enqueue. Infos come back in the order of ``placements``."""
+    """One script call per queue and chunk, the chunks of a queue pipelined (see ``Pipeline``) behind a barrier
+    (see ``lua/enqueue.lua``), and the TaskInfos made while Redis runs them. A refused chunk raises with
+    ``enqueued``: the infos of the tasks that earlier chunks did enqueue. Infos come back in the order of
+    ``placements``."""
     infos: list[TaskInfo] = []
     groups = by_queue(placements)
     for queue, group in groups.items():
-        for chunk in chunks(group, BULK_CHUNK):
-            try:
-                new_queue = yield transitions.enqueue(queue, chunk)
-            except EngineError as exc:
-                error = _explain(exc, chunk)
-                error.enqueued = list(infos)  # type: ignore[attr-defined]
-                if exc.message.isdigit():  # the refused task's position in the chunk (from 0)
-                    error.position = int(exc.message) - 1  # type: ignore[attr-defined]
-                raise error from None
-            if new_queue:
-                # The script saw the queue's first task: list it where the console and workers find queues.
-                yield Command("sadd", (transitions.keys.queues, queue))
-            infos += [info_of(p, now_ms) for p in chunk]
+        parts = list(chunks(group, BULK_CHUNK))
+        barrier = new_task_id() if len(parts) > 1 else ""
+        made: list[TaskInfo] = []
+
+        def make_infos(group: list[Placement] = group, made: list[TaskInfo] = made) -> None:
+            made += [info_of(p, now_ms) for p in group]
+
+        outcomes = yield Pipeline([transitions.enqueue(queue, part, barrier=barrier) for part in parts], make_infos)
+        if not made:
+            make_infos()
+        new_queue = any(outcome is True for outcome in outcomes)
+        if new_queue:
+            # A script saw the queue's first task: list it where the console and workers find queues.
+            yield Command("sadd", (transitions.keys.queues, queue))
+        for n, outcome in enumerate(outcomes):
+            if isinstance(outcome, EngineError):
+                raise _refusal(outcome, parts[n], infos) from None
+            infos += made[n * BULK_CHUNK : (n + 1) * BULK_CHUNK]
     if len(groups) == 1:
         return infos
     # Grouping by queue reorders the tasks; callers zip the result with their items, so give it their order.
     position = {(p.message.queue, p.message.id): n for n, p in enumerate(placements)}
     return sorted(infos, key=lambda info: position[(info.queue, info.id)])
+
+
+def _refusal(exc: EngineError, chunk: list[Placement], enqueued: list[TaskInfo]) -> EngineError:
+    """The error of a chunk that was refused (or could not be sent), with what the chunks before it enqueued."""
+    error = _explain(exc, chunk)
+    error.enqueued = list(enqueued)  # type: ignore[attr-defined]
+    if exc.message.isdigit():  # the refused task's position in the chunk (from 0)
+        error.position = int(exc.message) - 1  # type: ignore[attr-defined]
+    return error
 
 
 def _explain(exc: EngineError, chunk: list[Placement]) -> EngineError:

@@ -183,7 +183,9 @@ class Transitions:
 
     # -- producers ---------------------------------------------------------------------------------------------
 
-    def enqueue(self, queue: str, items: Sequence[Placement], actor: str = "") -> Call:
+    def enqueue(self, queue: str, items: Sequence[Placement], actor: str = "", barrier: str = "") -> Call:
+        """``barrier``: the id of an ``enqueue_many`` whose calls are sent one behind the other without waiting
+        (see ``lua/enqueue.lua``)."""
         q = self.queue(queue)
         rows = [
             (
@@ -197,9 +199,8 @@ class Transitions:
             )
             for p in items
         ]
-        return self.transition(
-            "enqueue", q, actor, [q.pending, q.scheduled], _flatten(rows), lambda reply: reply == b"NEW"
-        )
+        keys = [q.pending, q.scheduled, q.barrier(barrier)] if barrier else [q.pending, q.scheduled]
+        return self.transition("enqueue", q, actor, keys, _flatten(rows), lambda reply: reply == b"NEW")
 
     # -- workers -----------------------------------------------------------------------------------------------
 

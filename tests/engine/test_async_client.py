@@ -76,7 +76,7 @@ def test_duplicate_and_conflict(r, redis_url):
 
 
 def test_enqueue_many_chunks_queues_and_later_duplicate(r, redis_url):
-    items = [("n", {"i": i}) for i in range(BULK_CHUNK + 10)]
+    items = [("n", {"i": i}) for i in range(2 * BULK_CHUNK + 10)]  # three chunks, sent without waiting
     items[3] = {"type": "u", "payload": {}, "unique": 60}
     items[BULK_CHUNK + 5] = {"type": "u", "payload": {}, "unique": 60}
 
@@ -91,9 +91,10 @@ def test_enqueue_many_chunks_queues_and_later_duplicate(r, redis_url):
         return refused.value.enqueued
 
     enqueued = run(redis_url, body)
-    # The first chunk went in; the second, refused for its duplicate, wrote nothing.
+    # The first chunk went in; the second, refused for its duplicate, wrote nothing, nor did the third behind it.
     assert len(enqueued) == BULK_CHUNK
     assert {i.id.encode() for i in enqueued} == set(r.lrange(Q.pending, 0, -1))
+    assert r.xlen(Q.events) == BULK_CHUNK
 
 
 def _signal_on_xread(client: AsyncClient) -> threading.Event:

@@ -10,6 +10,7 @@ import pytest
 import redis
 
 from queues.engine import Client, FakeClock
+from queues.engine import broker as broker_module
 from queues.engine.errors import (
     DuplicateTaskError,
     RedisUnavailableError,
@@ -18,8 +19,9 @@ from queues.engine.errors import (
     ValidationError,
 )
 from queues.engine.policies import PolicySet, PolicyStore
+from queues.engine.sans_io import Pipeline
 from queues.engine.scripts import script
-from queues.engine.transitions import BULK_CHUNK, Call
+from queues.engine.transitions import BULK_CHUNK
 
 from .dbstate import ZSet, dump
 from .script_runs import finishing_worker
@@ -203,15 +205,15 @@ def test_task_id_conflict_is_refused_and_named(r, client):
 
 def test_enqueue_many_chunks_and_keeps_order(r, client, monkeypatch):
     calls: list[int] = []
-    run = client.broker.run
+    run_pipeline = client.broker.run_pipeline
 
-    def counting(call: Call, **options):
-        calls.append(len(call.args))
-        return run(call, **options)
+    def counting(pipeline: Pipeline, **options):
+        calls.extend(len(call.args) for call in pipeline.calls)
+        return run_pipeline(pipeline, **options)
 
-    monkeypatch.setattr(client.broker, "run", counting)
+    monkeypatch.setattr(client.broker, "run_pipeline", counting)
     infos = client.enqueue_many([("n", {"i": i}) for i in range(2 * BULK_CHUNK + 500)])
-    assert len(calls) == 3  # one script call per chunk of 1000
+    assert len(calls) == 3  # one script call per chunk of 1000, the three sent without waiting for each other
     assert [i.json()["i"] for i in infos] == list(range(2500))
     next_up = [r.hget(Q.task(i.decode()), "payload") for i in r.lrange(Q.pending, -3, -1)][::-1]
     assert next_up == [b'{"i":0}', b'{"i":1}', b'{"i":2}']  # the first item runs first
@@ -252,6 +254,37 @@ def test_enqueue_many_duplicate_in_a_later_chunk(r, client):
     assert [i.json() for i in enqueued[:7]] == [{"i": 0}, {"i": 1}, {"i": 2}, {"i": 3}, {"i": 4}, {"same": 1}, {"i": 6}]
     assert {i.id.encode() for i in enqueued} == set(r.lrange(Q.pending, 0, -1))  # the second chunk wrote nothing
     assert "'u'" in str(refused.value)
+
+
+@pytest.mark.parametrize("one_by_one", [False, True], ids=["pipelined", "one after another"])
+def test_enqueue_many_writes_nothing_behind_a_refused_chunk(r, client, monkeypatch, one_by_one):
+    """The chunks are sent without waiting for each other; a refused chunk's barrier keeps the chunks sent behind it
+    from writing, as when they ran one after another (Cluster clients, wait_replicas)."""
+    if one_by_one:  # as a Cluster client runs them
+        monkeypatch.setattr(broker_module, "is_cluster", lambda conn: True)
+    items: list = [("n", {"i": i}) for i in range(2 * BULK_CHUNK + 10)]
+    items[BULK_CHUNK + 3] = {"type": "n", "payload": {}, "task_id": "taken"}
+    client.enqueue("n", {}, task_id="taken")
+    with pytest.raises(TaskIdConflictError) as refused:
+        client.enqueue_many(items)
+    assert refused.value.position == 3
+    enqueued = refused.value.enqueued
+    assert [i.json()["i"] for i in enqueued] == list(range(BULK_CHUNK))  # the first chunk, in order
+    pending = set(r.lrange(Q.pending, 0, -1))
+    assert pending == {i.id.encode() for i in enqueued} | {b"taken"}  # neither the second chunk nor the third
+    assert r.hlen(Q.type_counts) == 1 and r.hget(Q.type_counts, "pending:n") == str(BULK_CHUNK + 1).encode()
+    assert r.xlen(Q.events) == BULK_CHUNK + 1
+    assert len(r.keys(Q.barrier("*"))) == 1  # the refused call's barrier, for a minute
+
+
+def test_enqueue_many_after_the_script_cache_was_flushed(r, client):
+    """Every pipelined call answers NOSCRIPT (none ran): each is sent again in full, in order."""
+    client.enqueue("n", {})
+    r.script_flush()
+    infos = client.enqueue_many([("n", {"i": i}) for i in range(2 * BULK_CHUNK + 5)])
+    assert [i.json()["i"] for i in infos] == list(range(2 * BULK_CHUNK + 5))
+    oldest_first = [r.hget(Q.task(i.decode()), "payload") for i in r.lrange(Q.pending, 0, -1)[::-1]]
+    assert oldest_first[1:] == [f'{{"i":{i}}}'.encode() for i in range(2 * BULK_CHUNK + 5)]
 
 
 def test_enqueue_many_duplicate_inside_a_chunk_writes_nothing(r, client):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from queues.engine import DuplicateTaskError, TaskIdConflictError
+import pytest
+
+from queues.engine import DuplicateTaskError, FailedPreconditionError, TaskIdConflictError
 from queues.engine.message import TaskMessage
 from queues.engine.transitions import Placement
 
 from . import script_runs
-from .dbstate import Hash, Stream, Volatile, ZSet
+from .dbstate import Hash, Stream, Volatile, ZSet, assert_db, seed
 from .script_runs import cases, run_case
 from .task_state import NOW_MS, Q, counts, event, task
 
@@ -150,6 +152,44 @@ def test_enqueue(r, redis_url, case):
 )
 def test_enqueue_refused(r, redis_url, case):
     run_case(r, redis_url, case)
+
+
+BARRIER = Q.barrier("call-1")
+
+
+@cases(
+    Case(
+        "a barrier not set lets the call through",
+        {},
+        lambda t: t.enqueue("default", [placed("a")], barrier="call-1"),
+        after=PENDING_A,
+    ),
+    Case(
+        "a barrier set refuses the call",
+        {BARRIER: Volatile("1")},
+        lambda t: t.enqueue("default", [placed("a")], barrier="call-1"),
+        raises=FailedPreconditionError,
+    ),
+)
+def test_enqueue_behind_a_barrier(r, redis_url, case):
+    run_case(r, redis_url, case)
+
+
+@pytest.mark.parametrize(
+    ("seeded", "items", "error"),
+    [
+        pytest.param(EXISTING, [placed("b"), placed("a")], TaskIdConflictError, id="conflict"),
+        pytest.param(LOCKED, [placed("b", unique=UNIQUE, ttl_ms=1000)], DuplicateTaskError, id="duplicate"),
+    ],
+)
+def test_a_refused_call_sets_its_barrier_and_writes_nothing_else(r, broker, seeded, items, error):
+    """The one write of a refusal: the barrier, for a minute, so the calls of the same enqueue_many sent behind this
+    one are refused too."""
+    seed(r, seeded)
+    with pytest.raises(error):
+        broker.run(broker.transitions.enqueue("default", items, barrier="call-1"))
+    assert_db(r, seeded | {BARRIER: Volatile("1")})
+    assert 59_000 < r.pttl(BARRIER) <= 60_000
 
 
 def test_enqueue_hash_holds_what_the_worker_reads(r, broker):

@@ -1,13 +1,24 @@
 -- enqueue: new tasks -> pending, or -> scheduled when their process time is in the future. With a unique key
 -- the task also takes its unique lock (SET NX semantics). All-or-nothing for the batch: every precondition is
--- checked before anything is written, so a refused call changes nothing.
+-- checked before anything is written, so a refused call changes nothing (but for the barrier, KEYS[5]).
 -- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] pending    KEYS[4] scheduled
+-- KEYS[5] (optional) the barrier of an enqueue_many whose calls are sent without waiting for each other's replies:
+--         a refused call sets it (for a minute), and a call that finds it set is refused too, so nothing sent
+--         behind a refused call is written. Setting it is the one write a refusal makes.
 -- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] actor
 -- ARGV[5..] 7 values per task: id, type, options (msg), payload, process at (ms), unique key ("" = none),
 --           unique lock ttl (ms)
 -- Returns "OK", or "NEW" when the queue had no event stream yet (it is new, or was deleted): the caller then
 -- adds it to the global queue set, which lives in another Cluster slot. Errors: "CONFLICT <i>" when task i's id exists, "DUPLICATE <i>" when its unique lock is held
--- (i counts from 1).
+-- (i counts from 1); "PRECONDITION barred" when the barrier is set.
+local barrier = KEYS[5]
+if barrier and redis.call("EXISTS", barrier) == 1 then
+  return redis.error_reply("PRECONDITION barred: an earlier call of the same enqueue_many was refused")
+end
+local function refused(reason)
+  if barrier then redis.call("SET", barrier, "1", "PX", 60000) end
+  return redis.error_reply(reason)
+end
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local WIDTH = 7
 local n = (#ARGV - 4) / WIDTH
@@ -16,11 +27,11 @@ for i = 0, n - 1 do
   local a = 5 + i * WIDTH
   local id, ukey = ARGV[a], ARGV[a + 5]
   if ids[id] or redis.call("EXISTS", ctx.prefix .. id) == 1 then
-    return redis.error_reply("CONFLICT " .. (i + 1))
+    return refused("CONFLICT " .. (i + 1))
   end
   ids[id] = true
   if ukey ~= "" then
-    if locks[ukey] or redis.call("EXISTS", ukey) == 1 then return redis.error_reply("DUPLICATE " .. (i + 1)) end
+    if locks[ukey] or redis.call("EXISTS", ukey) == 1 then return refused("DUPLICATE " .. (i + 1)) end
     locks[ukey] = true
   end
 end
