@@ -4,6 +4,9 @@ one by one. Each task in a batch is still fenced by its own lease token, so batc
 
 Outcomes that cannot be written because Redis is away go to the syncer, which retries them until the lease
 runs out (after that the recoverer owns the task).
+
+Each outcome written (and not refused by the fence) is added to the time series tally (``queues.engine.series``),
+which the acker writes about once a second, between acknowledgements.
 """
 
 from __future__ import annotations
@@ -11,11 +14,13 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable
 
-from queues.engine import EngineError, LeaseLostError, RedisUnavailableError, TaskNotFoundError
+from queues.engine import EngineError, LeaseLostError, RedisUnavailableError, TaskNotFoundError, series
 from queues.engine.broker import Broker
+from queues.engine.sans_io import Request, drive, run_command
 from queues.engine.transitions import ArchiveLimits
 
 from .attempt import Attempt, Outcome
@@ -26,6 +31,7 @@ log = logging.getLogger("worker.acker")
 
 Item = tuple[Attempt, Outcome]
 MAX_BATCH = 500
+SERIES_INTERVAL = 1.0  # seconds between two writes of the time series tally, at least
 
 
 class Acker:
@@ -50,6 +56,8 @@ class Acker:
         self._pending = 0
         self._idle = threading.Condition()
         self._thread = threading.Thread(target=self._loop, name="acker", daemon=True)
+        self.series = series.SeriesTally()
+        self._series_written = time.monotonic()
 
     def start(self) -> None:
         self._thread.start()
@@ -72,10 +80,15 @@ class Acker:
     def stop(self) -> None:
         self._items.put(None)
         self._thread.join(5)
+        self.write_series()
 
     def _loop(self) -> None:
         while True:
-            first = self._items.get()
+            try:
+                first = self._items.get(timeout=SERIES_INTERVAL)
+            except queue.Empty:
+                self._series_due()
+                continue
             if first is None:
                 return
             batch = [first]
@@ -98,6 +111,39 @@ class Acker:
                 with self._idle:
                     self._pending -= len(batch)
                     self._idle.notify_all()
+            self._series_due()
+
+    def _series_due(self) -> None:
+        if time.monotonic() - self._series_written >= SERIES_INTERVAL:
+            self.write_series()
+
+    def write_series(self) -> None:
+        """Write the time series tally; what Redis does not take is kept for the next write."""
+        self._series_written = time.monotonic()
+        taken = self.series.drain()
+        if not taken:
+            return
+        try:
+            drive(series.flush_flow(self.broker.keys, taken), self._command)
+        except EngineError as exc:
+            self.series.put_back(taken)
+            log.debug("time series not written: %s", exc)
+
+    def _command(self, request: Request) -> object:
+        return self.broker.command("acker.series", run_command, self.broker.conn, request)
+
+    def _counted(self, attempt: Attempt, outcome: Outcome) -> None:
+        """Add a written outcome to the time series: its run time, and its wait from pending to started."""
+        if outcome.kind in ("success", "complete"):
+            counted = "ok"
+        elif outcome.kind == "archive" or (outcome.kind == "retry" and outcome.is_failure):
+            counted = outcome.kind
+        else:
+            return  # a requeue at shutdown or a retry that is no failure: not an attempt's end
+        since = attempt.leased.pending_since_ms / 1000
+        waited = max(0.0, attempt.started - since) * 1000 if since else 0.0
+        ran = attempt.ran or time.monotonic() - attempt.began  # an attempt ended from outside has no ran yet
+        self.series.finished(attempt.queue, attempt.task.type, counted, ran * 1000, waited, self.broker.clock.now())
 
     def write(self, batch: list[Item]) -> list[Item]:
         """Write outcomes; returns those that could not be written because Redis is unreachable."""
@@ -132,9 +178,11 @@ class Acker:
             if exc.code != "unavailable":
                 log.warning("cannot write %d outcome(s) to %s: %s; retrying", len(items), queue_name, exc)
             return items
-        for (attempt, _), status in zip(items, statuses, strict=True):
+        for (attempt, outcome), status in zip(items, statuses, strict=True):
             if status != "OK":
                 self._refused(attempt, status)
+            else:
+                self._counted(attempt, outcome)
             self.on_written(attempt)
         return []
 
@@ -167,6 +215,8 @@ class Acker:
         except EngineError as exc:  # Redis refusing writes (READONLY, OOM): the syncer retries until the lease ends
             log.warning("task %s: cannot write its outcome: %s; retrying", attempt.id, exc)
             return [(attempt, outcome)]
+        else:
+            self._counted(attempt, outcome)
         self.on_written(attempt)
         return []
 

@@ -45,6 +45,7 @@ class Attempt:
         self.deadline = deadline  # epoch seconds by the engine clock, or None
         self.started = started
         self.began = time.monotonic()  # for run-time metrics, which must not follow an injected clock
+        self.ran = 0.0  # seconds the handler ran, once it has returned (set by the processor)
         self.lease_until = 0.0  # when this worker's lease on the task runs out unless extended
         self.lease_confirmed = self.began  # when (monotonic) the lease was last taken or extended
         self.future: Any = None  # the asyncio task of an async handler

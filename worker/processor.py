@@ -396,7 +396,7 @@ class Processor:
     def _finish(self, attempt: Attempt, outcome: Outcome, keep_slot: bool = False) -> None:
         """The handler is done (its slot is freed, unless another attempt takes it over: ``keep_slot``). Its
         outcome counts only if nothing else ended the attempt first."""
-        ran = time.monotonic() - attempt.began
+        ran = attempt.ran = time.monotonic() - attempt.began
         self._run_time += (ran - self._run_time) / 8  # a float store: no lock needed for a heuristic
         if not keep_slot:
             self.capacity.release()

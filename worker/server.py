@@ -27,6 +27,7 @@ from .patterns import QueuePatterns
 from .processor import Processor
 from .queueset import QueueSet
 from .recoverer import Recoverer
+from .series_sampler import SeriesSampler
 from .signals import run_until_signalled
 from .spark import SparkRunner
 from .subscriber import Subscriber
@@ -75,6 +76,7 @@ class Server:
         self.recoverer = Recoverer(self.broker, self.store, config, registry, queues, limits)
         self.forwarder = forwarder(self.broker, queues, config.forwarder_interval, actor)
         self.janitor = janitor(self.broker, queues, config.janitor_interval, actor)
+        self.series_sampler = SeriesSampler(self.broker)
         self.watchdog = Watchdog(self.processor)
         # --queues with glob patterns: a resolver keeps the matched queues in the served set.
         self.patterns = (
@@ -107,6 +109,7 @@ class Server:
             self.recoverer,
             self.forwarder,
             self.janitor,
+            self.series_sampler,
         ]
         self.aggregator = Aggregator(
             self.broker,

@@ -113,6 +113,11 @@ class QueueKeys:
         ``lua/enqueue.lua``); expires after a minute."""
         return f"{self.base}barrier:{call_id}"
 
+    def series(self, resolution: str, index: int) -> str:
+        """Hash of one minute (``m``) or hour (``h``) of the queue's time series, by epoch minute or hour (see
+        ``series``)."""
+        return f"{self.base}series:{resolution}:{index}"
+
     @property
     def cron_last(self) -> str:
         """Hash periodic entry id -> the last tick (ms) handled for it; in the queue's slot, so the script that
@@ -213,6 +218,10 @@ class Keys:
     def workers(self, server_id: str) -> str:
         """Hash task id -> JSON of what one server is running right now."""
         return f"{self.scope}:workers:{server_id}"
+
+    def series(self, resolution: str, index: int) -> str:
+        """Hash of one minute or hour of every queue's successes and failures (see ``series``)."""
+        return f"{self.scope}:series:{resolution}:{index}"
 
     @property
     def export_lease(self) -> str:

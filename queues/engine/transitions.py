@@ -59,6 +59,7 @@ class Leased:
     payload: bytes
     retried: int
     token: str
+    pending_since_ms: int = 0  # when it became pending (for the wait time in the time series); 0 unknown
 
 
 @dataclass
@@ -120,8 +121,16 @@ class Dequeued(list[Leased]):
 def _dequeued(reply: list[Any]) -> Dequeued:
     limited_ms, rows = int(reply[0]), reply[1:]
     leased = [
-        Leased(rows[i].decode(), rows[i + 1], rows[i + 2], rows[i + 3], int(rows[i + 4]), rows[i + 5].decode())
-        for i in range(0, len(rows), 6)
+        Leased(
+            rows[i].decode(),
+            rows[i + 1],
+            rows[i + 2],
+            rows[i + 3],
+            int(rows[i + 4]),
+            rows[i + 5].decode(),
+            int(rows[i + 6]),
+        )
+        for i in range(0, len(rows), 7)
     ]
     return Dequeued(leased, limited_ms / 1000 if limited_ms else None)
 

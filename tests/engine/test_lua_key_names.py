@@ -48,12 +48,12 @@ TASK = "task"
 HANDED_BY_PYTHON = {
     "base", "task_prefix", "lease", "scheduled", "retry", "completed", "paused", "starts", "events", "type_counts",
     "processed", "failed", "processed_on", "failed_on", "unique_prefix", "unique", "cron_last", "cron_history",
-    "groups", "aggregation_sets", "state_key", "barrier",
+    "groups", "aggregation_sets", "state_key", "barrier", "series",
 }  # fmt: skip
 GLOBAL_HANDED_BY_PYTHON = {
     "queues", "layout", "servers", "server", "workers", "export_lease", "export_status", "config_queues",
     "config_unique", "config_retention", "config_version", "schedulers", "scheduler", "config_periodic",
-    "config_periodic_version", "cancel_channel",
+    "config_periodic_version", "cancel_channel", "series",
 }  # fmt: skip
 #: Members of the key classes that name no key: their fields, the per-queue factory, the global keys' leading
 #: part, and the inverse of ``pending``.

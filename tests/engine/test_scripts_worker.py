@@ -36,7 +36,9 @@ def dequeue(k: int, cap: int = 0, rate: RateLimit | None = None):
 
 
 def leased(task_id: str, token: str, retried: int = 0) -> Leased:
-    return Leased(task_id, b"email", msg().encode(), PAYLOAD, retried, token)
+    """A task of PENDING as dequeue hands it out, with the time it became pending (for its wait time)."""
+    since = int(PENDING[Q.task(task_id)]["since"])
+    return Leased(task_id, b"email", msg().encode(), PAYLOAD, retried, token, since)
 
 
 @cases(

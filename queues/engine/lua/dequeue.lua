@@ -9,8 +9,8 @@
 -- ARGV[5] lease expiry (ms)  ARGV[6] lease token prefix, unique to this call    ARGV[7] k, most tasks to take
 -- ARGV[8] concurrency cap of the queue, 0 for none    ARGV[9] rate limit, most starts per period, 0 for none
 -- ARGV[10] rate period (ms)
--- Returns the time (ms) from which the rate limit admits another start, 0 when it holds nothing back, then 6
--- values per task: id, type, options, payload, retried, lease token. No tasks when the queue is paused, has
+-- Returns the time (ms) from which the rate limit admits another start, 0 when it holds nothing back, then 7
+-- values per task: id, type, options, payload, retried, lease token, pending since (ms; for the wait time). No tasks when the queue is paused, has
 -- nothing pending, or is at its cap or rate limit (tasks over a limit wait in pending); such a call writes
 -- nothing.
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
@@ -44,7 +44,7 @@ if not ids then return {0} end
 local out, leases, starts = {0}, {}, {}
 for i, id in ipairs(ids) do
   local key = ctx.prefix .. id
-  local f = redis.call("HMGET", key, "type", "msg", "payload", "retried")
+  local f = redis.call("HMGET", key, "type", "msg", "payload", "retried", "since")
   -- An id without a hash (never expected) is dropped rather than handed out as a task that cannot run.
   if f[1] then
     local token = ARGV[6] .. i
@@ -59,6 +59,7 @@ for i, id in ipairs(ids) do
     out[#out + 1] = f[3] or ""
     out[#out + 1] = f[4] or "0"
     out[#out + 1] = token
+    out[#out + 1] = f[5] or "0"
   end
 end
 if #leases > 0 then redis.call("ZADD", KEYS[4], unpack(leases)) end

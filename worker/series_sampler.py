@@ -1,0 +1,48 @@
+"""Once a minute, one worker of the deployment writes every queue's size and latency into the time series (see
+``queues.engine.series``): the first worker to claim the minute in Redis does it, the others skip it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from queues.engine import series
+from queues.engine.broker import Broker
+from queues.engine.inspector import Inspector
+from queues.engine.sans_io import Batch, Command, Request, drive, run_command
+
+from .component import Component
+
+CHECK_INTERVAL = 5.0  # seconds between two looks at the clock for a new minute
+
+
+class SeriesSampler(Component):
+    name = "series_sampler"
+
+    def __init__(self, broker: Broker, interval: float = CHECK_INTERVAL) -> None:
+        super().__init__(interval)
+        self.broker = broker
+        self.inspector = Inspector(conn=broker.conn, prefix=broker.keys.prefix, clock=broker.clock)
+        self._sampled: int | None = None  # the last minute this worker looked at
+
+    def run_once(self) -> None:
+        now = self.broker.clock.now()
+        minute = series.point(now, "m")
+        if minute == self._sampled:
+            return
+        self._sampled = minute
+        if not self._claim(minute):
+            return  # another worker samples this minute
+        queues = self.inspector.queues()
+        infos = self.inspector.queue_infos(queues, memory_sample=0)
+        drive(series.gauge_flow(self.broker.keys, {i.queue: (i.size, i.latency) for i in infos}, now), self._command)
+
+    def _claim(self, minute: int) -> bool:
+        """The minute's global series hash takes a ``sampled`` field once: whoever sets it samples."""
+        key = self.broker.keys.series("m", minute)
+        claimed, _ = self._command(
+            Batch([Command("hsetnx", (key, "sampled", 1)), Command("expire", (key, series.RETENTION["m"]))])
+        )
+        return bool(claimed)
+
+    def _command(self, request: Request) -> Any:
+        return self.broker.command("series.sample", run_command, self.broker.conn, request)
