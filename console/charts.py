@@ -110,3 +110,97 @@ def grouped_columns(bars: Sequence[Bar], series: Sequence[str], *, title: str) -
             )
     out.append("</svg>")
     return mark_safe("".join(out))  # noqa: S308 - every interpolated label is escaped above
+
+
+@dataclass(frozen=True)
+class Line:
+    """One series of a time chart: its legend name, one value per point (None: nothing recorded), and its
+    colour class (``c-<css>``)."""
+
+    name: str
+    values: Sequence[float | None]
+    css: str
+
+
+def _short(value: float, unit: str) -> str:
+    """An axis or hover figure: 1,234 / 1.2k / 3.4M, with the unit (``ms``, ``%``, ``/min``...)."""
+    if unit == "ms" and value >= 1000:
+        return f"{value / 1000:g} s"
+    for size, suffix in ((1e6, "M"), (1e3, "k")):
+        if abs(value) >= size * 10:
+            return f"{value / size:,.0f}{suffix}{unit and ' ' + unit}"
+    text = f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
+    return f"{text}{unit and ' ' + unit}"
+
+
+def time_chart(
+    labels: Sequence[str], lines: Sequence[Line], *, title: str, stacked: bool, unit: str = ""
+) -> SafeString:
+    """A chart over time, one column per point: stacked columns (counts: each line a layer) or lines (gauges,
+    percentiles, rates). ``labels`` names each point (a few are printed under the axis, spaced so they never
+    overlap); every column or dot has a hover title with its exact figure. The legend is drawn above."""
+    left, width, height, top, bottom = 56, 600, 150, 24, 22
+    n = max(len(labels), 1)
+    slot = width / n
+    if stacked:
+        peak = max((sum(line.values[i] or 0 for line in lines) for i in range(len(labels))), default=0)
+    else:
+        peak = max((v for line in lines for v in line.values if v is not None), default=0)
+    scale = _nice_max(int(peak) + (0 if peak == int(peak) else 1))
+    out = [
+        f'<svg class="chart time" viewBox="0 0 {left + width + 10} {top + height + bottom + 4}" role="img" '
+        f'aria-label="{escape(title)}"><title>{escape(title)}</title>'
+    ]
+    x = float(left)
+    for line in lines:  # the legend
+        out.append(
+            f'<rect class="c-{escape(line.css)}" x="{x:.0f}" y="4" width="10" height="10"/>'
+            f'<text class="axis legend" x="{x + 14:.0f}" y="13">{escape(line.name)}</text>'
+        )
+        x += 24 + 7 * len(line.name)
+    for i in range(5):
+        value = scale * i / 4
+        y = top + height - height * i / 4
+        out.append(
+            f'<line class="grid" x1="{left}" x2="{left + width}" y1="{y:.1f}" y2="{y:.1f}"/>'
+            f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{escape(_short(value, unit))}</text>'
+        )
+    if stacked:
+        for i, label in enumerate(labels):
+            base = 0.0
+            for line in lines:
+                value = line.values[i] or 0
+                if value <= 0:
+                    continue
+                h = value / scale * height
+                y = top + height - (base + value) / scale * height
+                out.append(
+                    f'<rect class="c-{escape(line.css)}" x="{left + i * slot + slot * 0.1:.1f}" y="{y:.1f}" '
+                    f'width="{max(slot * 0.8, 0.8):.1f}" height="{max(h, 0.5):.1f}">'
+                    f"<title>{escape(label)} · {escape(line.name)}: {escape(_short(value, unit))}</title></rect>"
+                )
+                base += value
+    else:
+        for line in lines:
+            dots = [
+                (left + (i + 0.5) * slot, top + height - v / scale * height, v)
+                for i, v in enumerate(line.values)
+                if v is not None
+            ]
+            if len(dots) > 1:
+                path = " ".join(f"{x:.1f},{y:.1f}" for x, y, _v in dots)
+                out.append(f'<polyline class="line c-{escape(line.css)}" points="{path}"/>')
+            for (x, y, v), i in zip(dots, [i for i, v in enumerate(line.values) if v is not None], strict=True):
+                out.append(
+                    f'<circle class="dot c-{escape(line.css)}" cx="{x:.1f}" cy="{y:.1f}" r="2">'
+                    f"<title>{escape(labels[i])} · {escape(line.name)}: {escape(_short(v, unit))}</title></circle>"
+                )
+    # Under the axis, about one label per 100 px of chart, so they never run into each other.
+    every = max(1, -(-n // 6))
+    for i in range(0, len(labels), every):
+        out.append(
+            f'<text class="axis" x="{left + (i + 0.5) * slot:.1f}" y="{top + height + 16}" text-anchor="middle">'
+            f"{escape(labels[i])}</text>"
+        )
+    out.append("</svg>")
+    return mark_safe("".join(out))  # noqa: S308 - every interpolated label is escaped above

@@ -1,6 +1,6 @@
-"""URL converters for queue names and task ids.
+"""URL converters for queue names, task ids and task types.
 
-Both may contain ``/`` (nothing forbids it), which a plain path segment cannot carry: servers decode ``%2F``
+All may contain ``/`` (nothing forbids it), which a plain path segment cannot carry: servers decode ``%2F``
 before routing. So a segment escapes ``~`` as ``~7E`` and ``/`` as ``~2F``; every other character is left to
 Django's percent-encoding. A segment that cannot be a valid name (braces in a queue name, an oversized id,
 control characters, a stray ``~``) does not match, so the request ends in a 404 instead of reaching a view.
@@ -23,15 +23,18 @@ def unescape_segment(value: str) -> str:
     return _ESCAPE.sub(lambda m: "~" if m.group(1) == "7E" else "/", value)
 
 
-class QueueNameConverter:
+class _NameConverter:
+    """A path segment holding one name, checked by the engine's validation function ``check``."""
+
     regex = r"[^/]+"
+    check = ""
 
     def to_python(self, value: str) -> str:
+        from queues.engine import validation
         from queues.engine.errors import ValidationError
-        from queues.engine.validation import queue_name
 
         try:
-            return queue_name(unescape_segment(value))
+            return str(getattr(validation, self.check)(unescape_segment(value)))
         except ValidationError as exc:
             raise ValueError(str(exc)) from None
 
@@ -39,12 +42,13 @@ class QueueNameConverter:
         return escape_segment(value)
 
 
-class TaskIdConverter(QueueNameConverter):
-    def to_python(self, value: str) -> str:
-        from queues.engine.errors import ValidationError
-        from queues.engine.validation import task_id
+class QueueNameConverter(_NameConverter):
+    check = "queue_name"
 
-        try:
-            return task_id(unescape_segment(value))
-        except ValidationError as exc:
-            raise ValueError(str(exc)) from None
+
+class TaskIdConverter(_NameConverter):
+    check = "task_id"
+
+
+class TaskTypeConverter(_NameConverter):
+    check = "task_type"

@@ -43,14 +43,32 @@ def first_error(form: forms.Form) -> str:
     return "invalid input"
 
 
-class DashboardQuery(forms.Form):
+def _range_field() -> forms.ChoiceField:
+    """The time charts' range (``?range=``), one of the engine's ranges; empty means the last hour."""
+    from queues.engine.series import RANGES
+
+    return forms.ChoiceField(choices=[(r, r) for r in RANGES], required=False)
+
+
+class SeriesQuery(forms.Form):
+    """The query string of a page with time charts: their range, and ``fragment=series`` to get the charts
+    alone (what the live page fetches to redraw them)."""
+
+    range = _range_field()
+    fragment = forms.ChoiceField(choices=[("series", "series")], required=False)
+
+    def clean_range(self) -> str:
+        return self.cleaned_data.get("range") or "1h"
+
+
+class DashboardQuery(SeriesQuery):
     days = forms.TypedChoiceField(choices=[(d, d) for d in HISTORY_DAYS], coerce=int, required=False)
 
     def clean_days(self) -> int:
         return self.cleaned_data.get("days") or 7
 
 
-class TaskListQuery(forms.Form):
+class TaskListQuery(SeriesQuery):
     """The queue page's query string: which tab, which page, and the optional search and filters."""
 
     state = forms.ChoiceField(choices=[(s, s) for s in STATES], required=False)

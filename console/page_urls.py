@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
-from .converters import QueueNameConverter, TaskIdConverter
-from .views import actions, dashboard, queues, redis, schedulers, servers, settings, tasks, workflows
+from .converters import QueueNameConverter, TaskIdConverter, TaskTypeConverter
+from .views import actions, dashboard, queues, redis, schedulers, series, servers, settings, tasks, workflows
 from .views.history import history as history_page
 
 register_converter(QueueNameConverter, "queue")
 register_converter(TaskIdConverter, "taskid")
+register_converter(TaskTypeConverter, "tasktype")
 
 urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
@@ -25,5 +26,6 @@ urlpatterns = [
     path("queues/<queue:queue>/batch/", actions.task_batch, name="task-batch"),
     path("queues/<queue:queue>/all/", actions.state_bulk, name="task-bulk"),
     path("queues/<queue:queue>/tasks/<taskid:task_id>/", tasks.task_detail, name="task"),
+    path("queues/<queue:queue>/types/<tasktype:task_type>/", series.task_type, name="task-type"),
     path("queues/<queue:queue>/workflows/<taskid:workflow_id>/", workflows.workflow_detail, name="workflow"),
 ]

@@ -33,3 +33,13 @@ def duration(seconds: object) -> str:
 def get(mapping: object, key: str) -> object:
     """``counts|get:"pending"``: a dict lookup by a variable key."""
     return mapping.get(key, 0) if isinstance(mapping, dict) else None
+
+
+@register.filter
+def ms(value: object) -> str:
+    """A bucket's upper bound in milliseconds as the type page shows a percentile: ``≤ 5 ms``, ``≤ 2.5 s``;
+    ``—`` without samples."""
+    if value is None or value == "":
+        return "—"
+    number = float(value)  # type: ignore[arg-type]
+    return f"≤ {number / 1000:g} s" if number >= 1000 else f"≤ {number:g} ms"

@@ -20,8 +20,10 @@ from ..access import viewer_page
 from ..charts import SIZE_SERIES, Bar, grouped_columns, stacked_bars
 from ..errors import bad_request
 from ..forms import HISTORY_DAYS, DashboardQuery, first_error
+from ..series_charts import dashboard_charts
 from ..templatetags.console_tags import duration
 from .common import inspector
+from .series import page_or_fragment, series_context
 
 #: The name the new-row templates of the page are rendered with; live.js swaps in a new queue's name.
 ROW_PLACEHOLDER = "taskq-new-queue"
@@ -87,7 +89,12 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     history_chart = grouped_columns(
         history_bars, ("processed", "failed"), title=f"Processed and failed, last {days} day{'s' if days > 1 else ''}"
     )
+    range_name = query.cleaned_data["range"]
+    charts = dashboard_charts(insp.series(None, range_name), range_name)
+    if query.cleaned_data["fragment"]:
+        return page_or_fragment(request, "", series_context(request, charts), "series")
     context = {
+        **series_context(request, charts),
         "queues": [QueueRow(i) for i in infos],
         # Rows for queues that appear while the page is open (live.js fills them in), running and paused.
         "new_rows": [QueueRow(QueueInfo(ROW_PLACEHOLDER)), QueueRow(QueueInfo(ROW_PLACEHOLDER, paused=True))],

@@ -13,7 +13,9 @@ from ..access import viewer_page
 from ..errors import bad_request
 from ..forms import STATE_ACTIONS, STATES, TASK_ACTIONS, TaskListQuery, first_error
 from ..rendering import preview
+from ..series_charts import queue_charts
 from .common import inspector, page_cursor, preference, queue_url
+from .series import page_or_fragment, series_context
 
 
 @viewer_page
@@ -30,6 +32,9 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
     params = query.cleaned_data
     insp = inspector()
     info = insp.queue_info(queue)  # 404 for an unknown queue
+    charts = queue_charts(insp.series(queue, params["range"]), params["range"])
+    if params["fragment"]:
+        return page_or_fragment(request, "", series_context(request, charts), "series")
     live_cursor = page_cursor(insp, [queue])  # before the task list: the live socket replays from here
     if params["task_id"]:
         try:
@@ -53,6 +58,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
         page = min(params["page"], pages)  # past the end: the last page, not an error
         tasks = insp.list_tasks(queue, state, page=page, size=size)
     context = {
+        **series_context(request, charts),
         "info": info,
         "queue": queue,
         "definition": insp.queue_definition(queue),

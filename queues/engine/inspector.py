@@ -15,6 +15,7 @@ from typing import Any, Unpack
 
 import redis
 
+from . import series
 from . import validation as check
 from .broker import Broker, BrokerOptions, BrokerOwner
 from .clock import from_ms, to_ms, utc_day
@@ -32,6 +33,7 @@ from .keys import STATES, cancel_message
 from .message import TaskInfo
 from .policies import PolicyCache, QueueSpec
 from .redaction import Redaction
+from .sans_io import drive, run_command
 from .transitions import ArchiveLimits
 from .workflows import WorkflowInfo
 
@@ -247,6 +249,28 @@ class Inspector(BrokerOwner):
             _count_unlisted(info, next(replies))
         self._latency_and_memory(infos, oldest, memory_sample)
         return infos
+
+    def series(self, queue: str | None, range_name: str, most: int = 120) -> list[series.Point]:
+        """The time series of ``queue`` (None: every queue's totals) over one of ``series.RANGES``, oldest first,
+        at most ``most`` points (consecutive minutes or hours added up). One pipelined round trip.
+
+        Raises:
+            ValidationError: the range is not one of ``series.RANGES``, or the queue name is malformed.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        if range_name not in series.RANGES:
+            raise ValidationError(
+                f"range must be one of {', '.join(series.RANGES)}, not {range_name!r}", op="inspector.series"
+            )
+        if queue is not None:
+            check.queue_name(queue, "inspector.series")
+        back, resolution = series.RANGES[range_name]
+        now = self.broker.clock.now()
+        points = drive(
+            series.read_flow(self.keys, queue, resolution, now - back + series.STEP[resolution], now),
+            lambda request: self.broker.command("inspector.series", run_command, self.conn, request),
+        )
+        return series.downsample(points, most)
 
     def outstanding(self, queue: str) -> int:
         """Tasks of ``queue`` a worker has yet to take or finish: pending, active, and scheduled or retry tasks

@@ -36,6 +36,15 @@ STEP = {"m": 60, "h": 3600}
 RETENTION = {"m": 25 * 3600, "h": 31 * 86400}
 #: What an attempt's outcome counts as: success, failure that goes to retry, failure that archives.
 OUTCOMES = ("ok", "retry", "archive")
+#: The ranges the console charts: name -> (seconds back from now, resolution read).
+RANGES = {
+    "1h": (3600, "m"),
+    "6h": (6 * 3600, "m"),
+    "24h": (86400, "m"),
+    "7d": (7 * 86400, "h"),
+    "30d": (30 * 86400, "h"),
+}
+GAUGES = ("size", "latency_ms")
 
 
 def bucket_of(ms: float) -> int:
@@ -160,3 +169,23 @@ def percentile(points: Iterable[Point], prefix: str, q: float, task_type: str | 
         if seen >= rank and n:
             return float(EDGES_MS[min(i, len(EDGES_MS) - 1)])
     return float(EDGES_MS[-1])
+
+
+def downsample(points: list[Point], most: int) -> list[Point]:
+    """At most ``most`` points, each the sum of consecutive ones (counts and buckets add up); a gauge keeps the
+    last value recorded among them."""
+    if len(points) <= most:
+        return points
+    width = -(-len(points) // most)
+    merged = []
+    for first in range(0, len(points), width):
+        group = points[first : first + width]
+        fields: Counter[str] = Counter()
+        for p in group:
+            for name, value in p.fields.items():
+                if name in GAUGES:
+                    fields[name] = value
+                else:
+                    fields[name] += value
+        merged.append(Point(group[0].start, dict(fields)))
+    return merged

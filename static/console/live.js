@@ -3,7 +3,9 @@
    A page opts in with one element carrying data-live="dashboard|queue|task|servers" (plus data-live-queue,
    data-live-task, data-live-state and data-live-cursor, the stream position the page was rendered at). The
    server replays what happened since the cursor, then pushes coalesced updates; on a disconnect we reconnect
-   with the newest cursor seen, so nothing is missed. window.taskqLive exposes the state for tests and the bench. */
+   with the newest cursor seen, so nothing is missed. window.taskqLive exposes the state for tests and the bench.
+   Time charts (data-live-series: the URL of their fragment) are fetched again when a live message arrives, at
+   most every SERIES_EVERY ms, so they follow what the workers write without a timer of their own. */
 (function () {
   "use strict";
   var root = document.querySelector("[data-live]");
@@ -17,6 +19,24 @@
   var indicator = document.querySelector("[data-live-status]");
   var live = window.taskqLive = {status: "connecting", messages: 0, received: [], onmessage: null};
   var retryDelay = 500, socket = null, newRows = 0, MAX_NEW_ROWS = 50;
+  var SERIES_EVERY = 5000, seriesAt = 0, seriesBusy = false;
+  live.seriesRefreshes = 0;
+
+  function refreshSeries() {
+    var box = document.querySelector("[data-live-series]");
+    var now = Date.now();
+    if (!box || seriesBusy || now - seriesAt < SERIES_EVERY) { return; }
+    seriesAt = now;
+    seriesBusy = true;
+    fetch(box.getAttribute("data-live-series"), {credentials: "same-origin"}).then(function (response) {
+      return response.ok ? response.text() : null;
+    }).then(function (html) {
+      if (html) {
+        var fresh = new DOMParser().parseFromString(html, "text/html").querySelector("[data-live-series]");
+        if (fresh) { box.replaceWith(document.importNode(fresh, true)); live.seriesRefreshes += 1; }
+      }
+    }).catch(function () { /* the next message tries again */ }).then(function () { seriesBusy = false; });
+  }
 
   function setStatus(status, title) {
     live.status = status;
@@ -42,6 +62,7 @@
       var data = JSON.parse(event.data);
       live.messages += 1;
       apply(data);
+      refreshSeries();
       if (live.onmessage) { live.onmessage(data, performance.now()); }
     };
     socket.onclose = function (event) {
@@ -179,7 +200,10 @@
     idCell.appendChild(link);
     tr.appendChild(idCell);
     var typeCell = document.createElement("td");
-    typeCell.textContent = t.type;
+    var typeLink = document.createElement("a");  // the task type page, its segment escaped as console/converters.py does
+    typeLink.href = "types/" + encodeURIComponent(String(t.type).replace(/~/g, "~7E").replace(/\//g, "~2F")) + "/";
+    typeLink.textContent = t.type;
+    typeCell.appendChild(typeLink);
     tr.appendChild(typeCell);
     var rest = document.createElement("td");
     rest.colSpan = Math.max(1, cols - 2);

@@ -1,0 +1,71 @@
+"""The time charts' section of a page (dashboard, queue, task type) and the task type page itself."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+from urllib.parse import urlencode
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from ..access import viewer_page
+from ..errors import bad_request
+from ..forms import STATES, SeriesQuery, first_error
+from ..series_charts import ChartSet, type_charts, type_summary
+from .common import inspector
+
+#: Retry and archived tasks of a type read, at most, to find its most frequent last errors.
+ERROR_SAMPLE = 1000
+TOP_ERRORS = 10
+
+
+def series_context(request: HttpRequest, charts: ChartSet) -> dict[str, Any]:
+    """What ``console/_series_charts.html`` needs: the charts, a link per range keeping the page's other
+    parameters, and the URL the live page fetches the charts from."""
+    from queues.engine.series import RANGES
+
+    params = {k: v for k, v in request.GET.items() if k not in ("range", "fragment")}
+    links = [(name, "?" + urlencode({**params, "range": name})) for name in RANGES]
+    return {
+        "series": charts,
+        "range_links": links,
+        "series_url": "?" + urlencode({**params, "range": charts.range, "fragment": "series"}),
+    }
+
+
+def page_or_fragment(request: HttpRequest, template: str, context: dict[str, Any], fragment: str) -> HttpResponse:
+    """The page, or with ``fragment=series`` its time charts alone."""
+    if fragment:
+        return render(request, "console/_series_charts.html", context)
+    return render(request, template, context)
+
+
+@viewer_page
+def task_type(request: HttpRequest, queue: str, task_type: str) -> HttpResponse:
+    """Access: viewers. One task type of one queue: its time charts, the range's figures, its counts per state,
+    and its most frequent last errors among its retry and archived tasks (a bounded scan of each)."""
+    query = SeriesQuery(request.GET)
+    if not query.is_valid():
+        return bad_request(request, first_error(query))
+    insp = inspector()
+    insp.queue_info(queue)  # 404 for an unknown queue
+    range_name = query.cleaned_data["range"]
+    points = insp.series(queue, range_name)
+    errors: Counter[str] = Counter()
+    scanned = 0
+    for state in ("retry", "archived"):
+        found = insp.search_tasks(queue, state, task_type=task_type, limit=ERROR_SAMPLE, scan_limit=ERROR_SAMPLE)
+        scanned += found.scanned
+        errors.update(t.last_error or "(no error recorded)" for t in found.tasks if t.type == task_type)
+    context = {
+        "queue": queue,
+        "task_type": task_type,
+        "summary": type_summary(points, task_type),
+        "counts": insp.type_counts(queue).get(task_type, {}),
+        "states": STATES,
+        "top_errors": errors.most_common(TOP_ERRORS),
+        "errors_scanned": scanned,
+        **series_context(request, type_charts(points, range_name, task_type)),
+    }
+    return page_or_fragment(request, "console/task_type.html", context, query.cleaned_data["fragment"])
