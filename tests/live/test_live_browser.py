@@ -123,3 +123,34 @@ def test_queue_page_lists_new_rows_marks_leaving_rows_and_follows_counts(asgi_co
     console.wait_text("→ active", f'tr[data-live-task="{first}"]')
     console.wait_text("1", "[data-live-count=active]")
     assert driver.execute_script("return window.notReloaded") is True
+
+
+def test_time_charts_follow_what_workers_write_without_reload(asgi_console, driver, moves, redis_client, tmp_path):
+    """The queue page's charts are fetched again when live messages arrive: attempts a worker writes to the
+    series show up in the throughput chart, and the page is never reloaded."""
+    import json
+
+    from queues.engine import Keys
+    from queues.engine.sans_io import drive, run_command
+    from queues.engine.series import SeriesTally, flush_flow
+
+    moves.enqueue("web")
+    console = Console(driver, asgi_console, USER, tmp_path)
+    console.login("/queues/web/?state=pending")
+    console.wait_for(lambda d: d.execute_script("return window.taskqLive.status") == "live", "live")
+    assert "succeeded: 4" not in console.find("[data-live-series]").get_attribute("innerHTML")
+    driver.execute_script("window.notReloaded = true")
+    tally = SeriesTally()
+    for _ in range(4):
+        tally.finished("web", "resize", "ok", 3, 0, time.time())
+    drive(flush_flow(Keys(), tally.drain()), lambda request: run_command(redis_client, request))
+
+    def redrawn(d) -> bool:
+        if "succeeded: 4" in console.find("[data-live-series]").get_attribute("innerHTML"):
+            return True
+        moves.enqueue("web")  # a live message; the page redraws its charts at most every 5 s
+        return False
+
+    console.wait_for(redrawn, "the throughput chart to show the four attempts", timeout=4 * WAIT)
+    assert driver.execute_script("return window.notReloaded") is True
+    assert json.loads(driver.execute_script("return JSON.stringify(window.taskqLive.seriesRefreshes)")) >= 1
