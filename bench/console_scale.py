@@ -1,7 +1,8 @@
 """Console at scale: how long every console page takes to render with one very big queue.
 
 Fills a Redis database (db 1 unless told otherwise; 0 and 10-15 are refused) with ``--pending`` pending and
-``--archived`` archived tasks in queue ``big`` (plus a few small queues so the dashboard has rows), then renders
+``--archived`` archived tasks in queue ``big``, plus small queues up to ``--queues`` in all (200), and 24 hours
+of minutes and 30 days of hours of time series for every queue, then renders
 each console page ``--repeat`` times through Django's test client, in process, and reports the median and p95
 of the server-side time per page. The database is flushed before filling and again at the end (``--keep``
 leaves it filled; ``--reuse`` skips filling a database an earlier ``--keep`` run left).
@@ -38,6 +39,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--reuse", action="store_true", help="do not flush and fill: use what --keep left")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     parser.add_argument("--only", default="", help="time only pages whose label contains this text")
+    parser.add_argument("--queues", type=int, default=200, help="queues in all, the big one included (default 200)")
     return parser.parse_args(argv)
 
 
@@ -69,7 +71,42 @@ def setup_django(redis_url: str, workdir: str) -> None:
     call_command("migrate", verbosity=0, interactive=False)
 
 
-def fill(redis_url: str, pending: int, archived: int) -> None:
+def fill_series(redis_url: str, queues: list[str]) -> None:
+    """24 hours of minutes and 30 days of hours of time series for every queue (and the global series), as busy
+    workers would leave them: one type per queue, a few run and wait buckets, the sampled size and latency."""
+    import redis
+
+    from queues.engine import Keys
+    from queues.engine.series import RETENTION, point
+
+    keys, conn, now = Keys(), redis.Redis.from_url(redis_url), time.time()
+    began = time.perf_counter()
+    for resolution, count in (("m", 24 * 60), ("h", 30 * 24)):
+        last = point(now, resolution)
+        pipe = conn.pipeline(transaction=False)
+        for index in range(last - count + 1, last + 1):
+            total: dict[str, int] = {}
+            for n, queue in enumerate(queues):
+                ok, failed = 50 + (index + n) % 40, (index * 7 + n) % 5
+                fields = {"ok|report:build": ok, "fail|report:build": failed, "retry|report:build": failed // 2,
+                          "ms|report:build": ok * 12, "r2|report:build": ok // 2, "r3|report:build": ok - ok // 2,
+                          "r6|report:build": failed, "w0|report:build": ok, "w3|report:build": failed,
+                          "size": 1000 + n, "latency_ms": 200 + (index % 60) * 10}  # fmt: skip
+                key = keys.queue(queue).series(resolution, index)
+                pipe.hset(key, mapping=fields)
+                pipe.expire(key, RETENTION[resolution])
+                total[f"ok|{queue}"], total[f"fail|{queue}"] = ok, failed
+                total["ok"], total["fail"] = total.get("ok", 0) + ok, total.get("fail", 0) + failed
+            pipe.hset(keys.series(resolution, index), mapping=total)
+            pipe.expire(keys.series(resolution, index), RETENTION[resolution])
+            if len(pipe) > 20_000:
+                pipe.execute()
+        pipe.execute()
+    print(f"filled the time series of {len(queues)} queues in {time.perf_counter() - began:.1f} s", file=sys.stderr)
+    conn.close()
+
+
+def fill(redis_url: str, pending: int, archived: int, queues: int) -> None:
     """``archived`` tasks enqueued then archived in bulk, then ``pending`` more: all through the engine."""
     from queues.engine import Client, Inspector, Limits
 
@@ -90,8 +127,10 @@ def fill(redis_url: str, pending: int, archived: int) -> None:
         moved = inspector.archive_all(QUEUE, "pending")
         assert moved == archived, f"archived {moved} of {archived}"
     enqueue(pending, "email:deliver")
-    for name in ("critical", "default", "low"):
+    small = ["critical", "default", "low"] + [f"q{n:03d}" for n in range(max(0, queues - 4))]
+    for name in small[: max(0, queues - 1)]:
         client.enqueue_many([("report:build", {"n": n}) for n in range(10)], queue=name)
+    fill_series(redis_url, [QUEUE, *small[: max(0, queues - 1)]])
     info = inspector.queue_info(QUEUE)
     print(
         f"filled {QUEUE}: {info.pending:,} pending, {info.archived:,} archived in "
@@ -125,6 +164,13 @@ def pages(inspector) -> list[tuple[str, str]]:
         ("servers", "/servers/"),
         ("redis", "/redis/"),
         ("settings", "/settings/"),
+        ("dashboard, charts 24 h", "/?range=24h"),
+        ("dashboard, charts 30 d", "/?range=30d"),
+        ("queue, charts 24 h", f"/queues/{QUEUE}/?state=pending&range=24h"),
+        ("queue, charts 30 d", f"/queues/{QUEUE}/?state=pending&range=30d"),
+        ("task type page, 1 h", f"/queues/{QUEUE}/types/email:bounce/"),
+        ("task type page, 24 h", f"/queues/{QUEUE}/types/email:bounce/?range=24h"),
+        ("charts alone (live redraw), queue 1 h", f"/queues/{QUEUE}/?range=1h&fragment=series"),
     ]
 
 
@@ -160,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             if not args.reuse:
                 conn.flushdb()
-                fill(args.redis_url, args.pending, args.archived)
+                fill(args.redis_url, args.pending, args.archived, args.queues)
             user = get_user_model().objects.create_superuser("bench", password="bench-only")
             client = Client()
             client.force_login(user)

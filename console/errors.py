@@ -71,6 +71,7 @@ def engine_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
             LayoutVersionError,
             QueueNotFoundError,
             RedisUnavailableError,
+            ServerNotFoundError,
             TaskNotFoundError,
             ValidationError,
         )
@@ -81,7 +82,7 @@ def engine_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
             return redis_unavailable(request, exc)
         except LayoutVersionError as exc:
             return layout_mismatch(request, exc)
-        except (QueueNotFoundError, TaskNotFoundError) as exc:
+        except (QueueNotFoundError, TaskNotFoundError, ServerNotFoundError) as exc:
             return not_found(request, exc.message)
         except ValidationError as exc:
             return bad_request(request, exc.message)

@@ -15,6 +15,9 @@ register_converter(TaskTypeConverter, "tasktype")
 urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
     path("servers/", servers.servers, name="servers"),
+    path("servers/<str:server_id>/", servers.server_detail, name="server"),
+    path("servers/<str:server_id>/quiet/", servers.control_server, {"action": "quiet"}, name="server-quiet"),
+    path("servers/<str:server_id>/stop/", servers.control_server, {"action": "stop"}, name="server-stop"),
     path("history/", history_page, name="history"),
     path("schedulers/", schedulers.schedulers, name="schedulers"),
     path("redis/", redis.redis_info, name="redis"),

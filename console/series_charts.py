@@ -4,7 +4,6 @@ wait percentiles from the bucket counts of each point, the size and latency a wo
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -55,21 +54,21 @@ def _error_rate(points: Sequence[Point], task_type: str | None = None) -> Line:
     return Line("failed, % of attempts", rates, "rate")
 
 
-def dashboard_charts(points: Sequence[Point], range_name: str) -> ChartSet:
-    """Successes and failures of every queue, stacked by queue (the busiest in their own colour)."""
-    volume: Counter[str] = Counter()
-    for p in points:
-        for name, value in p.fields.items():
-            metric, _, queue = name.partition("|")
-            if metric in ("ok", "fail") and queue:
-                volume[queue] += value
-    shown = [q for q, _ in volume.most_common(QUEUE_COLOURS)]
-    others = set(volume) - set(shown)
+def dashboard_fields(busiest: Sequence[str]) -> list[str]:
+    """The global series' fields the dashboard reads: the busiest queues' own, and every queue's together."""
+    return [f"{metric}|{q}" for q in busiest[:QUEUE_COLOURS] for metric in ("ok", "fail")] + ["ok", "fail"]
+
+
+def dashboard_charts(points: Sequence[Point], range_name: str, busiest: Sequence[str]) -> ChartSet:
+    """Successes and failures of every queue, stacked by queue: the busiest (today's processed, most first) in
+    their own colour, the rest added up as "other" (every queue's total less theirs)."""
+    shown = list(busiest[:QUEUE_COLOURS])
 
     def stacked(metric: str) -> list[Line]:
         lines = [Line(q, [p.total(metric, q) for p in points], f"q{i}") for i, q in enumerate(shown)]
-        if others:
-            lines.append(Line("other", [sum(p.total(metric, q) for q in others) for p in points], "qother"))
+        other = [p.fields.get(metric, 0) - sum(p.total(metric, q) for q in shown) for p in points]
+        if any(other):
+            lines.append(Line("other", other, "qother"))
         return lines
 
     step, labels = _step(points, range_name), _labels(points, range_name)

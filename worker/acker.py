@@ -57,6 +57,8 @@ class Acker:
         self._idle = threading.Condition()
         self._thread = threading.Thread(target=self._loop, name="acker", daemon=True)
         self.series = series.SeriesTally()
+        self.processed = 0  # attempts finished and written since start, failures included (as asynq counts)
+        self.failed = 0
         self._series_written = time.monotonic()
 
     def start(self) -> None:
@@ -142,6 +144,8 @@ class Acker:
             return  # a requeue at shutdown or a retry that is no failure: not an attempt's end
         since = attempt.leased.pending_since_ms / 1000
         waited = max(0.0, attempt.started - since) * 1000 if since else 0.0
+        self.processed += 1
+        self.failed += counted != "ok"
         ran = attempt.ran or time.monotonic() - attempt.began  # an attempt ended from outside has no ran yet
         self.series.finished(attempt.queue, attempt.task.type, counted, ran * 1000, waited, self.broker.clock.now())
 

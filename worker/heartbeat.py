@@ -12,6 +12,7 @@ import os
 import socket
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from queues.engine.broker import Broker
@@ -23,6 +24,7 @@ from .config import WorkerConfig
 from .layout_guard import LayoutGuard
 from .processor import Processor
 from .queueset import QueueSet
+from .supervisor import supervised_index
 
 log = logging.getLogger("worker.heartbeat")
 
@@ -38,6 +40,7 @@ class Heartbeat(Component):
         processor: Processor,
         queues: QueueSet | None = None,
         layout: LayoutGuard | None = None,
+        on_stop: Callable[[], None] | None = None,
     ) -> None:
         super().__init__(config.heartbeat_every)
         self.queues = queues or processor.queues
@@ -49,6 +52,8 @@ class Heartbeat(Component):
         self.status = "active"
         self.layout = layout
         self.last_beat: float | None = None  # clock time of the last heartbeat that reached Redis
+        self.on_stop = on_stop  # asks the process to shut down gracefully (an operator's stop)
+        self.counts: Any = None  # what has processed and failed counters (the acker), for server_info
 
     @property
     def ttl(self) -> float:
@@ -59,8 +64,23 @@ class Heartbeat(Component):
         if self.layout is not None and not self.layout.check():
             return
         self.extend_leases()
+        self.obey(self.store.control(self.config.server_id))
         self.store.write_server(self.server_info(), self.processor.running(), ttl=self.ttl)
         self.last_beat = self.broker.clock.now()
+
+    def obey(self, request: str | None) -> None:
+        """Apply an operator's request (``Inspector.control_server``): quiet stops fetching for good, stop asks
+        the process to shut down gracefully (it quiets first, so nothing new starts meanwhile)."""
+        if request not in ("quiet", "stop") or self.status == "stopping":
+            return
+        if self.status != "quiet":
+            log.info("an operator quieted this worker: it fetches no more tasks and finishes what it runs")
+            self.processor.quiet()
+            self.status = "quiet"
+        if request == "stop" and self.on_stop is not None:
+            log.info("an operator stopped this worker: shutting down gracefully")
+            self.status = "stopping"
+            self.on_stop()
 
     def extend_leases(self) -> None:
         by_queue: dict[str, list[Any]] = defaultdict(list)
@@ -91,6 +111,11 @@ class Heartbeat(Component):
             "queues": self.queues.weights(),
             "strict": self.config.strict,
             "concurrency": self.config.concurrency,
+            "pool": self.config.pool,
+            "prefetch": self.config.prefetch,
+            "process_index": supervised_index(),
+            "processed": getattr(self.counts, "processed", 0),
+            "failed": getattr(self.counts, "failed", 0),
             "active_count": self.processor.capacity.busy,
             "heartbeat": to_ms(self.broker.clock.now()),
         }

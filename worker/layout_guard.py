@@ -18,10 +18,10 @@ log = logging.getLogger("worker")
 
 
 class LayoutGuard:
-    def __init__(self, broker: Broker, op: str) -> None:
+    def __init__(self, broker: Broker, op: str, refused: threading.Event | None = None) -> None:
         self.broker = broker
         self.op = op
-        self.refused = threading.Event()
+        self.refused = refused or threading.Event()  # may be the process's own "stop now" event
         self.refusal: LayoutVersionError | None = None
 
     def check_at_start(self) -> None:

@@ -138,6 +138,7 @@ class Processor:
         self.spark: Any = None  # the server's SparkRunner (worker/spark.py), for handlers with spark=True
         self.leases_expired = 0  # attempts stopped because their lease ran out unextended (see Watchdog)
         self._stop = threading.Event()
+        self.quieted = threading.Event()  # an operator's quiet: fetch nothing more, run what is here
         self._calls = itertools.count(1)
         # Queue -> engine time before which its rate limit admits no start (only the fetch thread touches it).
         self._resting: dict[str, float] = {}
@@ -152,6 +153,11 @@ class Processor:
     def alive(self) -> bool:
         """Whether the fetch loop runs (for the health endpoint)."""
         return self._thread.is_alive()
+
+    def quiet(self) -> None:
+        """Fetch no more tasks; the running ones and those already fetched (prefetched) still run."""
+        self.quieted.set()
+        self.wake.set()
 
     def stop_fetching(self) -> None:
         self._stop.set()
@@ -168,6 +174,10 @@ class Processor:
             if self._stop.is_set():
                 continue
             free -= self._start_ready(free)
+            if self.quieted.is_set():
+                self.wake.wait(0.5)  # nothing more is fetched; prefetched tasks still start as slots free up
+                self.wake.clear()
+                continue
             ahead = max(0, self._prefetch - len(self._ready)) if self._run_time < PREFETCH_RUN_TIME else 0
             if not free and (not ahead or len(self._ready) > self._prefetch // 2):
                 continue  # enough wait here; fetch ahead once half of them have started, not one at a time

@@ -71,8 +71,13 @@ class Server:
         self.metrics_server: Any = None
         self.processor = Processor(self.broker, config, registry, self.acker, queues, self.metrics)
         self.syncer = Syncer(self.acker, lambda attempt: attempt.lease_until, self.broker.clock.now)
-        self.layout = LayoutGuard(self.broker, "worker")
-        self.heartbeat = Heartbeat(self.broker, self.store, config, self.processor, queues, layout=self.layout)
+        # Set to end run(): a refused key layout, or an operator's stop (read by the heartbeat).
+        self.stop_requested = threading.Event()
+        self.layout = LayoutGuard(self.broker, "worker", refused=self.stop_requested)
+        self.heartbeat = Heartbeat(
+            self.broker, self.store, config, self.processor, queues, layout=self.layout, on_stop=self.stop_requested.set
+        )
+        self.heartbeat.counts = self.acker
         self.recoverer = Recoverer(self.broker, self.store, config, registry, queues, limits)
         self.forwarder = forwarder(self.broker, queues, config.forwarder_interval, actor)
         self.janitor = janitor(self.broker, queues, config.janitor_interval, actor)
@@ -194,5 +199,5 @@ class Server:
         """Check the keyspace's layout, start, then block until SIGTERM or SIGINT, then stop gracefully. Raises
         LayoutVersionError, before anything starts or after stopping, for a keyspace at another layout."""
         self.layout.check_at_start()
-        run_until_signalled(self.start, self.stop, self.layout.refused)
+        run_until_signalled(self.start, self.stop, self.stop_requested)
         self.layout.raise_refusal()

@@ -55,7 +55,13 @@ def process_count(text: str) -> int:
 
 def process_index() -> int:
     """This process's index under a supervisor (0 when there is none)."""
-    return int(os.environ.get(PROCESS_INDEX_VARIABLE, "0") or 0)
+    return supervised_index() or 0
+
+
+def supervised_index() -> int | None:
+    """This process's index under a supervisor, None when there is none."""
+    value = os.environ.get(PROCESS_INDEX_VARIABLE, "")
+    return int(value) if value.isdigit() else None
 
 
 def child_arguments(argv: Sequence[str]) -> list[str]:

@@ -48,6 +48,12 @@ class QueueNotFoundError(EngineError, LookupError):
     code = "not_found"
 
 
+class ServerNotFoundError(EngineError, LookupError):
+    """No worker server of that id has a current heartbeat."""
+
+    code = "not_found"
+
+
 class QueueNotEmptyError(EngineError):
     code = "failed_precondition"
 

@@ -25,6 +25,7 @@ from .errors import (
     QueueNotEmptyError,
     QueueNotFoundError,
     RedisCommandError,
+    ServerNotFoundError,
     TaskNotFoundError,
     ValidationError,
 )
@@ -129,6 +130,16 @@ class ServerInfo:
     concurrency: int
     active: list[dict[str, Any]] = field(default_factory=list)
     heartbeat_at: datetime | None = None  # when its last heartbeat was written (None from older workers)
+    pool: str = "thread"
+    prefetch: int = 0
+    processed: int = 0  # attempts it finished since it started (failures included, as asynq counts)
+    failed: int = 0
+    process_index: int | None = None  # its place under a ``--processes`` supervisor
+
+
+#: What an operator may ask of a worker server: stop fetching and finish what runs, or shut down gracefully.
+SERVER_ACTIONS = ("quiet", "stop")
+CONTROL_TTL = 3600  # seconds a request waits for its server's heartbeat (a gone server never reads it)
 
 
 class Inspector(BrokerOwner):
@@ -250,9 +261,12 @@ class Inspector(BrokerOwner):
         self._latency_and_memory(infos, oldest, memory_sample)
         return infos
 
-    def series(self, queue: str | None, range_name: str, most: int = 120) -> list[series.Point]:
+    def series(
+        self, queue: str | None, range_name: str, most: int = 120, fields: list[str] | None = None
+    ) -> list[series.Point]:
         """The time series of ``queue`` (None: every queue's totals) over one of ``series.RANGES``, oldest first,
-        at most ``most`` points (consecutive minutes or hours added up). One pipelined round trip.
+        at most ``most`` points (consecutive minutes or hours added up); with ``fields``, only those fields.
+        One pipelined round trip.
 
         Raises:
             ValidationError: the range is not one of ``series.RANGES``, or the queue name is malformed.
@@ -267,7 +281,7 @@ class Inspector(BrokerOwner):
         back, resolution = series.RANGES[range_name]
         now = self.broker.clock.now()
         points = drive(
-            series.read_flow(self.keys, queue, resolution, now - back + series.STEP[resolution], now),
+            series.read_flow(self.keys, queue, resolution, now - back + series.STEP[resolution], now, fields),
             lambda request: self.broker.command("inspector.series", run_command, self.conn, request),
         )
         return series.downsample(points, most)
@@ -902,9 +916,47 @@ class Inspector(BrokerOwner):
                     concurrency=doc.get("concurrency", 0),
                     active=sorted((json.loads(v) for v in workers.values()), key=lambda w: w.get("started", 0)),
                     heartbeat_at=from_ms(doc.get("heartbeat")),
+                    pool=doc.get("pool", "thread"),
+                    prefetch=doc.get("prefetch", 0),
+                    processed=doc.get("processed", 0),
+                    failed=doc.get("failed", 0),
+                    process_index=doc.get("process_index"),
                 )
             )
         return sorted(servers, key=lambda s: s.id)
+
+    def server(self, server_id: str) -> ServerInfo:
+        """One server whose heartbeat is current.
+
+        Raises:
+            ServerNotFoundError: no server of that id has a current heartbeat.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        for server in self.servers():
+            if server.id == server_id:
+                return server
+        raise ServerNotFoundError(f"no running server {server_id!r}", op="inspector.server")
+
+    def control_server(self, server_id: str, action: str) -> None:
+        """Ask a running server to ``quiet`` (stop fetching, finish what it runs) or ``stop`` (shut down
+        gracefully). Its next heartbeat reads the request (within its heartbeat interval); a quiet server stays
+        quiet until it stops. A stop asked of a process under a ``--processes`` supervisor ends that process,
+        which the supervisor starts again under a new id.
+
+        Raises:
+            ValidationError: the action is not one of SERVER_ACTIONS.
+            ServerNotFoundError: no server of that id has a current heartbeat.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        if action not in SERVER_ACTIONS:
+            raise ValidationError(
+                f"action must be one of {', '.join(SERVER_ACTIONS)}, not {action!r:.40}", op="inspector.control_server"
+            )
+        self.server(server_id)
+        key = self.keys.control(server_id)
+        if action == "quiet" and self._redis("control_server", self.conn.get, key) == b"stop":
+            return  # a stop already asked wins over a later quiet
+        self._redis("control_server", self.conn.set, key, action, ex=CONTROL_TTL)
 
 
 @dataclass

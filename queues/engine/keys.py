@@ -215,6 +215,10 @@ class Keys:
     def server(self, server_id: str) -> str:
         return f"{self.scope}:server:{server_id}"
 
+    def control(self, server_id: str) -> str:
+        """String: what an operator asked of one server (``quiet`` or ``stop``); read by its heartbeat."""
+        return f"{self.scope}:control:{server_id}"
+
     def workers(self, server_id: str) -> str:
         """Hash task id -> JSON of what one server is running right now."""
         return f"{self.scope}:workers:{server_id}"

@@ -10,7 +10,8 @@ its size and latency, sampled once a minute. A hash per queue and minute, and pe
 Fields are ``<metric>|<type>`` (the type last, so any type name splits unambiguously at the first ``|``):
 ``ok``, ``fail``, ``retry``, ``ms`` (run time sum), ``r<i>`` and ``w<i>`` (run and wait bucket ``i``), plus the
 gauges ``size`` and ``latency_ms``. A global hash per minute and hour holds ``ok|<queue>`` and ``fail|<queue>``,
-so the dashboard reads one hash per point for every queue.
+and ``ok`` and ``fail`` for every queue together, so the dashboard reads a few fields of one hash per point
+however many queues there are.
 
 Workers add up their attempts in memory (``SeriesTally``) and write them every second or so with their
 acknowledgements (``flush_flow``): a few HINCRBYs a second per queue and type, whatever the rate, so the cost per
@@ -105,6 +106,7 @@ def flush_flow(keys: Keys, taken: dict[tuple[str, int], Counter[str]]) -> Flow:
                 n = sum(v for name, v in fields.items() if name.startswith(metric + "|"))
                 if n:
                     commands.append(Command("hincrby", (total, f"{metric}|{queue}", n)))
+                    commands.append(Command("hincrby", (total, metric, n)))  # every queue's together
             commands.append(Command("expire", (total, RETENTION[resolution])))
     if commands:
         yield Batch(commands)
@@ -138,14 +140,23 @@ class Point:
         return sum(v for k, v in self.fields.items() if k.startswith(prefix))
 
 
-def read_flow(keys: Keys, queue: str | None, resolution: str, start: float, end: float) -> Flow:
+def read_flow(
+    keys: Keys, queue: str | None, resolution: str, start: float, end: float, fields: list[str] | None = None
+) -> Flow:
     """The points of ``queue`` (None: the global series) from ``start`` to ``end`` (epoch seconds), oldest first,
-    one per step, empty where nothing was recorded."""
+    one per step, empty where nothing was recorded; with ``fields``, only those fields of each."""
     first, last = point(start, resolution), point(end, resolution)
     indexes = range(first, last + 1)
     names = [keys.queue(queue).series(resolution, i) if queue else keys.series(resolution, i) for i in indexes]
     if not names:
         return []
+    if fields:
+        values = yield Batch([Command("hmget", (name, *fields)) for name in names])
+        replies = [{f: v for f, v in zip(fields, row, strict=True) if v is not None} for row in values]
+        return [
+            Point(i * STEP[resolution], {k: int(v) for k, v in r.items()})
+            for i, r in zip(indexes, replies, strict=True)
+        ]
     replies = yield Batch([Command("hgetall", (name,)) for name in names])
     return [
         Point(i * STEP[resolution], {k.decode(): int(v) for k, v in (reply or {}).items()})

@@ -65,9 +65,14 @@ class WorkerStore(BrokerStore):
         pipe.zremrangebyscore(self.keys.servers, "-inf", to_ms(self.broker.clock.now()) - 3600_000)
         self._call("write_server", pipe.execute)
 
+    def control(self, server_id: str) -> str | None:
+        """What an operator asked of this server (``Inspector.control_server``), if anything."""
+        value = self._call("control", self.broker.conn.get, self.keys.control(server_id))
+        return value.decode() if value else None
+
     def clear_server(self, server_id: str) -> None:
         pipe = self.broker.conn.pipeline(transaction=True)
-        pipe.delete(self.keys.server(server_id), self.keys.workers(server_id))
+        pipe.delete(self.keys.server(server_id), self.keys.workers(server_id), self.keys.control(server_id))
         pipe.zrem(self.keys.servers, server_id)
         self._call("clear_server", pipe.execute)
 

@@ -255,9 +255,22 @@
   function servers(list) {
     var ids = {};
     var body = document.querySelector("table.servers > tbody");
+    var only = root.getAttribute("data-live-only");  // one server's page: its own row, redrawn with its tasks
     list.forEach(function (s) {
+      if (only && s.id !== only) { return; }
       ids[s.id] = true;
       var tr = document.querySelector('tr[data-live-server="' + CSS.escape(s.id) + '"]');
+      var running = s.running.map(function (t) { return t.id; }).join(" ");
+      if (only && tr && s.row && tr.getAttribute("data-live-running") !== running) {
+        var fresh = document.createElement("template");
+        fresh.innerHTML = s.row.trim();
+        var next = fresh.content.firstElementChild;
+        next.setAttribute("data-live-running", running);
+        var details = next.querySelector("details");
+        if (details) { details.open = true; }
+        tr.replaceWith(next);
+        tr = next;
+      }
       if (!tr && body && s.row) {
         // The server's row as the page renders it (console/_server_row.html, escaped by the template engine).
         var holder = document.createElement("template");

@@ -217,3 +217,27 @@ def test_screenshots_of_the_main_pages(console, engine, seed, start_worker):
     console.get("/")
     console.wait_text("Dashboard", "h1")
     assert console.screenshot("dashboard-dark").stat().st_size > 0
+
+
+def test_quiet_then_stop_a_running_worker_from_its_page(console, engine, seed, start_worker):
+    server = start_worker(queues={"emails": 1})
+    first = seed.pending("echo:first", {"n": 1}, queue="emails", retention=600)
+    wait_for(lambda: state_of(engine, "emails", first) == "completed", what="the worker to run a task")
+
+    console.login("/servers/")
+    console.click(f'a[href="/servers/{server.config.server_id}/"]')
+    console.wait_text(server.config.server_id, ".banner")
+    console.click("form[action$='/quiet/'] button")
+    assert "Quiet worker" in console.confirm()
+    console.wait_text("asked to quiet", ".messages")
+    wait_for(lambda: server.heartbeat.status == "quiet", what="the worker to read the request at its heartbeat")
+    held = seed.pending("echo:held", {"n": 2}, queue="emails", retention=600)
+    console.get(f"/servers/{server.config.server_id}/")
+    assert console.find(".banner .badge").text == "quiet"
+    assert not console.find_all("form[action$='/quiet/']")  # quiet already
+    assert state_of(engine, "emails", held) == "pending"  # a quiet worker fetches nothing
+
+    console.click("form[action$='/stop/'] button")
+    assert "Stop worker" in console.confirm()
+    console.wait_text("asked to stop", ".messages")
+    wait_for(lambda: server.stop_requested.is_set(), what="the worker to be asked to shut down")

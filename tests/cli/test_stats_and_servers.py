@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from queues.engine import STATES
 
 
@@ -77,3 +79,32 @@ def test_server_ls(cli, seed):
 def test_server_ls_empty(cli):
     assert cli("server", "ls", "--json").json() == {"servers": []}
     assert cli("server", "ls").out == "No running servers.\n"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("action", ["quiet", "stop"])
+def test_server_quiet_and_stop_ask_through_redis_and_are_audited(cli, seed, redis_client, action):
+    from queues.models import AuditLog
+
+    seed.server()
+    doc = cli("server", action, "host-1:42", "--json").json()
+    assert doc == {"server": "host-1:42", "requested": action}
+    assert redis_client.get("tq:control:host-1:42") == action.encode()
+    entry = AuditLog.objects.get()
+    assert (entry.action, entry.detail, entry.username.startswith("cli:")) == (
+        f"{action}_server",
+        "server host-1:42",
+        True,
+    )
+    assert "at its next heartbeat" in cli("server", action, "host-1:42").out
+
+
+@pytest.mark.django_db
+def test_server_control_of_an_unknown_server_fails_and_changes_nothing(cli, seed, redis_client):
+    from queues.models import AuditLog
+
+    result = cli("server", "stop", "nobody:1")
+    assert result.code == 1 and "no running server 'nobody:1'" in result.err
+    assert not redis_client.keys("*control*") and not AuditLog.objects.exists()
+    usage = cli("server", "quiet")
+    assert usage.code == 2 and "ID" in usage.err

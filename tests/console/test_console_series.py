@@ -39,11 +39,22 @@ def titles(body: str) -> list[str]:
 
 def test_the_dashboard_charts_every_queues_successes_and_failures_stacked_by_queue(viewer_client, seed, series):
     seed.pending(queue="critical")
+    seed.pending(queue="default")
     series([("critical", "email", "ok", 3)] * 7 + [("default", "sms", "archive", 9)])
     body = viewer_client.get("/").content.decode()
     assert titles(body) == ["Succeeded by queue", "Failed by queue"]
     assert "critical: 7" in body and "default: 1" in body  # the hover titles of this minute's columns
     assert 'data-live-series="?range=1h&amp;fragment=series"' in body
+
+
+def test_past_the_eight_busiest_queues_the_rest_are_added_up_as_other(viewer_client, seed, series):
+    seed.archived(queue="q9")  # q9 processed one today: among the busiest; q7 and q8 are the rest
+    for n in range(9):
+        seed.pending(queue=f"q{n}")
+    series([(f"q{n}", "t", "ok", 3) for n in range(10) for _ in range(n + 1)])
+    body = viewer_client.get("/").content.decode()
+    assert "q9: 10" in body and "q0: 1" in body and "q6: 7" in body
+    assert "q7:" not in body and "q8:" not in body and "other: 17" in body  # 8 + 9
 
 
 @pytest.mark.parametrize("range_name", list(RANGES))

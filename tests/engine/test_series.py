@@ -63,7 +63,7 @@ def test_a_tally_goes_to_the_minute_and_hour_hashes_of_its_queue_and_the_global_
     assert r.hgetall(hour) == r.hgetall(minute)  # one minute so far in the hour
     assert 0 < r.ttl(minute) <= RETENTION["m"] and RETENTION["m"] < r.ttl(hour) <= RETENTION["h"]
     total = KEYS.series("m", point(T0, "m"))
-    assert r.hgetall(total) == {b"ok|critical": b"3", b"fail|critical": b"2"}
+    assert r.hgetall(total) == {b"ok|critical": b"3", b"fail|critical": b"2", b"ok": b"3", b"fail": b"2"}
     assert r.hget(KEYS.series("h", point(T0, "h")), "ok|default") == b"1"
 
 
@@ -79,7 +79,9 @@ def test_reading_a_range_gives_one_point_per_step_and_percentiles_come_from_the_
     assert percentile(points, "r", 0.99) == 100 and percentile(points, "r", 1.0) == 5000
     assert percentile(points, "r", 0.5, task_type="other") is None
     everything = run(r, read_flow(KEYS, None, "h", T0, T0 + 120))
-    assert sum(p.total("ok") for p in everything) == 100 and everything[0].total("ok", "q") == 100
+    assert everything[0].total("ok", "q") == 100 and everything[0].fields["ok"] == 100
+    (some,) = run(r, read_flow(KEYS, None, "h", T0, T0, fields=["ok|q", "fail|q", "ok"]))
+    assert some.fields == {"ok|q": 100, "ok": 100}  # only the fields asked for, those recorded
     assert run(r, read_flow(KEYS, "q", "m", T0 + 60, T0)) == []
 
 
