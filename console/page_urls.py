@@ -7,6 +7,7 @@ from django.urls import path, register_converter
 from .converters import QueueNameConverter, TaskIdConverter, TaskTypeConverter
 from .views import actions, dashboard, queues, redis, schedulers, series, servers, settings, tasks, workflows
 from .views.history import history as history_page
+from .views.history import run_analytics
 
 register_converter(QueueNameConverter, "queue")
 register_converter(TaskIdConverter, "taskid")
@@ -19,6 +20,7 @@ urlpatterns = [
     path("servers/<str:server_id>/quiet/", servers.control_server, {"action": "quiet"}, name="server-quiet"),
     path("servers/<str:server_id>/stop/", servers.control_server, {"action": "stop"}, name="server-stop"),
     path("history/", history_page, name="history"),
+    path("history/run/", run_analytics, name="history-run"),
     path("schedulers/", schedulers.schedulers, name="schedulers"),
     path("redis/", redis.redis_info, name="redis"),
     path("settings/", settings.preferences, name="settings"),

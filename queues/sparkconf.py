@@ -8,10 +8,12 @@ a standalone cluster (``SPARK_MASTER=spark://host:7077``), or a Spark Connect se
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from queues.engine.settings import DEFAULTS
@@ -20,8 +22,22 @@ DEFAULT_MASTER = DEFAULTS.spark_master
 DEFAULT_APP_NAME = DEFAULTS.spark_app_name
 
 # Defaults the deployment can override through SPARK_CONF: UTC everywhere (the pipeline partitions by UTC date),
-# FAIR scheduling so the Spark tasks of one worker share its session's executors instead of queueing.
-BASE_CONF = {"spark.sql.session.timeZone": "UTC", "spark.scheduler.mode": "FAIR"}
+# FAIR scheduling so the Spark tasks of one worker share its session's executors instead of queueing, and no
+# console progress bars (a worker's log and a command's output are no place for them).
+BASE_CONF = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.scheduler.mode": "FAIR",
+    "spark.ui.showConsoleProgress": "false",
+}
+#: Spark's log4j configuration for a driver started here: warnings to SPARK_LOG_FILE, only errors to the terminal.
+LOG4J_CONFIG = Path(__file__).with_name("spark-log4j2.properties")
+SPARK_LOG_FILE = "var/log/spark.log"
+
+
+def quiet_driver_options(log_file: str) -> str:
+    """``spark.driver.extraJavaOptions`` that send the driver's warnings to ``log_file`` (read when the JVM starts,
+    so it applies from Spark's first line on)."""
+    return f"-Dlog4j2.configurationFile={LOG4J_CONFIG} -Dtaskq.spark.log={log_file}"
 
 
 def parse_conf(text: str) -> dict[str, str]:
@@ -102,6 +118,11 @@ def build_session(settings: SparkSettings) -> Any:
     builder = SparkSession.builder.appName(settings.app_name)
     builder = builder.remote(settings.remote) if settings.connect else builder.master(settings.master)
     conf = dict(BASE_CONF) if not settings.connect else {"spark.sql.session.timeZone": "UTC"}
+    logging.getLogger("py4j").setLevel(logging.WARNING)  # its INFO lines (connections opened, closed) are noise
+    if not settings.connect:
+        log_file = Path(SPARK_LOG_FILE).resolve()
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        conf["spark.driver.extraJavaOptions"] = quiet_driver_options(str(log_file))
     conf.update(settings.conf)
     for key, value in conf.items():
         builder = builder.config(key, value)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run the whole demo on one machine: the console (daphne), one worker, and a traffic generator.
+# Run the whole demo on one machine: the console (daphne), one worker, the periodic scheduler, and a traffic
+# generator.
 # Ctrl-C stops everything. Expects migrate and bootstrap_admin to have run (`make run` does both).
 set -euo pipefail
 
@@ -48,6 +49,11 @@ pids+=("$daphne_pid")
 worker_pid=$!
 pids+=("$worker_pid")
 
+# The periodic scheduler: the demo's cron entries and today's task-history rollups every three minutes
+# (demo/settings.py), so the Schedulers and History pages fill while the demo runs.
+"$python" manage.py taskscheduler &
+pids+=("$!")
+
 # In the background too: whether it enqueues one batch and exits or keeps going, the demo stays up.
 "$python" manage.py demo_traffic &
 pids+=("$!")
@@ -57,7 +63,7 @@ cat <<MSG
   taskq console: http://127.0.0.1:$port/
   log in as:     admin  (password printed by bootstrap_admin when it created the user;
                  '$python manage.py bootstrap_admin --reset' sets a new one)
-  Ctrl-C stops the console, the worker and the traffic generator.
+  Ctrl-C stops the console, the worker, the scheduler and the traffic generator.
 
 MSG
 

@@ -114,6 +114,12 @@ class TaskqSettings:
         "str",
         "when a `taskscheduler` enqueues the daily task-history rollups (cron, UTC); empty: never",
     )
+    analytics_today_schedule: str = _setting(
+        "TASKS_ANALYTICS_TODAY_SCHEDULE",
+        "",
+        "str",
+        "when a `taskscheduler` also rolls up today so far (cron, UTC; `make run` uses every 3 minutes); empty: never",
+    )
     event_export: bool = _setting(
         "TASKS_EVENT_EXPORT",
         False,

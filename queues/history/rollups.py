@@ -16,6 +16,10 @@ COUNTS = ("enqueued", "started", "succeeded", "failed", "retried", "archived")
 PERCENTILES = (0.5, 0.95, 0.99)
 ACCURACY = 10_000  # percentile_approx: relative error about 1 / accuracy
 LOOKBACK_DAYS = 1  # an attempt that started before midnight ends today: read the day before too
+#: Input bytes per shuffle partition, and the most partitions: a few hundred events get one partition (Spark's
+#: default of 200 made a small day take tens of seconds), a big one about one per 64 MiB of Parquet.
+BYTES_PER_PARTITION = 64 * 1024 * 1024
+MAX_PARTITIONS = 200
 
 
 def day_range(first: date, last: date) -> list[str]:
@@ -80,18 +84,33 @@ def write_parquet(rollups: Any, rollup_dir: str, days: list[str]) -> None:
             shutil.rmtree(folder)
 
 
+def shuffle_partitions(events_dir: str, days: list[str]) -> int:
+    """Shuffle partitions for a run over ``days``: one per BYTES_PER_PARTITION of the event files it reads (the
+    days and the look-back day before them), at least 1, at most MAX_PARTITIONS."""
+    lo = (date.fromisoformat(min(days)) - timedelta(days=LOOKBACK_DAYS)).isoformat()
+    size = sum(
+        f.stat().st_size
+        for folder in Path(events_dir).glob("date=*")
+        if lo <= folder.name.removeprefix("date=") <= max(days)
+        for f in folder.glob("*.parquet")
+    )
+    return max(1, min(MAX_PARTITIONS, -(-size // BYTES_PER_PARTITION)))
+
+
 def run(spark: Any, events_dir: str, rollup_dir: str, days: list[str]) -> list[dict[str, Any]]:
-    """Compute, write the Parquet rollups and return the rows (for the database)."""
+    """Compute, write the Parquet rollups and return the rows (for the database). The shuffle is sized to the
+    input for this run (``shuffle_partitions``), and the session's setting put back after."""
     if not any(Path(events_dir).glob("date=*/*.parquet")):
-        rows: list[dict[str, Any]] = []
-    else:
-        rollups = compute(spark, events_dir, days).cache()
-        try:
-            write_parquet(rollups, rollup_dir, days)
-            rows = [row.asDict() for row in rollups.collect()]
-        finally:
-            rollups.unpersist()
-    return rows
+        return []
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions(events_dir, days)))
+    rollups = compute(spark, events_dir, days).cache()
+    try:
+        write_parquet(rollups, rollup_dir, days)
+        return [row.asDict() for row in rollups.collect()]
+    finally:
+        rollups.unpersist()
+        spark.conf.set("spark.sql.shuffle.partitions", before)
 
 
 def store(rows: list[dict[str, Any]], days: list[str]) -> int:

@@ -2,7 +2,9 @@
 
 A periodic entry enqueues it every day at ``TASKS_ANALYTICS_SCHEDULE`` (cron, UTC; default 00:15, when yesterday
 is complete; empty turns it off) for any ``taskscheduler`` running. Without a date it rolls up yesterday;
-``{"date": "2026-11-21"}`` or ``{"since": "2026-11-01"}`` pick the days when enqueued by hand.
+``{"date": "2026-11-21"}`` (or ``"today"``, ``"yesterday"``) or ``{"since": "2026-11-01"}`` pick the days when
+enqueued by hand. ``TASKS_ANALYTICS_TODAY_SCHEDULE`` (cron; empty by default, every few minutes in the demo)
+also rolls up today so far, so the History page fills while the day runs.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ def days_of(payload: dict[str, str]) -> list[str]:
         if payload.get("since"):
             return day_range(date.fromisoformat(payload["since"]), today)
         if payload.get("date"):
-            day = date.fromisoformat(payload["date"])
+            named = {"today": today, "yesterday": today - timedelta(days=1)}
+            day = named.get(payload["date"]) or date.fromisoformat(payload["date"])
             return day_range(day, day)
     except ValueError as exc:
         raise SkipRetry(f"bad date in payload: {exc}") from None
@@ -46,4 +49,13 @@ if conf.setting("TASKS_ANALYTICS_SCHEDULE"):
         tz="UTC",
         missed="run_once",
         name="daily task-history rollups",
+    )
+
+if conf.setting("TASKS_ANALYTICS_TODAY_SCHEDULE"):
+    schedule(
+        conf.setting("TASKS_ANALYTICS_TODAY_SCHEDULE"),
+        "analytics:daily",
+        {"date": "today"},
+        tz="UTC",
+        name="today's task-history rollups, so far",
     )

@@ -71,3 +71,43 @@ def test_bad_input_is_a_400_and_no_rollups_says_how_to_get_them(web):
     assert web.get("/history/", {"days": "x"}).status_code == 400
     assert web.get("/history/", {"queue": "q" * 500}).status_code == 400
     assert "task_analytics" in web.get("/history/").content.decode()
+
+
+def test_the_charts_have_legends_day_labels_and_every_figure_in_a_hover(web, rollups):
+    login(web, "view_console")
+    page = web.get("/history/").content.decode()
+    assert page.count('<svg class="chart time"') == 3
+    assert 'class="axis legend"' in page and ">succeeded</text>" in page and ">failed</text>" in page
+    assert ">11-20</text>" in page and ">11-21</text>" in page and "2026-11-21 email" not in page  # no long labels
+    assert "11-21 · succeeded: 85" in page and "11-21 · failed: 20" in page
+    assert "11-20 · email: 900 ms" in page and "11-21 · report:&lt;daily&gt;: 40 ms" in page
+    assert '<div class="table-scroll"><table class="data">' in page  # the table scrolls inside its card
+
+
+def test_operators_run_the_analytics_job_for_today_from_the_page(web, engine, redis_client):
+    from queues.models import AuditLog
+
+    login(web, "view_console")
+    assert 'action="/history/run/"' not in web.get("/history/").content.decode()
+    assert web.post("/history/run/").status_code == 403
+    User.objects.get(username="u").user_permissions.add(
+        Permission.objects.get(codename="operate_console", content_type__app_label="queues")
+    )
+    assert 'action="/history/run/"' in web.get("/history/").content.decode()
+    assert web.get("/history/run/").status_code == 405
+    response = web.post("/history/run/", follow=True)
+    assert "rollups were enqueued" in response.content.decode()
+    [task] = engine.list_tasks("default", "pending")
+    assert (task.type, task.json()) == ("analytics:daily", {"date": "today"})
+    entry = AuditLog.objects.get()
+    assert (entry.action, entry.task_ids) == ("run_analytics", [task.id])
+
+
+def test_the_job_reads_today_and_yesterday_by_name():
+    from datetime import UTC, datetime, timedelta
+
+    from queues.history.tasks import days_of
+
+    today = datetime.now(UTC).date()
+    assert days_of({"date": "today"}) == [today.isoformat()]
+    assert days_of({"date": "yesterday"}) == [(today - timedelta(days=1)).isoformat()]

@@ -104,3 +104,42 @@ def test_rollups_have_the_known_answers_and_a_rerun_replaces_only_its_day(spark,
     events.write(events_dir)
     assert analytics(spark, [D1], str(events_dir), rollup_dir) == 2
     assert TaskDailyRollup.objects.get(day=D1, queue="default").enqueued == 110
+
+
+def test_the_shuffle_is_sized_to_the_days_read_and_the_session_setting_comes_back(spark, tmp_path, monkeypatch):
+    from queues.history import rollups
+
+    events_dir = tmp_path / "events"
+    events = Events()
+    day_of_tasks(events, DAY1)
+    day_of_tasks(events, DAY2, n=20)
+    events.write(events_dir)
+    assert rollups.shuffle_partitions(str(events_dir), [D1]) == 1  # a few KB: one partition, not Spark's 200
+    day1_bytes = sum(f.stat().st_size for f in (events_dir / f"date={D1}").glob("*.parquet"))
+    per = max(1, day1_bytes // 3)
+    monkeypatch.setattr(rollups, "BYTES_PER_PARTITION", per)
+    assert rollups.shuffle_partitions(str(events_dir), [D1]) == -(-day1_bytes // per)  # 3 or 4: day 1 (and its eve)
+    assert rollups.shuffle_partitions(str(events_dir), ["2001-01-01"]) == 1  # nothing to read
+    monkeypatch.setattr(rollups, "MAX_PARTITIONS", 2)
+    assert rollups.shuffle_partitions(str(events_dir), [D1, D2]) == 2
+
+    spark.conf.set("spark.sql.shuffle.partitions", "7")
+    seen = []
+    compute = rollups.compute
+    monkeypatch.setattr(
+        rollups,
+        "compute",
+        lambda session, *a: seen.append(session.conf.get("spark.sql.shuffle.partitions")) or compute(session, *a),
+    )
+    analytics(spark, [D1], str(events_dir), str(tmp_path / "rollups"))
+    assert seen == ["2"] and spark.conf.get("spark.sql.shuffle.partitions") == "7"
+
+
+def test_a_session_built_here_draws_no_progress_bars_and_logs_warnings_to_a_file():
+    from queues.sparkconf import BASE_CONF, LOG4J_CONFIG, quiet_driver_options
+
+    assert BASE_CONF["spark.ui.showConsoleProgress"] == "false"
+    assert LOG4J_CONFIG.is_file() and "threshold.level = error" in LOG4J_CONFIG.read_text()
+    assert (
+        quiet_driver_options("/tmp/x.log") == f"-Dlog4j2.configurationFile={LOG4J_CONFIG} -Dtaskq.spark.log=/tmp/x.log"
+    )
