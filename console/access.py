@@ -26,6 +26,8 @@ from .errors import engine_errors, error_page
 
 VIEW_PERMISSION = "queues.view_console"
 OPERATE_PERMISSION = "queues.operate_console"
+#: Edit and retry (a task's payload and options): held by no group by default, granted user by user.
+EDIT_PERMISSION = "queues.edit_task"
 
 View = Callable[..., HttpResponse]
 
@@ -51,6 +53,30 @@ def can_view(user: Any) -> bool:
 def can_operate(user: Any) -> bool:
     """Whether the user may act right now: the permission, and the console not in read-only mode."""
     return bool(user.is_authenticated and not read_only() and user.has_perm(OPERATE_PERMISSION))
+
+
+def can_edit(user: Any) -> bool:
+    """Whether the user may edit and retry tasks right now: viewing, the edit permission, not read-only."""
+    return can_view(user) and not read_only() and bool(user.has_perm(EDIT_PERMISSION))
+
+
+def editor_form(view: View) -> View:
+    """The edit-and-retry form: GET shows it, POST applies it (CSRF-checked); login, ``queues.edit_task``, not
+    in read-only mode."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not can_edit(request.user):
+            if read_only():
+                return forbidden(request, "The console runs in read-only mode (TASKS_CONSOLE_READ_ONLY).", "Read-only")
+            return forbidden(
+                request,
+                "Editing a task takes the “Can edit a retry or archived task's payload and options and run it” "
+                "permission, which an administrator grants user by user.",
+            )
+        return view(request, *args, **kwargs)
+
+    return cast(View, require_http_methods(["GET", "HEAD", "POST"])(login_required(engine_errors(wrapper))))
 
 
 def viewer_page(view: View) -> View:

@@ -143,3 +143,38 @@ class PreferenceForm(forms.ModelForm):
     class Meta:
         model = ConsolePreference
         fields = ["rows_per_page", "theme"]
+
+
+class EditTaskForm(forms.Form):
+    """Edit and retry: the new payload (as JSON, text or base64) and the options an operator may change."""
+
+    ENCODINGS = (("json", "JSON"), ("text", "text (UTF-8)"), ("base64", "base64 (raw bytes)"))
+
+    payload = forms.CharField(widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}), required=False,
+                              strip=False, max_length=4 * 1024 * 1024)  # fmt: skip
+    encoding = forms.ChoiceField(choices=ENCODINGS)
+    queue = forms.CharField(max_length=128, required=False, strip=True, help_text="empty: its own queue")
+    max_retry = forms.IntegerField(min_value=0, max_value=1000, required=False)
+    timeout = forms.FloatField(min_value=0.001, required=False, help_text="seconds")
+
+    def clean(self) -> dict[str, Any]:
+        import base64
+        import binascii
+        import json
+
+        data: dict[str, Any] = super().clean() or {}
+        text, encoding = data.get("payload", ""), data.get("encoding")
+        if encoding == "json":
+            try:
+                value = json.loads(text)
+            except ValueError as exc:
+                raise ValidationError(f"the payload is not valid JSON: {exc}") from None
+            data["payload_bytes"] = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+        elif encoding == "base64":
+            try:
+                data["payload_bytes"] = base64.b64decode(text.strip(), validate=True)
+            except (binascii.Error, ValueError) as exc:
+                raise ValidationError(f"the payload is not valid base64: {exc}") from None
+        elif encoding == "text":
+            data["payload_bytes"] = text.encode()
+        return data

@@ -31,6 +31,7 @@ urlpatterns = [
     path("queues/<queue:queue>/batch/", actions.task_batch, name="task-batch"),
     path("queues/<queue:queue>/all/", actions.state_bulk, name="task-bulk"),
     path("queues/<queue:queue>/tasks/<taskid:task_id>/", tasks.task_detail, name="task"),
+    path("queues/<queue:queue>/tasks/<taskid:task_id>/edit/", tasks.edit_task, name="task-edit"),
     path("queues/<queue:queue>/types/<tasktype:task_type>/", series.task_type, name="task-type"),
     path("queues/<queue:queue>/workflows/<taskid:workflow_id>/", workflows.workflow_detail, name="workflow"),
 ]

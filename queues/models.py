@@ -189,6 +189,7 @@ class AuditLog(models.Model):
             ("view_console", "Can view the task console"),
             ("operate_console", "Can act on queues and tasks in the task console"),
             ("view_unredacted", "Can see redacted task payloads and results in full"),
+            ("edit_task", "Can edit a retry or archived task's payload and options and run it"),
         ]
 
     def __str__(self) -> str:

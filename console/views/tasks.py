@@ -1,15 +1,20 @@
-"""The task page: every field of one task, its payload and result rendered, and its own event history."""
+"""The task page: every field of one task, its payload and result rendered, and its own event history; and the
+edit-and-retry form of a retry or archived task."""
 
 from __future__ import annotations
 
+import base64
+import json
 from datetime import UTC, datetime
 
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
 
-from ..access import viewer_page
+from ..access import can_edit, editor_form, viewer_page
 from ..errors import bad_request, error_page
-from ..forms import TASK_ACTIONS, TaskDetailQuery, first_error
+from ..forms import TASK_ACTIONS, EditTaskForm, TaskDetailQuery, first_error
 from ..rendering import render_bytes
 from .common import inspector, page_cursor
 
@@ -59,8 +64,66 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
         "here": request.path,
         "full": full,
         "live_cursor": live_cursor,
+        "can_edit": can_edit(request.user) and task.state in EDITABLE,
     }
     return render(request, "console/task.html", context)
+
+
+EDITABLE = ("retry", "archived")
+
+
+@editor_form
+def edit_task(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
+    """Access: ``queues.edit_task`` (and, for a task with masked values, ``queues.view_unredacted``: the form shows
+    the payload in full). GET shows the form filled with the task's payload and options; POST validates it, edits
+    and runs the task (``Inspector.edit_task``) and writes an audit entry that keeps the original payload."""
+    from queues.audit import record_action
+    from queues.redaction import can_see_unredacted, is_redacted
+
+    from .common import acting_inspector
+
+    task = inspector().get_task(queue, task_id)  # 404 for an unknown queue or task
+    if is_redacted(task) and not can_see_unredacted(request.user):
+        return error_page(
+            request, 403, "Permission denied", "This task has masked values: editing it shows them, which takes the "
+            "“Can see redacted task payloads and results in full” permission.",
+        )  # fmt: skip
+    if task.state not in EDITABLE:
+        return error_page(
+            request, 409, "Cannot edit", f"The task is {task.state}: only retry and archived tasks can be edited."
+        )
+    if request.method != "POST":
+        form = EditTaskForm(initial={**_as_text(task.payload), "max_retry": task.max_retry, "timeout": task.timeout})
+        return render(request, "console/task_edit.html", {"task": task, "queue": queue, "form": form})
+    form = EditTaskForm(request.POST)
+    if not form.is_valid():
+        return render(request, "console/task_edit.html", {"task": task, "queue": queue, "form": form}, status=400)
+    data = form.cleaned_data
+    edited = acting_inspector(request).edit_task(
+        queue, task_id, data["payload_bytes"], to_queue=data["queue"] or None, max_retry=data["max_retry"],
+        timeout=data["timeout"],
+    )  # fmt: skip
+    original = _as_text(task.payload)
+    detail = {
+        "original_payload": original["payload"], "original_encoding": original["encoding"],
+        "original_options": {"queue": queue, "max_retry": task.max_retry, "timeout": task.timeout},
+        "new_options": {"queue": edited.queue, "max_retry": edited.max_retry, "timeout": edited.timeout},
+    }  # fmt: skip
+    record_action(request.user, "edit_task", queue=queue, task_ids=[task_id], detail=json.dumps(detail))
+    messages.success(request, f"Task {task_id} edited and moved to pending in queue {edited.queue}.")
+    return redirect(reverse("task", args=[edited.queue, task_id]))
+
+
+def _as_text(payload: bytes) -> dict[str, str]:
+    """A payload as the form shows it: pretty JSON, else UTF-8 text, else base64."""
+    try:
+        return {"payload": json.dumps(json.loads(payload), indent=2, ensure_ascii=False), "encoding": "json"}
+    except ValueError:
+        pass
+    try:
+        return {"payload": payload.decode(), "encoding": "text"}
+    except UnicodeDecodeError:
+        return {"payload": base64.b64encode(payload).decode(), "encoding": "base64"}
 
 
 def _seconds_until(when: datetime | None) -> float | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Unpack
 
@@ -26,16 +26,17 @@ from .errors import (
     QueueNotFoundError,
     RedisCommandError,
     ServerNotFoundError,
+    TaskIdConflictError,
     TaskNotFoundError,
     ValidationError,
 )
 from .export_store import ExportStatus, ExportStore
 from .keys import STATES, cancel_message
-from .message import TaskInfo
+from .message import TaskInfo, TaskMessage
 from .policies import PolicyCache, QueueSpec
 from .redaction import Redaction
 from .sans_io import drive, run_command
-from .transitions import ArchiveLimits
+from .transitions import ArchiveLimits, Placement
 from .workflows import WorkflowInfo
 
 #: The key ``redis_info`` sets, with the server's reply, when INFO is refused.
@@ -738,6 +739,63 @@ class Inspector(BrokerOwner):
             RedisUnavailableError: Redis cannot be reached.
         """
         self._task_action("run_task", queue, task_id)
+
+    def edit_task(
+        self,
+        queue: str,
+        task_id: str,
+        payload: bytes,
+        *,
+        to_queue: str | None = None,
+        max_retry: int | None = None,
+        timeout: float | None = None,
+    ) -> TaskInfo:
+        """Edit a retry or archived task and run it: new ``payload`` (bytes, as stored), and where given a new
+        ``max_retry``, ``timeout`` (seconds) or queue. It becomes pending with its retry count at 0; its id, type
+        and history stay. In its own queue this is one transition (``lua/edit_task.lua``). Into another queue it is
+        enqueued there under the same id, then deleted here (two steps: the queues live in different Cluster
+        slots). Returns the task as it is now.
+
+        Raises:
+            ValidationError: a name, id or option is malformed, or the payload is over the size limit.
+            LayoutVersionError: the keyspace is at another key layout (see ``layout``).
+            QueueNotFoundError: there is no queue of that name.
+            TaskNotFoundError: the queue holds no task with that id.
+            FailedPreconditionError: the task is not retry or archived.
+            TaskIdConflictError: the other queue already holds a task with that id (nothing changed).
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        op = "inspector.edit_task"
+        self._acting_on(queue, "edit_task")
+        check.task_id(task_id, op)
+        data = check.payload(payload, op)
+        target = check.queue_name(to_queue, op) if to_queue else queue
+        q = self.keys.queue(queue)
+        fields = self._redis("edit_task", self.conn.hmget, q.task(task_id), "type", "msg", "state")
+        if fields[0] is None:
+            raise TaskNotFoundError(task_id, op=op)
+        if fields[2] not in (b"retry", b"archived"):
+            raise FailedPreconditionError(
+                f"task is {(fields[2] or b'?').decode()}, only a retry or archived task can be edited", op=op
+            )
+        message = replace(TaskMessage.decode(task_id, target, fields[0], data, fields[1] or b""), payload=data)
+        if max_retry is not None:
+            message.max_retry = check.count(max_retry, "max_retry", 0, check.MAX_RETRY_LIMIT, op)
+        if timeout is not None:
+            message.timeout = check.seconds(timeout, "timeout", op)
+        if target == queue:
+            self.broker.run(self.ops.edit_task(queue, task_id, data, message.encode_options(), self.actor))
+        else:
+            try:
+                new_queue = self.broker.run(self.ops.enqueue(target, [Placement(message)], self.actor))
+            except TaskIdConflictError:
+                raise TaskIdConflictError(
+                    f"queue {target!r} already holds a task {task_id!r}; nothing was changed", op=op
+                ) from None
+            if new_queue:
+                self._redis("edit_task", self.conn.sadd, self.keys.queues, target)
+            self.broker.run(self.ops.delete_task(queue, task_id, self.actor))
+        return self.get_task(target, task_id)
 
     def archive_task(self, queue: str, task_id: str) -> None:
         """Archive a pending, scheduled or retry task now.

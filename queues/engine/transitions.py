@@ -363,6 +363,10 @@ class Transitions:
         q = self.queue(queue)
         return self.transition("run_task", q, actor, [q.pending, q.scheduled, q.retry, q.archived], [task_id])
 
+    def edit_task(self, queue: str, task_id: str, payload: bytes, options: bytes, actor: str) -> Call:
+        q = self.queue(queue)
+        return self.transition("edit_task", q, actor, [q.pending, q.retry, q.archived], [task_id, payload, options])
+
     def archive_task(self, queue: str, task_id: str, actor: str, archive_limits: ArchiveLimits | None = None) -> Call:
         q = self.queue(queue)
         return self.transition(

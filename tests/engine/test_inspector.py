@@ -482,3 +482,56 @@ def test_task_events_are_the_tasks_own_transitions_oldest_first(r, redis_url):
     events = Inspector(redis_url).task_events("default", info.id)
     assert [(e.from_state, e.to_state) for e in events] == [("", "pending"), ("pending", "active"), ("active", "retry")]
     assert (events[1].worker, events[2].error) == ("w1", "boom")
+
+
+def test_edit_and_run_a_retry_task_in_its_queue(r, inspector):
+    seed(r, QUEUE)
+    info = inspector.edit_task("default", "r1", b'{"to":"bob"}', max_retry=3, timeout=9)
+    assert (info.state, info.payload, info.max_retry, info.timeout, info.retried) == (
+        "pending",
+        b'{"to":"bob"}',
+        3,
+        9.0,
+        0,
+    )
+    assert r.lrange(Q.pending, 0, 0) == [b"r1"] and r.zscore(Q.retry, "r1") is None
+    assert inspector.edit_task("default", "x1", b"raw \x00 bytes").payload == b"raw \x00 bytes"
+
+
+def test_edit_and_run_into_another_queue_keeps_the_id(r, inspector):
+    seed(r, QUEUE)
+    info = inspector.edit_task("default", "x2", b"{}", to_queue="repair")
+    assert (info.queue, info.id, info.state, info.type, info.payload) == ("repair", "x2", "pending", "email", b"{}")
+    assert r.zscore(Q.archived, "x2") is None and not r.exists(Q.task("x2"))
+    assert "repair" in inspector.queues()
+
+
+@pytest.mark.parametrize(
+    ("task_id", "options", "error"),
+    [
+        ("p1", {}, FailedPreconditionError),  # pending: run it as it is
+        ("a1", {}, FailedPreconditionError),
+        ("nope", {}, TaskNotFoundError),
+        ("r1", {"max_retry": -1}, ValidationError),
+        ("r1", {"timeout": 0}, ValidationError),
+        ("r1", {"to_queue": "a{b"}, ValidationError),
+        ("r1", {"payload": b"x" * (1024 * 1024 + 1)}, ValidationError),
+    ],
+)
+def test_a_refused_edit_changes_nothing(r, inspector, task_id, options, error):
+    seed(r, QUEUE)
+    before = dump(r)
+    payload = options.pop("payload", b"{}")
+    with pytest.raises(error):
+        inspector.edit_task("default", task_id, payload, **options)
+    assert dump(r) == before
+
+
+def test_an_edit_into_a_queue_that_has_the_id_changes_nothing(r, inspector):
+    from queues.engine import TaskIdConflictError
+
+    seed(r, QUEUE | {"tq:{repair}:t:x1": task("pending"), "tq:{repair}:pending": ["x1"]})
+    before = dump(r)
+    with pytest.raises(TaskIdConflictError, match="queue 'repair' already holds a task 'x1'"):
+        inspector.edit_task("default", "x1", b"{}", to_queue="repair")
+    assert dump(r) == before

@@ -250,6 +250,34 @@ def test_run_task(r, redis_url, case):
     run_case(r, redis_url, case)
 
 
+def edit(task_id: str = "a"):
+    return lambda t: t.edit_task("default", task_id, b'{"to":"bob"}', b'{"v":1,"created":1,"max_retry":2}', OP)
+
+
+def edited_a(state: str) -> dict:
+    """one_in(state) after the edit: pending with the new payload and options, its retry count back to 0."""
+    after = moved_a(state, "pending", ["a"])
+    after[Q.task("a")] = hash_with(
+        after[Q.task("a")], payload='{"to":"bob"}', msg='{"v":1,"created":1,"max_retry":2}', retried="0"
+    )
+    return after
+
+
+@cases(
+    *(
+        Case(f"edit {state} and run it", one_in(state), edit(), after=edited_a(state))
+        for state in ("retry", "archived")
+    ),
+    *(
+        Case(f"edit {state}: refused", one_in(state), edit(), raises=FailedPreconditionError)
+        for state in ("pending", "active", "scheduled", "completed")
+    ),
+    Case("edit unknown", one_in("retry"), edit("nope"), raises=TaskNotFoundError, detail="nope"),
+)
+def test_edit_task(r, redis_url, case):
+    run_case(r, redis_url, case)
+
+
 @cases(
     # An archived task is dead: the operator's archive releases the unique lock, as the worker's does.
     *(
