@@ -6,11 +6,14 @@ from __future__ import annotations
 import base64
 import json
 from datetime import UTC, datetime
+from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+
+from queues.engine.timeline import attempts_of
 
 from ..access import can_edit, editor_form, viewer_page
 from ..errors import bad_request, error_page
@@ -47,8 +50,13 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
         record_unredacted_view(request.user, queue, [task.id], "console task page")
     else:
         task = redact_task(task)
-    events = insp.task_events(queue, task_id)
+    events, source = _history(insp, queue, task)
+    running_servers = {server.id for server in insp.servers()}
     context = {
+        "attempts": attempts_of(events),
+        "history_source": source,
+        "running_servers": running_servers,
+        "operator_actions": _operator_actions(queue, task_id),
         "task": task,
         "queue": queue,
         "payload": render_bytes(task.payload, full=full == "payload"),
@@ -124,6 +132,45 @@ def _as_text(payload: bytes) -> dict[str, str]:
         return {"payload": payload.decode(), "encoding": "text"}
     except UnicodeDecodeError:
         return {"payload": base64.b64encode(payload).decode(), "encoding": "base64"}
+
+
+#: Audit entries of a queue read, at most, to find the operator actions on one task.
+AUDIT_SCAN = 500
+
+
+def _history(insp: Any, queue: str, task: Any) -> tuple[list[Any], str]:
+    """The task's events, oldest first, and where they came from: its queue's stream while it holds them all
+    (back to the task's creation), and the exported Parquet files for the part the stream has trimmed."""
+    from queues import conf
+    from queues.engine.inspector import TaskEvent
+    from queues.history.events import task_events
+
+    events = insp.task_events(queue, task.id)
+    if events and not events[0].from_state:
+        return events, "the queue's event stream"
+    since = task.created_at.strftime("%Y-%m-%d") if task.created_at else ""
+    seen = {e.stream_id for e in events}
+    exported = [
+        TaskEvent(
+            row["task_id"], row["type"] or "", row["from_state"] or "", row["to_state"] or "",
+            datetime.fromtimestamp(row["at_ms"] / 1000, UTC), row["worker"] or "", row["error"] or "",
+            row.get("lease") or "", row["stream_id"],
+        )
+        for row in task_events(conf.export_dir(), queue, task.id, since)
+        if row["stream_id"] not in seen
+    ]  # fmt: skip
+    if not exported:
+        return events, "the queue's event stream (its oldest events were trimmed and not exported)"
+    merged = sorted([*exported, *events], key=lambda e: (e.at or datetime.min.replace(tzinfo=UTC), e.stream_id))
+    return merged, "the exported event files, then the queue's event stream"
+
+
+def _operator_actions(queue: str, task_id: str) -> list[Any]:
+    """Audit entries that name the task, newest first, among the queue's newest AUDIT_SCAN."""
+    from queues.models import AuditLog
+
+    entries = AuditLog.objects.filter(queue=queue).order_by("-created_at", "-id")[:AUDIT_SCAN]
+    return [entry for entry in entries if task_id in (entry.task_ids or [])]
 
 
 def _seconds_until(when: datetime | None) -> float | None:

@@ -117,6 +117,8 @@ class TaskEvent:
     at: datetime | None
     worker: str
     error: str
+    lease: str = ""  # the attempt's lease token, on the event of a start
+    stream_id: str = ""  # where it is in the queue's event stream (or was, once exported)
 
 
 @dataclass
@@ -686,9 +688,9 @@ class Inspector(BrokerOwner):
                 break
             scanned += len(entries)
             last = entries[-1][0]
-            for _id, fields in entries:
+            for entry_id, fields in entries:
                 if fields.get(b"id") == wanted:
-                    events.append(_event(fields))
+                    events.append(_event(fields, entry_id.decode()))
                     if not fields.get(b"from"):
                         return events[::-1]
         return events[::-1]
@@ -1037,7 +1039,7 @@ def _count_unlisted(info: QueueInfo, type_counts: dict[bytes, bytes]) -> None:
             info.waiting += int(value)
 
 
-def _event(fields: dict[bytes, bytes]) -> TaskEvent:
+def _event(fields: dict[bytes, bytes], stream_id: str = "") -> TaskEvent:
     def text(name: bytes) -> str:
         return fields.get(name, b"").decode("utf-8", "replace")
 
@@ -1050,6 +1052,8 @@ def _event(fields: dict[bytes, bytes]) -> TaskEvent:
         from_ms(int(at)) if at else None,
         text(b"worker"),
         text(b"error"),
+        text(b"lease"),
+        stream_id,
     )
 
 

@@ -129,6 +129,9 @@ class TaskInfo:
     result: bytes | None = None
     progress: tuple[int, int] | None = None
     state_since: datetime | None = None
+    workflow: str | None = None  # the workflow it belongs to (see workflows.py), and its role there
+    workflow_role: str | None = None
+    group: str | None = None  # the aggregation group it was enqueued into (see aggregation.py)
 
     def json(self) -> Any:
         return json.loads(self.payload)
@@ -169,6 +172,9 @@ class TaskInfo:
             result=fields.get(b"result"),
             progress=_progress(fields.get(b"progress")),
             state_since=from_ms(int(fields.get(b"since", 0))),
+            workflow=_text(fields.get(b"wf")),
+            workflow_role=_text(fields.get(b"role")),
+            group=_text(fields.get(b"group")),
         )
         if score is not None and state in ("scheduled", "retry"):
             info.next_process_at = from_ms(int(score))

@@ -34,6 +34,7 @@ SCHEMA = pa.schema(
         ("at_ms", pa.int64()),
         ("worker", pa.string()),
         ("error", pa.string()),
+        ("lease", pa.string()),  # the attempt's lease token, on a start (files written before it have none)
     ]
 )
 
@@ -69,6 +70,7 @@ def rows_by_date(queue: str, entries: list[StreamEntry]) -> dict[str, dict[str, 
             ("at_ms", at),
             ("worker", f.get("worker")),
             ("error", f.get("error")),
+            ("lease", f.get("lease")),
         ):
             cols[name].append(value)
     return out
@@ -115,3 +117,17 @@ def read_events(directory: str | Path) -> pa.Table:
     if not files:
         return SCHEMA.empty_table()
     return pa.concat_tables([pq.read_table(p, schema=SCHEMA) for p in files])
+
+
+def task_events(directory: str | Path, queue: str, task_id: str, since: str = "") -> list[dict[str, Any]]:
+    """One task's exported events, oldest first, from the files of ``since`` (a UTC date) on: the part of its
+    history its queue's stream no longer holds (the console's task timeline)."""
+    import pyarrow.dataset as ds
+
+    files = sorted(p for p in Path(directory).glob("date=*/*.parquet") if p.parent.name >= f"date={since}")
+    if not files:
+        return []
+    dataset = ds.dataset([str(p) for p in files], schema=SCHEMA, format="parquet")
+    table = dataset.to_table(filter=(ds.field("queue") == queue) & (ds.field("task_id") == task_id))
+    rows = table.to_pylist()
+    return sorted(rows, key=lambda row: (row["at_ms"], row["stream_ms"], row["stream_seq"]))

@@ -1,4 +1,5 @@
-/* taskq console: confirmations, row selection, copy buttons and table sorting. No dependencies. */
+/* taskq console: confirmations, row selection, copy buttons, table sorting and keyboard shortcuts. No
+   dependencies. */
 (function () {
   "use strict";
 
@@ -83,5 +84,55 @@
       return (x < y ? -1 : x > y ? 1 : 0) * (ascending ? 1 : -1);
     });
     rows.forEach(function (row) { body.appendChild(row); });
+  });
+
+  // Keyboard shortcuts, as in mail and issue trackers: "/" focuses the page's search box, "g" then a letter goes
+  // somewhere, "?" shows the list. Keys typed into a field, or with a modifier, are left alone.
+  var GO = {d: ["/", "dashboard"], q: ["/#queues-table", "the queues table"], s: ["/servers/", "servers"],
+            h: ["/history/", "history"], c: ["/schedulers/", "schedulers"], r: ["/redis/", "Redis"]};
+  var pendingG = 0;
+  function helpDialog() {
+    var dialog = document.getElementById("shortcuts");
+    if (dialog) { return dialog; }
+    dialog = document.createElement("dialog");
+    dialog.id = "shortcuts";
+    dialog.setAttribute("aria-label", "Keyboard shortcuts");
+    var rows = [["/", "focus the search box"], ["?", "show this list"], ["Esc", "close it"]];
+    Object.keys(GO).forEach(function (k) { rows.push(["g " + k, "go to " + GO[k][1]]); });
+    var table = document.createElement("table");
+    table.className = "data";
+    rows.forEach(function (row) {
+      var tr = table.insertRow();
+      var key = document.createElement("kbd");
+      key.textContent = row[0];
+      tr.insertCell().appendChild(key);
+      tr.insertCell().textContent = row[1];
+    });
+    var title = document.createElement("h2");
+    title.textContent = "Keyboard shortcuts";
+    dialog.appendChild(title);
+    dialog.appendChild(table);
+    document.body.appendChild(dialog);
+    return dialog;
+  }
+  document.addEventListener("keydown", function (event) {
+    var target = event.target;
+    if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) { return; }
+    if (target.closest && target.closest("input, textarea, select, [contenteditable]")) { return; }
+    if (pendingG && Date.now() - pendingG < 1500 && GO[event.key]) {
+      pendingG = 0;
+      event.preventDefault();
+      window.location.assign(GO[event.key][0]);
+      return;
+    }
+    pendingG = event.key === "g" ? Date.now() : 0;
+    if (event.key === "/") {
+      var search = document.querySelector("input[type=search]");
+      if (search) { event.preventDefault(); search.focus(); }
+    } else if (event.key === "?") {
+      event.preventDefault();
+      var dialog = helpDialog();
+      if (dialog.open) { dialog.close(); } else { dialog.showModal(); }
+    }
   });
 })();

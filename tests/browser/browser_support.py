@@ -85,16 +85,23 @@ class Console:
 
     # -- screenshots --------------------------------------------------------------------------------------------
 
-    def screenshot(self, name: str) -> Path:
-        """The whole page (up to MAX_SCREEN_HEIGHT) at a fixed width, as ``<screenshot_dir>/<name>.png``."""
+    def screenshot(self, name: str, width: int = SCREEN_WIDTH) -> Path:
+        """The whole page (up to MAX_SCREEN_HEIGHT) at a fixed width (a phone's below 500: the page is laid out
+        for that width), as ``<screenshot_dir>/<name>.png``."""
+        if width < 500:
+            self.driver.execute_cdp_cmd(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": width, "height": MAX_SCREEN_HEIGHT, "deviceScaleFactor": 1, "mobile": True},
+            )
+            self.driver.refresh()
         height = self.driver.execute_script(
             "return Math.max(document.body.scrollHeight, document.documentElement.scrollHeight)"
         )
         metrics = {
-            "width": SCREEN_WIDTH,
+            "width": width,
             "height": min(int(height), MAX_SCREEN_HEIGHT),
             "deviceScaleFactor": 1,
-            "mobile": False,
+            "mobile": width < 500,
         }
         self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
         try:

@@ -56,7 +56,7 @@ def test_open_a_queue_from_the_dashboard(console, seed):
     console.click("nav.tabs a[href*='state=archived']")
     console.wait_text("550 no such user", "table.tasks")
     assert {a.get_attribute("title") for a in console.find_all("table.tasks td.id a")} == {archived}
-    assert "email:bounce" in console.text("section.card:has(h2)")  # the per-type breakdown
+    assert "email:bounce" in console.text("section.card:has(table.sortable)")  # the per-type breakdown
 
 
 def test_pause_on_the_dashboard_stops_dequeue_until_resumed(console, engine, seed, start_worker):
@@ -187,11 +187,14 @@ def test_screenshots_of_the_main_pages(console, engine, seed, start_worker):
     engine.pause_queue("reports")
 
     console.login()
+    (server,) = engine.servers()
     pages = {
         "dashboard-light": ("/", "Dashboard"),
         "queue": ("/queues/emails/?state=retry", "emails"),
         "task": (f"/queues/emails/tasks/{detail}/", detail),
+        "task-type": ("/queues/default/types/echo:ping/", "echo:ping"),
         "servers": ("/servers/", "Servers"),
+        "server": (f"/servers/{server.id}/", f"{server.host}:{server.pid}"),
         "redis": ("/redis/", "Redis"),
         "settings": ("/settings/", "Settings"),
     }
@@ -208,6 +211,16 @@ def test_screenshots_of_the_main_pages(console, engine, seed, start_worker):
             console.click("details summary")
         shot = console.screenshot(name)
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    console.get("/queues/default/?state=completed")
+    console.wait_text("default", "h1")
+    phone = {"width": 375, "height": 800, "deviceScaleFactor": 1, "mobile": True}
+    console.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", phone)
+    console.driver.refresh()
+    console.wait_text("default", "h1")
+    # At 375 px the page fits: nothing runs past the screen's width (tables scroll inside their cards).
+    assert console.driver.execute_script("return document.documentElement.scrollWidth") <= 375
+    assert console.screenshot("queue-phone", width=375).stat().st_size > 0
 
     console.get("/settings/")
     console.click("input[name=theme][value=dark]")
@@ -241,3 +254,48 @@ def test_quiet_then_stop_a_running_worker_from_its_page(console, engine, seed, s
     assert "Stop worker" in console.confirm()
     console.wait_text("asked to stop", ".messages")
     wait_for(lambda: server.stop_requested.is_set(), what="the worker to be asked to shut down")
+
+
+def test_keyboard_shortcuts_search_go_to_and_the_list(console, seed):
+    from urllib.parse import urlparse
+
+    from selenium.webdriver.common.keys import Keys
+
+    seed.pending(queue="emails")
+    console.login("/queues/emails/?state=pending")
+    body = console.find("body")
+    body.send_keys("/")
+    assert console.driver.switch_to.active_element.get_attribute("type") == "search"
+    console.driver.switch_to.active_element.send_keys("g", "s")  # typed into the field: no navigation
+    assert "/queues/emails/" in console.driver.current_url
+    console.driver.switch_to.active_element.send_keys(Keys.ESCAPE)
+    console.find("h1").click()
+    console.find("body").send_keys("?")
+    console.wait_for(lambda d: console.find("dialog#shortcuts").get_attribute("open") is not None, "the list")
+    assert "go to servers" in console.find("dialog#shortcuts").text
+    console.find("body").send_keys(Keys.ESCAPE)
+    console.wait_for(lambda d: console.find("dialog#shortcuts").get_attribute("open") is None, "the list closed")
+    console.find("body").send_keys("g", "s")
+    console.wait_for(lambda d: d.current_url.endswith("/servers/"), "g s: the servers page")
+    console.find("body").send_keys("g", "d")
+    console.wait_for(lambda d: urlparse(d.current_url).path == "/", "g d: the dashboard")
+
+
+def test_edit_and_retry_an_archived_task(console, engine, seed, operator):
+    from django.contrib.auth.models import Permission
+
+    operator.user_permissions.add(Permission.objects.get(codename="edit_task", content_type__app_label="queues"))
+    task_id = seed.archived(queue="emails", task_type="email:deliver", error="550 no such user")
+    console.login(f"/queues/emails/tasks/{task_id}/")
+    console.click("a[href$='/edit/']")
+    box = console.find("textarea[name=payload]")
+    assert "ada@example.com" in box.get_attribute("value")
+    box.clear()
+    box.send_keys('{"to": "grace@example.com"}')
+    console.find("input[name=max_retry]").clear()
+    console.find("input[name=max_retry]").send_keys("1")
+    console.click("main form button[type=submit]")
+    assert "Edit task" in console.confirm()
+    console.wait_text("edited and moved to pending", ".messages")
+    task = engine.get_task("emails", task_id)
+    assert (task.state, task.json(), task.max_retry) == ("pending", {"to": "grace@example.com"}, 1)

@@ -58,12 +58,15 @@ def event(
     at: int = NOW_MS,  # noqa: A002
     worker: str = "",
     error: str = "",
+    lease: str = "",
 ) -> dict[str, str]:
     fields = {"id": id, "type": type, "from": from_, "to": to, "at": str(at)}
     if worker:
         fields["worker"] = worker
     if error:
         fields["error"] = error
+    if lease:  # a start: the attempt's lease token
+        fields["lease"] = lease
     return fields
 
 

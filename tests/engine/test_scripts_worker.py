@@ -54,7 +54,12 @@ def leased(task_id: str, token: str, retried: int = 0) -> Leased:
             Q.pending: ["c"],
             Q.lease: ZSet({"a": NOW_MS + 30_000, "b": NOW_MS + 30_000}),
             Q.type_counts: counts(pending__email=1, active__email=2),
-            Q.events: Stream([event("a", "pending", "active", worker=W), event("b", "pending", "active", worker=W)]),
+            Q.events: Stream(
+                [
+                    event("a", "pending", "active", worker=W, lease="tok-1"),
+                    event("b", "pending", "active", worker=W, lease="tok-2"),
+                ]
+            ),
         },
     ),
     Case(
@@ -66,7 +71,7 @@ def leased(task_id: str, token: str, retried: int = 0) -> Leased:
             Q.task("a"): hash_with(PENDING[Q.task("a")], state="active", since=NOW_MS, lease="tok-1"),
             Q.lease: ZSet({"a": NOW_MS + 30_000}),
             Q.type_counts: counts(pending__email=0, active__email=1),
-            Q.events: Stream([event("a", "pending", "active", worker=W)]),
+            Q.events: Stream([event("a", "pending", "active", worker=W, lease="tok-1")]),
         },
     ),
     Case("an id without a hash is dropped", {Q.pending: ["ghost"]}, dequeue(1), returns=[], after={}),
@@ -97,7 +102,7 @@ CAPPED = PENDING | {
             Q.pending: ["c", "b"],
             Q.lease: ZSet({"z": NOW_MS + 9_000, "a": NOW_MS + 30_000}),
             Q.type_counts: counts(pending__email=2, active__email=2),
-            Q.events: Stream([event("a", "pending", "active", worker=W)]),
+            Q.events: Stream([event("a", "pending", "active", worker=W, lease="tok-1")]),
         },
     ),
     Case("at the cap: nothing, the tasks wait in pending", CAPPED, dequeue(3, cap=1), returns=[]),
@@ -123,7 +128,7 @@ CAPPED = PENDING | {
             Q.task("a"): hash_with(PENDING[Q.task("a")], state="active", since=NOW_MS, lease="tok-1"),
             Q.lease: ZSet({"z": NOW_MS + 9_000, "a": NOW_MS + 30_000}),
             Q.type_counts: counts(pending__email=0, active__email=2),
-            Q.events: Stream([event("a", "pending", "active", worker=W)]),
+            Q.events: Stream([event("a", "pending", "active", worker=W, lease="tok-1")]),
         },
     ),
     Case("paused wins over a free cap", CAPPED | {Q.paused: str(NOW_MS)}, dequeue(3, cap=5), returns=[]),
@@ -148,7 +153,9 @@ def took(*tasks: str) -> dict:
     state[Q.pending] = ["c", "b", "a"][: 3 - len(tasks)]
     state[Q.lease] = ZSet({task_id: NOW_MS + 30_000 for task_id in tasks})
     state[Q.type_counts] = counts(pending__email=3 - len(tasks), active__email=len(tasks))
-    state[Q.events] = Stream([event(task_id, "pending", "active", worker=W) for task_id in tasks])
+    state[Q.events] = Stream(
+        [event(task_id, "pending", "active", worker=W, lease=f"tok-{n}") for n, task_id in enumerate(tasks, 1)]
+    )
     return state
 
 

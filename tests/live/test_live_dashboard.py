@@ -164,7 +164,7 @@ def test_a_new_server_comes_with_its_row(live_engine, viewer_cookie, redis_url):
         messages: list[dict] = []
         await receive_until(socket, lambda ms: any(m["servers"] for m in ms), messages)
         row = messages[-1]["servers"][0]["row"]
-        assert '<tr data-live-server="host-1:42">' in row and "host-1:42</td>" in row
+        assert '<tr data-live-server="host-1:42">' in row and '<a href="/servers/host-1:42/">host-1:42</a></td>' in row
         assert 'href="/queues/critical/">critical</a> <span class="muted">(6)</span>' in row
 
     try:

@@ -52,6 +52,10 @@ local function emit(ctx, id, ttype, from, to, err)
     fields[#fields + 1] = "error"
     fields[#fields + 1] = err
   end
+  if ctx.lease then  -- a start (dequeue.lua): the attempt's lease token, for the task's timeline
+    fields[#fields + 1] = "lease"
+    fields[#fields + 1] = ctx.lease
+  end
   local trim = trimming(ctx)
   if not trim then
     redis.call("XADD", ctx.events, "MAXLEN", "~", ctx.maxlen, "*", unpack(fields))

@@ -52,7 +52,9 @@ for i, id in ipairs(ids) do
     leases[#leases + 1] = id
     starts[#starts + 1] = ctx.now
     starts[#starts + 1] = id .. "@" .. token
+    ctx.lease = token  -- into the event too (see emit)
     moved(ctx, key, id, f[1], "pending", "active", nil, nil, {"lease", token})
+    ctx.lease = nil
     out[#out + 1] = id
     out[#out + 1] = f[1]
     out[#out + 1] = f[2] or ""
