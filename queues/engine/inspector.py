@@ -15,7 +15,7 @@ from typing import Any, Unpack
 
 import redis
 
-from . import series
+from . import search, series
 from . import validation as check
 from .broker import Broker, BrokerOptions, BrokerOwner
 from .clock import from_ms, to_ms, utc_day
@@ -84,6 +84,29 @@ class QueueInfo:
 
     def counts(self) -> dict[str, int]:
         return {state: getattr(self, state) for state in STATES}
+
+
+@dataclass
+class SearchPage:
+    """One page of a search's matches, and what the search did: ``matches`` are all it found (for actions on
+    every match), among ``scanned`` tasks read of the ``total`` the searched queues and states hold."""
+
+    tasks: list[TaskInfo]
+    matches: list[TaskInfo]
+    scanned: int
+    total: int
+    page: int
+    size: int
+    query: Any = None  # the search.Query
+
+    @property
+    def complete(self) -> bool:
+        """Whether every task of the searched queues and states was read (no bound stopped the search)."""
+        return self.scanned >= self.total
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-len(self.matches) // self.size))
 
 
 @dataclass
@@ -662,6 +685,57 @@ class Inspector(BrokerOwner):
             ]
             found += self._hydrate(queue, matches[: limit - len(found)])
         return SearchResult(found, scanned, total)
+
+    def search(
+        self,
+        query: str | search.Query,
+        *,
+        page: int = 1,
+        size: int = 20,
+        scan_limit: int = SCAN_LIMIT,
+        redaction: Redaction | None = None,
+    ) -> SearchPage:
+        """Tasks of every queue that match a search (``search`` has the language), in queue, state and list order,
+        one page of them. Reads at most ``scan_limit`` tasks in all (1,000 per round trip) and says how many it
+        read of how many the searched queues and states hold: a search that stopped at the bound says so.
+        Aggregating tasks are not searched (they are in their groups: see ``groups``). With ``redaction``, payloads
+        are matched as masked: a search must not reveal what a masked value holds.
+
+        Raises:
+            QuerySyntaxError: the search cannot be read (nothing was searched).
+            ValidationError: a page, size or limit is malformed.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        op = "inspector.search"
+        wanted = search.parse(query) if isinstance(query, str) else query
+        page = check.count(page, "page", 1, 10**9, op)
+        size = check.count(size, "size", 1, MAX_PAGE_SIZE, op)
+        scan_limit = check.count(scan_limit, "scan_limit", 1, 1_000_000, op)
+        states = [s for s in (wanted.states or STATES) if s != "aggregating"]
+        infos = self.queue_infos([q for q in self.queues() if wanted.queue_matches(q)], memory_sample=0)
+        total = sum(info.counts().get(state, 0) for info in infos for state in states)
+        now, found, scanned = self.broker.clock.now(), [], 0
+        for info in infos:
+            for state in states:
+                start, count = 0, info.counts().get(state, 0)
+                while start < count and scanned < scan_limit:
+                    ids = self._id_range(info.queue, state, start, start + min(MAX_PAGE_SIZE, scan_limit - scanned) - 1)
+                    if not ids:
+                        break
+                    start, scanned = start + len(ids), scanned + len(ids)
+                    pipe = self.conn.pipeline(transaction=False)
+                    for task_id, _score in ids:
+                        pipe.hgetall(self.keys.queue(info.queue).task(task_id.decode()))
+                    for (task_id, score), fields in zip(ids, self._redis("search", pipe.execute), strict=True):
+                        if not fields:
+                            continue  # gone between the two reads
+                        task = TaskInfo.from_hash(task_id.decode(), info.queue, fields, score)
+                        if redaction:
+                            task = replace(task, payload=redaction.apply(task.type, task.payload) or b"")
+                        if search.matches(wanted, task, now):
+                            found.append(task)
+        first = (page - 1) * size
+        return SearchPage(found[first : first + size], found, scanned, total, page, size, wanted)
 
     def task_events(self, queue: str, task_id: str, scan_limit: int = EVENT_SCAN_LIMIT) -> list[TaskEvent]:
         """The task's transitions, oldest first, from the newest ``scan_limit`` entries of the queue's stream.

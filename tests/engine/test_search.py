@@ -1,0 +1,86 @@
+"""The search language (parse: every key, quoting, named errors) and Inspector.search over real Redis: queues and
+types by glob, states, errors, payload paths, age, words, paging, the bound on the work, masked payloads."""
+
+from __future__ import annotations
+
+import pytest
+
+from queues.engine import Client, Inspector
+from queues.engine.redaction import Redaction
+from queues.engine.search import Query, QuerySyntaxError, parse
+
+from .task_state import NOW
+
+
+def test_parse_every_key():
+    q = parse('queue:critical,mail-* type:email:* state:retry,archived error:"SMTP 451" payload.to:ada@example.com '
+              "payload.items.0.sku:A1 age:>1h age:<2d id:t1,t2 overdue")  # fmt: skip
+    assert (q.queues, q.types, q.states, q.errors, q.ids, q.words) == (
+        ("critical", "mail-*"), ("email:*",), ("retry", "archived"), ("smtp 451",), ("t1", "t2"), ("overdue",),
+    )  # fmt: skip
+    assert q.payload == ((("to",), "ada@example.com"), (("items", "0", "sku"), "A1"))
+    assert (q.older_than, q.newer_than) == (3600, 172800)
+    assert parse("") == Query() and parse('"two words"').words == ("two words",)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("colour:red", "unknown key 'colour'"),
+        ("state:sleeping", "unknown state 'sleeping'"),
+        ("age:1h", "age needs > or <"),
+        ("age:>soon", "a number and a unit"),
+        ('error:"SMTP', "a quote is not closed"),
+        ("queue:", "queue: needs a value"),
+        ("x" * 1001, "at most 1000 characters"),
+    ],
+)
+def test_a_search_that_cannot_be_read_is_named(text, says):
+    with pytest.raises(QuerySyntaxError, match=says):
+        parse(text)
+
+
+@pytest.fixture
+def tasks(r, redis_url, clock):
+    with Client(redis_url, clock=clock) as client:
+        client.enqueue("email:deliver", {"to": "ada@example.com", "n": 1}, queue="critical", task_id="e1")
+        client.enqueue("email:deliver", {"to": "bob@example.com", "n": 2}, queue="critical", task_id="e2")
+        client.enqueue("sms:send", {"to": "+4912345"}, queue="mail-eu", task_id="s1")
+        clock.advance(7200)
+        client.enqueue("email:digest", {"to": "ada@example.com"}, queue="mail-eu", task_id="d1")
+        client.enqueue("report:build", {"secret": "hunter2"}, queue="low", task_id="r1", process_in=60)
+
+
+def ids(page) -> list[str]:
+    return [t.id for t in page.matches]
+
+
+def test_searching_across_queues(r, redis_url, clock, tasks):
+    with Inspector(redis_url, clock=clock) as insp:
+        assert ids(insp.search("type:email:*")) == ["e1", "e2", "d1"]
+        assert ids(insp.search("queue:mail-* payload.to:ada@example.com")) == ["d1"]
+        assert ids(insp.search("payload.to:*@example.com age:>1h")) == ["e1", "e2"]
+        assert ids(insp.search("age:<1h")) == ["r1", "d1"]  # queues by name: low before mail-eu
+        assert ids(insp.search("state:scheduled")) == ["r1"] and ids(insp.search("payload.n:2")) == ["e2"]
+        assert ids(insp.search("hunter2")) == ["r1"] and ids(insp.search("nobody")) == []
+        page = insp.search("", page=2, size=2)
+        assert (len(page.matches), [t.id for t in page.tasks], page.pages, page.complete) == (5, ["r1", "s1"], 3, True)
+        bounded = insp.search("", scan_limit=3)
+        assert (bounded.scanned, bounded.total, bounded.complete, len(bounded.matches)) == (3, 5, False, 3)
+        masked = insp.search("hunter2", redaction=Redaction.build(keys=["secret"]))
+        assert masked.matches == []  # a masked value is not searched: the search would tell what it holds
+
+
+def test_errors_are_matched_case_insensitively(r, redis_url, clock, tasks):
+    from queues.engine.broker import Broker
+
+    broker = Broker(redis_url, clock=clock)
+    (leased,) = broker.run(broker.transitions.dequeue("critical", 1, 60, "w", "t-"))
+    broker.run(
+        broker.transitions.retry("critical", leased.id, leased.token, NOW + 9000, "SMTP 451 Greylisted", worker="w")
+    )
+    broker.close()
+    with Inspector(redis_url, clock=clock) as insp:
+        assert ids(insp.search('error:"smtp 451"')) == [leased.id] == ids(insp.search("greylisted state:retry"))
+        assert ids(insp.search("error:550")) == []
+        assert ids(insp.search("id:e2,s1")) == ["e2", "s1"]
