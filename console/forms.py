@@ -178,3 +178,18 @@ class EditTaskForm(forms.Form):
         elif encoding == "text":
             data["payload_bytes"] = text.encode()
         return data
+
+
+class SearchForm(forms.Form):
+    """The search page's query string: the search (``queues/engine/search.py`` has the language) and the page."""
+
+    q = forms.CharField(max_length=1000, required=False, strip=True)
+    page = forms.IntegerField(min_value=1, max_value=MAX_PAGE, required=False)
+    size = forms.TypedChoiceField(choices=ROWS_PER_PAGE_CHOICES, coerce=int, required=False)
+
+
+class SearchActionForm(forms.Form):
+    """An action on every task a search matches."""
+
+    q = forms.CharField(max_length=1000, strip=True)
+    action = forms.ChoiceField(choices=[(a, a) for a in TASK_ACTIONS])

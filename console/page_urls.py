@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import path, register_converter
 
 from .converters import QueueNameConverter, TaskIdConverter, TaskTypeConverter
-from .views import actions, dashboard, queues, redis, schedulers, series, servers, settings, tasks, workflows
+from .views import actions, dashboard, queues, redis, schedulers, search, series, servers, settings, tasks, workflows
 from .views.history import history as history_page
 from .views.history import run_analytics
 
@@ -15,6 +15,8 @@ register_converter(TaskTypeConverter, "tasktype")
 
 urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
+    path("search/", search.search, name="search"),
+    path("search/act/", search.search_action, name="search-act"),
     path("servers/", servers.servers, name="servers"),
     path("servers/<str:server_id>/", servers.server_detail, name="server"),
     path("servers/<str:server_id>/quiet/", servers.control_server, {"action": "quiet"}, name="server-quiet"),

@@ -7,6 +7,9 @@
   document.addEventListener("submit", function (event) {
     var form = event.target;
     var message = form.getAttribute("data-confirm");
+    if (!message && event.submitter && event.submitter.hasAttribute("data-confirm-action")) {
+      message = event.submitter.getAttribute("data-confirm-action");  // a button that names what it does to how many
+    }
     if (!message && form.hasAttribute("data-confirm-selected")) {
       var button = event.submitter;
       var count = form.querySelectorAll("input[name=task_ids]:checked").length;

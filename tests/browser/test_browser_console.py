@@ -299,3 +299,29 @@ def test_edit_and_retry_an_archived_task(console, engine, seed, operator):
     console.wait_text("edited and moved to pending", ".messages")
     task = engine.get_task("emails", task_id)
     assert (task.state, task.json(), task.max_retry) == ("pending", {"to": "grace@example.com"}, 1)
+
+
+def test_search_with_an_action_on_every_match_over_two_pages(console, engine, seed):
+    from django.contrib.auth import get_user_model
+
+    from console.models import ConsolePreference
+
+    user = get_user_model().objects.get(username=console.username)
+    ConsolePreference.objects.update_or_create(user=user, defaults={"rows_per_page": 10})
+    for n in range(12):
+        seed.pending("email:deliver", {"to": f"user{n}@example.com"}, queue="emails")
+    seed.pending("sms:send", {"to": "+49"}, queue="emails")
+    console.login("/")
+    console.click("header a[href='/search/']")
+    box = console.find("input[name=q]")
+    box.send_keys("queue:emails type:email:* payload.to:*@example.com")
+    console.click("main form[role=search] button[type=submit]")
+    console.wait_text("12 matches", "main")
+    assert len(console.find_all("table.tasks tbody tr")) == 10
+    console.click("nav.pager a")  # page 2
+    console.wait_for(lambda d: len(console.find_all("table.tasks tbody tr")) == 2, "the second page")
+    console.click("button[value=archive]")
+    assert "Archive all 12 matching tasks?" in console.confirm()
+    console.wait_text("12 matching tasks archived", ".messages")
+    info = engine.queue_info("emails")
+    assert (info.archived, info.pending) == (12, 1)  # the sms task did not match

@@ -1,0 +1,94 @@
+"""Search across queues with the search language (``queues/engine/search.py``): paged matches, and an action on
+every match ("select all N matching"): confirmed with the count, audited, done task by task (each a short script
+call, so Redis is never blocked), within the bound on the work one search does."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from ..access import operator_action, viewer_page
+from ..errors import bad_request
+from ..forms import TASK_ACTIONS, SearchActionForm, SearchForm, first_error
+from ..rendering import preview
+from .actions import DONE
+from .common import acting_inspector, inspector, preference
+
+
+def search_url(query: str, **params: object) -> str:
+    return str(reverse("search")) + "?" + urlencode({"q": query, **{k: v for k, v in params.items() if v}})
+
+
+@viewer_page
+def search(request: HttpRequest) -> HttpResponse:
+    """Access: viewers. Reads at most the inspector's scan bound of tasks (it says when the bound stopped it).
+    Payloads are shown and searched as TASKS_REDACT masks them, whoever looks."""
+    from queues.engine.search import KEYS, QuerySyntaxError
+    from queues.redaction import masked, rules
+
+    form = SearchForm(request.GET)
+    if not form.is_valid():
+        return bad_request(request, first_error(form))
+    query, size = form.cleaned_data["q"], form.cleaned_data["size"] or preference(request).rows_per_page
+    context: dict[str, object] = {"query": query, "keys": KEYS, "result": None, "error": ""}
+    if query:
+        try:
+            result = inspector().search(query, page=form.cleaned_data["page"] or 1, size=size, redaction=rules())
+        except QuerySyntaxError as exc:
+            context["error"] = exc.message
+            return render(request, "console/search.html", context, status=400)
+        context["result"] = result
+        context["rows"] = [(task, preview(masked(task.type, task.payload))) for task in result.tasks]
+        window = range(max(1, result.page - 2), min(result.pages, result.page + 2) + 1)
+        context["page_links"] = [(n, search_url(query, page=n, size=form.cleaned_data["size"])) for n in window]
+        context["actions"] = list(TASK_ACTIONS)
+    return render(request, "console/search.html", context)
+
+
+@operator_action
+def search_action(request: HttpRequest) -> HttpResponse:
+    """Run, archive, delete or cancel every task the search matches, where its state allows; the others are
+    counted as refused. Audited once, as ``search_<action>``, with the search and the counts."""
+    from queues.audit import record_action
+    from queues.engine import FailedPreconditionError, TaskNotFoundError
+    from queues.redaction import rules
+
+    form = SearchActionForm(request.POST)
+    if not form.is_valid():
+        return bad_request(request, first_error(form))
+    query, action = form.cleaned_data["q"], form.cleaned_data["action"]
+    insp = acting_inspector(request)
+    result = insp.search(query, size=1, redaction=rules())  # QuerySyntaxError is a 400 (engine_errors)
+    method_name, allowed = TASK_ACTIONS[action]
+    method = getattr(insp, method_name)
+    done: dict[str, list[str]] = {}
+    refused = 0
+    for task in result.matches:
+        if task.state not in allowed:
+            refused += 1
+            continue
+        try:
+            method(task.queue, task.id)
+        except (TaskNotFoundError, FailedPreconditionError):  # moved or gone since the search read it
+            refused += 1
+        else:
+            done.setdefault(task.queue, []).append(task.id)
+    count = sum(len(ids) for ids in done.values())
+    bound = "" if result.complete else f"; the search read {result.scanned} of {result.total} tasks (its bound)"
+    detail = f"search {query!r}: {count} done, {refused} refused{bound}"
+    for queue, ids in done.items():
+        record_action(request.user, f"search_{action}", queue=queue, task_ids=ids, detail=detail)
+    if not done:
+        record_action(request.user, f"search_{action}", detail=detail)
+    messages.success(request, f"{count} matching task{'s' if count != 1 else ''} {DONE[action]}.")
+    if refused:
+        states = ", ".join(sorted(allowed))
+        messages.warning(request, f"{refused} matching task{'s' if refused != 1 else ''} refused: not {states}.")
+    if not result.complete:
+        read = f"{result.scanned} of {result.total} tasks read"
+        messages.warning(request, f"The search stopped at its bound ({read}): run the action again for the rest.")
+    return redirect(search_url(query))
