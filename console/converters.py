@@ -42,13 +42,10 @@ class _NameConverter:
         return escape_segment(value)
 
 
-class QueueNameConverter(_NameConverter):
-    check = "queue_name"
+def _named(check: str) -> type[_NameConverter]:
+    return type(f"{check.title().replace('_', '')}Converter", (_NameConverter,), {"check": check})
 
 
-class TaskIdConverter(_NameConverter):
-    check = "task_id"
-
-
-class TaskTypeConverter(_NameConverter):
-    check = "task_type"
+QueueNameConverter = _named("queue_name")
+TaskIdConverter = _named("task_id")
+TaskTypeConverter = _named("task_type")

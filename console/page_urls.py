@@ -15,17 +15,19 @@ register_converter(TaskTypeConverter, "tasktype")
 
 urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
-    path("search/", search.search, name="search"),
-    path("search/act/", search.search_action, name="search-act"),
     path("servers/", servers.servers, name="servers"),
     path("servers/<str:server_id>/", servers.server_detail, name="server"),
-    path("servers/<str:server_id>/quiet/", servers.control_server, {"action": "quiet"}, name="server-quiet"),
-    path("servers/<str:server_id>/stop/", servers.control_server, {"action": "stop"}, name="server-stop"),
+    *(
+        path(f"servers/<str:server_id>/{action}/", servers.control_server, {"action": action}, name=f"server-{action}")
+        for action in ("quiet", "stop")
+    ),
     path("history/", history_page, name="history"),
     path("history/run/", run_analytics, name="history-run"),
     path("schedulers/", schedulers.schedulers, name="schedulers"),
     path("redis/", redis.redis_info, name="redis"),
     path("settings/", settings.preferences, name="settings"),
+    path("search/", search.search, name="search"),
+    path("search/act/", search.search_action, name="search-act"),
     path("queues/<queue:queue>/", queues.queue_detail, name="queue"),
     path("queues/<queue:queue>/pause/", actions.pause_queue, name="queue-pause"),
     path("queues/<queue:queue>/resume/", actions.resume_queue, name="queue-resume"),
