@@ -325,3 +325,26 @@ def test_search_with_an_action_on_every_match_over_two_pages(console, engine, se
     console.wait_text("12 matching tasks archived", ".messages")
     info = engine.queue_info("emails")
     assert (info.archived, info.pending) == (12, 1)  # the sms task did not match
+
+
+def test_every_main_page_fits_a_phone(console, engine, seed, start_worker):
+    """At 375 px nothing runs past the screen's width: tables scroll inside their cards, the top bar wraps."""
+    task_id = seed.retry(queue="emails", task_type="email:deliver", error="SMTP 451 greylisted, try again later")
+    server = start_worker(queues={"emails": 1})  # after the seeder: it leases the queue's one pending task
+    console.login("/")
+    console.driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride", {"width": 375, "height": 800, "deviceScaleFactor": 1, "mobile": True}
+    )
+    pages = [
+        "/", "/?range=24h", "/queues/emails/?state=retry", f"/queues/emails/tasks/{task_id}/",
+        "/queues/emails/types/email:deliver/", "/servers/", f"/servers/{server.config.server_id}/", "/history/",
+        "/schedulers/", "/redis/", "/settings/", "/search/?q=type:email:*",
+    ]  # fmt: skip
+    too_wide = {}
+    for path in pages:
+        console.get(path)
+        console.find("h1")
+        width = console.driver.execute_script("return document.documentElement.scrollWidth")
+        if width > 375:
+            too_wide[path] = width
+    assert too_wide == {}
