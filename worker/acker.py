@@ -168,14 +168,15 @@ class Acker:
         return unwritten
 
     def _write_group(self, kind: str, queue_name: str, items: list[Item]) -> list[Item]:
+        started = [a.started for a, _ in items]
         if kind == "complete":
             call = self.ops.complete(
-                queue_name, [(a.id, a.token, a.task.message.retention) for a, _ in items], self.worker_id
+                queue_name, [(a.id, a.token, a.task.message.retention) for a, _ in items], self.worker_id, started
             )
         elif kind == "requeue":
             call = self.ops.requeue(queue_name, [(a.id, a.token) for a, _ in items], self.worker_id)
         else:
-            call = self.ops.done(queue_name, [(a.id, a.token) for a, _ in items], self.worker_id)
+            call = self.ops.done(queue_name, [(a.id, a.token) for a, _ in items], self.worker_id, started)
         try:
             statuses = self.broker.run(call)
         except EngineError as exc:  # Redis away or refusing writes (READONLY, OOM): the syncer retries
@@ -200,6 +201,7 @@ class Acker:
                 outcome.error,
                 worker=self.worker_id,
                 is_failure=outcome.is_failure,
+                started=attempt.started,
             )
         else:
             call = self.ops.archive(
@@ -209,6 +211,7 @@ class Acker:
                 outcome.error,
                 worker=self.worker_id,
                 archive_limits=self.archive_limits(attempt.queue),
+                started=attempt.started,
             )
         try:
             self.broker.run(call)

@@ -155,6 +155,7 @@ def _history(insp: Any, queue: str, task: Any) -> tuple[list[Any], str]:
             row["task_id"], row["type"] or "", row["from_state"] or "", row["to_state"] or "",
             datetime.fromtimestamp(row["at_ms"] / 1000, UTC), row["worker"] or "", row["error"] or "",
             row.get("lease") or "", row["stream_id"],
+            datetime.fromtimestamp(row["started_ms"] / 1000, UTC) if row.get("started_ms") else None,
         )
         for row in task_events(conf.export_dir(), queue, task.id, since)
         if row["stream_id"] not in seen

@@ -142,6 +142,7 @@ class TaskEvent:
     error: str
     lease: str = ""  # the attempt's lease token, on the event of a start
     stream_id: str = ""  # where it is in the queue's event stream (or was, once exported)
+    started: datetime | None = None  # on the event of an attempt's end: when its handler started
 
 
 @dataclass
@@ -1128,6 +1129,7 @@ def _event(fields: dict[bytes, bytes], stream_id: str = "") -> TaskEvent:
         text(b"error"),
         text(b"lease"),
         stream_id,
+        from_ms(int(fields[b"started"])) if fields.get(b"started") else None,
     )
 
 

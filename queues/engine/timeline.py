@@ -24,7 +24,8 @@ class AttemptRecord:
     number: int
     worker: str
     lease: str
-    started: datetime | None  # when it was dequeued (a prefetched task may wait for a slot a little after)
+    dequeued: datetime | None  # when a worker leased it
+    started: datetime | None = None  # when its handler started (later than dequeued for a prefetched task)
     ended: datetime | None = None
     outcome: str = "running"
     error: str = ""
@@ -32,9 +33,11 @@ class AttemptRecord:
 
     @property
     def seconds(self) -> float | None:
-        if self.started is None or self.ended is None:
+        """How long the handler ran (from the dequeue when the start is not known)."""
+        began = self.started or self.dequeued
+        if began is None or self.ended is None:
             return None
-        return (self.ended - self.started).total_seconds()
+        return (self.ended - began).total_seconds()
 
 
 def attempts_of(events: Iterable[Any]) -> list[AttemptRecord]:
@@ -46,5 +49,6 @@ def attempts_of(events: Iterable[Any]) -> list[AttemptRecord]:
         elif event.from_state == "active" and attempts and attempts[-1].ended is None:
             last = attempts[-1]
             last.ended, last.error, last.ended_by = event.at, event.error, event.worker
+            last.started = getattr(event, "started", None)
             last.outcome = OUTCOMES.get(event.to_state, event.to_state)
     return attempts

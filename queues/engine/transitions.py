@@ -135,6 +135,11 @@ def _dequeued(reply: list[Any]) -> Dequeued:
     return Dequeued(leased, limited_ms / 1000 if limited_ms else None)
 
 
+def _start_times(started: Sequence[float]) -> str:
+    """The start times of a batch's attempts as the done and complete scripts read them (ms, comma-separated)."""
+    return ",".join(str(to_ms(t)) if t else "0" for t in started)
+
+
 def _flatten(rows: Sequence[Sequence[Any]]) -> list[Any]:
     return [value for row in rows for value in row]
 
@@ -249,19 +254,23 @@ class Transitions:
             lambda reply: [i.decode() for i in reply],
         )
 
-    def done(self, queue: str, leases: Sequence[tuple[str, str]], worker: str) -> Call:
+    def done(self, queue: str, leases: Sequence[tuple[str, str]], worker: str, started: Sequence[float] = ()) -> Call:
+        """``started``: when each attempt's handler started (epoch seconds, 0 unknown), in the order of ``leases``,
+        for the task's timeline; empty when the caller does not know."""
         q = self.queue(queue)
         return self.transition(
             "done",
             q,
             worker,
             [q.lease] + self._counters(q, "processed"),
-            [DAY_COUNTER_TTL] + _flatten(leases),
+            [DAY_COUNTER_TTL, _start_times(started)] + _flatten(leases),
             _statuses,
         )
 
-    def complete(self, queue: str, leases: Sequence[tuple[str, str, float]], worker: str) -> Call:
-        """``leases`` holds (id, token, retention seconds)."""
+    def complete(
+        self, queue: str, leases: Sequence[tuple[str, str, float]], worker: str, started: Sequence[float] = ()
+    ) -> Call:
+        """``leases`` holds (id, token, retention seconds); ``started`` as in ``done``."""
         q = self.queue(queue)
         rows = [(task_id, token, to_ms(retention)) for task_id, token, retention in leases]
         return self.transition(
@@ -269,7 +278,7 @@ class Transitions:
             q,
             worker,
             [q.lease, q.completed] + self._counters(q, "processed"),
-            [DAY_COUNTER_TTL] + _flatten(rows),
+            [DAY_COUNTER_TTL, _start_times(started)] + _flatten(rows),
             _statuses,
         )
 
@@ -284,7 +293,9 @@ class Transitions:
         worker: str,
         is_failure: bool = True,
         expired_before: float | None = None,
+        started: float = 0.0,
     ) -> Call:
+        """``started``: when the attempt's handler started (epoch seconds; 0 unknown), for the timeline."""
         q = self.queue(queue)
         fence = "" if expired_before is None else to_ms(expired_before)
         return self.transition(
@@ -292,7 +303,8 @@ class Transitions:
             q,
             worker,
             [q.lease, q.retry] + self._counters(q, "processed", "failed"),
-            [DAY_COUNTER_TTL, task_id, token, to_ms(retry_at), error, "1" if is_failure else "0", fence],
+            [DAY_COUNTER_TTL, task_id, token, to_ms(retry_at), error, "1" if is_failure else "0", fence]
+            + [to_ms(started) if started else ""],
         )
 
     def archive(
@@ -305,7 +317,9 @@ class Transitions:
         worker: str,
         expired_before: float | None = None,
         archive_limits: ArchiveLimits | None = None,
+        started: float = 0.0,
     ) -> Call:
+        """``started`` as in ``retry``."""
         q = self.queue(queue)
         fence = "" if expired_before is None else to_ms(expired_before)
         return self.transition(
@@ -313,7 +327,9 @@ class Transitions:
             q,
             worker,
             [q.lease, q.archived] + self._counters(q, "processed", "failed"),
-            [DAY_COUNTER_TTL, task_id, token, error] + self._archive_limits(archive_limits) + [fence],
+            [DAY_COUNTER_TTL, task_id, token, error]
+            + self._archive_limits(archive_limits)
+            + [fence, to_ms(started) if started else ""],
         )
 
     def requeue(self, queue: str, leases: Sequence[tuple[str, str]], worker: str) -> Call:

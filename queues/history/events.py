@@ -35,6 +35,7 @@ SCHEMA = pa.schema(
         ("worker", pa.string()),
         ("error", pa.string()),
         ("lease", pa.string()),  # the attempt's lease token, on a start (files written before it have none)
+        ("started_ms", pa.int64()),  # on an attempt's end: when its handler started (ms)
     ]
 )
 
@@ -71,6 +72,7 @@ def rows_by_date(queue: str, entries: list[StreamEntry]) -> dict[str, dict[str, 
             ("worker", f.get("worker")),
             ("error", f.get("error")),
             ("lease", f.get("lease")),
+            ("started_ms", int(f["started"]) if f.get("started", "").isdigit() else None),
         ):
             cols[name].append(value)
     return out

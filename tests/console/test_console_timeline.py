@@ -33,7 +33,7 @@ def test_attempts_from_the_stream_with_their_lease_tokens_and_operator_actions(o
     broker.run(broker.transitions.complete("default", [(task_id, leased.token, 600.0)], "host-9:1:abc"))
     broker.close()
     rows = attempt_rows(operator_client.get(reverse("task", args=["default", task_id])).content.decode())
-    assert [(r[0], r[1], r[5], r[6], r[7]) for r in rows] == [
+    assert [(r[0], r[1], r[6], r[7], r[8]) for r in rows] == [
         ("1", "test-worker", "failed, to retry", "SMTP 451 greylisted", "tok-1"),
         ("2", "host-9:1:abc", "succeeded", "", "tok-b-1"),
     ]
@@ -57,7 +57,7 @@ def test_attempts_come_back_from_the_exported_files_once_the_stream_trimmed_them
     redis_client.xtrim(stream, maxlen=0)
     body = viewer_client.get(reverse("task", args=["default", task_id])).content.decode()
     rows = attempt_rows(body)
-    assert [(r[0], r[5], r[6], r[7]) for r in rows] == [("1", "failed, archived", "bounced", "tok-1")]
+    assert [(r[0], r[6], r[7], r[8]) for r in rows] == [("1", "failed, archived", "bounced", "tok-1")]
     assert "exported event files" in body
 
 

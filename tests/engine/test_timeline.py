@@ -12,8 +12,11 @@ from queues.engine.timeline import attempts_of
 T = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 
 
-def ev(frm: str, to: str, seconds: float, worker: str = "", error: str = "", lease: str = "") -> TaskEvent:
-    return TaskEvent("a", "email", frm, to, T + timedelta(seconds=seconds), worker, error, lease)
+def ev(
+    frm: str, to: str, seconds: float, worker: str = "", error: str = "", lease: str = "", started: float | None = None
+) -> TaskEvent:
+    began = None if started is None else T + timedelta(seconds=started)
+    return TaskEvent("a", "email", frm, to, T + timedelta(seconds=seconds), worker, error, lease, "", began)
 
 
 def test_attempts_from_start_to_end_with_their_outcomes():
@@ -25,7 +28,7 @@ def test_attempts_from_start_to_end_with_their_outcomes():
         ev("pending", "active", 11, "w2", lease="t-2"),
         ev("active", "pending", 12, "recoverer", error="lease expired"),
         ev("pending", "active", 13, "w1", lease="t-3"),
-        ev("active", "done", 13.25, "w1"),
+        ev("active", "done", 13.75, "w1", started=13.5),  # prefetched: it waited half a second for a slot
     ]
     first, second, third = attempts_of(events)
     assert (first.number, first.worker, first.lease, first.outcome, first.error, first.seconds) == (
@@ -34,6 +37,7 @@ def test_attempts_from_start_to_end_with_their_outcomes():
     assert (second.worker, second.ended_by, second.error) == ("w2", "recoverer", "lease expired")
     assert second.outcome.startswith("put back")
     assert (third.outcome, third.seconds, third.lease) == ("succeeded", 0.25, "t-3")
+    assert (third.dequeued, third.started) == (T + timedelta(seconds=13), T + timedelta(seconds=13.5))
 
 
 def test_a_running_attempt_has_no_end():
@@ -48,3 +52,15 @@ def test_the_start_event_carries_the_lease_token(r, broker, redis_url, clock):
     (leased,) = broker.run(broker.transitions.dequeue("default", 1, 30, "w1", "tok-"))
     ((_id, fields),) = r.xrevrange("tq:{default}:events", count=1)
     assert fields[b"to"] == b"active" and fields[b"lease"] == leased.token.encode() == b"tok-1"
+
+
+def test_the_end_event_carries_when_the_handler_started(r, broker, redis_url, clock):
+    with Client(redis_url, clock=clock) as client:
+        client.enqueue("email", {}, task_id="a", retention=60)
+        client.enqueue("email", {}, task_id="b")
+    leased = broker.run(broker.transitions.dequeue("default", 2, 30, "w1", "tok-"))
+    tokens = {t.id: t.token for t in leased}
+    broker.run(broker.transitions.complete("default", [("a", tokens["a"], 60.0)], "w1", [1_700_000_000.5]))
+    broker.run(broker.transitions.done("default", [("b", tokens["b"])], "w1"))  # a caller that does not know
+    ends = [f for _id, f in r.xrange("tq:{default}:events") if f[b"from"] == b"active"]
+    assert ends[0][b"started"] == b"1700000000500" and b"started" not in ends[1]

@@ -45,6 +45,11 @@ def test_a_worker_writes_each_outcome_once_with_its_run_and_wait_time(make_serve
     assert total[b"ok|default"] == b"5" and total[b"fail|default"] == b"2"
     (only,) = drive(read_flow(Keys(), Q, "h", clock.now(), clock.now()), lambda req: run_command(r, req))
     assert only.total("ok") == 5 and only.total("fail") == 2
+    # Each attempt's end tells the timeline when its handler started, and its start names its lease token.
+    events = [fields for _id, fields in r.xrange(Keys().queue(Q).events)]
+    ends = [e for e in events if e[b"from"] == b"active"]
+    assert len(ends) == 7 and all(e[b"started"].isdigit() for e in ends)
+    assert all(e[b"lease"] for e in events if e[b"to"] == b"active")
 
 
 def test_one_sampler_a_minute_records_every_queues_size_and_latency(broker, client, r, clock):

@@ -56,6 +56,10 @@ local function emit(ctx, id, ttype, from, to, err)
     fields[#fields + 1] = "lease"
     fields[#fields + 1] = ctx.lease
   end
+  if ctx.started then  -- an attempt's end: when its handler started (ms), for the task's timeline
+    fields[#fields + 1] = "started"
+    fields[#fields + 1] = ctx.started
+  end
   local trim = trimming(ctx)
   if not trim then
     redis.call("XADD", ctx.events, "MAXLEN", "~", ctx.maxlen, "*", unpack(fields))
@@ -146,6 +150,13 @@ local function fence(lease_key, key, id, token, expired_before)
     return "PRECONDITION"
   end
   return nil, f[3], f[4]
+end
+
+-- The start times (ms) of a batch's attempts, from the comma-separated list the worker sends ("0": unknown).
+local function start_times(text)
+  local times = {}
+  for value in string.gmatch(text, "[^,]+") do times[#times + 1] = value ~= "0" and value or false end
+  return times
 end
 
 -- Release a unique lock already read from the task (see release_unique).

@@ -7,8 +7,10 @@
 -- ARGV[5] ttl of daily counters (s)    ARGV[6] id    ARGV[7] lease token    ARGV[8] error message
 -- ARGV[9] archive max size    ARGV[10] archive max age (ms)
 -- ARGV[11] lease must have expired by this time (ms), or "" (the recoverer sets it)
+-- ARGV[12] when the attempt's handler started (ms), or "" (into the event, for the timeline)
 -- Returns "OK"; errors NOT_FOUND, LEASE_LOST, PRECONDITION (the lease is still live).
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+if ARGV[12] and ARGV[12] ~= "" then ctx.started = ARGV[12] end
 local id = ARGV[6]
 local key, ttype, ukey = end_attempt(ctx, KEYS[3], id, ARGV[7], ARGV[11])
 if not key then return ttype end

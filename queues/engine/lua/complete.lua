@@ -4,14 +4,18 @@
 -- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] lease set    KEYS[4] completed
 -- KEYS[5] processed total    KEYS[6] processed today
 -- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] worker id
--- ARGV[5] ttl of daily counters (s)    ARGV[6..] triples: id, lease token, retention (ms)
+-- ARGV[5] ttl of daily counters (s)    ARGV[6] start times, as in done.lua
+-- ARGV[7..] triples: id, lease token, retention (ms)
 -- Returns one status per task: "OK", "NOT_FOUND" or "LEASE_LOST".
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
-local out = each_fenced(ctx, KEYS[3], 6, 3, function(a, id, key, ttype, ukey)
+local started = start_times(ARGV[6])
+local out = each_fenced(ctx, KEYS[3], 7, 3, function(a, id, key, ttype, ukey)
   leave_active(KEYS[3], key, id)
   release_lock(ukey, id)
   redis.call("ZADD", KEYS[4], ctx.now + tonumber(ARGV[a + 2]), id)
+  ctx.started = started[(a - 7) / 3 + 1] or nil
   moved(ctx, key, id, ttype, "active", "completed", nil, nil, {"completed_at", ctx.now})
+  ctx.started = nil
   count(ctx, KEYS[5], KEYS[6], ARGV[5], "processed", ttype)
   after_success(ctx, key, id)
 end)

@@ -4,13 +4,17 @@
 -- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] lease set    KEYS[4] processed total
 -- KEYS[5] processed today
 -- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] worker id
--- ARGV[5] ttl of daily counters (s)    ARGV[6..] pairs: id, lease token
+-- ARGV[5] ttl of daily counters (s)    ARGV[6] when each attempt's handler started (ms, comma-separated, "0" for
+-- unknown; "" for none: into the events, for the timeline)    ARGV[7..] pairs: id, lease token
 -- Returns one status per task: "OK", "NOT_FOUND" or "LEASE_LOST".
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
-local out = each_fenced(ctx, KEYS[3], 6, 2, function(_, id, key, ttype, ukey)
+local started = start_times(ARGV[6])
+local out = each_fenced(ctx, KEYS[3], 7, 2, function(a, id, key, ttype, ukey)
   redis.call("ZREM", KEYS[3], id)
   release_lock(ukey, id)
+  ctx.started = started[(a - 7) / 2 + 1] or nil
   moved(ctx, key, id, ttype, "active", "", nil, "done")
+  ctx.started = nil
   count(ctx, KEYS[4], KEYS[5], ARGV[5], "processed", ttype)
   after_success(ctx, key, id)  -- reads the task's result and workflow, so before the DEL
   redis.call("DEL", key)
