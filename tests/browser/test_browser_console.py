@@ -297,6 +297,10 @@ def test_edit_and_retry_an_archived_task(console, engine, seed, operator):
     console.click("main form button[type=submit]")
     assert "Edit task" in console.confirm()
     console.wait_text("edited and moved to pending", ".messages")
+    # The timeline: the failed attempt, with its worker, outcome, error and lease token; the edit as an action.
+    rows = console.find_all("table.timeline tbody tr")
+    assert len(rows) == 1 and "failed, archived" in rows[0].text and "tok-1" in rows[0].text
+    assert "edit_task" in console.text("main")
     task = engine.get_task("emails", task_id)
     assert (task.state, task.json(), task.max_retry) == ("pending", {"to": "grace@example.com"}, 1)
 
@@ -327,13 +331,16 @@ def test_search_with_an_action_on_every_match_over_two_pages(console, engine, se
     assert (info.archived, info.pending) == (12, 1)  # the sms task did not match
 
 
-def test_every_main_page_fits_a_phone(console, engine, seed, start_worker):
-    """At 375 px nothing runs past the screen's width: tables scroll inside their cards, the top bar wraps."""
+@pytest.mark.parametrize("width", [375, 1920])
+def test_every_main_page_fits_a_phone_and_a_wide_screen(console, engine, seed, start_worker, width):
+    """At 375 px (and 1920) nothing runs past the screen's width: tables scroll inside their cards, the top bar
+    wraps."""
     task_id = seed.retry(queue="emails", task_type="email:deliver", error="SMTP 451 greylisted, try again later")
     server = start_worker(queues={"emails": 1})  # after the seeder: it leases the queue's one pending task
     console.login("/")
     console.driver.execute_cdp_cmd(
-        "Emulation.setDeviceMetricsOverride", {"width": 375, "height": 800, "deviceScaleFactor": 1, "mobile": True}
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 500},
     )
     pages = [
         "/", "/?range=24h", "/queues/emails/?state=retry", f"/queues/emails/tasks/{task_id}/",
@@ -344,7 +351,7 @@ def test_every_main_page_fits_a_phone(console, engine, seed, start_worker):
     for path in pages:
         console.get(path)
         console.find("h1")
-        width = console.driver.execute_script("return document.documentElement.scrollWidth")
-        if width > 375:
-            too_wide[path] = width
+        scroll = console.driver.execute_script("return document.documentElement.scrollWidth")
+        if scroll > width:
+            too_wide[path] = scroll
     assert too_wide == {}
