@@ -11,7 +11,8 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,7 +127,27 @@ def build_session(settings: SparkSettings) -> Any:
     conf.update(settings.conf)
     for key, value in conf.items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    if settings.connect:
+        return builder.getOrCreate()
+    with _stderr_to(Path(SPARK_LOG_FILE).resolve()):
+        return builder.getOrCreate()
+
+
+@contextmanager
+def _stderr_to(log_file: Path) -> Iterator[None]:
+    """Point this process's stderr (file descriptor 2) at ``log_file`` while the block runs, then back. A Spark
+    driver started meanwhile inherits it, so what the JVM itself prints (its warnings before log4j is set up)
+    goes to the log too, not to the terminal of ``task_analytics`` or the worker."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(log_file, "ab") as log:
+        os.dup2(log.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def is_connect_session(session: Any) -> bool:

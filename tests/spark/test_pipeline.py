@@ -143,3 +143,24 @@ def test_a_session_built_here_draws_no_progress_bars_and_logs_warnings_to_a_file
     assert (
         quiet_driver_options("/tmp/x.log") == f"-Dlog4j2.configurationFile={LOG4J_CONFIG} -Dtaskq.spark.log=/tmp/x.log"
     )
+
+
+def test_task_analytics_prints_its_result_and_nothing_of_spark(tmp_path):
+    """No progress bars and no WARN lines on the terminal: Spark's (and the JVM's) warnings go to the log."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    events = Events()
+    day_of_tasks(events, DAY1, n=20)
+    events.write(tmp_path / "events")
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "console.settings", "DATABASE_URL": f"sqlite:///{tmp_path}/db"}
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=root, env=env, check=True)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "task_analytics", "--date", D1, "--events", str(tmp_path / "events"),
+         "--rollups", str(tmp_path / "rollups")],
+        cwd=root, env=env, capture_output=True, text=True, timeout=240, check=True,
+    )  # fmt: skip
+    assert done.stdout.strip() == f"1 rollup row(s) for {D1}"
+    assert "WARN" not in done.stderr and "Stage" not in done.stderr and "[Stage" not in done.stdout, done.stderr
