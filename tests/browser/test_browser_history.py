@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from queues.sparkconf import SparkSettings, build_session
 from tests.worker.worker_support import wait_for
+from worker.spark import SparkRunner
 
 pytestmark = [pytest.mark.browser, pytest.mark.spark, pytest.mark.timeout(300)]
 
@@ -20,7 +22,12 @@ def test_run_analytics_now_fills_the_history_page(console, engine, seed, start_w
     events, rollups = tmp_path / "events", tmp_path / "rollups"
     settings.TASKS_EVENT_EXPORT_DIR, settings.TASKS_ROLLUP_DIR = str(events), str(rollups)
     registry.add(daily_rollups)
-    start_worker(queues={"default": 1, "emails": 1}, export_dir=str(events))
+
+    server = start_worker(queues={"default": 1, "emails": 1}, export_dir=str(events))
+    # The process's Spark session stays up after the test (the Spark tests reuse it and stop it at the end): the
+    # worker is handed one instead of starting and stopping its own.
+    session = build_session(SparkSettings(master="local[1]", app_name="taskq-tests"))
+    server.spark = server.processor.spark = SparkRunner(server.spark.settings, session=session)
     for n in range(5):
         seed.pending("echo:welcome", {"n": n}, queue="emails")
     wait_for(lambda: engine.queue_info("emails").processed_today == 5, timeout=60, what="the five tasks run")
