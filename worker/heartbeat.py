@@ -41,6 +41,7 @@ class Heartbeat(Component):
         queues: QueueSet | None = None,
         layout: LayoutGuard | None = None,
         on_stop: Callable[[], None] | None = None,
+        counts: Any = None,
     ) -> None:
         super().__init__(config.heartbeat_every)
         self.queues = queues or processor.queues
@@ -53,7 +54,7 @@ class Heartbeat(Component):
         self.layout = layout
         self.last_beat: float | None = None  # clock time of the last heartbeat that reached Redis
         self.on_stop = on_stop  # asks the process to shut down gracefully (an operator's stop)
-        self.counts: Any = None  # what has processed and failed counters (the acker), for server_info
+        self.counts = counts  # what counts attempts processed and failed since start (the acker), for server_info
 
     @property
     def ttl(self) -> float:

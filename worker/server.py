@@ -75,9 +75,15 @@ class Server:
         self.stop_requested = threading.Event()
         self.layout = LayoutGuard(self.broker, "worker", refused=self.stop_requested)
         self.heartbeat = Heartbeat(
-            self.broker, self.store, config, self.processor, queues, layout=self.layout, on_stop=self.stop_requested.set
+            self.broker,
+            self.store,
+            config,
+            self.processor,
+            queues,
+            layout=self.layout,
+            on_stop=self.stop_requested.set,
+            counts=self.acker,
         )
-        self.heartbeat.counts = self.acker
         self.recoverer = Recoverer(self.broker, self.store, config, registry, queues, limits)
         self.forwarder = forwarder(self.broker, queues, config.forwarder_interval, actor)
         self.janitor = janitor(self.broker, queues, config.janitor_interval, actor)
