@@ -14,7 +14,7 @@ from .clock import to_ms
 from .coalescing import AsyncEnqueueCoalescer
 from .composite_enqueue import SubmitOptions
 from .connection import DEFAULT_REDIS_URL, connect_async, is_cluster
-from .errors import EngineError
+from .errors import EngineError, ValidationError
 from .keys import DEFAULT_PREFIX
 from .layout import check_flow
 from .message import TaskInfo
@@ -50,6 +50,13 @@ class AsyncClient:
     ):
         self.conn = conn if conn is not None else connect_async(redis_url)
         self.topology = topology.parse(redis_url)
+        if self.topology.wait_replicas and is_cluster(self.conn):
+            # WAIT must follow the write on the same connection to the slot's master, which redis-py's asyncio
+            # cluster client cannot promise; the blocking Client does it.
+            raise ValidationError(
+                "wait_replicas on a Redis Cluster URL works with the blocking Client, not the AsyncClient",
+                op="connect",
+            )
         self.transitions = Transitions(
             options.get("prefix", DEFAULT_PREFIX),
             options.get("clock"),

@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .connection import is_cluster as is_cluster_client
 from .redis_errors import is_missing_script, run_script, run_script_async
 
 LUA_DIR = Path(__file__).with_name("lua")
@@ -34,7 +35,10 @@ class Script:
 
     def run_and_wait(self, conn: Any, keys: list[str], args: list[Any], replicas: int, timeout_ms: int) -> Any:
         """Run the script, then ``WAIT replicas timeout_ms`` on the same connection (one pipeline, so WAIT
-        covers this write). Returns (the script's reply, how many replicas confirmed it)."""
+        covers this write). On a Redis Cluster both go to the master of the keys' slot. Returns (the script's
+        reply, how many replicas confirmed it)."""
+        if is_cluster_client(conn):
+            conn = conn.get_redis_connection(conn.get_node_from_key(keys[0]))
         for command in ("evalsha", "eval"):
             pipe = conn.pipeline(transaction=False)
             getattr(pipe, command)(self.sha if command == "evalsha" else self.source, len(keys), *keys, *args)

@@ -124,8 +124,8 @@ def parse(url: str) -> Topology:
     if unknown:
         raise _bad(url, f"unknown option(s) {', '.join(unknown)}")
     for name in ("wait_replicas", "wait_timeout"):
-        if name in query and (kind == "cluster" or not query[name].isdigit()):
-            raise _bad(url, f"{name} takes a whole number, on a sentinel URL only")
+        if name in query and not query[name].isdigit():
+            raise _bad(url, f"{name} takes a whole number")
     path = [p for p in parts.path.split("/") if p]
     service, db = "", 0
     if kind == "sentinel":

@@ -17,7 +17,7 @@ from redis.crc import key_slot
 from topology_support import CLUSTER_PORTS, completions, flush_cluster, worker_logs
 
 from queues import handles
-from queues.engine import AsyncClient, Client, Inspector, Keys, connect
+from queues.engine import AsyncClient, Client, Inspector, Keys, TaskIdConflictError, connect
 from queues.engine.connection import connect_async, database_of, is_cluster
 from queues.engine.events import AsyncEventStreams
 from tests.console.console_support import logged_in, make_user
@@ -175,3 +175,21 @@ def test_a_cross_slot_transaction_is_refused_so_the_checks_above_mean_something(
     with pytest.raises(redis.RedisClusterException):
         pipe.execute()
     conn.close()
+
+
+def test_wait_replicas_waits_on_the_masters_of_the_slots(cluster: str):
+    """This cluster's masters have no replica: with wait_replicas=1 each enqueue is applied on its slot's master,
+    then WAIT (sent to that master, on the same connection) confirms 0 replicas, so the producer hears that a
+    failover could lose it, for queues on every node. Without it, the same enqueues are acknowledged."""
+    import asyncio
+
+    from queues.engine import AsyncClient, RedisUnavailableError, ValidationError
+
+    with Client(f"{cluster}?wait_replicas=1&wait_timeout=50") as waiting, Client(cluster) as plain:
+        for queue in QUEUES:
+            with pytest.raises(RedisUnavailableError, match="confirmed by 0 of 1 replica"):
+                waiting.enqueue("t", b"", queue=queue, task_id="w1")
+            with pytest.raises(TaskIdConflictError):  # it was applied: a retry with the same id finds it
+                plain.enqueue("t", b"", queue=queue, task_id="w1")
+    with pytest.raises(ValidationError, match="blocking Client"):
+        asyncio.run(AsyncClient(f"{cluster}?wait_replicas=1").close())

@@ -55,7 +55,7 @@ def test_parse(url: str, expected: Topology):
         ("redis+sentinel://h1,,h2/svc", "an empty host"),
         ("redis+cluster://h1:7000/3", "only database 0"),
         ("redis+cluster://h1:7000?timeout=3", "unknown option(s) timeout"),
-        ("redis+cluster://h1:7000?wait_replicas=1", "on a sentinel URL only"),
+        ("redis+cluster://h1:7000?wait_replicas=x", "wait_replicas takes a whole number"),
         ("redis+sentinel://h1/svc?wait_replicas=one", "wait_replicas takes a whole number"),
         ("redis+sentinel://h1/svc?wait_timeout=-5", "wait_timeout takes a whole number"),
     ],
@@ -69,6 +69,11 @@ def test_bad_urls_are_refused_by_name(url: str, why: str):
 def test_wait_replicas_is_read_from_a_sentinel_url():
     where = parse("redis+sentinel://h1/svc/2?wait_replicas=1&wait_timeout=250")
     assert (where.wait_replicas, where.wait_timeout_ms, where.db) == (1, 250, 2)
+
+
+def test_wait_replicas_is_read_from_a_cluster_url():
+    where = parse("redis+cluster://h1:7000,h2:7001?wait_replicas=1&wait_timeout=250")
+    assert (where.kind, where.wait_replicas, where.wait_timeout_ms) == ("cluster", 1, 250)
     assert (parse("redis+sentinel://h1/svc").wait_replicas, parse("redis+sentinel://h1/svc").wait_timeout_ms) == (
         0,
         1000,
