@@ -58,7 +58,9 @@ class SeriesQuery(forms.Form):
     fragment = forms.ChoiceField(choices=[("series", "series")], required=False)
 
     def clean_range(self) -> str:
-        return self.cleaned_data.get("range") or "1h"
+        from queues.engine.series import DEFAULT_RANGE
+
+        return self.cleaned_data.get("range") or DEFAULT_RANGE
 
 
 class DashboardQuery(SeriesQuery):

@@ -16,7 +16,6 @@ from .charts import Line, time_chart
 
 #: Queues drawn in a colour of their own on the dashboard's stacked charts; the rest are added up as "other".
 QUEUE_COLOURS = 8
-DEFAULT_RANGE = "1h"
 
 
 @dataclass(frozen=True)

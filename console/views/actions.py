@@ -7,6 +7,9 @@ the engine's inspector, records an audit entry of what it did, and redirects bac
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -64,12 +67,28 @@ def delete_queue(request: HttpRequest, queue: str) -> HttpResponse:
     return redirect("dashboard")
 
 
+def act_on_tasks(insp: Any, action: str, targets: Iterable[tuple[str, str]]) -> tuple[dict[str, list[str]], list[str]]:
+    """Apply one of TASK_ACTIONS to each (queue, task id), task by task: the ids done, by queue, and a line per
+    task refused (gone, or in a state the action does not take)."""
+    from queues.engine import FailedPreconditionError, TaskNotFoundError
+
+    method = getattr(insp, TASK_ACTIONS[action][0])
+    done: dict[str, list[str]] = {}
+    refused: list[str] = []
+    for queue, task_id in targets:
+        try:
+            method(queue, task_id)
+        except (TaskNotFoundError, FailedPreconditionError) as exc:
+            refused.append(f"{task_id}: {exc.message}")
+        else:
+            done.setdefault(queue, []).append(task_id)
+    return done, refused
+
+
 @operator_action
 def task_batch(request: HttpRequest, queue: str) -> HttpResponse:
     """Run, archive, delete or cancel the selected tasks; each one that cannot be (gone, wrong state) is
     reported, the others are done."""
-    from queues.engine import FailedPreconditionError, TaskNotFoundError
-
     form = TaskBatchForm(request.POST)
     if not form.is_valid():
         return bad_request(request, first_error(form))
@@ -80,15 +99,8 @@ def task_batch(request: HttpRequest, queue: str) -> HttpResponse:
         return redirect(back)
     insp = acting_inspector(request)
     insp.queue_info(queue)  # an unknown queue is a 404 before anything else
-    method = getattr(insp, TASK_ACTIONS[action][0])
-    done, refused = [], []
-    for task_id in ids:
-        try:
-            method(queue, task_id)
-        except (TaskNotFoundError, FailedPreconditionError) as exc:
-            refused.append(f"{task_id}: {exc.message}")
-        else:
-            done.append(task_id)
+    done_by_queue, refused = act_on_tasks(insp, action, [(queue, task_id) for task_id in ids])
+    done = done_by_queue.get(queue, [])
     if done:
         _audit(request, TASK_ACTIONS[action][0], queue, done, detail=f"{len(refused)} refused" if refused else "")
         messages.success(request, f"{len(done)} task{'s' if len(done) != 1 else ''} {DONE[action]}.")

@@ -15,7 +15,7 @@ from ..access import operator_action, viewer_page
 from ..errors import bad_request
 from ..forms import TASK_ACTIONS, SearchActionForm, SearchForm, first_error
 from ..rendering import preview
-from .actions import DONE
+from .actions import DONE, act_on_tasks
 from .common import acting_inspector, inspector, preference
 
 
@@ -54,7 +54,6 @@ def search_action(request: HttpRequest) -> HttpResponse:
     """Run, archive, delete or cancel every task the search matches, where its state allows; the others are
     counted as refused. Audited once, as ``search_<action>``, with the search and the counts."""
     from queues.audit import record_action
-    from queues.engine import FailedPreconditionError, TaskNotFoundError
     from queues.redaction import rules
 
     form = SearchActionForm(request.POST)
@@ -63,20 +62,12 @@ def search_action(request: HttpRequest) -> HttpResponse:
     query, action = form.cleaned_data["q"], form.cleaned_data["action"]
     insp = acting_inspector(request)
     result = insp.search(query, size=1, redaction=rules())  # QuerySyntaxError is a 400 (engine_errors)
-    method_name, allowed = TASK_ACTIONS[action]
-    method = getattr(insp, method_name)
-    done: dict[str, list[str]] = {}
-    refused = 0
-    for task in result.matches:
-        if task.state not in allowed:
-            refused += 1
-            continue
-        try:
-            method(task.queue, task.id)
-        except (TaskNotFoundError, FailedPreconditionError):  # moved or gone since the search read it
-            refused += 1
-        else:
-            done.setdefault(task.queue, []).append(task.id)
+    allowed = TASK_ACTIONS[action][1]
+    # A match in a state the action does not take is refused without a call; one that moved or went since the
+    # search read it is refused by the inspector.
+    takes = [(task.queue, task.id) for task in result.matches if task.state in allowed]
+    done, refused_moved = act_on_tasks(insp, action, takes)
+    refused = len(result.matches) - len(takes) + len(refused_moved)
     count = sum(len(ids) for ids in done.values())
     bound = "" if result.complete else f"; the search read {result.scanned} of {result.total} tasks (its bound)"
     detail = f"search {query!r}: {count} done, {refused} refused{bound}"

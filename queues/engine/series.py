@@ -37,6 +37,8 @@ STEP = {"m": 60, "h": 3600}
 RETENTION = {"m": 25 * 3600, "h": 31 * 86400}
 #: What an attempt's outcome counts as: success, failure that goes to retry, failure that archives.
 OUTCOMES = ("ok", "retry", "archive")
+#: The range a chart shows when none is asked for.
+DEFAULT_RANGE = "1h"
 #: The ranges the console charts: name -> (seconds back from now, resolution read).
 RANGES = {
     "1h": (3600, "m"),
