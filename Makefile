@@ -40,6 +40,7 @@ test: venv
 	bash scripts/ensure-chromium.sh
 	bash scripts/ensure-redis-sentinel.sh
 	bash scripts/ensure-promtool.sh
+	bash scripts/ensure-netns.sh
 	TEST_REDIS_URL='$(TEST_REDIS_URL)' REDIS_URL='$(TEST_REDIS_URL)' $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # ruff (lint and format), mypy (strict for the engine) and import-linter (layers, no cycles), as CI runs them.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import redis
+from netns import enter
 
 from tests.ports import free_port  # noqa: F401 - the chaos tests import it from here
 from tests.waiting import WAIT, state_of, wait_for  # noqa: F401 - the chaos tests import them from here
@@ -131,20 +133,34 @@ class ChaosProxy:
       by retransmitting; ``heal()`` delivers them late, so a request sent before the partition reaches Redis
       after it (the stale acknowledgement the fence must refuse).
     - ``reset()``: every connection is closed with a TCP RST and new ones are reset at once until ``heal()``.
-    - ``delay(seconds)``: each chunk is delivered that long after it arrived (latency, not a throughput cap).
+    - ``delay(seconds, jitter)``: each chunk is delivered that long after it arrived, plus up to ``jitter`` more
+      (latency, not a throughput cap; chunks keep their order, as TCP's do).
+
+    With ``namespace``, the proxy's thread runs in that network namespace (``netns.enter``), listening there on
+    ``listen_host`` and reaching the target from there: the proxy on the Redis host's side of a worker host's link.
     """
 
-    def __init__(self, target_host: str, target_port: int, ports: range = PROXY_PORTS) -> None:
+    def __init__(
+        self,
+        target_host: str,
+        target_port: int,
+        ports: range = PROXY_PORTS,
+        namespace: str | None = None,
+        listen_host: str = "127.0.0.1",
+    ) -> None:
         self.target = (target_host, target_port)
         self.port = free_port(ports)
+        self.namespace = namespace
+        self.listen_host = listen_host
         self.connections_reset = 0
         self._delay = 0.0
+        self._jitter = 0.0
         self._refusing = False
         self._loop = asyncio.new_event_loop()
         self._flowing = asyncio.Event()
         self._writers: set[asyncio.StreamWriter] = set()
         self._server: asyncio.AbstractServer | None = None
-        self._thread = threading.Thread(target=self._loop.run_forever, name="chaos-proxy", daemon=True)
+        self._thread = threading.Thread(target=self._serve, name="chaos-proxy", daemon=True)
 
     def url(self, db: int) -> str:
         return f"redis://127.0.0.1:{self.port}/{db}"
@@ -157,8 +173,8 @@ class ChaosProxy:
     def blackhole(self) -> None:
         self._call(self._flowing.clear)
 
-    def delay(self, seconds: float) -> None:
-        self._delay = seconds
+    def delay(self, seconds: float, jitter: float = 0.0) -> None:
+        self._delay, self._jitter = seconds, jitter
 
     def reset(self) -> None:
         self._refusing = True
@@ -166,7 +182,7 @@ class ChaosProxy:
 
     def heal(self) -> None:
         self._refusing = False
-        self._delay = 0.0
+        self._delay = self._jitter = 0.0
         self._call(self._flowing.set)
 
     def stop(self) -> None:
@@ -178,6 +194,11 @@ class ChaosProxy:
 
     # -- inside the loop ---------------------------------------------------------------------------------------
 
+    def _serve(self) -> None:
+        if self.namespace is not None:
+            enter(self.namespace)
+        self._loop.run_forever()
+
     def _call(self, fn: Any) -> None:
         self._loop.call_soon_threadsafe(fn)
 
@@ -185,7 +206,7 @@ class ChaosProxy:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(10)
 
     async def _listen(self) -> None:
-        self._server = await asyncio.start_server(self._accept, "127.0.0.1", self.port)
+        self._server = await asyncio.start_server(self._accept, self.listen_host, self.port)
 
     async def _close(self) -> None:
         if self._server is not None:
@@ -248,7 +269,7 @@ class ChaosProxy:
                 if not data:
                     return
                 await self._flowing.wait()
-                late = received + self._delay - self._loop.time()
+                late = received + self._delay + random.uniform(0, self._jitter) - self._loop.time()
                 if late > 0:
                     await asyncio.sleep(late)
                     await self._flowing.wait()  # a blackhole that began during the delay holds it too
@@ -263,11 +284,21 @@ class ChaosProxy:
 # -- worker processes ----------------------------------------------------------------------------------------
 
 
-def start_worker(redis_url: str, queue: str, done_file: Path, log: Path, concurrency: int = 4) -> subprocess.Popen:
-    """A ``manage.py taskworker`` process running the handlers of chaos_tasks.py, its output appended to ``log``."""
+def start_worker(
+    redis_url: str,
+    queue: str,
+    done_file: Path,
+    log: Path,
+    concurrency: int = 4,
+    prefix: list[str] | None = None,
+    **env: str,
+) -> subprocess.Popen:
+    """A ``manage.py taskworker`` process running the handlers of chaos_tasks.py, its output appended to ``log``;
+    ``prefix`` goes in front of the command (``ip netns exec HOST``), ``env`` over the worker tests' settings."""
     with log.open("ab") as out:
         return subprocess.Popen(
             [
+                *(prefix or []),
                 sys.executable,
                 "manage.py",
                 "taskworker",
@@ -279,7 +310,7 @@ def start_worker(redis_url: str, queue: str, done_file: Path, log: Path, concurr
                 "tests.chaos.chaos_tasks",
             ],
             cwd=ROOT,
-            env=worker_env(redis_url, **{DONE_FILE_ENV: str(done_file)}),
+            env=worker_env(redis_url, **{DONE_FILE_ENV: str(done_file), **env}),
             stdout=out,
             stderr=subprocess.STDOUT,
         )
