@@ -26,6 +26,16 @@ from redis.exceptions import NoScriptError
 from .errors import SCRIPT_ERRORS, EngineError, RedisCommandError, RedisUnavailableError, ValidationError
 from .topology import redact
 
+# A Redis Cluster passing through a failover: a slot with no master yet (CLUSTERDOWN, MASTERDOWN), a slot that
+# moved or is moving (MOVED, ASK, TRYAGAIN), no node covering a slot. Each lasts about cluster-node-timeout, so
+# each is retried with backoff like a lost connection, never reported as a failed command.
+_CLUSTER_IN_TRANSIT = (
+    redis.exceptions.ClusterError
+    | redis.exceptions.TryAgainError
+    | redis.exceptions.AskError
+    | redis.exceptions.SlotNotCoveredError
+)
+
 
 def unavailable(op: str, exc: BaseException) -> RedisUnavailableError:
     return RedisUnavailableError(f"Redis is unreachable: {exc}", op=op)
@@ -43,7 +53,7 @@ def script_error(script: str, op: str, exc: BaseException) -> EngineError:
 
 def translate(op: str, exc: BaseException, script: str | None = None) -> BaseException:
     """The engine's error for a redis-py exception (``exc`` itself when it is none of redis-py's)."""
-    if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
+    if isinstance(exc, redis.ConnectionError | redis.TimeoutError | _CLUSTER_IN_TRANSIT):
         return unavailable(op, exc)
     if isinstance(exc, redis.ResponseError):
         return script_error(script, op, exc) if script else RedisCommandError(str(exc), op=op)
@@ -76,7 +86,7 @@ def translated(op: str, script: str | None = None) -> Iterator[None]:
     names the transition script whose error replies carry an engine error code."""
     try:
         yield
-    except redis.RedisError as exc:
+    except (redis.RedisError, redis.exceptions.SlotNotCoveredError) as exc:
         error = translate(op, exc, script)
         # Unreachable: keep the cause for the log. An error reply says all there is: no redis-py traceback.
         raise error from (exc if isinstance(error, RedisUnavailableError) else None)
@@ -86,6 +96,21 @@ def call(op: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` (a redis-py method, a pipeline's execute...) with its errors translated."""
     with translated(op):
         return fn(*args, **kwargs)
+
+
+def on_slot_master(conn: Any, key: str, fn: Callable[[Any], Any]) -> Any:
+    """``fn(node)`` with ``node`` the connection to the master of ``key``'s slot, for what must bypass the cluster
+    client's own routing (a script and its WAIT on one connection). A slot that moved (MOVED) or a master gone
+    (the connection fails) makes the client read the slot map again, and ``fn`` runs once more on the slot's
+    master now; a second failure is raised, for the caller's ``translated``."""
+    try:
+        return fn(conn.get_redis_connection(conn.get_node_from_key(key)))
+    except (redis.exceptions.MovedError, redis.ConnectionError, redis.TimeoutError):
+        try:
+            conn.nodes_manager.initialize()
+        except (redis.RedisError, redis.RedisClusterException):
+            pass  # no node answers yet: the second try fails the same way, and the caller retries later
+    return fn(conn.get_redis_connection(conn.get_node_from_key(key)))
 
 
 def is_missing_script(reply: Any) -> bool:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .connection import is_cluster as is_cluster_client
-from .redis_errors import is_missing_script, run_script, run_script_async
+from .redis_errors import is_missing_script, on_slot_master, run_script, run_script_async
 
 LUA_DIR = Path(__file__).with_name("lua")
 
@@ -38,7 +38,7 @@ class Script:
         covers this write). On a Redis Cluster both go to the master of the keys' slot. Returns (the script's
         reply, how many replicas confirmed it)."""
         if is_cluster_client(conn):
-            conn = conn.get_redis_connection(conn.get_node_from_key(keys[0]))
+            return on_slot_master(conn, keys[0], lambda node: self.run_and_wait(node, keys, args, replicas, timeout_ms))
         for command in ("evalsha", "eval"):
             pipe = conn.pipeline(transaction=False)
             getattr(pipe, command)(self.sha if command == "evalsha" else self.source, len(keys), *keys, *args)

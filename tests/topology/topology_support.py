@@ -7,6 +7,8 @@ would split a module-scoped one in two starts).
   ``redis-cli --cluster create``; yields its ``redis+cluster://`` URL.
 - ``sentinel_topology``: a master (6381), a replica (6382) and three sentinels (26381-26383, Debian's
   redis-sentinel) watching them as ``taskq``; yields a ``SentinelTopology`` (its URL and the processes).
+- ``replicated_cluster``: three masters and three replicas (ports 7311-7316) with automatic failover; yields a
+  ``ReplicatedCluster`` (its URL, and kill/restart of a node).
 - ``topology_worker``: starts ``manage.py taskworker`` subprocesses on a URL, killed at teardown.
 
 Helpers and fixtures only: the tests import them from here (conftest.py only makes the fixtures visible).
@@ -22,6 +24,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from redis.crc import key_slot
 
 from tests.waiting import wait_for
 from tests.worker.worker_support import kill_process, start_taskworker
@@ -160,6 +163,126 @@ def flush_cluster() -> None:
         probe = redis.Redis(port=port)
         probe.flushall()
         probe.close()
+
+
+# -- Redis Cluster with replicas, for failover ------------------------------------------------------------------
+
+REPLICATED_PORTS = (7311, 7312, 7313, 7314, 7315, 7316)
+NODE_TIMEOUT_MS = 1000  # how long a master may be unreachable before its replica is promoted
+
+
+@dataclass
+class ReplicatedCluster:
+    """Three masters and three replicas (``redis-cli --cluster create --cluster-replicas 1``) with real automatic
+    failover. A test may SIGKILL a master (``kill``) and start it again (``restart``): it comes back on its own
+    files and rejoins as a replica of the node that took its slots, as a restarted node does in production."""
+
+    url: str
+    base: Path
+    processes: dict[int, subprocess.Popen] = field(default_factory=dict)
+    started: list[subprocess.Popen] = field(default_factory=list)
+
+    def node(self, port: int) -> redis.Redis:
+        return redis.Redis(port=port, socket_connect_timeout=0.5, socket_timeout=2)
+
+    def master_of(self, key: str) -> int:
+        """The port of the live master serving ``key``'s slot."""
+        slot = key_slot(key.encode())
+        for port in self.live_ports():
+            probe = self.node(port)
+            try:
+                for first, last, master, *_ in probe.execute_command("CLUSTER", "SLOTS"):
+                    if first <= slot <= last:
+                        return int(master[1])
+            except redis.RedisError:
+                continue
+            finally:
+                probe.close()
+        raise AssertionError(f"no live node knows the master of slot {slot}")
+
+    def live_ports(self) -> list[int]:
+        return [port for port, proc in self.processes.items() if proc.poll() is None]
+
+    def kill(self, port: int) -> None:
+        stop(self.processes[port])
+
+    def restart(self, port: int) -> None:
+        self.processes[port] = _start(self.started, _cluster_node_args(), self.base / str(port), port)
+
+    def healthy(self) -> bool:
+        """Every node up and ``cluster_state:ok``, three masters, each with a replica in sync."""
+        masters = 0
+        for port in REPLICATED_PORTS:
+            if self.processes[port].poll() is not None or not _cluster_ok(port):
+                return False
+            probe = self.node(port)
+            try:
+                info = probe.info("replication")
+            finally:
+                probe.close()
+            if info["role"] == "master":
+                masters += 1
+                if info.get("connected_slaves", 0) < 1:
+                    return False
+            elif info.get("master_link_status") != "up":
+                return False
+        return masters == 3
+
+    def ensure_healthy(self) -> None:
+        """Start a node a previous test left dead, and wait until it has rejoined and caught up."""
+        for port in REPLICATED_PORTS:
+            if self.processes[port].poll() is not None:
+                self.restart(port)
+        wait_for(self.healthy, timeout=60, interval=0.1, what=f"the cluster healthy again\n{_logs(self.base)}")
+
+    def flush(self) -> None:
+        for port in self.live_ports():
+            probe = self.node(port)
+            try:
+                if probe.info("replication")["role"] == "master":
+                    probe.flushall()
+            finally:
+                probe.close()
+
+
+def _cluster_node_args() -> list[str]:
+    return [
+        _require("redis-server"),
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        "nodes.conf",
+        "--cluster-node-timeout",
+        str(NODE_TIMEOUT_MS),
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+    ]
+
+
+@pytest.fixture(scope="session")
+def replicated_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReplicatedCluster]:
+    cli = _require("redis-cli")
+    base = tmp_path_factory.mktemp("replicated-cluster")
+    # Every node is a startup node, so clients still find the cluster whichever one is down.
+    cluster = ReplicatedCluster("redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in REPLICATED_PORTS), base)
+    try:
+        for port in REPLICATED_PORTS:
+            cluster.processes[port] = _start(cluster.started, _cluster_node_args(), base / str(port), port)
+        created = subprocess.run(
+            [cli, "--cluster", "create", *[f"127.0.0.1:{p}" for p in REPLICATED_PORTS], "--cluster-replicas", "1",
+             "--cluster-yes"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )  # fmt: skip
+        assert created.returncode == 0, f"redis-cli --cluster create failed:\n{created.stdout}\n{created.stderr}"
+        wait_for(cluster.healthy, timeout=60, interval=0.1, what="three masters, each with a replica in sync")
+        yield cluster
+    finally:
+        for proc in cluster.started:
+            stop(proc)
 
 
 # -- Sentinel ---------------------------------------------------------------------------------------------------
