@@ -178,3 +178,15 @@ def test_every_public_inspector_method_says_what_it_raises():
         if callable(member) and not name.startswith("_") and "Raises:" not in (member.__doc__ or "")
     ]
     assert not silent, f"Inspector methods whose docstring does not say what they raise: {silent}"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    ["CLUSTERDOWN The cluster is down", "MASTERDOWN Link with MASTER is down", "MOVED 3999 127.0.0.1:7002",
+     "ASK 3999 127.0.0.1:7002", "TRYAGAIN Multiple keys request during rehashing of slot"],
+)  # fmt: skip
+def test_a_cluster_in_a_failover_is_unavailable_not_a_failed_command(redis_client, reply):
+    """What a Redis Cluster answers while a slot has no master or moves: retried with backoff like a lost
+    connection, even from a transition script, never reported as the script's failure."""
+    with pytest.raises(RedisUnavailableError), translated("probe.script", script="probe"):
+        redis_client.eval(f"return redis.error_reply('{reply}')", 0)
