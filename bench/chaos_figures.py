@@ -37,6 +37,9 @@ COLUMNS = [
     "stale_acks_refused",
     "acks_abandoned",
     "acknowledged_in_window",
+    "held_at_cut",
+    "run_by_slow_host",
+    "drain_s",
 ]
 
 
