@@ -10,7 +10,7 @@ import json
 from queues.engine import FailedPreconditionError, TaskNotFoundError
 from tests.engine.dbstate import Hash, Set, Stream, ZSet
 from tests.engine.script_runs import Case, cases, run_case
-from tests.engine.task_state import NOW_MS, Q, counts, event, msg, task
+from tests.engine.task_state import NOW_MS, Q, counts, event, msg, on_error_released, task
 
 WHY_D = "dependency B failed: deleted by op"
 
@@ -88,12 +88,7 @@ WORKFLOW = {
         delete("b"),
         after={
             Q.task("a"): task("pending", wf="WF", role="member"),
-            Q.task("e"): task(
-                "pending",
-                wf="WF",
-                role="on_error",
-                options=msg(failure={"type": "email", "task": "b", "error": "deleted by op"}).replace(", ", ","),
-            ),
+            Q.task("e"): on_error_released("b", "deleted by op"),
             Q.pending: ["e", "a"],
             Q.workflow("WF"): Hash(
                 {
