@@ -176,3 +176,60 @@ def test_delete_waiting(r, redis_url, case):
 )
 def test_run_waiting_now(r, redis_url, case):
     run_case(r, redis_url, case)
+
+
+# -- the bulk actions fail dependents as the single ones do -----------------------------------------------------
+
+A_AND_B_PENDING = {
+    Q.task("A"): task("pending"),
+    Q.task("P"): task("pending"),
+    Q.pending: ["P", "A"],
+    Q.task("B"): waiting(["A"], 1),
+    Q.waiting: ZSet({"B": NOW_MS}),
+    Q.dependents("A"): Set({"B"}),
+    Q.type_counts: counts(pending__email=2, waiting__email=1),
+}
+
+
+@cases(
+    Case(
+        "delete all pending: B, waiting for A, is archived instead of waiting forever for a task that is gone",
+        A_AND_B_PENDING,
+        lambda t: t.delete_all("default", "pending", "op"),
+        returns=2,
+        after={
+            Q.task("B"): task("archived", after='["A"]', error="dependency A failed: deleted by op", failed_at=NOW_MS),
+            Q.archived: ZSet({"B": NOW_MS}),
+            Q.type_counts: counts(pending__email=0, waiting__email=0, archived__email=1),
+            Q.events: Stream(
+                [
+                    event("B", "waiting", "archived", worker="op", error="dependency A failed: deleted by op"),
+                    event("A", "pending", "deleted", worker="op", error="deleted by op"),
+                    event("P", "pending", "deleted", worker="op", error="deleted by op"),
+                ]
+            ),
+        },
+    ),
+    Case(
+        "archive all pending: B, waiting for A, is archived as with archive_task",
+        A_AND_B_PENDING,
+        lambda t: t.archive_all("default", "pending", "op"),
+        returns=2,
+        after={
+            Q.task("A"): task("archived"),
+            Q.task("P"): task("archived"),
+            Q.task("B"): task("archived", after='["A"]', error="dependency A failed: archived by op", failed_at=NOW_MS),
+            Q.archived: ZSet({"A": NOW_MS, "B": NOW_MS, "P": NOW_MS}),
+            Q.type_counts: counts(pending__email=0, waiting__email=0, archived__email=3),
+            Q.events: Stream(
+                [
+                    event("A", "pending", "archived", worker="op", error="archived by op"),
+                    event("B", "waiting", "archived", worker="op", error="dependency A failed: archived by op"),
+                    event("P", "pending", "archived", worker="op", error="archived by op"),
+                ]
+            ),
+        },
+    ),
+)
+def test_bulk_actions_fail_dependents(r, redis_url, case):
+    run_case(r, redis_url, case)
