@@ -99,3 +99,9 @@ def test_bad_input_is_a_400_not_a_500(viewer_client, operator_client, chain):
     response = operator_client.post("/queues/default/all/", {"action": "run_all", "state": "waiting"})
     assert response.status_code == 400  # bulk actions do not take waiting tasks: one by one, or selected
     assert operator_client.post("/queues/default/batch/", {"action": "wait", "task_ids": ["B"]}).status_code == 400
+
+
+def test_the_dashboard_counts_waiting_tasks_in_the_size_and_its_chart(viewer_client, chain):
+    body = viewer_client.get("/").content.decode()
+    assert 'class="swatch c-waiting"' in body
+    assert re.search(r'<rect class="c-waiting"[^>]*>\s*<title>[^<]*waiting: 3', body)
