@@ -15,6 +15,7 @@ from queues.engine import (
     chain,
     sig,
 )
+from queues.engine.events import EventStreams
 from tests.engine.dbstate import dump
 
 
@@ -34,6 +35,17 @@ def test_waiting_is_a_state_counted_in_the_size(inspector: Inspector, waiting):
     assert info.counts()["waiting"] == 2
     assert info.counts()["pending"] == 2
     assert info.size == 4
+
+
+def test_the_live_counts_have_the_waiting_state_and_count_it_in_the_size(redis_url: str, waiting):
+    """What the live console pushes: before, its size left waiting tasks out, so the live page disagreed with a
+    fresh load."""
+    streams = EventStreams(redis_url)
+    try:
+        counts = streams.counts(["default"])["default"]
+    finally:
+        streams.close()
+    assert (counts["waiting"], counts["pending"], counts["size"]) == (2, 2, 4)
 
 
 def test_listed_waiting_tasks_name_the_dependencies_still_awaited(inspector: Inspector, waiting):
