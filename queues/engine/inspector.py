@@ -52,13 +52,10 @@ WAITING_ON_LISTED = 20
 #: Seconds an inspector trusts its last key layout check before an action: a console that runs while
 #: ``migrate-keys`` moves the keyspace on stops acting within that time.
 LAYOUT_RECHECK = 1.0
-#: The states each bulk action takes (active tasks are cancelled, not deleted, run or archived).
+#: The states each bulk action takes (active tasks are cancelled, not deleted, run or archived; waiting tasks are
+#: deleted or run one by one: delete_task, run_task).
 DELETABLE = frozenset({"pending", "scheduled", "retry", "archived", "completed"})
 RUNNABLE = frozenset({"scheduled", "retry", "archived"})
-#: The states a single task is deleted or run from: the bulk ones, plus a task waiting for its dependencies
-#: (an operator's way out of a dependency that will never succeed; see workflows.py).
-DELETABLE_TASK = DELETABLE | {"waiting"}
-RUNNABLE_TASK = RUNNABLE | {"waiting"}
 ARCHIVABLE = frozenset({"pending", "scheduled", "retry"})
 
 
