@@ -12,7 +12,8 @@ from html import escape
 
 from django.utils.safestring import SafeString, mark_safe
 
-SIZE_SERIES = ("active", "pending", "aggregating", "scheduled", "retry", "archived")
+#: The states the size counts (completed excluded), in the queue page's tab order.
+SIZE_SERIES = ("active", "pending", "aggregating", "waiting", "scheduled", "retry", "archived")
 
 
 @dataclass(frozen=True)

@@ -13,17 +13,17 @@ from django.core.exceptions import ValidationError
 
 from .models import ROWS_PER_PAGE_CHOICES, ConsolePreference
 
-#: The tab order of the queue page, asynqmon's.
-STATES = ("active", "pending", "aggregating", "scheduled", "retry", "archived", "completed")
+#: The tab order of the queue page, asynqmon's, with the tasks waiting for their dependencies after aggregating.
+STATES = ("active", "pending", "aggregating", "waiting", "scheduled", "retry", "archived", "completed")
 HISTORY_DAYS = (1, 7, 30, 90)
 MAX_PAGE = 10**9
 MAX_TASK_ID = 128
 MAX_BATCH = 1000
 #: Actions on selected tasks; the inspector method and the states where it applies.
 TASK_ACTIONS = {
-    "run": ("run_task", {"scheduled", "retry", "archived"}),
+    "run": ("run_task", {"scheduled", "retry", "archived", "waiting"}),
     "archive": ("archive_task", {"pending", "scheduled", "retry"}),
-    "delete": ("delete_task", {"pending", "scheduled", "retry", "archived", "completed"}),
+    "delete": ("delete_task", {"pending", "scheduled", "retry", "archived", "completed", "waiting"}),
     "cancel": ("cancel_task", {"active"}),
 }
 #: Actions on a whole state; the states where each applies (the inspector's own rule, shown before asking it).

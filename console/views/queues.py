@@ -24,6 +24,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
     Payloads are shown and searched as TASKS_REDACT masks them, whoever looks: a match inside a masked value
     would tell what it holds, and only the task page's audited reveal may do that."""
     from queues.engine import TaskNotFoundError
+    from queues.engine.inspector import WAITING_ON_LISTED
     from queues.redaction import masked, rules
 
     query = TaskListQuery(request.GET)
@@ -80,6 +81,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
         "here": request.get_full_path(),
         "live_cursor": live_cursor,
         "groups": insp.groups(queue) if state == "aggregating" else [],
+        "waiting_on_listed": WAITING_ON_LISTED,
     }
     return render(request, "console/queue.html", context)
 

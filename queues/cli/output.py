@@ -80,6 +80,8 @@ def task_doc(task: TaskInfo) -> dict[str, Any]:
             "state_since": iso(task.state_since),
             "unique_key": task.unique_key,
             "retention": task.retention,
+            "after": list(task.after),
+            "waiting_on": list(task.waiting_on),
         }
     )
     return doc

@@ -38,9 +38,19 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
     unredacted_option(one_task(task, "inspect", inspect, "Show everything known about a task."))
     one_task(task, "cancel", cancel, "Ask the worker running an active task to cancel it.")
-    one_task(task, "delete", action("delete_task", "deleted"), "Delete a task (not an active one).")
+    one_task(
+        task,
+        "delete",
+        action("delete_task", "deleted"),
+        "Delete a task (not an active one). Tasks waiting for it are archived, as when it fails.",
+    )
     one_task(task, "archive", action("archive_task", "archived"), "Archive a pending, scheduled or retry task.")
-    one_task(task, "run", action("run_task", "run"), "Run a scheduled, retry or archived task now.")
+    one_task(
+        task,
+        "run",
+        action("run_task", "run"),
+        "Run a scheduled, retry, archived or waiting task now (a waiting one without its dependencies).",
+    )
 
     for name, method, allowed, verb in (
         ("deleteall", "delete_all", DELETABLE, "Deleted"),
@@ -142,10 +152,18 @@ def _error(task: TaskInfo) -> str:
     return lines[-1].strip() if lines else "-"
 
 
+def _waiting_on(task: TaskInfo) -> str:
+    """The dependencies a waiting task still waits for; an on_error callback waits for its workflow to fail."""
+    if task.workflow_role == "on_error":
+        return f"workflow {task.workflow} to fail"
+    return ", ".join(task.waiting_on) or "-"
+
+
 #: Per state: the extra columns after ID, TYPE and PAYLOAD (as asynq's `task ls` varies them).
 COLUMNS: dict[str, tuple[list[str], Callable[[TaskInfo, float], list[Any]]]] = {
     "pending": ([], lambda t, now: []),
     "aggregating": ([], lambda t, now: []),
+    "waiting": (["WAITING ON"], lambda t, now: [_waiting_on(t)]),
     "active": (["STARTED", "RETRIED"], lambda t, now: [out.when(t.state_since, now), t.retried]),
     "scheduled": (["PROCESS AT"], lambda t, now: [out.when(t.next_process_at, now)]),
     "retry": (
@@ -196,6 +214,8 @@ def render_task(task: TaskInfo, now: float) -> str:
             ("Retention", out.duration(task.retention) if task.retention else "-"),
             ("Expires", out.when(task.expires_at, now)),
             ("Unique key", task.unique_key or "-"),
+            ("After", ", ".join(task.after) or "-"),
+            ("Waiting on", _waiting_on(task) if task.state == "waiting" else "-"),
         ]
     )
 

@@ -25,8 +25,9 @@ from .records import picked
 from .redis_errors import translated
 from .sans_io import Batch, Command, Flow, Request, drive, drive_async, run_command, run_command_async
 
-#: States whose sizes ``counts`` reads (aggregating tasks live in groups and are not counted here).
-COUNTED_STATES = ("pending", "active", "scheduled", "retry", "archived", "completed")
+#: States whose sizes ``counts`` reads (aggregating tasks live in groups and are not counted here). Waiting
+#: tasks are counted in their queue's ``waiting`` sorted set.
+COUNTED_STATES = ("pending", "active", "scheduled", "retry", "archived", "completed", "waiting")
 #: Queues are re-listed at most this often while tailing, so a new queue is followed within about this long.
 QUEUE_REFRESH_SECONDS = 1.0
 START = "0-0"

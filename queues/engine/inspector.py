@@ -47,10 +47,13 @@ _SORTED_SET_STATES = ("active", "scheduled", "retry", "archived", "completed")
 _MEMORY_STATES = ("pending",) + _SORTED_SET_STATES
 MEMORY_SAMPLE = 20  # tasks per state whose MEMORY USAGE is read and extrapolated, as asynq does
 MAX_PAGE_SIZE = 1000
+#: Dependencies checked per waiting task of a list (a task may wait for up to 1000); its own page checks all.
+WAITING_ON_LISTED = 20
 #: Seconds an inspector trusts its last key layout check before an action: a console that runs while
 #: ``migrate-keys`` moves the keyspace on stops acting within that time.
 LAYOUT_RECHECK = 1.0
-#: The states each bulk action takes (active tasks are cancelled, not deleted, run or archived).
+#: The states each bulk action takes (active tasks are cancelled, not deleted, run or archived; waiting tasks are
+#: deleted or run one by one: delete_task, run_task).
 DELETABLE = frozenset({"pending", "scheduled", "retry", "archived", "completed"})
 RUNNABLE = frozenset({"scheduled", "retry", "archived"})
 ARCHIVABLE = frozenset({"pending", "scheduled", "retry"})
@@ -476,8 +479,8 @@ class Inspector(BrokerOwner):
         """
         self._known(queue, "list_tasks")
         op = "inspector.list_tasks"
-        if state not in STATES and state != "waiting":
-            raise ValidationError(f"unknown state {state!r}; one of {', '.join(STATES)}, waiting", op=op)
+        if state not in STATES:
+            raise ValidationError(f"unknown state {state!r}; one of {', '.join(STATES)}", op=op)
         page = check.count(page, "page", 1, 10**9, op)
         size = check.count(size, "size", 1, MAX_PAGE_SIZE, op)
         start, stop = (page - 1) * size, page * size - 1
@@ -493,11 +496,27 @@ class Inspector(BrokerOwner):
         for task_id, _score in ids:
             pipe.hgetall(q.task(task_id.decode()))
         hashes = self._redis("list_tasks", pipe.execute) if ids else []
-        return [
+        tasks = [
             self._flag_orphan(TaskInfo.from_hash(task_id.decode(), queue, fields, score))
             for (task_id, score), fields in zip(ids, hashes, strict=True)
             if fields
         ]
+        return self._with_waiting_on(queue, tasks, WAITING_ON_LISTED)
+
+    def _with_waiting_on(self, queue: str, tasks: list[TaskInfo], most: int) -> list[TaskInfo]:
+        """Fill ``waiting_on`` of the waiting tasks, checking up to ``most`` dependencies of each: a dependency is
+        still awaited while the task is in its dependency set (the script of its success removes the set)."""
+        q = self.keys.queue(queue)
+        checks = [(task, dep) for task in tasks if task.state == "waiting" for dep in task.after[:most]]
+        if not checks:
+            return tasks
+        pipe = self.conn.pipeline(transaction=False)
+        for task, dep in checks:
+            pipe.sismember(q.dependents(dep), task.id)
+        for (task, dep), awaited in zip(checks, self._redis("list_tasks", pipe.execute), strict=True):
+            if awaited:
+                task.waiting_on.append(dep)
+        return tasks
 
     def _search_decoded(
         self,
@@ -789,10 +808,12 @@ class Inspector(BrokerOwner):
         score = None
         if state in ("scheduled", "retry", "completed", "archived", "active"):
             score = self._redis("get_task", self.conn.zscore, q.state_key(state), task_id)
-        return self._flag_orphan(TaskInfo.from_hash(task_id, queue, fields, score))
+        task = self._flag_orphan(TaskInfo.from_hash(task_id, queue, fields, score))
+        return self._with_waiting_on(queue, [task], len(task.after))[0]
 
     def delete_task(self, queue: str, task_id: str) -> None:
-        """Delete a task that is not running.
+        """Delete a task that is not running. Tasks waiting for it (unless it had completed) are archived, as when
+        it fails, and a workflow it belongs to fails (see ``workflows``).
 
         Raises:
             ValidationError: the queue name or task id is malformed.
@@ -805,14 +826,17 @@ class Inspector(BrokerOwner):
         self._task_action("delete_task", queue, task_id)
 
     def run_task(self, queue: str, task_id: str) -> None:
-        """Make a scheduled, retry or archived task pending now.
+        """Make a scheduled, retry, archived or waiting task pending now. A waiting task runs without waiting for
+        its dependencies any longer (with the results of those that succeeded already, when it asked for them);
+        the tasks waiting for it still wait for it to succeed.
 
         Raises:
             ValidationError: the queue name or task id is malformed.
             LayoutVersionError: the keyspace is at another key layout (see ``layout``).
             QueueNotFoundError: there is no queue of that name.
             TaskNotFoundError: the queue holds no task with that id.
-            FailedPreconditionError: the task is not scheduled, retry or archived.
+            FailedPreconditionError: the task is not scheduled, retry, archived or waiting, or it is the on_error
+                callback of a workflow (it runs when the workflow fails).
             RedisUnavailableError: Redis cannot be reached.
         """
         self._task_action("run_task", queue, task_id)

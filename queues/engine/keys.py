@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 DEFAULT_PREFIX = "tq"
 
-#: States a task can be in. ``active`` tasks are the members of the queue's lease set.
-STATES = ("pending", "active", "scheduled", "retry", "archived", "completed", "aggregating")
+#: States a task can be in. ``active`` tasks are the members of the queue's lease set; ``waiting`` ones wait for
+#: their dependencies (see workflows.py).
+STATES = ("pending", "active", "scheduled", "retry", "archived", "completed", "aggregating", "waiting")
 
 
 @dataclass(frozen=True)

@@ -132,6 +132,10 @@ class TaskInfo:
     workflow: str | None = None  # the workflow it belongs to (see workflows.py), and its role there
     workflow_role: str | None = None
     group: str | None = None  # the aggregation group it was enqueued into (see aggregation.py)
+    after: list[str] = field(default_factory=list)  # the ids it was submitted to wait for (see workflows.py)
+    # A waiting task: those of ``after`` that have not succeeded yet, as the inspector read them (see
+    # ``Inspector.list_tasks``); empty otherwise.
+    waiting_on: list[str] = field(default_factory=list)
 
     def json(self) -> Any:
         return json.loads(self.payload)
@@ -175,6 +179,7 @@ class TaskInfo:
             workflow=_text(fields.get(b"wf")),
             workflow_role=_text(fields.get(b"role")),
             group=_text(fields.get(b"group")),
+            after=_ids(fields.get(b"after")),
         )
         if score is not None and state in ("scheduled", "retry"):
             info.next_process_at = from_ms(int(score))
@@ -189,6 +194,15 @@ class TaskInfo:
 
 def _text(value: bytes | None) -> str | None:
     return None if value is None else value.decode("utf-8", "replace")
+
+
+def _ids(value: bytes | None) -> list[str]:
+    """A JSON array of task ids, as the scripts store ``after``; a record nobody can read lists none."""
+    try:
+        ids = json.loads(value) if value else []
+    except ValueError:
+        return []
+    return [str(i) for i in ids] if isinstance(ids, list) else []
 
 
 def _progress(value: bytes | None) -> tuple[int, int] | None:

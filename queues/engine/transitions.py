@@ -372,12 +372,14 @@ class Transitions:
     def delete_task(self, queue: str, task_id: str, actor: str) -> Call:
         q = self.queue(queue)
         return self.transition(
-            "delete_task", q, actor, [q.pending, q.scheduled, q.retry, q.archived, q.completed], [task_id]
+            "delete_task", q, actor, [q.pending, q.scheduled, q.retry, q.archived, q.completed, q.waiting], [task_id]
         )
 
     def run_task(self, queue: str, task_id: str, actor: str) -> Call:
         q = self.queue(queue)
-        return self.transition("run_task", q, actor, [q.pending, q.scheduled, q.retry, q.archived], [task_id])
+        return self.transition(
+            "run_task", q, actor, [q.pending, q.scheduled, q.retry, q.archived, q.waiting], [task_id]
+        )
 
     def edit_task(self, queue: str, task_id: str, payload: bytes, options: bytes, actor: str) -> Call:
         q = self.queue(queue)

@@ -58,6 +58,7 @@ def test_queue_inspect_json_has_a_field_per_state_and_the_figures(cli, busy):
         "archived": 1,
         "completed": 1,
         "aggregating": 0,
+        "waiting": 0,
     }
     assert doc["queue"] == "default"
     assert doc["size"] == 4

@@ -29,6 +29,7 @@ def test_stats_json(cli, seed):
         "archived": 1,
         "completed": 0,
         "aggregating": 0,
+        "waiting": 0,
     }
     assert (totals["size"], totals["queues"], totals["paused"]) == (3, 2, 1)
     assert (totals["processed_today"], totals["failed_today"], totals["error_rate_today"]) == (1, 1, 1.0)

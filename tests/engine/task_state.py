@@ -72,3 +72,9 @@ def event(
 
 def fake_clock() -> FakeClock:
     return FakeClock(NOW)
+
+
+def on_error_released(failed: str, error: str, workflow: str = "WF") -> Hash:
+    """An on_error callback its workflow's failure released: pending, with the failed member's type, id and error."""
+    failure = {"type": "email", "task": failed, "error": error}
+    return task("pending", wf=workflow, role="on_error", options=msg(failure=failure).replace(", ", ","))

@@ -12,7 +12,7 @@ from queues.engine.transitions import Placement
 from queues.engine.workflows import Submission, submit_call
 from tests.engine.dbstate import Hash, Set, Stream, Volatile, ZSet, without
 from tests.engine.script_runs import Case, cases, run_case
-from tests.engine.task_state import DAY, NOW_MS, Q, counts, event, msg, task
+from tests.engine.task_state import DAY, NOW_MS, Q, counts, event, msg, on_error_released, task
 
 W = "w1"
 LEASE = NOW_MS + 5_000
@@ -439,12 +439,7 @@ def test_a_failed_member_fails_its_workflow(r, redis_url):
             | {
                 Q.task("A"): task("archived", wf="WF", role="member", error="boom", failed_at=NOW_MS, retried=1),
                 Q.task("B"): task("archived", after='["A"]', wf="WF", role="member", error=CANCEL_B, failed_at=NOW_MS),
-                Q.task("e"): task(
-                    "pending",
-                    wf="WF",
-                    role="on_error",
-                    options=msg(failure={"type": "email", "task": "A", "error": "boom"}).replace(", ", ","),
-                ),
+                Q.task("e"): on_error_released("A", "boom"),
                 Q.pending: ["e", "P"],
                 Q.archived: ZSet({"A": NOW_MS, "B": NOW_MS}),
                 Q.workflow("WF"): Volatile(

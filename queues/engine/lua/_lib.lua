@@ -314,6 +314,14 @@ local function release_waiting(ctx, key, id, ttype, extra_name, extra_json)
   to_pending(ctx, queue_key(ctx, "pending"), key, id, ttype, "waiting")
 end
 
+-- A waiting task leaves the dependency sets it is registered in (deps:<dep> of each dependency still to succeed),
+-- so the end of a dependency no longer touches it (an operator deleted it, or ran it without them).
+local function leave_dependencies(ctx, key, id)
+  local after = redis.call("HGET", key, "after")
+  if not after then return end
+  for _, dep in ipairs(cjson.decode(after)) do redis.call("SREM", queue_key(ctx, "deps:" .. dep), id) end
+end
+
 -- waiting -> gone, for the on_error callback of a workflow that succeeded.
 local function drop_waiting(ctx, key, id, why)
   redis.call("ZREM", queue_key(ctx, "waiting"), id)
@@ -405,7 +413,10 @@ local function workflow_failed(ctx, wkey, id, ttype, err)
   for _, m in ipairs(cjson.decode(redis.call("HGET", wkey, "members") or "[]")) do
     local mid = m[1]
     local mkey = ctx.prefix .. mid
-    if mid ~= on_error and redis.call("HGET", mkey, "state") == "waiting" then cancel_waiting(ctx, mkey, mid, why) end
+    -- The failed member itself is skipped: a waiting one being deleted is still "waiting" in its hash here.
+    if mid ~= on_error and mid ~= id and redis.call("HGET", mkey, "state") == "waiting" then
+      cancel_waiting(ctx, mkey, mid, why)
+    end
   end
   if on_error ~= "" then
     local ekey = ctx.prefix .. on_error

@@ -1,14 +1,27 @@
--- run task now: scheduled, retry or archived -> pending (an operator action).
+-- run task now: scheduled, retry, archived or waiting -> pending (an operator action). A waiting task runs without
+-- its dependencies: it leaves their dependency sets and gets, when it asked for results, those of the ones that
+-- succeeded already (null for the others). Its own dependents keep waiting for it to succeed. An on_error
+-- callback is refused: it exists to run when its workflow fails (delete it instead).
 -- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] pending    KEYS[4] scheduled    KEYS[5] retry
--- KEYS[6] archived
+-- KEYS[6] archived    KEYS[7] waiting
 -- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] actor    ARGV[5] id
--- Returns "OK"; errors NOT_FOUND, PRECONDITION (pending, active or completed).
+-- Returns "OK"; errors NOT_FOUND, PRECONDITION (pending, active, completed, or an on_error callback).
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local id = ARGV[5]
-local key, state, ttype, from = locate(ctx, id, {scheduled = KEYS[4], retry = KEYS[5], archived = KEYS[6]},
-  "it cannot be run now")
+local key, state, ttype, from = locate(ctx, id,
+  {scheduled = KEYS[4], retry = KEYS[5], archived = KEYS[6], waiting = KEYS[7]}, "it cannot be run now")
 if not key then return state end
-redis.call("ZREM", from, id)
-to_pending(ctx, KEYS[3], key, id, ttype, state)
+if state == "waiting" then
+  local f = redis.call("HMGET", key, "role", "wf")
+  if f[1] == "on_error" then
+    return redis.error_reply("PRECONDITION task is the on_error callback of workflow " .. (f[2] or "?") ..
+      ", it runs only if the workflow fails; delete it instead")
+  end
+  leave_dependencies(ctx, key, id)
+  release_waiting(ctx, key, id, ttype)
+else
+  redis.call("ZREM", from, id)
+  to_pending(ctx, KEYS[3], key, id, ttype, state)
+end
 finish(ctx)
 return "OK"
