@@ -221,6 +221,39 @@ local function count(ctx, total_key, day_key, day_ttl, name, ttype)
   tally(ctx, name .. ":" .. ttype, 1)
 end
 
+-- A failed attempt's traceback and error group (see failures.py). The traceback goes into the task's hash ("" drops
+-- a previous one: a lease that expired has none). With a fingerprint, the group <fingerprint>|<type> of the queue
+-- counts it: the hash errors holds n|, f| (first seen, ms), s| (latest task id) and d| (its label) per group, the
+-- sorted set seen its last seen time. Groups unseen for max_age (ms) and the least recently seen beyond max_groups
+-- go, at most TRIM_GROUPS per call, so the memory stays bounded however many distinct errors there are.
+local TRIM_GROUPS = 10
+local function record_failure(ctx, key, id, ttype, errors, seen, tb, fp, label, max_groups, max_age)
+  if tb ~= "" then redis.call("HSET", key, "traceback", tb) else redis.call("HDEL", key, "traceback") end
+  if fp == "" then
+    redis.call("HDEL", key, "fp")
+    return
+  end
+  redis.call("HSET", key, "fp", fp)
+  local group = fp .. "|" .. ttype
+  if not redis.call("ZSCORE", seen, group) then
+    redis.call("HSET", errors, "f|" .. group, ctx.now, "d|" .. group, label)
+  end
+  redis.call("HINCRBY", errors, "n|" .. group, 1)
+  redis.call("HSET", errors, "s|" .. group, id)
+  redis.call("ZADD", seen, ctx.now, group)
+  local gone = redis.call("ZRANGEBYSCORE", seen, "-inf", "(" .. (ctx.now - tonumber(max_age)), "LIMIT", 0, TRIM_GROUPS)
+  local over = redis.call("ZCARD", seen) - #gone - tonumber(max_groups)
+  if over > 0 then
+    for _, old in ipairs(redis.call("ZRANGE", seen, #gone, #gone + math.min(over, TRIM_GROUPS) - 1)) do
+      gone[#gone + 1] = old
+    end
+  end
+  for _, old in ipairs(gone) do
+    redis.call("ZREM", seen, old)
+    redis.call("HDEL", errors, "n|" .. old, "f|" .. old, "s|" .. old, "d|" .. old)
+  end
+end
+
 -- Keep the archive within its age and size limits, deleting what falls out for real (asynq dropped only the
 -- ids and kept the hashes: its #441 and #730). At most TRIM_BATCH deletions per call keep scripts short;
 -- the next archive, or the janitor, continues.
