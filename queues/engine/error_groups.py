@@ -22,6 +22,7 @@ FIELDS = ("n", "f", "s", "d")  # count, first seen (ms), latest task id, label (
 class ErrorGroup:
     """One kind of failure of one task type in one queue."""
 
+    queue: str
     fingerprint: str
     task_type: str
     kind: str  # the exception's class name
@@ -32,6 +33,20 @@ class ErrorGroup:
     last_seen: datetime | None
     sample: str  # the id of the latest task that failed so
     sample_exists: bool = True  # whether that task is still in the queue
+
+    @property
+    def search(self) -> str:
+        """The search (``search``'s language) for the tasks whose last failure is in this group."""
+        return group_search(self.queue, self.task_type, self.fingerprint)
+
+
+def group_search(queue: str, task_type: str, fingerprint: str) -> str:
+    """The search (``search``'s language) for the tasks of a queue and type whose last failure had ``fingerprint``."""
+    return f"queue:{_quoted(queue)} type:{_quoted(task_type)} fingerprint:{fingerprint}"
+
+
+def _quoted(value: str) -> str:
+    return '"' + value.replace('"', '\\"') + '"'
 
 
 def read_flow(keys: Keys, queue: str, task_type: str | None, limit: int) -> Flow:
@@ -55,6 +70,7 @@ def read_flow(keys: Keys, queue: str, task_type: str | None, limit: int) -> Flow
         about = _label(label)
         groups.append(
             ErrorGroup(
+                queue=queue,
                 fingerprint=fingerprint,
                 task_type=member_type,
                 kind=about.get("kind", "?"),
