@@ -224,23 +224,24 @@ end
 -- A failed attempt's traceback and error group (see failures.py). The traceback goes into the task's hash ("" drops
 -- a previous one: a lease that expired has none). With a fingerprint, the group <fingerprint>|<type> of the queue
 -- counts it: the hash errors holds n|, f| (first seen, ms), s| (latest task id) and d| (its label) per group, the
--- sorted set seen its last seen time. Groups unseen for max_age (ms) and the least recently seen beyond max_groups
--- go, at most TRIM_GROUPS per call, so the memory stays bounded however many distinct errors there are.
+-- sorted set seen its last seen time. Only a new group adds memory, so only then are the groups trimmed: those
+-- unseen for max_age (ms), and the least recently seen beyond max_groups, at most TRIM_GROUPS per call. A known
+-- group's failure costs four commands.
 local TRIM_GROUPS = 10
 local function record_failure(ctx, key, id, ttype, errors, seen, tb, fp, label, max_groups, max_age)
-  if tb ~= "" then redis.call("HSET", key, "traceback", tb) else redis.call("HDEL", key, "traceback") end
   if fp == "" then
+    if tb ~= "" then redis.call("HSET", key, "traceback", tb) else redis.call("HDEL", key, "traceback") end
     redis.call("HDEL", key, "fp")
     return
   end
-  redis.call("HSET", key, "fp", fp)
+  if tb ~= "" then redis.call("HSET", key, "traceback", tb, "fp", fp) else redis.call("HSET", key, "fp", fp) end
   local group = fp .. "|" .. ttype
-  if not redis.call("ZSCORE", seen, group) then
-    redis.call("HSET", errors, "f|" .. group, ctx.now, "d|" .. group, label)
-  end
   redis.call("HINCRBY", errors, "n|" .. group, 1)
-  redis.call("HSET", errors, "s|" .. group, id)
-  redis.call("ZADD", seen, ctx.now, group)
+  if redis.call("ZADD", seen, ctx.now, group) == 0 then
+    redis.call("HSET", errors, "s|" .. group, id)
+    return
+  end
+  redis.call("HSET", errors, "s|" .. group, id, "f|" .. group, ctx.now, "d|" .. group, label)
   local gone = redis.call("ZRANGEBYSCORE", seen, "-inf", "(" .. (ctx.now - tonumber(max_age)), "LIMIT", 0, TRIM_GROUPS)
   local over = redis.call("ZCARD", seen) - #gone - tonumber(max_groups)
   if over > 0 then
