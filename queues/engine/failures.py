@@ -120,7 +120,8 @@ def capture(exc: BaseException, handler: Any = None) -> Failure:
         kind=type(exc).__name__,
         message=str(exc),
         frame=handler_frame(exc.__traceback__, handler),
-        traceback=bounded("".join(te.format())),
+        # An exception never raised (a timeout or cancel the worker decided on) has no frames: no traceback.
+        traceback=bounded("".join(te.format())) if exc.__traceback__ is not None else "",
         messages=tuple(m for m in messages if m.strip()),
     )
 
