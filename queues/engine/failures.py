@@ -63,8 +63,9 @@ def fingerprint(kind: str, masked: str, frame: str) -> str:
 @dataclass(frozen=True)
 class Failure:
     """One failed attempt, as captured: the exception's class name and message, the frame that names where in
-    the handler it failed (``module:function``, "" when unknown), the formatted traceback, and the message part
-    of every exception in its chain (``redacted`` masks those inside the traceback)."""
+    the handler it failed (``module:function``, "" when unknown), the formatted traceback (whole: the transition
+    that stores it keeps its end, see ``bounded``), and the message part of every exception in its chain
+    (``redacted`` masks those inside the traceback)."""
 
     kind: str
     message: str
@@ -103,7 +104,7 @@ class Failure:
         return replace(
             self,
             message=redaction.mask_text(task_type, payload, self.message),
-            traceback=bounded(text),
+            traceback=text,
             messages=(),
         )
 
@@ -121,7 +122,8 @@ def capture(exc: BaseException, handler: Any = None) -> Failure:
         message=str(exc),
         frame=handler_frame(exc.__traceback__, handler),
         # An exception never raised (a timeout or cancel the worker decided on) has no frames: no traceback.
-        traceback=bounded("".join(te.format())) if exc.__traceback__ is not None else "",
+        # Whole here: redaction must see every message before the cut (``bounded``, when it is written).
+        traceback="".join(te.format()) if exc.__traceback__ is not None else "",
         messages=tuple(m for m in messages if m.strip()),
     )
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from . import validation as check
 from .clock import Clock, SystemClock, to_ms, utc_day
-from .failures import Failure
+from .failures import Failure, bounded
 from .keys import DEFAULT_PREFIX, Keys, QueueKeys
 from .message import TaskMessage
 from .scripts import Script, script
@@ -289,7 +289,7 @@ class Transitions:
         """The keys and arguments ``record_failure`` (lua/_lib.lua) reads, after each script's own: the traceback
         of ``failure``, and with ``grouped`` its error group."""
         keys = [q.errors, q.errors_seen]
-        tb = failure.traceback if failure is not None else ""
+        tb = bounded(failure.traceback) if failure is not None else ""
         fp, label = (failure.fingerprint, failure.label) if failure is not None and grouped else ("", "")
         limits = [self.limits.error_groups_max, to_ms(self.limits.error_groups_max_age)]
         return keys, [tb, fp, label] + limits

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from queues.engine.failures import MAX_TRACEBACK, Failure, bounded, capture, fingerprint, mask_message
+from queues.engine.failures import CUT, MAX_TRACEBACK, Failure, bounded, capture, fingerprint, mask_message
 from queues.engine.redaction import MASK, Redaction
 
 
@@ -113,10 +113,9 @@ def throw(exc: BaseException):
 
 def test_a_long_traceback_keeps_its_end():
     exc = RuntimeError("x" * 20_000 + " the bottom")
-    failure = capture(raised(throw, exc))
-    assert MAX_TRACEBACK - 10 < len(failure.traceback) <= MAX_TRACEBACK
-    assert failure.traceback.startswith("[... ")
-    assert failure.traceback.endswith("xx the bottom\n")
+    kept = bounded(capture(raised(throw, exc)).traceback)  # as the retry and archive calls store it
+    assert MAX_TRACEBACK - 10 < len(kept) <= MAX_TRACEBACK
+    assert kept.startswith("[... ") and kept.endswith("xx the bottom\n")
 
 
 def test_bounded_leaves_short_text_alone_and_cuts_long_text_to_the_limit():
@@ -147,6 +146,17 @@ def test_a_redacted_payload_value_never_appears_in_the_stored_traceback():
     assert "declined for ada" in failure.traceback  # what is not redacted stays readable
     assert failure.traceback.count(MASK) >= 4
     assert "in leaky" in failure.traceback  # frames are code, kept
+
+
+def test_a_secret_in_a_message_the_cut_splits_is_masked_before_the_cut():
+    secret = "9" * 40
+    payload = json.dumps({"card": secret}).encode()
+    kept = MAX_TRACEBACK - len(CUT.format(10_000))  # what bounded keeps of a text of five-digit length
+    tail = "x" * (kept - 1 - 20)  # the cut falls 20 digits into the secret ("\n" ends the traceback)
+    failure = capture(raised(throw, ValueError(f"card {secret}{tail}")))
+    assert bounded(failure.traceback).startswith(CUT.format(len(failure.traceback) - kept) + "9" * 20 + "x")
+    stored = bounded(failure.redacted(Redaction.build(keys=["card"]), "charge", payload).traceback)
+    assert "9" * 5 not in stored and stored.endswith("xx\n")
 
 
 def test_a_redacted_type_has_its_messages_masked_whole():
