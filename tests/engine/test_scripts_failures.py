@@ -154,3 +154,11 @@ def test_archive_records_the_failure(r, redis_url):
             },
         ),
     )
+
+
+def test_deleting_the_queue_deletes_its_error_groups(r, redis_url):
+    run_case(
+        r,
+        redis_url,
+        Case("groups go with the queue", dict(SEEN_BEFORE), lambda t: t.delete_queue("default", False), after={}),
+    )
