@@ -4,6 +4,7 @@ Cluster slot) can carry. Run from the repository root with the project's venv:
     .venv/bin/python -m bench.redis_cost live -n 5000     # enqueued one by one into a running, idle worker
     .venv/bin/python -m bench.redis_cost bulk -n 50000    # enqueue_many (lists of 1,000) into a running worker
     .venv/bin/python -m bench.redis_cost transitions      # each script alone: Redis µs per call and per task
+    .venv/bin/python -m bench.redis_cost failures         # what a stored traceback and error group add to retry
 
 A worker (concurrency 10, no-op handlers) is started and warmed up first; the counters are read before the first
 task is enqueued and after the last one is processed, so the figures cover enqueue, fetch, acknowledgement and
@@ -25,6 +26,7 @@ and the Client come from the tree it runs in.
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from typing import Any
 
@@ -228,14 +230,86 @@ def transitions(n: int) -> dict[str, Any]:
     }
 
 
+def failures(n: int, rounds: int = 5) -> dict[str, Any]:
+    """The retry script's Redis time per call without a traceback or error group (a lease that expired), with a
+    realistic one (a 2 KB traceback, 20 groups in turn), and with a new group every call past the cap (each call
+    trims one); then the memory of a queue's error groups at the cap, and of a traceback in a task's hash."""
+    from dataclasses import replace
+
+    from queues.engine.failures import Failure
+
+    conn = connect()
+    flush(conn)
+    client = Client(bench_url())
+    broker, ops = client.broker, client.broker.transitions
+    frames = "".join(
+        f'  File "/srv/app/shop/tasks.py", line {100 + i}, in step_{i}\n    do_step_{i}(order)\n' for i in range(20)
+    )
+    traceback = "Traceback (most recent call last):\n" + frames + "ValueError: order 123456 declined\n"
+
+    def failure(group: int) -> Failure:
+        return Failure("ValueError", f"order {group} declined: gateway said no", f"shop.tasks:step_{group}", traceback)
+
+    def retry_all(name: str, failure_of: Any) -> dict[str, float]:
+        for _ in range(n):
+            client.enqueue("bench:fail", b"{}", queue=QUEUE)
+        leased = [t for i in range(n) for t in broker.run(ops.dequeue(QUEUE, 1, 30, "w", f"w:{name}:{i}:"))]
+        calls, usec = script_usec(
+            conn,
+            lambda: [
+                broker.run(
+                    ops.retry(QUEUE, t.id, t.token, time.time() + 3600, "ValueError", worker="w", failure=failure_of(i))
+                )
+                for i, t in enumerate(leased)
+            ],
+        )
+        return {"calls": calls, "usec_per_call": round(usec / calls, 1)}
+
+    client.enqueue("bench:fail", b"{}", queue=QUEUE)  # scripts loaded, queue known
+    variants = {
+        "retry, no traceback or group": lambda i: None,
+        "retry, 20 groups in turn, no traceback": lambda i: replace(failure(i % 20), traceback=""),
+        "retry, 2 KB traceback, 20 groups in turn": lambda i: failure(i % 20),
+        "retry, a new group each call past the cap": lambda i: failure(10**6 + i),
+    }
+    samples: dict[str, list[float]] = {name: [] for name in variants}
+    for round_ in range(rounds):  # interleaved, so a busy moment of the machine hits every variant alike
+        for name, failure_of in variants.items():
+            samples[name].append(retry_all(f"{name[:12]}{round_}", failure_of)["usec_per_call"])
+    rows = {name: {"usec_per_call_median": statistics.median(v), "runs": v} for name, v in samples.items()}
+    keys = Keys().queue(QUEUE)
+    groups = conn.zcard(keys.errors_seen)
+    groups_bytes = conn.memory_usage(keys.errors, samples=0) + conn.memory_usage(keys.errors_seen, samples=0)
+    some = conn.zrange(keys.retry, -1, -1)[0].decode()  # of the last row: it has a traceback
+    with_tb = conn.memory_usage(keys.task(some), samples=0)
+    conn.hdel(keys.task(some), "traceback")
+    without_tb = conn.memory_usage(keys.task(some), samples=0)
+    client.close()
+    flush(conn)
+    return {
+        "lib": "taskq",
+        "workload": "redis_cost_failures",
+        "calls_per_run": n,
+        "scripts": rows,
+        "error_groups_kept": groups,
+        "error_groups_bytes": groups_bytes,
+        "error_group_bytes_each": round(groups_bytes / groups),
+        "traceback_bytes": len(traceback),
+        "task_hash_bytes_with_traceback": with_tb,
+        "task_hash_bytes_without": without_tb,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["live", "bulk", "transitions"])
+    parser.add_argument("mode", choices=["live", "bulk", "transitions", "failures"])
     parser.add_argument("-n", type=int, default=None, help="tasks (default: 5,000 live, 50,000 bulk)")
     parser.add_argument("--concurrency", type=int, default=10)
     args = parser.parse_args()
     if args.mode == "transitions":
         emit(transitions(args.n or 5000))
+    elif args.mode == "failures":
+        emit(failures(args.n or 1000))
     else:
         emit(task_life(args.mode, args.n or (5000 if args.mode == "live" else 50_000), args.concurrency))
 

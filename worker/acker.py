@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from queues.engine import EngineError, LeaseLostError, RedisUnavailableError, TaskNotFoundError, series
 from queues.engine.broker import Broker
+from queues.engine.redaction import NO_REDACTION, Redaction
 from queues.engine.sans_io import Request, drive, run_command
 from queues.engine.transitions import ArchiveLimits
 
@@ -42,8 +43,10 @@ class Acker:
         on_written: Callable[[Attempt], None],
         archive_limits: Callable[[str], ArchiveLimits] | None = None,
         metrics: WorkerMetrics | None = None,
+        redaction: Redaction = NO_REDACTION,
     ) -> None:
         self.broker = broker
+        self.redaction = redaction  # masks failures' messages and tracebacks as payloads are masked
         self.metrics = metrics
         self.ops = broker.transitions
         self.worker_id = worker_id
@@ -192,26 +195,32 @@ class Acker:
         return []
 
     def _write_one(self, attempt: Attempt, outcome: Outcome) -> list[Item]:
+        error, failure = outcome.error, outcome.failure
+        if failure is not None:  # stored as a person may see it: no payload secret in the message or traceback
+            failure = failure.redacted(self.redaction, attempt.task.type, attempt.task.message.payload)
+            error = failure.error
         if outcome.kind == "retry":
             call = self.ops.retry(
                 attempt.queue,
                 attempt.id,
                 attempt.token,
                 outcome.retry_at,
-                outcome.error,
+                error,
                 worker=self.worker_id,
                 is_failure=outcome.is_failure,
                 started=attempt.started,
+                failure=failure,
             )
         else:
             call = self.ops.archive(
                 attempt.queue,
                 attempt.id,
                 attempt.token,
-                outcome.error,
+                error,
                 worker=self.worker_id,
                 archive_limits=self.archive_limits(attempt.queue),
                 started=attempt.started,
+                failure=failure,
             )
         try:
             self.broker.run(call)

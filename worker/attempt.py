@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from queues.engine import RetryWithoutFailure, SkipRetry, Task
+from queues.engine.failures import Failure, capture
 from queues.engine.handlers import Handler
 from queues.engine.transitions import Leased
-
-MAX_ERROR_LENGTH = 4096
 
 
 @dataclass
@@ -26,12 +25,12 @@ class Outcome:
     error: str = ""
     retry_at: float = 0.0
     is_failure: bool = True
+    failure: Failure | None = None  # what the handler raised: traceback and error group (see failures.py)
 
 
 def describe(exc: BaseException) -> str:
     """A readable last error: the exception's class and message, not a traceback."""
-    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return text[:MAX_ERROR_LENGTH]
+    return Failure(type(exc).__name__, str(exc)).error
 
 
 class Attempt:
@@ -78,17 +77,19 @@ class Attempt:
         if self.future is not None and self.loop is not None:
             self.loop.call_soon_threadsafe(self.future.cancel)
 
-    def failure(self, exc: BaseException, now: float) -> Outcome:
-        """What a failed run leads to: archive when retries are spent or the handler says so, else retry."""
+    def failure(self, exc: BaseException, now: float, captured: Failure | None = None) -> Outcome:
+        """What a failed run leads to: archive when retries are spent or the handler says so, else retry.
+        ``captured``: the failure as a handler process captured it (``exc`` crossed without its traceback)."""
         error = describe(exc)
+        failure = captured or capture(exc, self.handler)
         if isinstance(exc, SkipRetry):
-            return Outcome("archive", error)
+            return Outcome("archive", error, failure=failure)
         if isinstance(exc, RetryWithoutFailure):
             delay = float(getattr(exc, "delay", 0) or 0) or self._delay(exc)
-            return Outcome("retry", error, retry_at=now + delay, is_failure=False)
+            return Outcome("retry", error, retry_at=now + delay, is_failure=False, failure=failure)
         if self.task.retried >= self.task.max_retry:
-            return Outcome("archive", error)
-        return Outcome("retry", error, retry_at=now + self._delay(exc))
+            return Outcome("archive", error, failure=failure)
+        return Outcome("retry", error, retry_at=now + self._delay(exc), failure=failure)
 
     def _delay(self, exc: BaseException) -> float:
         if self.handler is None:

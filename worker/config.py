@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from queues.engine import DEFAULT_PREFIX, DEFAULT_REDIS_URL, GroupSettings, Limits, ValidationError
 from queues.engine import validation as check
+from queues.engine.redaction import NO_REDACTION, Redaction
 from queues.engine.settings import DEFAULTS
 from queues.sparkconf import SparkSettings
 
@@ -94,6 +95,7 @@ class WorkerConfig:
     spark: SparkSettings = field(default_factory=SparkSettings)  # session of Spark tasks (built on first use)
     export_dir: str | None = None  # run the event exporter (one active across workers) into this directory
     export_event_cap: int = DEFAULTS.event_export_cap  # hard cap of an exported queue's event stream (the safety net)
+    redaction: Redaction = NO_REDACTION  # TASKS_REDACT: what of a failure's message and traceback is masked when stored
     server_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}")
 
     def __post_init__(self) -> None:

@@ -29,6 +29,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from queues.engine import RetryWithoutFailure, SkipRetry, Task
+from queues.engine.failures import capture
 from queues.engine.handlers import Handler
 
 from .attempt import describe
@@ -138,8 +139,8 @@ class ChildRunner:
                 result = func(task)
                 if inspect.iscoroutine(result):  # an async handler gets an event loop of its own per task
                     asyncio.run(result)
-        except Exception as exc:
-            return ("failed", describe(exc), portable(exc))
+        except Exception as exc:  # the traceback is captured here: it does not cross the pipe with the exception
+            return ("failed", describe(exc), portable(exc), capture(exc, func))
         return ("done",)
 
     def on_stop_signal(self, _signum: int, _frame: Any) -> None:

@@ -32,6 +32,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from queues.engine import Registry, ValidationError
+from queues.engine.failures import Failure
 
 from .attempt import Attempt, Outcome
 from .process_child import STOP_SIGNAL, STOPPED_EXIT_CODE, Ref, child_main, portable
@@ -270,7 +271,7 @@ class ProcessPool:
                 elif message[0] == "done":
                     return Outcome("success")
                 else:
-                    return self._failed(attempt, message[1], message[2])
+                    return self._failed(attempt, message[1], message[2], message[3])
             elif ready:
                 return self._died(child, attempt)
             else:
@@ -290,8 +291,8 @@ class ProcessPool:
         except OSError:  # it died while we wrote: the next wait sees it
             pass
 
-    def _failed(self, attempt: Attempt, error: str, exc: BaseException) -> Outcome:
-        outcome = attempt.failure(exc, self.now())
+    def _failed(self, attempt: Attempt, error: str, exc: BaseException, failure: Failure) -> Outcome:
+        outcome = attempt.failure(exc, self.now(), failure)
         outcome.error = error  # the child's own description, also when the exception itself could not cross
         log.info("task %s (%s) failed: %s", attempt.id, attempt.task.type, error)
         return outcome

@@ -67,6 +67,7 @@ class Server:
             on_written=lambda attempt: self.processor.forget(attempt),
             archive_limits=limits,
             metrics=self.metrics,
+            redaction=config.redaction,
         )
         self.metrics_server: Any = None
         self.processor = Processor(self.broker, config, registry, self.acker, queues, self.metrics)

@@ -15,7 +15,7 @@ from ..forms import STATE_ACTIONS, STATES, TASK_ACTIONS, TaskListQuery, first_er
 from ..rendering import preview
 from ..series_charts import queue_charts
 from .common import inspector, page_cursor, preference, queue_url
-from .series import page_or_fragment, series_context
+from .series import ERROR_GROUPS_SHOWN, page_or_fragment, series_context
 
 
 @viewer_page
@@ -82,6 +82,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
         "live_cursor": live_cursor,
         "groups": insp.groups(queue) if state == "aggregating" else [],
         "waiting_on_listed": WAITING_ON_LISTED,
+        "error_groups": insp.error_groups(queue, limit=ERROR_GROUPS_SHOWN),
     }
     return render(request, "console/queue.html", context)
 

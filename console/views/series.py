@@ -18,6 +18,8 @@ from .common import inspector
 #: Retry and archived tasks of a type read, at most, to find its most frequent last errors.
 ERROR_SAMPLE = 1000
 TOP_ERRORS = 10
+#: Error groups a queue or task type page lists, the most recently seen first.
+ERROR_GROUPS_SHOWN = 50
 
 
 def series_context(request: HttpRequest, charts: ChartSet) -> dict[str, Any]:
@@ -44,7 +46,8 @@ def page_or_fragment(request: HttpRequest, template: str, context: dict[str, Any
 @viewer_page
 def task_type(request: HttpRequest, queue: str, task_type: str) -> HttpResponse:
     """Access: viewers. One task type of one queue: its time charts, the range's figures, its counts per state,
-    and its most frequent last errors among its retry and archived tasks (a bounded scan of each)."""
+    its most frequent last errors among its retry and archived tasks (a bounded scan of each), and its error
+    groups."""
     query = SeriesQuery(request.GET)
     if not query.is_valid():
         return bad_request(request, first_error(query))
@@ -66,6 +69,7 @@ def task_type(request: HttpRequest, queue: str, task_type: str) -> HttpResponse:
         "states": STATES,
         "top_errors": errors.most_common(TOP_ERRORS),
         "errors_scanned": scanned,
+        "error_groups": insp.error_groups(queue, task_type, limit=ERROR_GROUPS_SHOWN),
         **series_context(request, type_charts(points, range_name, task_type)),
     }
     return page_or_fragment(request, "console/task_type.html", context, query.cleaned_data["fragment"])

@@ -27,6 +27,7 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
     """Access: viewers; ``?unredacted=1`` also needs ``queues.view_unredacted``, and each such look at a task
     that has masked values writes an audit entry. Reads the task hash and searches the newest part of the
     queue's event stream."""
+    from queues.engine.error_groups import group_search
     from queues.redaction import can_see_unredacted, is_redacted, record_unredacted_view, redact_task, rules
 
     query = TaskDetailQuery(request.GET)
@@ -73,6 +74,7 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
         "full": full,
         "live_cursor": live_cursor,
         "can_edit": can_edit(request.user) and task.state in EDITABLE,
+        "fingerprint_search": group_search(queue, task.type, task.error_fingerprint or ""),
     }
     return render(request, "console/task.html", context)
 

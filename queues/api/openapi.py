@@ -101,6 +101,8 @@ SCHEMAS: dict[str, Any] = {
             "retried": {"type": "integer"},
             "max_retry": {"type": "integer"},
             "last_error": {"type": ["string", "null"]},
+            "last_traceback": {"type": ["string", "null"]},
+            "error_fingerprint": {"type": ["string", "null"]},
             "created_at": NULLABLE_TIME,
             "next_process_at": NULLABLE_TIME,
             "deadline": NULLABLE_TIME,

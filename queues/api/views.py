@@ -108,7 +108,7 @@ def task_doc(task: TaskInfo) -> dict[str, Any]:
     return {
         **picked(task, "id queue type state"),
         **payload_doc(task.payload),
-        **picked(task, "retried max_retry last_error"),
+        **picked(task, "retried max_retry last_error last_traceback error_fingerprint"),
         "created_at": iso(task.created_at),
         "next_process_at": iso(task.next_process_at),
         "deadline": iso(task.deadline),

@@ -63,7 +63,10 @@ def error_rate(processed: int, failed: int) -> float:
 def task_doc(task: TaskInfo) -> dict[str, Any]:
     doc = picked(task, "id type queue state")
     put_bytes(doc, "payload", task.payload)
-    doc.update(picked(task, "retried max_retry last_error"), last_failed_at=iso(task.last_failed_at))
+    doc.update(
+        picked(task, "retried max_retry last_error last_traceback error_fingerprint"),
+        last_failed_at=iso(task.last_failed_at),
+    )
     put_bytes(doc, "result", task.result)
     doc.update(
         {

@@ -193,7 +193,7 @@ def inspect(args: argparse.Namespace, ctx: Context) -> out.Output:
 def render_task(task: TaskInfo, now: float) -> str:
     progress = "-" if task.progress is None else f"{task.progress[0]}/{task.progress[1]}"
     headers = ", ".join(f"{k}={v}" for k, v in sorted(task.headers.items())) or "-"
-    return out.fields(
+    text = out.fields(
         [
             ("ID", task.id),
             ("Type", task.type),
@@ -202,6 +202,7 @@ def render_task(task: TaskInfo, now: float) -> str:
             ("Payload", out.show_bytes(task.payload)),
             ("Retried", f"{task.retried}/{task.max_retry}"),
             ("Last error", task.last_error or "-"),
+            ("Error group", task.error_fingerprint or "-"),
             ("Last failed", out.when(task.last_failed_at, now)),
             ("Next process", out.when(task.next_process_at, now)),
             ("Timeout", "-" if task.timeout is None else out.duration(task.timeout)),
@@ -218,6 +219,10 @@ def render_task(task: TaskInfo, now: float) -> str:
             ("Waiting on", _waiting_on(task) if task.state == "waiting" else "-"),
         ]
     )
+    if task.last_traceback:
+        lines = [out.printable(line) for line in task.last_traceback.rstrip("\n").split("\n")]  # terminal-safe
+        text += "\n\nTraceback of the last failure:\n" + "\n".join(lines)
+    return text
 
 
 def cancel(args: argparse.Namespace, ctx: Context) -> out.Output:

@@ -20,6 +20,8 @@ from . import validation as check
 from .broker import Broker, BrokerOptions, BrokerOwner
 from .clock import from_ms, to_ms, utc_day
 from .connection import DEFAULT_REDIS_URL, database_of, is_cluster
+from .error_groups import ErrorGroup
+from .error_groups import read_flow as read_error_groups
 from .errors import (
     FailedPreconditionError,
     QueueNotEmptyError,
@@ -315,6 +317,23 @@ class Inspector(BrokerOwner):
             lambda request: self.broker.command("inspector.series", run_command, self.conn, request),
         )
         return series.downsample(points, most)
+
+    def error_groups(self, queue: str, task_type: str | None = None, limit: int = 50) -> list[ErrorGroup]:
+        """The queue's error groups (of ``task_type`` only, when given), the most recently seen first, at most
+        ``limit``; each says whether its sample task still exists.
+
+        Raises:
+            ValidationError: the queue name or task type is malformed.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        check.queue_name(queue, "inspector.error_groups")
+        if task_type is not None:
+            check.task_type(task_type, "inspector.error_groups")
+        groups: list[ErrorGroup] = drive(
+            read_error_groups(self.keys, queue, task_type, limit),
+            lambda request: self.broker.command("inspector.error_groups", run_command, self.conn, request),
+        )
+        return groups
 
     def outstanding(self, queue: str) -> int:
         """Tasks of ``queue`` a worker has yet to take or finish: pending, active, and scheduled or retry tasks

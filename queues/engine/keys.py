@@ -114,6 +114,17 @@ class QueueKeys:
         ``lua/enqueue.lua``); expires after a minute."""
         return f"{self.base}barrier:{call_id}"
 
+    @property
+    def errors(self) -> str:
+        """Hash of the queue's error groups: count, first seen, latest task and label per ``<fingerprint>|<type>``
+        (see ``failures`` and ``record_failure`` in ``lua/_lib.lua``)."""
+        return self.base + "errors"
+
+    @property
+    def errors_seen(self) -> str:
+        """Sorted set of the queue's error groups (``<fingerprint>|<type>``), scored by when last seen (ms)."""
+        return self.base + "errors:seen"
+
     def series(self, resolution: str, index: int) -> str:
         """Hash of one minute (``m``) or hour (``h``) of the queue's time series, by epoch minute or hour (see
         ``series``)."""

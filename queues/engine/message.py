@@ -119,6 +119,8 @@ class TaskInfo:
     unique_key: str | None = None
     last_error: str | None = None
     last_failed_at: datetime | None = None
+    last_traceback: str | None = None  # of the last failure, bounded and redacted (see failures.py)
+    error_fingerprint: str | None = None  # the error group of the last failure, when it counted as one
     headers: dict[str, str] = field(default_factory=dict)
     created_at: datetime | None = None
     next_process_at: datetime | None = None
@@ -170,6 +172,8 @@ class TaskInfo:
             unique_key=_text(fields.get(b"unique")),
             last_error=_text(fields.get(b"error")),
             last_failed_at=from_ms(int(fields.get(b"failed_at", 0))),
+            last_traceback=_text(fields.get(b"traceback")),
+            error_fingerprint=_text(fields.get(b"fp")),
             headers=message.headers,
             created_at=from_ms(message.created_ms),
             completed_at=from_ms(int(fields.get(b"completed_at", 0))),

@@ -70,6 +70,41 @@ class Redaction:
         # Compact, as the engine stores JSON payloads, so the unmasked parts read as they were stored.
         return json.dumps(masked, separators=(",", ":"), ensure_ascii=False).encode()
 
+    def mask_text(self, task_type: str, payload: bytes, text: str) -> str:
+        """``text`` (an error message a handler wrote, perhaps quoting its payload) as a person may see it: all of
+        it masked for a redacted type; else every value of a redacted key of the JSON ``payload`` masked wherever
+        it appears, as written, as ``repr`` writes it and as JSON escapes it."""
+        if not text:
+            return text
+        if self.covers_type(task_type):
+            return MASK
+        if not self.keys or not payload:
+            return text
+        try:
+            value = json.loads(payload)
+        except ValueError:
+            return text
+        secrets: set[str] = set()
+        self._secrets(value, False, secrets)
+        for secret in sorted(secrets, key=len, reverse=True):  # longest first: a value may hold a shorter one
+            text = text.replace(secret, MASK)
+        return text
+
+    def _secrets(self, value: Any, under_key: bool, out: set[str]) -> None:
+        """The text forms of every value under a redacted key (containers whole, and each leaf)."""
+        if isinstance(value, dict):
+            if under_key:
+                out.update(_forms(value))
+            for key, item in value.items():
+                self._secrets(item, under_key or key.casefold() in self.keys, out)
+        elif isinstance(value, list):
+            if under_key:
+                out.update(_forms(value))
+            for item in value:
+                self._secrets(item, under_key, out)
+        elif under_key and value is not None and not isinstance(value, bool):
+            out.update(_forms(value))
+
     def hides(self, task_type: str, data: bytes | None) -> bool:
         """Whether ``apply`` would mask anything in ``data``."""
         return self.apply(task_type, data) is not data
@@ -89,6 +124,17 @@ class Redaction:
             items = [self._mask_keys(item) for item in value]
             return [item for item, _ in items], any(inner for _, inner in items)
         return value, False
+
+
+def _forms(value: Any) -> set[str]:
+    """How ``value`` may read inside a message: as str() and repr() write it, and as JSON does (strings also
+    without their quotes, since a message may quote them its own way), and each of these escaped once more."""
+    forms = {str(value), repr(value), json.dumps(value), json.dumps(value, ensure_ascii=False)}
+    if isinstance(value, str):
+        forms |= {repr(value)[1:-1], json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+    # Once more escaped, as a message quoting a message reads (str(KeyError(text)) is repr(text)).
+    forms |= {escaped for form in forms for escaped in (repr(form)[1:-1], json.dumps(form)[1:-1])}
+    return {form for form in forms if form}
 
 
 def _key(value: Any) -> str:

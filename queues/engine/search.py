@@ -6,6 +6,7 @@ hold spaces), all of which a task must match, and bare words searched in its pay
 - ``queue:`` and ``type:`` take names or glob patterns (``*``, ``?``), several separated by commas;
 - ``state:`` one or more states; ``id:`` task ids;
 - ``error:`` text in the last error (case-insensitive); several ``error:`` terms must all be there;
+- ``fingerprint:`` the error group of the last failure (16 hex digits, as the console's error tables link it);
 - ``payload.<path>:`` a value in the JSON payload (``payload.user.id:42``, ``payload.items.0.sku:A1``), compared
   as text; a glob pattern works too;
 - ``age:>1h`` / ``age:<30m`` the time since the task was created (``s``, ``m``, ``h``, ``d``);
@@ -23,12 +24,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ValidationError
+from .failures import FINGERPRINT
 from .keys import STATES
 from .message import TaskInfo
 
 MAX_QUERY = 1000  # characters
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-KEYS = ("queue", "type", "state", "id", "error", "age", "payload.<path>")
+KEYS = ("queue", "type", "state", "id", "error", "fingerprint", "age", "payload.<path>")
 _TOKEN = re.compile(r'\s*(?:([A-Za-z_][\w.]*):)?(?:"((?:[^"\\]|\\.)*)"|(\S+))')
 
 
@@ -43,6 +45,7 @@ class Query:
     states: tuple[str, ...] = ()
     ids: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
+    fingerprints: tuple[str, ...] = ()
     older_than: float | None = None  # seconds
     newer_than: float | None = None
     payload: tuple[tuple[tuple[str, ...], str], ...] = ()
@@ -69,7 +72,9 @@ class _Terms:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.lists: dict[str, list[str]] = {"queue": [], "type": [], "state": [], "id": [], "error": [], "word": []}
+        self.lists: dict[str, list[str]] = {
+            "queue": [], "type": [], "state": [], "id": [], "error": [], "fingerprint": [], "word": [],
+        }  # fmt: skip
         self.payload: list[tuple[tuple[str, ...], str]] = []
         self.older: float | None = None
         self.newer: float | None = None
@@ -85,6 +90,10 @@ class _Terms:
             self._names(key, value, at)
         elif key == "error":
             self.lists["error"].append(value.casefold())
+        elif key == "fingerprint":
+            if not FINGERPRINT.fullmatch(value):
+                raise _fail(self.text, at, f"an error fingerprint is 16 hex digits (0-9, a-f), not {value!r:.40}")
+            self.lists["fingerprint"].append(value)
         elif key == "age" and value[:1] in (">", "<"):
             if value[0] == ">":
                 self.older = _seconds(self.text, at, value[1:])
@@ -108,7 +117,7 @@ class _Terms:
         t = self.lists
         return Query(
             tuple(t["queue"]), tuple(t["type"]), tuple(dict.fromkeys(t["state"])), tuple(t["id"]), tuple(t["error"]),
-            self.older, self.newer, tuple(self.payload), tuple(t["word"]), self.text,
+            tuple(t["fingerprint"]), self.older, self.newer, tuple(self.payload), tuple(t["word"]), self.text,
         )  # fmt: skip
 
 
@@ -155,6 +164,8 @@ def matches(query: Query, task: TaskInfo, now: float) -> bool:
         return False
     error = (task.last_error or "").casefold()
     if any(e not in error for e in query.errors):
+        return False
+    if query.fingerprints and task.error_fingerprint not in query.fingerprints:
         return False
     if not _age_matches(query, task, now):
         return False

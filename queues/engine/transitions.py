@@ -12,6 +12,7 @@ from typing import Any
 
 from . import validation as check
 from .clock import Clock, SystemClock, to_ms, utc_day
+from .failures import Failure, bounded
 from .keys import DEFAULT_PREFIX, Keys, QueueKeys
 from .message import TaskMessage
 from .scripts import Script, script
@@ -69,6 +70,8 @@ class Limits:
     event_maxlen: int = DEFAULTS.event_stream_maxlen
     archive_max_size: int = DEFAULTS.archive_max_size
     archive_max_age: float = DEFAULTS.archive_max_age_seconds
+    error_groups_max: int = 200  # error groups kept per queue (see failures.py)
+    error_groups_max_age: float = 30 * 86400  # seconds: a group unseen this long goes
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -282,6 +285,15 @@ class Transitions:
             _statuses,
         )
 
+    def _failure(self, q: QueueKeys, failure: Failure | None, grouped: bool) -> tuple[list[str], list[Any]]:
+        """The keys and arguments ``record_failure`` (lua/_lib.lua) reads, after each script's own: the traceback
+        of ``failure``, and with ``grouped`` its error group."""
+        keys = [q.errors, q.errors_seen]
+        tb = bounded(failure.traceback) if failure is not None else ""
+        fp, label = (failure.fingerprint, failure.label) if failure is not None and grouped else ("", "")
+        limits = [self.limits.error_groups_max, to_ms(self.limits.error_groups_max_age)]
+        return keys, [tb, fp, label] + limits
+
     def retry(
         self,
         queue: str,
@@ -294,17 +306,22 @@ class Transitions:
         is_failure: bool = True,
         expired_before: float | None = None,
         started: float = 0.0,
+        failure: Failure | None = None,
     ) -> Call:
-        """``started``: when the attempt's handler started (epoch seconds; 0 unknown), for the timeline."""
+        """``started``: when the attempt's handler started (epoch seconds; 0 unknown), for the timeline.
+        ``failure``: what the handler raised, for the task's traceback and, when it counts as a failure, its error
+        group; None (a lease that expired) keeps neither."""
         q = self.queue(queue)
         fence = "" if expired_before is None else to_ms(expired_before)
+        failure_keys, failure_args = self._failure(q, failure, is_failure)
         return self.transition(
             "retry",
             q,
             worker,
-            [q.lease, q.retry] + self._counters(q, "processed", "failed"),
+            [q.lease, q.retry] + self._counters(q, "processed", "failed") + failure_keys,
             [DAY_COUNTER_TTL, task_id, token, to_ms(retry_at), error, "1" if is_failure else "0", fence]
-            + [to_ms(started) if started else ""],
+            + [to_ms(started) if started else ""]
+            + failure_args,
         )
 
     def archive(
@@ -318,18 +335,21 @@ class Transitions:
         expired_before: float | None = None,
         archive_limits: ArchiveLimits | None = None,
         started: float = 0.0,
+        failure: Failure | None = None,
     ) -> Call:
-        """``started`` as in ``retry``."""
+        """``started`` and ``failure`` as in ``retry``."""
         q = self.queue(queue)
         fence = "" if expired_before is None else to_ms(expired_before)
+        failure_keys, failure_args = self._failure(q, failure, True)
         return self.transition(
             "archive",
             q,
             worker,
-            [q.lease, q.archived] + self._counters(q, "processed", "failed"),
+            [q.lease, q.archived] + self._counters(q, "processed", "failed") + failure_keys,
             [DAY_COUNTER_TTL, task_id, token, error]
             + self._archive_limits(archive_limits)
-            + [fence, to_ms(started) if started else ""],
+            + [fence, to_ms(started) if started else ""]
+            + failure_args,
         )
 
     def requeue(self, queue: str, leases: Sequence[tuple[str, str]], worker: str) -> Call:
@@ -441,5 +461,7 @@ class Transitions:
             q.type_counts,
             q.events,
             q.starts,
+            q.errors,
+            q.errors_seen,
         ]
         return Call("delete_queue", script("delete_queue"), keys, [q.task_prefix, "1" if force else "0"])

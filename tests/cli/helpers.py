@@ -15,6 +15,7 @@ from typing import Any
 from queues.cli import main
 from queues.engine import Client
 from queues.engine.broker import Broker
+from queues.engine.failures import Failure
 from queues.engine.worker_store import WorkerStore
 
 
@@ -63,14 +64,21 @@ class Seed:
         assert [t.id for t in leased] == [task_id]
         return task_id, leased[0].token
 
-    def retry(self, queue: str = "default", error: str = "SMTP 451: try later", **options: Any) -> str:
+    def retry(
+        self, queue: str = "default", error: str = "SMTP 451: try later", failure: Failure | None = None, **options: Any
+    ) -> str:
+        """``failure``: what the handler raised, as the worker hands it on (traceback and error group)."""
         task_id, token = self.active(queue, **options)
-        self.broker.run(self.ops.retry(queue, task_id, token, time.time() + 600, error, worker="test-worker"))
+        self.broker.run(
+            self.ops.retry(queue, task_id, token, time.time() + 600, error, worker="test-worker", failure=failure)
+        )
         return task_id
 
-    def archived(self, queue: str = "default", error: str = "bounced", **options: Any) -> str:
+    def archived(
+        self, queue: str = "default", error: str = "bounced", failure: Failure | None = None, **options: Any
+    ) -> str:
         task_id, token = self.active(queue, **options)
-        self.broker.run(self.ops.archive(queue, task_id, token, error, worker="test-worker"))
+        self.broker.run(self.ops.archive(queue, task_id, token, error, worker="test-worker", failure=failure))
         return task_id
 
     def completed(self, queue: str = "default", result: bytes = b'{"sent":true}', **options: Any) -> str:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import base64
+import re
 import time
 from datetime import UTC, datetime
 
 import pytest
+
+from queues.engine.failures import Failure
 
 INSPECT_FIELDS = {
     "id",
@@ -138,6 +141,18 @@ def test_inspect_json_has_every_field(cli, seed):
     for name in ("last_failed_at", "next_process_at", "created_at"):
         parse_time(task[name])
     assert task["completed_at"] is None
+
+
+def test_inspect_shows_the_last_failures_traceback_and_error_group(cli, seed):
+    failure = Failure(
+        "ValueError", "card 42 declined", "shop:charge", "Traceback (most recent call last):\n  x\x1b[2J\n"
+    )
+    task_id = seed.retry(failure=failure)
+    doc = cli("task", "inspect", task_id, "--queue", "default", "--json").json()
+    assert (doc["last_traceback"], doc["error_fingerprint"]) == (failure.traceback, failure.fingerprint)
+    text = cli("task", "inspect", task_id, "--queue", "default").out
+    assert re.search(rf"^Error group: +{failure.fingerprint}$", text, re.M)
+    assert text.endswith("Traceback of the last failure:\nTraceback (most recent call last):\n  x\\x1b[2J\n")
 
 
 def test_inspect_binary_payload_and_result_are_base64(cli, seed):

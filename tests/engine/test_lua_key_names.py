@@ -48,7 +48,7 @@ TASK = "task"
 HANDED_BY_PYTHON = {
     "base", "task_prefix", "lease", "scheduled", "retry", "completed", "paused", "starts", "events", "type_counts",
     "processed", "failed", "processed_on", "failed_on", "unique_prefix", "unique", "cron_last", "cron_history",
-    "groups", "aggregation_sets", "state_key", "barrier", "series",
+    "groups", "aggregation_sets", "state_key", "barrier", "series", "errors", "errors_seen",
 }  # fmt: skip
 GLOBAL_HANDED_BY_PYTHON = {
     "queues", "layout", "servers", "server", "workers", "export_lease", "export_status", "config_queues",

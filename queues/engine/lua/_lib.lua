@@ -221,6 +221,40 @@ local function count(ctx, total_key, day_key, day_ttl, name, ttype)
   tally(ctx, name .. ":" .. ttype, 1)
 end
 
+-- A failed attempt's traceback and error group (see failures.py). The traceback goes into the task's hash ("" drops
+-- a previous one: a lease that expired has none). With a fingerprint, the group <fingerprint>|<type> of the queue
+-- counts it: the hash errors holds n|, f| (first seen, ms), s| (latest task id) and d| (its label) per group, the
+-- sorted set seen its last seen time. Only a new group adds memory, so only then are the groups trimmed: those
+-- unseen for max_age (ms), and the least recently seen beyond max_groups, at most TRIM_GROUPS per call. A known
+-- group's failure costs four commands.
+local TRIM_GROUPS = 10
+local function record_failure(ctx, key, id, ttype, errors, seen, tb, fp, label, max_groups, max_age)
+  if fp == "" then
+    if tb ~= "" then redis.call("HSET", key, "traceback", tb) else redis.call("HDEL", key, "traceback") end
+    redis.call("HDEL", key, "fp")
+    return
+  end
+  if tb ~= "" then redis.call("HSET", key, "traceback", tb, "fp", fp) else redis.call("HSET", key, "fp", fp) end
+  local group = fp .. "|" .. ttype
+  redis.call("HINCRBY", errors, "n|" .. group, 1)
+  if redis.call("ZADD", seen, ctx.now, group) == 0 then
+    redis.call("HSET", errors, "s|" .. group, id)
+    return
+  end
+  redis.call("HSET", errors, "s|" .. group, id, "f|" .. group, ctx.now, "d|" .. group, label)
+  local gone = redis.call("ZRANGEBYSCORE", seen, "-inf", "(" .. (ctx.now - tonumber(max_age)), "LIMIT", 0, TRIM_GROUPS)
+  local over = redis.call("ZCARD", seen) - #gone - tonumber(max_groups)
+  if over > 0 then
+    for _, old in ipairs(redis.call("ZRANGE", seen, #gone, #gone + math.min(over, TRIM_GROUPS) - 1)) do
+      gone[#gone + 1] = old
+    end
+  end
+  for _, old in ipairs(gone) do
+    redis.call("ZREM", seen, old)
+    redis.call("HDEL", errors, "n|" .. old, "f|" .. old, "s|" .. old, "d|" .. old)
+  end
+end
+
 -- Keep the archive within its age and size limits, deleting what falls out for real (asynq dropped only the
 -- ids and kept the hashes: its #441 and #730). At most TRIM_BATCH deletions per call keep scripts short;
 -- the next archive, or the janitor, continues.
