@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from netns import enter
 
+from tests.chaos.netns import enter
 from tests.ports import free_port  # noqa: F401 - the chaos tests import it from here
 from tests.waiting import WAIT, state_of, wait_for  # noqa: F401 - the chaos tests import them from here
 

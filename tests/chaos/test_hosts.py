@@ -18,13 +18,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import netns
 import pytest
 import redis
 from chaos_support import ChaosProxy, completions, kill_process, logs, record_figures, scale, start_worker, wait_for
 
 from queues.engine import Client, Inspector
 from queues.engine.inspector import ServerInfo
+from tests.chaos import netns
 
 pytestmark = pytest.mark.chaos
 
