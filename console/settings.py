@@ -59,6 +59,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # django-rq's admin pages 500 on a queue index past the end of RQ_QUEUES: a 404 instead.
+    "console.rq.admin_guard.RQQueueIndexGuard",
 ]
 
 ROOT_URLCONF = "console.urls"
