@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from queues.engine import STATES, QueueInfo, QueueNotFoundError
+from queues.engine import STATES, QueueInfo, QueueNotFoundError, serving
 from queues.engine.inspector import INFO_REFUSED
 
 from . import output as out
@@ -65,12 +65,25 @@ def stats(args: argparse.Namespace, ctx: Context) -> out.Output:
     infos = queue_infos(ctx)
     total = totals(infos)
     info = redis_info(ctx)
-    doc = {"queues": [out.queue_doc(i) for i in infos], "totals": total, "redis": info}
-    return out.Output(doc, render(infos, total, info))
+    unserved = [{"queue": i.queue, "pending": i.pending} for i in serving.unserved(infos, ctx.inspector.servers())]
+    doc = {"queues": [out.queue_doc(i) for i in infos], "totals": total, "redis": info, "unserved": unserved}
+    return out.Output(doc, render(infos, total, info, unserved))
 
 
-def render(infos: list[QueueInfo], total: dict[str, Any], info: dict[str, Any] | None) -> str:
-    parts = ["Task Count by State", out.state_table({s: total[s] for s in STATES}), ""]
+def warnings(unserved: list[dict[str, Any]]) -> list[str]:
+    """A line per queue whose pending tasks no live server will fetch."""
+    return [
+        f"WARNING: queue {q['queue']} has {q['pending']} pending task{'s' if q['pending'] != 1 else ''} "
+        "and no live server reads it"
+        for q in unserved
+    ]
+
+
+def render(
+    infos: list[QueueInfo], total: dict[str, Any], info: dict[str, Any] | None, unserved: list[dict[str, Any]]
+) -> str:
+    parts = [*warnings(unserved), *([""] if unserved else [])]
+    parts += ["Task Count by State", out.state_table({s: total[s] for s in STATES}), ""]
     parts.append("Task Count by Queue")
     if infos:
         headers = ["QUEUE", "STATE", "SIZE", *(s.upper() for s in STATES)]
