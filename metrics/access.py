@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import logging
 from dataclasses import dataclass
 from functools import lru_cache
 
 from django.http import HttpRequest
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+log = logging.getLogger("metrics.access")
 
 #: Headers a proxy adds to the requests it relays.
 FORWARDING_HEADERS = ("X-Forwarded-For", "Forwarded")
@@ -41,7 +43,14 @@ class MetricsAccess:
             address = ipaddress.ip_address(request.META.get("REMOTE_ADDR", "").split("%")[0])
         except ValueError:
             return False  # no address (a Unix socket) or a malformed one: not provably local
-        return address.is_loopback or any(address in network for network in self.networks)
+        if address.is_loopback:
+            return True
+        try:
+            networks = self.networks
+        except ValueError as exc:  # set in Python, not the environment (that fails at start); check says metrics.E001
+            log.error("%s: refusing every scrape that needs it", exc)
+            return False
+        return any(address in network for network in networks)
 
     def has_token(self, request: HttpRequest) -> bool:
         if not self.token:

@@ -48,6 +48,8 @@ def test_the_networks_of_metrics_allow_are_answered(client, nothing_set):
     assert status(client, "192.0.2.6") == 403
     assert status(client, REMOTE) == 403
     assert status(client, "10.20.30.40", HTTP_X_FORWARDED_FOR=REMOTE) == 403
+    nothing_set.METRICS_ALLOW = ["10.0.0.0/8", "not-a-network"]  # what `manage.py check` calls metrics.E001
+    assert status(client, "10.20.30.40") == 403 and status(client, "127.0.0.1") == 200
 
 
 def test_the_token_opens_it_from_anywhere_even_through_a_proxy(client, nothing_set):
