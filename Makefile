@@ -25,6 +25,8 @@ redis:
 migrate: venv
 	$(BIN)/python manage.py migrate --noinput
 
+# The demo's settings (demo/settings.py) for migrate and bootstrap_admin too, so they say what the demo's would.
+run: export DJANGO_SETTINGS_MODULE := demo.settings
 run: venv redis migrate
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py bootstrap_admin

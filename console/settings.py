@@ -15,7 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from console.channel_layers import channel_layers
 from console.database_url import parse_database_url
-from console.env import env_bool, env_list, env_str
+from console.env import env_bool, env_list, env_networks, env_str
 from queues.engine.errors import ValidationError
 from queues.engine.settings import TaskqSettings
 
@@ -59,6 +59,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # django-rq's admin pages 500 on a queue index past the end of RQ_QUEUES: a 404 instead.
+    "console.rq.admin_guard.RQQueueIndexGuard",
 ]
 
 ROOT_URLCONF = "console.urls"
@@ -126,8 +128,11 @@ TASKQ = replace(
 globals().update(TASKQ.as_settings())
 REDIS_URL: str = TASKQ.redis_url  # named again only because the channel layers and django-rq below read it
 TASKS_REDACT = {"types": list(TASKQ.redact_types), "keys": list(TASKQ.redact_keys)}
-# Bearer token a Prometheus scrape of /metrics must send; empty leaves /metrics open (no login: it has its own).
+# Who may scrape /metrics (no login: it has its own rule, metrics/access.py): with DEBUG off, scrapes that send this
+# bearer token, and scrapes straight from loopback or from these networks (CIDRs); `manage.py check` warns when
+# neither is set.
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+METRICS_ALLOW = env_networks("METRICS_ALLOW")
 
 # channels-redis for one server or Sentinel; in-process on a Redis Cluster (see console/channel_layers.py).
 CHANNEL_LAYERS = channel_layers(REDIS_URL)

@@ -15,3 +15,7 @@ if "TASKS_EVENT_EXPORT" not in os.environ:
     TASKS_EVENT_EXPORT = True
 if "TASKS_ANALYTICS_TODAY_SCHEDULE" not in os.environ:
     TASKS_ANALYTICS_TODAY_SCHEDULE = "*/3 * * * *"
+
+# The demo's console listens on loopback only (scripts/run-demo.sh), which /metrics always answers: the warning
+# that neither METRICS_TOKEN nor METRICS_ALLOW is set would only be noise on every command of `make run`.
+SILENCED_SYSTEM_CHECKS = ["metrics.W001"]

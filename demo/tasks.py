@@ -6,7 +6,7 @@ import asyncio
 import random
 import time
 
-from queues.engine import SkipRetry, Task, handler
+from queues.engine import SkipRetry, Task, handler, schedule
 
 
 @handler("email:deliver", queue="critical", max_retry=3, retention=3600)
@@ -28,6 +28,16 @@ def flaky_report(task: Task) -> None:
     """Fails half the time, so the retry and archived tabs have something in them."""
     if random.random() < 0.5:
         raise RuntimeError("upstream report service answered 503")
+
+
+# A periodic entry of the demo's own, so the Schedulers page has ticks to show within a minute of `make run`.
+schedule(
+    "@every 30s",
+    "email:deliver",
+    {"to": "ops@example.com", "subject": "queue digest"},
+    queue="critical",
+    name="demo: the ops digest, every 30 s",
+)
 
 
 @handler("payment:refund", queue="critical", max_retry=5)

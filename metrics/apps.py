@@ -6,3 +6,6 @@ class MetricsConfig(AppConfig):
 
     name = "metrics"
     verbose_name = "Metrics"
+
+    def ready(self) -> None:
+        from . import checks  # noqa: F401  registers the system checks of /metrics access

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from queues.engine import STATES, Inspector
+from queues.engine import STATES, Inspector, serving
 from queues.engine.inspector import INFO_REFUSED
 
 #: Task hashes sampled per state for the memory estimate: small, so a scrape of 100 queues stays cheap.
@@ -43,6 +43,12 @@ class QueueCollector(Collector):
             "taskq_tasks_processed", "Finished attempts (failed ones included).", labels=["queue"]
         )
         failed = CounterMetricFamily("taskq_tasks_failed", "Failed attempts.", labels=["queue"])
+        readers = GaugeMetricFamily(
+            "taskq_queue_servers",
+            "Live worker servers reading the queue (by name or pattern; quiet and stopping ones excluded).",
+            labels=["queue"],
+        )
+        reading = serving.readers((info.queue for info in infos), servers)
         for info in infos:
             for state, count in info.counts().items():
                 tasks.add_metric([info.queue, state], count)
@@ -52,7 +58,8 @@ class QueueCollector(Collector):
             paused.add_metric([info.queue], 1 if info.paused else 0)
             processed.add_metric([info.queue], info.processed_total)
             failed.add_metric([info.queue], info.failed_total)
-        yield from (tasks, size, latency, memory, paused, processed, failed)
+            readers.add_metric([info.queue], reading[info.queue])
+        yield from (tasks, size, latency, memory, paused, processed, failed, readers)
         yield from self._per_type(by_type)
 
         workers = sum(len(server.active) for server in servers)

@@ -1,13 +1,12 @@
 """``/metrics``: Prometheus exposition of the queues, read from Redis on each scrape.
 
-Open by default, like most exporters on a private network; with ``METRICS_TOKEN`` set, a scrape must send
-``Authorization: Bearer <token>`` (the header only: a token in a URL ends up in logs), compared in constant time.
+Who may scrape it (DEBUG, loopback, ``METRICS_ALLOW`` networks, the ``METRICS_TOKEN`` bearer token) is decided by
+``metrics/access.py``. The token travels in the header only: a token in a URL ends up in logs.
 """
 
 from __future__ import annotations
 
 import gc
-import hmac
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -18,18 +17,31 @@ from prometheus_client.registry import CollectorRegistry
 from queues.conf import get_inspector
 from queues.engine import RedisUnavailableError
 
+from .access import MetricsAccess
 from .collector import QueueCollector
 
 _registry = CollectorRegistry(auto_describe=False)
 _registry.register(QueueCollector(get_inspector))
 
 
-def _authorized(request: HttpRequest) -> bool:
-    token = getattr(settings, "METRICS_TOKEN", "")
-    if not token:
-        return True
-    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+def _access() -> MetricsAccess:
+    return MetricsAccess(
+        debug=settings.DEBUG,
+        token=getattr(settings, "METRICS_TOKEN", ""),
+        allow=tuple(getattr(settings, "METRICS_ALLOW", ())),
+    )
+
+
+def _refused(access: MetricsAccess) -> HttpResponse:
+    if access.token:
+        response = HttpResponse("a valid bearer token is required\n", status=401, content_type="text/plain")
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        return response
+    return HttpResponse(
+        "/metrics answers loopback and the networks of METRICS_ALLOW only; set METRICS_TOKEN or METRICS_ALLOW\n",
+        status=403,
+        content_type="text/plain",
+    )
 
 
 def _generate() -> bytes:
@@ -47,10 +59,9 @@ def _generate() -> bytes:
 
 @require_GET
 def metrics(request: HttpRequest) -> HttpResponse:
-    if not _authorized(request):
-        response = HttpResponse("a valid bearer token is required\n", status=401, content_type="text/plain")
-        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
-        return response
+    access = _access()
+    if not access.allows(request):
+        return _refused(access)
     try:
         body = _generate()
     except RedisUnavailableError as exc:

@@ -166,15 +166,23 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 class AuditLogAdmin(ReadOnlyAdmin):
     """Read-only: entries are written by the actions themselves, never edited."""
 
-    list_display = ["created_at", "username", "action", "queue", "task_count", "detail"]
+    list_display = ["when", "username", "action", "queue", "tasks", "detail"]
     list_filter = ["action", "user", "queue", "created_at"]
     search_fields = ["username", "action", "queue", "detail"]
     date_hierarchy = "created_at"
-    readonly_fields = ["created_at", "user", "username", "action", "queue", "task_ids", "detail"]
+    fields = readonly_fields = ["when", "user", "username", "action", "queue", "task_count", "task_ids_kept", "detail"]
 
-    @admin.display(description="tasks")
-    def task_count(self, obj: AuditLog) -> int:
-        return len(obj.task_ids or [])
+    @admin.display(description="when", ordering="created_at")
+    def when(self, obj: AuditLog) -> str:
+        return obj.when
+
+    @admin.display(description="tasks", ordering="task_count")
+    def tasks(self, obj: AuditLog) -> int:
+        return int(obj.task_count)
+
+    @admin.display(description="task ids")
+    def task_ids_kept(self, obj: AuditLog) -> str:
+        return obj.tasks_shown or "—"
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return super().has_view_permission(request, obj) or can_view(request.user)

@@ -7,20 +7,34 @@ from typing import Any
 from .models import AuditLog
 
 MAX_DETAIL = 10_000
+#: Task ids an entry keeps, at most; ``task_count`` says how many tasks the action took (a "delete all" of a
+#: million tasks is one entry, not a million ids).
+AUDIT_TASK_IDS = 100
 
 
 def record_action(
-    user: Any, action: str, queue: str = "", task_ids: list[str] | None = None, detail: str = "", username: str = ""
+    user: Any,
+    action: str,
+    queue: str = "",
+    task_ids: list[str] | None = None,
+    detail: str = "",
+    username: str = "",
+    task_count: int | None = None,
 ) -> AuditLog:
     """Record that ``user`` (a User, AnonymousUser or None) did ``action`` on ``queue`` and ``task_ids``.
-    ``username`` names an actor that is no Django user (the CLI's ``cli:<login>``)."""
+    ``username`` names an actor that is no Django user (the CLI's ``cli:<login>``). ``task_count`` is how many
+    tasks the action took when that is more than the ids given (a whole state's); by default, the ids'.
+
+    ``action`` is named after the button that does it (the Resume button: ``resume_queue``)."""
+    ids = [str(task_id) for task_id in task_ids or []]
     authenticated = user is not None and getattr(user, "is_authenticated", False)
     entry: AuditLog = AuditLog.objects.create(
         user=user if authenticated else None,
         username=user.get_username() if authenticated else username[:150],
         action=action[:64],
         queue=queue[:128],
-        task_ids=[str(task_id) for task_id in task_ids or []],
+        task_ids=ids[:AUDIT_TASK_IDS],
+        task_count=len(ids) if task_count is None else task_count,
         detail=detail[:MAX_DETAIL],
     )
     return entry

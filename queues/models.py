@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.utils import timezone
 
 from .engine import ValidationError as EngineValidationError
 from .engine import validation as check
@@ -179,7 +180,8 @@ class AuditLog(models.Model):
     username = models.CharField(max_length=150, blank=True)  # kept when the user is deleted
     action = models.CharField(max_length=64, db_index=True)
     queue = models.CharField(max_length=check.MAX_QUEUE_NAME, blank=True, db_index=True)
-    task_ids = models.JSONField(default=list, blank=True)
+    task_ids = models.JSONField(default=list, blank=True)  # the first AUDIT_TASK_IDS of the tasks acted on
+    task_count = models.PositiveIntegerField(default=0)  # how many tasks it acted on, all of them
     detail = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
@@ -194,6 +196,20 @@ class AuditLog(models.Model):
 
     def __str__(self) -> str:
         return f"{self.username or 'anonymous'} {self.action} {self.queue}".strip()
+
+    @property
+    def when(self) -> str:
+        """When it happened: ISO 8601 to the second, with the zone (``2026-11-25T21:52:01+00:00``)."""
+        return str(timezone.localtime(self.created_at).isoformat(timespec="seconds"))
+
+    @property
+    def tasks_shown(self) -> str:
+        """The task ids it keeps, and how many more it acted on (``a, b … and 998 more``)."""
+        ids = ", ".join(self.task_ids or [])
+        more = self.task_count - len(self.task_ids or [])
+        if more <= 0:
+            return ids
+        return f"{ids} … and {more} more" if ids else f"{more} task{'s' if more != 1 else ''}"
 
 
 class Tasks(models.Model):

@@ -22,6 +22,7 @@ from .conf import setting
 from .engine import STATES, EngineError, LayoutVersionError, QueueNotFoundError, RedisUnavailableError
 from .engine.validation import MAX_QUEUE_NAME, MAX_TASK_ID
 from .redaction import redact_task
+from .rendering import preview, render_bytes
 
 VIEW_PERMISSION = "queues.view_console"
 OPERATE_PERMISSION = "queues.operate_console"
@@ -110,6 +111,7 @@ class TaskBrowser:
             "state": state,
             "page": page,
             "tasks": [],
+            "rows": [],
             "counts": {},
             "queues": [],
             "states": STATES,
@@ -127,6 +129,8 @@ class TaskBrowser:
                 # Masked for everyone, as the console's lists are: full values only on the console's task page,
                 # where each look is audited.
                 context["tasks"] = [redact_task(t) for t in self.inspector.list_tasks(queue, state, page, PAGE_SIZE)]
+                # Each payload as a line, unfolding to pretty JSON, text or a hex dump (of the masked bytes).
+                context["rows"] = [(t, preview(t.payload), render_bytes(t.payload)) for t in context["tasks"]]
                 total = context["counts"].get(state, 0)
                 context["has_next"] = page * PAGE_SIZE < total
                 if page > 1 and not context["tasks"]:

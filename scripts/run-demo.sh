@@ -58,6 +58,11 @@ pids+=("$!")
 "$python" manage.py demo_traffic &
 pids+=("$!")
 
+# The History page reads the Spark rollups, which the scheduler starts every three minutes: one run right away,
+# once the exporter has written the first events (it flushes every few seconds), fills it within about a minute.
+(sleep 15 && "$python" manage.py tasks task enqueue analytics:daily --payload '{"date": "today"}' >/dev/null) &
+pids+=("$!")
+
 cat <<MSG
 
   taskq console: http://127.0.0.1:$port/

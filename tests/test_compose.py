@@ -221,3 +221,14 @@ def test_prometheus_loads_alert_rules_from_the_mounted_folder():
     assert config["rule_files"], "no alert rules loaded"
     for rule_file in config["rule_files"]:
         assert (mounted[folder] / rule_file).is_file(), f"{rule_file} is not in {mounted[folder]}"
+
+
+def test_prometheus_scrapes_the_console_with_its_metrics_token():
+    """With DEBUG off /metrics refuses scrapes from other hosts unless they send METRICS_TOKEN: the console takes it
+    from the environment, Prometheus from the secret made of the same variable."""
+    assert "METRICS_TOKEN" in service_env(SERVICES["console"])
+    assert COMPOSE["secrets"]["metrics_token"] == {"environment": "METRICS_TOKEN"}
+    assert "metrics_token" in SERVICES["prometheus"]["secrets"]
+    config = yaml.safe_load((REPO / "metrics/prometheus/prometheus.yml").read_text())
+    [console] = [job for job in config["scrape_configs"] if job["job_name"] == "taskq-console"]
+    assert console["authorization"] == {"type": "Bearer", "credentials_file": "/run/secrets/metrics_token"}

@@ -110,6 +110,7 @@ class Heartbeat(Component):
             "started": to_ms(self.started),
             "status": self.status,
             "queues": self.queues.weights(),
+            "patterns": list(self.config.queue_patterns),  # so the console counts a queue a pattern matches as read
             "strict": self.config.strict,
             "concurrency": self.config.concurrency,
             "pool": self.config.pool,

@@ -23,25 +23,34 @@ from .common import acting_inspector, queue_url, safe_next
 DONE = {"run": "moved to pending", "archive": "archived", "delete": "deleted", "cancel": "asked to cancel"}
 
 
-def _audit(request: HttpRequest, action: str, queue: str, task_ids: list[str] | None = None, detail: str = "") -> None:
+def _audit(
+    request: HttpRequest,
+    action: str,
+    queue: str,
+    task_ids: list[str] | None = None,
+    detail: str = "",
+    task_count: int | None = None,
+) -> None:
     from queues.audit import record_action
 
-    record_action(request.user, action, queue=queue, task_ids=task_ids, detail=detail)
+    record_action(request.user, action, queue=queue, task_ids=task_ids, detail=detail, task_count=task_count)
 
 
 @operator_action
 def pause_queue(request: HttpRequest, queue: str) -> HttpResponse:
-    return _set_paused(request, queue, "pause_queue", f"Queue {queue} paused: workers take no new tasks from it.")
+    acting_inspector(request).pause_queue(queue)
+    done = f"Queue {queue} paused: workers take no new tasks from it."
+    return _paused_or_resumed(request, queue, "pause_queue", done)
 
 
 @operator_action
 def resume_queue(request: HttpRequest, queue: str) -> HttpResponse:
-    return _set_paused(request, queue, "unpause_queue", f"Queue {queue} resumed.")
+    acting_inspector(request).unpause_queue(queue)
+    return _paused_or_resumed(request, queue, "resume_queue", f"Queue {queue} resumed.")
 
 
-def _set_paused(request: HttpRequest, queue: str, action: str, done: str) -> HttpResponse:
-    """``action`` is the inspector's method and the audit log's name (pause_queue or unpause_queue)."""
-    getattr(acting_inspector(request), action)(queue)
+def _paused_or_resumed(request: HttpRequest, queue: str, action: str, done: str) -> HttpResponse:
+    """``action`` is the audit log's name, after the button (Pause: pause_queue; Resume: resume_queue)."""
     _audit(request, action, queue)
     messages.success(request, done)
     return redirect(safe_next(request, request.POST.get("next"), "dashboard"))
@@ -121,6 +130,6 @@ def state_bulk(request: HttpRequest, queue: str) -> HttpResponse:
     action, state = form.cleaned_data["action"], form.cleaned_data["state"]
     insp = acting_inspector(request)
     count = insp.cancel_all(queue) if action == "cancel_all" else getattr(insp, action)(queue, state)
-    _audit(request, action, queue, detail=f"state={state} count={count}")
+    _audit(request, action, queue, detail=f"state={state}", task_count=count)
     messages.success(request, f"{count} {state} task{'s' if count != 1 else ''} {DONE[action.removesuffix('_all')]}.")
     return redirect(queue_url(queue, state=state))

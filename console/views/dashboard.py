@@ -66,7 +66,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     """Access: viewers. Reads: every queue's figures in three pipelined round trips, one MGET per queue for
     its history."""
     from console.rq.dashboard import rq_dashboard_context
-    from queues.engine import QueueInfo, QueueNotFoundError
+    from queues.engine import QueueInfo, QueueNotFoundError, serving
 
     query = DashboardQuery(request.GET)
     if not query.is_valid():
@@ -97,6 +97,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     )
     context = {
         **series_context(request, charts),
+        "unserved": serving.unserved(infos, insp.servers()),
         "queues": [QueueRow(i) for i in infos],
         # Rows for queues that appear while the page is open (live.js fills them in), running and paused.
         "new_rows": [QueueRow(QueueInfo(ROW_PLACEHOLDER)), QueueRow(QueueInfo(ROW_PLACEHOLDER, paused=True))],

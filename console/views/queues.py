@@ -23,7 +23,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
     """Access: viewers. Reads one page of one state by range (LRANGE/ZRANGE), or a bounded scan when filtering.
     Payloads are shown and searched as TASKS_REDACT masks them, whoever looks: a match inside a masked value
     would tell what it holds, and only the task page's audited reveal may do that."""
-    from queues.engine import TaskNotFoundError
+    from queues.engine import TaskNotFoundError, serving
     from queues.engine.inspector import WAITING_ON_LISTED
     from queues.redaction import masked, rules
 
@@ -61,6 +61,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
     context = {
         **series_context(request, charts),
         "info": info,
+        "unserved": serving.unserved([info], insp.servers()),
         "queue": queue,
         "definition": insp.queue_definition(queue),
         "tabs": [(s, counts[s], queue_url(queue, state=s)) for s in STATES],

@@ -21,6 +21,8 @@ SUMMARY = [
     ("Eviction policy", "maxmemory_policy"),
     ("Fragmentation ratio", "mem_fragmentation_ratio"),
 ]
+#: What the page shows for a field the server did not report.
+UNAVAILABLE = "unavailable"
 PERSISTENCE = [
     ("AOF enabled", "aof_enabled"),
     ("Last RDB save", "rdb_last_save_time"),
@@ -38,18 +40,26 @@ def redis_info(request: HttpRequest) -> HttpResponse:
     from queues.engine.inspector import INFO_REFUSED
 
     info = inspector().redis_info()
-    summary = [(label, info.get(key, "—")) for label, key in SUMMARY]
-    persistence = [(label, info.get(key, "—")) for label, key in PERSISTENCE]
     last_save = info.get("rdb_last_save_time")
     context = {
-        "summary": summary,
-        "persistence": persistence,
+        "summary": [(label, _shown(info, key)) for label, key in SUMMARY],
+        "persistence": [(label, _shown(info, key)) for label, key in PERSISTENCE],
+        # Named on the page with the reason (INFO refused, or a field this server's version does not report).
+        "unavailable": [label for label, key in SUMMARY + PERSISTENCE if key not in info],
         "uptime": info.get("uptime_in_seconds"),
         "last_save": from_ms(int(last_save) * 1000) if isinstance(last_save, int) and last_save else None,
         "full": sorted((key, _flat(value)) for key, value in info.items() if key != INFO_REFUSED),
         "info_refused": info.get(INFO_REFUSED),
     }
     return render(request, "console/redis.html", context)
+
+
+def _shown(info: dict[str, object], key: str) -> object:
+    """A field's value as the page shows it: ``maxmemory`` 0 means no limit (INFO's ``maxmemory_human`` says
+    "0B"); a field the server did not report is "unavailable"."""
+    if key == "maxmemory_human" and info.get("maxmemory") == 0:
+        return "no limit"
+    return info.get(key, UNAVAILABLE)
 
 
 def _flat(value: object) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from queues.engine import STATES, QueueInfo, QueueNotFoundError
+from queues.engine import STATES, QueueInfo, QueueNotFoundError, serving
 from queues.engine.inspector import INFO_REFUSED
 
 from . import output as out
@@ -42,12 +42,13 @@ def queue_infos(ctx: Context) -> list[QueueInfo]:
     return infos
 
 
-def redis_info(ctx: Context) -> dict[str, Any] | None:
-    """A few INFO fields, or None where INFO is forbidden (managed Redis often renames or disables it)."""
+def redis_info(ctx: Context) -> tuple[dict[str, Any] | None, str]:
+    """A few INFO fields, or None and the server's refusal where INFO is forbidden (hardened and managed Redis
+    often rename or disable it)."""
     raw = ctx.inspector.redis_info()
     if INFO_REFUSED in raw:
-        return None
-    return {name: raw.get(name) for name in REDIS_FIELDS}
+        return None, str(raw[INFO_REFUSED])
+    return {name: raw.get(name) for name in REDIS_FIELDS}, ""
 
 
 def totals(infos: list[QueueInfo]) -> dict[str, Any]:
@@ -64,13 +65,37 @@ def totals(infos: list[QueueInfo]) -> dict[str, Any]:
 def stats(args: argparse.Namespace, ctx: Context) -> out.Output:
     infos = queue_infos(ctx)
     total = totals(infos)
-    info = redis_info(ctx)
-    doc = {"queues": [out.queue_doc(i) for i in infos], "totals": total, "redis": info}
-    return out.Output(doc, render(infos, total, info))
+    info, refused = redis_info(ctx)
+    unserved = [{"queue": i.queue, "pending": i.pending} for i in serving.unserved(infos, ctx.inspector.servers())]
+    doc: dict[str, Any] = {
+        "queues": [out.queue_doc(i) for i in infos],
+        "totals": total,
+        "redis": info,
+        "unserved": unserved,
+    }
+    if refused:
+        doc["redis_unavailable"] = refused
+    return out.Output(doc, render(infos, total, info, unserved, refused))
 
 
-def render(infos: list[QueueInfo], total: dict[str, Any], info: dict[str, Any] | None) -> str:
-    parts = ["Task Count by State", out.state_table({s: total[s] for s in STATES}), ""]
+def warnings(unserved: list[dict[str, Any]]) -> list[str]:
+    """A line per queue whose pending tasks no live server will fetch."""
+    return [
+        f"WARNING: queue {q['queue']} has {q['pending']} pending task{'s' if q['pending'] != 1 else ''} "
+        "and no live server reads it"
+        for q in unserved
+    ]
+
+
+def render(
+    infos: list[QueueInfo],
+    total: dict[str, Any],
+    info: dict[str, Any] | None,
+    unserved: list[dict[str, Any]],
+    refused: str = "",
+) -> str:
+    parts = [*warnings(unserved), *([""] if unserved else [])]
+    parts += ["Task Count by State", out.state_table({s: total[s] for s in STATES}), ""]
     parts.append("Task Count by Queue")
     if infos:
         headers = ["QUEUE", "STATE", "SIZE", *(s.upper() for s in STATES)]
@@ -90,7 +115,7 @@ def render(infos: list[QueueInfo], total: dict[str, Any], info: dict[str, Any] |
         "Redis Info",
     ]
     if info is None:
-        parts.append("INFO is not available on this server.")
+        parts.append(f"INFO is not available on this server (renamed or disabled): {refused}")
     else:
         parts.append(
             out.table(

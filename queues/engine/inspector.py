@@ -11,6 +11,7 @@ import json
 import time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from fnmatch import fnmatchcase
 from typing import Any, Unpack
 
 import redis
@@ -167,6 +168,15 @@ class ServerInfo:
     processed: int = 0  # attempts it finished since it started (failures included, as asynq counts)
     failed: int = 0
     process_index: int | None = None  # its place under a ``--processes`` supervisor
+    patterns: list[str] = field(default_factory=list)  # the glob patterns of its ``--queues`` (``tenant-*``)
+
+    def reads(self, queue: str) -> bool:
+        """Whether this server fetches from ``queue``: it is active (not quiet nor stopping) and serves the queue by
+        name, or by a pattern that matches it (a worker resolves its patterns every round, so a queue created a
+        moment ago may not be among its queues yet)."""
+        if self.status != "active":
+            return False
+        return queue in self.queues or any(fnmatchcase(queue, pattern) for pattern in self.patterns)
 
 
 #: What an operator may ask of a worker server: stop fetching and finish what runs, or shut down gracefully.
@@ -1099,6 +1109,7 @@ class Inspector(BrokerOwner):
                     processed=doc.get("processed", 0),
                     failed=doc.get("failed", 0),
                     process_index=doc.get("process_index"),
+                    patterns=doc.get("patterns", []),
                 )
             )
         return sorted(servers, key=lambda s: s.id)

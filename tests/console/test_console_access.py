@@ -73,7 +73,7 @@ def test_operator_can_read_and_act(operator_client, seed, pages, engine, audit):
     assert "default" not in engine.queues()  # the last action deleted the queue (forced)
     assert [c["action"] for c in audit] == [
         "pause_queue",
-        "unpause_queue",
+        "resume_queue",
         "archive_task",
         "delete_all",
         "delete_queue",

@@ -18,7 +18,7 @@ from queues.engine.errors import RedisCommandError
 from queues.engine.inspector import INFO_REFUSED
 from queues.engine.redis_errors import call, connecting, translated
 from tests.ports import free_port
-from tests.topology.topology_support import _require, _start
+from tests.redis_servers import redis_without_info
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ("queues", "worker", "console", "metrics", "demo")
@@ -128,18 +128,8 @@ def test_error_replies_become_command_errors_or_the_scripts_named_errors(redis_c
 @pytest.fixture(scope="module")
 def info_refused_url(tmp_path_factory):
     """A real redis-server whose configuration disables INFO, as managed Redis services often do."""
-    port = free_port()
-    processes: list[subprocess.Popen] = []
-    _start(
-        processes,
-        [_require("redis-server"), "--save", "", "--rename-command", "INFO", '""'],
-        tmp_path_factory.mktemp("noinfo"),
-        port,
-    )
-    yield f"redis://127.0.0.1:{port}/1"
-    for process in processes:
-        process.kill()
-        process.wait()
+    with redis_without_info(tmp_path_factory.mktemp("noinfo")) as url:
+        yield url
 
 
 def test_redis_info_returns_what_it_can_when_info_is_refused(info_refused_url):

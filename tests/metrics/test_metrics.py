@@ -65,11 +65,12 @@ def test_every_known_queue_exports_every_series_even_when_empty(client, engine, 
 
 def test_metrics_needs_no_login_but_honours_the_bearer_token(client, engine, settings):
     settings.METRICS_TOKEN = "s3cret-token"
-    assert client.get("/metrics").status_code == 401
-    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
-    assert client.get("/metrics?token=s3cret-token").status_code == 401  # header only
-    assert client.get("/metrics", HTTP_AUTHORIZATION="Basic s3cret-token").status_code == 401
-    scrape(client, HTTP_AUTHORIZATION="Bearer s3cret-token")
+    remote = {"REMOTE_ADDR": "203.0.113.7"}  # loopback needs no token (tests/metrics/test_metrics_access.py)
+    assert client.get("/metrics", **remote).status_code == 401
+    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong", **remote).status_code == 401
+    assert client.get("/metrics?token=s3cret-token", **remote).status_code == 401  # header only
+    assert client.get("/metrics", HTTP_AUTHORIZATION="Basic s3cret-token", **remote).status_code == 401
+    scrape(client, HTTP_AUTHORIZATION="Bearer s3cret-token", **remote)
 
 
 def test_metrics_refuses_other_methods(client, engine):

@@ -56,6 +56,9 @@ def test_a_new_queue_is_served_on_the_wake_up_of_its_first_task(make_server, reg
         lambda: any(s.queues == {"fixed": 2, "tenant-new": 3} for s in inspector.servers()),
         what="the heartbeat publishes the matched queue",
     )
+    # ... and its patterns, so the console counts a queue they match as read before the worker resolves it.
+    [published] = inspector.servers()
+    assert published.patterns == ["tenant-*", "fix*"] and published.reads("tenant-later")
 
 
 def test_queues_without_a_wake_up_are_found_by_the_periodic_resolution(make_server, registry, client, r):

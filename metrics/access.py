@@ -1,0 +1,75 @@
+"""Who may scrape ``/metrics``: the rule of ``METRICS_TOKEN``, ``METRICS_ALLOW`` and DEBUG, in one place.
+
+With DEBUG on, anyone (the demo needs no setup). Otherwise a scrape is answered when it carries the bearer token
+(``Authorization: Bearer <METRICS_TOKEN>``, the header only, compared in constant time), or when it comes straight
+from loopback or from a network of ``METRICS_ALLOW``. A request relayed by a proxy (it carries ``X-Forwarded-For``
+or ``Forwarded``) is judged by its token alone: behind a reverse proxy on the same host every request would
+otherwise come from loopback, and the address a proxy reports can be forged.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+from dataclasses import dataclass
+from functools import lru_cache
+
+from django.http import HttpRequest
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+log = logging.getLogger("metrics.access")
+
+#: Headers a proxy adds to the requests it relays.
+FORWARDING_HEADERS = ("X-Forwarded-For", "Forwarded")
+
+
+@dataclass(frozen=True)
+class MetricsAccess:
+    debug: bool
+    token: str
+    allow: tuple[str, ...]
+
+    @property
+    def networks(self) -> tuple[Network, ...]:
+        return parse_networks(self.allow)
+
+    def allows(self, request: HttpRequest) -> bool:
+        if self.debug or self.has_token(request):
+            return True
+        if any(header in request.headers for header in FORWARDING_HEADERS):
+            return False
+        try:
+            address = ipaddress.ip_address(request.META.get("REMOTE_ADDR", "").split("%")[0])
+        except ValueError:
+            return False  # no address (a Unix socket) or a malformed one: not provably local
+        if address.is_loopback:
+            return True
+        try:
+            networks = self.networks
+        except ValueError as exc:  # set in Python, not the environment (that fails at start); check says metrics.E001
+            log.error("%s: refusing every scrape that needs it", exc)
+            return False
+        return any(address in network for network in networks)
+
+    def has_token(self, request: HttpRequest) -> bool:
+        if not self.token:
+            return False
+        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token.encode())
+
+
+@lru_cache(maxsize=8)
+def parse_networks(values: tuple[str, ...]) -> tuple[Network, ...]:
+    """``METRICS_ALLOW``'s CIDRs (``10.0.0.0/8``, ``fd00::/8``; a bare address is its own /32 or /128).
+
+    Raises:
+        ValueError: an entry is no address or network; the message names it.
+    """
+    networks = []
+    for value in values:
+        try:
+            networks.append(ipaddress.ip_network(value.strip(), strict=False))
+        except ValueError:
+            raise ValueError(f"METRICS_ALLOW: {value!r} is not a network (CIDR such as 10.0.0.0/8)") from None
+    return tuple(networks)

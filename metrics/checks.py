@@ -1,0 +1,29 @@
+"""System checks (``manage.py check``) of the ``/metrics`` access settings (see ``metrics/access.py``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core import checks
+
+from .access import parse_networks
+
+
+@checks.register(checks.Tags.security)
+def check_metrics_access(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    allow = tuple(getattr(settings, "METRICS_ALLOW", ()))
+    try:
+        parse_networks(allow)
+    except ValueError as exc:
+        return [checks.Error(str(exc), hint="List CIDRs separated by commas.", id="metrics.E001")]
+    if settings.DEBUG or getattr(settings, "METRICS_TOKEN", "") or allow:
+        return []
+    return [
+        checks.Warning(
+            "/metrics answers only scrapes from loopback: neither METRICS_TOKEN nor METRICS_ALLOW is set.",
+            hint="Set METRICS_TOKEN (Prometheus sends it as a bearer token) or METRICS_ALLOW (the CIDRs Prometheus "
+            "scrapes from), or your Prometheus will be refused (403).",
+            id="metrics.W001",
+        )
+    ]

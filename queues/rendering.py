@@ -1,0 +1,76 @@
+"""How the console and the Django admin show opaque bytes (payloads, results): pretty JSON when they are JSON, text
+when they are UTF-8, a hex dump otherwise; long ones truncated unless the user asks for all of it.
+
+Only text comes out of here; templates escape it. Nothing is marked safe.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+PREVIEW_CHARS = 4000
+HEX_BYTES_PER_LINE = 16
+MAX_FULL_BYTES = 2 * 1024 * 1024  # "show all" still stops somewhere: a page of 2 MiB is already slow
+
+
+@dataclass(frozen=True)
+class RenderedBytes:
+    kind: str  # "json", "text", "hex" or "empty"
+    text: str
+    size: int  # bytes
+    truncated: bool
+
+
+def render_bytes(data: bytes | None, *, full: bool = False) -> RenderedBytes:
+    if not data:
+        return RenderedBytes("empty", "", 0, False)
+    limit = MAX_FULL_BYTES if full else PREVIEW_CHARS
+    # A hex dump takes about 4 characters per byte: dump only what will be shown.
+    kind, text, dumped = _decode(data, hex_bytes=limit // 4)
+    truncated = len(text) > limit or dumped < len(data)
+    return RenderedBytes(kind, text[:limit], len(data), truncated)
+
+
+def _decode(data: bytes, hex_bytes: int) -> tuple[str, str, int]:
+    """(kind, text, how many bytes the text covers)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "hex", hex_dump(data[:hex_bytes]), min(len(data), hex_bytes)
+    try:
+        value = json.loads(text)
+    except ValueError:
+        if _printable(text):
+            return "text", text, len(data)
+        return "hex", hex_dump(data[:hex_bytes]), min(len(data), hex_bytes)
+    return "json", json.dumps(value, indent=2, ensure_ascii=False), len(data)
+
+
+def _printable(text: str) -> bool:
+    return all(ch.isprintable() or ch in "\n\r\t" for ch in text)
+
+
+def hex_dump(data: bytes) -> str:
+    """``offset  hex bytes  |ascii|`` lines, like ``hexdump -C``."""
+    lines = []
+    for offset in range(0, len(data), HEX_BYTES_PER_LINE):
+        chunk = data[offset : offset + HEX_BYTES_PER_LINE]
+        hexes = " ".join(f"{b:02x}" for b in chunk)
+        ascii_ = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+        lines.append(f"{offset:08x}  {hexes:<{HEX_BYTES_PER_LINE * 3 - 1}}  |{ascii_}|")
+    return "\n".join(lines)
+
+
+def preview(data: bytes, chars: int = 80) -> str:
+    """One line for a table cell: the text squeezed onto a line, or hex for binary data."""
+    head = data[: chars * 4]
+    text: str | None
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A multi-byte character cut by the slice at the end is still text.
+        cut = len(data) > len(head) and exc.start >= len(head) - 3
+        text = head[: exc.start].decode("utf-8") if cut else None
+    line = " ".join(text.split()) if text is not None and _printable(text) else data[: chars // 3].hex(" ")
+    return line if len(line) <= chars else line[: chars - 1] + "…"
