@@ -54,12 +54,12 @@
     var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/live/";
     socket = new WebSocket(url);
     socket.onopen = function () {
-      retryDelay = 500;
       socket.send(JSON.stringify({op: "subscribe", scope: scope, queue: queue, task: taskId, cursor: cursor}));
-      setStatus("live");
     };
     socket.onmessage = function (event) {
       var data = JSON.parse(event.data);
+      // Live once the server has answered the subscription with its catch-up, not merely because it accepted.
+      if (data.replay) { setStatus("live"); retryDelay = 500; }
       live.messages += 1;
       apply(data);
       refreshSeries();
@@ -75,7 +75,12 @@
   }
 
   function apply(data) {
-    if (data.kind === "error") { if (data.resync) { notice("Live updates are interrupted: " + data.message); } return; }
+    if (data.kind === "error") {
+      // Not served now (the server closes the socket next, and we reconnect from our cursor): not live meanwhile.
+      if (data.retry) { setStatus("reconnecting", data.message); }
+      else if (data.resync) { notice("Live updates are interrupted: " + data.message); }
+      return;
+    }
     if (data.kind === "servers") { servers(data.servers); return; }
     if (data.kind === "dashboard") { dashboard(data); return; }
     Object.keys(data.cursor || {}).forEach(function (q) {
