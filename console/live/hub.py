@@ -29,6 +29,7 @@ from queues.engine.events import AsyncEventStreams, StreamEvent
 
 from .coalesce import Coalescer, QueueWindow, Window
 from .dashboard import DASHBOARD_IDLE, DASHBOARD_INTERVAL, DashboardDelta, dashboard_snapshot
+from .queue_page import QueuePageDelta, queue_page_snapshots
 
 log = logging.getLogger("console.live")
 
@@ -89,6 +90,7 @@ class LiveHub:
         self._servers_read_at = 0.0
         self._dashboard_due = asyncio.Event()  # events arrived since the last dashboard snapshot
         self._dashboard_delta = DashboardDelta()
+        self._queue_page_delta = QueuePageDelta()
         self._tasks: list[asyncio.Task[None]] = []
 
     # -- subscribers -------------------------------------------------------------------------------------------
@@ -99,6 +101,9 @@ class LiveHub:
             self._servers_json = ""  # a new watcher gets a snapshot from its consumer; resend on next change
         if kind == GLOBAL:
             self._dashboard_delta.reset()  # likewise: the next round sends the whole dashboard
+        if kind == QUEUE:
+            self._queue_page_delta.reset(key[0])  # and the queue's banner figures and task types
+            self._dashboard_due.set()
 
     def unwatch(self, subscriber: Subscriber, kind: str, *key: str) -> None:
         subscribers = self.watchers.get((kind, *key))
@@ -181,8 +186,9 @@ class LiveHub:
             await self._guarded(self.flush, self.coalescer.drain())
 
     async def _dashboard_loop(self) -> None:
-        """The dashboard snapshot, apart from the 250 ms flusher: it reads every queue, so it runs at most every
-        ``dashboard_interval`` seconds, and every ``dashboard_idle`` seconds when nothing happened."""
+        """The dashboard and queue page snapshots, apart from the 250 ms flusher: they read whole queues, so they
+        run at most every ``dashboard_interval`` seconds, and every ``dashboard_idle`` seconds when nothing
+        happened (latency grows while nothing happens)."""
         while True:
             try:
                 await asyncio.wait_for(self._dashboard_due.wait(), timeout=self.dashboard_idle)
@@ -190,6 +196,7 @@ class LiveHub:
                 pass
             self._dashboard_due.clear()
             await self._guarded(self._dashboard, None)
+            await self._guarded(self._queue_pages, None)
             await asyncio.sleep(self.dashboard_interval)
 
     async def _guarded(self, fn: Callable[[Any], Any], arg: Any) -> None:
@@ -273,6 +280,19 @@ class LiveHub:
         delta = self._dashboard_delta(snapshot)
         if delta is not None:
             self._send((GLOBAL,), delta)
+
+    async def _queue_pages(self, _arg: Any) -> None:
+        """Send each watched queue's page snapshot when it changed since the last round."""
+        queues = sorted(key[1] for key in self.watchers if key[0] == QUEUE)
+        if not queues:
+            return
+        try:
+            snapshots = await asyncio.to_thread(queue_page_snapshots, self.inspector(), queues)
+        except EngineError as exc:  # Redis away: the next round tries again
+            log.warning("live: cannot read the queue pages (%s)", exc)
+            return
+        for snapshot in self._queue_page_delta(snapshots):
+            self._send((QUEUE, snapshot["queue"]), snapshot)
 
     async def dashboard_snapshot(self) -> dict[str, Any]:
         return await asyncio.to_thread(dashboard_snapshot, self.inspector())

@@ -83,6 +83,7 @@
     }
     if (data.kind === "servers") { servers(data.servers); return; }
     if (data.kind === "dashboard") { dashboard(data); return; }
+    if (data.kind === "queue") { queuePage(data); return; }
     Object.keys(data.cursor || {}).forEach(function (q) {
       if (!cursor[q] || newer(data.cursor[q], cursor[q])) { cursor[q] = data.cursor[q]; }
     });
@@ -166,14 +167,35 @@
     return tr;
   }
 
+  // Queue page: the banner figures counts do not carry (memory, latency) and the task-types table, as the server
+  // formatted and rendered them; the table's filter links get this page's tab for the server's placeholder.
+  function queuePage(d) {
+    if (scope !== "queue" || d.queue !== queue) { return; }
+    Object.keys(d.figures).forEach(function (name) {
+      document.querySelectorAll('[data-live-figure="' + name + '"]').forEach(function (el) { el.textContent = d.figures[name]; });
+    });
+    var box = document.querySelector("[data-live-types]");
+    if (!box) { return; }
+    var holder = document.createElement("template");
+    holder.innerHTML = d.types;
+    holder.content.querySelectorAll("a[href], a[title]").forEach(function (a) {
+      ["href", "title"].forEach(function (attr) {
+        var value = a.getAttribute(attr);
+        if (value) { a.setAttribute(attr, value.split(d.placeholder).join(shownState)); }
+      });
+    });
+    box.replaceChildren(holder.content);
+  }
+
   // Queue page: a row leaving the shown state is marked with where it went; a task entering it is listed on top.
   function row(t) {
     if (scope !== "queue" || t.queue !== queue) { return; }
     var tr = document.querySelector('tr[data-live-task="' + CSS.escape(t.id) + '"]');
-    var to = t.to === "done" ? "completed" : t.to;
+    // A row is added or kept for the state the task is in: "done" is none (it succeeded and was deleted, having
+    // no retention), so no tab lists it (issue 16: the completed tab listed such tasks, their links 404s).
     if (tr) {
       var mark = tr.querySelector(".live-moved");
-      if (to === shownState) {
+      if (t.to === shownState) {
         tr.classList.remove("live-left");
         if (mark) { mark.remove(); }
         return;
@@ -184,10 +206,10 @@
         mark.className = "badge live-moved";
         tr.querySelector("td.id").appendChild(mark);
       }
-      mark.textContent = "→ " + (t.to === "done" ? "done" : t.to);
+      mark.textContent = "→ " + t.to;
       return;
     }
-    if (to !== shownState || root.hasAttribute("data-live-frozen")) { return; }
+    if (t.to !== shownState || root.hasAttribute("data-live-frozen")) { return; }
     var body = document.querySelector("table.tasks tbody");
     if (!body || newRows >= MAX_NEW_ROWS) { notice("New " + shownState + " tasks arrived; reload to list them."); return; }
     newRows += 1;

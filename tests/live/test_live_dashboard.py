@@ -145,7 +145,7 @@ def test_other_pages_get_no_snapshot(live_engine, viewer_cookie, moves):
         await receive_until(
             socket, lambda ms: any(row["id"] == last for m in ms for row in m.get("tasks", ())), messages
         )
-        assert all(m["kind"] == "update" for m in messages)
+        assert all(m["kind"] != "dashboard" for m in messages)
 
     run(body)
 
