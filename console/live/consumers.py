@@ -40,7 +40,7 @@ from queues.engine.validation import task_id as check_task_id
 
 from ..access import can_view
 from .coalesce import coalesce
-from .hub import GLOBAL, QUEUE, SERVERS, TASK, Key, LiveHub, live_hub, queue_message
+from .hub import GLOBAL, QUEUE, SERVERS, TASK, Key, LiveHub, LiveMessage, live_hub, queue_message
 
 SCOPES = ("dashboard", "queue", "task", "servers")
 REPLAY_LIMIT = 10_000  # events replayed to one queue page; past it the page is told to resync
@@ -50,8 +50,7 @@ READY_TIMEOUT = 10.0
 #: Live pages one console process serves at most; past it a page is told to retry (another process behind the
 #: load balancer, or this one once pages close). Measured: bench/live_sockets.py, docs/benchmarks.md.
 MAX_SOCKETS = 5000
-#: Messages queued for one page. A browser that reads slower than updates come loses the oldest rows (counts
-#: are absolute, the next message corrects them) and is told to resync.
+#: Messages queued for one page; a page further behind is told to reconnect (see ``deliver``).
 INBOX = 64
 #: ``CHANNEL_LAYERS`` defines no layer of this name, so Channels gives the consumer none: no channel name, no
 #: group, no Redis connection per socket.
@@ -79,9 +78,8 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             return
         self.subscription: Key | None = None
         self.seen: dict[str, str] = {}
-        self.inbox: asyncio.Queue[tuple[int, dict[str, Any]]] = asyncio.Queue(INBOX)
+        self.inbox: asyncio.Queue[tuple[int, LiveMessage]] = asyncio.Queue(INBOX)
         self.generation = 0  # of the subscription; messages queued for an earlier one are dropped
-        self.behind = False  # messages were dropped: the next one asks the page to resync
         self.turn = asyncio.Lock()  # a catch-up and the live messages never interleave
         self.refusal: asyncio.Task[None] | None = None
         await self.accept()
@@ -125,11 +123,13 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
 
     # -- Subscriber --------------------------------------------------------------------------------------------
 
-    def deliver(self, data: dict[str, Any]) -> None:
+    def deliver(self, message: LiveMessage) -> None:
         try:
-            self.inbox.put_nowait((self.generation, data))
+            self.inbox.put_nowait((self.generation, message))
         except asyncio.QueueFull:
-            self.behind = True
+            # The browser reads slower than updates come. Snapshots are sent only when they change, so a page
+            # that lost one could stay wrong: it reconnects instead, and its catch-up brings it up to date.
+            self.refuse("this page fell behind the live updates")
 
     def refuse(self, reason: str) -> None:
         if self.refusal is None:
@@ -151,13 +151,11 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
     async def _pump(self) -> None:
         """Send the queued live messages, one at a time, each after any catch-up in progress."""
         while True:
-            generation, data = await self.inbox.get()
+            generation, message = await self.inbox.get()
             async with self.turn:
                 if generation != self.generation:
                     continue
-                if self.behind and data.get("kind") == "update":
-                    data, self.behind = {**data, "resync": True}, False
-                await self.live_update(data)
+                await self.live_update(message)
 
     async def _catch_up(self, scope: str, queue: str, task: str, cursor: dict[str, str]) -> None:
         """Send what the page missed: replayed events after its cursor, and counts read now."""
@@ -203,22 +201,26 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
         self.seen[queue] = replay.last_id
         await self.send_json(message)
 
-    async def live_update(self, data: dict[str, Any]) -> None:
+    async def live_update(self, message: LiveMessage) -> None:
         """A hub message for our subscription. Rows already sent by the replay are dropped (the replay may have
-        read further than the live message that was queued behind it), so a page never steps back in time."""
-        if data.get("kind") == "update":
-            data = dict(data)
-            seen = self.seen
-            fresh = [row for row in data.get("tasks", ()) if _newer(row.get("event", ""), seen.get(row["queue"]))]
-            if len(fresh) != len(data.get("tasks", ())):
-                data["tasks"] = fresh
-                if "history" in data:
-                    data["history"] = [
-                        row for row in data["history"] if _newer(row.get("event", ""), seen.get(row["queue"]))
-                    ]
-            for queue, last in data.get("cursor", {}).items():
-                seen[queue] = later(last, seen.get(queue, "0-0"))
-        await self.send_json(data)
+        read further than the live message that was queued behind it), so a page never steps back in time. Rows
+        come oldest first, so when the first is new all are, and the page gets the message's shared text."""
+        data = message.data
+        if data.get("kind") != "update" or data.get("scope") == "dashboard":  # no rows to filter
+            await self.send(text_data=message.text)
+            return
+        seen = self.seen
+        rows, history = data.get("tasks", ()), data.get("history", ())
+        if any(r and not _newer(r[0].get("event", ""), seen.get(r[0]["queue"])) for r in (rows, history)):
+            data = {**data, "tasks": [row for row in rows if _newer(row.get("event", ""), seen.get(row["queue"]))]}
+            if history:
+                data["history"] = [row for row in history if _newer(row.get("event", ""), seen.get(row["queue"]))]
+        for queue, last in data.get("cursor", {}).items():
+            seen[queue] = later(last, seen.get(queue, "0-0"))
+        if data is message.data:
+            await self.send(text_data=message.text)
+        else:
+            await self.send_json(data)
 
 
 def _newer(event_id: str, seen: str | None) -> bool:

@@ -48,11 +48,28 @@ CATCH_UP_READS = 8
 Key = tuple[str, ...]
 
 
+class LiveMessage:
+    """One message for every subscriber of a key: its data, and its JSON text, encoded once on first use (a
+    thousand pages of one queue must not cost a thousand encodings of the same rows)."""
+
+    __slots__ = ("data", "_text")
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+        self._text: str | None = None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = json.dumps(self.data)
+        return self._text
+
+
 class Subscriber(Protocol):
     """What the hub needs of a page's consumer: take a message without waiting (``deliver``), and be told that it
     cannot be served now (``refuse``: the page is told, shows it is not live, and retries)."""
 
-    def deliver(self, data: dict[str, Any]) -> None: ...
+    def deliver(self, message: LiveMessage) -> None: ...
 
     def refuse(self, reason: str) -> None: ...
 
@@ -314,8 +331,9 @@ class LiveHub:
         """Hand ``data`` to every subscriber of ``key``. Never waits: a consumer queues it and sends it on its own
         task, so one slow browser does not hold up the others."""
         self.messages_sent += 1
+        message = LiveMessage(data)
         for subscriber in list(self.watchers.get(key, ())):
-            subscriber.deliver(data)
+            subscriber.deliver(message)
 
 
 def queue_message(queue: str, qwin: QueueWindow, counts: dict[str, int] | None) -> dict[str, Any]:
