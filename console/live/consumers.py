@@ -49,7 +49,7 @@ MAX_CURSOR_ENTRIES = 1000
 READY_TIMEOUT = 10.0
 #: Live pages one console process serves at most; past it a page is told to retry (another process behind the
 #: load balancer, or this one once pages close). Measured: bench/live_sockets.py, docs/benchmarks.md.
-MAX_SOCKETS = 5000
+MAX_SOCKETS = 2000
 #: Messages queued for one page; a page further behind is told to reconnect (see ``deliver``).
 INBOX = 64
 #: ``CHANNEL_LAYERS`` defines no layer of this name, so Channels gives the consumer none: no channel name, no
