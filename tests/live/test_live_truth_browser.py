@@ -22,7 +22,7 @@ WORKLOAD_SECONDS = 20.0
 SETTLE_TIMEOUT = 60.0  # a guard: the pages agree within about a second of the last event
 RETAINED_AT_MOST = 35  # the completed tab lists them all: the live page adds up to 50 rows before a reload note
 TYPES = ("email:send", "thumbnail:resize", "report:build")
-OUTCOMES = ("retained", "done", "archive", "retry", "scheduled", "delete_pending", "retained", "delete_archived")
+OUTCOMES = ("retained", "done", "archive", "retry", "scheduled", "delete_pending", "archive", "delete_archived")
 QUEUE_PAGE = f"/queues/{QUEUE}/?state=completed&size=100"
 
 # What a page shows, read the same way from the live page and from a fresh load of it.
@@ -52,7 +52,8 @@ class Workload:
         self.moves, self.ops = moves, moves.ops
         self.inspector = Inspector(redis_url, actor="ops@example.com")
         self.retained = 0
-        self.archived: list[str] = []
+        self.archived: list[str] = []  # archived and not deleted yet
+        self.deleted = 0
         self.done = threading.Event()
 
     def enqueue(self, n: int, **options: Any) -> str:
@@ -69,6 +70,7 @@ class Workload:
         elif outcome == "delete_archived":
             if self.archived:
                 self.inspector.delete_task(QUEUE, self.archived.pop())
+                self.deleted += 1
         else:
             self.enqueue(n, retention=600) if outcome == "retained" else self.enqueue(n)
             [(task_id, token)] = self.moves.start(QUEUE)
@@ -141,7 +143,7 @@ def test_live_queue_page_and_dashboard_equal_a_fresh_load_after_a_mixed_workload
 
     workload = Workload(moves, redis_url)
     steps = workload.run()
-    assert steps >= 100 and workload.retained > 1 and workload.archived  # the workload did what it says
+    assert steps >= 100 and workload.retained > 1 and workload.archived and workload.deleted  # it did what it says
 
     for path, handle in pages.items():
         diffs: dict[str, Any] = {}
