@@ -17,7 +17,7 @@ cursor it was read at, so even the first connection misses nothing), then the li
 
 A subscription replaces the previous one. Bad input gets ``{"kind": "error"}`` and changes nothing. A page the
 process cannot serve now (the event streams cannot be read, or it already serves ``MAX_SOCKETS`` pages) gets
-``{"kind": "error", "retry": true, "message": <why>}`` and the socket is closed with 1013 (try again later): the
+``{"kind": "error", "retry": true, "message": <why>}`` and the socket is closed with 4013 (try again later): the
 page shows it is not live and reconnects, resuming from its cursor, so it never sits frozen looking live.
 
 The consumer uses no channel layer: the hub of its own process hands it messages (``deliver``), which it queues
@@ -55,7 +55,9 @@ INBOX = 64
 #: ``CHANNEL_LAYERS`` defines no layer of this name, so Channels gives the consumer none: no channel name, no
 #: group, no Redis connection per socket.
 NO_CHANNEL_LAYER = "live-hub-fans-out-in-process"
-RETRY_LATER = 1013  # WebSocket close code: try again later
+# WebSocket close code: try again later. Not 1013, its IANA code: daphne (autobahn) lets a server close only with
+# 1000 or an application code (3000-4999).
+RETRY_LATER = 4013
 _STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 
 

@@ -238,7 +238,13 @@ class LiveHub:
             or any(k[0] == TASK and k[1] == q for k in self.watchers)
         ]
         counts = await self._counts(queues)
-        cursor = {q: w.last_id for q, w in window.queues.items()}
+        if queues and not counts:
+            # Redis did not answer: the rows go out now, the counts on the next tick, even if no event comes (a
+            # page must not keep counts from before a burst it was told about).
+            for queue in queues:
+                self.coalescer.touch(queue)
+            self._dirty.set()
+        cursor = {q: w.last_id for q, w in window.queues.items() if w.last_id}
         if self.watching(GLOBAL):
             self._send(
                 (GLOBAL,),
@@ -342,7 +348,7 @@ def queue_message(queue: str, qwin: QueueWindow, counts: dict[str, int] | None) 
         "kind": "update",
         "scope": "queue",
         "queues": {queue: counts} if counts else {},
-        "cursor": {queue: qwin.last_id},
+        "cursor": {queue: qwin.last_id} if qwin.last_id else {},  # none for a window that only recounts
         "tasks": rows,
         "more": more,
         "events": qwin.events,

@@ -92,3 +92,42 @@ def test_time_charts_follow_what_workers_write_without_reload(asgi_console, driv
     console.wait_for(redrawn, "the throughput chart to show the four attempts", timeout=4 * WAIT)
     assert driver.execute_script("return window.notReloaded") is True
     assert json.loads(driver.execute_script("return JSON.stringify(window.taskqLive.seriesRefreshes)")) >= 1
+
+
+def test_a_page_the_server_cannot_serve_shows_it_is_not_live_and_comes_back(driver, tmp_path, transactional_db):
+    """Issue 16: a page whose socket the server could not serve sat frozen, still marked live. With the Redis of
+    its console gone, the page says it is reconnecting; once Redis is back, it is live again and follows updates."""
+    from daphne_console import daphne_console
+
+    from queues.engine import Client
+    from tests.ports import free_port
+    from tests.topology.topology_support import _require, _start, stop
+
+    port = free_port()
+    url = f"redis://127.0.0.1:{port}/0"  # a redis-server of this test's own, which it stops and starts again
+    servers = [_start([], [_require("redis-server"), "--save", ""], tmp_path / "redis", port)]
+
+    def enqueue() -> None:
+        with Client(url) as client:
+            client.enqueue("live:test", {}, queue="web")
+
+    try:
+        enqueue()
+        with daphne_console(tmp_path, url) as console_server:
+            console = Console(driver, console_server.url, USER, tmp_path)
+            console.login("/queues/web/?state=pending")
+
+            def status(d) -> str:
+                return d.execute_script("return window.taskqLive.status")
+
+            console.wait_for(lambda d: status(d) == "live", "the page to be live")
+            stop(servers.pop())
+            console.wait_for(lambda d: status(d) == "reconnecting", "the page to say it is not live")
+            assert "reconnecting" in console.find("[data-live-status]").text
+            servers.append(_start([], [_require("redis-server"), "--save", ""], tmp_path / "redis", port))
+            console.wait_for(lambda d: status(d) == "live", "the page to be live again", timeout=3 * WAIT)
+            enqueue()  # the restarted Redis is empty: this task is the queue's only one
+            console.wait_text("1", "[data-live-count=pending]")
+    finally:
+        for server in servers:
+            stop(server)

@@ -78,7 +78,7 @@ def test_300_sockets_on_one_process_each_get_the_next_update(daphne, moves):
 
 
 def test_a_page_the_process_cannot_serve_is_told_to_retry_and_closed(live_engine, viewer_cookie, monkeypatch):
-    """Past MAX_SOCKETS a page gets an error saying why, with ``retry``, and a 1013 close: it shows it is not
+    """Past MAX_SOCKETS a page gets an error saying why, with ``retry``, and a 4013 close: it shows it is not
     live and reconnects (live.js), instead of sitting frozen while marked live."""
     from live_support import open_socket, run, subscribe
 
