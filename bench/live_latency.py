@@ -50,8 +50,9 @@ def _refuse_shared_db(url: str) -> None:
         sys.exit(f"refusing Redis DB {db}: use a scratch database (1-9)")
 
 
-def start_console(url: str, port: int, workdir: Path) -> subprocess.Popen:
-    env = {
+def console_env(url: str, workdir: Path) -> dict[str, str]:
+    """The environment of the bench console: the given Redis, a throwaway SQLite database in ``workdir``."""
+    return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "console.settings",
         "REDIS_URL": url,
@@ -59,6 +60,10 @@ def start_console(url: str, port: int, workdir: Path) -> subprocess.Popen:
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "LOG_LEVEL": "WARNING",
     }
+
+
+def start_console(url: str, port: int, workdir: Path) -> subprocess.Popen:
+    env = console_env(url, workdir)
     manage = [sys.executable, "manage.py"]
     subprocess.run(manage + ["migrate", "-v", "0"], cwd=REPO, env=env, check=True)
     subprocess.run(

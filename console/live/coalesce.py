@@ -70,6 +70,10 @@ class Coalescer:
             if key in watched_tasks:
                 self.window.histories.setdefault(key, []).append(event.as_dict())
 
+    def touch(self, queue: str) -> None:
+        """Have the next window name ``queue`` even without events (its counts are to be read again)."""
+        self.window.queues.setdefault(queue, QueueWindow())
+
     def drain(self) -> Window:
         window, self.window = self.window, Window()
         return window

@@ -15,7 +15,13 @@ cursor it was read at, so even the first connection misses nothing), then the li
     {"kind": "servers", "servers": [...]}
     {"kind": "dashboard", "chart": "<svg…>", "rows": [{"queue", "href", "paused", "cells"}]}  (see dashboard.py)
 
-A subscription replaces the previous one. Bad input gets ``{"kind": "error"}`` and changes nothing.
+A subscription replaces the previous one. Bad input gets ``{"kind": "error"}`` and changes nothing. A page the
+process cannot serve now (the event streams cannot be read, or it already serves ``MAX_SOCKETS`` pages) gets
+``{"kind": "error", "retry": true, "message": <why>}`` and the socket is closed with 4013 (try again later): the
+page shows it is not live and reconnects, resuming from its cursor, so it never sits frozen looking live.
+
+The consumer uses no channel layer: the hub of its own process hands it messages (``deliver``), which it queues
+(at most ``INBOX`` of them) and sends from a task of its own, one at a time and never during a catch-up.
 """
 
 from __future__ import annotations
@@ -34,13 +40,24 @@ from queues.engine.validation import task_id as check_task_id
 
 from ..access import can_view
 from .coalesce import coalesce
-from .hub import GLOBAL, QUEUE, SERVERS, TASK, LiveHub, live_hub, queue_message
+from .hub import GLOBAL, QUEUE, SERVERS, TASK, Key, LiveHub, LiveMessage, live_hub, queue_message
 
 SCOPES = ("dashboard", "queue", "task", "servers")
 REPLAY_LIMIT = 10_000  # events replayed to one queue page; past it the page is told to resync
 TASK_REPLAY_SCAN = 20_000  # stream entries scanned to replay one task's events
 MAX_CURSOR_ENTRIES = 1000
 READY_TIMEOUT = 10.0
+#: Live pages one console process serves at most; past it a page is told to retry (another process behind the
+#: load balancer, or this one once pages close). Measured: bench/live_sockets.py, docs/benchmarks.md.
+MAX_SOCKETS = 2000
+#: Messages queued for one page; a page further behind is told to reconnect (see ``deliver``).
+INBOX = 64
+#: ``CHANNEL_LAYERS`` defines no layer of this name, so Channels gives the consumer none: no channel name, no
+#: group, no Redis connection per socket.
+NO_CHANNEL_LAYER = "live-hub-fans-out-in-process"
+# WebSocket close code: try again later. Not 1013, its IANA code: daphne (autobahn) lets a server close only with
+# 1000 or an application code (3000-4999).
+RETRY_LATER = 4013
 _STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 
 
@@ -49,8 +66,9 @@ class BadSubscription(ValueError):
 
 
 class LiveConsumer(AsyncJsonWebsocketConsumer):
-    """One page's live feed. Group messages arrive one at a time, after the current handler (a replay) ends."""
+    """One page's live feed, a ``Subscriber`` of the process's hub."""
 
+    channel_layer_alias = NO_CHANNEL_LAYER
     hub: LiveHub
 
     async def connect(self) -> None:
@@ -60,12 +78,20 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
         if user is None or not await database_sync_to_async(can_view)(user):
             await self.close()
             return
-        self.subscription: tuple[str, ...] | None = None
+        self.subscription: Key | None = None
         self.seen: dict[str, str] = {}
+        self.inbox: asyncio.Queue[tuple[int, LiveMessage]] = asyncio.Queue(INBOX)
+        self.generation = 0  # of the subscription; messages queued for an earlier one are dropped
+        self.turn = asyncio.Lock()  # a catch-up and the live messages never interleave
+        self.refusal: asyncio.Task[None] | None = None
         await self.accept()
+        self.pump = asyncio.create_task(self._pump(), name="live-consumer-pump")
 
     async def disconnect(self, code: int) -> None:
-        await self._leave()
+        self._leave()
+        pump = getattr(self, "pump", None)
+        if pump is not None:
+            pump.cancel()
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         try:
@@ -73,45 +99,71 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
         except BadSubscription as exc:
             await self.send_json({"kind": "error", "message": str(exc)})
             return
-        await self._leave()
-        self.hub = live_hub()
-        try:
-            # The reader must stand at the streams' ends before we replay, or events in between are lost.
-            async with asyncio.timeout(READY_TIMEOUT):
-                await self.hub.ready.wait()
-        except TimeoutError:
-            await self.send_json(
-                {"kind": "error", "message": "the event streams cannot be read (is Redis up?)", "resync": True}
+        async with self.turn:
+            self._leave()
+            self.hub = live_hub()
+            try:
+                # The reader must stand at the streams' ends before we replay, or events in between are lost.
+                async with asyncio.timeout(READY_TIMEOUT):
+                    await self.hub.ready.wait()
+            except TimeoutError:
+                await self._refuse("the event streams cannot be read (is Redis up?)")
+                return
+            if self.hub.failing or self.hub.sockets >= MAX_SOCKETS:
+                await self._refuse(self.hub.failing or f"this console process serves its most pages ({MAX_SOCKETS})")
+                return
+            key: Key = {"dashboard": (GLOBAL,), "servers": (SERVERS,), "queue": (QUEUE, queue)}.get(
+                scope, (TASK, queue, task)
             )
-            return
-        if scope == "dashboard":
-            key: tuple[str, ...] = (GLOBAL,)
-        elif scope == "servers":
-            key = (SERVERS,)
-        elif scope == "queue":
-            key = (QUEUE, queue)
-        else:
-            key = (TASK, queue, task)
-        await self.channel_layer.group_add(self.hub.watch(*key), self.channel_name)
-        self.subscription = key
-        try:
-            await self._catch_up(scope, queue, task, cursor)
-        except EngineError as exc:
-            await self.send_json({"kind": "error", "message": str(exc), "resync": True})
+            self.hub.watch(self, *key)
+            self.subscription = key
+            try:
+                async with self.hub.catch_up_reads:
+                    await self._catch_up(scope, queue, task, cursor)
+            except EngineError as exc:
+                await self._refuse(str(exc))
 
-    async def _leave(self) -> None:
+    # -- Subscriber --------------------------------------------------------------------------------------------
+
+    def deliver(self, message: LiveMessage) -> None:
+        try:
+            self.inbox.put_nowait((self.generation, message))
+        except asyncio.QueueFull:
+            # The browser reads slower than updates come. Snapshots are sent only when they change, so a page
+            # that lost one could stay wrong: it reconnects instead, and its catch-up brings it up to date.
+            self.refuse("this page fell behind the live updates")
+
+    def refuse(self, reason: str) -> None:
+        if self.refusal is None:
+            self.refusal = asyncio.create_task(self._refuse(reason))
+
+    async def _refuse(self, reason: str) -> None:
+        self._leave()
+        await self.send_json({"kind": "error", "message": reason, "retry": True})
+        await self.close(code=RETRY_LATER)
+
+    def _leave(self) -> None:
         subscription = getattr(self, "subscription", None)
         if subscription is not None:
-            self.hub.unwatch(*subscription)
-            await self.channel_layer.group_discard(self.hub.group(*subscription), self.channel_name)
+            self.hub.unwatch(self, *subscription)
             self.subscription = None
             self.seen = {}
+            self.generation += 1
+
+    async def _pump(self) -> None:
+        """Send the queued live messages, one at a time, each after any catch-up in progress."""
+        while True:
+            generation, message = await self.inbox.get()
+            async with self.turn:
+                if generation != self.generation:
+                    continue
+                await self.live_update(message)
 
     async def _catch_up(self, scope: str, queue: str, task: str, cursor: dict[str, str]) -> None:
         """Send what the page missed: replayed events after its cursor, and counts read now."""
         streams = self.hub.streams
         if scope == "servers":
-            await self.send_json({"kind": "servers", "servers": await self.hub.servers_snapshot()})
+            await self.send_json({"kind": "servers", "servers": await self.hub.servers_snapshot(), "replay": True})
             return
         if scope == "dashboard":
             # The dashboard shows counts only, and counts read now are exact: no need to replay events.
@@ -151,23 +203,26 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
         self.seen[queue] = replay.last_id
         await self.send_json(message)
 
-    async def live_update(self, message: dict[str, Any]) -> None:
-        """A hub message for our group. Rows already sent by the replay are dropped (the replay may have read
-        further than the live message that was queued behind it), so a page never steps back in time."""
-        data = message["data"]
-        if data.get("kind") == "update":
-            data = dict(data)
-            seen = self.seen
-            fresh = [row for row in data.get("tasks", ()) if _newer(row.get("event", ""), seen.get(row["queue"]))]
-            if len(fresh) != len(data.get("tasks", ())):
-                data["tasks"] = fresh
-                if "history" in data:
-                    data["history"] = [
-                        row for row in data["history"] if _newer(row.get("event", ""), seen.get(row["queue"]))
-                    ]
-            for queue, last in data.get("cursor", {}).items():
-                seen[queue] = later(last, seen.get(queue, "0-0"))
-        await self.send_json(data)
+    async def live_update(self, message: LiveMessage) -> None:
+        """A hub message for our subscription. Rows already sent by the replay are dropped (the replay may have
+        read further than the live message that was queued behind it), so a page never steps back in time. Rows
+        come oldest first, so when the first is new all are, and the page gets the message's shared text."""
+        data = message.data
+        if data.get("kind") != "update" or data.get("scope") == "dashboard":  # no rows to filter
+            await self.send(text_data=message.text)
+            return
+        seen = self.seen
+        rows, history = data.get("tasks", ()), data.get("history", ())
+        if any(r and not _newer(r[0].get("event", ""), seen.get(r[0]["queue"])) for r in (rows, history)):
+            data = {**data, "tasks": [row for row in rows if _newer(row.get("event", ""), seen.get(row["queue"]))]}
+            if history:
+                data["history"] = [row for row in history if _newer(row.get("event", ""), seen.get(row["queue"]))]
+        for queue, last in data.get("cursor", {}).items():
+            seen[queue] = later(last, seen.get(queue, "0-0"))
+        if data is message.data:
+            await self.send(text_data=message.text)
+        else:
+            await self.send_json(data)
 
 
 def _newer(event_id: str, seen: str | None) -> bool:

@@ -1,39 +1,39 @@
-"""The per-process live hub: one reader of the engine's event streams, one flusher, and the groups they feed.
+"""The per-process live hub: one reader of the engine's event streams, one flusher, and the pages they feed.
 
 Each console process runs exactly one hub on its event loop, started by the first WebSocket that subscribes.
 The reader tails every queue's stream with XREAD BLOCK (``EventTail``; new queues are picked up within about a
-second) and feeds a ``Coalescer``. The flusher sends at most one message per group every ``LIVE_INTERVAL``
-seconds: at once when the group has been quiet (an isolated transition is not delayed), else when the interval
-since the last send has passed (a burst becomes four messages a second, whatever its rate). While a dashboard
-is open, a third task sends what changed on it beyond counts (``console/live/dashboard.py``), every few seconds.
+second) and feeds a ``Coalescer``. The flusher sends at most one message per subscription key every
+``LIVE_INTERVAL`` seconds: at once when the key has been quiet (an isolated transition is not delayed), else when
+the interval since the last send has passed (a burst becomes four messages a second, whatever its rate). Counts
+are read fresh for the changed queues, in one pipeline per tick. While a dashboard or a queue page is open, a
+third task sends what changed on it beyond counts (``console/live/dashboard.py``, ``console/live/queue_page.py``).
 
-Group names carry the hub's own tag. Every console process has its own hub, so if groups were shared, each
-browser would get every update once per console process; with the tag, a hub only feeds the consumers of its
-own process, still through the channel layer.
+Fan-out is in process: the hub hands each message straight to the subscribed consumers of its own process
+(``Subscriber.deliver``), so an open page costs no Redis connection and no channel-layer group (channels-redis's
+pool capped a process at 99 live pages: issue 16). Redis sees one reader per process, one counts pipeline per
+tick and the snapshots, whatever the number of pages.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import time
-import uuid
 import weakref
-from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from queues.engine.errors import EngineError, TaskNotFoundError
 from queues.engine.events import AsyncEventStreams, StreamEvent
 
 from .coalesce import Coalescer, QueueWindow, Window
 from .dashboard import DASHBOARD_IDLE, DASHBOARD_INTERVAL, DashboardDelta, dashboard_snapshot
+from .queue_page import QueuePageDelta, queue_page_snapshots
 
 log = logging.getLogger("console.live")
 
-LIVE_INTERVAL = 0.25  # seconds between two messages of one group, at least
+LIVE_INTERVAL = 0.25  # seconds between two messages of one subscription key, at least
 BLOCK_MS = 1000  # XREAD BLOCK timeout: how long the reader waits before re-listing queues
 SERVERS_REFRESH = 5.0  # the server registry emits no events: re-read it this often while someone watches
 RESULT_PREVIEW_BYTES = 4096
@@ -41,19 +41,46 @@ RESULT_PREVIEW_BYTES = 4096
 GLOBAL, QUEUE, TASK, SERVERS = "all", "q", "t", "servers"
 
 
-def _digest(*parts: str) -> str:
-    # Queue names and task ids may hold any character; group names only [A-Za-z0-9._-] and under 100 of them.
-    return hashlib.sha1("\x00".join(parts).encode()).hexdigest()[:24]
+#: Catch-up reads (replay, counts) of newly subscribed pages running at once: what bounds the hub's Redis
+#: connections when a thousand pages (re)connect together (after a console restart, say).
+CATCH_UP_READS = 8
+
+Key = tuple[str, ...]
+
+
+class LiveMessage:
+    """One message for every subscriber of a key: its data, and its JSON text, encoded once on first use (a
+    thousand pages of one queue must not cost a thousand encodings of the same rows)."""
+
+    __slots__ = ("data", "_text")
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+        self._text: str | None = None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = json.dumps(self.data)
+        return self._text
+
+
+class Subscriber(Protocol):
+    """What the hub needs of a page's consumer: take a message without waiting (``deliver``), and be told that it
+    cannot be served now (``refuse``: the page is told, shows it is not live, and retries)."""
+
+    def deliver(self, message: LiveMessage) -> None: ...
+
+    def refuse(self, reason: str) -> None: ...
 
 
 class LiveHub:
-    """Reader + coalescer + flusher for one process. ``watch``/``unwatch`` count the local subscribers of each
-    group, so nothing is built for groups nobody in this process watches."""
+    """Reader + coalescer + flusher for one process. ``watch``/``unwatch`` keep the local subscribers of each key
+    (dashboard, one queue, one task, servers), so nothing is built for keys nobody in this process watches."""
 
     def __init__(
         self,
         streams: AsyncEventStreams,
-        layer: Any,
         *,
         interval: float = LIVE_INTERVAL,
         block_ms: int = BLOCK_MS,
@@ -62,46 +89,52 @@ class LiveHub:
         dashboard_idle: float = DASHBOARD_IDLE,
     ):
         self.streams = streams
-        self.layer = layer
         self.interval = interval
         self.block_ms = block_ms
         self.dashboard_interval = dashboard_interval
         self.dashboard_idle = dashboard_idle
         self.inspector = inspector or _default_inspector
-        self.tag = uuid.uuid4().hex[:12]
         self.tail = streams.tail()
         self.coalescer = Coalescer()
-        self.watchers: Counter[tuple[str, ...]] = Counter()
+        self.watchers: dict[Key, set[Subscriber]] = {}
         self.ready = asyncio.Event()
-        self.messages_sent = 0  # for tests and the bench: group messages sent so far
+        self.failing = ""  # why the event streams cannot be read now; empty while they can
+        self.catch_up_reads = asyncio.Semaphore(CATCH_UP_READS)
+        self.messages_sent = 0  # for tests and the bench: messages handed to subscribers so far
         self._dirty = asyncio.Event()
         self._last_flush = 0.0
         self._servers_json = ""
         self._servers_read_at = 0.0
         self._dashboard_due = asyncio.Event()  # events arrived since the last dashboard snapshot
         self._dashboard_delta = DashboardDelta()
+        self._queue_page_delta = QueuePageDelta()
         self._tasks: list[asyncio.Task[None]] = []
 
-    # -- groups ------------------------------------------------------------------------------------------------
+    # -- subscribers -------------------------------------------------------------------------------------------
 
-    def group(self, kind: str, *key: str) -> str:
-        return f"live.{self.tag}.{kind}" + (f".{_digest(*key)}" if key else "")
-
-    def watch(self, kind: str, *key: str) -> str:
-        self.watchers[(kind, *key)] += 1
+    def watch(self, subscriber: Subscriber, kind: str, *key: str) -> None:
+        self.watchers.setdefault((kind, *key), set()).add(subscriber)
         if kind == SERVERS:
             self._servers_json = ""  # a new watcher gets a snapshot from its consumer; resend on next change
         if kind == GLOBAL:
             self._dashboard_delta.reset()  # likewise: the next round sends the whole dashboard
-        return self.group(kind, *key)
+        if kind == QUEUE:
+            self._queue_page_delta.reset(key[0])  # and the queue's banner figures and task types
+            self._dashboard_due.set()
 
-    def unwatch(self, kind: str, *key: str) -> None:
-        self.watchers[(kind, *key)] -= 1
-        if self.watchers[(kind, *key)] <= 0:
-            del self.watchers[(kind, *key)]
+    def unwatch(self, subscriber: Subscriber, kind: str, *key: str) -> None:
+        subscribers = self.watchers.get((kind, *key))
+        if subscribers is not None:
+            subscribers.discard(subscriber)
+            if not subscribers:
+                del self.watchers[(kind, *key)]
 
     def watching(self, kind: str, *key: str) -> bool:
-        return self.watchers.get((kind, *key), 0) > 0
+        return bool(self.watchers.get((kind, *key)))
+
+    @property
+    def sockets(self) -> int:
+        return sum(len(subscribers) for subscribers in self.watchers.values())
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
 
@@ -120,7 +153,6 @@ class LiveHub:
         self._tasks = []
 
     async def _read_loop(self) -> None:
-        failing = False
         while True:
             try:
                 # The first read only places the tail (block 1 ms) so ``ready`` is set as soon as the tail stands
@@ -128,19 +160,26 @@ class LiveHub:
                 # its replay and the live events.
                 events = await self.streams.read(self.tail, 1 if not self.ready.is_set() else self.block_ms)
                 self.ready.set()
-                if failing:
+                if self.failing:
                     log.info("live: reading the event streams again")
-                    failing = False
+                    self.failing = ""
             except EngineError as exc:
-                if not failing:
+                if not self.failing:
                     log.warning("live: cannot read the event streams (%s); retrying", exc)
-                    failing = True
+                    self.failing = f"the event streams cannot be read ({exc})"
+                    self._refuse_all(self.failing)
                 await asyncio.sleep(1.0)
                 continue
             if not self.tail.positions:
                 await asyncio.sleep(self.block_ms / 1000)  # no queue yet: XREAD would return at once
             if events:
                 self.accept(events)
+
+    def _refuse_all(self, reason: str) -> None:
+        """Tell every page it is not live any more; each reconnects and resumes from its cursor once it can."""
+        for subscribers in list(self.watchers.values()):
+            for subscriber in list(subscribers):
+                subscriber.refuse(reason)
 
     def accept(self, events: list[StreamEvent]) -> None:
         """Feed events into the current window (the reader calls this; tests may too)."""
@@ -164,8 +203,9 @@ class LiveHub:
             await self._guarded(self.flush, self.coalescer.drain())
 
     async def _dashboard_loop(self) -> None:
-        """The dashboard snapshot, apart from the 250 ms flusher: it reads every queue, so it runs at most every
-        ``dashboard_interval`` seconds, and every ``dashboard_idle`` seconds when nothing happened."""
+        """The dashboard and queue page snapshots, apart from the 250 ms flusher: they read whole queues, so they
+        run at most every ``dashboard_interval`` seconds, and every ``dashboard_idle`` seconds when nothing
+        happened (latency grows while nothing happens)."""
         while True:
             try:
                 await asyncio.wait_for(self._dashboard_due.wait(), timeout=self.dashboard_idle)
@@ -173,6 +213,7 @@ class LiveHub:
                 pass
             self._dashboard_due.clear()
             await self._guarded(self._dashboard, None)
+            await self._guarded(self._queue_pages, None)
             await asyncio.sleep(self.dashboard_interval)
 
     async def _guarded(self, fn: Callable[[Any], Any], arg: Any) -> None:
@@ -186,7 +227,7 @@ class LiveHub:
     # -- sending -----------------------------------------------------------------------------------------------
 
     async def flush(self, window: Window) -> None:
-        """Send one message per watched group touched by ``window``."""
+        """Send one message per watched key touched by ``window``."""
         if not window.queues:
             return
         queues = [
@@ -197,21 +238,27 @@ class LiveHub:
             or any(k[0] == TASK and k[1] == q for k in self.watchers)
         ]
         counts = await self._counts(queues)
-        cursor = {q: w.last_id for q, w in window.queues.items()}
+        if queues and not counts:
+            # Redis did not answer: the rows go out now, the counts on the next tick, even if no event comes (a
+            # page must not keep counts from before a burst it was told about).
+            for queue in queues:
+                self.coalescer.touch(queue)
+            self._dirty.set()
+        cursor = {q: w.last_id for q, w in window.queues.items() if w.last_id}
         if self.watching(GLOBAL):
-            await self._send(
-                self.group(GLOBAL),
+            self._send(
+                (GLOBAL,),
                 {"kind": "update", "scope": "dashboard", "queues": counts, "cursor": cursor, "events": window.events},
             )
         for queue, qwin in window.queues.items():
             if self.watching(QUEUE, queue):
-                await self._send(self.group(QUEUE, queue), queue_message(queue, qwin, counts.get(queue)))
+                self._send((QUEUE, queue), queue_message(queue, qwin, counts.get(queue)))
         for (queue, task_id), history in window.histories.items():
             if self.watching(TASK, queue, task_id):
                 message = await self.task_message(
                     queue, task_id, history, counts.get(queue), window.queues[queue].last_id
                 )
-                await self._send(self.group(TASK, queue, task_id), message)
+                self._send((TASK, queue, task_id), message)
         if (
             any(w.active_moved for w in window.queues.values())
             or time.monotonic() - self._servers_read_at >= SERVERS_REFRESH
@@ -235,17 +282,17 @@ class LiveHub:
         }
 
     async def _servers(self, _arg: Any) -> None:
-        """Send the server registry to the servers group when it changed (or ``SERVERS_REFRESH`` passed)."""
+        """Send the server registry to the servers pages when it changed (or ``SERVERS_REFRESH`` passed)."""
         if not self.watching(SERVERS):
             return
         snapshot = await self.servers_snapshot()
         encoded = json.dumps(snapshot, sort_keys=True)
         if encoded != self._servers_json:
             self._servers_json = encoded
-            await self._send(self.group(SERVERS), {"kind": "servers", "servers": snapshot})
+            self._send((SERVERS,), {"kind": "servers", "servers": snapshot})
 
     async def _dashboard(self, _arg: Any) -> None:
-        """Send what changed on the dashboard since the last round to the dashboard group, if anything did."""
+        """Send what changed on the dashboard since the last round to the dashboards, if anything did."""
         if not self.watching(GLOBAL):
             return
         try:
@@ -255,7 +302,20 @@ class LiveHub:
             return
         delta = self._dashboard_delta(snapshot)
         if delta is not None:
-            await self._send(self.group(GLOBAL), delta)
+            self._send((GLOBAL,), delta)
+
+    async def _queue_pages(self, _arg: Any) -> None:
+        """Send each watched queue's page snapshot when it changed since the last round."""
+        queues = sorted(key[1] for key in self.watchers if key[0] == QUEUE)
+        if not queues:
+            return
+        try:
+            snapshots = await asyncio.to_thread(queue_page_snapshots, self.inspector(), queues)
+        except EngineError as exc:  # Redis away: the next round tries again
+            log.warning("live: cannot read the queue pages (%s)", exc)
+            return
+        for snapshot in self._queue_page_delta(snapshots):
+            self._send((QUEUE, snapshot["queue"]), snapshot)
 
     async def dashboard_snapshot(self) -> dict[str, Any]:
         return await asyncio.to_thread(dashboard_snapshot, self.inspector())
@@ -273,9 +333,13 @@ class LiveHub:
             log.warning("live: cannot read queue counts (%s)", exc)
             return {}
 
-    async def _send(self, group: str, data: dict[str, Any]) -> None:
+    def _send(self, key: Key, data: dict[str, Any]) -> None:
+        """Hand ``data`` to every subscriber of ``key``. Never waits: a consumer queues it and sends it on its own
+        task, so one slow browser does not hold up the others."""
         self.messages_sent += 1
-        await self.layer.group_send(group, {"type": "live.update", "data": data})
+        message = LiveMessage(data)
+        for subscriber in list(self.watchers.get(key, ())):
+            subscriber.deliver(message)
 
 
 def queue_message(queue: str, qwin: QueueWindow, counts: dict[str, int] | None) -> dict[str, Any]:
@@ -284,7 +348,7 @@ def queue_message(queue: str, qwin: QueueWindow, counts: dict[str, int] | None) 
         "kind": "update",
         "scope": "queue",
         "queues": {queue: counts} if counts else {},
-        "cursor": {queue: qwin.last_id},
+        "cursor": {queue: qwin.last_id} if qwin.last_id else {},  # none for a window that only recounts
         "tasks": rows,
         "more": more,
         "events": qwin.events,
@@ -375,14 +439,12 @@ def live_hub() -> LiveHub:
 
     Keyed by loop because an asyncio Redis connection belongs to the loop that opened it (tests run many loops).
     """
-    from channels.layers import get_channel_layer
-
     from queues import conf
 
     loop = asyncio.get_running_loop()
     hub = _hubs.get(loop)
     if hub is None:
         streams = AsyncEventStreams(conf.redis_url(), prefix=conf.key_prefix())
-        hub = _hubs[loop] = LiveHub(streams, get_channel_layer())
+        hub = _hubs[loop] = LiveHub(streams)
         hub.start()
     return hub

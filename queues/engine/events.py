@@ -25,9 +25,8 @@ from .records import picked
 from .redis_errors import translated
 from .sans_io import Batch, Command, Flow, Request, drive, drive_async, run_command, run_command_async
 
-#: States whose sizes ``counts`` reads (aggregating tasks live in groups and are not counted here). Waiting
-#: tasks are counted in their queue's ``waiting`` sorted set.
-COUNTED_STATES = ("pending", "active", "scheduled", "retry", "archived", "completed", "waiting")
+#: States whose structures ``counts`` measures (aggregating and waiting tasks come from the per-type counts).
+COUNTED_STATES = ("pending", "active", "scheduled", "retry", "archived", "completed")
 #: Queues are re-listed at most this often while tailing, so a new queue is followed within about this long.
 QUEUE_REFRESH_SECONDS = 1.0
 START = "0-0"
@@ -196,8 +195,11 @@ def replay_flow(keys: Keys, queue: str, after: str, limit: int, task_id: str | N
 
 
 def counts_flow(keys: Keys, queues: Iterable[str], day: str) -> Flow:
-    """Per queue: the size of each state, ``size`` (completed excluded, as asynq counts it), ``paused`` (0/1) and
-    the processed and failed counters of ``day`` — all read in one MULTI, so they agree with each other."""
+    """Per queue: ``QueueInfo.live_counts``, the size of each state (aggregating and waiting ones counted from the
+    per-type counts, as ``Inspector.queue_infos`` counts them), ``size``, ``paused`` and the processed and failed
+    counters of ``day`` and in total — all read in one MULTI, so they agree with each other."""
+    from .inspector import QueueInfo, count_unlisted
+
     names = list(queues)
     if not names:
         return {}
@@ -208,16 +210,21 @@ def counts_flow(keys: Keys, queues: Iterable[str], day: str) -> Flow:
         commands += [Command("zcard", (q.state_key(s),)) for s in COUNTED_STATES[1:]]
         commands.append(Command("exists", (q.paused,)))
         # Not MGET: a cluster pipeline refuses multi-key commands.
-        commands += [Command("get", (q.processed_on(day),)), Command("get", (q.failed_on(day),))]
+        counters = (q.processed_on(day), q.failed_on(day), q.processed, q.failed)
+        commands += [Command("get", (counter,)) for counter in counters]
+        commands.append(Command("hgetall", (q.type_counts,)))
     replies = iter((yield Batch(commands)))
     out: dict[str, dict[str, int]] = {}
     for queue in names:
-        counts = {state: int(next(replies)) for state in COUNTED_STATES}
-        counts["size"] = sum(v for s, v in counts.items() if s != "completed")
-        counts["paused"] = int(bool(next(replies)))
-        processed, failed = next(replies), next(replies)
-        counts["processed_today"], counts["failed_today"] = int(processed or 0), int(failed or 0)
-        out[queue] = counts
+        info = QueueInfo(queue)
+        for state in COUNTED_STATES:
+            setattr(info, state, int(next(replies)))
+        info.paused = bool(next(replies))
+        info.processed_today, info.failed_today, info.processed_total, info.failed_total = (
+            int(next(replies) or 0) for _ in range(4)
+        )
+        count_unlisted(info, next(replies))
+        out[queue] = info.live_counts()
     return out
 
 

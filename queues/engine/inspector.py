@@ -37,6 +37,7 @@ from .export_store import ExportStatus, ExportStore
 from .keys import STATES, cancel_message
 from .message import TaskInfo, TaskMessage
 from .policies import PolicyCache, QueueSpec
+from .records import picked
 from .redaction import Redaction
 from .sans_io import drive, run_command
 from .transitions import ArchiveLimits, Placement
@@ -90,6 +91,17 @@ class QueueInfo:
 
     def counts(self) -> dict[str, int]:
         return {state: getattr(self, state) for state in STATES}
+
+    def live_counts(self) -> dict[str, int]:
+        """What the live console sends per queue on every update: each state's size (waiting too), ``size``,
+        ``paused`` (0/1) and the four counters, computed as the pages compute them on a fresh load."""
+        return {
+            **self.counts(),
+            "waiting": self.waiting,
+            "size": self.size,
+            "paused": int(self.paused),
+            **picked(self, "processed_today failed_today processed_total failed_total"),
+        }
 
 
 @dataclass
@@ -299,7 +311,7 @@ class Inspector(BrokerOwner):
             )
             infos.append(info)
             oldest.append(next(replies))
-            _count_unlisted(info, next(replies))
+            count_unlisted(info, next(replies))
         self._latency_and_memory(infos, oldest, memory_sample)
         return infos
 
@@ -1157,7 +1169,7 @@ class GroupInfo:
     oldest: datetime | None = None
 
 
-def _count_unlisted(info: QueueInfo, type_counts: dict[bytes, bytes]) -> None:
+def count_unlisted(info: QueueInfo, type_counts: dict[bytes, bytes]) -> None:
     """Aggregating and waiting tasks live in many structures (one per group, one per dependency), so their
     totals come from the per-type counts the scripts keep."""
     for name, value in type_counts.items():

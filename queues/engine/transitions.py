@@ -198,6 +198,14 @@ class Transitions:
             keys += [q.processed, q.processed_on(day)] if name == "processed" else [q.failed, q.failed_on(day)]
         return keys
 
+    def _daily_counters(self, q: QueueKeys) -> list[str]:
+        """Every daily counter of ``q`` that may still exist (they expire DAY_COUNTER_TTL after their day). A
+        deleted queue loses them with its totals: left behind, a queue of the same name used again the same day
+        read more processed today than in total (issue 16)."""
+        now = self.clock.now()
+        days = [utc_day(now - n * 86400) for n in range(DAY_COUNTER_TTL // 86400 + 1)]
+        return [key for day in days for key in (q.processed_on(day), q.failed_on(day))]
+
     # -- producers ---------------------------------------------------------------------------------------------
 
     def enqueue(self, queue: str, items: Sequence[Placement], actor: str = "", barrier: str = "") -> Call:
@@ -463,5 +471,5 @@ class Transitions:
             q.starts,
             q.errors,
             q.errors_seen,
-        ]
+        ] + self._daily_counters(q)
         return Call("delete_queue", script("delete_queue"), keys, [q.task_prefix, "1" if force else "0"])

@@ -54,12 +54,12 @@
     var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/live/";
     socket = new WebSocket(url);
     socket.onopen = function () {
-      retryDelay = 500;
       socket.send(JSON.stringify({op: "subscribe", scope: scope, queue: queue, task: taskId, cursor: cursor}));
-      setStatus("live");
     };
     socket.onmessage = function (event) {
       var data = JSON.parse(event.data);
+      // Live once the server has answered the subscription with its catch-up, not merely because it accepted.
+      if (data.replay) { setStatus("live"); retryDelay = 500; }
       live.messages += 1;
       apply(data);
       refreshSeries();
@@ -75,9 +75,15 @@
   }
 
   function apply(data) {
-    if (data.kind === "error") { if (data.resync) { notice("Live updates are interrupted: " + data.message); } return; }
+    if (data.kind === "error") {
+      // Not served now (the server closes the socket next, and we reconnect from our cursor): not live meanwhile.
+      if (data.retry) { setStatus("reconnecting", data.message); }
+      else if (data.resync) { notice("Live updates are interrupted: " + data.message); }
+      return;
+    }
     if (data.kind === "servers") { servers(data.servers); return; }
     if (data.kind === "dashboard") { dashboard(data); return; }
+    if (data.kind === "queue") { queuePage(data); return; }
     Object.keys(data.cursor || {}).forEach(function (q) {
       if (!cursor[q] || newer(data.cursor[q], cursor[q])) { cursor[q] = data.cursor[q]; }
     });
@@ -161,14 +167,35 @@
     return tr;
   }
 
+  // Queue page: the banner figures counts do not carry (memory, latency) and the task-types table, as the server
+  // formatted and rendered them; the table's filter links get this page's tab for the server's placeholder.
+  function queuePage(d) {
+    if (scope !== "queue" || d.queue !== queue) { return; }
+    Object.keys(d.figures).forEach(function (name) {
+      document.querySelectorAll('[data-live-figure="' + name + '"]').forEach(function (el) { el.textContent = d.figures[name]; });
+    });
+    var box = document.querySelector("[data-live-types]");
+    if (!box) { return; }
+    var holder = document.createElement("template");
+    holder.innerHTML = d.types;
+    holder.content.querySelectorAll("a[href], a[title]").forEach(function (a) {
+      ["href", "title"].forEach(function (attr) {
+        var value = a.getAttribute(attr);
+        if (value) { a.setAttribute(attr, value.split(d.placeholder).join(shownState)); }
+      });
+    });
+    box.replaceChildren(holder.content);
+  }
+
   // Queue page: a row leaving the shown state is marked with where it went; a task entering it is listed on top.
   function row(t) {
     if (scope !== "queue" || t.queue !== queue) { return; }
     var tr = document.querySelector('tr[data-live-task="' + CSS.escape(t.id) + '"]');
-    var to = t.to === "done" ? "completed" : t.to;
+    // A row is added or kept for the state the task is in: "done" is none (it succeeded and was deleted, having
+    // no retention), so no tab lists it (issue 16: the completed tab listed such tasks, their links 404s).
     if (tr) {
       var mark = tr.querySelector(".live-moved");
-      if (to === shownState) {
+      if (t.to === shownState) {
         tr.classList.remove("live-left");
         if (mark) { mark.remove(); }
         return;
@@ -179,10 +206,10 @@
         mark.className = "badge live-moved";
         tr.querySelector("td.id").appendChild(mark);
       }
-      mark.textContent = "→ " + (t.to === "done" ? "done" : t.to);
+      mark.textContent = "→ " + t.to;
       return;
     }
-    if (to !== shownState || root.hasAttribute("data-live-frozen")) { return; }
+    if (t.to !== shownState || root.hasAttribute("data-live-frozen")) { return; }
     var body = document.querySelector("table.tasks tbody");
     if (!body || newRows >= MAX_NEW_ROWS) { notice("New " + shownState + " tasks arrived; reload to list them."); return; }
     newRows += 1;

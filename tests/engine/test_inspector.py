@@ -337,12 +337,32 @@ def test_delete_queue(r, inspector):
     assert inspector.queues() == ["other"]
     assert_db(
         r,
-        other
-        | {
-            "tq:queues": Set({"other"}),  # the daily counters expire on their own
-            **{k: QUEUE[k] for k in QUEUE if ":processed:" in k or ":failed:" in k},
-        },
+        other | {"tq:queues": Set({"other"})},  # the daily counters go with the totals
     )
+
+
+def test_today_never_exceeds_total_when_a_deleted_queue_is_used_again(r, redis_url, inspector, clock):
+    """Issue 16: deleting a queue dropped its totals but left today's counters, so a queue of the same name used
+    again the same day read "processed today 830, total 827". Deleting a queue deletes all its counters."""
+    from queues.engine.broker import Broker
+
+    def run_one() -> None:
+        with Client(redis_url, clock=clock) as client:
+            broker = Broker(redis_url, clock=clock)
+            client.enqueue("email", {}, queue="default")
+            [leased] = broker.run(broker.transitions.dequeue("default", 1, 60, "w", "tok-"))
+            broker.run(broker.transitions.done("default", [(leased.id, leased.token)], "w"))
+            broker.close()
+
+    run_one()
+    clock.advance(-40 * 86400)  # a counter of an earlier day, still kept for the charts
+    run_one()
+    clock.advance(40 * 86400)
+    inspector.delete_queue("default")
+    run_one()
+    info = inspector.queue_info("default")
+    assert (info.processed_today, info.processed_total) == (1, 1)
+    assert [d.processed for d in inspector.history("default", 90) if d.processed] == [1]
 
 
 def test_delete_empty_queue(r, inspector):

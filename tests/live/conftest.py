@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from daphne_console import daphne_console
 from live_support import Driver, make_user, session_cookie
 
 from queues import handles
@@ -43,3 +44,16 @@ def nobody_cookie(transactional_db) -> str:
 @pytest.fixture
 def admin_cookie(transactional_db) -> str:
     return session_cookie(make_user("ada", is_superuser=True, is_staff=True))
+
+
+@pytest.fixture
+def daphne(tmp_path, live_engine, redis_url):
+    """The console under a real daphne on a port the OS picks (``daphne_console.DaphneConsole``)."""
+    with daphne_console(tmp_path, redis_url) as console:
+        yield console
+
+
+@pytest.fixture
+def asgi_console(daphne) -> str:
+    """The base URL of the daphne console, for the browser tests."""
+    return daphne.url

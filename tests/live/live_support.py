@@ -61,10 +61,15 @@ async def subscribe(socket: WebsocketCommunicator, scope: str, **fields: Any) ->
     return await socket.receive_json_from(timeout=WAIT)
 
 
-async def receive_until(socket: WebsocketCommunicator, done, messages: list[dict[str, Any]]) -> None:
-    """Receive messages into ``messages`` until ``done(messages)`` holds; fails after WAIT seconds of silence."""
+async def receive_until(
+    socket: WebsocketCommunicator, done, messages: list[dict[str, Any]], kinds: tuple[str, ...] = ()
+) -> None:
+    """Receive messages into ``messages`` until ``done(messages)`` holds; fails after WAIT seconds of silence.
+    With ``kinds``, other kinds of messages are read and dropped (a queue page also gets ``queue`` snapshots)."""
     while not done(messages):
-        messages.append(await socket.receive_json_from(timeout=WAIT))
+        message = await socket.receive_json_from(timeout=WAIT)
+        if not kinds or message["kind"] in kinds:
+            messages.append(message)
 
 
 async def stop_hub() -> None:

@@ -6,77 +6,15 @@ No assertion is about time: the test waits (generously) for each state, never fo
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
+from daphne_console import USER
 from live_support import WAIT
 
 from tests.browser.browser_support import Console
-from tests.console.console_support import PASSWORD
-from tests.ports import free_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
-
-ROOT = Path(__file__).resolve().parents[2]
-PORTS = range(8301, 8311)
-USER = "vera"
-
-
-def _manage(env: dict[str, str], *args: str) -> None:
-    subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True)
-
-
-@pytest.fixture
-def asgi_console(tmp_path, live_engine, redis_url):
-    """daphne serving console.asgi on a port of 8301-8310, with its own SQLite file and the test Redis; a viewer
-    account (``vera``) in it."""
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "console.settings",
-        "REDIS_URL": redis_url,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'console.sqlite3'}",
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "DEBUG": "false",
-        "LOG_LEVEL": "WARNING",
-    }
-    _manage(env, "migrate", "-v", "0")
-    _manage(
-        env,
-        "shell",
-        "-c",
-        "from django.contrib.auth.models import Permission, User; "
-        f"u = User.objects.create_user({USER!r}, password={PASSWORD!r}); "
-        "u.user_permissions.add(Permission.objects.get(codename='view_console'))",
-    )
-    port = free_port(PORTS)
-    log = open(tmp_path / "daphne.log", "wb")  # noqa: SIM115 - closed at teardown
-    server = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=log,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError((tmp_path / "daphne.log").read_text()) from None
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        server.wait(timeout=15)
-        log.close()
 
 
 def _badge(console: Console) -> str:
@@ -154,3 +92,42 @@ def test_time_charts_follow_what_workers_write_without_reload(asgi_console, driv
     console.wait_for(redrawn, "the throughput chart to show the four attempts", timeout=4 * WAIT)
     assert driver.execute_script("return window.notReloaded") is True
     assert json.loads(driver.execute_script("return JSON.stringify(window.taskqLive.seriesRefreshes)")) >= 1
+
+
+def test_a_page_the_server_cannot_serve_shows_it_is_not_live_and_comes_back(driver, tmp_path, transactional_db):
+    """Issue 16: a page whose socket the server could not serve sat frozen, still marked live. With the Redis of
+    its console gone, the page says it is reconnecting; once Redis is back, it is live again and follows updates."""
+    from daphne_console import daphne_console
+
+    from queues.engine import Client
+    from tests.ports import free_port
+    from tests.topology.topology_support import _require, _start, stop
+
+    port = free_port()
+    url = f"redis://127.0.0.1:{port}/0"  # a redis-server of this test's own, which it stops and starts again
+    servers = [_start([], [_require("redis-server"), "--save", ""], tmp_path / "redis", port)]
+
+    def enqueue() -> None:
+        with Client(url) as client:
+            client.enqueue("live:test", {}, queue="web")
+
+    try:
+        enqueue()
+        with daphne_console(tmp_path, url) as console_server:
+            console = Console(driver, console_server.url, USER, tmp_path)
+            console.login("/queues/web/?state=pending")
+
+            def status(d) -> str:
+                return d.execute_script("return window.taskqLive.status")
+
+            console.wait_for(lambda d: status(d) == "live", "the page to be live")
+            stop(servers.pop())
+            console.wait_for(lambda d: status(d) == "reconnecting", "the page to say it is not live")
+            assert "reconnecting" in console.find("[data-live-status]").text
+            servers.append(_start([], [_require("redis-server"), "--save", ""], tmp_path / "redis", port))
+            console.wait_for(lambda d: status(d) == "live", "the page to be live again", timeout=3 * WAIT)
+            enqueue()  # the restarted Redis is empty: this task is the queue's only one
+            console.wait_text("1", "[data-live-count=pending]")
+    finally:
+        for server in servers:
+            stop(server)

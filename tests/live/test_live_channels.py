@@ -89,7 +89,7 @@ def test_events_arrive_for_the_subscribed_queue_only(live_engine, viewer_cookie,
         moves.enqueue("b", n=5)
         last = moves.enqueue("a")[0]
         messages: list[dict] = []
-        await receive_until(socket, lambda ms: last in latest_rows(ms), messages)
+        await receive_until(socket, lambda ms: last in latest_rows(ms), messages, kinds=("update",))
         rows = latest_rows(messages)
         assert set(rows) == {mine, last}
         assert all(row["queue"] == "a" and row["to"] == "pending" for row in rows.values())
@@ -153,7 +153,7 @@ def test_resume_after_reconnect_and_restart_misses_nothing(live_engine, viewer_c
         await subscribe(socket, "queue", queue="a", cursor=cursor)
         ids = moves.enqueue("a", n=3)
         messages: list[dict] = []
-        await receive_until(socket, lambda ms: set(ids) <= set(latest_rows(ms)), messages)
+        await receive_until(socket, lambda ms: set(ids) <= set(latest_rows(ms)), messages, kinds=("update",))
         seen.update(latest_rows(messages))
         cursor.update(messages[-1]["cursor"])
         return ids
@@ -213,7 +213,7 @@ def test_a_burst_is_coalesced_and_ends_in_the_right_state(live_engine, viewer_co
 
         ids = await asyncio.to_thread(burst)
         messages: list[dict] = []
-        await receive_until(socket, lambda ms: sum(m["events"] for m in ms) >= 3 * n, messages)
+        await receive_until(socket, lambda ms: sum(m["events"] for m in ms) >= 3 * n, messages, kinds=("update",))
         await socket.disconnect()
         events = sum(m["events"] for m in messages)
         assert events == 3 * n  # every transition is accounted for...

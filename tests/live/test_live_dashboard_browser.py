@@ -4,19 +4,11 @@ queue's row change without a reload. Waits for each state, never for a duration.
 from __future__ import annotations
 
 import pytest
-import test_live_browser
-from test_live_browser import USER, asgi_console  # noqa: F401 - the daphne console fixture
+from daphne_console import USER
 
 from tests.browser.browser_support import Console
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
-
-
-@pytest.fixture
-def console_on_our_ports(monkeypatch, request):
-    """The daphne console of the live browser tests, on this suite's ports (18301-18309)."""
-    monkeypatch.setattr(test_live_browser, "PORTS", range(18301, 18310))
-    return request.getfixturevalue("asgi_console")
 
 
 # Read in one script call each: live.js replaces the chart's markup while we look (a stale element otherwise).
@@ -33,9 +25,9 @@ def _chart(console: Console) -> str:
     return console.driver.execute_script("return document.querySelector('[data-live-chart]').innerHTML")
 
 
-def test_dashboard_chart_cells_and_new_queue_rows_follow_without_reload(console_on_our_ports, driver, moves, tmp_path):
+def test_dashboard_chart_cells_and_new_queue_rows_follow_without_reload(asgi_console, driver, moves, tmp_path):
     moves.enqueue("web")
-    console = Console(driver, console_on_our_ports, USER, tmp_path)
+    console = Console(driver, asgi_console, USER, tmp_path)
     console.login("/")
     console.wait_for(
         lambda d: d.execute_script("return window.taskqLive && window.taskqLive.status") == "live", "the live indicator"
@@ -58,10 +50,10 @@ def test_dashboard_chart_cells_and_new_queue_rows_follow_without_reload(console_
     assert driver.execute_script("return window.notReloaded") is True
 
 
-def test_servers_page_lists_a_new_server_without_reload(console_on_our_ports, driver, live_engine, redis_url, tmp_path):
+def test_servers_page_lists_a_new_server_without_reload(asgi_console, driver, live_engine, redis_url, tmp_path):
     from tests.cli.helpers import Seed
 
-    console = Console(driver, console_on_our_ports, USER, tmp_path)
+    console = Console(driver, asgi_console, USER, tmp_path)
     console.login("/servers/")
     console.wait_for(
         lambda d: d.execute_script("return window.taskqLive && window.taskqLive.status") == "live", "the live indicator"

@@ -67,6 +67,23 @@ def test_cursor_and_counts(streams, moves):
     assert counts["nothing"]["size"] == 0
 
 
+def test_counts_are_the_figures_a_fresh_page_reads(moves, redis_url):
+    """Issue 16: live pages showed sizes without aggregating and waiting tasks, and never the totals."""
+    from queues.engine import Inspector
+
+    ids = moves.enqueue("q", n=3, retention=60)
+    moves.complete("q", moves.start("q", k=1))
+    moves.enqueue("q", group="batch")  # aggregating
+    moves.enqueue("q", after=[ids[2]])  # waiting for a pending task
+    streams = EventStreams(redis_url)  # on the real clock, as the inspector: today is the same day
+    counts = streams.counts(["q"])["q"]
+    streams.close()
+    with Inspector(redis_url) as inspector:
+        assert counts == inspector.queue_info("q").live_counts()
+    assert (counts["aggregating"], counts["waiting"], counts["size"]) == (1, 1, 4)
+    assert (counts["processed_today"], counts["processed_total"], counts["failed_total"]) == (1, 1, 0)
+
+
 def test_stream_ids_and_bad_entries():
     assert stream_id_key("17-3") < stream_id_key("17-10") < stream_id_key("18-0")
     assert stream_id_key("junk") < stream_id_key("0-0")

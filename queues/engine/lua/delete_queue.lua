@@ -6,7 +6,8 @@
 -- which outlive the queue and would enqueue into it again.
 -- KEYS[1] pending    KEYS[2] lease set    KEYS[3] scheduled    KEYS[4] retry    KEYS[5] archived
 -- KEYS[6] completed    KEYS[7] set of group names    KEYS[8] aggregation sets    KEYS[9] waiting
--- KEYS[10] workflows    KEYS[11..] other keys of the queue to remove (paused, counters, per-type counts, events)
+-- KEYS[10] workflows    KEYS[11..] other keys of the queue to remove (paused, counters (totals and every daily
+-- one still kept), per-type counts, events)
 -- ARGV[1] task key prefix    ARGV[2] "1" to force
 -- Returns "OK"; error QUEUE_NOT_EMPTY with the counts.
 local base = string.sub(ARGV[1], 1, #ARGV[1] - 2)

@@ -1,0 +1,96 @@
+"""The console served by a real daphne (WebSockets need ASGI; the WSGI live_server of the other browser tests
+cannot upgrade a socket), with its own SQLite file, the test Redis and a viewer account (``vera``)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.console.console_support import PASSWORD
+from tests.ports import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+USER = "vera"
+START_TIMEOUT = 30.0
+
+
+@dataclass
+class DaphneConsole:
+    url: str
+    port: int
+    env: dict[str, str]
+    process: subprocess.Popen[bytes]
+
+    def session_cookie(self) -> str:
+        """The session id of a fresh login of the viewer, for sockets opened outside the browser."""
+        return manage(
+            self.env,
+            "shell",
+            "-c",
+            "from django.contrib.auth.models import User; from django.test import Client; "
+            f"c = Client(); c.force_login(User.objects.get(username={USER!r})); print(c.cookies['sessionid'].value)",
+        ).split()[-1]  # the last line: the shell may print other things first
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU the daphne process has used so far (from /proc)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True)
+    return done.stdout.decode()
+
+
+@contextmanager
+def daphne_console(workdir: Path, redis_url: str, port: int | None = None) -> Iterator[DaphneConsole]:
+    """daphne serving console.asgi on ``port`` (one the OS picks without it), stopped at the end."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "console.settings",
+        "REDIS_URL": redis_url,
+        "DATABASE_URL": f"sqlite:///{workdir / 'console.sqlite3'}",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DEBUG": "false",
+        "LOG_LEVEL": "WARNING",
+    }
+    port = port or free_port()
+    log_path = workdir / "daphne.log"
+    with open(log_path, "wb") as log:
+        manage(env, "migrate", "-v", "0")
+        manage(
+            env,
+            "shell",
+            "-c",
+            "from django.contrib.auth.models import Permission, User; "
+            f"u = User.objects.create_user({USER!r}, password={PASSWORD!r}); "
+            "u.user_permissions.add(Permission.objects.get(codename='view_console'))",
+        )
+        server = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=log,
+        )
+        try:
+            deadline = time.monotonic() + START_TIMEOUT
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    if server.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError(log_path.read_text()) from None
+                    time.sleep(0.1)
+            yield DaphneConsole(f"http://127.0.0.1:{port}", port, env, server)
+        finally:
+            server.terminate()
+            server.wait(timeout=15)
