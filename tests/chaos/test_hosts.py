@@ -25,6 +25,7 @@ from chaos_support import ChaosProxy, completions, kill_process, logs, record_fi
 from queues.engine import Client, Inspector
 from queues.engine.inspector import ServerInfo
 from tests.chaos import netns
+from tests.topology.topology_support import answers
 
 pytestmark = pytest.mark.chaos
 
@@ -98,13 +99,7 @@ class RedisHost:
 
     def _answers(self) -> bool:
         assert self.proc.poll() is None, f"redis-server exited:\n{self.log.read_text(errors='replace')[-2000:]}"
-        probe = redis.Redis(unix_socket_path=str(self.socket), password=PASSWORD, socket_connect_timeout=0.5)
-        try:
-            return bool(probe.ping())
-        except redis.RedisError:
-            return False
-        finally:
-            probe.close()
+        return answers(redis.Redis(unix_socket_path=str(self.socket), password=PASSWORD, socket_connect_timeout=0.5))
 
     def stop(self) -> None:
         kill_process(self.proc)

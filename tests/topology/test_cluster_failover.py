@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from topology_support import ReplicatedCluster, completions, first_completion_of, worker_logs
+from topology_support import ReplicatedCluster, completions, first_completion_of, task_exists, worker_logs
 
 from console.channel_layers import channel_layers
 from queues import handles
-from queues.engine import Client, Inspector, Keys, RedisUnavailableError, TaskIdConflictError, TaskNotFoundError
+from queues.engine import Client, Inspector, Keys, RedisUnavailableError, TaskIdConflictError
 from tests.console.console_support import logged_in, make_user
 from tests.live.live_support import open_socket, session_cookie, stop_hub, subscribe
 from tests.waiting import wait_for
@@ -182,7 +182,7 @@ def test_cluster_failover_under_load(
         acknowledged = run.acknowledged
         runs = Counter(completions(tmp_path))
         completed = set(runs) & set(acknowledged)
-        present = {t for t in set(acknowledged) - completed if _exists(inspector, queues, t)}
+        present = {t for t in set(acknowledged) - completed if task_exists(inspector, queues, t)}
         lost = set(acknowledged) - completed - present
         after_kill = {t for t, at in acknowledged.items() if at >= run.back_at}
         on_victim_after = {t for t in after_kill if int(t[1:]) % len(queues) == 0}  # queues[0]'s tasks
@@ -232,13 +232,3 @@ def test_cluster_failover_under_load(
         client.close()
         inspector.broker.close()
         handles.reset()
-
-
-def _exists(inspector: Inspector, queues: list[str], task_id: str) -> bool:
-    for queue in queues:
-        try:
-            inspector.get_task(queue, task_id)
-            return True
-        except TaskNotFoundError:
-            continue
-    return False

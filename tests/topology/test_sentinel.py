@@ -27,6 +27,7 @@ from topology_support import (
     SentinelTopology,
     completions,
     first_completion_of,
+    task_exists,
     worker_logs,
 )
 
@@ -38,7 +39,6 @@ from queues.engine import (
     Keys,
     RedisUnavailableError,
     TaskIdConflictError,
-    TaskNotFoundError,
     connect,
 )
 from queues.engine.connection import database_of
@@ -222,9 +222,9 @@ def test_failover_under_load(sentinel_topology: SentinelTopology, topology_worke
         wait_for(settled, timeout=40, interval=0.2, what=f"every queue drained\n{worker_logs(tmp_path)}")
         runs = Counter(completions(tmp_path))
         completed = set(runs) & set(acknowledged)
-        present = {t for t in set(acknowledged) - completed if _exists(inspector, t)}
+        present = {t for t in set(acknowledged) - completed if task_exists(inspector, QUEUES, t)}
         lost = set(acknowledged) - completed - present
-        unacknowledged_lost = {t for t in run.unacknowledged if t not in runs and not _exists(inspector, t)}
+        unacknowledged_lost = {t for t in run.unacknowledged if t not in runs and not task_exists(inspector, QUEUES, t)}
         after_kill = {t for t, at in acknowledged.items() if at >= back_at}
         duplicated = {t for t, n in runs.items() if n > 1}
         figures = {
@@ -258,13 +258,3 @@ def test_failover_under_load(sentinel_topology: SentinelTopology, topology_worke
     finally:
         client.close()
         inspector.broker.close()
-
-
-def _exists(inspector: Inspector, task_id: str) -> bool:
-    for queue in QUEUES:
-        try:
-            inspector.get_task(queue, task_id)
-            return True
-        except TaskNotFoundError:
-            continue
-    return False

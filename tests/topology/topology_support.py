@@ -26,6 +26,7 @@ import pytest
 import redis
 from redis.crc import key_slot
 
+from queues.engine import Inspector, TaskNotFoundError
 from tests.waiting import wait_for
 from tests.worker.worker_support import kill_process, start_taskworker
 
@@ -45,14 +46,29 @@ def _require(binary: str) -> str:
     return path
 
 
-def _ping(port: int) -> bool:
-    probe = redis.Redis(port=port, socket_connect_timeout=0.5, socket_timeout=1)
+def answers(probe: redis.Redis) -> bool:
+    """Whether the server behind ``probe`` answers PING; the probe is closed either way."""
     try:
         return bool(probe.ping())
     except redis.RedisError:
         return False
     finally:
         probe.close()
+
+
+def _ping(port: int) -> bool:
+    return answers(redis.Redis(port=port, socket_connect_timeout=0.5, socket_timeout=1))
+
+
+def task_exists(inspector: Inspector, queues: list[str], task_id: str) -> bool:
+    """Whether any of ``queues`` still holds the task (in whatever state)."""
+    for queue in queues:
+        try:
+            inspector.get_task(queue, task_id)
+            return True
+        except TaskNotFoundError:
+            continue
+    return False
 
 
 def _start(processes: list[subprocess.Popen], args: list[str], workdir: Path, port: int) -> subprocess.Popen:
