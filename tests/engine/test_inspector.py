@@ -469,6 +469,19 @@ def test_search_filters_by_type_prefix_and_text_and_says_how_much_it_read(r, red
     assert len(inspector.search_tasks("default", "pending", limit=3).tasks) == 3
 
 
+def test_search_is_paged_over_every_match_it_found(r, redis_url):
+    from queues.engine import Client, Inspector
+
+    Client(redis_url).enqueue_many([("email:deliver", {"n": n}) for n in range(7)] + [("sms:send", {"n": 0})] * 3)
+    inspector = Inspector(redis_url)
+    pages = [inspector.search_tasks("default", "pending", task_type="email:", page=p, limit=3) for p in (1, 2, 3)]
+    assert [len(found.tasks) for found in pages] == [3, 3, 1]
+    assert {found.pages for found in pages} == {3}
+    assert [t.id for found in pages for t in found.tasks] == pages[0].match_ids  # every match, each once, in order
+    past_the_end = inspector.search_tasks("default", "pending", task_type="email:", page=9, limit=3)
+    assert (past_the_end.page, [t.id for t in past_the_end.tasks]) == (3, pages[0].match_ids[6:])
+
+
 def test_task_events_are_the_tasks_own_transitions_oldest_first(r, redis_url):
     from queues.engine import Client, Inspector
 
