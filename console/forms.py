@@ -190,6 +190,16 @@ class EditTaskForm(forms.Form):
         return data
 
 
+class WorkflowListQuery(forms.Form):
+    """The workflows list's query string: one queue (empty: every queue) and a page."""
+
+    queue = forms.CharField(max_length=256, required=False, strip=True)
+    page = forms.IntegerField(min_value=1, max_value=MAX_PAGE, required=False)
+
+    def clean_page(self) -> int:
+        return self.cleaned_data.get("page") or 1
+
+
 class SearchForm(forms.Form):
     """The search page's query string: the search (``queues/engine/search.py`` has the language) and the page."""
 

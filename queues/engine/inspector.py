@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -808,6 +808,21 @@ class Inspector(BrokerOwner):
             score = self._redis("get_task", self.conn.zscore, q.state_key(state), task_id)
         return self._flag_orphan(TaskInfo.from_hash(task_id, queue, fields, score))
 
+    def existing_tasks(self, refs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+        """Which of the (queue, task id) pairs name a task that still exists, read in one pipeline: a page that
+        links tasks which may be gone (deleted on success, past their retention) asks once, not per link. A pair
+        the engine would refuse (a malformed name or id) names no task.
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        wanted = [(queue, task_id) for queue, task_id in dict.fromkeys(refs) if _well_formed(queue, task_id)]
+        pipe = self.conn.pipeline(transaction=False)
+        for queue, task_id in wanted:
+            pipe.exists(self.keys.queue(queue).task(task_id))
+        found = self._redis("existing_tasks", pipe.execute) if wanted else []
+        return {ref for ref, exists in zip(wanted, found, strict=True) if exists}
+
     def delete_task(self, queue: str, task_id: str) -> None:
         """Delete a task that is not running.
 
@@ -1168,3 +1183,12 @@ def _matches(
         return False
     # Only payloads that hold the needle get parsed, so a redacted search stays about as fast as a plain one.
     return redaction is None or needle in (redaction.apply(task_type.decode("utf-8", "replace"), payload) or b"")
+
+
+def _well_formed(queue: str, task_id: str) -> bool:
+    try:
+        check.queue_name(queue, "inspector.existing_tasks")
+        check.task_id(task_id, "inspector.existing_tasks")
+    except ValidationError:
+        return False
+    return True

@@ -482,6 +482,18 @@ def test_search_is_paged_over_every_match_it_found(r, redis_url):
     assert (past_the_end.page, [t.id for t in past_the_end.tasks]) == (3, pages[0].match_ids[6:])
 
 
+def test_existing_tasks_tells_which_tasks_are_gone_in_one_pipeline(r, redis_url):
+    from queues.engine import Client, Inspector
+
+    client = Client(redis_url)
+    kept, deleted = client.enqueue("a", b"1").id, client.enqueue("a", b"2").id
+    inspector = Inspector(redis_url)
+    inspector.delete_task("default", deleted)
+    refs = [("default", kept), ("default", deleted), ("other", kept), ("bad{queue}", kept), ("default", "x" * 500)]
+    assert inspector.existing_tasks(refs) == {("default", kept)}
+    assert inspector.existing_tasks([]) == set()
+
+
 def test_task_events_are_the_tasks_own_transitions_oldest_first(r, redis_url):
     from queues.engine import Client, Inspector
 

@@ -141,6 +141,16 @@ def test_schedulers_page(engine, redis_url):
     assert 'href="/schedulers/"' in body  # the nav link
 
 
+def test_schedulers_page_marks_a_task_that_is_gone_instead_of_linking_it(engine, redis_url):
+    entry, start = fire_some(redis_url)
+    gone = entry.task_id(start + 10_000)
+    engine.delete_task("low", gone)  # as a success without retention deletes it
+    body = logged_in(make_user("vera", "view_console")).get("/schedulers/").content.decode()
+    assert f'href="/queues/low/tasks/{gone}/"' not in body
+    assert f'<span class="gone" title="{gone} no longer exists' in body
+    assert f'href="/queues/low/tasks/{entry.task_id(start + 20_000)}/"' in body  # the one still there is linked
+
+
 def test_schedulers_page_access(engine):
     assert Client().get("/schedulers/").status_code == 302  # to the login page
     assert logged_in(make_user("nina")).get("/schedulers/").status_code == 403
