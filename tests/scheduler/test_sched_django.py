@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from datetime import UTC, datetime
 
 import pytest
@@ -15,6 +14,7 @@ from django.test import Client
 from queues.cli import main
 from queues.models import PeriodicTask
 from tests.console.console_support import logged_in, make_user
+from tests.scheduler.scheduler_support import fire_some
 
 pytestmark = pytest.mark.django_db
 
@@ -109,25 +109,6 @@ def test_admin_entries_reach_a_running_scheduler_without_restart(engine, mirror,
         assert scheduler.entries() == [] and redis_client.llen("tq:{default}:pending") == 1
     finally:
         scheduler.store.broker.close()
-
-
-def fire_some(redis_url):
-    """A scheduler with one code entry that has fired twice, still heartbeating."""
-    from queues.engine import FakeClock, ScheduleRegistry, schedule
-    from worker.scheduler import build
-
-    registry = ScheduleRegistry()
-    entry = schedule("@every 10s", "report:refresh", {"scope": "all"}, registry=registry, queue="low")
-    # Near the real time: the page and the CLI read heartbeats against the system clock.
-    start = (time.time() // 10) * 10 - 60
-    clock = FakeClock(start)
-    scheduler = build(redis_url, "tq", registry=registry, clock=clock, heartbeat_interval=3600)
-    scheduler.run_once()
-    for _ in range(2):
-        clock.advance(10)
-        scheduler.run_once()
-    scheduler.store.broker.close()
-    return entry, int(start * 1000)
 
 
 def test_schedulers_page(engine, redis_url):
