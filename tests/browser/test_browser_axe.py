@@ -27,7 +27,9 @@ PAGES = {
         for state in ("active", "pending", "aggregating", "scheduled", "retry", "archived", "completed")
     },  # fmt: skip
     "queue-filtered": "/queues/emails/?state=pending&type=email:&text=example",
+    "queue-paused": "/queues/low/",
     "task": "/queues/emails/tasks/{archived}/",
+    "task-edit": "/queues/emails/tasks/{archived}/edit/",
     "task-type": "/queues/emails/types/email:deliver/",
     "servers": "/servers/",
     "server": "/servers/{server}/",
@@ -42,6 +44,7 @@ PAGES = {
     "rq-queue": "/rq/default/",
     "rq-job": "/rq/default/jobs/{rq_job}/",
     "not-found": "/queues/emails/tasks/no-such-task/",
+    "admin-index": "/admin/",
 }
 
 
@@ -98,12 +101,17 @@ def report(found: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def use_theme(console: Any, theme: str) -> None:
+def as_editing_staff(console: Any, theme: str) -> None:
+    """The operator may also edit tasks and open the admin (so those pages are reached), in ``theme``."""
     from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Permission
 
     from console.models import ConsolePreference
 
     user = get_user_model().objects.get(username=console.username)
+    user.is_staff = True
+    user.save()
+    user.user_permissions.add(Permission.objects.get(codename="edit_task"))
     ConsolePreference.objects.update_or_create(user=user, defaults={"theme": theme})
 
 
@@ -112,7 +120,7 @@ def use_theme(console: Any, theme: str) -> None:
 def test_page_passes_axe(console, engine, seed, redis_url, settings, page, theme):
     settings.RQ_QUEUES = {"default": {"URL": redis_url}}
     ids = seeded(engine, seed, redis_url)
-    use_theme(console, theme)
+    as_editing_staff(console, theme)
     console.login("/")
     console.get(PAGES[page].format(**ids))
     console.find("main h1")
