@@ -106,13 +106,11 @@ def as_editing_staff(console: Any, theme: str) -> None:
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Permission
 
-    from console.models import ConsolePreference
-
     user = get_user_model().objects.get(username=console.username)
     user.is_staff = True
     user.save()
     user.user_permissions.add(Permission.objects.get(codename="edit_task"))
-    ConsolePreference.objects.update_or_create(user=user, defaults={"theme": theme})
+    console.prefer(theme=theme)
 
 
 @pytest.mark.parametrize("theme", THEMES)

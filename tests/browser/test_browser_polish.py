@@ -4,6 +4,7 @@ under an active filter acts on the matches, paged like a tab."""
 from __future__ import annotations
 
 import pytest
+from browser_support import seed_mails_and_an_sms
 
 pytestmark = pytest.mark.browser
 
@@ -18,15 +19,8 @@ def test_deleting_from_the_task_page_asks_with_the_word_delete(console, engine, 
 
 
 def test_filtered_bulk_delete_confirms_the_count_of_matches_and_deletes_only_them(console, engine, seed):
-    from django.contrib.auth import get_user_model
-
-    from console.models import ConsolePreference
-
-    user = get_user_model().objects.get(username=console.username)
-    ConsolePreference.objects.update_or_create(user=user, defaults={"rows_per_page": 10})
-    for n in range(12):
-        seed.pending("email:deliver", {"to": f"user{n}@example.com"}, queue="emails")
-    seed.pending("sms:send", {"to": "user0@example.com"}, queue="emails")
+    console.prefer(rows_per_page=10)
+    seed_mails_and_an_sms(seed)
     console.login("/queues/emails/?state=pending")
     console.find("input[name=type]").send_keys("email:")
     console.find("input[name=text]").send_keys("example.com")
