@@ -254,8 +254,18 @@ def test_bulk_bar_with_a_filter_acts_on_the_matches_only(operator_client, seed, 
     assert entry["detail"] == f"filter state={state} type='email:' text='ada': 2 done, 0 refused"
 
 
-def test_bulk_bar_with_a_filter_refuses_bad_input_and_changes_nothing(operator_client, seed, engine, audit):
+@pytest.mark.parametrize(
+    ("path", "data", "status"),
+    [
+        ("/queues/default/all/", {"action": "delete_all", "state": "pending", "type": "x" * 300}, 400),
+        ("/queues/default/all/", {"action": "delete_all", "state": "pending", "text": "x" * 201}, 400),
+        ("/queues/default/all/", {"action": "run_all", "state": "pending", "type": "email:"}, 400),  # not for pending
+        ("/queues/nope/all/", {"action": "delete_all", "state": "pending", "type": "email:"}, 404),
+    ],
+)
+def test_bulk_bar_with_a_filter_refuses_bad_input_and_changes_nothing(
+    operator_client, seed, engine, audit, path, data, status
+):
     seed.pending()
-    data = {"action": "delete_all", "state": "pending", "type": "x" * 300}
-    assert operator_client.post("/queues/default/all/", data).status_code == 400
+    assert operator_client.post(path, data).status_code == status
     assert engine.queue_info("default").pending == 1 and audit == []

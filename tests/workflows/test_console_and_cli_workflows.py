@@ -85,7 +85,9 @@ def test_workflows_list_links_each_workflow_and_is_in_the_nav(workflow, engine):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(("query", "status"), [("?page=x", 400), ("?page=0", 400), ("?queue=nope", 404)])
+@pytest.mark.parametrize(
+    ("query", "status"), [("?page=x", 400), ("?page=0", 400), ("?queue=nope", 404), ("?queue=a{b}", 400)]
+)
 def test_workflows_list_refuses_bad_input(workflow, query, status):
     assert logged_in(make_user("vera", "view_console")).get(f"/workflows/{query}").status_code == status
 
