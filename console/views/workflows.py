@@ -22,8 +22,8 @@ LIST_SIZE = 20
 
 @viewer_page
 def workflow_list(request: HttpRequest) -> HttpResponse:
-    """Access: viewers. Every queue's newest workflows (one range read per queue), or one queue's, paged
-    (``?queue=&page=``); an unknown queue is a 404."""
+    """Access: viewers. Every queue's newest workflows with their states (one range read and one pipeline per
+    queue), or one queue's, paged (``?queue=&page=``); an unknown queue is a 404."""
     query = WorkflowListQuery(request.GET)
     if not query.is_valid():
         return bad_request(request, first_error(query))
@@ -34,10 +34,12 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
         rows = insp.workflows(name, page=page, size=LIST_SIZE + 1)  # one more: is there an older page?
         if not rows and not queue:
             continue
+        shown = rows[:LIST_SIZE]
+        states = insp.workflow_states(name, [wf for wf, _ in shown])
         sections.append(
             {
                 "queue": name,
-                "rows": rows[:LIST_SIZE],
+                "rows": [(wf, created, states.get(wf, "expired")) for wf, created in shown],
                 "previous": _list_url(name, page - 1) if page > 1 else "",
                 "next": _list_url(name, page + 1) if len(rows) > LIST_SIZE else "",
             }

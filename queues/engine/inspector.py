@@ -632,6 +632,20 @@ class Inspector(BrokerOwner):
         )
         return [(wf.decode(), from_ms(int(score))) for wf, score in rows]
 
+    def workflow_states(self, queue: str, workflow_ids: list[str]) -> dict[str, str]:
+        """The state (running, succeeded, failed) of each workflow of ``workflow_ids`` still kept, read in one
+        pipeline (for a list of workflows); an expired one is left out.
+
+        Raises:
+            ValidationError: the queue name is malformed.
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        self._known(queue, "workflow_states")
+        keys = [self.keys.queue(queue).workflow(workflow_id) for workflow_id in workflow_ids]
+        states = self._each("workflow_states", "hget", [(key, "state") for key in keys])
+        return {wf: state.decode() for wf, state in zip(workflow_ids, states, strict=True) if state is not None}
+
     def _flag_orphan(self, info: TaskInfo) -> TaskInfo:
         if info.lease_expires_at is not None:
             info.orphaned = info.lease_expires_at.timestamp() < self.broker.clock.now()
@@ -817,11 +831,17 @@ class Inspector(BrokerOwner):
             RedisUnavailableError: Redis cannot be reached.
         """
         wanted = [(queue, task_id) for queue, task_id in dict.fromkeys(refs) if _well_formed(queue, task_id)]
-        pipe = self.conn.pipeline(transaction=False)
-        for queue, task_id in wanted:
-            pipe.exists(self.keys.queue(queue).task(task_id))
-        found = self._redis("existing_tasks", pipe.execute) if wanted else []
+        found = self._each("existing_tasks", "exists", [(self.keys.queue(q).task(t),) for q, t in wanted])
         return {ref for ref, exists in zip(wanted, found, strict=True) if exists}
+
+    def _each(self, op: str, command: str, args: list[tuple[Any, ...]]) -> list[Any]:
+        """One ``command`` per item of ``args``, in one pipeline (no transaction): their replies, in order."""
+        if not args:
+            return []
+        pipe = self.conn.pipeline(transaction=False)
+        for arg in args:
+            getattr(pipe, command)(*arg)
+        return list(self._redis(op, pipe.execute))
 
     def delete_task(self, queue: str, task_id: str) -> None:
         """Delete a task that is not running.

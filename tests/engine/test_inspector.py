@@ -494,6 +494,19 @@ def test_existing_tasks_tells_which_tasks_are_gone_in_one_pipeline(r, redis_url)
     assert inspector.existing_tasks([]) == set()
 
 
+def test_workflow_states_reads_each_kept_workflows_state(r, redis_url):
+    from queues.engine import Client, Inspector, chain, sig
+
+    client = Client(redis_url)
+    client.submit(chain(sig("a"), sig("b")), workflow_id="wf-run")
+    failed = client.submit(chain(sig("a"), sig("b")), workflow_id="wf-fail")
+    inspector = Inspector(redis_url)
+    inspector.delete_task("default", failed.members[0].id)  # deleted before it ran: the workflow fails
+    states = inspector.workflow_states("default", ["wf-run", "wf-fail", "wf-never"])
+    assert states == {"wf-run": "running", "wf-fail": "failed"}
+    assert inspector.workflow_states("default", []) == {}
+
+
 def test_task_events_are_the_tasks_own_transitions_oldest_first(r, redis_url):
     from queues.engine import Client, Inspector
 

@@ -77,6 +77,7 @@ def test_workflows_list_links_each_workflow_and_is_in_the_nav(workflow, engine):
     viewer = logged_in(make_user("vera", "view_console"))
     html = viewer.get("/workflows/").content.decode()
     assert f'href="/queues/{Q}/workflows/wf-1/"' in html and 'href="/queues/other/workflows/wf-2/"' in html
+    assert html.count('<span class="badge state-running">running</span>') == 2
     assert 'href="/workflows/"' in html  # the nav link
     one = viewer.get(f"/workflows/?queue={Q}").content.decode()
     assert "wf-1" in one and "wf-2" not in one
