@@ -17,7 +17,7 @@ from django.shortcuts import redirect
 from ..access import operator_action
 from ..errors import bad_request
 from ..forms import TASK_ACTIONS, DeleteQueueForm, StateBulkForm, TaskBatchForm, first_error
-from .common import acting_inspector, queue_url, safe_next
+from .common import FILTER_SCAN, acting_inspector, queue_url, safe_next
 
 #: How a message says what happened to the tasks.
 DONE = {"run": "moved to pending", "archive": "archived", "delete": "deleted", "cancel": "asked to cancel"}
@@ -86,14 +86,21 @@ def act_on_tasks(insp: Any, action: str, targets: Iterable[tuple[str, str]]) -> 
 
 
 def act_on_matches(
-    request: HttpRequest, insp: Any, action: str, matches: list[tuple[str, str, str]], what: str, read: tuple[int, int]
+    request: HttpRequest,
+    insp: Any,
+    action: str,
+    matches: list[tuple[str, str, str]],
+    source: str,
+    terms: str,
+    read: tuple[int, int],
 ) -> None:
-    """Apply one of TASK_ACTIONS to every match (queue, task id, state) of a search or filter: the search page's
-    "act on every match" and the queue page's bulk bar while a filter is active. A match in a state the action
-    does not take is refused without a call; one that moved or went since the search read it is refused by the
-    inspector. Audited once per queue acted on (once if none) as ``<what's first word>_<action>``, with ``what``
-    (the search or the filter) and the counts; ``read`` is (tasks read, tasks held): fewer read means the search
-    stopped at its bound, and the messages say to run the action again for the rest."""
+    """Apply one of TASK_ACTIONS to every match (queue, task id, state) that ``source`` found: the search page's
+    "act on every match" (``search``) and the queue page's bulk bar while a filter is active (``filter``), task by
+    task (``act_on_tasks``: each a short script call, so Redis is never blocked). A match in a state the action does
+    not take is refused without a call; one that moved or went since it was read is refused by the inspector.
+    Audited once per queue acted on (once if none) as ``<source>_<action>``, with ``terms`` (the search or the
+    filter) and the counts. ``read`` is (tasks read, tasks held): fewer read means the search stopped at its bound,
+    and the messages say to run the action again for the rest."""
     from queues.audit import record_action
 
     allowed = TASK_ACTIONS[action][1]
@@ -102,20 +109,19 @@ def act_on_matches(
     refused = len(matches) - len(takes) + len(refused_moved)
     count = sum(len(ids) for ids in done.values())
     scanned, total = read
-    bound = "" if scanned >= total else f"; read {scanned} of {total} tasks (the bound)"
-    detail = f"{what}: {count} done, {refused} refused{bound}"
-    audit_action = f"{what.split()[0]}_{action}"
+    bound = "" if scanned >= total else f"; the {source} read {scanned} of {total} tasks (its bound)"
+    detail = f"{source} {terms}: {count} done, {refused} refused{bound}"
     for queue, ids in done.items():
-        record_action(request.user, audit_action, queue=queue, task_ids=ids, detail=detail)
+        record_action(request.user, f"{source}_{action}", queue=queue, task_ids=ids, detail=detail)
     if not done:
-        record_action(request.user, audit_action, detail=detail)
+        record_action(request.user, f"{source}_{action}", detail=detail)
     messages.success(request, f"{count} matching task{'s' if count != 1 else ''} {DONE[action]}.")
     if refused:
         states = ", ".join(sorted(allowed))
         messages.warning(request, f"{refused} matching task{'s' if refused != 1 else ''} refused: not {states}.")
     if bound:
-        messages.warning(request, f"The search stopped at its bound ({scanned} of {total} tasks read): "
-                                  "run the action again for the rest.")  # fmt: skip
+        read_of = f"{scanned} of {total} tasks read"
+        messages.warning(request, f"The {source} stopped at its bound ({read_of}): run the action again for the rest.")
 
 
 @operator_action
@@ -170,8 +176,10 @@ def filter_bulk(request: HttpRequest, queue: str, data: dict[str, Any]) -> HttpR
 
     action, state, task_type, text = (data[k] for k in ("action", "state", "type", "text"))
     insp = acting_inspector(request)
-    found = insp.search_tasks(queue, state, task_type=task_type or None, text=text or None, limit=1, redaction=rules())
-    what = f"filter state={state} type={task_type!r} text={text!r}"
+    found = insp.search_tasks(
+        queue, state, task_type=task_type or None, text=text or None, limit=1, scan_limit=FILTER_SCAN, redaction=rules()
+    )
+    terms = f"state={state} type={task_type!r} text={text!r}"
     matches = [(queue, task_id, state) for task_id in found.match_ids]
-    act_on_matches(request, insp, action.removesuffix("_all"), matches, what, (found.scanned, found.total))
+    act_on_matches(request, insp, action.removesuffix("_all"), matches, "filter", terms, (found.scanned, found.total))
     return redirect(queue_url(queue, state=state, type=task_type, text=text))

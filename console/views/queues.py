@@ -14,7 +14,7 @@ from ..errors import bad_request
 from ..forms import STATE_ACTIONS, STATES, TASK_ACTIONS, TaskListQuery, first_error
 from ..rendering import preview
 from ..series_charts import queue_charts
-from .common import inspector, page_cursor, preference, queue_url
+from .common import FILTER_SCAN, inspector, page_cursor, preference, queue_url
 from .series import page_or_fragment, series_context
 
 
@@ -56,6 +56,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
             text=params["text"] or None,
             page=params["page"],
             limit=size,
+            scan_limit=FILTER_SCAN,
             redaction=redaction,
         )
         tasks, page, pages = search.tasks, search.page, search.pages

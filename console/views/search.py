@@ -61,5 +61,5 @@ def search_action(request: HttpRequest) -> HttpResponse:
     insp = acting_inspector(request)
     result = insp.search(query, size=1, redaction=rules())  # QuerySyntaxError is a 400 (engine_errors)
     matches = [(task.queue, task.id, task.state) for task in result.matches]
-    act_on_matches(request, insp, action, matches, f"search {query!r}", (result.scanned, result.total))
+    act_on_matches(request, insp, action, matches, "search", repr(query), (result.scanned, result.total))
     return redirect(search_url(query))

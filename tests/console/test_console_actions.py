@@ -254,6 +254,29 @@ def test_bulk_bar_with_a_filter_acts_on_the_matches_only(operator_client, seed, 
     assert entry["detail"] == f"filter state={state} type='email:' text='ada': 2 done, 0 refused"
 
 
+def test_bulk_bar_with_a_filter_works_in_bounded_batches(operator_client, seed, engine, audit, monkeypatch):
+    import console.views.actions
+    import console.views.queues
+
+    for module in (console.views.actions, console.views.queues):
+        monkeypatch.setattr(module, "FILTER_SCAN", 3)  # the bound of one filter's read (10,000 in production)
+    for n in range(5):
+        seed.pending(task_type="email:deliver", payload={"n": n})
+    page = operator_client.get("/queues/default/?state=pending&type=email:").content.decode()
+    assert "Delete all 3 pending tasks of “default” matching type email:*?" in page and "among the first 3 of 5" in page
+    data = {"action": "delete_all", "state": "pending", "type": "email:"}
+    first = operator_client.post("/queues/default/all/", data)
+    assert "3 matching tasks deleted." in texts(first)
+    assert "The filter stopped at its bound (3 of 5 tasks read): run the action again for the rest." in texts(first)
+    assert engine.queue_info("default").pending == 2
+    assert (
+        audit[-1]["detail"]
+        == "filter state=pending type='email:' text='': 3 done, 0 refused; the filter read 3 of 5 tasks (its bound)"
+    )
+    second = operator_client.post("/queues/default/all/", data)
+    assert "2 matching tasks deleted." in texts(second) and engine.queue_info("default").pending == 0
+
+
 @pytest.mark.parametrize(
     ("path", "data", "status"),
     [
