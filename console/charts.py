@@ -41,8 +41,10 @@ def stacked_bars(bars: Sequence[Bar], series: Sequence[str], *, title: str) -> S
     row, label_w, width, top = 26, 150, 420, 8
     scale_max = _nice_max(max((sum(b.values.get(s, 0) for s in series) for b in bars), default=0))
     height = top + row * max(len(bars), 1) + 24
+    # With links on its labels the chart is a group, not an image: an image's content is not interactive.
+    role = "group" if any(bar.href for bar in bars) else "img"
     out = [
-        f'<svg class="chart" viewBox="0 0 {label_w + width + 20} {height}" role="img" '
+        f'<svg class="chart" viewBox="0 0 {label_w + width + 20} {height}" role="{role}" '
         f'aria-label="{escape(title)}"><title>{escape(title)}</title>'
     ]
     for index, bar in enumerate(bars):

@@ -70,15 +70,25 @@ class DashboardQuery(SeriesQuery):
         return self.cleaned_data.get("days") or 7
 
 
-class TaskListQuery(SeriesQuery):
+class TaskFilter(forms.Form):
+    """The queue page's filter of a state's tasks: a type prefix and a text in the payload or last error. The
+    page's query string carries it, and so does the bulk bar's action while it is active."""
+
+    type = forms.CharField(max_length=256, required=False, strip=True)
+    text = forms.CharField(max_length=200, required=False, strip=False)
+
+    @property
+    def filtering(self) -> bool:
+        return bool(self.cleaned_data.get("type") or self.cleaned_data.get("text"))
+
+
+class TaskListQuery(SeriesQuery, TaskFilter):
     """The queue page's query string: which tab, which page, and the optional search and filters."""
 
     state = forms.ChoiceField(choices=[(s, s) for s in STATES], required=False)
     page = forms.IntegerField(min_value=1, required=False)
     size = forms.TypedChoiceField(choices=ROWS_PER_PAGE_CHOICES, coerce=int, required=False)
     task_id = forms.CharField(max_length=MAX_TASK_ID, required=False, strip=True)
-    type = forms.CharField(max_length=256, required=False, strip=True)
-    text = forms.CharField(max_length=200, required=False, strip=False)
 
     def clean_state(self) -> str:
         return self.cleaned_data.get("state") or "active"
@@ -86,10 +96,6 @@ class TaskListQuery(SeriesQuery):
     def clean_page(self) -> int:
         # Far past the end is clamped to the last page by the view; this only bounds the arithmetic.
         return min(self.cleaned_data.get("page") or 1, MAX_PAGE)
-
-    @property
-    def filtering(self) -> bool:
-        return bool(self.cleaned_data.get("type") or self.cleaned_data.get("text"))
 
 
 class TaskDetailQuery(forms.Form):
@@ -122,7 +128,9 @@ class TaskBatchForm(forms.Form):
     next = forms.CharField(max_length=2000, required=False)
 
 
-class StateBulkForm(forms.Form):
+class StateBulkForm(TaskFilter):
+    """An action on every task of a state or, while a filter is given, on every match of the filter."""
+
     action = forms.ChoiceField(choices=[(a, a) for a in STATE_ACTIONS])
     state = forms.ChoiceField(choices=[(s, s) for s in STATES])
 
@@ -180,6 +188,16 @@ class EditTaskForm(forms.Form):
         elif encoding == "text":
             data["payload_bytes"] = text.encode()
         return data
+
+
+class WorkflowListQuery(forms.Form):
+    """The workflows list's query string: one queue (empty: every queue) and a page."""
+
+    queue = forms.CharField(max_length=256, required=False, strip=True)
+    page = forms.IntegerField(min_value=1, max_value=MAX_PAGE, required=False)
+
+    def clean_page(self) -> int:
+        return self.cleaned_data.get("page") or 1
 
 
 class SearchForm(forms.Form):

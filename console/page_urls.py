@@ -27,6 +27,7 @@ urlpatterns = [
     path("redis/", redis.redis_info, name="redis"),
     path("settings/", settings.preferences, name="settings"),
     path("search/", search.search, name="search"),
+    path("workflows/", workflows.workflow_list, name="workflows"),
     path("search/act/", search.search_action, name="search-act"),
     path("queues/<queue:queue>/", queues.queue_detail, name="queue"),
     path("queues/<queue:queue>/pause/", actions.pause_queue, name="queue-pause"),

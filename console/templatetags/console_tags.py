@@ -43,3 +43,26 @@ def ms(value: object) -> str:
         return "—"
     number = float(value)  # type: ignore[arg-type]
     return f"≤ {number / 1000:g} s" if number >= 1000 else f"≤ {number:g} ms"
+
+
+@register.simple_tag
+def task_link(queue: str, task_id: str, existing: object, length: int = 24) -> str:
+    """A link to a task's page when (queue, id) is in ``existing`` (the set the view read with
+    ``Inspector.existing_tasks``, one pipeline for the page); otherwise the id marked "gone", since a link to a
+    task that was deleted (on success without retention, past its retention, by an operator) would only 404."""
+    from django.urls import reverse
+    from django.utils.html import format_html
+    from django.utils.text import Truncator
+
+    short = Truncator(task_id).chars(length)
+    if isinstance(existing, set | frozenset) and (queue, task_id) in existing:
+        return str(format_html('<a href="{}" title="{}"><code>{}</code></a>', reverse("task", args=[queue, task_id]),
+                               task_id, short))  # fmt: skip
+    return str(
+        format_html(
+            '<span class="gone" title="{} no longer exists: deleted, or past its retention"><code>{}</code> '
+            '<span class="badge">gone</span></span>',
+            task_id,
+            short,
+        )
+    )

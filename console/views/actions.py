@@ -1,5 +1,5 @@
-"""Operator actions: pause, resume and delete a queue; run, archive, delete or cancel tasks, one by one or a
-whole state at once.
+"""Operator actions: pause, resume and delete a queue; run, archive, delete or cancel tasks, one by one, a
+whole state at once, or every match of a filter or search.
 
 Each is a POST checked by ``operator_action`` (login, permission, CSRF, not read-only), does its work through
 the engine's inspector, records an audit entry of what it did, and redirects back with a message.
@@ -17,7 +17,7 @@ from django.shortcuts import redirect
 from ..access import operator_action
 from ..errors import bad_request
 from ..forms import TASK_ACTIONS, DeleteQueueForm, StateBulkForm, TaskBatchForm, first_error
-from .common import acting_inspector, queue_url, safe_next
+from .common import FILTER_SCAN, acting_inspector, queue_url, safe_next
 
 #: How a message says what happened to the tasks.
 DONE = {"run": "moved to pending", "archive": "archived", "delete": "deleted", "cancel": "asked to cancel"}
@@ -94,6 +94,45 @@ def act_on_tasks(insp: Any, action: str, targets: Iterable[tuple[str, str]]) -> 
     return done, refused
 
 
+def act_on_matches(
+    request: HttpRequest,
+    insp: Any,
+    action: str,
+    matches: list[tuple[str, str, str]],
+    source: str,
+    terms: str,
+    read: tuple[int, int],
+) -> None:
+    """Apply one of TASK_ACTIONS to every match (queue, task id, state) that ``source`` found: the search page's
+    "act on every match" (``search``) and the queue page's bulk bar while a filter is active (``filter``), task by
+    task (``act_on_tasks``: each a short script call, so Redis is never blocked). A match in a state the action does
+    not take is refused without a call; one that moved or went since it was read is refused by the inspector.
+    Audited once per queue acted on (once if none) as ``<source>_<action>``, with ``terms`` (the search or the
+    filter) and the counts. ``read`` is (tasks read, tasks held): fewer read means the search stopped at its bound,
+    and the messages say to run the action again for the rest."""
+    from queues.audit import record_action
+
+    allowed = TASK_ACTIONS[action][1]
+    takes = [(queue, task_id) for queue, task_id, state in matches if state in allowed]
+    done, refused_moved = act_on_tasks(insp, action, takes)
+    refused = len(matches) - len(takes) + len(refused_moved)
+    count = sum(len(ids) for ids in done.values())
+    scanned, total = read
+    bound = "" if scanned >= total else f"; the {source} read {scanned} of {total} tasks (its bound)"
+    detail = f"{source} {terms}: {count} done, {refused} refused{bound}"
+    for queue, ids in done.items():
+        record_action(request.user, f"{source}_{action}", queue=queue, task_ids=ids, detail=detail)
+    if not done:
+        record_action(request.user, f"{source}_{action}", detail=detail)
+    messages.success(request, f"{count} matching task{'s' if count != 1 else ''} {DONE[action]}.")
+    if refused:
+        states = ", ".join(sorted(allowed))
+        messages.warning(request, f"{refused} matching task{'s' if refused != 1 else ''} refused: not {states}.")
+    if bound:
+        read_of = f"{scanned} of {total} tasks read"
+        messages.warning(request, f"The {source} stopped at its bound ({read_of}): run the action again for the rest.")
+
+
 @operator_action
 def task_batch(request: HttpRequest, queue: str) -> HttpResponse:
     """Run, archive, delete or cancel the selected tasks; each one that cannot be (gone, wrong state) is
@@ -123,13 +162,33 @@ def task_batch(request: HttpRequest, queue: str) -> HttpResponse:
 
 @operator_action
 def state_bulk(request: HttpRequest, queue: str) -> HttpResponse:
-    """Run, archive, delete or cancel every task of one state, in chunks (the engine's bulk scripts)."""
+    """Run, archive, delete or cancel every task of one state, in chunks (the engine's bulk scripts); with a
+    filter (type, text), every match of the filter instead (see ``filter_bulk``)."""
     form = StateBulkForm(request.POST)
     if not form.is_valid():
         return bad_request(request, first_error(form))
+    if form.filtering:
+        return filter_bulk(request, queue, form.cleaned_data)
     action, state = form.cleaned_data["action"], form.cleaned_data["state"]
     insp = acting_inspector(request)
     count = insp.cancel_all(queue) if action == "cancel_all" else getattr(insp, action)(queue, state)
     _audit(request, action, queue, detail=f"state={state}", task_count=count)
     messages.success(request, f"{count} {state} task{'s' if count != 1 else ''} {DONE[action.removesuffix('_all')]}.")
     return redirect(queue_url(queue, state=state))
+
+
+def filter_bulk(request: HttpRequest, queue: str, data: dict[str, Any]) -> HttpResponse:
+    """The bulk bar while the queue page's filter is active: the action on every match the filter finds, as the
+    page found them (payloads masked as TASKS_REDACT says), within the bound of one filter's scan, task by task
+    (``act_on_matches``, as the search page's action on every match). The audit entry records the filter."""
+    from queues.redaction import rules
+
+    action, state, task_type, text = (data[k] for k in ("action", "state", "type", "text"))
+    insp = acting_inspector(request)
+    found = insp.search_tasks(
+        queue, state, task_type=task_type or None, text=text or None, limit=1, scan_limit=FILTER_SCAN, redaction=rules()
+    )
+    terms = f"state={state} type={task_type!r} text={text!r}"
+    matches = [(queue, task_id, state) for task_id in found.match_ids]
+    act_on_matches(request, insp, action.removesuffix("_all"), matches, "filter", terms, (found.scanned, found.total))
+    return redirect(queue_url(queue, state=state, type=task_type, text=text))

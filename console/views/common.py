@@ -15,7 +15,11 @@ from ..context import preference
 if TYPE_CHECKING:  # imported per call below, so the URLconf loads even when the engine cannot
     from queues.engine import Inspector
 
-__all__ = ["acting_inspector", "inspector", "page_cursor", "preference", "queue_url", "safe_next"]
+__all__ = ["FILTER_SCAN", "acting_inspector", "inspector", "page_cursor", "preference", "queue_url", "safe_next"]
+
+#: Tasks the queue page's filter reads, at most, per request (the inspector's SCAN_LIMIT): for the page's matches
+#: and for the bulk bar's action on them, which acts on what one such read found (a bounded batch) and says so.
+FILTER_SCAN = 10_000
 
 
 def inspector() -> Inspector:

@@ -14,7 +14,7 @@ from ..errors import bad_request
 from ..forms import STATE_ACTIONS, STATES, TASK_ACTIONS, TaskListQuery, first_error
 from ..rendering import preview
 from ..series_charts import queue_charts
-from .common import inspector, page_cursor, preference, queue_url
+from .common import FILTER_SCAN, inspector, page_cursor, preference, queue_url
 from .series import ERROR_GROUPS_SHOWN, page_or_fragment, series_context
 
 
@@ -51,9 +51,16 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
     redaction = rules()
     if query.filtering:
         search = insp.search_tasks(
-            queue, state, task_type=params["type"] or None, text=params["text"] or None, limit=size, redaction=redaction
+            queue,
+            state,
+            task_type=params["type"] or None,
+            text=params["text"] or None,
+            page=params["page"],
+            limit=size,
+            scan_limit=FILTER_SCAN,
+            redaction=redaction,
         )
-        tasks, page, pages = search.tasks, 1, 1
+        tasks, page, pages = search.tasks, search.page, search.pages
     else:
         pages = max(1, ceil(total / size))
         page = min(params["page"], pages)  # past the end: the last page, not an error
@@ -71,7 +78,9 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
         "page": page,
         "pages": pages,
         "size": size,
-        "page_links": _page_links(queue, state, page, pages, params["size"]),
+        "page_links": _page_links(
+            queue, page, pages, state=state, size=params["size"], type=params["type"], text=params["text"]
+        ),
         "search": search,
         "filter_type": params["type"],
         "filter_text": params["text"],
@@ -88,11 +97,12 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
     return render(request, "console/queue.html", context)
 
 
-def _page_links(queue: str, state: str, page: int, pages: int, size: int | None) -> dict[str, object]:
-    """First, previous, next and last links plus a window of page numbers around the current one."""
+def _page_links(queue: str, page: int, pages: int, **params: object) -> dict[str, object]:
+    """First, previous, next and last links plus a window of page numbers around the current one; ``params``
+    (the tab, the page size, the filter) are kept in each."""
 
     def link(number: int) -> str:
-        return queue_url(queue, state=state, page=number, size=size)
+        return queue_url(queue, page=number, **params)
 
     window = range(max(1, page - 2), min(pages, page + 2) + 1)
     return {

@@ -8,6 +8,7 @@ from django.shortcuts import render
 
 from ..access import viewer_page
 from ..rendering import preview
+from .common import inspector
 
 HISTORY_ROWS = 20  # latest enqueues shown per entry; `tasks cron history ID` shows up to the cap
 
@@ -15,20 +16,26 @@ HISTORY_ROWS = 20  # latest enqueues shown per entry; `tasks cron history ID` sh
 @viewer_page
 def schedulers(request: HttpRequest) -> HttpResponse:
     """Access: viewers. Reads the scheduler heartbeats, the admin's mirrored entries, and per entry its last tick
-    and history (one pipeline for the entries, one read per entry for its history)."""
+    and history (one pipeline for the entries, one read per entry for its history, one pipeline for which of
+    the tasks they enqueued still exist)."""
     from queues.periodic import scheduler_store
     from queues.redaction import masked
 
     store = scheduler_store()
     rows = []
+    enqueued: list[tuple[str, str]] = []
     for info in store.entries():
         entry = info.entry
+        history = store.history_of(entry, HISTORY_ROWS)
+        enqueued += [(entry.queue, h.task_id) for h in history if h.outcome == "enqueued"]
         rows.append(
             {
                 "info": info,
                 "entry": entry,
                 "payload": preview(masked(entry.type, entry.payload), 120),
-                "history": store.history_of(entry, HISTORY_ROWS),
+                "history": history,
             }
         )
-    return render(request, "console/schedulers.html", {"rows": rows, "schedulers": store.schedulers()})
+    # The tasks a cron entry enqueued are often gone (deleted on success): one pipeline says which still exist.
+    context = {"rows": rows, "schedulers": store.schedulers(), "existing": inspector().existing_tasks(enqueued)}
+    return render(request, "console/schedulers.html", context)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -15,7 +14,7 @@ from ..access import operator_action, viewer_page
 from ..errors import bad_request
 from ..forms import TASK_ACTIONS, SearchActionForm, SearchForm, first_error
 from ..rendering import preview
-from .actions import DONE, act_on_tasks
+from .actions import act_on_matches
 from .common import acting_inspector, inspector, preference
 
 
@@ -53,7 +52,6 @@ def search(request: HttpRequest) -> HttpResponse:
 def search_action(request: HttpRequest) -> HttpResponse:
     """Run, archive, delete or cancel every task the search matches, where its state allows; the others are
     counted as refused. Audited once, as ``search_<action>``, with the search and the counts."""
-    from queues.audit import record_action
     from queues.redaction import rules
 
     form = SearchActionForm(request.POST)
@@ -62,24 +60,6 @@ def search_action(request: HttpRequest) -> HttpResponse:
     query, action = form.cleaned_data["q"], form.cleaned_data["action"]
     insp = acting_inspector(request)
     result = insp.search(query, size=1, redaction=rules())  # QuerySyntaxError is a 400 (engine_errors)
-    allowed = TASK_ACTIONS[action][1]
-    # A match in a state the action does not take is refused without a call; one that moved or went since the
-    # search read it is refused by the inspector.
-    takes = [(task.queue, task.id) for task in result.matches if task.state in allowed]
-    done, refused_moved = act_on_tasks(insp, action, takes)
-    refused = len(result.matches) - len(takes) + len(refused_moved)
-    count = sum(len(ids) for ids in done.values())
-    bound = "" if result.complete else f"; the search read {result.scanned} of {result.total} tasks (its bound)"
-    detail = f"search {query!r}: {count} done, {refused} refused{bound}"
-    for queue, ids in done.items():
-        record_action(request.user, f"search_{action}", queue=queue, task_ids=ids, detail=detail)
-    if not done:
-        record_action(request.user, f"search_{action}", detail=detail)
-    messages.success(request, f"{count} matching task{'s' if count != 1 else ''} {DONE[action]}.")
-    if refused:
-        states = ", ".join(sorted(allowed))
-        messages.warning(request, f"{refused} matching task{'s' if refused != 1 else ''} refused: not {states}.")
-    if not result.complete:
-        read = f"{result.scanned} of {result.total} tasks read"
-        messages.warning(request, f"The search stopped at its bound ({read}): run the action again for the rest.")
+    matches = [(task.queue, task.id, task.state) for task in result.matches]
+    act_on_matches(request, insp, action, matches, "search", repr(query), (result.scanned, result.total))
     return redirect(search_url(query))

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from fnmatch import fnmatchcase
+from functools import partial
 from typing import Any, Unpack
 
 import redis
@@ -61,6 +63,8 @@ LAYOUT_RECHECK = 1.0
 DELETABLE = frozenset({"pending", "scheduled", "retry", "archived", "completed"})
 RUNNABLE = frozenset({"scheduled", "retry", "archived"})
 ARCHIVABLE = frozenset({"pending", "scheduled", "retry"})
+#: A filter of ``search_tasks`` on a task's raw type, payload and last error (``_matches`` with its terms bound).
+_Match = Callable[[bytes, bytes | None, bytes | None], bool]
 
 
 @dataclass
@@ -136,15 +140,24 @@ class DailyStats:
 
 @dataclass
 class SearchResult:
-    """Tasks of one state matching a filter, found by a bounded scan: ``scanned`` of ``total`` were read."""
+    """Tasks of one state matching a filter, found by a bounded scan: ``scanned`` of ``total`` were read.
+    ``match_ids`` are every match the scan found, in list order (what an action on every match acts on);
+    ``tasks`` the page ``page`` of them, ``size`` a page."""
 
     tasks: list[TaskInfo]
     scanned: int
     total: int
+    match_ids: list[str] = field(default_factory=list)
+    page: int = 1
+    size: int = 100
 
     @property
     def complete(self) -> bool:
         return self.scanned >= self.total
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-len(self.match_ids) // self.size))
 
 
 @dataclass
@@ -559,31 +572,19 @@ class Inspector(BrokerOwner):
                 task.waiting_on.append(dep)
         return tasks
 
-    def _search_decoded(
-        self,
-        queue: str,
-        state: str,
-        prefix: bytes | None,
-        needle: bytes | None,
-        limit: int,
-        budget: int,
-        total: int,
-        redaction: Redaction | None,
-    ) -> SearchResult:
+    def _match_decoded(self, queue: str, state: str, match: _Match, budget: int) -> tuple[list[TaskInfo], int]:
+        """The matches among the first ``budget`` tasks of a state read decoded, page by page, and how many were
+        read (for aggregating tasks, which have no single range to walk)."""
         found: list[TaskInfo] = []
         scanned, page = 0, 1
-        while scanned < budget and len(found) < limit:
+        while scanned < budget:
             batch = self.list_tasks(queue, state, page=page, size=min(MAX_PAGE_SIZE, budget - scanned))
             if not batch:
                 break
             scanned += len(batch)
             page += 1
-            found += [
-                t
-                for t in batch
-                if _matches(t.type.encode(), t.payload, (t.last_error or "").encode(), prefix, needle, redaction)
-            ][: limit - len(found)]
-        return SearchResult(found, scanned, total)
+            found += [t for t in batch if match(t.type.encode(), t.payload, (t.last_error or "").encode())]
+        return found, scanned
 
     def _id_range(self, queue: str, state: str, start: int, stop: int) -> list[tuple[bytes, float | None]]:
         """Ids (with scores) of positions start..stop of a state, in the order list_tasks shows them."""
@@ -691,6 +692,20 @@ class Inspector(BrokerOwner):
         )
         return [(wf.decode(), from_ms(int(score))) for wf, score in rows]
 
+    def workflow_states(self, queue: str, workflow_ids: list[str]) -> dict[str, str]:
+        """The state (running, succeeded, failed) of each workflow of ``workflow_ids`` still kept, read in one
+        pipeline (for a list of workflows); an expired one is left out.
+
+        Raises:
+            ValidationError: the queue name is malformed.
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        self._known(queue, "workflow_states")
+        keys = [self.keys.queue(queue).workflow(workflow_id) for workflow_id in workflow_ids]
+        states = self._each("workflow_states", "hget", [(key, "state") for key in keys])
+        return {wf: state.decode() for wf, state in zip(workflow_ids, states, strict=True) if state is not None}
+
     def _flag_orphan(self, info: TaskInfo) -> TaskInfo:
         if info.lease_expires_at is not None:
             info.orphaned = info.lease_expires_at.timestamp() < self.broker.clock.now()
@@ -703,49 +718,65 @@ class Inspector(BrokerOwner):
         *,
         task_type: str | None = None,
         text: str | None = None,
+        page: int = 1,
         limit: int = 100,
         scan_limit: int = SCAN_LIMIT,
         redaction: Redaction | None = None,
     ) -> SearchResult:
         """Tasks of ``state`` whose type starts with ``task_type`` and whose payload or last error contains
-        ``text``, in list order. Reads at most ``scan_limit`` tasks (in pages), so it stays fast on huge queues,
-        and says how many it read. With ``redaction``, ``text`` must be in the payload as redacted: a search
-        must not reveal what a masked value holds.
+        ``text``, in list order: the ids of every match among the first ``scan_limit`` tasks (read in pages, so it
+        stays fast on huge queues; it says how many it read), and page ``page`` of them decoded, ``limit`` a page
+        (a page past the last is the last). With ``redaction``, ``text`` must be in the payload as redacted: a
+        search must not reveal what a masked value holds.
 
         Raises:
-            ValidationError: the queue name, state or a limit is malformed.
+            ValidationError: the queue name, state, page or a limit is malformed.
             QueueNotFoundError: there is no queue of that name.
             RedisUnavailableError: Redis cannot be reached.
         """
         op = "inspector.search_tasks"
         self._known(queue, "search_tasks")
+        page = check.count(page, "page", 1, 10**9, op)
         limit = check.count(limit, "limit", 1, MAX_PAGE_SIZE, op)
         scan_limit = check.count(scan_limit, "scan_limit", 1, 1_000_000, op)
         needle = text.encode() if text else None
         prefix = task_type.encode() if task_type else None
+        match = partial(_matches, prefix=prefix, needle=needle, redaction=redaction)
         total = self.queue_info(queue).counts().get(state, 0)
-        if state == "aggregating":  # grouped tasks have no single range to walk: decode them page by page
-            return self._search_decoded(queue, state, prefix, needle, limit, min(total, scan_limit), total, redaction)
+        budget = min(total, scan_limit)
+        if state == "aggregating":
+            decoded, scanned = self._match_decoded(queue, state, match, budget)
+            ids = [t.id for t in decoded]
+            page = min(page, max(1, -(-len(ids) // limit)))
+            return SearchResult(decoded[(page - 1) * limit : page * limit], scanned, total, ids, page, limit)
+        matches, scanned = self._match_raw(queue, state, match, budget)
+        page = min(page, max(1, -(-len(matches) // limit)))
+        tasks = self._hydrate(queue, matches[(page - 1) * limit : page * limit])
+        return SearchResult(tasks, scanned, total, [task_id.decode() for task_id, _ in matches], page, limit)
+
+    def _match_raw(
+        self, queue: str, state: str, match: _Match, budget: int
+    ) -> tuple[list[tuple[bytes, float | None]], int]:
+        """The ids (with scores) of the matches among the first ``budget`` tasks of a state, and how many were
+        read. Matches on the raw fields: decoding ten thousand tasks to keep three is what made this slow."""
         q = self.keys.queue(queue)
-        found: list[TaskInfo] = []
+        matches: list[tuple[bytes, float | None]] = []
         scanned = 0
-        while scanned < min(total, scan_limit) and len(found) < limit:
-            ids = self._id_range(queue, state, scanned, scanned + min(MAX_PAGE_SIZE, scan_limit - scanned) - 1)
+        while scanned < budget:
+            ids = self._id_range(queue, state, scanned, scanned + min(MAX_PAGE_SIZE, budget - scanned) - 1)
             if not ids:
                 break
             scanned += len(ids)
-            # Match on the raw fields first: decoding ten thousand tasks to keep three is what made this slow.
             pipe = self.conn.pipeline(transaction=False)
             for task_id, _score in ids:
                 pipe.hmget(q.task(task_id.decode()), "type", "payload", "error")
             rows = self._redis("search_tasks", pipe.execute)
-            matches = [
+            matches += [
                 (task_id, score)
                 for (task_id, score), (ttype, payload, error) in zip(ids, rows, strict=True)
-                if ttype is not None and _matches(ttype, payload, error, prefix, needle, redaction)
+                if ttype is not None and match(ttype, payload, error)
             ]
-            found += self._hydrate(queue, matches[: limit - len(found)])
-        return SearchResult(found, scanned, total)
+        return matches, scanned
 
     def search(
         self,
@@ -851,6 +882,27 @@ class Inspector(BrokerOwner):
             score = self._redis("get_task", self.conn.zscore, q.state_key(state), task_id)
         task = self._flag_orphan(TaskInfo.from_hash(task_id, queue, fields, score))
         return self._with_waiting_on(queue, [task], len(task.after))[0]
+
+    def existing_tasks(self, refs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+        """Which of the (queue, task id) pairs name a task that still exists, read in one pipeline: a page that
+        links tasks which may be gone (deleted on success, past their retention) asks once, not per link. A pair
+        the engine would refuse (a malformed name or id) names no task.
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        wanted = [(queue, task_id) for queue, task_id in dict.fromkeys(refs) if _well_formed(queue, task_id)]
+        found = self._each("existing_tasks", "exists", [(self.keys.queue(q).task(t),) for q, t in wanted])
+        return {ref for ref, exists in zip(wanted, found, strict=True) if exists}
+
+    def _each(self, op: str, command: str, args: list[tuple[Any, ...]]) -> list[Any]:
+        """One ``command`` per item of ``args``, in one pipeline (no transaction): their replies, in order."""
+        if not args:
+            return []
+        pipe = self.conn.pipeline(transaction=False)
+        for arg in args:
+            getattr(pipe, command)(*arg)
+        return list(self._redis(op, pipe.execute))
 
     def delete_task(self, queue: str, task_id: str) -> None:
         """Delete a task that is not running. Tasks waiting for it (unless it had completed) are archived, as when
@@ -1217,3 +1269,12 @@ def _matches(
         return False
     # Only payloads that hold the needle get parsed, so a redacted search stays about as fast as a plain one.
     return redaction is None or needle in (redaction.apply(task_type.decode("utf-8", "replace"), payload) or b"")
+
+
+def _well_formed(queue: str, task_id: str) -> bool:
+    try:
+        check.queue_name(queue, "inspector.existing_tasks")
+        check.task_id(task_id, "inspector.existing_tasks")
+    except ValidationError:
+        return False
+    return True

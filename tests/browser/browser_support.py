@@ -15,6 +15,14 @@ SCREEN_WIDTH = 1280
 MAX_SCREEN_HEIGHT = 2400
 
 
+def seed_mails_and_an_sms(seed: Any, count: int = 12, queue: str = "emails") -> None:
+    """``count`` pending ``email:deliver`` tasks (to user<n>@example.com) and one pending ``sms:send`` to the same
+    kind of address: only a search or filter on the type tells them apart."""
+    for n in range(count):
+        seed.pending("email:deliver", {"to": f"user{n}@example.com"}, queue=queue)
+    seed.pending("sms:send", {"to": "user0@example.com"}, queue=queue)
+
+
 @dataclass
 class Console:
     driver: Any  # selenium.webdriver.Chrome
@@ -37,6 +45,15 @@ class Console:
         self.driver.find_element(By.NAME, "password").send_keys(PASSWORD)
         self.driver.find_element(By.CSS_SELECTOR, "form[action*='login'] button[type=submit]").click()
         self.wait_for(lambda d: "/accounts/login/" not in d.current_url, "the login to go through")
+
+    def prefer(self, **fields: Any) -> None:
+        """Set the user's console preferences (``rows_per_page``, ``theme``), as the settings page saves them."""
+        from django.contrib.auth import get_user_model
+
+        from console.models import ConsolePreference
+
+        user = get_user_model().objects.get(username=self.username)
+        ConsolePreference.objects.update_or_create(user=user, defaults=fields)
 
     # -- reading ------------------------------------------------------------------------------------------------
 

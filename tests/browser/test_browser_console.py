@@ -7,6 +7,7 @@ No assertion is about time: the tests wait (generously) for a state, never for a
 from __future__ import annotations
 
 import pytest
+from browser_support import seed_mails_and_an_sms
 
 from tests.worker.worker_support import state_of, wait_for
 
@@ -198,12 +199,7 @@ def test_screenshots_of_the_main_pages(console, engine, seed, start_worker):
         "redis": ("/redis/", "Redis"),
         "settings": ("/settings/", "Settings"),
     }
-    from django.contrib.auth import get_user_model
-
-    from console.models import ConsolePreference
-
-    user = get_user_model().objects.get(username=console.username)
-    ConsolePreference.objects.update_or_create(user=user, defaults={"theme": "light"})
+    console.prefer(theme="light")
     for name, (path, heading) in pages.items():
         console.get(path)
         console.wait_text(heading, "h1")
@@ -306,15 +302,8 @@ def test_edit_and_retry_an_archived_task(console, engine, seed, operator):
 
 
 def test_search_with_an_action_on_every_match_over_two_pages(console, engine, seed):
-    from django.contrib.auth import get_user_model
-
-    from console.models import ConsolePreference
-
-    user = get_user_model().objects.get(username=console.username)
-    ConsolePreference.objects.update_or_create(user=user, defaults={"rows_per_page": 10})
-    for n in range(12):
-        seed.pending("email:deliver", {"to": f"user{n}@example.com"}, queue="emails")
-    seed.pending("sms:send", {"to": "+49"}, queue="emails")
+    console.prefer(rows_per_page=10)
+    seed_mails_and_an_sms(seed)
     console.login("/")
     console.click("header a[href='/search/']")
     box = console.find("input[name=q]")

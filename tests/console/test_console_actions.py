@@ -221,3 +221,78 @@ def test_actions_on_a_keyspace_at_another_key_layout_are_a_503_page_and_change_n
         assert "Traceback" not in page
     assert {key: redis_client.dump(key) for key in redis_client.keys("*")} == before
     assert audit == []
+
+
+def _seed_filter_case(seed, state: str) -> list[str]:
+    """Two tasks of ``state`` that match ``type=email:&text=ada``, and two that do not (other type, other text)."""
+    make = getattr(seed, state)
+    matching = [make(task_type="email:deliver", payload={"to": f"ada{n}@example.com"}) for n in range(2)]
+    make(task_type="email:deliver", payload={"to": "bob@example.com"})
+    make(task_type="image:resize", payload={"to": "ada@example.com"})
+    return matching
+
+
+@pytest.mark.parametrize(
+    ("state", "action", "moved_to"),
+    [("pending", "delete_all", None), ("pending", "archive_all", "archived"), ("scheduled", "run_all", "pending")],
+)
+def test_bulk_bar_with_a_filter_acts_on_the_matches_only(operator_client, seed, engine, audit, state, action, moved_to):
+    matching = _seed_filter_case(seed, state)
+    page = operator_client.get(f"/queues/default/?state={state}&type=email:&text=ada").content.decode()
+    verb = action.removesuffix("_all").capitalize()
+    assert f"{verb} all 2 {state} tasks of “default” matching type email:* text “ada”?" in page
+    response = operator_client.post(
+        "/queues/default/all/", {"action": action, "state": state, "type": "email:", "text": "ada"}
+    )
+    assert response.status_code == 302
+    assert response["Location"] == f"/queues/default/?state={state}&type=email%3A&text=ada"
+    assert engine.queue_info("default").counts()[state] == 2  # the two that do not match are left
+    for task_id in matching:
+        if moved_to is None:
+            assert not engine.conn.exists(engine.keys.queue("default").task(task_id))
+        else:
+            assert engine.get_task("default", task_id).state == moved_to
+    [entry] = audit
+    verb = action.removesuffix("_all")
+    assert entry["action"] == f"filter_{verb}" and sorted(entry["task_ids"]) == sorted(matching)
+    assert entry["detail"] == f"filter state={state} type='email:' text='ada': 2 done, 0 refused"
+
+
+def test_bulk_bar_with_a_filter_works_in_bounded_batches(operator_client, seed, engine, audit, monkeypatch):
+    import console.views.actions
+    import console.views.queues
+
+    for module in (console.views.actions, console.views.queues):
+        monkeypatch.setattr(module, "FILTER_SCAN", 3)  # the bound of one filter's read (10,000 in production)
+    for n in range(5):
+        seed.pending(task_type="email:deliver", payload={"n": n})
+    page = operator_client.get("/queues/default/?state=pending&type=email:").content.decode()
+    assert "Delete all 3 pending tasks of “default” matching type email:*?" in page and "among the first 3 of 5" in page
+    data = {"action": "delete_all", "state": "pending", "type": "email:"}
+    first = operator_client.post("/queues/default/all/", data)
+    assert "3 matching tasks deleted." in texts(first)
+    assert "The filter stopped at its bound (3 of 5 tasks read): run the action again for the rest." in texts(first)
+    assert engine.queue_info("default").pending == 2
+    assert (
+        audit[-1]["detail"]
+        == "filter state=pending type='email:' text='': 3 done, 0 refused; the filter read 3 of 5 tasks (its bound)"
+    )
+    second = operator_client.post("/queues/default/all/", data)
+    assert "2 matching tasks deleted." in texts(second) and engine.queue_info("default").pending == 0
+
+
+@pytest.mark.parametrize(
+    ("path", "data", "status"),
+    [
+        ("/queues/default/all/", {"action": "delete_all", "state": "pending", "type": "x" * 300}, 400),
+        ("/queues/default/all/", {"action": "delete_all", "state": "pending", "text": "x" * 201}, 400),
+        ("/queues/default/all/", {"action": "run_all", "state": "pending", "type": "email:"}, 400),  # not for pending
+        ("/queues/nope/all/", {"action": "delete_all", "state": "pending", "type": "email:"}, 404),
+    ],
+)
+def test_bulk_bar_with_a_filter_refuses_bad_input_and_changes_nothing(
+    operator_client, seed, engine, audit, path, data, status
+):
+    seed.pending()
+    assert operator_client.post(path, data).status_code == status
+    assert engine.queue_info("default").pending == 1 and audit == []

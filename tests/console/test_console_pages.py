@@ -244,3 +244,14 @@ def test_navigation_and_admin_link(viewer_client, engine, db):
 def test_static_script_is_served(client):
     response = client.get("/static/console/console.js")
     assert response.status_code == 200
+
+
+def test_filter_results_are_paged(viewer_client, seed):
+    for n in range(12):
+        seed.pending(task_type="email:deliver", payload={"n": n})
+    seed.pending(task_type="image:resize", payload={"n": 99})
+    first = viewer_client.get("/queues/default/?state=pending&type=email:&size=10").content.decode()
+    assert first.count('class="copy"') == 10 and "12 matches" in first
+    assert "page=2" in first and "type=email%3A" in first  # the pager keeps the filter
+    second = viewer_client.get("/queues/default/?state=pending&type=email:&size=10&page=2").content.decode()
+    assert second.count('class="copy"') == 2 and "page 2 of 2" in second

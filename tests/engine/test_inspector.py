@@ -489,6 +489,44 @@ def test_search_filters_by_type_prefix_and_text_and_says_how_much_it_read(r, red
     assert len(inspector.search_tasks("default", "pending", limit=3).tasks) == 3
 
 
+def test_search_is_paged_over_every_match_it_found(r, redis_url):
+    from queues.engine import Client, Inspector
+
+    Client(redis_url).enqueue_many([("email:deliver", {"n": n}) for n in range(7)] + [("sms:send", {"n": 0})] * 3)
+    inspector = Inspector(redis_url)
+    pages = [inspector.search_tasks("default", "pending", task_type="email:", page=p, limit=3) for p in (1, 2, 3)]
+    assert [len(found.tasks) for found in pages] == [3, 3, 1]
+    assert {found.pages for found in pages} == {3}
+    assert [t.id for found in pages for t in found.tasks] == pages[0].match_ids  # every match, each once, in order
+    past_the_end = inspector.search_tasks("default", "pending", task_type="email:", page=9, limit=3)
+    assert (past_the_end.page, [t.id for t in past_the_end.tasks]) == (3, pages[0].match_ids[6:])
+
+
+def test_existing_tasks_tells_which_tasks_are_gone_in_one_pipeline(r, redis_url):
+    from queues.engine import Client, Inspector
+
+    client = Client(redis_url)
+    kept, deleted = client.enqueue("a", b"1").id, client.enqueue("a", b"2").id
+    inspector = Inspector(redis_url)
+    inspector.delete_task("default", deleted)
+    refs = [("default", kept), ("default", deleted), ("other", kept), ("bad{queue}", kept), ("default", "x" * 500)]
+    assert inspector.existing_tasks(refs) == {("default", kept)}
+    assert inspector.existing_tasks([]) == set()
+
+
+def test_workflow_states_reads_each_kept_workflows_state(r, redis_url):
+    from queues.engine import Client, Inspector, chain, sig
+
+    client = Client(redis_url)
+    client.submit(chain(sig("a"), sig("b")), workflow_id="wf-run")
+    failed = client.submit(chain(sig("a"), sig("b")), workflow_id="wf-fail")
+    inspector = Inspector(redis_url)
+    inspector.delete_task("default", failed.members[0].id)  # deleted before it ran: the workflow fails
+    states = inspector.workflow_states("default", ["wf-run", "wf-fail", "wf-never"])
+    assert states == {"wf-run": "running", "wf-fail": "failed"}
+    assert inspector.workflow_states("default", []) == {}
+
+
 def test_task_events_are_the_tasks_own_transitions_oldest_first(r, redis_url):
     from queues.engine import Client, Inspector
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from datetime import UTC, datetime
 
 import pytest
@@ -15,6 +14,7 @@ from django.test import Client
 from queues.cli import main
 from queues.models import PeriodicTask
 from tests.console.console_support import logged_in, make_user
+from tests.scheduler.scheduler_support import fire_some
 
 pytestmark = pytest.mark.django_db
 
@@ -111,25 +111,6 @@ def test_admin_entries_reach_a_running_scheduler_without_restart(engine, mirror,
         scheduler.store.broker.close()
 
 
-def fire_some(redis_url):
-    """A scheduler with one code entry that has fired twice, still heartbeating."""
-    from queues.engine import FakeClock, ScheduleRegistry, schedule
-    from worker.scheduler import build
-
-    registry = ScheduleRegistry()
-    entry = schedule("@every 10s", "report:refresh", {"scope": "all"}, registry=registry, queue="low")
-    # Near the real time: the page and the CLI read heartbeats against the system clock.
-    start = (time.time() // 10) * 10 - 60
-    clock = FakeClock(start)
-    scheduler = build(redis_url, "tq", registry=registry, clock=clock, heartbeat_interval=3600)
-    scheduler.run_once()
-    for _ in range(2):
-        clock.advance(10)
-        scheduler.run_once()
-    scheduler.store.broker.close()
-    return entry, int(start * 1000)
-
-
 def test_schedulers_page(engine, redis_url):
     entry, start = fire_some(redis_url)
     viewer = logged_in(make_user("vera", "view_console"))
@@ -139,6 +120,16 @@ def test_schedulers_page(engine, redis_url):
     assert entry.id in body and "@every 10s" in body and "report:refresh" in body and "{&quot;scope&quot;" in body
     assert f'href="/queues/low/tasks/{entry.task_id(start + 20_000)}/"' in body  # the history links its tasks
     assert 'href="/schedulers/"' in body  # the nav link
+
+
+def test_schedulers_page_marks_a_task_that_is_gone_instead_of_linking_it(engine, redis_url):
+    entry, start = fire_some(redis_url)
+    gone = entry.task_id(start + 10_000)
+    engine.delete_task("low", gone)  # as a success without retention deletes it
+    body = logged_in(make_user("vera", "view_console")).get("/schedulers/").content.decode()
+    assert f'href="/queues/low/tasks/{gone}/"' not in body
+    assert f'<span class="gone" title="{gone} no longer exists' in body
+    assert f'href="/queues/low/tasks/{entry.task_id(start + 20_000)}/"' in body  # the one still there is linked
 
 
 def test_schedulers_page_access(engine):

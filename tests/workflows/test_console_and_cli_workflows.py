@@ -59,6 +59,41 @@ def test_workflow_page_access_and_unknown_ids(workflow):
 
 
 @pytest.mark.django_db
+def test_workflow_page_marks_a_member_that_is_gone_instead_of_linking_it(workflow, redis_url):
+    from queues.engine import Inspector
+
+    first, second = (m.id for m in workflow.members)
+    inspector = Inspector(redis_url)
+    inspector.delete_task(Q, first)  # deleted before it ran: the workflow fails, and the task is gone
+    inspector.close()
+    html = logged_in(make_user("vera", "view_console")).get(f"/queues/{Q}/workflows/wf-1/").content.decode()
+    assert f"/queues/{Q}/tasks/{first}/" not in html and f'<span class="gone" title="{first} no longer exists' in html
+    assert "badge state-failed" in html and 'class="data tasks"' in html  # styled like every other table
+
+
+@pytest.mark.django_db
+def test_workflows_list_links_each_workflow_and_is_in_the_nav(workflow, engine):
+    engine.submit(chain(sig("fetch", 3), sig("store", 4)), queue="other", workflow_id="wf-2")
+    viewer = logged_in(make_user("vera", "view_console"))
+    html = viewer.get("/workflows/").content.decode()
+    assert f'href="/queues/{Q}/workflows/wf-1/"' in html and 'href="/queues/other/workflows/wf-2/"' in html
+    assert html.count('<span class="badge state-running">running</span>') == 2
+    assert 'href="/workflows/"' in html  # the nav link
+    one = viewer.get(f"/workflows/?queue={Q}").content.decode()
+    assert "wf-1" in one and "wf-2" not in one
+    task_page = viewer.get(f"/queues/{Q}/tasks/{workflow.members[0].id}/").content.decode()
+    assert f'href="/queues/{Q}/workflows/wf-1/"' in task_page  # a member's page links its workflow
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("query", "status"), [("?page=x", 400), ("?page=0", 400), ("?queue=nope", 404), ("?queue=a{b}", 400)]
+)
+def test_workflows_list_refuses_bad_input(workflow, query, status):
+    assert logged_in(make_user("vera", "view_console")).get(f"/workflows/{query}").status_code == status
+
+
+@pytest.mark.django_db
 def test_aggregating_tab_lists_groups_and_tasks(workflow):
     page = logged_in(make_user("vera", "view_console")).get(f"/queues/{Q}/?state=aggregating")
     assert page.status_code == 200

@@ -1,0 +1,137 @@
+"""axe-core on every console page, in a real headless Chromium, with seeded data: no colour-contrast violation
+and no violation axe rates serious or critical, in the light and the dark theme.
+
+axe-core comes from PyPI inside selenium-axe-python (the test extras): nothing is downloaded at test time. Each
+page is one test, so a failure names the page; its message lists each violation with the offending elements.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.scheduler.scheduler_support import fire_some
+
+pytestmark = pytest.mark.browser
+
+#: What fails a page: every colour-contrast finding, and anything axe rates serious or critical.
+FAILING_IMPACTS = ("serious", "critical")
+THEMES = ("light", "dark")
+
+#: Every page of the console (the paths use the ids ``seeded`` returns).
+PAGES = {
+    "dashboard": "/",
+    **{
+        f"queue-{state}": f"/queues/emails/?state={state}"
+        for state in ("active", "pending", "aggregating", "scheduled", "retry", "archived", "completed")
+    },  # fmt: skip
+    "queue-filtered": "/queues/emails/?state=pending&type=email:&text=example",
+    "queue-paused": "/queues/low/",
+    "task": "/queues/emails/tasks/{archived}/",
+    "task-edit": "/queues/emails/tasks/{archived}/edit/",
+    "task-type": "/queues/emails/types/email:deliver/",
+    "servers": "/servers/",
+    "server": "/servers/{server}/",
+    "search": "/search/?q=queue:emails+type:email:*",
+    "schedulers": "/schedulers/",
+    "history": "/history/",
+    "workflows": "/workflows/",
+    "workflow": "/queues/flows/workflows/wf-1/",
+    "redis": "/redis/",
+    "settings": "/settings/",
+    "rq-index": "/rq/",
+    "rq-queue": "/rq/default/",
+    "rq-job": "/rq/default/jobs/{rq_job}/",
+    "not-found": "/queues/emails/tasks/no-such-task/",
+    "admin-index": "/admin/",
+}
+
+
+def seeded(engine: Any, seed: Any, redis_url: str) -> dict[str, str]:
+    """Tasks in every state (queue ``emails``), a worker server, a workflow, a cron entry that has fired, an RQ
+    job, a paused queue and two days of history: what the pages show. Returns the ids the page paths need."""
+    from datetime import UTC, datetime, timedelta
+
+    import django_rq
+
+    from queues.engine import Client, chain, sig
+    from queues.history.models import TaskDailyRollup
+
+    seed.active(queue="emails", task_type="email:deliver")  # first: the seeder leases the queue's only pending task
+    seed.retry(queue="emails", task_type="email:deliver", error="SMTP 451: greylisted")
+    archived = seed.archived(queue="emails", task_type="email:deliver", error="550 no such user")
+    seed.completed(queue="emails", task_type="email:deliver")
+    seed.scheduled(queue="emails", task_type="email:digest")
+    for n in range(3):
+        seed.pending("email:deliver", {"to": f"user{n}@example.com"}, queue="emails")
+    seed.client.enqueue("email:line", {"line": 1}, group="user:42", queue="emails")
+    seed.server("host-1:42", running={})
+    client = Client(redis_url, policies=False)
+    client.submit(chain(sig("fetch", 1), sig("store", 2)), queue="flows", workflow_id="wf-1")
+    client.close()
+    fire_some(redis_url)
+    rq_job = django_rq.get_queue("default").enqueue("tests.rq.rq_jobs.add", 1, 2)
+    engine.pause_queue("low")  # a paused badge
+    today = datetime.now(UTC).date()
+    for days_ago, ok, bad in ((1, 90, 10), (0, 80, 20)):
+        TaskDailyRollup.objects.create(
+            day=today - timedelta(days=days_ago), queue="emails", task_type="email:deliver", enqueued=ok + bad,
+            started=ok + bad, succeeded=ok, failed=bad, failure_rate=bad / (ok + bad), wait_p50_ms=12, wait_p95_ms=40,
+            wait_p99_ms=90, run_p50_ms=300, run_p95_ms=900, run_p99_ms=1500,
+        )  # fmt: skip
+    return {"archived": archived, "server": "host-1:42", "rq_job": rq_job.id}
+
+
+def violations(driver: Any) -> list[dict[str, Any]]:
+    from selenium_axe_python import Axe
+
+    axe = Axe(driver)
+    axe.inject()
+    results = axe.run(options={"resultTypes": ["violations"]})
+    return [v for v in results["violations"] if v["id"] == "color-contrast" or v.get("impact") in FAILING_IMPACTS]
+
+
+def report(found: list[dict[str, Any]]) -> str:
+    lines = []
+    for v in found:
+        lines.append(f"{v['id']} ({v.get('impact')}): {v['help']}")
+        for node in v["nodes"][:8]:
+            lines.append(f"    {' '.join(node['target'])}: {node.get('failureSummary', '').splitlines()[-1:]}")
+    return "\n".join(lines)
+
+
+def as_editing_staff(console: Any, theme: str) -> None:
+    """The operator may also edit tasks and open the admin (so those pages are reached), in ``theme``."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Permission
+
+    user = get_user_model().objects.get(username=console.username)
+    user.is_staff = True
+    user.save()
+    user.user_permissions.add(Permission.objects.get(codename="edit_task"))
+    console.prefer(theme=theme)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("page", list(PAGES))
+def test_page_passes_axe(console, engine, seed, redis_url, settings, page, theme):
+    settings.RQ_QUEUES = {"default": {"URL": redis_url}}
+    ids = seeded(engine, seed, redis_url)
+    as_editing_staff(console, theme)
+    console.login("/")
+    console.get(PAGES[page].format(**ids))
+    console.find("main h1")
+    found = violations(console.driver)
+    assert not found, f"{page} ({theme}):\n{report(found)}"
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_login_page_passes_axe(console, settings, theme, driver):
+    driver.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": theme}]}
+    )
+    console.get("/accounts/login/")
+    console.find("form[action*='login']")
+    found = violations(driver)
+    assert not found, f"login ({theme}):\n{report(found)}"
