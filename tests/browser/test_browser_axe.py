@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from queues.engine.failures import Failure
+from queues.engine.keys import STATES
 from tests.scheduler.scheduler_support import fire_some
 
 pytestmark = pytest.mark.browser
@@ -22,10 +24,7 @@ THEMES = ("light", "dark")
 #: Every page of the console (the paths use the ids ``seeded`` returns).
 PAGES = {
     "dashboard": "/",
-    **{
-        f"queue-{state}": f"/queues/emails/?state={state}"
-        for state in ("active", "pending", "aggregating", "scheduled", "retry", "archived", "completed")
-    },  # fmt: skip
+    **{f"queue-{state}": f"/queues/emails/?state={state}" for state in STATES},
     "queue-filtered": "/queues/emails/?state=pending&type=email:&text=example",
     "queue-paused": "/queues/low/",
     "task": "/queues/emails/tasks/{archived}/",
@@ -49,8 +48,9 @@ PAGES = {
 
 
 def seeded(engine: Any, seed: Any, redis_url: str) -> dict[str, str]:
-    """Tasks in every state (queue ``emails``), a worker server, a workflow, a cron entry that has fired, an RQ
-    job, a paused queue and two days of history: what the pages show. Returns the ids the page paths need."""
+    """Tasks in every state (queue ``emails``; a failure with its traceback and error group, a task waiting on
+    another), a worker server, a workflow, a cron entry that has fired, an RQ job, a paused queue and two days of
+    history: what the pages show. Returns the ids the page paths need."""
     from datetime import UTC, datetime, timedelta
 
     import django_rq
@@ -60,12 +60,18 @@ def seeded(engine: Any, seed: Any, redis_url: str) -> dict[str, str]:
 
     seed.active(queue="emails", task_type="email:deliver")  # first: the seeder leases the queue's only pending task
     seed.retry(queue="emails", task_type="email:deliver", error="SMTP 451: greylisted")
-    archived = seed.archived(queue="emails", task_type="email:deliver", error="550 no such user")
+    # A failure as the worker captures it: its traceback (folded on the task page) and its error group.
+    bounced = Failure("SMTPRecipientsRefused", "550 no such user 4711", "mail.tasks:deliver",
+                      'Traceback (most recent call last):\n  File "mail/tasks.py", line 12, in deliver\n'
+                      "SMTPRecipientsRefused: 550 no such user 4711\n")  # fmt: skip
+    archived = seed.archived(queue="emails", task_type="email:deliver", error=bounced.error, failure=bounced)
     seed.completed(queue="emails", task_type="email:deliver")
     seed.scheduled(queue="emails", task_type="email:digest")
     for n in range(3):
         seed.pending("email:deliver", {"to": f"user{n}@example.com"}, queue="emails")
     seed.client.enqueue("email:line", {"line": 1}, group="user:42", queue="emails")
+    first = seed.client.enqueue("email:digest", {}, queue="emails", process_in=3600)
+    seed.client.enqueue("email:summary", {}, queue="emails", after=[first.id])  # the waiting tab
     seed.server("host-1:42", running={})
     client = Client(redis_url, policies=False)
     client.submit(chain(sig("fetch", 1), sig("store", 2)), queue="flows", workflow_id="wf-1")
