@@ -47,7 +47,8 @@ def test_the_worker_stores_a_redacted_traceback_and_counts_the_error_group(make_
         f"order <n>: card {MASK} declined",
         f"{__name__}:_charge",
     )
-    assert (group.task_type, group.count, group.sample) == ("shop:charge", 2, ids[1])
+    # The sample is the group's latest failure: the two tasks run side by side, so either may fail last.
+    assert (group.task_type, group.count) == ("shop:charge", 2) and group.sample in ids
     assert group.fingerprint == task.error_fingerprint == inspector.get_task(Q, ids[1]).error_fingerprint
 
 
