@@ -30,7 +30,7 @@ from console.channel_layers import channel_layers
 from queues import handles
 from queues.engine import Client, Inspector, Keys, RedisUnavailableError, TaskIdConflictError
 from tests.console.console_support import logged_in, make_user
-from tests.live.live_support import open_socket, session_cookie, stop_hub, subscribe
+from tests.live.live_support import open_socket, session_cookie, stop_hub
 from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.chaos, pytest.mark.timeout(300)]
@@ -109,12 +109,14 @@ def restart_after_promotion(cluster: ReplicatedCluster, key: str, run: Run) -> N
 
 class LiveProbe(threading.Thread):
     """A live-console socket on the queue page of the killed master's queue, in an event loop (and so a live
-    hub) of its own, collecting what it is sent until stopped."""
+    hub) of its own, collecting what it is sent until stopped. Like the page, it opens a new socket when the
+    server closes one (a hub that cannot read Redis tells its pages to retry), and counts those reconnections."""
 
     def __init__(self, cookie: str, queue: str) -> None:
         super().__init__(name="live-probe", daemon=True)
         self.cookie, self.queue = cookie, queue
         self.messages: list[tuple[float, dict]] = []
+        self.reconnections = 0
         self.subscribed = threading.Event()
         self.stopping = threading.Event()
         self.error: BaseException | None = None
@@ -127,18 +129,32 @@ class LiveProbe(threading.Thread):
             self.subscribed.set()
 
     async def _listen(self) -> None:
-        socket, connected = await open_socket(self.cookie)
-        assert connected, "the live socket was refused"
-        await subscribe(socket, "queue", queue=self.queue)
-        self.subscribed.set()
+        try:
+            while not self.stopping.is_set():
+                socket, connected = await open_socket(self.cookie)
+                assert connected, "the live socket was refused"
+                await socket.send_json_to({"op": "subscribe", "scope": "queue", "queue": self.queue})
+                self.subscribed.set()
+                if await self._receive(socket):
+                    self.reconnections += 1
+                    await asyncio.sleep(0.5)  # the page's own pause before it tries again
+        finally:
+            await stop_hub()
+
+    async def _receive(self, socket) -> bool:
+        """Collect messages until stopped (False) or until the server closes the socket (True)."""
         try:
             while not self.stopping.is_set():
                 # receive_nothing waits without cancelling the consumer, which a timed-out receive would do
-                if not await socket.receive_nothing(timeout=0.2):
-                    self.messages.append((time.time(), await socket.receive_json_from(timeout=10)))
+                if await socket.receive_nothing(timeout=0.2):
+                    continue
+                output = await socket.receive_output(timeout=10)
+                if output["type"] == "websocket.close":
+                    return True
+                self.messages.append((time.time(), json.loads(output["text"])))
+            return False
         finally:
             await socket.disconnect()
-            await stop_hub()
 
 
 def live_counts_agree(probe: LiveProbe, inspector: Inspector, queue: str, since: float) -> bool:
@@ -219,6 +235,7 @@ def test_cluster_failover_under_load(
             "console_answers": len(answers),
             "console_not_200": len(failed_answers),
             "live_messages": len(probe.messages),
+            "live_reconnections": probe.reconnections,
         }
         print(f"\nRedis Cluster failover: {figures}\nconsole answers other than 200: {failed_answers}")
         if os.environ.get(FIGURES_ENV):
