@@ -168,14 +168,20 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def load_arguments(parser: argparse.ArgumentParser, redis_db: int, port: int) -> argparse.Namespace:
+    """The options of a live-console bench under load (rate, length, its Redis and its console's port), parsed
+    and checked: the Redis database must not be one that others use."""
     parser.add_argument("--rate", type=int, default=1000, help="transitions per second (default 1000)")
     parser.add_argument("--seconds", type=float, default=30.0)
-    parser.add_argument("--redis", default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/5"))
-    parser.add_argument("--port", type=int, default=8302)
+    parser.add_argument("--redis", default=os.environ.get("BENCH_REDIS_URL", f"redis://127.0.0.1:6379/{redis_db}"))
+    parser.add_argument("--port", type=int, default=port)
     args = parser.parse_args()
     _refuse_shared_db(args.redis)
+    return args
+
+
+def main() -> None:
+    args = load_arguments(argparse.ArgumentParser(description=__doc__.splitlines()[0]), redis_db=5, port=8302)
     Client(args.redis).enqueue("bench:noop", b"", queue=QUEUE)  # the queue exists before the page opens
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)

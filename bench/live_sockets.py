@@ -44,9 +44,9 @@ sys.path.insert(0, str(REPO))
 from bench.live_latency import (  # noqa: E402
     QUEUE,
     USER,
-    _refuse_shared_db,
     console_env,
     drive,
+    load_arguments,
     percentile,
     start_console,
 )
@@ -209,12 +209,7 @@ async def run(args: argparse.Namespace, server: subprocess.Popen, cookie: str) -
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sockets", type=int, default=1000)
-    parser.add_argument("--rate", type=int, default=1000, help="transitions per second (default 1000)")
-    parser.add_argument("--seconds", type=float, default=30.0)
-    parser.add_argument("--redis", default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/4"))
-    parser.add_argument("--port", type=int, default=8210)
-    args = parser.parse_args()
-    _refuse_shared_db(args.redis)
+    args = load_arguments(parser, redis_db=4, port=8210)
     client = Client(args.redis)
     for queue in [QUEUE, *IDLE_QUEUES]:
         client.enqueue("bench:noop", b"", queue=queue)  # the queues exist before the pages open
