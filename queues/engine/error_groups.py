@@ -32,7 +32,7 @@ class ErrorGroup:
     first_seen: datetime | None
     last_seen: datetime | None
     sample: str  # the id of the latest task that failed so
-    sample_exists: bool = True  # whether that task is still in the queue
+    sample_exists: bool = True  # whether that task is still in the queue (``Inspector.error_groups`` asks)
 
     @property
     def search(self) -> str:
@@ -51,8 +51,7 @@ def _quoted(value: str) -> str:
 
 def read_flow(keys: Keys, queue: str, task_type: str | None, limit: int) -> Flow:
     """The queue's error groups (of ``task_type`` only, when given), the most recently seen first, at most
-    ``limit``, each with whether its sample task still exists. Three small round trips: the index, the groups,
-    and their sample tasks."""
+    ``limit``. Two small round trips: the index, then the groups."""
     q = keys.queue(queue)
     (seen,) = yield Batch([Command("zrevrange", (q.errors_seen, 0, -1), {"withscores": True})])
     members = []
@@ -82,9 +81,6 @@ def read_flow(keys: Keys, queue: str, task_type: str | None, limit: int) -> Flow
                 sample=(sample or b"").decode(),
             )
         )
-    exists = yield Batch([Command("exists", (q.task(g.sample),)) for g in groups])
-    for group, found in zip(groups, exists, strict=True):
-        group.sample_exists = bool(found)
     return groups
 
 

@@ -101,7 +101,6 @@ class QueueInfo:
         ``paused`` (0/1) and the four counters, computed as the pages compute them on a fresh load."""
         return {
             **self.counts(),
-            "waiting": self.waiting,
             "size": self.size,
             "paused": int(self.paused),
             **picked(self, "processed_today failed_today processed_total failed_total"),
@@ -128,7 +127,7 @@ class SearchPage:
 
     @property
     def pages(self) -> int:
-        return max(1, -(-len(self.matches) // self.size))
+        return page_count(len(self.matches), self.size)
 
 
 @dataclass
@@ -157,7 +156,7 @@ class SearchResult:
 
     @property
     def pages(self) -> int:
-        return max(1, -(-len(self.match_ids) // self.size))
+        return page_count(len(self.match_ids), self.size)
 
 
 @dataclass
@@ -368,6 +367,9 @@ class Inspector(BrokerOwner):
             read_error_groups(self.keys, queue, task_type, limit),
             lambda request: self.broker.command("inspector.error_groups", run_command, self.conn, request),
         )
+        existing = self.existing_tasks((queue, group.sample) for group in groups)
+        for group in groups:
+            group.sample_exists = (queue, group.sample) in existing
         return groups
 
     def outstanding(self, queue: str) -> int:
@@ -564,10 +566,8 @@ class Inspector(BrokerOwner):
         checks = [(task, dep) for task in tasks if task.state == "waiting" for dep in task.after[:most]]
         if not checks:
             return tasks
-        pipe = self.conn.pipeline(transaction=False)
-        for task, dep in checks:
-            pipe.sismember(q.dependents(dep), task.id)
-        for (task, dep), awaited in zip(checks, self._redis("list_tasks", pipe.execute), strict=True):
+        awaited_by = self._each("list_tasks", "sismember", [(q.dependents(dep), task.id) for task, dep in checks])
+        for (task, dep), awaited in zip(checks, awaited_by, strict=True):
             if awaited:
                 task.waiting_on.append(dep)
         return tasks
@@ -747,12 +747,14 @@ class Inspector(BrokerOwner):
         if state == "aggregating":
             decoded, scanned = self._match_decoded(queue, state, match, budget)
             ids = [t.id for t in decoded]
-            page = min(page, max(1, -(-len(ids) // limit)))
-            return SearchResult(decoded[(page - 1) * limit : page * limit], scanned, total, ids, page, limit)
-        matches, scanned = self._match_raw(queue, state, match, budget)
-        page = min(page, max(1, -(-len(matches) // limit)))
-        tasks = self._hydrate(queue, matches[(page - 1) * limit : page * limit])
-        return SearchResult(tasks, scanned, total, [task_id.decode() for task_id, _ in matches], page, limit)
+            page = min(page, page_count(len(ids), limit))
+            tasks = decoded[(page - 1) * limit : page * limit]
+        else:
+            matches, scanned = self._match_raw(queue, state, match, budget)
+            ids = [task_id.decode() for task_id, _ in matches]
+            page = min(page, page_count(len(ids), limit))
+            tasks = self._hydrate(queue, matches[(page - 1) * limit : page * limit])
+        return SearchResult(tasks, scanned, total, ids, page, limit)
 
     def _match_raw(
         self, queue: str, state: str, match: _Match, budget: int
@@ -1269,6 +1271,11 @@ def _matches(
         return False
     # Only payloads that hold the needle get parsed, so a redacted search stays about as fast as a plain one.
     return redaction is None or needle in (redaction.apply(task_type.decode("utf-8", "replace"), payload) or b"")
+
+
+def page_count(items: int, size: int) -> int:
+    """How many pages of ``size`` the ``items`` fill (one, when there are none: an empty list still has a page)."""
+    return max(1, -(-items // size))
 
 
 def _well_formed(queue: str, task_id: str) -> bool:
