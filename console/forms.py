@@ -175,8 +175,13 @@ class EditTaskForm(forms.Form):
         data: dict[str, Any] = super().clean() or {}
         text, encoding = data.get("payload", ""), data.get("encoding")
         if encoding == "json":
+            from queues.conf import max_payload_depth
+            from queues.engine import nesting
+
             try:
-                value = json.loads(text)
+                value = nesting.loads(text, max_payload_depth())
+            except nesting.TooDeepError as exc:
+                raise ValidationError(f"the payload is {exc} (TASKS_MAX_PAYLOAD_DEPTH)") from None
             except ValueError as exc:
                 raise ValidationError(f"the payload is not valid JSON: {exc}") from None
             data["payload_bytes"] = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()

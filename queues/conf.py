@@ -10,6 +10,7 @@ from . import handles
 from .engine import Client, Inspector, Limits
 from .engine.settings import TaskqSettings
 from .engine.settings import default as taskq_default
+from .engine.validation import PayloadLimits
 
 #: ``setting(name)`` without a default: take queues.engine.settings'.
 _DEFAULT = object()
@@ -61,19 +62,27 @@ def limits() -> Limits:
     )
 
 
+def max_payload_depth() -> int:
+    """``TASKS_MAX_PAYLOAD_DEPTH``: how deeply a payload may nest, and how deeply the console parses stored ones."""
+    return int(setting("TASKS_MAX_PAYLOAD_DEPTH"))
+
+
 def get_client() -> Client:
     """A shared client for the configured Redis (one connection pool per URL and prefix; see ``handles``)."""
-    url, prefix = redis_url(), key_prefix()
+    url, prefix, depth = redis_url(), key_prefix(), max_payload_depth()
     is_eager, propagates = eager_mode()
     return handles.shared(
-        ("client", url, prefix, is_eager, propagates),
-        lambda: Client(url, prefix=prefix, eager=is_eager, eager_propagates=propagates),
+        ("client", url, prefix, is_eager, propagates, depth),
+        lambda: Client(url, prefix=prefix, eager=is_eager, eager_propagates=propagates, max_payload_depth=depth),
     )
 
 
 def get_inspector(actor: str = "operator") -> Inspector:
     """A shared inspector whose events name ``actor`` (see ``handles``)."""
-    url, prefix = redis_url(), key_prefix()
+    url, prefix, depth = redis_url(), key_prefix(), max_payload_depth()
     return handles.shared(
-        ("inspector", url, prefix, actor), lambda: Inspector(url, prefix=prefix, actor=actor, limits=limits())
+        ("inspector", url, prefix, actor, depth),
+        lambda: Inspector(
+            url, prefix=prefix, actor=actor, limits=limits(), payload_limits=PayloadLimits(max_depth=depth)
+        ),
     )

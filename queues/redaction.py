@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
-from .conf import setting
+from .conf import max_payload_depth, setting
 from .engine import TaskInfo, ValidationError
 from .engine.redaction import Redaction
 
@@ -33,13 +33,13 @@ def rules() -> Redaction:
     for name, items in zip(_FIELDS, lists, strict=True):
         if not isinstance(items, list | tuple) or not all(isinstance(item, str) for item in items):
             raise ImproperlyConfigured(f'TASKS_REDACT["{name}"] must be a list of strings, got {items!r}')
-    return _build(tuple(lists[0]), tuple(lists[1]))
+    return _build(tuple(lists[0]), tuple(lists[1]), max_payload_depth())
 
 
 @lru_cache(maxsize=16)
-def _build(types: tuple[str, ...], keys: tuple[str, ...]) -> Redaction:
+def _build(types: tuple[str, ...], keys: tuple[str, ...], max_depth: int) -> Redaction:
     try:
-        return Redaction.build(types, keys)
+        return Redaction.build(types, keys, max_depth)
     except ValidationError as exc:
         raise ImproperlyConfigured(f"TASKS_REDACT (TASKS_REDACT_TYPES / TASKS_REDACT_KEYS): {exc.message}") from None
 

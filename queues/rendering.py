@@ -1,5 +1,7 @@
 """How the console and the Django admin show opaque bytes (payloads, results): pretty JSON when they are JSON, text
-when they are UTF-8, a hex dump otherwise; long ones truncated unless the user asks for all of it.
+when they are UTF-8, a hex dump otherwise; long ones truncated unless the user asks for all of it. JSON nested
+deeper than ``TASKS_MAX_PAYLOAD_DEPTH`` (written before the limit, or by another client) is not parsed: it reads
+"too deeply nested to display", so the page around it still renders and its actions still work.
 
 Only text comes out of here; templates escape it. Nothing is marked safe.
 """
@@ -9,37 +11,49 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from .engine import nesting
+
 PREVIEW_CHARS = 4000
 HEX_BYTES_PER_LINE = 16
 MAX_FULL_BYTES = 2 * 1024 * 1024  # "show all" still stops somewhere: a page of 2 MiB is already slow
 
 
+TOO_DEEP = "too deeply nested to display"
+
+
 @dataclass(frozen=True)
 class RenderedBytes:
-    kind: str  # "json", "text", "hex" or "empty"
+    kind: str  # "json", "text", "hex", "deep" (JSON nested past the limit: ``text`` says so) or "empty"
     text: str
     size: int  # bytes
     truncated: bool
 
 
-def render_bytes(data: bytes | None, *, full: bool = False) -> RenderedBytes:
+def render_bytes(data: bytes | None, *, full: bool = False, max_depth: int | None = None) -> RenderedBytes:
+    """``max_depth``: the deepest JSON parsed (default ``TASKS_MAX_PAYLOAD_DEPTH``)."""
     if not data:
         return RenderedBytes("empty", "", 0, False)
+    if max_depth is None:
+        from .conf import max_payload_depth  # settings: read on use, so this module loads without Django set up
+
+        max_depth = max_payload_depth()
     limit = MAX_FULL_BYTES if full else PREVIEW_CHARS
     # A hex dump takes about 4 characters per byte: dump only what will be shown.
-    kind, text, dumped = _decode(data, hex_bytes=limit // 4)
+    kind, text, dumped = _decode(data, hex_bytes=limit // 4, max_depth=max_depth)
     truncated = len(text) > limit or dumped < len(data)
     return RenderedBytes(kind, text[:limit], len(data), truncated)
 
 
-def _decode(data: bytes, hex_bytes: int) -> tuple[str, str, int]:
+def _decode(data: bytes, hex_bytes: int, max_depth: int) -> tuple[str, str, int]:
     """(kind, text, how many bytes the text covers)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return "hex", hex_dump(data[:hex_bytes]), min(len(data), hex_bytes)
     try:
-        value = json.loads(text)
+        value = nesting.loads(text, max_depth)
+    except nesting.TooDeepError:
+        return "deep", TOO_DEEP, len(data)
     except ValueError:
         if _printable(text):
             return "text", text, len(data)

@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from queues.engine import nesting
 from queues.engine.timeline import attempts_of
 
 from ..access import can_edit, editor_form, viewer_page
@@ -127,7 +128,7 @@ def edit_task(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
 def _as_text(payload: bytes) -> dict[str, str]:
     """A payload as the form shows it: pretty JSON, else UTF-8 text, else base64."""
     try:
-        return {"payload": json.dumps(json.loads(payload), indent=2, ensure_ascii=False), "encoding": "json"}
+        return {"payload": json.dumps(nesting.loads(payload), indent=2, ensure_ascii=False), "encoding": "json"}
     except ValueError:
         pass
     try:

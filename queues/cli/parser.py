@@ -13,10 +13,11 @@ from __future__ import annotations
 import argparse
 import base64
 import binascii
-import json
 import math
 from collections.abc import Callable
 from typing import Any, NoReturn
+
+from queues.engine import nesting
 
 PROG = "tasks"
 
@@ -112,8 +113,10 @@ def non_negative_seconds(text: str) -> float:
 
 
 def json_value(text: str) -> Any:
+    """JSON text, parsed without recursing past ``nesting.DEPTH_CEILING`` (the client then holds a payload to
+    ``TASKS_MAX_PAYLOAD_DEPTH``)."""
     try:
-        return json.loads(text)
+        return nesting.loads(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"not valid JSON ({exc})") from None
 

@@ -18,6 +18,7 @@ from .errors import EngineError, ValidationError
 from .keys import DEFAULT_PREFIX
 from .layout import check_flow
 from .message import TaskInfo
+from .nesting import DEFAULT_MAX_DEPTH
 from .policies import PolicyCache, PolicySet
 from .redis_errors import run_scripts_pipelined_async, translated
 from .sans_io import (
@@ -31,7 +32,7 @@ from .sans_io import (
     wait_flow,
 )
 from .transitions import Call, Placement, Transitions
-from .validation import MAX_PAYLOAD_BYTES
+from .validation import MAX_PAYLOAD_BYTES, PayloadLimits
 
 
 class AsyncClient:
@@ -43,6 +44,7 @@ class AsyncClient:
         redis_url: str = DEFAULT_REDIS_URL,
         *,
         max_payload: int = MAX_PAYLOAD_BYTES,
+        max_payload_depth: int = DEFAULT_MAX_DEPTH,
         conn: redis.asyncio.Redis | None = None,
         policies: bool = True,
         policy_refresh: float = 1.0,
@@ -65,7 +67,7 @@ class AsyncClient:
         )
         self.keys = self.transitions.keys
         self.clock = self.transitions.clock
-        self.max_payload = max_payload
+        self.payload_limits = PayloadLimits(max_payload, max_payload_depth)
         self.policies = PolicyCache(self.keys, policy_refresh) if policies else None
         self._layout_checked = False  # before the first request, as the blocking client does
         # Concurrent enqueue calls (tasks of the loop) share script calls, as in Client (see coalescing).
@@ -77,21 +79,21 @@ class AsyncClient:
                 TaskInfo,
                 await drive_async(
                     composite_enqueue.enqueue_composite_flow(
-                        self.transitions, self.clock.now(), type, payload, options, self.max_payload
+                        self.transitions, self.clock.now(), type, payload, options, self.payload_limits
                     ),
                     self._execute,
                 ),
             )
         now = self.clock.now()
         placement = producer.plan(
-            self.keys, now, type, payload, options, "client.enqueue", self.max_payload, await self._policies()
+            self.keys, now, type, payload, options, "client.enqueue", self.payload_limits, await self._policies()
         )
         return await self._coalescer.enqueue(placement)
 
     async def enqueue_many(self, items: Iterable[Any], **options: Any) -> list[TaskInfo]:
         now = self.clock.now()
         placements = producer.plan_many(
-            self.keys, now, items, options, "client.enqueue_many", self.max_payload, await self._policies()
+            self.keys, now, items, options, "client.enqueue_many", self.payload_limits, await self._policies()
         )
         return cast(
             list[TaskInfo], await drive_async(enqueue_flow(self.transitions, placements, to_ms(now)), self._execute)
@@ -99,7 +101,7 @@ class AsyncClient:
 
     async def submit(self, workflow: Any, **options: Unpack[SubmitOptions]) -> Any:
         flow = composite_enqueue.submit_workflow_flow(
-            self.transitions, self.clock.now(), workflow, self.max_payload, **options
+            self.transitions, self.clock.now(), workflow, self.payload_limits, **options
         )
         return await drive_async(flow, self._execute)
 

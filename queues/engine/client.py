@@ -17,10 +17,11 @@ from .eager import EagerRunner, unsupported
 from .handlers import Registry
 from .keys import DEFAULT_PREFIX
 from .message import TaskInfo
+from .nesting import DEFAULT_MAX_DEPTH
 from .policies import PolicyCache, PolicySet
 from .sans_io import Pipeline, Request, drive, enqueue_flow, run_command, wait_flow
 from .transitions import Call, Placement
-from .validation import MAX_PAYLOAD_BYTES
+from .validation import MAX_PAYLOAD_BYTES, PayloadLimits
 
 
 class Client(BrokerOwner):
@@ -42,6 +43,7 @@ class Client(BrokerOwner):
         redis_url: str = DEFAULT_REDIS_URL,
         *,
         max_payload: int = MAX_PAYLOAD_BYTES,
+        max_payload_depth: int = DEFAULT_MAX_DEPTH,
         policies: bool = True,
         policy_refresh: float = 1.0,
         eager: bool = False,
@@ -50,7 +52,7 @@ class Client(BrokerOwner):
         **options: Unpack[BrokerOptions],
     ):
         self.broker = Broker(redis_url, **options)
-        self.max_payload = max_payload
+        self.payload_limits = PayloadLimits(max_payload, max_payload_depth)
         # Eager mode reads no policies either: it must work without a Redis.
         self.policies = PolicyCache(self.broker.keys, policy_refresh) if policies and not eager else None
         self.eager = EagerRunner(self.clock, registry=registry, propagate=eager_propagates) if eager else None
@@ -66,7 +68,7 @@ class Client(BrokerOwner):
     def validate(self, type: str, payload: Any = b"", *, op: str = "client.validate", **options: Any) -> None:  # noqa: A002
         """Check an enqueue's arguments as ``enqueue`` checks them, writing nothing: for callers that enqueue
         later (``queues.transaction.enqueue_on_commit``) and want bad input to fail now. Raises ValidationError."""
-        producer.plan(self.broker.keys, self.clock.now(), type, payload, options, op, self.max_payload)
+        producer.plan(self.broker.keys, self.clock.now(), type, payload, options, op, self.payload_limits)
 
     def enqueue(self, type: str, payload: Any = b"", **options: Any) -> TaskInfo:  # noqa: A002 - the public name
         """Enqueue one task (options in the README). Raises ValidationError, DuplicateTaskError,
@@ -82,14 +84,14 @@ class Client(BrokerOwner):
                 TaskInfo,
                 drive(
                     composite_enqueue.enqueue_composite_flow(
-                        self.broker.transitions, self.clock.now(), type, payload, options, self.max_payload
+                        self.broker.transitions, self.clock.now(), type, payload, options, self.payload_limits
                     ),
                     self._execute,
                 ),
             )
         now = self.clock.now()
         placement = producer.plan(
-            self.broker.keys, now, type, payload, options, "client.enqueue", self.max_payload, self._policies()
+            self.broker.keys, now, type, payload, options, "client.enqueue", self.payload_limits, self._policies()
         )
         if self.eager is not None:
             return self.eager.run(placement.message, "client.enqueue")
@@ -102,7 +104,7 @@ class Client(BrokerOwner):
         lists what the earlier chunks enqueued."""
         now = self.clock.now()
         placements = producer.plan_many(
-            self.broker.keys, now, items, options, "client.enqueue_many", self.max_payload, self._policies()
+            self.broker.keys, now, items, options, "client.enqueue_many", self.payload_limits, self._policies()
         )
         if self.eager is not None:  # in order, each after the one before has ended
             return [self.eager.run(placement.message, "client.enqueue_many") for placement in placements]
@@ -115,7 +117,7 @@ class Client(BrokerOwner):
         if self.eager is not None:
             raise unsupported("client.submit", "submit workflows")
         flow = composite_enqueue.submit_workflow_flow(
-            self.broker.transitions, self.clock.now(), workflow, self.max_payload, **options
+            self.broker.transitions, self.clock.now(), workflow, self.payload_limits, **options
         )
         return drive(flow, self._execute)
 

@@ -40,7 +40,7 @@ def enqueue_composite_flow(
     task_type: Any,
     payload: Any,
     options: Mapping[str, Any],
-    max_payload: int = check.MAX_PAYLOAD_BYTES,
+    limits: check.PayloadLimits = check.DEFAULT_PAYLOAD_LIMITS,
 ) -> Flow:
     """One task into a group, or waiting for others. Scheduling and uniqueness do not combine with either."""
     options = dict(options)
@@ -52,7 +52,7 @@ def enqueue_composite_flow(
     for name in ("process_at", "process_in", "unique"):
         if options.get(name) is not None:
             raise ValidationError(f"{name} cannot be combined with {'group' if group is not None else 'after'}", op=OP)
-    placement = producer.plan(t.keys, now, task_type, payload, options, OP, max_payload)
+    placement = producer.plan(t.keys, now, task_type, payload, options, OP, limits)
     queue = placement.message.queue
     now_ms = to_ms(now)
     if group is not None:
@@ -92,7 +92,7 @@ def submit_workflow_flow(
     t: Transitions,
     now: float,
     workflow: Any,
-    max_payload: int = check.MAX_PAYLOAD_BYTES,
+    limits: check.PayloadLimits = check.DEFAULT_PAYLOAD_LIMITS,
     *,
     queue: str = "default",
     on_success: Any = None,
@@ -117,7 +117,7 @@ def submit_workflow_flow(
     tasks = []
     for m in members:
         try:
-            placement = placement_of(t.keys, now, m.signature, queue, m.id, op, max_payload)
+            placement = placement_of(t.keys, now, m.signature, queue, m.id, op, limits)
         except EngineError as exc:
             raise ValidationError(f"member {m.signature.type!r}: {exc.message}", op=op) from None
         tasks.append((placement, m.after, m.role, m.pass_results))

@@ -28,6 +28,10 @@ class ValidationError(EngineError, ValueError):
     code = "invalid_argument"
 
 
+class PayloadTooDeepError(ValidationError):
+    """A payload nests arrays and objects deeper than the limit (``TASKS_MAX_PAYLOAD_DEPTH``)."""
+
+
 class DuplicateTaskError(EngineError):
     """A unique task with the same type and payload holds its lock."""
 

@@ -218,9 +218,11 @@ class Inspector(BrokerOwner):
         *,
         actor: str = "operator",
         layout_recheck: float = LAYOUT_RECHECK,
+        payload_limits: check.PayloadLimits = check.DEFAULT_PAYLOAD_LIMITS,
         **options: Unpack[BrokerOptions],
     ):
         self.broker = Broker(redis_url, **options)
+        self.payload_limits = payload_limits  # what an edited payload may be, as for a producer
         self.keys = self.broker.keys
         self.ops = self.broker.transitions
         self.actor = actor
@@ -964,7 +966,7 @@ class Inspector(BrokerOwner):
         op = "inspector.edit_task"
         self._acting_on(queue, "edit_task")
         check.task_id(task_id, op)
-        data = check.payload(payload, op)
+        data = check.payload(payload, op, self.payload_limits)
         target = check.queue_name(to_queue, op) if to_queue else queue
         q = self.keys.queue(queue)
         fields = self._redis("edit_task", self.conn.hmget, q.task(task_id), "type", "msg", "state")

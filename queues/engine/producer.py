@@ -152,7 +152,7 @@ def place(
     payload: Any,
     task_id: str,
     op: str,
-    max_payload: int = check.MAX_PAYLOAD_BYTES,
+    limits: check.PayloadLimits = check.DEFAULT_PAYLOAD_LIMITS,
     policies: PolicySet | None = None,
     memo: TypeMemo | None = None,
 ) -> Placement:
@@ -165,7 +165,7 @@ def place(
         if memo is not None:
             memo[checked] = known
     task_type, t = known
-    message = t.message(task_id, task_type, check.payload(payload, op, max_payload))
+    message = t.message(task_id, task_type, check.payload(payload, op, limits))
     placement = Placement(message, t.process_at_ms, encoded_options=t.encoded)
     if t.unique_ttl:
         placement.unique_key = keys.queue(t.queue).unique(message.type, unique_digest(message.payload))
@@ -182,12 +182,12 @@ def plan(
     payload: Any,
     options: Mapping[str, Any],
     op: str,
-    max_payload: int = check.MAX_PAYLOAD_BYTES,
+    limits: check.PayloadLimits = check.DEFAULT_PAYLOAD_LIMITS,
     policies: PolicySet | None = None,
 ) -> Placement:
     """Validate one task's arguments and decide where it goes. Raises ValidationError; writes nothing."""
     t = template(now, options, op)
-    return place(keys, t, task_type, payload, t.task_id or new_task_id(), op, max_payload, policies)
+    return place(keys, t, task_type, payload, t.task_id or new_task_id(), op, limits, policies)
 
 
 def plan_many(
@@ -196,7 +196,7 @@ def plan_many(
     items: Iterable[Any],
     options: Mapping[str, Any],
     op: str,
-    max_payload: int = check.MAX_PAYLOAD_BYTES,
+    limits: check.PayloadLimits = check.DEFAULT_PAYLOAD_LIMITS,
     policies: PolicySet | None = None,
 ) -> list[Placement]:
     """Items are (type, payload) pairs or dicts with ``type``, ``payload`` and per-task options, which win over
@@ -225,7 +225,7 @@ def plan_many(
                     payload,
                     t.task_id or ids[index],
                     op,
-                    max_payload,
+                    limits,
                     policies,
                     memo if t is shared else None,
                 )

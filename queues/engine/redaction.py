@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from . import nesting
 from . import validation as check
 from .errors import ValidationError
 
@@ -33,15 +34,21 @@ class Redaction:
 
     types: tuple[str, ...] = ()
     keys: frozenset[str] = frozenset()  # casefolded
+    #: JSON nested deeper than this is not parsed (``nesting``): with key rules, it is masked whole, since what
+    #: it holds under a redacted key cannot be known without walking it.
+    max_depth: int = nesting.DEPTH_CEILING
 
     @classmethod
-    def build(cls, types: Iterable[Any] = (), keys: Iterable[Any] = ()) -> Redaction:
+    def build(
+        cls, types: Iterable[Any] = (), keys: Iterable[Any] = (), max_depth: int = nesting.DEPTH_CEILING
+    ) -> Redaction:
         """Validated rules; raises ``ValidationError`` naming the bad entry."""
         types, keys = list(types), list(keys)
         if len(types) > MAX_RULES or len(keys) > MAX_RULES:
             raise ValidationError(f"at most {MAX_RULES} types and {MAX_RULES} keys", op=_OP)
         checked = tuple(dict.fromkeys(check.task_type(t, _OP) for t in types))
-        return cls(checked, frozenset(_key(k) for k in keys))
+        depth = check.count(max_depth, "max_depth", 1, nesting.DEPTH_CEILING, _OP)
+        return cls(checked, frozenset(_key(k) for k in keys), depth)
 
     def __bool__(self) -> bool:
         return bool(self.types or self.keys)
@@ -61,7 +68,9 @@ class Redaction:
         if not self.keys:
             return data
         try:
-            value = json.loads(data)
+            value = nesting.loads(data, self.max_depth)
+        except nesting.TooDeepError:
+            return MASKED_WHOLE
         except ValueError:  # UnicodeDecodeError included
             return data
         masked, changed = self._mask_keys(value)
@@ -81,7 +90,9 @@ class Redaction:
         if not self.keys or not payload:
             return text
         try:
-            value = json.loads(payload)
+            value = nesting.loads(payload, self.max_depth)
+        except nesting.TooDeepError:
+            return MASK
         except ValueError:
             return text
         secrets: set[str] = set()

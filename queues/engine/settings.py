@@ -23,6 +23,7 @@ from typing import Any
 from .connection import DEFAULT_REDIS_URL
 from .errors import ValidationError
 from .keys import DEFAULT_PREFIX
+from .nesting import DEFAULT_MAX_DEPTH, DEPTH_CEILING
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
@@ -173,6 +174,13 @@ class TaskqSettings:
         False,
         "bool",
         "the console shows everything and offers no action (see [The console](#the-console))",
+    )
+    max_payload_depth: int = _setting(
+        "TASKS_MAX_PAYLOAD_DEPTH",
+        DEFAULT_MAX_DEPTH,
+        "int",
+        f"deepest nesting of arrays and objects a JSON payload may have, 1 to {DEPTH_CEILING} "
+        "([Payload limits](#payload-limits))",
     )
     redact_types: tuple[str, ...] = _setting(
         "TASKS_REDACT_TYPES",

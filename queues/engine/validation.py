@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from .errors import ValidationError
+from . import nesting
+from .errors import PayloadTooDeepError, ValidationError
 
 MAX_QUEUE_NAME = 128
 MAX_TYPE_NAME = 256
@@ -55,26 +57,56 @@ def task_id(value: Any, op: str = "") -> str:
     return _name(value, "task id", MAX_TASK_ID, op)
 
 
-def payload(value: Any, op: str = "", limit: int = MAX_PAYLOAD_BYTES) -> bytes:
-    """Bytes pass through; anything else is stored as compact JSON."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        data = bytes(value)
-    else:
-        try:
-            data = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
-        except (TypeError, ValueError) as exc:
-            raise ValidationError(f"payload is neither bytes nor JSON-serializable: {exc}", op=op) from None
-    if len(data) > limit:
-        raise ValidationError(f"payload is {len(data)} bytes; the limit is {limit}", op=op)
-    return data
-
-
 def count(value: Any, what: str, low: int, high: int, op: str = "") -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValidationError(f"{what} must be an integer, got {value!r:.80}", op=op)
     if not low <= value <= high:
         raise ValidationError(f"{what} must be between {low} and {high}, got {value}", op=op)
     return value
+
+
+@dataclass(frozen=True)
+class PayloadLimits:
+    """How large and how deeply nested a payload may be (``Client(max_payload=…, max_payload_depth=…)``)."""
+
+    max_bytes: int = MAX_PAYLOAD_BYTES
+    max_depth: int = nesting.DEFAULT_MAX_DEPTH
+
+    def __post_init__(self) -> None:
+        count(self.max_bytes, "max_payload", 1, 2**31 - 1, "client")
+        count(self.max_depth, "max_payload_depth", 1, nesting.DEPTH_CEILING, "client")
+
+
+DEFAULT_PAYLOAD_LIMITS = PayloadLimits()
+
+
+def payload(value: Any, op: str = "", limits: PayloadLimits = DEFAULT_PAYLOAD_LIMITS) -> bytes:
+    """Bytes pass through; anything else is stored as compact JSON. Either way, JSON (and bytes that read as a JSON
+    array or object, as the console will read them) nested deeper than ``limits.max_depth`` is refused."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+        container = nesting.looks_like_json_container(data)
+    else:
+        try:
+            data = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+        except (TypeError, ValueError) as exc:
+            raise ValidationError(f"payload is neither bytes nor JSON-serializable: {exc}", op=op) from None
+        except RecursionError:  # json's C encoder stops at Python's recursion limit, long past any sane depth
+            raise _too_deep(limits, op) from None
+        container = True
+    if len(data) > limits.max_bytes:
+        raise ValidationError(f"payload is {len(data)} bytes; the limit is {limits.max_bytes}", op=op)
+    if container and nesting.deeper_than(data, limits.max_depth):
+        raise _too_deep(limits, op)
+    return data
+
+
+def _too_deep(limits: PayloadLimits, op: str) -> PayloadTooDeepError:
+    return PayloadTooDeepError(
+        f"payload is nested deeper than {limits.max_depth} levels of arrays and objects "
+        "(the limit is TASKS_MAX_PAYLOAD_DEPTH)",
+        op=op,
+    )
 
 
 def seconds(value: Any, what: str, op: str = "", *, allow_zero: bool = False) -> float:

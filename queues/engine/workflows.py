@@ -190,12 +190,18 @@ def dependency_ids(after: Any, op: str) -> list[str]:
 
 
 def placement_of(
-    keys: Keys, now: float, s: Signature, queue: str, task_id: str, op: str, max_payload: int = check.MAX_PAYLOAD_BYTES
+    keys: Keys,
+    now: float,
+    s: Signature,
+    queue: str,
+    task_id: str,
+    op: str,
+    limits: check.PayloadLimits = check.DEFAULT_PAYLOAD_LIMITS,
 ) -> Placement:
     """A member's task, validated like an enqueue (without scheduling or uniqueness)."""
     options = {k: v for k, v in s.options.items() if k != "task_id"}
     t = producer.template(now, {**options, "queue": queue}, op)
-    return producer.place(keys, t, s.type, s.payload, task_id, op, max_payload)
+    return producer.place(keys, t, s.type, s.payload, task_id, op, limits)
 
 
 # -- the transition ---------------------------------------------------------------------------------------------
