@@ -10,9 +10,12 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
+from django.db import models
 from django.db.models import Model, QuerySet
+from django.forms.fields import InvalidJSONInput
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
@@ -34,8 +37,36 @@ def inspector_for(request: HttpRequest) -> Any:
     return conf.get_inspector(actor=f"admin:{request.user.get_username()}")
 
 
+class BoundedJSONField(forms.JSONField):
+    """Django's JSON form field, with the text's nesting measured before it is parsed: Django's ``json.loads``
+    raises RecursionError (a 500) on text nested a thousand deep; this names the limit it passes instead, and
+    shows the text again as typed."""
+
+    def _too_deep(self, value: Any) -> bool:
+        from .engine import nesting
+
+        return isinstance(value, str) and nesting.deeper_than(value, conf.max_payload_depth())
+
+    def to_python(self, value: Any) -> Any:
+        if self._too_deep(value):
+            raise forms.ValidationError(
+                f"nested deeper than {conf.max_payload_depth()} levels of arrays and objects (TASKS_MAX_PAYLOAD_DEPTH)",
+                code="too_deep",
+            )
+        return super().to_python(value)
+
+    def bound_data(self, data: Any, initial: Any) -> Any:
+        return InvalidJSONInput(data) if self._too_deep(data) else super().bound_data(data, initial)
+
+
+#: Every JSON field the admin edits takes its text through ``BoundedJSONField``.
+BOUNDED_JSON = {models.JSONField: {"form_class": BoundedJSONField}}
+
+
 class AuditedAdmin(admin.ModelAdmin):
     """Saving and deleting definitions and policies is written to the audit log as well as Django's own log."""
+
+    formfield_overrides = BOUNDED_JSON
 
     def _audit(self, request: HttpRequest, action: str, obj: Model) -> None:
         queue = getattr(obj, "name", "") or getattr(obj, "queue", "")
@@ -225,6 +256,8 @@ class PeriodicTaskAdmin(AuditedAdmin):
 class ApiTokenAdmin(admin.ModelAdmin):
     """HTTP API tokens. The secret is generated on save and shown once, in the confirmation message; only its
     hash is stored. Revoke rather than delete, so the last-used time stays on record."""
+
+    formfield_overrides = BOUNDED_JSON
 
     list_display = ["name", "prefix", "queues", "namespaces", "created_at", "last_used_at", "revoked_at"]
     list_filter = [("revoked_at", admin.EmptyFieldListFilter)]

@@ -259,12 +259,12 @@
       box.textContent = "";
       var meta = document.createElement("p");
       meta.className = "muted";
-      meta.textContent = d.result.size + " bytes · " + (d.result.kind === "hex" ? "binary (hex)" : d.result.kind === "json" ? "JSON" : d.result.kind);
+      meta.textContent = d.result.size + " bytes · " + ({hex: "binary (hex)", json: "JSON", deep: "JSON, " + d.result.text}[d.result.kind] || d.result.kind);
       var pre = document.createElement("pre");
       pre.className = "bytes";
       pre.textContent = d.result.text + (d.result.truncated ? "\n…" : "");
       box.appendChild(meta);
-      box.appendChild(pre);
+      if (d.result.kind !== "deep") box.appendChild(pre);
     }
   }
 

@@ -205,3 +205,39 @@ def test_it_can_be_retried_archived_and_deleted_from_the_console(operator_client
         act("delete", poisoned[name])
         assert not r.exists(task_key(poisoned[name]))
     assert r.exists(task_key(poisoned["healthy"]))
+
+
+def test_the_admin_periodic_task_form_refuses_a_deep_payload(db, r):
+    from queues.models import PeriodicTask
+
+    root = logged_in(make_user("root", is_staff=True, is_superuser=True))
+    form = {"name": "deep", "spec": "@hourly", "timezone": "UTC", "task_type": "deep:task", "queue": "default",
+            "options": "{}", "missed": "skip", "enabled": "on"}  # fmt: skip
+    for payload in (DEEP, "[" * 65 + "]" * 65):
+        response = root.post("/admin/queues/periodictask/add/", {**form, "payload": payload})
+        assert response.status_code == 200  # the form again, with the error
+        assert "nested deeper than 64 levels" in response.content.decode()
+    assert not PeriodicTask.objects.exists()
+    response = root.post("/admin/queues/periodictask/add/", {**form, "payload": '{"fine": [[1]]}'})
+    assert response.status_code == 302 and PeriodicTask.objects.get().payload == {"fine": [[1]]}
+
+
+def test_the_admin_token_form_refuses_deep_json(db):
+    from queues.models import ApiToken
+
+    root = logged_in(make_user("root", is_staff=True, is_superuser=True))
+    response = root.post("/admin/queues/apitoken/add/", {"name": "deep", "queues": DEEP, "namespaces": "[]"})
+    assert response.status_code == 200 and "nested deeper than 64 levels" in response.content.decode()
+    assert not ApiToken.objects.exists()
+
+
+def test_the_live_task_frame_shows_a_deep_result_as_too_deep(engine, poisoned):
+    from console.live.hub import task_detail
+
+    frame = task_detail(engine, "default", poisoned["completed"], "completed")
+    assert frame["state"] == "completed"
+    if poisoned["redacted"]:  # masked whole before it is rendered, for every watcher
+        assert frame["result"]["redacted"] and frame["result"]["text"] == '"[redacted]"'
+    else:
+        assert frame["result"]["kind"] == "deep" and frame["result"]["text"] == TOO_DEEP
+    assert SECRET not in json.dumps(frame)
