@@ -13,11 +13,14 @@ from urllib.parse import urlencode
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
+from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.db.models import Model, QuerySet
 from django.forms.fields import InvalidJSONInput
-from django.http import HttpRequest, HttpResponse
-from django.urls import reverse
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from . import conf
@@ -195,7 +198,9 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(AuditLog)
 class AuditLogAdmin(ReadOnlyAdmin):
-    """Read-only: entries are written by the actions themselves, never edited."""
+    """Read-only: entries are written by the actions themselves, never edited. The list and the entry show
+    ``detail``, where payloads are masked by ``TASKS_REDACT``; an entry's unredacted original (kept only with
+    ``TASKS_AUDIT_UNREDACTED``) is shown by its own page, to ``queues.view_unredacted`` only, each read audited."""
 
     list_display = ["when", "username", "action", "queue", "tasks", "detail"]
     list_filter = ["action", "user", "queue", "created_at"]
@@ -214,6 +219,55 @@ class AuditLogAdmin(ReadOnlyAdmin):
     @admin.display(description="task ids")
     def task_ids_kept(self, obj: AuditLog) -> str:
         return obj.tasks_shown or "—"
+
+    @admin.display(description="unredacted original")
+    def unredacted_original(self, obj: AuditLog) -> str:
+        url = reverse("admin:queues_auditlog_unredacted", args=[obj.pk])
+        return str(format_html('<a href="{}">Show unredacted original</a> (this look is audited)', url))
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [*self.fields, *(["unredacted_original"] if self._may_reveal(request, obj) else [])]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return self.get_fields(request, obj)
+
+    def _may_reveal(self, request: HttpRequest, obj: AuditLog | None) -> bool:
+        from .redaction import can_see_unredacted
+
+        return obj is not None and bool(obj.unredacted_detail) and can_see_unredacted(request.user)
+
+    def get_urls(self) -> list[URLPattern]:
+        reveal = path(
+            "<int:object_id>/unredacted/",
+            self.admin_site.admin_view(self.unredacted_view),
+            name="queues_auditlog_unredacted",
+        )
+        return [reveal, *super().get_urls()]
+
+    def unredacted_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
+        """Access: viewing the log and ``queues.view_unredacted``; GET. Shows an entry's unredacted original and
+        writes a ``task.view_unredacted`` entry naming it."""
+        from .redaction import record_unredacted_view
+
+        if request.method not in ("GET", "HEAD"):
+            return HttpResponse(status=405, headers={"Allow": "GET, HEAD"})
+        entry = get_object_or_404(AuditLog, pk=object_id)
+        if not self.has_view_permission(request, entry) or not self._may_reveal(request, entry):
+            if not entry.unredacted_detail:
+                raise Http404("This entry keeps no unredacted original.")
+            raise PermissionDenied(
+                "Seeing it takes the “Can see redacted task payloads and results in full” permission."
+            )
+        record_unredacted_view(
+            request.user, entry.queue, list(entry.task_ids or []), f"admin audit log entry {entry.pk}"
+        )
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "entry": entry,
+            "title": f"Unredacted original of audit entry {entry.pk}",
+        }
+        return TemplateResponse(request, "admin/queues/auditlog/unredacted.html", context)
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return super().has_view_permission(request, obj) or can_view(request.user)

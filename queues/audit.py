@@ -20,10 +20,13 @@ def record_action(
     detail: str = "",
     username: str = "",
     task_count: int | None = None,
+    unredacted_detail: str = "",
 ) -> AuditLog:
     """Record that ``user`` (a User, AnonymousUser or None) did ``action`` on ``queue`` and ``task_ids``.
     ``username`` names an actor that is no Django user (the CLI's ``cli:<login>``). ``task_count`` is how many
     tasks the action took when that is more than the ids given (a whole state's); by default, the ids'.
+    ``detail`` holds what the actor was allowed to see (payloads masked by ``TASKS_REDACT``); ``unredacted_detail``
+    the same in full, which the caller passes only when ``TASKS_AUDIT_UNREDACTED`` asks for it.
 
     ``action`` is named after the button that does it (the Resume button: ``resume_queue``)."""
     ids = [str(task_id) for task_id in task_ids or []]
@@ -36,5 +39,6 @@ def record_action(
         task_ids=ids[:AUDIT_TASK_IDS],
         task_count=len(ids) if task_count is None else task_count,
         detail=detail[:MAX_DETAIL],
+        unredacted_detail=unredacted_detail[:MAX_DETAIL],
     )
     return entry

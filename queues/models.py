@@ -182,7 +182,10 @@ class AuditLog(models.Model):
     queue = models.CharField(max_length=check.MAX_QUEUE_NAME, blank=True, db_index=True)
     task_ids = models.JSONField(default=list, blank=True)  # the first AUDIT_TASK_IDS of the tasks acted on
     task_count = models.PositiveIntegerField(default=0)  # how many tasks it acted on, all of them
-    detail = models.TextField(blank=True)
+    detail = models.TextField(blank=True)  # what the actor was allowed to see: payloads masked by TASKS_REDACT
+    # The detail with the payloads in full, kept only with TASKS_AUDIT_UNREDACTED, for an edited task with masked
+    # values; shown nowhere but the admin's "Show unredacted original" (queues.view_unredacted, each read audited).
+    unredacted_detail = models.TextField(blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:

@@ -8,6 +8,10 @@ Reads never change anything. RQ's registries clean themselves up when counted or
 (expired entries are dropped, and the started registry moves jobs of dead workers to failed); the console reads
 with ``cleanup=False`` because a GET must not mutate. RQ workers run that cleanup themselves, so a count may
 briefly include entries whose job hash has already expired; those show as "expired" rows in job lists.
+
+What a page shows of a job is masked by ``TASKS_REDACT`` as taskq's tasks are, for everyone (``_Shown``): the job's
+``func_name`` plays the task type, redacted keys are masked at any depth of the arguments, keyword arguments,
+return value and meta, and their values wherever they appear in the description and the traceback.
 """
 
 from __future__ import annotations
@@ -27,8 +31,10 @@ from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import JOB_ID_PATTERN, Job, JobStatus
 from rq.queue import Queue
 from rq.registry import BaseRegistry
+from rq.utils import get_call_string
 
 from queues.engine.errors import OperationError, RedisUnavailableError
+from queues.engine.redaction import MASK, TOO_DEEP, Redaction
 from queues.engine.redis_errors import translated
 
 logger = logging.getLogger(__name__)
@@ -56,6 +62,12 @@ DEFAULT_PAGE_SIZE = 25
 MAX_JOB_ID_LENGTH = 256
 # Tracebacks and return values are shown, not stored: keep a page from carrying megabytes.
 MAX_TEXT_LENGTH = 20_000
+#: How long each argument's repr may be in a call, as RQ writes a job's default description.
+CALL_ARG_LENGTH = 75
+UNDECODABLE = "<cannot be decoded here>"
+#: What a job's call reads when its data cannot be decoded and TASKS_REDACT is set: the stored description quotes
+#: the arguments, whose secrets cannot be found without decoding them.
+UNDECODABLE_MASKED = f"{MASK} (the job's data cannot be decoded here, so its call is not shown)"
 
 
 class RQBridgeError(OperationError):
@@ -249,7 +261,8 @@ def rq_jobs(queue_name: str, registry: str, page: int = 1, size: int = DEFAULT_P
         job_ids = _job_ids(queue, registry, start, size)
         jobs = queue.job_class.fetch_many(job_ids, connection=queue.connection, serializer=queue.serializer)
         scheduled = _registry(queue, "scheduled") if registry == "scheduled" else None
-        rows = [_row(job_id, job, scheduled) for job_id, job in zip(job_ids, jobs, strict=True)]
+        redaction = _rules()
+        rows = [_row(job_id, job, scheduled, redaction) for job_id, job in zip(job_ids, jobs, strict=True)]
     return RQJobPage(queue=queue_name, registry=registry, page=page, size=size, total=total, jobs=rows)
 
 
@@ -263,7 +276,7 @@ def rq_job(queue_name: str, job_id: str) -> RQJobDetail:
     _check_queue(queue_name, op)
     with _queues([queue_name], op) as (queue,):
         job = _fetch(queue, job_id, op)
-        return _detail(queue, job)
+        return _detail(queue, job, _rules())
 
 
 def requeue_failed(queue_name: str, job_id: str) -> str:
@@ -406,7 +419,7 @@ def _status(job: Job) -> str:
     return status.value if isinstance(status, JobStatus) else str(status or "")
 
 
-def _row(job_id: str, job: Job | None, scheduled: BaseRegistry | None) -> RQJobRow:
+def _row(job_id: str, job: Job | None, scheduled: BaseRegistry | None, redaction: Redaction) -> RQJobRow:
     if job is None:
         return RQJobRow(id=job_id, missing=True)
     scheduled_at = None
@@ -415,7 +428,7 @@ def _row(job_id: str, job: Job | None, scheduled: BaseRegistry | None) -> RQJobR
             scheduled_at = scheduled.get_scheduled_time(job)  # type: ignore[attr-defined]
     return RQJobRow(
         id=job.id,
-        description=_truncate(job.description or "", 300),
+        description=_truncate(_Shown.of(job, redaction).description(job.description or ""), 300),
         status=_status(job),
         created_at=job.created_at,
         enqueued_at=job.enqueued_at,
@@ -425,21 +438,22 @@ def _row(job_id: str, job: Job | None, scheduled: BaseRegistry | None) -> RQJobR
     )
 
 
-def _detail(queue: Queue, job: Job) -> RQJobDetail:
+def _detail(queue: Queue, job: Job, redaction: Redaction) -> RQJobDetail:
     status = _status(job)
     registry = _REGISTRY_OF_STATUS.get(status, "")
     scheduled_at = None
     if registry == "scheduled":
         with contextlib.suppress(TypeError):
             scheduled_at = queue.scheduled_job_registry.get_scheduled_time(job)
-    exc_string, return_value = _latest_result(job)
+    shown = _Shown.of(job, redaction)
+    exc_string, return_value = _latest_result(job, shown)
     return RQJobDetail(
         id=job.id,
         queue=queue.name,
         status=status,
         registry=registry,
-        description=_truncate(job.description or "", MAX_TEXT_LENGTH),
-        func_name=_decoded(lambda: job.func_name or ""),
+        description=_truncate(shown.description(job.description or ""), MAX_TEXT_LENGTH),
+        func_name=shown.func_name if shown.decoded else UNDECODABLE,
         created_at=job.created_at,
         enqueued_at=job.enqueued_at,
         started_at=job.started_at,
@@ -452,22 +466,92 @@ def _detail(queue: Queue, job: Job) -> RQJobDetail:
         worker_name=job.worker_name,
         retries_left=job.retries_left,
         dependency_ids=sorted(job.dependency_ids),
-        meta=_truncate(repr(job.meta), MAX_TEXT_LENGTH) if job.meta else "",
+        meta=_truncate(shown.text(repr(shown.value(job.meta))), MAX_TEXT_LENGTH) if job.meta else "",
         exc_string=exc_string,
         return_value=return_value,
     )
 
 
-def _latest_result(job: Job) -> tuple[str, str]:
-    """``(traceback, repr of the return value)`` of the job's latest result, each "" when absent."""
+def _latest_result(job: Job, shown: _Shown) -> tuple[str, str]:
+    """``(traceback, repr of the return value)`` of the job's latest result as a person may see them, each ""
+    when absent."""
     from rq.results import Result
 
     result = _decoded(job.latest_result, default=None)
     if not isinstance(result, Result):
         return "", ""
     if result.type == Result.Type.SUCCESSFUL:
-        return "", _truncate(repr(result.return_value), MAX_TEXT_LENGTH)
-    return _truncate(result.exc_string or "", MAX_TEXT_LENGTH), ""
+        return "", _truncate(shown.text(repr(shown.value(result.return_value))), MAX_TEXT_LENGTH)
+    return _truncate(shown.text(result.exc_string or ""), MAX_TEXT_LENGTH), ""
+
+
+class _Cut:
+    """An argument cut at the redaction's depth bound, as a call shows it: the note, not a 75-character start
+    that would hide why the rest is missing."""
+
+    def __repr__(self) -> str:
+        return TOO_DEEP
+
+
+def _whole_if_cut(arg: Any) -> Any:
+    return _Cut() if TOO_DEEP in repr(arg) else arg
+
+
+def _rules() -> Redaction:
+    from queues.redaction import rules
+
+    return rules()
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """A job as a person may see it under ``TASKS_REDACT``: ``func_name`` plays the task type (its prefix rules
+    mask everything of the job), and the decoded arguments say which secrets to mask in free text. Values go
+    through ``Redaction.mask_value`` even without rules: its walk is bounded, so the ``repr`` of an argument
+    nested ten thousand deep reads "too deeply nested to display" instead of failing the page."""
+
+    redaction: Redaction
+    decoded: bool
+    func_name: str = ""
+    args: Any = ()
+    kwargs: Any = None
+
+    @classmethod
+    def of(cls, job: Job, redaction: Redaction) -> _Shown:
+        call = _decoded(lambda: (job.func_name or "", job.args, job.kwargs), default=None)
+        if call is None:
+            return cls(redaction, decoded=False)
+        func_name, args, kwargs = call
+        return cls(redaction, True, func_name, args, kwargs)
+
+    def value(self, value: Any) -> Any:
+        """A Python value of the job (a return value, meta) masked, and cut at the redaction's depth bound."""
+        return self.redaction.mask_value(self.func_name, value)
+
+    def text(self, text: str) -> str:
+        """Free text of the job (a traceback, a description) with the values of its arguments' redacted keys
+        masked; all of it when the arguments cannot be decoded and there are rules."""
+        if not self.decoded:
+            return UNDECODABLE_MASKED if self.redaction and text else text
+        return self.redaction.mask_value_text(self.func_name, [self.args, self.kwargs], text)
+
+    def call(self) -> str:
+        """The call as RQ writes a job's default description, from the masked arguments."""
+        if self.redaction.covers_type(self.func_name):
+            return f"{self.func_name}({MASK})"
+        args = [_whole_if_cut(arg) for arg in self.value(list(self.args or ()))]
+        kwargs = {key: _whole_if_cut(arg) for key, arg in self.value(dict(self.kwargs or {})).items()}
+        return get_call_string(self.func_name, args, kwargs, max_length=CALL_ARG_LENGTH) or ""
+
+    def description(self, stored: str) -> str:
+        """The job's description: the call rendered from the masked arguments when it is RQ's default (a call of
+        the job's function); else the producer's own text, masked. The stored default is never shown: RQ cuts
+        each argument's repr at 75 characters, which may cut a secret so that masking no longer finds it."""
+        if not self.decoded:
+            return self.text(stored)
+        if not stored or stored.startswith(f"{self.func_name}("):
+            return self.call()
+        return self.text(stored)
 
 
 def _decoded(read: Any, default: Any = "<cannot be decoded here>") -> Any:

@@ -86,15 +86,16 @@ EDITABLE = ("retry", "archived")
 @editor_form
 def edit_task(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
     """Access: ``queues.edit_task`` (and, for a task with masked values, ``queues.view_unredacted``: the form shows
-    the payload in full). GET shows the form filled with the task's payload and options; POST validates it, edits
-    and runs the task (``Inspector.edit_task``) and writes an audit entry that keeps the original payload."""
-    from queues.audit import record_action
-    from queues.redaction import can_see_unredacted, is_redacted
+    the payload in full, so opening it is audited like "Show unredacted"). GET shows the form filled with the
+    task's payload and options; POST validates it, edits and runs the task (``Inspector.edit_task``) and writes an
+    audit entry that keeps the original payload as the log's readers may see it (``_audit_edit``)."""
+    from queues.redaction import can_see_unredacted, is_redacted, record_unredacted_view
 
     from .common import acting_inspector
 
     task = inspector().get_task(queue, task_id)  # 404 for an unknown queue or task
-    if is_redacted(task) and not can_see_unredacted(request.user):
+    redacted = is_redacted(task)
+    if redacted and not can_see_unredacted(request.user):
         return error_page(
             request, 403, "Permission denied", "This task has masked values: editing it shows them, which takes the "
             "“Can see redacted task payloads and results in full” permission.",
@@ -104,6 +105,8 @@ def edit_task(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
             request, 409, "Cannot edit", f"The task is {task.state}: only retry and archived tasks can be edited."
         )
     if request.method != "POST":
+        if redacted:
+            record_unredacted_view(request.user, queue, [task.id], "console edit form")
         form = EditTaskForm(initial={**_as_text(task.payload), "max_retry": task.max_retry, "timeout": task.timeout})
         return render(request, "console/task_edit.html", {"task": task, "queue": queue, "form": form})
     form = EditTaskForm(request.POST)
@@ -114,15 +117,32 @@ def edit_task(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
         queue, task_id, data["payload_bytes"], to_queue=data["queue"] or None, max_retry=data["max_retry"],
         timeout=data["timeout"],
     )  # fmt: skip
-    original = _as_text(task.payload)
-    detail = {
-        "original_payload": original["payload"], "original_encoding": original["encoding"],
-        "original_options": {"queue": queue, "max_retry": task.max_retry, "timeout": task.timeout},
-        "new_options": {"queue": edited.queue, "max_retry": edited.max_retry, "timeout": edited.timeout},
-    }  # fmt: skip
-    record_action(request.user, "edit_task", queue=queue, task_ids=[task_id], detail=json.dumps(detail))
+    _audit_edit(request, task, edited)
     messages.success(request, f"Task {task_id} edited and moved to pending in queue {edited.queue}.")
     return redirect(reverse("task", args=[edited.queue, task_id]))
+
+
+def _audit_edit(request: HttpRequest, task: Any, edited: Any) -> None:
+    """The ``edit_task`` entry: the original payload masked by ``TASKS_REDACT`` (whoever reads the log sees what
+    a viewer of the task would), the original and new options; with ``TASKS_AUDIT_UNREDACTED``, the original in
+    full beside it (``unredacted_detail``, shown only through the admin's audited "Show unredacted original")."""
+    from queues.audit import record_action
+    from queues.conf import setting
+    from queues.redaction import masked
+
+    def detail(payload: bytes) -> str:
+        original = _as_text(payload)
+        return json.dumps({
+            "original_payload": original["payload"], "original_encoding": original["encoding"],
+            "original_options": {"queue": task.queue, "max_retry": task.max_retry, "timeout": task.timeout},
+            "new_options": {"queue": edited.queue, "max_retry": edited.max_retry, "timeout": edited.timeout},
+        })  # fmt: skip
+
+    shown = masked(task.type, task.payload)
+    full = detail(task.payload) if shown != task.payload and setting("TASKS_AUDIT_UNREDACTED") else ""
+    record_action(
+        request.user, "edit_task", queue=task.queue, task_ids=[task.id], detail=detail(shown), unredacted_detail=full
+    )
 
 
 def _as_text(payload: bytes) -> dict[str, str]:

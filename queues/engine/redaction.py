@@ -3,7 +3,11 @@
 Two kinds of rule: task types, matched by prefix as handlers are routed (``billing:`` covers ``billing:charge``),
 whose whole payload and result are masked; and JSON keys, matched case-insensitively at any depth of a JSON
 payload or result, whose values are masked. Masking works on the stored bytes and gives bytes back, so every
-renderer (console, admin, CLI) shows what it would have shown, minus the secrets.
+renderer (console, admin, CLI) shows what it would have shown, minus the secrets. The same rules apply to Python
+values (``mask_value``, ``mask_value_text``: the RQ bridge's job arguments, results and tracebacks).
+
+Every walk of a nested value stops at ``MAX_DEPTH`` levels: what lies deeper reads ``TOO_DEEP``, so a value nested
+ten thousand deep neither crashes the walk nor the ``repr`` that shows it afterwards.
 
 Workers and API consumers never go through here: they get the real payload.
 """
@@ -24,6 +28,12 @@ MASK = "[redacted]"
 MASKED_WHOLE = json.dumps(MASK).encode()
 MAX_KEY = 256
 MAX_RULES = 1000
+#: Levels of dicts, lists, tuples and sets a walk goes into; a container deeper than this reads ``TOO_DEEP``. The
+#: same bound as stored JSON is parsed to (``nesting``), so a parsed payload is never cut by it.
+MAX_DEPTH = nesting.DEPTH_CEILING
+TOO_DEEP = "[too deeply nested to display]"
+#: The containers a walk goes into (a set may hold tuples, nested without bound).
+_CONTAINERS = (dict, list, tuple, set, frozenset)
 
 _OP = "redaction"
 
@@ -73,7 +83,7 @@ class Redaction:
             return MASKED_WHOLE
         except ValueError:  # UnicodeDecodeError included
             return data
-        masked, changed = self._mask_keys(value)
+        masked, changed = self._mask_keys(value, 0)
         if not changed:
             return data
         # Compact, as the engine stores JSON payloads, so the unmasked parts read as they were stored.
@@ -95,52 +105,102 @@ class Redaction:
             return MASK
         except ValueError:
             return text
+        return self._without_secrets(value, text)
+
+    def mask_value(self, task_type: str, value: Any) -> Any:
+        """A Python value (an RQ job's arguments, keyword arguments, result or meta) as a person may see it:
+        ``MASK`` whole for a redacted type; else a copy with the value of every redacted key (a string key of a
+        dict, casefolded) masked at any depth of dicts, lists, tuples and sets. Other objects are kept as they
+        are. Containers deeper than ``MAX_DEPTH`` read ``TOO_DEEP``, with rules or without, so the copy's
+        ``repr`` is always safe to take."""
+        if self.covers_type(task_type):
+            return MASK
+        return self._mask_keys(value, 0)[0]
+
+    def mask_value_text(self, task_type: str, value: Any, text: str) -> str:
+        """``mask_text`` for a Python ``value`` (an RQ job's arguments, say) instead of a JSON payload: ``text``
+        (a traceback, a description) with every value of a redacted key of ``value`` masked."""
+        if not text:
+            return text
+        if self.covers_type(task_type):
+            return MASK
+        if not self.keys:
+            return text
+        return self._without_secrets(value, text)
+
+    def _without_secrets(self, value: Any, text: str) -> str:
         secrets: set[str] = set()
-        self._secrets(value, False, secrets)
+        self._secrets(value, False, secrets, 0)
         for secret in sorted(secrets, key=len, reverse=True):  # longest first: a value may hold a shorter one
             text = text.replace(secret, MASK)
         return text
 
-    def _secrets(self, value: Any, under_key: bool, out: set[str]) -> None:
-        """The text forms of every value under a redacted key (containers whole, and each leaf)."""
-        if isinstance(value, dict):
-            if under_key:
+    def _secrets(self, value: Any, under_key: bool, out: set[str], depth: int) -> bool:
+        """Adds the text forms of every value under a redacted key to ``out`` (each leaf, and containers whole
+        when they lie within ``MAX_DEPTH``: a deeper one has no ``repr`` to appear in a message). Returns
+        whether ``value`` lies within ``MAX_DEPTH``."""
+        if not isinstance(value, _CONTAINERS):
+            if under_key and value is not None and not isinstance(value, bool):
                 out.update(_forms(value))
-            for key, item in value.items():
-                self._secrets(item, under_key or key.casefold() in self.keys, out)
-        elif isinstance(value, list):
-            if under_key:
-                out.update(_forms(value))
-            for item in value:
-                self._secrets(item, under_key, out)
-        elif under_key and value is not None and not isinstance(value, bool):
+            return True
+        if depth >= MAX_DEPTH:
+            return False
+        pairs = value.items() if isinstance(value, dict) else ((None, item) for item in value)
+        complete = True
+        for key, item in pairs:
+            complete = self._secrets(item, under_key or self._redacts(key), out, depth + 1) and complete
+        if under_key and complete:
             out.update(_forms(value))
+        return complete
 
     def hides(self, task_type: str, data: bytes | None) -> bool:
         """Whether ``apply`` would mask anything in ``data``."""
         return self.apply(task_type, data) is not data
 
-    def _mask_keys(self, value: Any) -> tuple[Any, bool]:
+    def _redacts(self, key: Any) -> bool:
+        return isinstance(key, str) and key.casefold() in self.keys
+
+    def _mask_keys(self, value: Any, depth: int) -> tuple[Any, bool]:
+        """``value`` with the values of redacted keys masked, and whether anything was (a container cut at
+        ``MAX_DEPTH`` counts: it is not shown either)."""
+        if not isinstance(value, _CONTAINERS):
+            return value, False
+        if depth >= MAX_DEPTH:
+            return TOO_DEEP, True
         if isinstance(value, dict):
-            out: dict[str, Any] = {}
+            out: dict[Any, Any] = {}
             changed = False
             for key, item in value.items():
-                if key.casefold() in self.keys:
+                if self._redacts(key):
                     out[key], changed = MASK, True
                 else:
-                    out[key], inner = self._mask_keys(item)
+                    out[key], inner = self._mask_keys(item, depth + 1)
                     changed = changed or inner
             return out, changed
-        if isinstance(value, list):
-            items = [self._mask_keys(item) for item in value]
-            return [item for item, _ in items], any(inner for _, inner in items)
-        return value, False
+        items = [self._mask_keys(item, depth + 1) for item in value]
+        masked = [item for item, _ in items]
+        return _same_kind(value, masked), any(inner for _, inner in items)
+
+
+def _same_kind(value: Any, items: list[Any]) -> Any:
+    """``items`` as the kind of container ``value`` is (a subclass, such as a namedtuple, as its base)."""
+    if isinstance(value, list):
+        return items
+    if isinstance(value, frozenset):
+        return frozenset(items)
+    if isinstance(value, set):
+        return set(items)
+    return tuple(items)
 
 
 def _forms(value: Any) -> set[str]:
     """How ``value`` may read inside a message: as str() and repr() write it, and as JSON does (strings also
     without their quotes, since a message may quote them its own way), and each of these escaped once more."""
-    forms = {str(value), repr(value), json.dumps(value), json.dumps(value, ensure_ascii=False)}
+    forms = {str(value), repr(value)}
+    try:
+        forms |= {json.dumps(value), json.dumps(value, ensure_ascii=False)}
+    except (TypeError, ValueError):  # a Python value JSON cannot write (a set, an object, a tuple key)
+        pass
     if isinstance(value, str):
         forms |= {repr(value)[1:-1], json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
     # Once more escaped, as a message quoting a message reads (str(KeyError(text)) is repr(text)).

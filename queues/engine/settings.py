@@ -191,6 +191,13 @@ class TaskqSettings:
     redact_keys: tuple[str, ...] = _setting(
         "TASKS_REDACT_KEYS", (), "list", "JSON keys whose values people see masked, in every task"
     )
+    audit_unredacted: bool = _setting(
+        "TASKS_AUDIT_UNREDACTED",
+        False,
+        "bool",
+        "the audit log also keeps the unredacted original of an edited task, readable with "
+        "`queues.view_unredacted` (each read audited); off: only the masked payload ([Redaction](#redaction))",
+    )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> TaskqSettings:

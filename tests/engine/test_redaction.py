@@ -87,3 +87,60 @@ def test_search_with_redaction_does_not_match_inside_masked_values(r, redis_url)
     assert found("ada", RULES) == ["key-rule"]
     # A search for the mask itself finds nothing it could not show (the raw bytes never held it).
     assert found(MASK, RULES) == []
+
+
+# --- Python values (the RQ bridge's job arguments, results and tracebacks) -----------------------------------
+
+
+def deep_list(levels: int) -> list:
+    """A list nested ``levels`` deep, built without recursion."""
+    value: list = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+def test_mask_value_masks_keys_at_any_depth_of_dicts_lists_tuples_and_sets():
+    value = (
+        {"Password": "hunter2", "user": [{"card": {"n": 4111}}, ("x", {"note": "kept"})]},
+        frozenset({("a", 1)}),
+        {1: "int key", ("t",): "tuple key"},
+    )
+    assert RULES.mask_value("rq_jobs.add", value) == (
+        {"Password": MASK, "user": [{"card": MASK}, ("x", {"note": "kept"})]},
+        frozenset({("a", 1)}),
+        {1: "int key", ("t",): "tuple key"},
+    )
+    assert RULES.mask_value("billing:charge", value) == MASK  # the type (an RQ job's func_name) whole
+    assert value[0]["Password"] == "hunter2"  # a copy: the job's own arguments are untouched
+
+
+def test_mask_value_cuts_containers_deeper_than_the_bound_even_without_rules():
+    from queues.engine.redaction import MAX_DEPTH, TOO_DEEP
+
+    for rules in (RULES, Redaction()):
+        masked = rules.mask_value("rq_jobs.add", deep_list(10_000))
+        depth = 0
+        while isinstance(masked, list):
+            masked, depth = masked[0], depth + 1
+        assert (masked, depth) == (TOO_DEEP, MAX_DEPTH)
+    assert Redaction().mask_value("x", deep_list(MAX_DEPTH)) == deep_list(MAX_DEPTH)  # at the bound: all of it
+
+
+def test_mask_value_text_masks_the_values_of_keys_as_repr_and_str_write_them():
+    kwargs = {"login": {"password": "hunter2", "tags": ("a", "b")}, "card": 4111111111111111}
+    text = "ValueError: bad login {'password': 'hunter2', 'tags': ('a', 'b')} for card 4111111111111111 (hunter2)"
+    masked = RULES.mask_value_text("rq_jobs.login", [[], kwargs], text)
+    assert "hunter2" not in masked and "4111111111111111" not in masked and "bad login" in masked
+    assert RULES.mask_value_text("billing:charge", [[], kwargs], text) == MASK
+    assert Redaction().mask_value_text("x", [[], kwargs], text) == text
+    # A secret under a key deeper than the bound is not found, and the walk does not fail either.
+    assert RULES.mask_value_text("x", [deep_list(10_000), {"password": "p"}], "p q") == f"{MASK} q"
+
+
+def test_json_too_deep_to_parse_is_not_shown():
+    from queues.engine.redaction import TOO_DEEP
+
+    deep = b"[" * 100_000 + b"]" * 100_000
+    assert RULES.apply("user:signup", deep) == json.dumps(TOO_DEEP).encode()
+    assert RULES.mask_text("user:signup", deep, "some text") == MASK

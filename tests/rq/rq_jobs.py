@@ -32,3 +32,13 @@ def wait_for_marker(marker_path: str, timeout: float = 30.0) -> str:
             raise TimeoutError(f"marker {marker_path} never appeared")
         time.sleep(0.05)
     return "released"
+
+
+def login(user: str, password: str) -> dict:
+    """Fails quoting its password, as careless code does; the console must not show it (TASKS_REDACT)."""
+    raise ValueError(f"login refused for {user} with password {password!r}")
+
+
+def session(user: str, password: str) -> dict:
+    """Returns the password deep in its result."""
+    return {"user": user, "grants": [{"scope": "all", "token": password + "-tok"}], "echo": password}

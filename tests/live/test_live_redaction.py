@@ -1,0 +1,49 @@
+"""The live feed under TASKS_REDACT (issue 22): every frame a viewer's socket receives, the queue page's rows and
+the task page's detail, holds no value of a redacted key, however deep."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from live_support import latest_rows, open_socket, receive_until, run, subscribe
+
+from queues.engine.events import EventStreams
+from queues.engine.redaction import MASK
+
+pytestmark = pytest.mark.timeout(60)
+
+PASSWORD = "LIVE-SECRET-pw"
+TOKEN = "LIVE-SECRET-token"
+
+
+def test_live_frames_of_queue_and_task_pages_are_masked(live_engine, viewer_cookie, moves, redis_url, settings):
+    settings.TASKS_REDACT = {"types": [], "keys": ["password", "card", "token"]}
+    cursor = EventStreams(redis_url).cursor(["a"])
+    payload = {"user": "ada", "login": [{"Password": PASSWORD}]}
+    task = moves.client.enqueue("user:signup", payload, queue="a", retention=600).id
+
+    async def body():
+        rows, _ = await open_socket(viewer_cookie)
+        frames = [await subscribe(rows, "queue", queue="a", cursor=cursor)]
+        detail, _ = await open_socket(viewer_cookie)
+        frames.append(await subscribe(detail, "task", queue="a", task=task, cursor=cursor))
+        moves.complete("a", moves.start("a"), result=json.dumps({"session": {"token": TOKEN}}).encode())
+
+        def completed(ms):
+            return any(row["to"] == "completed" for m in ms for row in m.get("history", ()))
+
+        task_frames: list[dict] = []
+        await receive_until(detail, completed, task_frames)
+        assert MASK in task_frames[-1]["detail"]["result"]["text"] and task_frames[-1]["detail"]["result"]["redacted"]
+        queue_frames: list[dict] = []
+        await receive_until(
+            rows, lambda ms: latest_rows(ms).get(task, {}).get("to") == "completed", queue_frames, kinds=("update",)
+        )
+        # A row carries the event (type, states, worker, error), never the payload; the detail carries the result.
+        assert "payload" not in latest_rows(queue_frames)[task]
+        for frame in [*frames, *task_frames, *queue_frames]:
+            text = json.dumps(frame, ensure_ascii=False)
+            assert PASSWORD not in text and TOKEN not in text, frame
+
+    run(body)
