@@ -27,7 +27,7 @@ def schedulers(request: HttpRequest) -> HttpResponse:
     for info in store.entries():
         entry = info.entry
         history = store.history_of(entry, HISTORY_ROWS)
-        enqueued += [(entry.queue, h.task_id) for h in history if h.outcome == "enqueued"]
+        enqueued += [(entry.queue, h.task_id) for h in history if h.outcome != "duplicate"]
         rows.append(
             {
                 "info": info,
