@@ -207,3 +207,43 @@ def time_chart(
         )
     out.append("</svg>")
     return mark_safe("".join(out))  # noqa: S308 - every interpolated label is escaped above
+
+
+#: The colour of each periodic run's outcome in a run sparkline (scheduler_store.EnqueueRecord.outcome).
+RUN_COLOURS = {
+    "completed": "c-completed",
+    "failed": "c-retry",
+    "archived": "c-archived",
+    "enqueued": "c-pending",
+    "duplicate": "c-scheduled",
+    "deleted": "c-waiting",
+    "expired": "c-waiting",
+}
+SPARK_BAR, SPARK_GAP, SPARK_HEIGHT, SPARK_STUB = 5, 2, 20, 4
+
+
+@dataclass(frozen=True)
+class Run:
+    outcome: str
+    ran: float | None  # seconds, None until an attempt ended
+    label: str  # the bar's tooltip
+
+
+def run_sparkline(runs: Sequence[Run], *, title: str) -> SafeString:
+    """Periodic runs as a sparkline, oldest left: a bar per run coloured by its outcome, as tall as it ran next to
+    the longest of them (a stub for a run that has not run, or ran no measurable time)."""
+    longest = max((r.ran for r in runs if r.ran), default=0.0)
+    bars = []
+    for n, run in enumerate(runs):
+        rise = (SPARK_HEIGHT - SPARK_STUB) * (run.ran / longest) if run.ran and longest else 0.0
+        height = SPARK_STUB + rise
+        bars.append(
+            f'<rect class="{RUN_COLOURS.get(run.outcome, "c-waiting")}" x="{n * (SPARK_BAR + SPARK_GAP)}" '
+            f'y="{SPARK_HEIGHT - height:.1f}" width="{SPARK_BAR}" height="{height:.1f}">'
+            f"<title>{escape(run.label)}</title></rect>"
+        )
+    width = max(1, len(runs) * (SPARK_BAR + SPARK_GAP) - SPARK_GAP)
+    return mark_safe(  # noqa: S308 - every label is escaped above
+        f'<svg class="sparkline" viewBox="0 0 {width} {SPARK_HEIGHT}" width="{width}" height="{SPARK_HEIGHT}" '
+        f'role="img" aria-label="{escape(title)}">{"".join(bars)}</svg>'
+    )

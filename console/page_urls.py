@@ -24,6 +24,10 @@ urlpatterns = [
     path("history/", history_page, name="history"),
     path("history/run/", run_analytics, name="history-run"),
     path("schedulers/", schedulers.schedulers, name="schedulers"),
+    *(
+        path(f"schedulers/<str:entry_id>/{action}/", schedulers.entry_action, {"action": action}, name=f"cron-{action}")
+        for action in ("run", "pause", "resume")
+    ),
     path("redis/", redis.redis_info, name="redis"),
     path("settings/", settings.preferences, name="settings"),
     path("search/", search.search, name="search"),

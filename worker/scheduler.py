@@ -5,6 +5,10 @@ tick it would fire is enqueued by one script that also moves the entry's last ha
 exactly one of them enqueues it and the others are refused. A scheduler killed mid-round loses nothing: it either
 ran the script for a tick or it did not, and the others fire what it did not.
 
+An entry an operator paused (``tasks cron pause``, the Schedulers page) is honoured inside ``fire_tick``: its
+ticks are marked handled without a task, so no scheduler enqueues one after the pause returned, and a resumed
+entry runs from its next tick on.
+
 Ticks missed while no scheduler ran (or reached later than ``grace`` seconds after they were due) follow the
 entry's policy: ``skip`` drops them, ``run_once`` enqueues the latest of them once. An entry seen for the first
 time starts from now: its past ticks were never missed.
@@ -130,7 +134,9 @@ class Scheduler(Component):
             outcome = self.store.fire(entry, tick, actor=f"scheduler:{self.id}")
         except TaskIdConflictError:
             return "taken"  # another scheduler fired it first
-        log.info("periodic entry %s (%s %s): tick %d %s", entry.id, entry.spec, entry.type, to_ms(tick), outcome)
+        # A paused entry's ticks come every round it stays paused: not worth a line each.
+        level = logging.DEBUG if outcome == "paused" else logging.INFO
+        log.log(level, "periodic entry %s (%s %s): tick %d %s", entry.id, entry.spec, entry.type, to_ms(tick), outcome)
         return outcome
 
     def heartbeat(self, entries: list[Entry]) -> None:

@@ -126,7 +126,10 @@ def silence(stream: IO[str]) -> None:
 
 
 def target(args: argparse.Namespace) -> str:
-    """What the command acted on, for error messages: ``task 'x' in queue 'q'``, ``queue 'q'``."""
+    """What the command acted on, for error messages: ``task 'x' in queue 'q'``, ``queue 'q'``, ``periodic entry
+    'e'``."""
+    if getattr(args, "entry", None) is not None:
+        return f"periodic entry {args.entry!r}"
     queue = getattr(args, "queue", None)
     if getattr(args, "id", None) is not None:
         return f"task {args.id!r} in queue {queue!r}"

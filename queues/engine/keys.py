@@ -137,8 +137,16 @@ class QueueKeys:
         return self.base + "cron:last"
 
     def cron_history(self, entry_id: str) -> str:
-        """Sorted set of one periodic entry's enqueues (JSON), scored by tick (ms), capped."""
+        """Sorted set of one periodic entry's runs (JSON: tick, task, enqueued at, outcome, and once the run ended
+        when and how long it ran), scored by tick (ms), capped. ``cron_run_ended`` in ``lua/_lib.lua`` builds the
+        same name from a run's task id to record its outcome."""
         return f"{self.base}cron:history:{entry_id}"
+
+    @property
+    def cron_paused(self) -> str:
+        """Hash periodic entry id -> JSON of its pause (when, by whom); in the queue's slot, so ``fire_tick``
+        checks it in the step that would enqueue."""
+        return self.base + "cron:paused"
 
     # -- groups (aggregation) and dependencies (workflows); see lua/_lib.lua for the layout -------------------------
 

@@ -37,9 +37,13 @@ OP = "periodic.entry"
 
 
 class EntryNotFoundError(EngineError, LookupError):
-    """No periodic entry with this id is known (to a running scheduler or the admin's definitions)."""
+    """No periodic entry with this id (or name) is known (to a running scheduler or the admin's definitions)."""
 
     code = "not_found"
+
+
+class AmbiguousEntryError(ValidationError):
+    """Several periodic entries have the name given: name one by its id."""
 
 
 def check_options(options: Mapping[str, Any], op: str = OP) -> dict[str, Any]:
@@ -86,6 +90,11 @@ class Entry:
 
     def task_id(self, tick_ms: int) -> str:
         return f"cron:{self.id}:{tick_ms}"
+
+    def manual_task_id(self, at_ms: int) -> str:
+        """The id of a run an operator asked for at ``at_ms``: never the id of a tick, so it cannot take a tick's
+        place (``lua/_lib.lua`` reads both forms as ``cron:<entry id>:<ms>``)."""
+        return f"cron:{self.id}:{at_ms}:manual"
 
     def to_doc(self) -> dict[str, Any]:
         """JSON-ready form, as schedulers publish it and the admin mirrors it."""

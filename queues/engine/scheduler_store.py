@@ -24,24 +24,50 @@ from . import producer
 from .broker import Broker, BrokerStore
 from .clock import from_ms, to_ms
 from .errors import ValidationError
-from .periodic import Entry, EntryNotFoundError
+from .periodic import AmbiguousEntryError, Entry, EntryNotFoundError
 from .policies import PolicyCache
 from .scripts import script
 from .transitions import Call
 
 log = logging.getLogger("queues.engine.scheduler")
 
-HISTORY_CAP = 1000  # enqueues kept per entry, as asynq keeps
+HISTORY_CAP = 1000  # runs kept per entry, as asynq keeps
+UPCOMING = 5  # run times ``EntryInfo.upcoming`` lists by default
+STATUSES = {"OK": "enqueued", "NEW": "enqueued", "DUPLICATE": "duplicate", "EXISTS": "exists", "PAUSED": "paused"}
+
+
+#: A run's outcome once it ended (``cron_run_ended`` in ``lua/_lib.lua`` records them); before that "enqueued", or
+#: "duplicate" when a unique lock of an earlier run was held and nothing was enqueued. "failed" is an attempt that
+#: failed and will be retried: it becomes one of the final outcomes later.
+FINAL_OUTCOMES = ("completed", "archived", "deleted", "expired")
 
 
 @dataclass
 class EnqueueRecord:
-    """One tick of an entry: when it was due, the task it enqueued, and whether a unique lock refused it."""
+    """One run of an entry: the tick it was due (or, run by hand, when it was asked for), the task it enqueued,
+    and what became of it: ``outcome`` (enqueued, duplicate, failed, or one of FINAL_OUTCOMES), when its latest
+    attempt ended and how long it ran (seconds), and how many attempts ended."""
 
     tick: datetime | None
     task_id: str
     enqueued_at: datetime | None
-    outcome: str  # "enqueued" or "duplicate"
+    outcome: str
+    ended_at: datetime | None = None
+    ran: float | None = None
+    attempts: int = 0
+    manual: bool = False
+
+    @property
+    def final(self) -> bool:
+        return self.outcome in FINAL_OUTCOMES
+
+
+@dataclass
+class Pause:
+    """Who paused an entry, and when."""
+
+    at: datetime | None
+    by: str
 
 
 @dataclass
@@ -62,24 +88,50 @@ class EntryInfo:
     next_run: datetime | None
     previous: EnqueueRecord | None
     last_tick: datetime | None
+    paused: Pause | None = None
+    #: The next UPCOMING run times, ``next_run`` first (a paused entry's too: when it would run).
+    upcoming: list[datetime] = field(default_factory=list)
 
     @property
     def id(self) -> str:
         return self.entry.id
 
 
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def _record(raw: bytes) -> EnqueueRecord:
     doc = json.loads(raw)
+    ran_ms = _number(doc.get("ran_ms"))
     return EnqueueRecord(
         from_ms(doc.get("tick")),
         str(doc.get("task_id", "")),
         from_ms(doc.get("at")),
         str(doc.get("outcome", "enqueued")),
+        from_ms(doc.get("ended")),
+        None if ran_ms is None else ran_ms / 1000,
+        int(_number(doc.get("attempts")) or 0),
+        bool(doc.get("manual", False)),
     )
 
 
-def _record_json(tick_ms: int, task_id: str, now_ms: int, outcome: str) -> str:
-    return json.dumps({"tick": tick_ms, "task_id": task_id, "at": now_ms, "outcome": outcome}, separators=(",", ":"))
+def _record_json(tick_ms: int, task_id: str, now_ms: int, outcome: str, manual: bool = False) -> str:
+    doc: dict[str, Any] = {"tick": tick_ms, "task_id": task_id, "at": now_ms, "outcome": outcome}
+    if manual:
+        doc["manual"] = True
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def _pause(raw: bytes | None) -> Pause | None:
+    if raw is None:
+        return None
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        doc = {}
+    doc = doc if isinstance(doc, dict) else {}
+    return Pause(from_ms(doc.get("at")), str(doc.get("by", "")))
 
 
 class SchedulerStore(BrokerStore):
@@ -96,12 +148,13 @@ class SchedulerStore(BrokerStore):
 
     # -- firing ticks -----------------------------------------------------------------------------------------
 
-    def fire_call(self, entry: Entry, tick_ms: int, actor: str) -> Call:
-        """The script call that enqueues ``entry``'s task for ``tick_ms``; validation (and the unique and
-        retention policies of the admin) as ``enqueue`` applies them."""
+    def fire_call(self, entry: Entry, tick_ms: int, actor: str, manual: bool = False) -> Call:
+        """The script call that enqueues ``entry``'s task for ``tick_ms`` (``manual``: an operator's run now, with
+        ``tick_ms`` now); validation (and the unique and retention policies of the admin) as ``enqueue`` applies
+        them."""
         now = self.broker.clock.now()
         policies = self.policies.get(self.conn, "scheduler.fire") if self.policies is not None else None
-        task_id = entry.task_id(tick_ms)
+        task_id = entry.manual_task_id(tick_ms) if manual else entry.task_id(tick_ms)
         placement = producer.plan(
             self.keys,
             now,
@@ -114,7 +167,7 @@ class SchedulerStore(BrokerStore):
         m = placement.message
         q = self.keys.queue(entry.queue)
         now_ms = to_ms(now)
-        keys = [q.type_counts, q.events, q.pending, q.scheduled, q.cron_last, q.cron_history(entry.id)]
+        keys = [q.type_counts, q.events, q.pending, q.scheduled, q.cron_last, q.cron_history(entry.id), q.cron_paused]
         args = [
             q.task_prefix,
             now_ms,
@@ -123,8 +176,8 @@ class SchedulerStore(BrokerStore):
             entry.id,
             tick_ms,
             self.history_cap,
-            _record_json(tick_ms, task_id, now_ms, "enqueued"),
-            _record_json(tick_ms, task_id, now_ms, "duplicate"),
+            _record_json(tick_ms, task_id, now_ms, "enqueued", manual),
+            _record_json(tick_ms, task_id, now_ms, "duplicate", manual),
             m.id,
             m.type,
             placement.encoded_options or m.encode_options(),
@@ -132,17 +185,41 @@ class SchedulerStore(BrokerStore):
             placement.process_at_ms,
             placement.unique_key,
             placement.unique_ttl_ms,
+            "manual" if manual else "tick",
         ]
         return Call("fire_tick", script("fire_tick"), keys, args, lambda reply: reply.decode())
 
-    def fire(self, entry: Entry, tick: float, actor: str = "scheduler") -> str:
-        """Enqueue the entry's task for ``tick`` (epoch seconds). Returns "enqueued", "duplicate" (a unique lock
-        of an earlier run was held) or "exists"; raises TaskIdConflictError when this tick (or a later one) was
-        handled already, by this scheduler or another."""
-        status = self.broker.run(self.fire_call(entry, to_ms(tick), actor))
+    def _fired(self, call: Call, entry: Entry) -> str:
+        status = self.broker.run(call)
         if status == "NEW":
             self._call("fire", self.conn.sadd, self.keys.queues, entry.queue)
-        return {"OK": "enqueued", "NEW": "enqueued", "DUPLICATE": "duplicate", "EXISTS": "exists"}[status]
+        return STATUSES[status]
+
+    def fire(self, entry: Entry, tick: float, actor: str = "scheduler") -> str:
+        """Enqueue the entry's task for ``tick`` (epoch seconds). Returns "enqueued", "duplicate" (a unique lock
+        of an earlier run was held), "exists" or "paused" (the tick is handled without a task); raises
+        TaskIdConflictError when this tick (or a later one) was handled already, by this scheduler or another."""
+        return self._fired(self.fire_call(entry, to_ms(tick), actor), entry)
+
+    def run_now(self, entry: Entry, actor: str) -> tuple[str, str]:
+        """Enqueue a run of ``entry`` now, outside its schedule (paused or not); its ticks are left alone. Returns
+        the task id and "enqueued", "duplicate" (a unique lock of an earlier run is held: nothing enqueued) or
+        "exists" (a run asked for in the same millisecond). The run goes into the entry's history, marked manual."""
+        now_ms = to_ms(self.broker.clock.now())
+        status = self._fired(self.fire_call(entry, now_ms, actor, manual=True), entry)
+        return entry.manual_task_id(now_ms), status
+
+    def pause(self, entry: Entry, actor: str) -> None:
+        """Pause ``entry``: from now on every scheduler marks its ticks handled without enqueuing. Raises
+        FailedPreconditionError when it is paused already."""
+        record = json.dumps({"at": to_ms(self.broker.clock.now()), "by": actor}, separators=(",", ":"))
+        q = self.keys.queue(entry.queue)
+        self.broker.run(Call("scheduler.pause", script("pause_entry"), [q.cron_paused], [entry.id, record]))
+
+    def resume(self, entry: Entry) -> None:
+        """Resume a paused ``entry`` from its next tick on. Raises FailedPreconditionError when it is not paused."""
+        q = self.keys.queue(entry.queue)
+        self.broker.run(Call("scheduler.resume", script("resume_entry"), [q.cron_paused], [entry.id]))
 
     def last_ticks(self, entries: Iterable[Entry]) -> dict[str, float | None]:
         """Each entry's last handled tick (epoch seconds), None for an entry no scheduler has seen yet."""
@@ -248,33 +325,53 @@ class SchedulerStore(BrokerStore):
             q = self.keys.queue(entry.queue)
             pipe.hget(q.cron_last, entry.id)
             pipe.zrevrange(q.cron_history(entry.id), 0, 0)
+            pipe.hget(q.cron_paused, entry.id)
         replies = self._call("entries", pipe.execute) if ordered else []
         now = self.broker.clock.now()
         out = []
         for n, entry in enumerate(ordered):
-            last, newest = replies[2 * n], replies[2 * n + 1]
+            last, newest, paused = replies[3 * n : 3 * n + 3]
+            upcoming = [when for when in (from_ms(to_ms(t)) for t in entry.schedule.ticks(now, UPCOMING)) if when]
             out.append(
                 EntryInfo(
                     entry,
                     sorted(runners.get(entry.id, [])),
-                    from_ms(_ms(entry.schedule.next_after(now))),
+                    upcoming[0] if upcoming else None,
                     _record(newest[0]) if newest else None,
                     from_ms(int(last) if last else None),
+                    _pause(paused),
+                    upcoming,
                 )
             )
         return out
 
     def entry(self, entry_id: str) -> EntryInfo:
+        """The entry with this id. Raises EntryNotFoundError."""
         for info in self.entries():
             if info.id == entry_id:
                 return info
-        raise EntryNotFoundError(
-            f"no periodic entry {entry_id!r} (no running scheduler has it and the admin defines none with this id)",
-            op="scheduler.entry",
-        )
+        raise _not_found(entry_id, "id")
+
+    def resolve(self, ref: str) -> EntryInfo:
+        """The entry named by ``ref``: its id, or else its name when exactly one entry has that name. Raises
+        EntryNotFoundError, or AmbiguousEntryError (naming the ids) when several entries share the name."""
+        infos = self.entries()
+        for info in infos:
+            if info.id == ref:
+                return info
+        named = [info for info in infos if ref and info.entry.name == ref]
+        if len(named) > 1:
+            ids = ", ".join(info.id for info in named)
+            raise AmbiguousEntryError(
+                f"{len(named)} periodic entries are named {ref!r:.80}; give one of their ids: {ids}",
+                op="scheduler.resolve",
+            )
+        if not named:
+            raise _not_found(ref, "id or name")
+        return named[0]
 
     def history(self, entry_id: str, limit: int = 100) -> list[EnqueueRecord]:
-        """The entry's latest enqueues, newest first. Raises EntryNotFoundError for an unknown entry."""
+        """The entry's latest runs, newest first. Raises EntryNotFoundError for an unknown entry."""
         return self.history_of(self.entry(entry_id).entry, limit)
 
     def history_of(self, entry: Entry, limit: int = 100) -> list[EnqueueRecord]:
@@ -284,8 +381,11 @@ class SchedulerStore(BrokerStore):
         return [_record(raw) for raw in raws]
 
 
-def _ms(seconds: float | None) -> int | None:
-    return None if seconds is None else to_ms(seconds)
+def _not_found(ref: str, what: str) -> EntryNotFoundError:
+    return EntryNotFoundError(
+        f"no periodic entry {ref!r:.80} (no running scheduler has it and the admin defines none with this {what})",
+        op="scheduler.entry",
+    )
 
 
 def _entries(raws: Iterable[bytes | str], what: str) -> list[Entry]:

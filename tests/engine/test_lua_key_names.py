@@ -36,6 +36,7 @@ QUEUE_KEY = {
     "workflows": "workflows",
     "wf:": "workflow",
     "deps:": "dependents",
+    "cron:history:": "cron_history",
 }
 #: ``base .. "<literal>" .. <id>`` in delete_queue.lua (``base``: the task prefix minus its ``t:``) -> the kind.
 DELETE_QUEUE = {"g:": "group", "agg:": "aggregation_set", "deps:": "dependents", "wf:": "workflow"}
@@ -47,7 +48,7 @@ TASK = "task"
 #: Kinds every script that touches them receives from Python, in KEYS or ARGV: per queue, then global.
 HANDED_BY_PYTHON = {
     "base", "task_prefix", "lease", "scheduled", "retry", "completed", "paused", "starts", "events", "type_counts",
-    "processed", "failed", "processed_on", "failed_on", "unique_prefix", "unique", "cron_last", "cron_history",
+    "processed", "failed", "processed_on", "failed_on", "unique_prefix", "unique", "cron_last", "cron_paused",
     "groups", "aggregation_sets", "state_key", "barrier", "series", "errors", "errors_seen",
 }  # fmt: skip
 GLOBAL_HANDED_BY_PYTHON = {

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from queues.engine import TaskIdConflictError
+from queues.engine import FailedPreconditionError, TaskIdConflictError
 from queues.engine.broker import Broker
 from queues.engine.periodic import make_entry
 from queues.engine.producer import unique_digest
@@ -101,3 +101,61 @@ def test_history_is_capped(r, fire):
         fire(tick=TICK + n * 10_000)
     scores = [s for _m, s in r.zrange(HISTORY, 0, -1, withscores=True)]
     assert scores == [TICK + 20_000, TICK + 30_000]  # cap 2: the newest kept
+
+
+# -- pausing and running by hand --------------------------------------------------------------------------------
+
+PAUSE = '{"at":1,"by":"cli:ada"}'
+
+
+def test_a_paused_entry_marks_its_tick_handled_without_a_task_or_a_record(r, fire):
+    before = {Q.cron_last: Hash({ENTRY.id: str(TICK - 10_000)}), Q.cron_paused: Hash({ENTRY.id: PAUSE})}
+    seed(r, before)
+    assert fire() == "paused"
+    assert_db(r, before | {Q.cron_last: Hash({ENTRY.id: str(TICK)})})
+
+
+def test_another_entry_paused_does_not_stop_this_one(r, fire):
+    seed(r, {Q.cron_paused: Hash({"other-entry": PAUSE})})
+    assert fire() == "enqueued"
+    assert r.exists(Q.task(TASK))
+
+
+@pytest.fixture
+def store(r, redis_url):
+    broker = Broker(redis_url, clock=fake_clock())
+    yield SchedulerStore(broker)
+    broker.close()
+
+
+@pytest.mark.parametrize("paused", [False, True], ids=["running", "paused"])
+def test_run_now_enqueues_outside_the_schedule_and_leaves_the_ticks_alone(r, store, paused):
+    before = {Q.cron_last: Hash({ENTRY.id: str(NOW_MS + 60_000)})}  # even a later tick handled already
+    if paused:
+        before[Q.cron_paused] = Hash({ENTRY.id: PAUSE})
+    seed(r, before)
+    task_id, status = store.run_now(ENTRY, "cli:ada")
+    assert (task_id, status) == (f"cron:{ENTRY.id}:{NOW_MS}:manual", "enqueued")
+    manual = {"tick": NOW_MS, "task_id": task_id, "at": NOW_MS, "outcome": "enqueued", "manual": True}
+    assert r.hget(Q.task(task_id), "state") == b"pending"
+    assert r.lrange(Q.pending, 0, -1) == [task_id.encode()]
+    assert r.zrange(HISTORY, 0, -1, withscores=True) == [(json.dumps(manual, separators=(",", ":")).encode(), NOW_MS)]
+    for key, value in before.items():
+        assert r.hgetall(key) == {k.encode(): v.encode() for k, v in value.items()}, "the ticks' state moved"
+
+
+def test_pause_and_resume_set_and_clear_the_flag(r, store):
+    store.pause(ENTRY, "cli:ada")
+    assert_db(r, {Q.cron_paused: Hash({ENTRY.id: json.dumps({"at": NOW_MS, "by": "cli:ada"}, separators=(",", ":"))})})
+    store.resume(ENTRY)
+    assert_db(r, {})
+
+
+def test_pausing_twice_or_resuming_a_running_entry_is_refused_and_changes_nothing(r, store):
+    with pytest.raises(FailedPreconditionError, match="is not paused"):
+        store.resume(ENTRY)
+    assert_db(r, {})
+    seed(r, {Q.cron_paused: Hash({ENTRY.id: PAUSE})})
+    with pytest.raises(FailedPreconditionError, match="is paused already"):
+        store.pause(ENTRY, "cli:bob")
+    assert_db(r, {Q.cron_paused: Hash({ENTRY.id: PAUSE})})

@@ -71,10 +71,53 @@ local function emit(ctx, id, ttype, from, to, err)
   end
 end
 
+-- A key of the task's queue other than the ones a script declares, built from the task key prefix (<queue base>t:):
+-- it carries the queue's {hash tag} and so shares the slot of the declared keys, as task hashes do.
+local function queue_key(ctx, name)
+  return string.sub(ctx.prefix, 1, #ctx.prefix - 2) .. name
+end
+
+-- A periodic entry's run is a task whose id is "cron:<entry id>:<tick ms>" (":manual" after it when an operator ran
+-- the entry by hand; periodic.py). When such a task ends an attempt or leaves its queue, its record in the entry's
+-- history (queue_key "cron:history:<entry id>", keys.py QueueKeys.cron_history, scored by tick) takes the outcome,
+-- when it ended and how long the attempt ran. Written here, inside the transition, so it holds on every path (the
+-- worker's acks, the recoverer, an operator's archive or delete) and when the task is deleted on success; any other
+-- task pays one string compare. A run whose record was trimmed, or a task that merely looks like one, writes
+-- nothing. A final outcome stays: the janitor deleting a completed run later is not news.
+local CRON_OUTCOMES = {done = "completed", completed = "completed", retry = "failed", archived = "archived",
+  deleted = "deleted", expired = "expired"}
+local CRON_FINAL = {completed = true, archived = true, deleted = true, expired = true}
+
+local function cron_run_ended(ctx, key, id, from, to)
+  local outcome = CRON_OUTCOMES[to]
+  if not outcome then return end
+  local entry, tick = string.match(id, "^cron:([^:]+):(%d+)")
+  if not entry then return end
+  local history = queue_key(ctx, "cron:history:" .. entry)
+  for _, raw in ipairs(redis.call("ZRANGEBYSCORE", history, tick, tick)) do
+    local ok, rec = pcall(cjson.decode, raw)
+    if ok and type(rec) == "table" and rec.task_id == id then
+      if CRON_FINAL[rec.outcome] then return end
+      rec.outcome, rec.ended = outcome, ctx.now
+      if from == "active" then
+        -- The handler's start when the worker reports it, else when the task went active (its "since", read
+        -- before moved() overwrites it): the recoverer ends attempts whose worker is gone.
+        local started = tonumber(ctx.started or redis.call("HGET", key, "since"))
+        if started then rec.ran_ms = math.max(0, ctx.now - started) end
+        rec.attempts = (tonumber(rec.attempts) or 0) + 1
+      end
+      redis.call("ZREM", history, raw)
+      redis.call("ZADD", history, tick, cjson.encode(rec))
+      return
+    end
+  end
+end
+
 -- Record a move between states: the hash's state (with any extra fields, in the same HSET), the per-type
 -- counts (an O(1) breakdown for the console) and the event. to == "" means the task has left the queue;
 -- event_to then names how (done, deleted).
 local function moved(ctx, key, id, ttype, from, to, err, event_to, extra)
+  if string.sub(id, 1, 5) == "cron:" then cron_run_ended(ctx, key, id, from, event_to or to) end
   if from ~= "" then tally(ctx, from .. ":" .. ttype, -1) end
   if to ~= "" then
     tally(ctx, to .. ":" .. ttype, 1)
@@ -309,11 +352,7 @@ end
 -- while it waits for the others). Each dependency A has a SET deps:<A> of the ids waiting for it. The script
 -- that records A's success releases its dependents; the script that archives A archives them. Workflow members
 -- also carry wf (the workflow id) and role (member, on_success, on_error); the workflow is the hash wf:<id>.
--- These keys are built from the task key prefix (<queue base>t:), so they carry the queue's {hash tag} and share
--- the slot of the keys the script declares, as task hashes do.
-local function queue_key(ctx, name)
-  return string.sub(ctx.prefix, 1, #ctx.prefix - 2) .. name
-end
+-- These keys are built from the task key prefix (<queue base>t:) with queue_key (defined above, with moved).
 
 -- A JSON value of a result: results are written as JSON by Task.write_result; raw bytes go in as a JSON string.
 local function result_json(result)
