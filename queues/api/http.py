@@ -4,7 +4,6 @@ so no engine error, bad body or missing token ever becomes an HTML page or a 500
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from functools import wraps
 from typing import Any, cast
@@ -15,7 +14,7 @@ from django.urls import reverse
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 
-from queues import conf
+from queues import conf, segments
 from queues.engine import (
     DuplicateTaskError,
     EngineError,
@@ -123,15 +122,13 @@ def authorize_queues(token: ApiToken, queues: list[str]) -> None:
             raise ApiError(403, "permission_denied", f"this token may not use queue {queue!r}", "queue")
 
 
-_ESCAPE = re.compile(r"~(7E|2F)")
-
-
 def unescape_segment(value: str, name: str) -> str:
-    """Path segments carry ``/`` as ``~2F`` and ``~`` as ``~7E`` (servers decode ``%2F`` before routing), the
-    same scheme as the console's URLs."""
-    if "~" in _ESCAPE.sub("", value):
-        raise ApiError(400, "invalid_argument", f"{name}: a '~' in a path segment must be '~7E'", name)
-    return _ESCAPE.sub(lambda m: "~" if m.group(1) == "7E" else "/", value)
+    """Path segments carry ``/`` as ``~2F``, ``~`` as ``~7E`` and a name of only dots as ``~2E`` per dot, the
+    scheme of the console's URLs (``queues.segments``); a stray ``~`` is a 400 naming the segment."""
+    try:
+        return segments.unescape_segment(value)
+    except ValueError as exc:
+        raise ApiError(400, "invalid_argument", f"{name}: {exc}", name) from None
 
 
 def path_arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
