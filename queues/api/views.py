@@ -197,6 +197,7 @@ def publish_options(doc: dict[str, Any], now: float) -> dict[str, Any]:
 
 @endpoint("POST")
 def publish(request: HttpRequest, token: ApiToken, queue: str) -> HttpResponse:
+    queue = field("queue", check.new_queue_name, queue)  # the path reads any queue; a new task takes the strict rules
     doc = json_body(request, PUBLISH_FIELDS)
     task_type = field("type", check.task_type, doc.get("type"))
     payload = publish_payload(doc)
