@@ -1,26 +1,17 @@
 """URL converters for queue names, task ids and task types.
 
-All may contain ``/`` (nothing forbids it), which a plain path segment cannot carry: servers decode ``%2F``
-before routing. So a segment escapes ``~`` as ``~7E`` and ``/`` as ``~2F``; every other character is left to
-Django's percent-encoding. A segment that cannot be a valid name (braces in a queue name, an oversized id,
-control characters, a stray ``~``) does not match, so the request ends in a 404 instead of reaching a view.
+All may contain ``/`` (nothing forbids it), and a queue may be named ``..``, which a plain path segment cannot
+carry: ``queues.segments`` writes ``~`` as ``~7E``, ``/`` as ``~2F`` and a segment of only dots as ``~2E`` per
+dot, the same scheme as the HTTP API's; every other character is left to Django's percent-encoding. A segment
+that cannot be a valid name (braces in a queue name, an oversized id, control characters, a stray ``~``) does
+not match, so the request ends in a 404 instead of reaching a view.
 """
 
 from __future__ import annotations
 
-import re
+from queues.segments import escape_segment, unescape_segment
 
-_ESCAPE = re.compile(r"~(7E|2F)")
-
-
-def escape_segment(value: str) -> str:
-    return value.replace("~", "~7E").replace("/", "~2F")
-
-
-def unescape_segment(value: str) -> str:
-    if "~" in _ESCAPE.sub("", value):
-        raise ValueError("stray '~' in a path segment")
-    return _ESCAPE.sub(lambda m: "~" if m.group(1) == "7E" else "/", value)
+__all__ = ["QueueNameConverter", "TaskIdConverter", "TaskTypeConverter", "escape_segment", "unescape_segment"]
 
 
 class _NameConverter:

@@ -11,6 +11,8 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from queues.models import validate_queue_name
+
 from .models import ROWS_PER_PAGE_CHOICES, ConsolePreference
 
 #: The tab order of the queue page, asynqmon's, with the tasks waiting for their dependencies after aggregating.
@@ -163,7 +165,9 @@ class EditTaskForm(forms.Form):
     payload = forms.CharField(widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}), required=False,
                               strip=False, max_length=4 * 1024 * 1024)  # fmt: skip
     encoding = forms.ChoiceField(choices=ENCODINGS)
-    queue = forms.CharField(max_length=128, required=False, strip=True, help_text="empty: its own queue")
+    # Moving a task gives the other queue a new task: named as enqueue names one (no '.', '..', '*', '?', '[').
+    queue = forms.CharField(max_length=128, required=False, strip=True, help_text="empty: its own queue",
+                            validators=[validate_queue_name])  # fmt: skip
     max_retry = forms.IntegerField(min_value=0, max_value=1000, required=False)
     timeout = forms.FloatField(min_value=0.001, required=False, help_text="seconds")
 

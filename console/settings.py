@@ -86,6 +86,9 @@ ASGI_APPLICATION = "console.asgi.application"
 
 DATABASES = {"default": parse_database_url(env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"))}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Above the HTTP API's own limit (queues.api.http.MAX_BODY, 2 MiB), so the API answers an oversized body with its
+# JSON 413 and never with the HTML 400 that Django's RequestDataTooBig gives (tests/api check the order).
+DATA_UPLOAD_MAX_MEMORY_SIZE = 4 * 1024 * 1024
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

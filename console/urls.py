@@ -14,3 +14,7 @@ urlpatterns = [
     path("rq/", include("console.rq.urls")),
     path("", include("console.page_urls")),
 ]
+
+# Under /api/ these answer JSON, as every API error does (queues.api.http); elsewhere they are Django's pages.
+handler400 = "queues.api.http.bad_request"
+handler500 = "queues.api.http.server_error"

@@ -22,8 +22,10 @@ MAX_SECONDS = int(check.MAX_DURATION)
 
 
 def validate_queue_name(value: str) -> None:
+    """A queue the admin defines (a queue definition, a retention rule, a periodic task) is named as a new task's
+    queue is (``validation.new_queue_name``): tasks will be enqueued to it, and workers serve it by name."""
     try:
-        check.queue_name(value)
+        check.new_queue_name(value)
     except EngineValidationError as exc:
         raise ValidationError(exc.message) from None
 

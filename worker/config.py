@@ -14,11 +14,20 @@ from queues.engine.settings import DEFAULTS
 from queues.sparkconf import SparkSettings
 
 #: Characters that make a ``--queues`` entry a glob pattern (fnmatch: ``*``, ``?``, ``[...]``) rather than a name.
-PATTERN_CHARS = frozenset("*?[")
+PATTERN_CHARS = check.GLOB_CHARACTERS
 
 
 def is_pattern(entry: str) -> bool:
     return not PATTERN_CHARS.isdisjoint(entry)
+
+
+def entry_for(queue: str) -> str:
+    """The ``--queues`` entry that serves exactly ``queue``: its name, or for a name with glob characters (which
+    enqueue refuses now, but Redis may hold from before) a pattern that matches only it, each such character a
+    class of one (``*`` -> ``[*]``, ``[`` -> ``[[]``). Quote it for a shell: ``shlex.quote``."""
+    if not is_pattern(queue):
+        return queue
+    return "".join(f"[{c}]" if c in PATTERN_CHARS else c for c in queue)
 
 
 def split_patterns(queues: dict[str, int]) -> tuple[dict[str, int], dict[str, int]]:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import shlex
+
 from django import template
+
+from worker.config import entry_for
 
 register = template.Library()
 
@@ -27,6 +31,13 @@ def duration(seconds: object) -> str:
     if hours:
         return f"{sign}{hours}h {minutes}m"
     return f"{sign}{minutes}m {secs}s"
+
+
+@register.filter
+def queues_argument(queue: str) -> str:
+    """The argument of ``taskworker --queues`` that serves exactly ``queue``, quoted for a POSIX shell:
+    ``has space`` -> ``'has space'``, ``*`` (a pattern for every queue) -> ``'[*]'`` (only the queue named ``*``)."""
+    return shlex.quote(entry_for(str(queue)))
 
 
 @register.filter

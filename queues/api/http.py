@@ -4,15 +4,17 @@ so no engine error, bad body or missing token ever becomes an HTML page or a 500
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
 from functools import wraps
 from typing import Any, cast
 
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import reverse
+from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 
+from queues import conf, segments
 from queues.engine import (
     DuplicateTaskError,
     EngineError,
@@ -23,6 +25,7 @@ from queues.engine import (
     RedisUnavailableError,
     TaskIdConflictError,
     TaskNotFoundError,
+    nesting,
 )
 from queues.engine import ValidationError as EngineValidationError
 from queues.engine import validation as check
@@ -31,6 +34,10 @@ from queues.models import ApiToken
 from .tokens import authenticate
 
 MAX_BODY = 2 * 1024 * 1024  # bytes: a payload may be 1 MiB, base64 makes it 4/3 of that
+#: How much deeper than a payload (``TASKS_MAX_PAYLOAD_DEPTH``) a request body may nest: the body object that
+#: holds it. A deeper payload is refused by the engine anyway; the body is measured first, without recursion,
+#: because ``json.loads`` itself recurses and raises RecursionError about a thousand levels down.
+ENVELOPE_DEPTH = 1
 
 
 class ApiError(Exception):
@@ -66,6 +73,10 @@ ENGINE_STATUSES: list[tuple[type[EngineError], int]] = [
 ]
 
 
+def api_error_response(exc: ApiError) -> JsonResponse:
+    return error_response(exc.status, exc.code, exc.message, exc.field)
+
+
 def engine_error_response(exc: EngineError) -> JsonResponse:
     for kind, status in ENGINE_STATUSES:
         if isinstance(exc, kind):
@@ -73,14 +84,24 @@ def engine_error_response(exc: EngineError) -> JsonResponse:
     return error_response(500, exc.code, exc.message)
 
 
+def too_large(size: int | None = None) -> ApiError:
+    """413, with the size when Content-Length declared it."""
+    return ApiError(413, "too_large", f"the body is {'over' if size is None else size} bytes; the limit is {MAX_BODY}")
+
+
 def guarded(fn: Callable[..., HttpResponse], *args: Any, **kwargs: Any) -> HttpResponse:
-    """Run a view body, turning API and engine errors into their JSON responses."""
+    """Run a view body, turning API and engine errors, and Django's refusals of oversized request data (which it
+    would answer with an HTML page), into their JSON responses."""
     try:
         return fn(*args, **kwargs)
     except ApiError as exc:
-        return error_response(exc.status, exc.code, exc.message, exc.field)
+        return api_error_response(exc)
     except EngineError as exc:
         return engine_error_response(exc)
+    except RequestDataTooBig:
+        return api_error_response(too_large())
+    except TooManyFieldsSent as exc:
+        return error_response(400, "invalid_argument", str(exc))
 
 
 def authorize(request: HttpRequest, methods: tuple[str, ...], queues: list[str]) -> ApiToken:
@@ -101,15 +122,13 @@ def authorize_queues(token: ApiToken, queues: list[str]) -> None:
             raise ApiError(403, "permission_denied", f"this token may not use queue {queue!r}", "queue")
 
 
-_ESCAPE = re.compile(r"~(7E|2F)")
-
-
 def unescape_segment(value: str, name: str) -> str:
-    """Path segments carry ``/`` as ``~2F`` and ``~`` as ``~7E`` (servers decode ``%2F`` before routing), the
-    same scheme as the console's URLs."""
-    if "~" in _ESCAPE.sub("", value):
-        raise ApiError(400, "invalid_argument", f"{name}: a '~' in a path segment must be '~7E'", name)
-    return _ESCAPE.sub(lambda m: "~" if m.group(1) == "7E" else "/", value)
+    """Path segments carry ``/`` as ``~2F``, ``~`` as ``~7E`` and a name of only dots as ``~2E`` per dot, the
+    scheme of the console's URLs (``queues.segments``); a stray ``~`` is a 400 naming the segment."""
+    try:
+        return segments.unescape_segment(value)
+    except ValueError as exc:
+        raise ApiError(400, "invalid_argument", f"{name}: {exc}", name) from None
 
 
 def path_arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -122,15 +141,33 @@ def path_arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def json_body(request: HttpRequest, allowed: set[str] | frozenset[str]) -> dict[str, Any]:
-    """The request's JSON object; an empty body is {}. Unknown fields are refused, naming the first."""
-    raw = request.body
+def read_body(request: HttpRequest) -> bytes:
+    """The request body, never more than ``MAX_BODY`` bytes of it: 413 when Content-Length says more (before
+    reading anything), or when a body without one (chunked) runs past the limit. Read from the stream rather than
+    ``request.body``, whose own limit (``DATA_UPLOAD_MAX_MEMORY_SIZE``) would answer Django's HTML 400 page."""
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0  # as Django takes it: the read below still stops at the limit
+    if declared > MAX_BODY:
+        raise too_large(declared)
+    raw: bytes = request.read(MAX_BODY + 1)
     if len(raw) > MAX_BODY:
-        raise ApiError(413, "too_large", f"the body is {len(raw)} bytes; the limit is {MAX_BODY}")
+        raise too_large()
+    return raw
+
+
+def json_body(request: HttpRequest, allowed: set[str] | frozenset[str]) -> dict[str, Any]:
+    """The request's JSON object; an empty body is {}. Unknown fields are refused, naming the first. A body
+    nested deeper than a payload may be (plus the body object) is refused before it is parsed."""
+    raw = read_body(request)
     if not raw.strip():
         return {}
+    limit = conf.max_payload_depth() + ENVELOPE_DEPTH
     try:
-        doc = json.loads(raw)
+        doc = nesting.loads(raw, limit)
+    except (nesting.TooDeepError, RecursionError):  # RecursionError: text the measure misreads (UTF-16, say)
+        raise ApiError(400, "invalid_argument", too_deep(limit), "body") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError(400, "invalid_argument", f"the body is not valid JSON: {exc}", "body") from None
     if not isinstance(doc, dict):
@@ -141,6 +178,13 @@ def json_body(request: HttpRequest, allowed: set[str] | frozenset[str]) -> dict[
                 400, "invalid_argument", f"unknown field {name!r}; known: {', '.join(sorted(allowed))}", name
             )
     return doc
+
+
+def too_deep(limit: int) -> str:
+    return (
+        f"the body is nested deeper than {limit} levels of arrays and objects "
+        f"(a payload may nest {limit - ENVELOPE_DEPTH}: TASKS_MAX_PAYLOAD_DEPTH)"
+    )
 
 
 def field(name: str, check: Callable[..., Any], value: Any, *args: Any, **kwargs: Any) -> Any:
@@ -179,3 +223,25 @@ def endpoint(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[
 
 def no_content() -> HttpResponse:
     return HttpResponse(status=204)
+
+
+def _is_api(request: HttpRequest) -> bool:
+    prefix = str(reverse("api:openapi")).removesuffix("openapi.json")
+    return bool(request.path.startswith(prefix))
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """``handler400``: JSON under the API's prefix (a refusal Django raises outside any view, such as
+    RequestDataTooBig from a middleware reading the body), Django's page elsewhere."""
+    if not _is_api(request):
+        return defaults.bad_request(request, exception)
+    if isinstance(exception, RequestDataTooBig):
+        return api_error_response(too_large())
+    return error_response(400, "bad_request", "the request was refused before it reached the API")
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """``handler500``: JSON under the API's prefix (the traceback is in the server's log), Django's page elsewhere."""
+    if not _is_api(request):
+        return defaults.server_error(request)
+    return error_response(500, "internal", "an unexpected error; the server's log has the traceback")

@@ -41,7 +41,8 @@ SCHEMAS: dict[str, Any] = {
             "error": {
                 "type": "string",
                 "description": "A stable code: invalid_argument, unauthenticated, "
-                "permission_denied, not_found, lease_lost, already_exists, failed_precondition, unavailable…",
+                "permission_denied, not_found, lease_lost, already_exists, failed_precondition, too_large, "
+                "unavailable…",
             },
             "message": {"type": "string"},
             "field": {"type": "string", "description": "The request field at fault, for 400s."},
@@ -210,11 +211,14 @@ SCHEMAS: dict[str, Any] = {
 }
 
 ERRORS = {
-    "400": "Bad input: the body names the field.",
+    "400": "Bad input: the body names the field. A body that is not JSON, or nests arrays and objects deeper "
+    "than a payload may (TASKS_MAX_PAYLOAD_DEPTH) plus the body object, is field 'body'.",
     "401": "Missing, unknown or revoked token.",
     "403": "The token's scope does not cover the queue.",
     "404": "No such queue or task.",
     "409": "Conflict: lease lost (expired or acknowledged), duplicate, or a state that does not allow it.",
+    "413": "The body is over 2 MiB (too_large): answered from Content-Length before reading, or as soon as a "
+    "body without one runs past the limit.",
     "503": "Redis is unavailable.",
 }
 
@@ -232,11 +236,12 @@ def operation(
     body: str | None = None,
     params: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """``ok`` is (status, description, schema name or None for an empty body); ``errors`` lists error statuses
-    by their first digit pairs, e.g. "400 401 403 404 503"."""
+    """``ok`` is (status, description, schema name or None for an empty body); ``errors`` lists error statuses,
+    e.g. "400 401 403 404 503". An operation with a ``body`` can also answer 400 and 413 (too large)."""
     status, description, schema = ok
     responses: dict[str, Any] = {status: {"description": description, **(json_content(ref(schema)) if schema else {})}}
-    for code in errors.split():
+    codes = sorted(set(errors.split()) | ({"400", "413"} if body else set()))
+    for code in codes:
         responses[code] = {"description": ERRORS[code], **json_content(ref("Error"))}
     op: dict[str, Any] = {"operationId": op_id, "summary": summary, "responses": responses}
     if body:
@@ -389,9 +394,9 @@ PATHS: dict[str, Any] = {
     "/api/v1/queues/{queue}/deadletters/{task_id}/respawn": {
         "post": operation(
             "respawnDeadLetter",
-            "One dead letter back to pending.",
+            "One dead letter back to pending (a body, if any, must be an empty JSON object).",
             ("200", "Respawned", "RespawnedOne"),
-            ALL,
+            f"{ALL} 413",
             params=[QUEUE, TASK_ID],
         )
     },

@@ -26,6 +26,7 @@ from queues.engine import validation as check
 from queues.engine.records import picked
 from queues.engine.remote_consumer import MAX_COUNT, MAX_WAIT, Delivery, RemoteConsumer
 from queues.models import ApiToken
+from queues.segments import escape_segment
 
 from .http import (
     ApiError,
@@ -128,10 +129,7 @@ def delivery_doc(d: Delivery) -> dict[str, Any]:
 
 
 def task_url(queue: str, task_id: str) -> str:
-    def esc(value: str) -> str:
-        return value.replace("~", "~7E").replace("/", "~2F")
-
-    return str(reverse("api:task", kwargs={"queue": esc(queue), "task_id": esc(task_id)}))
+    return str(reverse("api:task", kwargs={"queue": escape_segment(queue), "task_id": escape_segment(task_id)}))
 
 
 # -- input -------------------------------------------------------------------------------------------------
@@ -199,6 +197,7 @@ def publish_options(doc: dict[str, Any], now: float) -> dict[str, Any]:
 
 @endpoint("POST")
 def publish(request: HttpRequest, token: ApiToken, queue: str) -> HttpResponse:
+    queue = field("queue", check.new_queue_name, queue)  # the path reads any queue; a new task takes the strict rules
     doc = json_body(request, PUBLISH_FIELDS)
     task_type = field("type", check.task_type, doc.get("type"))
     payload = publish_payload(doc)

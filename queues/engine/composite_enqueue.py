@@ -108,7 +108,7 @@ def submit_workflow_flow(
     for name, callback in (("on_success", on_success), ("on_error", on_error)):
         if callback is not None and not isinstance(callback, Signature):
             raise ValidationError(f"{name} must be sig(...)", op=op)
-    queue = check.queue_name(queue, op)
+    queue = check.new_queue_name(queue, op)
     wf_id = check.task_id(workflow_id, op) if workflow_id is not None else producer.new_task_id()
     keep_seconds = DEFAULT_KEEP if keep is None else check.seconds(keep, "keep", op)
     members = compile_workflow(workflow, on_success, on_error)

@@ -967,7 +967,8 @@ class Inspector(BrokerOwner):
         self._acting_on(queue, "edit_task")
         check.task_id(task_id, op)
         data = check.payload(payload, op, self.payload_limits)
-        target = check.queue_name(to_queue, op) if to_queue else queue
+        # A move to another queue gives it a new task: the rules of enqueue. Staying put is no new queue.
+        target = check.new_queue_name(to_queue, op) if to_queue and to_queue != queue else queue
         q = self.keys.queue(queue)
         fields = self._redis("edit_task", self.conn.hmget, q.task(task_id), "type", "msg", "state")
         if fields[0] is None:

@@ -136,7 +136,7 @@ def make_entry(
     schedule = parse(spec, tz)
     spec = " ".join(spec.split())
     task_type = check.task_type(task_type, OP)
-    queue = check.queue_name(queue, OP)
+    queue = check.new_queue_name(queue, OP)
     data = check.payload(payload, OP)
     if missed not in MISSED_POLICIES:
         raise ValidationError(f"missed must be one of {', '.join(MISSED_POLICIES)}, got {missed!r:.40}", op=OP)

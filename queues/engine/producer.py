@@ -94,7 +94,7 @@ def template(now: float, options: Mapping[str, Any], op: str) -> Template:
     unknown = set(options) - OPTION_NAMES
     if unknown:
         raise ValidationError(f"unknown option(s): {', '.join(sorted(unknown))}", op=op)
-    t = Template(check.queue_name(options.get("queue", "default"), op), to_ms(now))
+    t = Template(check.new_queue_name(options.get("queue", "default"), op), to_ms(now))
     if options.get("task_id") is not None:
         t.task_id = check.task_id(options["task_id"], op)
     if options.get("max_retry") is not None:

@@ -42,10 +42,36 @@ def _name(value: Any, what: str, limit: int, op: str) -> str:
 
 
 def queue_name(value: Any, op: str = "") -> str:
+    """A queue name as any reader takes it: listing, reading, pausing and deleting a queue that already exists.
+    Lenient, so names that ``new_queue_name`` refuses and an older version (or another client) wrote stay
+    reachable."""
     name = _name(value, "queue name", MAX_QUEUE_NAME, op)
     if "{" in name or "}" in name:
         # Braces would break the Redis Cluster hash tag that keeps a queue's keys in one slot.
         raise ValidationError(f"queue name {name!r} may not contain '{{' or '}}'", op=op)
+    return name
+
+
+#: Characters ``taskworker --queues`` reads as a glob pattern (``worker/config.py``).
+GLOB_CHARACTERS = frozenset("*?[")
+
+
+def new_queue_name(value: Any, op: str = "") -> str:
+    """A queue name for a new task (enqueue, submit, the API's publish, an edit's move, a queue definition, a
+    periodic entry): ``queue_name``, and not ``.`` or ``..`` (a URL path step: the console's ``/queues/../`` would
+    be the dashboard), nor a name with ``*``, ``?`` or ``[`` (``taskworker --queues`` would read it as a pattern
+    that matches other queues too). ``/`` stays allowed: URLs write it ``~2F``."""
+    name = queue_name(value, op)
+    if name in (".", ".."):
+        raise ValidationError(
+            f"queue name {name!r} is refused for new tasks: '.' and '..' are steps of a URL path", op=op
+        )
+    if not GLOB_CHARACTERS.isdisjoint(name):
+        raise ValidationError(
+            f"queue name {name!r} may not contain '*', '?' or '[' for new tasks: taskworker --queues reads "
+            "them as a glob pattern",
+            op=op,
+        )
     return name
 
 

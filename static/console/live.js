@@ -47,6 +47,12 @@
     indicator.title = title || "";
   }
 
+  // A name as one path segment, as queues/segments.py writes it: "~" as ~7E, "/" as ~2F, "." and ".." as ~2E per dot.
+  function segment(name) {
+    name = String(name);
+    if (name === "." || name === "..") { return name.replace(/\./g, "~2E"); }
+    return name.replace(/~/g, "~7E").replace(/\//g, "~2F");
+  }
   function idKey(id) { var p = String(id).split("-"); return [Number(p[0]) || 0, Number(p[1]) || 0]; }
   function newer(a, b) { var x = idKey(a), y = idKey(b); return x[0] > y[0] || (x[0] === y[0] && x[1] > y[1]); }
 
@@ -227,8 +233,8 @@
     idCell.appendChild(link);
     tr.appendChild(idCell);
     var typeCell = document.createElement("td");
-    var typeLink = document.createElement("a");  // the task type page, its segment escaped as console/converters.py does
-    typeLink.href = "types/" + encodeURIComponent(String(t.type).replace(/~/g, "~7E").replace(/\//g, "~2F")) + "/";
+    var typeLink = document.createElement("a");  // the task type page
+    typeLink.href = "types/" + encodeURIComponent(segment(t.type)) + "/";
     typeLink.textContent = t.type;
     typeCell.appendChild(typeLink);
     tr.appendChild(typeCell);

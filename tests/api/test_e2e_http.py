@@ -151,3 +151,36 @@ def test_tokens_and_scopes(server):
     assert status == 401 and body["error"] == "unauthenticated"
     assert mail.call("GET", f"/api/v1/queues/mail/size?token={tokens['mail']}", token="")[0] == 401
     assert mail.call("GET", "/api/v1/queues/mail/size", token="tq_forged")[0] == 401
+
+
+def raw_post(port: int, token: str, path: str, body: Any) -> tuple[int, str, Any]:
+    """POST raw bytes, or an iterable of chunks (sent with Transfer-Encoding: chunked, no Content-Length)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=90)
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+    try:
+        conn.request("POST", path, body, headers, encode_chunked=not isinstance(body, bytes))
+        response = conn.getresponse()
+        raw = response.read()
+    finally:
+        conn.close()
+    return response.status, response.getheader("Content-Type", ""), json.loads(raw)
+
+
+def test_oversized_and_deep_bodies_answer_json(server):
+    """Over daphne, as a client in any language sends them: 3 MiB with Content-Length and chunked without one,
+    and 10,000-deep JSON; each a JSON error, nothing published."""
+    port, tokens = server
+
+    def size() -> int:
+        status, doc = Http(port, tokens["all"]).call("GET", "/api/v1/queues/jobs/size")
+        return int(doc["size"]) if status == 200 else 0  # 404: the queue never had a task
+
+    before = size()
+    three_mib = b'{"type": "t", "payload": "' + b"x" * (3 * 1024 * 1024) + b'"}'
+    chunked = iter([three_mib[i : i + 65536] for i in range(0, len(three_mib), 65536)])
+    deep = b'{"type": "t", "payload": ' + b"[" * 10_000 + b"]" * 10_000 + b"}"
+    cases = [(three_mib, 413, "too_large"), (chunked, 413, "too_large"), (deep, 400, "invalid_argument")]
+    for body, status, code in cases:
+        got, content_type, doc = raw_post(port, tokens["all"], "/api/v1/queues/jobs/tasks", body)
+        assert (got, content_type, doc["error"]) == (status, "application/json", code)
+    assert size() == before

@@ -252,6 +252,32 @@ def test_queue_names_with_a_slash_are_escaped(api):
     assert created.status_code == 201 and created.json()["queue"] == "team/jobs"
     assert created["Location"].startswith("/api/v1/queues/team~2Fjobs/tasks/")
     assert api.get(created["Location"]).json()["queue"] == "team/jobs"
+    dots = api.post(f"{Q}/tasks", {"type": "t", "id": ".."})
+    assert dots.status_code == 201 and dots["Location"] == f"{Q}/tasks/~2E~2E"
+    assert api.get(dots["Location"]).json()["id"] == ".."
+
+
+@pytest.mark.parametrize("segment", ["~2E~2E", "~2E", "*", "tenant-%3F", "a%5Bb%5D"])
+def test_publish_refuses_a_new_queue_named_as_a_path_step_or_a_pattern(api, engine, segment):
+    response = api.post(f"/api/v1/queues/{segment}/tasks", {"type": "t"})
+    assert response.status_code == 400 and response.json()["field"] == "queue", response.content
+    assert "for new tasks" in response.json()["message"]
+    assert engine.dbsize() == 0
+
+
+@pytest.mark.parametrize(("queue", "segment"), [("..", "~2E~2E"), ("*", "*")])
+def test_a_queue_already_in_redis_with_such_a_name_stays_reachable(api, engine, monkeypatch, queue, segment):
+    from queues.engine import validation
+
+    with monkeypatch.context() as m:  # as a taskq from before the rule wrote it
+        m.setattr(validation, "new_queue_name", validation.queue_name)
+        info = conf.get_client().enqueue("t", {"n": 1}, queue=queue, task_id="..")
+    url = f"/api/v1/queues/{segment}/tasks/~2E~2E"
+    got = api.get(url)
+    assert got.status_code == 200 and (got.json()["queue"], got.json()["id"]) == (queue, info.id)
+    assert api.get(f"/api/v1/queues/{segment}/size").json()["pending"] == 1
+    [task] = consume(api, queues=[queue])
+    assert api.post(f"{url}/ack", {"lease": task["lease"]}).status_code == 204
 
 
 def test_redis_down_is_a_503(api, settings):

@@ -95,6 +95,22 @@ def test_responses_match_the_schemas_in_the_main_cases(api, make_token):
     check(api.post("/api/v1/consume", {"queues": ["jobs"], "timeout": 0}), "/api/v1/consume", "post")
 
 
+def test_every_operation_that_reads_a_body_documents_and_answers_413_and_400(api):
+    """Every POST route reads a JSON body: each answers an oversized one with the documented JSON 413, and one
+    nested too deep with the documented 400 (both with the Error schema)."""
+    posts = sorted(path for path, method in routes() if method == "post")
+    assert posts
+    oversized = b'{"x": "' + b"x" * (2 * 1024 * 1024) + b'"}'
+    deep = b"[" * 2000 + b"]" * 2000
+    for path in posts:
+        url = path.replace("{queue}", "jobs").replace("{task_id}", "x")
+        for status, body in (("413", oversized), ("400", deep)):
+            assert status in DOC["paths"][path]["post"]["responses"], (path, status)
+            response = api.post(url, body)
+            assert str(response.status_code) == status, (path, response.content[:200])
+            check(response, path, "post")
+
+
 # -- fuzz ------------------------------------------------------------------------------------------------------
 
 json_values = st.recursive(

@@ -45,13 +45,20 @@ def test_charts_escape_labels():
     assert "<svg" in grouped_columns([], ["processed"], title="empty")
 
 
-@pytest.mark.parametrize("name", ["plain", "a/b", "til~de", "~2F", "~7E/~", "日本"])
+@pytest.mark.parametrize(
+    "name", ["plain", "a/b", "til~de", "~2F", "~7E/~", "日本", ".", "..", "...", "a.b", "~2E", "./"]
+)
 def test_segments_round_trip(name):
     escaped = escape_segment(name)
-    assert "/" not in escaped and unescape_segment(escaped) == name
+    assert "/" not in escaped and escaped not in (".", "..") and unescape_segment(escaped) == name
 
 
-@pytest.mark.parametrize("segment", ["a~b", "~", "~2f"])
+def test_dot_segments_are_escaped_and_dots_elsewhere_are_not():
+    assert (escape_segment(".."), escape_segment("."), escape_segment("a.b")) == ("~2E~2E", "~2E", "a.b")
+    assert unescape_segment("a~2Eb") == "a.b"  # ~2E reads as a dot anywhere
+
+
+@pytest.mark.parametrize("segment", ["a~b", "~", "~2f", "~2e"])
 def test_stray_tilde_is_refused(segment):
     with pytest.raises(ValueError):
         unescape_segment(segment)

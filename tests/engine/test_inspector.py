@@ -573,6 +573,8 @@ def test_edit_and_run_into_another_queue_keeps_the_id(r, inspector):
         ("r1", {"max_retry": -1}, ValidationError),
         ("r1", {"timeout": 0}, ValidationError),
         ("r1", {"to_queue": "a{b"}, ValidationError),
+        ("r1", {"to_queue": ".."}, ValidationError),
+        ("r1", {"to_queue": "tenant-*"}, ValidationError),
         ("r1", {"payload": b"x" * (1024 * 1024 + 1)}, ValidationError),
     ],
 )

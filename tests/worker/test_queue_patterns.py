@@ -12,7 +12,7 @@ from worker_support import start_taskworker, wait_for
 
 from queues.engine import Client, Inspector, Keys, Task, ValidationError, handler
 from queues.engine.policies import PolicySet, PolicyStore, QueueSpec
-from worker.config import parse_queues, split_patterns
+from worker.config import entry_for, parse_queues, split_patterns
 from worker.patterns import resolve
 
 
@@ -35,6 +35,18 @@ def test_patterns_are_parsed_with_names_and_weights_and_split_off():
 )
 def test_resolution_explicit_names_win_then_the_first_matching_pattern(names, patterns, candidates, served):
     assert resolve(names, patterns, candidates) == served
+
+
+@pytest.mark.parametrize(
+    ("queue", "entry"),
+    [("plain", "plain"), ("*", "[*]"), ("tenant-?", "tenant-[?]"), ("a[b]", "a[[]b]"), ("x*[?", "x[*][[][?]")],
+)
+def test_the_entry_for_a_queue_serves_only_that_queue(queue, entry):
+    """A queue written before glob characters were refused for new tasks is served by a pattern matching only it."""
+    assert entry_for(queue) == entry
+    known = ["*", "tenant-?", "tenant-a", "a[b]", "ab]", "x*[?", "xy[?", "plain"]
+    names, patterns = split_patterns(parse_queues(entry))
+    assert resolve(names, patterns, known) == {queue: 1}
 
 
 def test_a_new_queue_is_served_on_the_wake_up_of_its_first_task(make_server, registry, client, inspector):
