@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import socket
+
+
+def given_ports() -> range | None:
+    """The ports ``$TASKQ_TEST_PORTS`` (``8160-8169``) gives this run, for servers meant to be reached from outside
+    the test (a demo a person may look at); None when unset."""
+    low, _, high = os.environ.get("TASKQ_TEST_PORTS", "").partition("-")
+    return range(int(low), int(high or low) + 1) if low.strip().isdigit() else None
 
 
 def free_port(ports: range | None = None) -> int:

@@ -73,6 +73,7 @@ class Acker:
         return self._thread.is_alive()
 
     def submit(self, attempt: Attempt, outcome: Outcome) -> None:
+        attempt.ended_as = outcome.kind
         with self._idle:
             self._pending += 1
         self._items.put((attempt, outcome))

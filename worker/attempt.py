@@ -47,6 +47,7 @@ class Attempt:
         self.ran = 0.0  # seconds the handler ran, once it has returned (set by the processor)
         self.lease_until = 0.0  # when this worker's lease on the task runs out unless extended
         self.lease_confirmed = self.began  # when (monotonic) the lease was last taken or extended
+        self.ended_as = ""  # the kind of the outcome handed to the acker (for the record of a server that ends)
         self.future: Any = None  # the asyncio task of an async handler
         self.loop: Any = None
         self._lock = threading.Lock()

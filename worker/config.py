@@ -82,6 +82,7 @@ class WorkerConfig:
     pool: str = "thread"
     max_tasks_per_child: int | None = None  # process pool: replace a child after this many tasks (leaky handlers)
     shutdown_timeout: float = DEFAULTS.shutdown_timeout
+    server_record_seconds: float = DEFAULTS.server_record_seconds  # how long the record of an ended server is kept
     lease: float = DEFAULTS.lease_seconds
     heartbeat_interval: float | None = None  # None: lease / 6
     recoverer_interval: float | None = None  # None: lease / 2
@@ -124,6 +125,7 @@ class WorkerConfig:
             )
         check.seconds(self.lease, "lease", "taskworker")
         check.seconds(self.shutdown_timeout, "shutdown timeout", "taskworker", allow_zero=True)
+        check.seconds(self.server_record_seconds, "TASKS_SERVER_RECORD_SECONDS", "taskworker")
         if self.metrics_port is not None:
             check.count(self.metrics_port, "metrics port", 0, 65535, "taskworker")
         if self.health_port is not None:

@@ -1,5 +1,7 @@
 """The heartbeat: extends the leases of the tasks this worker runs, and publishes the server and its running
-tasks (with a TTL, so a crashed server disappears from the console on its own).
+tasks (with a TTL, so a crashed server disappears from the console on its own). It also acts on an operator's
+quiet or stop: the subscriber hands it the request the moment it is published, and each round reads the stored
+request too, in case the subscriber was not listening then.
 
 Each round first reads the keyspace's layout stamp (``layout``, see ``layout_guard``): when ``tasks migrate-keys``
 moved the keyspace on while this worker runs, the round writes nothing and the server stops.
@@ -10,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -17,6 +20,7 @@ from typing import Any
 
 from queues.engine.broker import Broker
 from queues.engine.clock import to_ms
+from queues.engine.server_records import SERVER_ACTIONS
 from queues.engine.worker_store import WorkerStore
 
 from .component import Component
@@ -55,6 +59,9 @@ class Heartbeat(Component):
         self.last_beat: float | None = None  # clock time of the last heartbeat that reached Redis
         self.on_stop = on_stop  # asks the process to shut down gracefully (an operator's stop)
         self.counts = counts  # what counts attempts processed and failed since start (the acker), for server_info
+        self.acked: str | None = None  # the operator's last request this server acted on and acknowledged
+        self.stopped_by_operator = False
+        self._obeying = threading.Lock()  # the subscriber's thread and this one may both hand over a request
 
     @property
     def ttl(self) -> float:
@@ -66,22 +73,34 @@ class Heartbeat(Component):
             return
         self.extend_leases()
         self.obey(self.store.control(self.config.server_id))
-        self.store.write_server(self.server_info(), self.processor.running(), ttl=self.ttl)
+        self.publish()
         self.last_beat = self.broker.clock.now()
 
+    def publish(self) -> None:
+        """Write the server and what it runs to the registry (kept past its TTL for the record of a lost server)."""
+        keep = self.config.server_record_seconds
+        self.store.write_server(self.server_info(), self.processor.running(), ttl=self.ttl, keep=keep)
+
     def obey(self, request: str | None) -> None:
-        """Apply an operator's request (``Inspector.control_server``): quiet stops fetching for good, stop asks
-        the process to shut down gracefully (it quiets first, so nothing new starts meanwhile)."""
-        if request not in ("quiet", "stop") or self.status == "stopping":
+        """Apply an operator's request (``Inspector.control_server``): quiet stops fetching for good (and gives
+        back what was fetched ahead), stop asks the process to shut down gracefully (it quiets first, so nothing
+        new starts meanwhile). Then publish the new status and acknowledge, in that order, so whoever sees the
+        acknowledgement reads the new status too. A request acted on already is not acknowledged again (the
+        stored one is read every round for an hour)."""
+        if request not in SERVER_ACTIONS or request == self.acked or self.acked == "stop":
             return
-        if self.status != "quiet":
-            log.info("an operator quieted this worker: it fetches no more tasks and finishes what it runs")
-            self.processor.quiet()
-            self.status = "quiet"
-        if request == "stop" and self.on_stop is not None:
-            log.info("an operator stopped this worker: shutting down gracefully")
-            self.status = "stopping"
-            self.on_stop()
+        with self._obeying:
+            if self.status == "active":
+                log.info("an operator quieted this worker: it fetches no more tasks and finishes what it runs")
+                self.processor.quiet()
+                self.status = "quiet"
+            if request == "stop" and self.status != "stopping" and self.on_stop is not None:
+                log.info("an operator stopped this worker: shutting down gracefully")
+                self.status, self.stopped_by_operator = "stopping", True
+                self.on_stop()
+        self.publish()
+        self.store.acknowledge(self.config.server_id, request)
+        self.acked = request
 
     def extend_leases(self) -> None:
         by_queue: dict[str, list[Any]] = defaultdict(list)
@@ -122,9 +141,10 @@ class Heartbeat(Component):
             "heartbeat": to_ms(self.broker.clock.now()),
         }
 
-    def stop(self, timeout: float = 5.0) -> None:
+    def stop(self, timeout: float = 5.0, record: dict[str, Any] | None = None) -> None:
+        """Stop beating and deregister the server, leaving ``record`` (how it ended, its tasks) in its place."""
         super().stop(timeout)
         try:
-            self.store.clear_server(self.config.server_id)
-        except Exception as exc:  # the TTL removes it anyway
+            self.store.clear_server(self.config.server_id, record, keep=self.config.server_record_seconds)
+        except Exception as exc:  # the TTL removes it anyway, and the recoverer records it as lost
             log.info("could not deregister the server: %s", exc)

@@ -13,7 +13,7 @@ ones are fetched while the handlers work. Without it each dequeue takes only as 
 slots, and the handlers idle through every round trip. The tasks that wait are bounded by ``prefetch``, come
 only from queues without a concurrency cap or rate limit (both count leased tasks, so a capped queue is never
 fetched beyond its free slots), are in ``inflight`` so the heartbeat extends their leases and a cancel finds
-them, start their timeout when they start, and are requeued at once on shutdown.
+them, start their timeout when they start, and are requeued at once on shutdown and on an operator's quiet.
 """
 
 from __future__ import annotations
@@ -155,7 +155,9 @@ class Processor:
         return self._thread.is_alive()
 
     def quiet(self) -> None:
-        """Fetch no more tasks; the running ones and those already fetched (prefetched) still run."""
+        """Fetch no more tasks and start none of those fetched ahead (the fetch thread gives them back to their
+        queues, as shutdown does: a quiet worker is usually about to go, and another worker can run them now);
+        the running ones finish."""
         self.quieted.set()
         self.wake.set()
 
@@ -173,11 +175,14 @@ class Processor:
             free = self.capacity.wait_free(timeout=0.5)  # no free slot either after a nudge: fetch ahead
             if self._stop.is_set():
                 continue
-            free -= self._start_ready(free)
             if self.quieted.is_set():
-                self.wake.wait(0.5)  # nothing more is fetched; prefetched tasks still start as slots free up
+                # Here, on the one thread that fetches and starts, so none starts while they go back.
+                if given := self.requeue_ready():
+                    log.info("quiet: requeued %d task(s) fetched ahead that had not started", given)
+                self.wake.wait(0.5)
                 self.wake.clear()
                 continue
+            free -= self._start_ready(free)
             ahead = max(0, self._prefetch - len(self._ready)) if self._run_time < PREFETCH_RUN_TIME else 0
             if not free and (not ahead or len(self._ready) > self._prefetch // 2):
                 continue  # enough wait here; fetch ahead once half of them have started, not one at a time
@@ -244,11 +249,14 @@ class Processor:
         return max(0.0, min(self.config.idle_wait, soonest))
 
     def _dispatch(self, queue: str, leased: list[Leased], free: int) -> None:
-        """Start up to ``free`` of the tasks just leased; the rest wait in ``_ready`` for a slot."""
+        """Start up to ``free`` of the tasks just leased; the rest wait in ``_ready`` for a slot. After a quiet
+        that came while they were being fetched, none starts: the next round requeues them all."""
         now = self.clock.now()
         attempts = [self._prepare(queue, item, now) for item in leased]
         for attempt in attempts:
             self.inflight[(queue, attempt.id)] = attempt
+        if self.quieted.is_set():
+            free = 0
         self._ready.extend(attempts[free:])
         self._start(attempts[:free], now)
 
@@ -274,7 +282,7 @@ class Processor:
         slot and runs the attempt itself, with no hand-off to the fetch thread and back (each costs a wake-up and
         a wait for the GIL). Only an attempt that runs the same way (sync on a thread, or async on the loop) is
         taken; any other is left to the fetch thread, as is everything once the worker stops."""
-        if self._stop.is_set() or self.processes is not None:
+        if self._stop.is_set() or self.quieted.is_set() or self.processes is not None:
             return None
         while (attempt := self._pop_ready()) is not None:
             if attempt.claimed:  # cancelled, or its lease lost, while it waited: already ended
@@ -463,7 +471,6 @@ class Processor:
 
     def running(self) -> dict[str, dict[str, Any]]:
         """What the heartbeat publishes for the console's servers page (not the prefetched attempts)."""
-        waiting = {id(a) for a in list(self._ready)}
         return {
             a.id: {
                 "id": a.id,
@@ -472,13 +479,18 @@ class Processor:
                 "started": int(a.started * 1000),
                 "deadline": int(a.deadline * 1000) if a.deadline else None,
             }
-            for a in self.snapshot()
-            if id(a) not in waiting
+            for a, started in self.held()
+            if started
         }
 
+    def held(self) -> list[tuple[Attempt, bool]]:
+        """Every attempt this worker holds, with whether it started (False: fetched ahead, waiting for a slot)."""
+        waiting = {id(a) for a in list(self._ready)}
+        return [(a, id(a) not in waiting) for a in self.snapshot()]
+
     def requeue_ready(self) -> int:
-        """Give the prefetched attempts back to their queues (shutdown): they never started. Only once the fetch
-        thread has stopped."""
+        """Give the prefetched attempts back to their queues (shutdown, quiet): they never started. Only from the
+        fetch thread, or once it has stopped."""
         given = 0
         while (attempt := self._pop_ready()) is not None:
             if attempt.claim():

@@ -1,7 +1,11 @@
 """The recoverer: tasks whose lease ran out (their worker crashed, hung, or lost Redis) go to retry, or to
 the archive when their retries are spent, with the error "lease expired". A lease is left alone for a clock
 skew allowance past its expiry, and the transition re-checks the expiry inside the script, so a heartbeat
-that extends the lease in the meantime wins."""
+that extends the lease in the meantime wins.
+
+It also keeps the record of servers that ended without a graceful exit: each round first records the servers whose
+heartbeat ran out (``WorkerStore.record_lost_servers``), then adds each task it recovers to the record of the
+server whose lease it was (the lease token starts with the server's id)."""
 
 from __future__ import annotations
 
@@ -10,8 +14,9 @@ from collections.abc import Callable
 
 from queues.engine import Registry, TaskMessage, default_retry_delay
 from queues.engine.broker import Broker
+from queues.engine.clock import to_ms
 from queues.engine.handlers import Task
-from queues.engine.transitions import ArchiveLimits
+from queues.engine.transitions import ArchiveLimits, Leased
 from queues.engine.worker_store import WorkerStore
 
 from .component import Component
@@ -47,6 +52,8 @@ class Recoverer(Component):
         self.recovered = 0
 
     def run_once(self) -> None:
+        for server_id in self.store.record_lost_servers(self.config.server_record_seconds):
+            log.warning("server %s is lost: its heartbeat ran out without a graceful exit", server_id)
         for queue in self.queues.names():
             # A full batch means more may be waiting; the bound keeps one round from running forever.
             for _ in range(MAX_BATCHES):
@@ -93,6 +100,7 @@ class Recoverer(Component):
                 )
             if self.broker.run_unless_raced(call):
                 self.recovered += 1
+                self._note(queue, leased, message, "to retry" if retry else "archived: its retries are spent")
                 log.warning(
                     "task %s in %s: %s; sent to %s",
                     leased.id,
@@ -101,3 +109,19 @@ class Recoverer(Component):
                     "retry" if retry else "the archive",
                 )
         return len(expired)
+
+    def _note(self, queue: str, leased: Leased, message: TaskMessage | None, detail: str) -> None:
+        """Add the task to the record of the server that held it. A lease token is ``<server id>:<call>:<n>``
+        (see ``Processor._dequeue``); one of another shape (the HTTP API's) names no server."""
+        server_id, calls, _ = leased.token.rsplit(":", 2) if leased.token.count(":") >= 2 else ("", "", "")
+        if not server_id or not calls.isdigit():
+            return
+        task = {
+            "queue": queue,
+            "id": leased.id,
+            "type": message.type if message is not None else leased.type.decode(errors="replace"),
+            "outcome": "recovered",
+            "detail": detail,
+            "at": to_ms(self.broker.clock.now()),
+        }
+        self.store.note_recovered(server_id, task, self.config.server_record_seconds)

@@ -1,7 +1,8 @@
 """A worker server: wires the processor, acker and background components together, and runs them until a
-signal. SIGTERM/SIGINT stop it gracefully: no new fetches, running tasks get the shutdown timeout to finish,
-the rest go back to pending. SIGKILL needs no code: the leases run out and the recoverer of any worker
-sends the tasks to retry.
+signal. SIGTERM/SIGINT (or an operator's stop) stop it gracefully: no new fetches, running tasks get the shutdown
+timeout to finish, the rest go back to pending, and the server leaves a record of how it ended and of what became
+of each task it held. SIGKILL needs no code: the leases run out and the recoverer of any worker sends the tasks to
+retry (and records the server as lost).
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ from typing import Any
 
 from queues.engine import AggregatorRegistry, Clock, Registry, aggregators, registry, warn_if_evicting
 from queues.engine.broker import Broker
+from queues.engine.clock import to_ms
+from queues.engine.server_records import GRACEFUL
 from queues.engine.worker_store import WorkerStore
 
 from .acker import Acker, Syncer
 from .aggregator import Aggregator, queue_group_settings
+from .attempt import Attempt
 from .config import WorkerConfig
 from .definitions import DefinitionWatcher
 from .health import WorkerHealth
@@ -110,6 +114,8 @@ class Server:
             self.processor,
             list(config.queue_patterns),
             self.patterns.heard if self.patterns is not None else None,
+            server_id=actor,
+            on_control=self.heartbeat.obey,
         )
         self.spark = self.processor.spark = SparkRunner(config.spark)
         self._components = [
@@ -190,9 +196,14 @@ class Server:
         self._stopping.set()
         log.info("stopping: waiting up to %g s for running tasks", self.config.shutdown_timeout)
         self.heartbeat.status = "stopping"
+        held = self.processor.held()
         self.processor.stop(self.config.shutdown_timeout)
         for component in self._components:
-            component.stop()
+            if component is not self.heartbeat:
+                component.stop()
+        # Last, so the server stays listed (as stopping) until its record replaces it. A refused key layout
+        # writes nothing more to a keyspace that is not ours.
+        self.heartbeat.stop(record=None if self.layout.refusal is not None else self.farewell(held))
         self.acker.stop()
         self.spark.stop()
         for http_server in (self.metrics_server, self.health_server):
@@ -202,9 +213,41 @@ class Server:
         self.broker.close()
         log.info("worker %s stopped", self.config.server_id)
 
+    def farewell(self, held: list[tuple[Attempt, bool]]) -> dict[str, Any]:
+        """The record this server leaves (see ``queues.engine.server_records``): its last heartbeat, how it ended,
+        and what became of each task it held when the shutdown began (``held``: attempt, whether it started)."""
+        ended = to_ms(self.broker.clock.now())
+        server = self.heartbeat.server_info()
+        reason = "stopped by an operator" if self.heartbeat.stopped_by_operator else "SIGTERM or SIGINT"
+        server.update(status="stopped", how=GRACEFUL, reason=reason, ended=ended)
+        tasks = [
+            {"queue": a.queue, "id": a.id, "type": a.task.type, "at": ended, **held_outcome(a, started)}
+            for a, started in held
+        ]
+        return {"server": server, "tasks": tasks}
+
     def run(self) -> None:
         """Check the keyspace's layout, start, then block until SIGTERM or SIGINT, then stop gracefully. Raises
         LayoutVersionError, before anything starts or after stopping, for a keyspace at another layout."""
         self.layout.check_at_start()
         run_until_signalled(self.start, self.stop, self.stop_requested)
         self.layout.raise_refusal()
+
+
+#: The kind of an attempt's outcome (``Attempt.ended_as``) -> what a server's record says of the task.
+ENDINGS = {
+    "success": ("finished", ""),
+    "complete": ("finished", ""),
+    "retry": ("failed", "to retry"),
+    "archive": ("failed", "archived"),
+    "requeue": ("requeued", ""),
+    "drop": ("dropped", ""),
+}
+
+
+def held_outcome(attempt: Attempt, started: bool) -> dict[str, str]:
+    """What became of a task the server held when its shutdown began."""
+    if not started and attempt.ended_as in ("", "requeue"):
+        return {"outcome": "unstarted", "detail": ""}
+    outcome, detail = ENDINGS.get(attempt.ended_as, ("unwritten", ""))
+    return {"outcome": outcome, "detail": detail}

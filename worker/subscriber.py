@@ -1,7 +1,8 @@
-"""Listens on Redis pub/sub for operator cancellations and for the wake-ups that tell an idle processor a
-queue has work. One connection, one thread; it reconnects after an outage (redis-py re-subscribes). With queue
-patterns (``--queues 'tenant-*'``) it also listens to the wake-ups of every queue a pattern matches, and hands
-those of queues not served yet to the pattern resolver (``patterns.py``) before waking the processor."""
+"""Listens on Redis pub/sub for operator cancellations, for an operator's quiet or stop of this server (handed
+to ``on_control``: the heartbeat acts on it), and for the wake-ups that tell an idle processor a queue has work.
+One connection, one thread; it reconnects after an outage (redis-py re-subscribes). With queue patterns
+(``--queues 'tenant-*'``) it also listens to the wake-ups of every queue a pattern matches, and hands those of
+queues not served yet to the pattern resolver (``patterns.py``) before waking the processor."""
 
 from __future__ import annotations
 
@@ -32,11 +33,15 @@ class Subscriber(Component):
         processor: Processor,
         patterns: list[str] | None = None,
         on_heard: Callable[[str], None] | None = None,
+        server_id: str = "",
+        on_control: Callable[[str], None] | None = None,
     ) -> None:
         super().__init__(interval=0.0)
         self.store, self.queues, self.processor = store, queues, processor
         self.patterns = list(patterns or [])
         self.on_heard = on_heard
+        self.server_id, self.on_control = server_id, on_control
+        self._control_channel = b""
         self._pubsub: redis.client.PubSub | None = None
         self._cancel_channel = b""
         self._listening: list[str] = []
@@ -44,8 +49,8 @@ class Subscriber(Component):
     def run_once(self) -> None:
         if self._pubsub is None:
             self._listening = self.queues.names()
-            pubsub, channel = self.store.subscribe(self._listening, self.patterns)
-            self._pubsub, self._cancel_channel = pubsub, channel.encode()
+            pubsub, cancel, control = self.store.subscribe(self._listening, self.patterns, self.server_id)
+            self._pubsub, self._cancel_channel, self._control_channel = pubsub, cancel.encode(), control.encode()
             # Work may have arrived while we were not listening.
             self.processor.wake.set()
         try:
@@ -63,6 +68,9 @@ class Subscriber(Component):
             if queue is not None and self.on_heard is not None:
                 self.on_heard(queue)
             self.processor.wake.set()
+        elif message["channel"] == self._control_channel and self._control_channel:
+            if self.on_control is not None:
+                self.on_control(message["data"].decode(errors="replace"))
         elif message["channel"] == self._cancel_channel:
             queue, task_id = cancel_request(message["data"])
             if self.processor.cancel(queue, task_id):

@@ -2,9 +2,10 @@
 
 The stdout contract that scripts rely on: on success stdout carries the command's output and nothing else (with
 ``--json``, exactly one JSON document); on failure stdout is empty, stderr carries one line, and the exit status
-is 2 for bad input (usage errors and values the engine refuses) and 1 for everything else (not found,
-precondition, Redis unreachable, internal errors). While a command runs, anything else that writes to stdout
-(a library's print, a stray warning hook) is sent to stderr so it cannot corrupt the document.
+is 2 for bad input (usage errors and values the engine refuses), 3 when ``server quiet|stop`` asked but got no
+acknowledgement in time, and 1 for everything else (not found, precondition, Redis unreachable, internal
+errors). While a command runs, anything else that writes to stdout (a library's print, a stray warning hook) is
+sent to stderr so it cannot corrupt the document.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from .parser import PROG, Parser, UsageError, json_flag, subcommands
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+EXIT_UNACKNOWLEDGED = 3  # tasks server quiet|stop: asked, but the server did not acknowledge in time
 EXIT_INTERRUPTED = 130
 
 #: How a failed command names what it tried to do: ``cannot <verb> <object>: <reason>``.
@@ -171,6 +173,8 @@ def describe(exc: Exception, args: argparse.Namespace) -> tuple[str, int]:
         ), EXIT_ERROR
     if isinstance(exc, RedisUnavailableError):
         return exc.message, EXIT_ERROR
+    if isinstance(exc, server_commands.NotAcknowledgedError):
+        return exc.message, EXIT_UNACKNOWLEDGED
     if isinstance(exc, EngineError):
         return f"{exc.message} ({exc.code})", EXIT_ERROR
     return f"internal error: {type(exc).__name__}: {exc}", EXIT_ERROR

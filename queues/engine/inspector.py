@@ -42,6 +42,15 @@ from .policies import PolicyCache, QueueSpec
 from .records import picked
 from .redaction import Redaction
 from .sans_io import drive, run_command
+from .server_records import (
+    CONTROL_TTL,
+    SERVER_ACTIONS,
+    SERVER_FIELD,
+    Acknowledgement,
+    ServerRecord,
+    acked,
+    held_tasks,
+)
 from .transitions import ArchiveLimits, Placement
 from .workflows import WorkflowInfo
 
@@ -201,11 +210,6 @@ class ServerInfo:
         if self.status != "active":
             return False
         return queue in self.queues or any(fnmatchcase(queue, pattern) for pattern in self.patterns)
-
-
-#: What an operator may ask of a worker server: stop fetching and finish what runs, or shut down gracefully.
-SERVER_ACTIONS = ("quiet", "stop")
-CONTROL_TTL = 3600  # seconds a request waits for its server's heartbeat (a gone server never reads it)
 
 
 class Inspector(BrokerOwner):
@@ -1148,61 +1152,79 @@ class Inspector(BrokerOwner):
         Raises:
             RedisUnavailableError: Redis cannot be reached.
         """
-        now = to_ms(self.broker.clock.now())
-        ids = self._redis("servers", self.conn.zrangebyscore, self.keys.servers, now, "+inf")
+        ids = self._running_server_ids()
         pipe = self.conn.pipeline(transaction=False)
         for server_id in ids:
-            pipe.get(self.keys.server(server_id.decode()))
-            pipe.hgetall(self.keys.workers(server_id.decode()))
+            pipe.get(self.keys.server(server_id))
+            pipe.hgetall(self.keys.workers(server_id))
         replies = self._redis("servers", pipe.execute) if ids else []
         servers = []
         for index in range(0, len(replies), 2):
             raw, workers = replies[index], replies[index + 1]
-            if not raw:
-                continue
-            doc = json.loads(raw)
-            servers.append(
-                ServerInfo(
-                    id=doc["id"],
-                    host=doc["host"],
-                    pid=doc["pid"],
-                    started_at=from_ms(doc.get("started")),
-                    status=doc.get("status", "active"),
-                    queues=doc.get("queues", {}),
-                    strict=doc.get("strict", False),
-                    concurrency=doc.get("concurrency", 0),
-                    active=sorted((json.loads(v) for v in workers.values()), key=lambda w: w.get("started", 0)),
-                    heartbeat_at=from_ms(doc.get("heartbeat")),
-                    pool=doc.get("pool", "thread"),
-                    prefetch=doc.get("prefetch", 0),
-                    processed=doc.get("processed", 0),
-                    failed=doc.get("failed", 0),
-                    process_index=doc.get("process_index"),
-                    patterns=doc.get("patterns", []),
-                )
-            )
+            if raw:
+                active = sorted((json.loads(v) for v in workers.values()), key=lambda w: w.get("started", 0))
+                servers.append(server_info(json.loads(raw), active))
         return sorted(servers, key=lambda s: s.id)
+
+    def _running_server_ids(self) -> list[str]:
+        now = to_ms(self.broker.clock.now())
+        return [i.decode() for i in self._redis("servers", self.conn.zrangebyscore, self.keys.servers, now, "+inf")]
 
     def server(self, server_id: str) -> ServerInfo:
         """One server whose heartbeat is current.
 
         Raises:
+            ValidationError: ``server_id`` is not a string of at most 320 characters without control characters.
             ServerNotFoundError: no server of that id has a current heartbeat.
             RedisUnavailableError: Redis cannot be reached.
         """
+        check.server_id(server_id, "inspector.server")
         for server in self.servers():
             if server.id == server_id:
                 return server
         raise ServerNotFoundError(f"no running server {server_id!r}", op="inspector.server")
 
-    def control_server(self, server_id: str, action: str) -> None:
-        """Ask a running server to ``quiet`` (stop fetching, finish what it runs) or ``stop`` (shut down
-        gracefully). Its next heartbeat reads the request (within its heartbeat interval); a quiet server stays
-        quiet until it stops. A stop asked of a process under a ``--processes`` supervisor ends that process,
-        which the supervisor starts again under a new id.
+    def ended_servers(self, limit: int = 50) -> list[ServerRecord]:
+        """The records of servers that stopped or were lost within ``TASKS_SERVER_RECORD_SECONDS``, the latest
+        first (without those running again: a server that only lagged may come back after it was found lost).
 
         Raises:
-            ValidationError: the action is not one of SERVER_ACTIONS.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        ids = [i.decode() for i in self._redis("ended_servers", self.conn.zrevrange, self.keys.ended_servers, 0, limit)]
+        running = set(self._running_server_ids()) if ids else set()
+        ids = [i for i in ids if i not in running]
+        pipe = self.conn.pipeline(transaction=False)
+        for server_id in ids:
+            pipe.hgetall(self.keys.ended_server(server_id))
+        replies = self._redis("ended_servers", pipe.execute) if ids else []
+        return [record for fields in replies if (record := server_record(fields)) is not None]
+
+    def ended_server(self, server_id: str) -> ServerRecord:
+        """The record of a server that stopped or was lost (``ended_servers``).
+
+        Raises:
+            ValidationError: ``server_id`` is not a string of at most 320 characters without control characters.
+            ServerNotFoundError: no record of that server (it never ran, runs now, or ended too long ago).
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        check.server_id(server_id, "inspector.ended_server")
+        record = server_record(self._redis("ended_server", self.conn.hgetall, self.keys.ended_server(server_id)))
+        if record is None:
+            raise ServerNotFoundError(
+                f"no server {server_id!r} is running or ended in the last hour", op="inspector.ended_server"
+            )
+        return record
+
+    def control_server(self, server_id: str, action: str) -> None:
+        """Ask a running server to ``quiet`` (stop fetching, requeue what it fetched ahead, finish what it runs) or
+        ``stop`` (shut down gracefully). The request is published on the server's control channel, which it acts on
+        at once, and stored for its next heartbeat (in case it was not listening); a quiet server stays quiet until
+        it stops. A stop asked of a process under a ``--processes`` supervisor ends that process, which the
+        supervisor starts again under a new id. ``wait_for_acknowledgement`` tells when the server acted.
+
+        Raises:
+            ValidationError: the action is not one of SERVER_ACTIONS, or the id is no server id.
             ServerNotFoundError: no server of that id has a current heartbeat.
             RedisUnavailableError: Redis cannot be reached.
         """
@@ -1215,6 +1237,83 @@ class Inspector(BrokerOwner):
         if action == "quiet" and self._redis("control_server", self.conn.get, key) == b"stop":
             return  # a stop already asked wins over a later quiet
         self._redis("control_server", self.conn.set, key, action, ex=CONTROL_TTL)
+        channel = self.keys.control_channel(server_id, database_of(self.conn))
+        self._redis("control_server", self.conn.publish, channel, action)
+
+    def acknowledgement(self, server_id: str) -> Acknowledgement | None:
+        """The last request the server acted on, if any (kept an hour, also after the server has gone).
+
+        Raises:
+            ValidationError: the id is no server id.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        check.server_id(server_id, "inspector.acknowledgement")
+        raw = self._redis("acknowledgement", self.conn.get, self.keys.control_ack(server_id))
+        if not raw:
+            return None
+        try:
+            doc = json.loads(raw)
+            return Acknowledgement(str(doc["action"]), from_ms(doc.get("at")))
+        except (ValueError, TypeError, KeyError):
+            return None  # written by another version: as good as none
+
+    def wait_for_acknowledgement(self, server_id: str, action: str, timeout: float) -> Acknowledgement | None:
+        """Wait up to ``timeout`` seconds (real time) for the server to act on ``action`` (a stop counts for a
+        quiet: it quiets first). Returns its acknowledgement, or None when none came in time.
+
+        Raises:
+            ValidationError: the id is no server id.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            ack = self.acknowledgement(server_id)
+            if ack is not None and acked(action, ack.action):
+                return ack
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(ACK_POLL)
+
+
+#: How often ``wait_for_acknowledgement`` looks: the server acts within milliseconds of the request.
+ACK_POLL = 0.05
+
+
+def server_info(doc: dict[str, Any], active: list[dict[str, Any]]) -> ServerInfo:
+    """A server as its heartbeat (or its record) describes it."""
+    return ServerInfo(
+        id=doc["id"],
+        host=doc.get("host", ""),
+        pid=doc.get("pid", 0),
+        started_at=from_ms(doc.get("started")),
+        status=doc.get("status", "active"),
+        queues=doc.get("queues", {}),
+        strict=doc.get("strict", False),
+        concurrency=doc.get("concurrency", 0),
+        active=active,
+        heartbeat_at=from_ms(doc.get("heartbeat")),
+        pool=doc.get("pool", "thread"),
+        prefetch=doc.get("prefetch", 0),
+        processed=doc.get("processed", 0),
+        failed=doc.get("failed", 0),
+        process_index=doc.get("process_index"),
+        patterns=doc.get("patterns", []),
+    )
+
+
+def server_record(fields: dict[bytes, bytes]) -> ServerRecord | None:
+    """The record in an ended server's hash, or None when it has none (expired, or only a task noted)."""
+    raw = fields.get(SERVER_FIELD.encode())
+    if not raw:
+        return None
+    try:
+        doc = json.loads(raw)
+        server = server_info(doc, [])
+    except (ValueError, TypeError, KeyError):
+        return None
+    return ServerRecord(
+        server, str(doc.get("how", "")), str(doc.get("reason", "")), from_ms(doc.get("ended")), held_tasks(fields)
+    )
 
 
 @dataclass

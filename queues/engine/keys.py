@@ -243,6 +243,26 @@ class Keys:
         """Hash task id -> JSON of what one server is running right now."""
         return f"{self.scope}:workers:{server_id}"
 
+    def control_channel(self, server_id: str, db: int = 0) -> str:
+        """Pub/sub channel on which an operator's quiet or stop reaches one server at once (the ``control`` key
+        stays, for a server that was not listening at that moment). Names the database, as ``cancel_channel``."""
+        return f"{self.scope}:control:{db}:{server_id}"
+
+    def control_ack(self, server_id: str) -> str:
+        """String: JSON of the last request one server acted on (``{"action": "quiet", "at": ms}``), which
+        ``tasks server quiet|stop`` and the console wait for; kept after the server has gone."""
+        return f"{self.scope}:control_ack:{server_id}"
+
+    def ended_server(self, server_id: str) -> str:
+        """Hash: the record of a server that stopped or was lost. ``server`` = JSON of its last heartbeat with how
+        and when it ended; ``task:<JSON [queue, id]>`` = JSON of what became of each task it held. Expires."""
+        return f"{self.scope}:ended_server:{server_id}"
+
+    @property
+    def ended_servers(self) -> str:
+        """Sorted set of the ids of servers that stopped or were lost, scored by when they ended (ms)."""
+        return f"{self.scope}:ended_servers"
+
     def series(self, resolution: str, index: int) -> str:
         """Hash of one minute or hour of every queue's successes and failures (see ``series``)."""
         return f"{self.scope}:series:{resolution}:{index}"

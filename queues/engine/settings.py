@@ -100,6 +100,13 @@ class TaskqSettings:
         "float",
         "default of `taskworker --shutdown-timeout`: seconds running tasks get to finish on SIGTERM",
     )
+    server_record_seconds: float = _setting(
+        "TASKS_SERVER_RECORD_SECONDS",
+        3600.0,
+        "float",
+        "how long a stopped or lost worker's record (how it ended, what became of its tasks) is kept "
+        "([Quieting and stopping](#quieting-and-stopping-a-worker))",
+    )
     scheduler_interval: float = _setting(
         "TASKS_SCHEDULER_INTERVAL", 1.0, "float", "default of `taskscheduler --interval`"
     )

@@ -15,6 +15,7 @@ from .errors import PayloadTooDeepError, ValidationError
 MAX_QUEUE_NAME = 128
 MAX_TYPE_NAME = 256
 MAX_TASK_ID = 128
+MAX_SERVER_ID = 320  # host name (at most 253) : pid : 8 hex digits
 MAX_PAYLOAD_BYTES = 1024 * 1024
 MAX_RETRY_LIMIT = 1000
 MAX_DURATION = 366 * 24 * 3600.0  # a year and a day: longer is almost surely a unit mistake
@@ -81,6 +82,10 @@ def task_type(value: Any, op: str = "") -> str:
 
 def task_id(value: Any, op: str = "") -> str:
     return _name(value, "task id", MAX_TASK_ID, op)
+
+
+def server_id(value: Any, op: str = "") -> str:
+    return _name(value, "server id", MAX_SERVER_ID, op)
 
 
 def count(value: Any, what: str, low: int, high: int, op: str = "") -> int:

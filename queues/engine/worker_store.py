@@ -1,6 +1,7 @@
 """What a worker process reads and writes in Redis besides the transition scripts: the leases that expired
-(for the recoverer), the server and worker registry (heartbeat), and the pub/sub channels that carry
-cancellations and wake idle workers. Only the engine talks to Redis; the worker goes through this class.
+(for the recoverer), the server and worker registry (heartbeat), the acknowledgement of an operator's quiet or
+stop, the records of servers that ended (see ``server_records``), and the pub/sub channels that carry
+cancellations, operators' requests and wake-ups. Only the engine talks to Redis; the worker goes through this class.
 """
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ import redis
 from .broker import BrokerStore
 from .clock import to_ms
 from .connection import database_of
+from .server_records import CONTROL_TTL, LOST, LOST_REASON, SERVER_FIELD, task_field
 from .transitions import Leased
+
+#: Most lost servers one round of the recoverer records.
+LOST_BATCH = 100
 
 
 class WorkerStore(BrokerStore):
@@ -50,17 +55,22 @@ class WorkerStore(BrokerStore):
             for task_id, f in zip(ids, rows, strict=True)
         ]
 
-    def write_server(self, server: dict[str, Any], running: dict[str, dict[str, Any]], ttl: float) -> None:
-        """Publish this server and what it runs, expiring unless the next heartbeat renews them."""
+    def write_server(
+        self, server: dict[str, Any], running: dict[str, dict[str, Any]], ttl: float, keep: float = 0.0
+    ) -> None:
+        """Publish this server and what it runs. The registry entry expires unless the next heartbeat renews it;
+        the server and its running tasks are kept ``keep`` seconds longer, so that whoever finds the server lost
+        can record what it was and what it held (``record_lost_servers``)."""
         server_id = server["id"]
         ttl_ms = to_ms(ttl)
+        kept_ms = ttl_ms + to_ms(keep)
         pipe = self.broker.conn.pipeline(transaction=True)
-        pipe.set(self.keys.server(server_id), json.dumps(server), px=ttl_ms)
+        pipe.set(self.keys.server(server_id), json.dumps(server), px=kept_ms)
         pipe.zadd(self.keys.servers, {server_id: to_ms(self.broker.clock.now()) + ttl_ms})
         pipe.delete(self.keys.workers(server_id))
         if running:
             pipe.hset(self.keys.workers(server_id), mapping={k: json.dumps(v) for k, v in running.items()})
-            pipe.pexpire(self.keys.workers(server_id), ttl_ms)
+            pipe.pexpire(self.keys.workers(server_id), kept_ms)
         # Forget servers that stopped heartbeating long ago (crashed without deregistering).
         pipe.zremrangebyscore(self.keys.servers, "-inf", to_ms(self.broker.clock.now()) - 3600_000)
         self._call("write_server", pipe.execute)
@@ -70,11 +80,91 @@ class WorkerStore(BrokerStore):
         value = self._call("control", self.broker.conn.get, self.keys.control(server_id))
         return value.decode() if value else None
 
-    def clear_server(self, server_id: str) -> None:
+    def acknowledge(self, server_id: str, action: str) -> None:
+        """Tell whoever asked (``Inspector.wait_for_acknowledgement``) that this server acted on ``action``."""
+        doc = json.dumps({"action": action, "at": to_ms(self.broker.clock.now())})
+        self._call("acknowledge", self.broker.conn.set, self.keys.control_ack(server_id), doc, ex=CONTROL_TTL)
+
+    def clear_server(self, server_id: str, record: dict[str, Any] | None = None, keep: float = 0.0) -> None:
+        """Deregister this server; with ``record`` (``server`` and ``tasks``, see ``server_records``), in the same
+        transaction, keep the record of how it ended for ``keep`` seconds. The acknowledgement stays: a stop's
+        ack may be read after the server has gone."""
         pipe = self.broker.conn.pipeline(transaction=True)
+        if record is not None:
+            key = self.keys.ended_server(server_id)
+            pipe.delete(key)  # a graceful exit is the last word, over a "lost" of a server that only lagged
+            self._write_record(pipe, record["server"], record["tasks"], keep, only_new=False)
         pipe.delete(self.keys.server(server_id), self.keys.workers(server_id), self.keys.control(server_id))
         pipe.zrem(self.keys.servers, server_id)
         self._call("clear_server", pipe.execute)
+
+    def record_lost_servers(self, keep: float) -> list[str]:
+        """Record the servers whose heartbeat ran out without a graceful exit (it would have deregistered them):
+        their last heartbeat, and the tasks they were running, which the recoverer will retry once their leases
+        run out. A server recorded already is left alone, so any number of workers may run this at once. Returns
+        the ids recorded now."""
+        conn = self.broker.conn
+        now_ms = to_ms(self.broker.clock.now())
+        expired = self._call(
+            "record_lost_servers", conn.zrangebyscore, self.keys.servers, "-inf", now_ms - 1,
+            start=0, num=LOST_BATCH, withscores=True,
+        )  # fmt: skip
+        if not expired:
+            return []
+        pipe = conn.pipeline(transaction=False)
+        for server_id, _ in expired:
+            pipe.exists(self.keys.ended_server(server_id.decode()))
+            pipe.get(self.keys.server(server_id.decode()))
+            pipe.hgetall(self.keys.workers(server_id.decode()))
+        replies = self._call("record_lost_servers", pipe.execute)
+        recorded = []
+        pipe = conn.pipeline(transaction=True)
+        for index, (raw_id, score) in enumerate(expired):
+            known, raw, running = replies[3 * index : 3 * index + 3]
+            if known:
+                continue
+            server_id = raw_id.decode()
+            ended = int(score)
+            server = dict(json.loads(raw)) if raw else {"id": server_id}
+            server.update(status=LOST, how=LOST, reason=LOST_REASON, ended=ended)
+            tasks = []
+            for value in running.values():
+                task = json.loads(value)
+                tasks.append({**task, "outcome": "running", "at": ended})
+            self._write_record(pipe, server, tasks, keep, only_new=True)
+            pipe.delete(self.keys.server(server_id), self.keys.workers(server_id))
+            recorded.append(server_id)
+        if recorded:
+            self._call("record_lost_servers", pipe.execute)
+        return recorded
+
+    def note_recovered(self, server_id: str, task: dict[str, Any], keep: float) -> bool:
+        """Add a task recovered after its lease to the record of the server that held it, if that server has one
+        (a lease the HTTP API handed out, for one, has no server). Returns whether it was added."""
+        key = self.keys.ended_server(server_id)
+        if not self._call("note_recovered", self.broker.conn.exists, key):
+            return False
+        doc = {k: task.get(k) for k in ("type", "outcome", "detail", "at")}
+        pipe = self.broker.conn.pipeline(transaction=True)
+        pipe.hset(key, task_field(task["queue"], task["id"]), json.dumps(doc))
+        pipe.pexpire(key, to_ms(keep))
+        self._call("note_recovered", pipe.execute)
+        return True
+
+    def _write_record(
+        self, pipe: Any, server: dict[str, Any], tasks: list[dict[str, Any]], keep: float, only_new: bool
+    ) -> None:
+        """Queue the writes of one server's record on ``pipe``: ``only_new`` leaves a record written first (by
+        another recoverer, or a task recovered meanwhile) as it is."""
+        key = self.keys.ended_server(server["id"])
+        write = pipe.hsetnx if only_new else pipe.hset
+        write(key, SERVER_FIELD, json.dumps(server))
+        for task in tasks:
+            doc = {k: task.get(k) for k in ("type", "outcome", "detail", "at")}
+            write(key, task_field(task["queue"], task["id"]), json.dumps(doc))
+        pipe.pexpire(key, to_ms(keep))
+        pipe.zadd(self.keys.ended_servers, {server["id"]: server["ended"]})
+        pipe.zremrangebyscore(self.keys.ended_servers, "-inf", to_ms(self.broker.clock.now() - keep))
 
     def resubscribe(self, pubsub: redis.client.PubSub, added: list[str], removed: list[str]) -> None:
         """Follow a change of the served queues: wake-ups of the added queues, none of the removed ones."""
@@ -83,13 +173,20 @@ class WorkerStore(BrokerStore):
         if removed:
             self._call("subscribe", pubsub.unsubscribe, *[self.keys.queue(q).pending for q in removed])
 
-    def subscribe(self, queues: list[str], patterns: Sequence[str] = ()) -> tuple[redis.client.PubSub, str]:
-        """A pub/sub on the cancel channel, on each queue's pending-list channel (see ``lua/_lib.lua``) and on the
-        pending-list channels of every queue a glob pattern matches (``tq:{tenant-*}:pending``: braces are plain
-        characters to Redis's glob), so a queue created later wakes the worker too."""
+    def subscribe(
+        self, queues: list[str], patterns: Sequence[str] = (), server_id: str = ""
+    ) -> tuple[redis.client.PubSub, str, str]:
+        """A pub/sub on the cancel channel, on ``server_id``'s control channel (an operator's quiet or stop), on
+        each queue's pending-list channel (see ``lua/_lib.lua``) and on the pending-list channels of every queue a
+        glob pattern matches (``tq:{tenant-*}:pending``: braces are plain characters to Redis's glob), so a queue
+        created later wakes the worker too. Returns the pub/sub and the names of the cancel and control channels
+        (the latter empty without ``server_id``)."""
         pubsub = self.broker.conn.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
-        cancel = self.keys.cancel_channel(database_of(self.broker.conn))
-        self._call("subscribe", pubsub.subscribe, cancel, *[self.keys.queue(q).pending for q in queues])
+        db = database_of(self.broker.conn)
+        cancel = self.keys.cancel_channel(db)
+        control = self.keys.control_channel(server_id, db) if server_id else ""
+        channels = [cancel, *([control] if control else []), *[self.keys.queue(q).pending for q in queues]]
+        self._call("subscribe", pubsub.subscribe, *channels)
         if patterns:
             self._call("subscribe", pubsub.psubscribe, *[self.keys.queue(p).pending for p in patterns])
-        return pubsub, cancel
+        return pubsub, cancel, control

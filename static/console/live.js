@@ -317,14 +317,31 @@
       var busy = tr.querySelector("[data-live-busy]");
       if (busy) { busy.textContent = s.running.length + " / " + s.concurrency + " busy"; }
       var status = tr.querySelector("[data-live-server-status]");
-      if (status) { status.textContent = s.status; }
+      if (status) { serverBadge(status, s.status); }
     });
     document.querySelectorAll("tr[data-live-server]").forEach(function (tr) {
       if (!ids[tr.getAttribute("data-live-server")]) { tr.classList.add("live-left"); }
     });
+    // One server's page: the header's badge and actions follow its state (quiet: no Quiet; stopping or gone:
+    // no action at all), as they would after a reload.
+    if (only) {
+      var state = null;
+      list.forEach(function (s) { if (s.id === only) { state = s.status; } });
+      var badge = document.querySelector("[data-live-server-badge]");
+      if (badge) { serverBadge(badge, state || "stopped"); }
+      document.querySelectorAll("[data-live-server-action]").forEach(function (form) {
+        var action = form.getAttribute("data-live-server-action");
+        form.hidden = !state || state === "stopping" || (action === "quiet" && state !== "active");
+      });
+    }
     var filled = document.querySelectorAll("tr[data-live-server]").length > 0;
     document.querySelectorAll("[data-live-filled]").forEach(function (el) { el.hidden = !filled; });
     document.querySelectorAll("[data-live-empty]").forEach(function (el) { el.hidden = filled; });
+  }
+
+  function serverBadge(el, status) {
+    el.textContent = status;
+    el.className = "badge " + (status === "active" ? "running" : "paused");
   }
 
   var shown = {};

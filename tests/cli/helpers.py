@@ -100,6 +100,18 @@ class Seed:
         }
         WorkerStore(self.broker).write_server(info, running or {}, ttl=60)
 
+    def acknowledge(self, server_id: str, action: str) -> None:
+        WorkerStore(self.broker).acknowledge(server_id, action)
+
+    def ended_server(self, server_id: str, tasks: list[tuple[str, str, str]]) -> None:
+        """The record a server leaves at a graceful exit (SIGTERM), holding ``tasks``: (queue, id, outcome)."""
+        now = int(time.time() * 1000)
+        server = {"id": server_id, "host": "host-1", "pid": 7, "started": now - 90_000, "status": "stopped",
+                  "how": "graceful", "reason": "SIGTERM or SIGINT", "ended": now, "queues": {"default": 1}}  # fmt: skip
+        held = [{"queue": q, "id": i, "type": "email:deliver", "outcome": o, "at": now + n} for n, (q, i, o) in
+                enumerate(tasks)]  # fmt: skip
+        WorkerStore(self.broker).clear_server(server_id, {"server": server, "tasks": held}, keep=3600)
+
     def close(self) -> None:
         self.client.close()
         self.broker.close()

@@ -78,18 +78,29 @@ def test_server_ls(cli, seed):
 
 
 def test_server_ls_empty(cli):
-    assert cli("server", "ls", "--json").json() == {"servers": []}
+    assert cli("server", "ls", "--json").json() == {"servers": [], "ended": []}
     assert cli("server", "ls").out == "No running servers.\n"
+
+
+def test_server_ls_lists_the_servers_that_ended_with_what_became_of_their_tasks(cli, seed):
+    seed.ended_server("host-1:7", tasks=[("default", "t1", "requeued"), ("default", "t2", "finished")])
+    [ended] = cli("server", "ls", "--json").json()["ended"]
+    assert (ended["id"], ended["how"], ended["reason"]) == ("host-1:7", "graceful", "SIGTERM or SIGINT")
+    assert [(t["id"], t["outcome"]) for t in ended["tasks"]] == [("t1", "requeued"), ("t2", "finished")]
+    text = cli("server", "ls").out
+    assert "Ended in the last hour:" in text and "host-1:7" in text and "graceful" in text
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("action", ["quiet", "stop"])
-def test_server_quiet_and_stop_ask_through_redis_and_are_audited(cli, seed, redis_client, action):
+def test_server_quiet_and_stop_ask_through_redis_wait_for_the_ack_and_are_audited(cli, seed, redis_client, action):
     from queues.models import AuditLog
 
     seed.server()
+    seed.acknowledge("host-1:42", action)  # as the server does when it acts (tests/worker: a real one)
     doc = cli("server", action, "host-1:42", "--json").json()
-    assert doc == {"server": "host-1:42", "requested": action}
+    assert (doc["server"], doc["requested"], doc["acknowledged"]) == ("host-1:42", action, action)
+    assert doc["acknowledged_at"].endswith("+00:00")
     assert redis_client.get("tq:control:host-1:42") == action.encode()
     entry = AuditLog.objects.get()
     assert (entry.action, entry.detail, entry.username.startswith("cli:")) == (
@@ -97,7 +108,18 @@ def test_server_quiet_and_stop_ask_through_redis_and_are_audited(cli, seed, redi
         "server host-1:42",
         True,
     )
-    assert "at its next heartbeat" in cli("server", action, "host-1:42").out
+    assert f"Server host-1:42 acknowledged {action}" in cli("server", action, "host-1:42").out
+    unwaited = cli("server", action, "host-1:42", "--timeout", "0", "--json").json()
+    assert unwaited == {"server": "host-1:42", "requested": action, "acknowledged": None}
+
+
+@pytest.mark.django_db
+def test_no_acknowledgement_in_time_exits_3_with_the_request_made(cli, seed, redis_client):
+    seed.server()
+    result = cli("server", "quiet", "host-1:42", "--timeout", "0.1", "--json")
+    assert (result.code, result.out) == (3, "")
+    assert "did not acknowledge within 0.1 s" in result.err and len(result.err_lines) == 1
+    assert redis_client.get("tq:control:host-1:42") == b"quiet"  # asked all the same: its heartbeat reads it
 
 
 @pytest.mark.django_db
@@ -106,6 +128,10 @@ def test_server_control_of_an_unknown_server_fails_and_changes_nothing(cli, seed
 
     result = cli("server", "stop", "nobody:1")
     assert result.code == 1 and "no running server 'nobody:1'" in result.err
+    for bad, why in (("x" * 400, "server id is 400 characters long"), ("a\nb", "control characters")):
+        result = cli("server", "quiet", bad)
+        assert result.code == 2 and why in result.err, result.err
+    assert cli("server", "stop", "host-1:42", "--timeout", "-1").code == 2
     assert not redis_client.keys("*control*") and not AuditLog.objects.exists()
     usage = cli("server", "quiet")
     assert usage.code == 2 and "ID" in usage.err

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import urllib.request
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.demo.demo_support import interrupt_demo, start_demo, wait_for_the_group_to_exit
 from tests.ports import free_port
 from tests.waiting import wait_for
 
@@ -54,15 +54,7 @@ def test_run_demo_starts_the_console_worker_scheduler_exporter_and_traffic(redis
         "TASKS_SHUTDOWN_TIMEOUT": "2",
     }
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
-    with open(tmp_path / "demo.log", "wb") as log:
-        demo = subprocess.Popen(
-            ["bash", "scripts/run-demo.sh"],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    demo = start_demo(env, tmp_path / "demo.log")
     try:
         wait_for(lambda: answers(f"http://127.0.0.1:{port}/favicon.ico"), timeout=STARTUP, what="the console")
         wait_for(lambda: cli(env, "server", "ls"), timeout=STARTUP, what="the worker's heartbeat")
@@ -81,16 +73,6 @@ def test_run_demo_starts_the_console_worker_scheduler_exporter_and_traffic(redis
         )
         wait_for(lambda: list((tmp_path / "rollups").glob("day=*")), timeout=STARTUP, what="today's rollups")
     finally:
-        os.killpg(demo.pid, signal.SIGTERM)
-        try:
-            demo.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(demo.pid, signal.SIGKILL)
-            demo.wait()
-        print("\n".join(line for line in (tmp_path / "demo.log").read_text().splitlines() if "task " not in line))
+        interrupt_demo(demo, tmp_path / "demo.log")
     assert demo.returncode == 130  # run-demo.sh's answer to an interrupt: every child stopped first
-
-    def group_gone() -> bool:  # Spark's JVM, a grandchild, exits a moment after the worker that stopped it
-        return not subprocess.run(["pgrep", "-g", str(demo.pid)], capture_output=True).stdout
-
-    wait_for(group_gone, timeout=60, what="every process of the demo to exit")
+    wait_for_the_group_to_exit(demo)

@@ -124,6 +124,7 @@ class Command(BaseCommand):
             max_tasks_per_child=options["max_tasks_per_child"],
             prefetch=options["prefetch"],
             shutdown_timeout=float(taskq.shutdown_timeout if shutdown is None else shutdown),
+            server_record_seconds=float(taskq.server_record_seconds),
             lease=float(taskq.lease_seconds),
             heartbeat_interval=taskq.heartbeat_seconds,
             recoverer_interval=taskq.recoverer_seconds,
