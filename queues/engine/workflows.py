@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -197,10 +197,12 @@ def placement_of(
     task_id: str,
     op: str,
     limits: check.PayloadLimits = check.DEFAULT_PAYLOAD_LIMITS,
+    defaults: Mapping[str, Any] | None = None,
 ) -> Placement:
-    """A member's task, validated like an enqueue (without scheduling or uniqueness)."""
-    options = {k: v for k, v in s.options.items() if k != "task_id"}
-    t = producer.template(now, {**options, "queue": queue}, op)
+    """A member's task, validated like an enqueue (without scheduling or uniqueness). ``defaults`` (its handler's,
+    see ``handlers.member_defaults``) apply where the member's own options say nothing."""
+    options = {k: v for k, v in s.options.items() if k != "task_id" and v is not None}
+    t = producer.template(now, {**(defaults or {}), **options, "queue": queue}, op)
     return producer.place(keys, t, s.type, s.payload, task_id, op, limits)
 
 
