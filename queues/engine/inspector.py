@@ -708,6 +708,62 @@ class Inspector(BrokerOwner):
         states = self._each("workflow_states", "hget", [(key, "state") for key in keys])
         return {wf: state.decode() for wf, state in zip(workflow_ids, states, strict=True) if state is not None}
 
+    def retry_workflow(self, queue: str, workflow_id: str) -> int:
+        """Run a failed workflow again from where it failed: its failed members become pending, the members its
+        failure cancelled wait again (or run, when what they wait for has succeeded since), and it is running
+        again (``lua/workflow_retry.lua``). Its on_error callback is not run again. Returns how many members
+        moved.
+
+        Raises:
+            ValidationError: the queue name or workflow id is malformed.
+            LayoutVersionError: the keyspace is at another key layout (see ``layout``).
+            QueueNotFoundError: there is no queue of that name.
+            TaskNotFoundError: the queue holds no workflow with that id (or its record expired).
+            FailedPreconditionError: the workflow has not failed, or a failed or cancelled member is no longer
+                archived (deleted, run on its own, or trimmed from the archive).
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        return self._workflow_action("workflow_retry", queue, workflow_id)
+
+    def cancel_workflow(self, queue: str, workflow_id: str) -> int:
+        """Stop a workflow: every member that has not started is archived as "cancelled by <actor>"; running
+        members finish on their own; a waiting on_error callback is dropped. A running workflow ends
+        ``cancelled``; a failed one stays failed (``lua/workflow_cancel.lua``). Returns how many members it
+        cancelled.
+
+        Raises:
+            ValidationError: the queue name or workflow id is malformed.
+            LayoutVersionError: the keyspace is at another key layout (see ``layout``).
+            QueueNotFoundError: there is no queue of that name.
+            TaskNotFoundError: the queue holds no workflow with that id (or its record expired).
+            FailedPreconditionError: it succeeded or was cancelled, or it failed with nothing left to run.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        return self._workflow_action("workflow_cancel", queue, workflow_id)
+
+    def archive_workflow(self, queue: str, workflow_id: str) -> int:
+        """Give up on a running workflow's steps that have not started (pending, scheduled, retry): each is
+        archived as "archived by <actor>", so the workflow fails as on any failure (waiting members cancelled,
+        on_error released) (``lua/workflow_archive.lua``). Returns how many members it archived.
+
+        Raises:
+            ValidationError: the queue name or workflow id is malformed.
+            LayoutVersionError: the keyspace is at another key layout (see ``layout``).
+            QueueNotFoundError: there is no queue of that name.
+            TaskNotFoundError: the queue holds no workflow with that id (or its record expired).
+            FailedPreconditionError: the workflow is not running, or none of its members is pending, scheduled
+                or retry.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        return self._workflow_action("workflow_archive", queue, workflow_id)
+
+    def _workflow_action(self, name: str, queue: str, workflow_id: str) -> int:
+        from .workflows import action_call
+
+        self._acting_on(queue, name)
+        check.task_id(workflow_id, f"inspector.{name}")
+        return int(self.broker.run(action_call(self.ops, name, queue, workflow_id, self.actor)))
+
     def _flag_orphan(self, info: TaskInfo) -> TaskInfo:
         if info.lease_expires_at is not None:
             info.orphaned = info.lease_expires_at.timestamp() < self.broker.clock.now()

@@ -266,6 +266,19 @@ def explain(exc: EngineError, s: Submission, op: str) -> EngineError:
     return exc
 
 
+def action_call(t: Transitions, name: str, queue: str, workflow_id: str, actor: str) -> Call:
+    """An operator's action on a whole workflow, one script each: ``workflow_retry`` (a failed workflow runs again
+    from where it failed), ``workflow_cancel`` (nothing more of it runs) or ``workflow_archive`` (its steps that have
+    not started are archived, so it fails now). The reply is how many members the action moved."""
+    q = t.queue(queue)
+    own = {
+        "workflow_retry": [q.pending, q.archived, q.waiting],
+        "workflow_cancel": [q.pending, q.scheduled, q.retry, q.archived, q.waiting],
+        "workflow_archive": [q.pending, q.scheduled, q.retry, q.archived],
+    }[name]
+    return t.transition(name, q, actor, [q.workflow(workflow_id), *own], [workflow_id], int)
+
+
 def submit_flow(t: Transitions, s: Submission, op: str) -> Flow:
     try:
         new_queue = yield submit_call(t, s)
@@ -296,7 +309,7 @@ class MemberInfo:
 class WorkflowInfo:
     id: str
     queue: str
-    state: str  # running, succeeded, failed
+    state: str  # running, succeeded, failed, cancelled (by an operator)
     members: list[MemberInfo] = field(default_factory=list)
     created_at: datetime | None = None
     finished_at: datetime | None = None
@@ -306,7 +319,43 @@ class WorkflowInfo:
 
     @property
     def done(self) -> bool:
-        return self.state in ("succeeded", "failed")
+        return self.state in WORKFLOW_ENDED
+
+    @property
+    def steps(self) -> list[MemberInfo]:
+        """The members proper: not the on_success and on_error callbacks."""
+        return [m for m in self.members if m.role == "member"]
+
+    @property
+    def succeeded(self) -> int:
+        """How many of ``steps`` have succeeded: the progress, "3 of 5 done"."""
+        return sum(1 for m in self.steps if m.state == "succeeded")
+
+    @property
+    def to_run(self) -> list[MemberInfo]:
+        """Members (callbacks too) still to run or running: none once a workflow succeeded; after a failure or a
+        cancel, those already pending or running that finish on their own (``left`` counts the members that have
+        not succeeded, which stays above 0 after a failure)."""
+        return [
+            m for m in self.members if m.state in LIVE_STATES and not (m.role == "on_error" and m.state == "waiting")
+        ]
+
+    @property
+    def stuck(self) -> list[MemberInfo]:
+        """Members that wait for another attempt (retry) or a later time (scheduled): where a workflow stalls."""
+        return [m for m in self.members if m.state in ("retry", "scheduled")]
+
+    def actions(self) -> list[str]:
+        """The operator actions that apply now (see ``Inspector.retry_workflow`` and the others)."""
+        out = []
+        if self.state == "failed":
+            out.append("retry")
+        unstarted = [m for m in self.members if m.state in UNSTARTED and m.role != "on_error"]
+        if self.state == "running" or (self.state == "failed" and unstarted):
+            out.append("cancel")
+        if self.state == "running" and any(m.state in ("pending", "scheduled", "retry") for m in self.steps):
+            out.append("archive")
+        return out
 
     @property
     def current(self) -> list[MemberInfo]:
@@ -322,6 +371,14 @@ class WorkflowInfo:
 
 
 ENDED = frozenset({"succeeded", "failed", "cancelled", "skipped"})
+#: How a workflow may end.
+WORKFLOW_ENDED = frozenset({"succeeded", "failed", "cancelled"})
+#: A member's task states while it has not ended.
+LIVE_STATES = frozenset({"waiting", "pending", "active", "scheduled", "retry"})
+#: The states of a member that has not started: what cancel and archive take (``lua/workflow_cancel.lua``).
+UNSTARTED = frozenset({"waiting", "pending", "scheduled", "retry"})
+#: The operator actions on a workflow, by the name the console and the audit log give them.
+ACTIONS = {"retry": "workflow_retry", "cancel": "workflow_cancel", "archive": "workflow_archive"}
 
 
 def _json_or_bytes(raw: bytes | None) -> Any:
