@@ -50,7 +50,10 @@ INFO_REFUSED = "info_refused"
 SCAN_LIMIT = 10_000  # tasks a filter looks at, at most, per request: it says how many it looked at
 EVENT_SCAN_LIMIT = 20_000  # stream entries searched, at most, for one task's history
 _SORTED_SET_STATES = ("active", "scheduled", "retry", "archived", "completed")
-_MEMORY_STATES = ("pending",) + _SORTED_SET_STATES
+_MEMORY_STATES = ("pending",) + _SORTED_SET_STATES + ("waiting",)
+#: Groups of a queue whose aggregating tasks are sampled for its memory (the first ones SSCAN returns: the same
+#: ones while the groups stay, so an idle queue's memory reads the same on every load).
+MEMORY_GROUPS = 4
 MEMORY_SAMPLE = 20  # tasks per state whose MEMORY USAGE is read and extrapolated, as asynq does
 MAX_PAGE_SIZE = 1000
 #: Dependencies checked per waiting task of a list (a task may wait for up to 1000); its own page checks all.
@@ -396,24 +399,12 @@ class Inspector(BrokerOwner):
         """Latency is the age of the oldest pending task. Memory is approximate: the structures' own usage plus
         a per-state sample of task hashes, extrapolated (as asynq does)."""
         pipe = self.conn.pipeline(transaction=False)
-        plan: list[list[tuple[str, int]]] = []
-        for info, head in zip(infos, oldest, strict=True):
-            q = self.keys.queue(info.queue)
-            if head is not None:
-                pipe.hget(q.task(head.decode()), "since")
-            states = [(state, getattr(info, state)) for state in _MEMORY_STATES if getattr(info, state)]
-            for state, _count in states:
-                key = q.state_key(state)
-                pipe.memory_usage(key, samples=memory_sample)
-                if state == "pending":
-                    pipe.lrange(key, 0, memory_sample - 1)
-                else:
-                    pipe.zrange(key, 0, memory_sample - 1)
-            plan.append(states)
+        plan = [self._memory_reads(pipe, info, head, memory_sample) for info, head in zip(infos, oldest, strict=True)]
         replies = iter(self._redis("queue_info", pipe.execute)) if infos else iter(())
         now = self.broker.clock.now()
         samples = self.conn.pipeline(transaction=False)
         scale: list[tuple[QueueInfo, int, int]] = []
+        groups: list[tuple[QueueInfo, int, list[bytes]]] = []
         for info, states, head in zip(infos, plan, oldest, strict=True):
             since = next(replies) if head is not None else None
             if since:
@@ -424,11 +415,64 @@ class Inspector(BrokerOwner):
                 for task_id in ids:
                     samples.memory_usage(self.keys.queue(info.queue).task(task_id.decode()), samples=0)
                 scale.append((info, len(ids), count))
+            if info.aggregating:
+                groups.append((info, next(replies), next(replies)[1][:MEMORY_GROUPS]))
+        scale += self._aggregating_memory(groups, samples, memory_sample)
         usages = iter(self._redis("queue_info", samples.execute)) if scale else iter(())
         for info, sampled, count in scale:
             chunk = [next(usages) or 0 for _ in range(sampled)]
             if chunk:
                 info.memory_bytes += int(sum(chunk) / len(chunk) * count)
+
+    def _memory_reads(
+        self, pipe: Any, info: QueueInfo, head: bytes | None, memory_sample: int
+    ) -> list[tuple[str, int]]:
+        """Queue on ``pipe`` what ``_latency_and_memory`` reads of one queue: the oldest pending task's time, each
+        state's structure and first tasks, and the groups of its aggregating tasks. Returns the states read."""
+        q = self.keys.queue(info.queue)
+        if head is not None:
+            pipe.hget(q.task(head.decode()), "since")
+        states = [(state, getattr(info, state)) for state in _MEMORY_STATES if getattr(info, state)]
+        for state, _count in states:
+            key = q.state_key(state)
+            pipe.memory_usage(key, samples=memory_sample)
+            if state == "pending":
+                pipe.lrange(key, 0, memory_sample - 1)
+            else:
+                pipe.zrange(key, 0, memory_sample - 1)
+        if info.aggregating:
+            pipe.scard(q.groups)
+            pipe.sscan(q.groups, 0, count=MEMORY_GROUPS)
+        return states
+
+    def _aggregating_memory(
+        self, groups: list[tuple[QueueInfo, int, list[bytes]]], samples: Any, memory_sample: int
+    ) -> list[tuple[QueueInfo, int, int]]:
+        """Aggregating tasks sit in one sorted set per group (issue 23: Memory read "0 bytes" beside 7 of them).
+        The sampled groups' sets, extrapolated to all groups, count here; their first tasks are added to
+        ``samples`` to be extrapolated to every aggregating task, as ``_latency_and_memory`` does per state."""
+        sampled = [(info, total, names) for info, total, names in groups if names]
+        if not sampled:
+            return []
+        pipe = self.conn.pipeline(transaction=False)
+        for info, _total, names in sampled:
+            q = self.keys.queue(info.queue)
+            for name in names:
+                pipe.memory_usage(q.group(name.decode()), samples=memory_sample)
+                pipe.zrange(q.group(name.decode()), 0, memory_sample - 1)
+        replies = iter(self._redis("queue_info", pipe.execute))
+        scale = []
+        for info, total, names in sampled:
+            sizes, ids = [], []
+            for _name in names:
+                sizes.append(next(replies) or 0)
+                ids += next(replies)
+            info.memory_bytes += int(sum(sizes) / len(sizes) * total)
+            ids = ids[: max(1, memory_sample)]
+            for task_id in ids:
+                samples.memory_usage(self.keys.queue(info.queue).task(task_id.decode()), samples=0)
+            scale.append((info, len(ids), info.aggregating))
+        return scale
 
     def history(self, queue: str, days: int = 7) -> list[DailyStats]:
         """Processed and failed counts per UTC day, newest first.

@@ -593,3 +593,20 @@ def test_an_edit_into_a_queue_that_has_the_id_changes_nothing(r, inspector):
     with pytest.raises(TaskIdConflictError, match="queue 'repair' already holds a task 'x1'"):
         inspector.edit_task("default", "x1", b"{}", to_queue="repair")
     assert dump(r) == before
+
+
+def test_memory_counts_aggregating_and_waiting_tasks_and_reads_the_same_while_nothing_changes(r, redis_url):
+    """Issue 23: Memory read "0 bytes" beside 7 aggregating tasks (they sit in one sorted set per group)."""
+    from queues.engine import Client, Inspector
+
+    client = Client(redis_url, policies=False)
+    for n in range(5):
+        client.enqueue("email:line", {"line": n}, group="user:42", queue="notify")
+    for n in range(2):
+        client.enqueue("email:line", {"line": n}, group="user:7", queue="notify")
+    inspector = Inspector(redis_url)
+    grouped = inspector.queue_info("notify")
+    assert grouped.aggregating == 7 and grouped.memory_bytes > 7 * 50
+    assert inspector.queue_info("notify").memory_bytes == grouped.memory_bytes
+    client.enqueue("report", b"x", after=["not-yet"], queue="deps")
+    assert inspector.queue_info("deps").memory_bytes > 0
