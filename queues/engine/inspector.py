@@ -738,19 +738,21 @@ class Inspector(BrokerOwner):
         )
         return [(wf.decode(), from_ms(int(score))) for wf, score in rows]
 
-    def workflow_states(self, queue: str, workflow_ids: list[str]) -> dict[str, str]:
-        """The state (running, succeeded, failed) of each workflow of ``workflow_ids`` still kept, read in one
-        pipeline (for a list of workflows); an expired one is left out.
+    def workflow_summaries(self, queue: str, workflow_ids: list[str]) -> dict[str, WorkflowInfo]:
+        """The workflows of ``workflow_ids`` still kept (an expired one is left out), for a list: state, progress,
+        where each failed or stalls, in two round trips for all of them. Members carry no results, and only
+        those that have not ended are read (at most ``workflows.LISTED_MEMBERS`` per workflow).
 
         Raises:
             ValidationError: the queue name is malformed.
             QueueNotFoundError: there is no queue of that name.
             RedisUnavailableError: Redis cannot be reached.
         """
-        self._known(queue, "workflow_states")
-        keys = [self.keys.queue(queue).workflow(workflow_id) for workflow_id in workflow_ids]
-        states = self._each("workflow_states", "hget", [(key, "state") for key in keys])
-        return {wf: state.decode() for wf, state in zip(workflow_ids, states, strict=True) if state is not None}
+        from .workflows import read_many_flow
+
+        self._known(queue, "workflow_summaries")
+        flow = read_many_flow(self.keys, queue, list(workflow_ids))
+        return dict(self._redis("workflow_summaries", drive, flow, lambda request: run_command(self.conn, request)))
 
     def retry_workflow(self, queue: str, workflow_id: str) -> int:
         """Run a failed workflow again from where it failed: its failed members become pending, the members its

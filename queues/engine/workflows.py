@@ -392,16 +392,47 @@ def _json_or_bytes(raw: bytes | None) -> Any:
 
 def read_flow(keys: Keys, queue: str, workflow_id: str) -> Flow:
     """The workflow and the live state of each member; None when there is no such workflow."""
+    found = yield from read_many_flow(keys, queue, [workflow_id], with_results=True)
+    return found.get(workflow_id)
+
+
+#: Members whose live state a list of workflows reads, at most, per workflow (its own page reads all of them).
+LISTED_MEMBERS = 1000
+
+
+def read_many_flow(keys: Keys, queue: str, workflow_ids: list[str], *, with_results: bool = False) -> Flow:
+    """``{id: WorkflowInfo}`` of the workflows still kept, in two round trips for all of them: their records, then
+    each member's state and last error (and result, ``with_results``). For a list (without results), only the
+    members that have not ended (an ended one's outcome is in the record), at most ``LISTED_MEMBERS`` of each;
+    one not read reads "gone"."""
     q = keys.queue(queue)
-    fields = yield Command("hgetall", (q.workflow(workflow_id),))
-    if not fields:
-        return None
-    described = json.loads(fields.get(b"members", b"[]"))
-    live: list[Any] = []
-    if described:
-        live = yield Batch([Command("hmget", (q.task(m[0]), "state", "error", "result")) for m in described])
+    if not workflow_ids:
+        return {}
+    records = yield Batch([Command("hgetall", (q.workflow(wf),)) for wf in workflow_ids])
+    found = {wf: fields for wf, fields in zip(workflow_ids, records, strict=True) if fields}
+    described = {wf: json.loads(fields.get(b"members", b"[]")) for wf, fields in found.items()}
+    wanted = ("state", "error", "result") if with_results else ("state", "error")
+    reads = [
+        (wf, m[0])
+        for wf, members in described.items()
+        for m in (members if with_results else [m for m in members if b"s:" + m[0].encode() not in found[wf]])[
+            : None if with_results else LISTED_MEMBERS
+        ]
+    ]
+    replies = (yield Batch([Command("hmget", (q.task(member_id), *wanted)) for _, member_id in reads])) if reads else []
+    live = {ref: (list(reply) + [None])[:3] for ref, reply in zip(reads, replies, strict=True)}
+    return {
+        wf: _info_of(queue, wf, fields, described[wf], {m[0]: live.get((wf, m[0])) for m in described[wf]})
+        for wf, fields in found.items()
+    }
+
+
+def _info_of(
+    queue: str, workflow_id: str, fields: dict[bytes, bytes], described: list[Any], live: dict[str, Any]
+) -> WorkflowInfo:
     members = []
-    for (member_id, task_type, role, after), (state, error, result) in zip(described, live, strict=True):
+    for member_id, task_type, role, after in described:
+        state, error, result = live.get(member_id) or (None, None, None)
         # An ended member's outcome is recorded in the workflow; a live one's state is its task's.
         ended = fields.get(f"s:{member_id}".encode())
         status = ended.decode() if ended is not None else (state.decode() if state else "gone")
