@@ -43,4 +43,13 @@ urlpatterns = [
     path("queues/<queue:queue>/tasks/<taskid:task_id>/edit/", tasks.edit_task, name="task-edit"),
     path("queues/<queue:queue>/types/<tasktype:task_type>/", series.task_type, name="task-type"),
     path("queues/<queue:queue>/workflows/<taskid:workflow_id>/", workflows.workflow_detail, name="workflow"),
+    *(
+        path(
+            f"queues/<queue:queue>/workflows/<taskid:workflow_id>/{action}/",
+            workflows.workflow_action,
+            {"action": action},
+            name=f"workflow-{action}",
+        )
+        for action in workflows.ACTIONS
+    ),
 ]

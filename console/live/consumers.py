@@ -3,8 +3,8 @@
 The socket is accepted only for a logged-in user with ``queues.view_console`` (or operate; superusers hold
 both); ``console/asgi.py`` has already refused foreign Origins. The page then sends one subscription::
 
-    {"op": "subscribe", "scope": "dashboard" | "queue" | "task" | "servers",
-     "queue": "<name>", "task": "<id>", "cursor": {"<queue>": "<last event id seen>"}}
+    {"op": "subscribe", "scope": "dashboard" | "queue" | "task" | "servers" | "workflow",
+     "queue": "<name>", "task": "<id>", "workflow": "<id>", "cursor": {"<queue>": "<last event id seen>"}}
 
 and gets, at once, what it missed since ``cursor`` (replayed from the stream with XRANGE; the page renders the
 cursor it was read at, so even the first connection misses nothing), then the live updates of its group::
@@ -14,6 +14,7 @@ cursor it was read at, so even the first connection misses nothing), then the li
      "more": <rows left out>, "resync": <true when the gap could not be replayed>}
     {"kind": "servers", "servers": [...]}
     {"kind": "dashboard", "chart": "<svg…>", "rows": [{"queue", "href", "paused", "cells"}]}  (see dashboard.py)
+    {"kind": "workflow", "queue", "workflow", "state", "actions", "html"}  (see workflow_page.py)
 
 A subscription replaces the previous one. Bad input gets ``{"kind": "error"}`` and changes nothing. A page the
 process cannot serve now (the event streams cannot be read, or it already serves ``MAX_SOCKETS`` pages) gets
@@ -40,9 +41,10 @@ from queues.engine.validation import task_id as check_task_id
 
 from ..access import can_view
 from .coalesce import coalesce
-from .hub import GLOBAL, QUEUE, SERVERS, TASK, Key, LiveHub, LiveMessage, live_hub, queue_message
+from .hub import GLOBAL, QUEUE, SERVERS, TASK, WORKFLOW, Key, LiveHub, LiveMessage, live_hub, queue_message
+from .workflow_page import workflow_snapshot
 
-SCOPES = ("dashboard", "queue", "task", "servers")
+SCOPES = ("dashboard", "queue", "task", "servers", "workflow")
 REPLAY_LIMIT = 10_000  # events replayed to one queue page; past it the page is told to resync
 TASK_REPLAY_SCAN = 20_000  # stream entries scanned to replay one task's events
 MAX_CURSOR_ENTRIES = 1000
@@ -112,9 +114,12 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             if self.hub.failing or self.hub.sockets >= MAX_SOCKETS:
                 await self._refuse(self.hub.failing or f"this console process serves its most pages ({MAX_SOCKETS})")
                 return
-            key: Key = {"dashboard": (GLOBAL,), "servers": (SERVERS,), "queue": (QUEUE, queue)}.get(
-                scope, (TASK, queue, task)
-            )
+            key: Key = {
+                "dashboard": (GLOBAL,),
+                "servers": (SERVERS,),
+                "queue": (QUEUE, queue),
+                "workflow": (WORKFLOW, queue, task),
+            }.get(scope, (TASK, queue, task))
             self.hub.watch(self, *key)
             self.subscription = key
             try:
@@ -164,6 +169,13 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
         streams = self.hub.streams
         if scope == "servers":
             await self.send_json({"kind": "servers", "servers": await self.hub.servers_snapshot(), "replay": True})
+            return
+        if scope == "workflow":
+            # A snapshot read now is exact, as the dashboard's counts are: nothing to replay. The hub reads the
+            # workflow again on the next event of one of its members, which it watches from before this read.
+            snapshot = await asyncio.to_thread(workflow_snapshot, self.hub.inspector(), queue, task)
+            snapshot.pop("members", None)
+            await self.send_json({**snapshot, "replay": True})
             return
         if scope == "dashboard":
             # The dashboard shows counts only, and counts read now are exact: no need to replay events.
@@ -236,18 +248,20 @@ def _empty() -> Any:
 
 
 def parse_subscription(content: Any) -> tuple[str, str, str, dict[str, str]]:
-    """(scope, queue, task id, cursor) of a subscribe message, or BadSubscription saying what is wrong."""
+    """(scope, queue, task or workflow id, cursor) of a subscribe message, or BadSubscription saying what is
+    wrong."""
     if not isinstance(content, dict) or content.get("op") != "subscribe":
         raise BadSubscription('expected {"op": "subscribe", ...}')
     scope = content.get("scope")
     if scope not in SCOPES:
         raise BadSubscription(f"scope must be one of {', '.join(SCOPES)}")
     queue = content.get("queue") or ""
-    task = content.get("task") or ""
+    # A workflow's id is a task id by its rules, and takes the task's place in the subscription's key.
+    task = (content.get("workflow") if scope == "workflow" else content.get("task")) or ""
     try:
-        if scope in ("queue", "task"):
+        if scope in ("queue", "task", "workflow"):
             check_queue_name(queue, "live.subscribe")
-        if scope == "task":
+        if scope in ("task", "workflow"):
             check_task_id(task, "live.subscribe")
     except EngineError as exc:
         raise BadSubscription(str(exc)) from None

@@ -30,6 +30,7 @@ from queues.engine.events import AsyncEventStreams, StreamEvent
 from .coalesce import Coalescer, QueueWindow, Window
 from .dashboard import DASHBOARD_IDLE, DASHBOARD_INTERVAL, DashboardDelta, dashboard_snapshot
 from .queue_page import QueuePageDelta, queue_page_snapshots
+from .workflow_page import workflow_snapshot
 
 log = logging.getLogger("console.live")
 
@@ -38,7 +39,7 @@ BLOCK_MS = 1000  # XREAD BLOCK timeout: how long the reader waits before re-list
 SERVERS_REFRESH = 5.0  # the server registry emits no events: re-read it this often while someone watches
 RESULT_PREVIEW_BYTES = 4096
 
-GLOBAL, QUEUE, TASK, SERVERS = "all", "q", "t", "servers"
+GLOBAL, QUEUE, TASK, SERVERS, WORKFLOW = "all", "q", "t", "servers", "wf"
 
 
 #: Catch-up reads (replay, counts) of newly subscribed pages running at once: what bounds the hub's Redis
@@ -76,7 +77,8 @@ class Subscriber(Protocol):
 
 class LiveHub:
     """Reader + coalescer + flusher for one process. ``watch``/``unwatch`` keep the local subscribers of each key
-    (dashboard, one queue, one task, servers), so nothing is built for keys nobody in this process watches."""
+    (dashboard, one queue, one task, servers, one workflow), so nothing is built for keys nobody in this process
+    watches."""
 
     def __init__(
         self,
@@ -108,6 +110,9 @@ class LiveHub:
         self._dashboard_due = asyncio.Event()  # events arrived since the last dashboard snapshot
         self._dashboard_delta = DashboardDelta()
         self._queue_page_delta = QueuePageDelta()
+        # Per watched workflow: its member ids (which events concern it) and the snapshot last sent.
+        self._workflow_members: dict[Key, set[str]] = {}
+        self._workflow_sent: dict[Key, str] = {}
         self._tasks: list[asyncio.Task[None]] = []
 
     # -- subscribers -------------------------------------------------------------------------------------------
@@ -121,6 +126,8 @@ class LiveHub:
         if kind == QUEUE:
             self._queue_page_delta.reset(key[0])  # and the queue's banner figures and task types
             self._dashboard_due.set()
+        if kind == WORKFLOW:
+            self._workflow_sent.pop((kind, *key), None)  # the next change is sent, whatever was sent before
 
     def unwatch(self, subscriber: Subscriber, kind: str, *key: str) -> None:
         subscribers = self.watchers.get((kind, *key))
@@ -128,6 +135,8 @@ class LiveHub:
             subscribers.discard(subscriber)
             if not subscribers:
                 del self.watchers[(kind, *key)]
+                self._workflow_members.pop((kind, *key), None)
+                self._workflow_sent.pop((kind, *key), None)
 
     def watching(self, kind: str, *key: str) -> bool:
         return bool(self.watchers.get((kind, *key)))
@@ -259,11 +268,32 @@ class LiveHub:
                     queue, task_id, history, counts.get(queue), window.queues[queue].last_id
                 )
                 self._send((TASK, queue, task_id), message)
+        await self._workflows(window)
         if (
             any(w.active_moved for w in window.queues.values())
             or time.monotonic() - self._servers_read_at >= SERVERS_REFRESH
         ):
             await self._servers(None)
+
+    async def _workflows(self, window: Window) -> None:
+        """Send each watched workflow's page when an event of the window touched one of its members (or its members
+        are not known yet), and what it shows changed."""
+        for key in [k for k in self.watchers if k[0] == WORKFLOW and k[1] in window.queues]:
+            _, queue, workflow_id = key
+            members = self._workflow_members.get(key)
+            if members is not None and members.isdisjoint(window.queues[queue].tasks):
+                continue
+            try:
+                snapshot = await asyncio.to_thread(workflow_snapshot, self.inspector(), queue, workflow_id)
+            except EngineError as exc:  # Redis away: the next event of the queue reads it again
+                log.warning("live: cannot read workflow %s (%s)", workflow_id, exc)
+                self._workflow_members.pop(key, None)
+                continue
+            self._workflow_members[key] = set(snapshot.pop("members", ()))
+            encoded = json.dumps(snapshot, sort_keys=True)
+            if self._workflow_sent.get(key) != encoded:
+                self._workflow_sent[key] = encoded
+                self._send(key, snapshot)
 
     async def task_message(
         self, queue: str, task_id: str, history: list[dict[str, Any]], counts: dict[str, int] | None, last_id: str

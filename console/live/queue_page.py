@@ -26,7 +26,8 @@ TAB_PLACEHOLDER = "@tab@"
 
 def queue_page_snapshots(inspector: Any, queues: list[str]) -> dict[str, dict[str, Any]]:
     """Per queue: ``{"kind": "queue", "queue", "figures": {"memory", "latency"}, "types": "<table…>",
-    "placeholder"}``, in two batched reads for all ``queues``."""
+    "groups": "<chips…>", "placeholder"}``, in two batched reads for all ``queues``, and a read of the groups of
+    each queue that holds aggregating tasks (issue 23: the chips kept "user:42 · 5" after the cut)."""
     infos = inspector.queue_infos(queues)
     types = inspector.type_counts_of(queues)
     return {
@@ -42,6 +43,9 @@ def queue_page_snapshots(inspector: Any, queues: list[str]) -> dict[str, dict[st
                     "types": sorted(types[info.queue].items()),
                     "states": STATES,
                 },
+            ),
+            "groups": render_to_string(
+                "console/_groups.html", {"groups": inspector.groups(info.queue) if info.aggregating else []}
             ),
             "placeholder": TAB_PLACEHOLDER,
         }

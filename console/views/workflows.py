@@ -1,29 +1,55 @@
-"""The workflows list (each queue's workflows, newest first) and the workflow page: a chain, group or chord with
-each member's role, dependencies and state, and where it is."""
+"""The workflows list (each queue's workflows, newest first, with their progress and where each failed or stalls)
+and the workflow page: a chain, group or chord with each member's role, dependencies and state, where it is, and
+the operator's actions on it (retry a failed one, cancel the rest, archive its stuck steps)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from ..access import viewer_page
-from ..errors import bad_request
+from ..access import operator_action, viewer_page
+from ..errors import bad_request, error_page
 from ..forms import WorkflowListQuery, first_error
 from ..rendering import preview
-from .common import inspector
+from .common import acting_inspector, inspector
 
 #: Workflows listed per queue and page.
 LIST_SIZE = 20
 
+#: Each action on a workflow: the button, what it does (the page's guidance and the confirmation), and what the
+#: message after it says. Keys name the URL and, prefixed with ``workflow_``, the audit action.
+ACTIONS = {
+    "retry": (
+        "Retry the failed step",
+        "The failed step runs again (its retry count as it is) and the steps its failure cancelled wait for it "
+        "again, as if it had not failed; the workflow is running again. The on_error callback is not run again.",
+        "runs again",
+    ),
+    "cancel": (
+        "Cancel the rest",
+        "Every step that has not started is archived as cancelled; steps running now finish on their own. Nothing "
+        "more of the workflow runs: not on_success, and not on_error unless a failure released it already.",
+        "cancelled",
+    ),
+    "archive": (
+        "Archive the stuck step",
+        "Steps that have not started (pending, or waiting for a retry or a later time) are archived now, as if "
+        "their retries were spent: the workflow fails, its waiting steps are cancelled and on_error runs.",
+        "archived",
+    ),
+}
+
 
 @viewer_page
 def workflow_list(request: HttpRequest) -> HttpResponse:
-    """Access: viewers. Every queue's newest workflows with their states (one range read and one pipeline per
-    queue), or one queue's, paged (``?queue=&page=``); an unknown queue is a 404."""
+    """Access: viewers. Every queue's newest workflows with their state, progress and failing step (three round
+    trips per queue: the range, the records, the members that have not ended), or one queue's, paged
+    (``?queue=&page=``); an unknown queue is a 404."""
     query = WorkflowListQuery(request.GET)
     if not query.is_valid():
         return bad_request(request, first_error(query))
@@ -35,11 +61,11 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
         if not rows and not queue:
             continue
         shown = rows[:LIST_SIZE]
-        states = insp.workflow_states(name, [wf for wf, _ in shown])
+        found = insp.workflow_summaries(name, [wf for wf, _ in shown])
         sections.append(
             {
                 "queue": name,
-                "rows": [(wf, created, states.get(wf, "expired")) for wf, created in shown],
+                "rows": [(wf, created, found.get(wf)) for wf, created in shown],
                 "previous": _list_url(name, page - 1) if page > 1 else "",
                 "next": _list_url(name, page + 1) if len(rows) > LIST_SIZE else "",
             }
@@ -57,27 +83,32 @@ def _list_url(queue: str, page: int) -> str:
 def workflow_detail(request: HttpRequest, queue: str, workflow_id: str) -> HttpResponse:
     """Access: viewers. Reads the workflow's hash, one HMGET per member, and in one pipeline which members' tasks
     still exist (a member that succeeded without retention is gone: its id is not linked). 404 for an unknown
-    queue or workflow, or one whose record has expired."""
+    queue or workflow, or one whose record has expired. The page follows the queue's events live (``workflow``
+    in ``console/live``); the actions are rendered for every action, shown where they apply."""
     insp = inspector()
     info = insp.workflow(queue, workflow_id)
+    context = workflow_context(insp, queue, info)
+    context["actions"] = [(name, *ACTIONS[name], name in info.actions()) for name in ACTIONS]
+    return render(request, "console/workflow.html", context)
+
+
+def workflow_context(insp: Any, queue: str, info: Any) -> dict[str, Any]:
+    """What ``console/_workflow_live.html`` shows: the same for the page and for its live updates, so a live page
+    reads as a fresh load."""
     types = {m.id: m.type for m in info.members}
     rows = [(m, [(dep, types.get(dep, "")) for dep in m.after], _result(m.type, m.result)) for m in info.members]
     counts: dict[str, int] = {}
     for m in info.members:
         counts[m.state] = counts.get(m.state, 0) + 1
     linked = [m.id for m in info.members] + ([info.failed_member] if info.failed_member else [])
-    return render(
-        request,
-        "console/workflow.html",
-        {
-            "queue": queue,
-            "workflow": info,
-            "rows": rows,
-            "current": info.current,
-            "counts": sorted(counts.items()),
-            "existing": insp.existing_tasks((queue, task_id) for task_id in linked),
-        },
-    )
+    return {
+        "queue": queue,
+        "workflow": info,
+        "rows": rows,
+        "current": info.current,
+        "counts": sorted(counts.items()),
+        "existing": insp.existing_tasks((queue, task_id) for task_id in linked),
+    }
 
 
 def _result(task_type: str, result: Any) -> str | None:
@@ -89,3 +120,23 @@ def _result(task_type: str, result: Any) -> str | None:
     if not isinstance(result, bytes):
         result = json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode()
     return preview(masked(task_type, result))
+
+
+@operator_action
+def workflow_action(request: HttpRequest, queue: str, workflow_id: str, action: str) -> HttpResponse:
+    """Access: operators (POST, CSRF). One of ``ACTIONS`` through the engine (one script each), audited as
+    ``workflow_<action>``. An unknown workflow is a 404; an action that does not apply to the workflow as it is
+    now (a retry of a running one, say) a 409 that says why, and nothing changes."""
+    from queues.audit import record_action
+    from queues.engine import FailedPreconditionError
+
+    if action not in ACTIONS:  # the URLconf names only these; kept for a view called otherwise
+        return bad_request(request, f"unknown workflow action {action!r}")
+    method = getattr(acting_inspector(request), f"{action}_workflow")
+    try:
+        moved = method(queue, workflow_id)
+    except FailedPreconditionError as exc:
+        return error_page(request, 409, f"{ACTIONS[action][0]}: not now", exc.message)
+    record_action(request.user, f"workflow_{action}", queue=queue, detail=f"workflow {workflow_id}: {moved} member(s)")
+    messages.success(request, f"Workflow {workflow_id}: {moved} step{'s' if moved != 1 else ''} {ACTIONS[action][2]}.")
+    return redirect("workflow", queue=queue, workflow_id=workflow_id)

@@ -8,13 +8,14 @@ from typing import Any, Unpack, cast
 import redis
 import redis.asyncio
 
-from . import composite_enqueue, producer, topology, workflows
+from . import composite_enqueue, handlers, producer, topology, workflows
 from .broker import EngineOptions, not_replicated
 from .clock import to_ms
 from .coalescing import AsyncEnqueueCoalescer
 from .composite_enqueue import SubmitOptions
 from .connection import DEFAULT_REDIS_URL, connect_async, is_cluster
 from .errors import EngineError, ValidationError
+from .handlers import Registry
 from .keys import DEFAULT_PREFIX
 from .layout import check_flow
 from .message import TaskInfo
@@ -48,6 +49,7 @@ class AsyncClient:
         conn: redis.asyncio.Redis | None = None,
         policies: bool = True,
         policy_refresh: float = 1.0,
+        registry: Registry | None = None,
         **options: Unpack[EngineOptions],
     ):
         self.conn = conn if conn is not None else connect_async(redis_url)
@@ -69,6 +71,8 @@ class AsyncClient:
         self.clock = self.transitions.clock
         self.payload_limits = PayloadLimits(max_payload, max_payload_depth)
         self.policies = PolicyCache(self.keys, policy_refresh) if policies else None
+        #: Whose handler options workflow members take when they give none (as in ``Client``).
+        self.registry = registry if registry is not None else handlers.registry
         self._layout_checked = False  # before the first request, as the blocking client does
         # Concurrent enqueue calls (tasks of the loop) share script calls, as in Client (see coalescing).
         self._coalescer = AsyncEnqueueCoalescer(self._write_queue)
@@ -101,7 +105,7 @@ class AsyncClient:
 
     async def submit(self, workflow: Any, **options: Unpack[SubmitOptions]) -> Any:
         flow = composite_enqueue.submit_workflow_flow(
-            self.transitions, self.clock.now(), workflow, self.payload_limits, **options
+            self.transitions, self.clock.now(), workflow, self.payload_limits, **options, handlers=self.registry
         )
         return await drive_async(flow, self._execute)
 

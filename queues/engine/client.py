@@ -33,6 +33,9 @@ class Client(BrokerOwner):
     Unique TTL and retention default to the policies defined in the admin (mirrored in Redis, re-checked at most
     every ``policy_refresh`` seconds) when the caller gives none; ``policies=False`` turns that off.
 
+    Workflow members (``submit``) take the options of their handler in ``registry`` (default: the global one)
+    where they give none, as ``handler.enqueue`` applies them to a plain task.
+
     With ``eager=True`` nothing goes to Redis: ``enqueue`` validates as usual, then runs the handler ``registry``
     (default: the global one) has for the type, in the calling thread, and returns its outcome; with
     ``eager_propagates`` (the default) the handler's exception is raised to the caller (see ``eager``).
@@ -56,6 +59,8 @@ class Client(BrokerOwner):
         # Eager mode reads no policies either: it must work without a Redis.
         self.policies = PolicyCache(self.broker.keys, policy_refresh) if policies and not eager else None
         self.eager = EagerRunner(self.clock, registry=registry, propagate=eager_propagates) if eager else None
+        #: Whose handler options (max_retry, timeout, retention) workflow members take when they give none.
+        self.registry = registry if registry is not None else handlers.registry
         # Checked before the first request, not here: a client is often built while Redis is still starting.
         self._layout_checked = False
         # Concurrent enqueue calls from many threads share script calls (see coalescing).
@@ -117,7 +122,7 @@ class Client(BrokerOwner):
         if self.eager is not None:
             raise unsupported("client.submit", "submit workflows")
         flow = composite_enqueue.submit_workflow_flow(
-            self.broker.transitions, self.clock.now(), workflow, self.payload_limits, **options
+            self.broker.transitions, self.clock.now(), workflow, self.payload_limits, **options, handlers=self.registry
         )
         return drive(flow, self._execute)
 

@@ -12,6 +12,8 @@ from . import validation as check
 from .aggregation import enqueue_group, group_name
 from .clock import to_ms
 from .errors import EngineError, TaskIdConflictError, ValidationError
+from .handlers import Registry, member_defaults
+from .handlers import registry as default_registry
 from .message import TaskInfo
 from .sans_io import Command, Flow
 from .transitions import Transitions
@@ -99,8 +101,12 @@ def submit_workflow_flow(
     on_error: Any = None,
     workflow_id: str | None = None,
     keep: float | None = None,
+    handlers: Registry | None = None,
 ) -> Flow:
+    """``handlers``: the registry whose handlers' options (max_retry, timeout, retention) apply to the members
+    that give none of their own (``handlers.member_defaults``); None: the default registry ``@handler`` fills."""
     op = "client.submit"
+    routes = handlers if handlers is not None else default_registry
     if not isinstance(workflow, (Signature, Chain, Group, Chord)):
         raise ValidationError(
             f"submit takes chain(...), group(...), chord(...) or sig(...), got {workflow!r:.80}", op=op
@@ -117,7 +123,8 @@ def submit_workflow_flow(
     tasks = []
     for m in members:
         try:
-            placement = placement_of(t.keys, now, m.signature, queue, m.id, op, limits)
+            defaults = member_defaults(routes, m.signature.type)
+            placement = placement_of(t.keys, now, m.signature, queue, m.id, op, limits, defaults)
         except EngineError as exc:
             raise ValidationError(f"member {m.signature.type!r}: {exc.message}", op=op) from None
         tasks.append((placement, m.after, m.role, m.pass_results))

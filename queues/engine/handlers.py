@@ -2,7 +2,8 @@
 ``Task``. Workers route each task to the handler whose type is the longest prefix of the task's type.
 
 Per-handler defaults apply when enqueuing through the handler itself (``deliver.enqueue(payload)``), the
-function-style API; ``client.enqueue(type, ...)`` takes only what it is given.
+function-style API, and to workflow members (``sig("deliver")``: see ``member_defaults``) unless the member gives
+its own; ``client.enqueue(type, ...)`` takes only what it is given.
 """
 
 from __future__ import annotations
@@ -185,6 +186,22 @@ class Registry(TypeRoutes[Handler]):
 registry = Registry()
 
 _OPTION_DEFAULTS = ("queue", "max_retry", "timeout", "retention", "unique")
+#: The handler defaults a workflow member takes: a member runs in its workflow's queue, and waiting for others
+#: does not combine with uniqueness, so ``queue`` and ``unique`` stay the workflow's business.
+MEMBER_DEFAULTS = ("max_retry", "timeout", "retention")
+
+
+def member_defaults(routes: Registry, task_type: object) -> dict[str, Any]:
+    """The options the handler of ``task_type`` (longest prefix, as a worker routes it) sets for a workflow member.
+
+    Issue 23: ``@handler("parse", max_retry=1)`` did not apply to ``sig("parse")``, so a failing step went through
+    25 retries over days while its workflow read "running". A plain task enqueued through its handler
+    (``parse.enqueue``) gets them; a member names only its type, so they are looked up here. The handler must be
+    registered in the submitting process (imported, as the worker imports it)."""
+    found = routes.route(task_type) if isinstance(task_type, str) else None
+    if found is None:
+        return {}
+    return {name: found.defaults[name] for name in MEMBER_DEFAULTS if name in found.defaults}
 
 
 def handler(

@@ -59,7 +59,10 @@ INFO_REFUSED = "info_refused"
 SCAN_LIMIT = 10_000  # tasks a filter looks at, at most, per request: it says how many it looked at
 EVENT_SCAN_LIMIT = 20_000  # stream entries searched, at most, for one task's history
 _SORTED_SET_STATES = ("active", "scheduled", "retry", "archived", "completed")
-_MEMORY_STATES = ("pending",) + _SORTED_SET_STATES
+_MEMORY_STATES = ("pending",) + _SORTED_SET_STATES + ("waiting",)
+#: Groups of a queue whose aggregating tasks are sampled for its memory (the first ones SSCAN returns: the same
+#: ones while the groups stay, so an idle queue's memory reads the same on every load).
+MEMORY_GROUPS = 4
 MEMORY_SAMPLE = 20  # tasks per state whose MEMORY USAGE is read and extrapolated, as asynq does
 MAX_PAGE_SIZE = 1000
 #: Dependencies checked per waiting task of a list (a task may wait for up to 1000); its own page checks all.
@@ -400,24 +403,12 @@ class Inspector(BrokerOwner):
         """Latency is the age of the oldest pending task. Memory is approximate: the structures' own usage plus
         a per-state sample of task hashes, extrapolated (as asynq does)."""
         pipe = self.conn.pipeline(transaction=False)
-        plan: list[list[tuple[str, int]]] = []
-        for info, head in zip(infos, oldest, strict=True):
-            q = self.keys.queue(info.queue)
-            if head is not None:
-                pipe.hget(q.task(head.decode()), "since")
-            states = [(state, getattr(info, state)) for state in _MEMORY_STATES if getattr(info, state)]
-            for state, _count in states:
-                key = q.state_key(state)
-                pipe.memory_usage(key, samples=memory_sample)
-                if state == "pending":
-                    pipe.lrange(key, 0, memory_sample - 1)
-                else:
-                    pipe.zrange(key, 0, memory_sample - 1)
-            plan.append(states)
+        plan = [self._memory_reads(pipe, info, head, memory_sample) for info, head in zip(infos, oldest, strict=True)]
         replies = iter(self._redis("queue_info", pipe.execute)) if infos else iter(())
         now = self.broker.clock.now()
         samples = self.conn.pipeline(transaction=False)
         scale: list[tuple[QueueInfo, int, int]] = []
+        groups: list[tuple[QueueInfo, int, list[bytes]]] = []
         for info, states, head in zip(infos, plan, oldest, strict=True):
             since = next(replies) if head is not None else None
             if since:
@@ -428,11 +419,64 @@ class Inspector(BrokerOwner):
                 for task_id in ids:
                     samples.memory_usage(self.keys.queue(info.queue).task(task_id.decode()), samples=0)
                 scale.append((info, len(ids), count))
+            if info.aggregating:
+                groups.append((info, next(replies), next(replies)[1][:MEMORY_GROUPS]))
+        scale += self._aggregating_memory(groups, samples, memory_sample)
         usages = iter(self._redis("queue_info", samples.execute)) if scale else iter(())
         for info, sampled, count in scale:
             chunk = [next(usages) or 0 for _ in range(sampled)]
             if chunk:
                 info.memory_bytes += int(sum(chunk) / len(chunk) * count)
+
+    def _memory_reads(
+        self, pipe: Any, info: QueueInfo, head: bytes | None, memory_sample: int
+    ) -> list[tuple[str, int]]:
+        """Queue on ``pipe`` what ``_latency_and_memory`` reads of one queue: the oldest pending task's time, each
+        state's structure and first tasks, and the groups of its aggregating tasks. Returns the states read."""
+        q = self.keys.queue(info.queue)
+        if head is not None:
+            pipe.hget(q.task(head.decode()), "since")
+        states = [(state, getattr(info, state)) for state in _MEMORY_STATES if getattr(info, state)]
+        for state, _count in states:
+            key = q.state_key(state)
+            pipe.memory_usage(key, samples=memory_sample)
+            if state == "pending":
+                pipe.lrange(key, 0, memory_sample - 1)
+            else:
+                pipe.zrange(key, 0, memory_sample - 1)
+        if info.aggregating:
+            pipe.scard(q.groups)
+            pipe.sscan(q.groups, 0, count=MEMORY_GROUPS)
+        return states
+
+    def _aggregating_memory(
+        self, groups: list[tuple[QueueInfo, int, list[bytes]]], samples: Any, memory_sample: int
+    ) -> list[tuple[QueueInfo, int, int]]:
+        """Aggregating tasks sit in one sorted set per group (issue 23: Memory read "0 bytes" beside 7 of them).
+        The sampled groups' sets, extrapolated to all groups, count here; their first tasks are added to
+        ``samples`` to be extrapolated to every aggregating task, as ``_latency_and_memory`` does per state."""
+        sampled = [(info, total, names) for info, total, names in groups if names]
+        if not sampled:
+            return []
+        pipe = self.conn.pipeline(transaction=False)
+        for info, _total, names in sampled:
+            q = self.keys.queue(info.queue)
+            for name in names:
+                pipe.memory_usage(q.group(name.decode()), samples=memory_sample)
+                pipe.zrange(q.group(name.decode()), 0, memory_sample - 1)
+        replies = iter(self._redis("queue_info", pipe.execute))
+        scale = []
+        for info, total, names in sampled:
+            sizes, ids = [], []
+            for _name in names:
+                sizes.append(next(replies) or 0)
+                ids += next(replies)
+            info.memory_bytes += int(sum(sizes) / len(sizes) * total)
+            ids = ids[: max(1, memory_sample)]
+            for task_id in ids:
+                samples.memory_usage(self.keys.queue(info.queue).task(task_id.decode()), samples=0)
+            scale.append((info, len(ids), info.aggregating))
+        return scale
 
     def history(self, queue: str, days: int = 7) -> list[DailyStats]:
         """Processed and failed counts per UTC day, newest first.
@@ -698,19 +742,77 @@ class Inspector(BrokerOwner):
         )
         return [(wf.decode(), from_ms(int(score))) for wf, score in rows]
 
-    def workflow_states(self, queue: str, workflow_ids: list[str]) -> dict[str, str]:
-        """The state (running, succeeded, failed) of each workflow of ``workflow_ids`` still kept, read in one
-        pipeline (for a list of workflows); an expired one is left out.
+    def workflow_summaries(self, queue: str, workflow_ids: list[str]) -> dict[str, WorkflowInfo]:
+        """The workflows of ``workflow_ids`` still kept (an expired one is left out), for a list: state, progress,
+        where each failed or stalls, in two round trips for all of them. Members carry no results, and only
+        those that have not ended are read (at most ``workflows.LISTED_MEMBERS`` per workflow).
 
         Raises:
             ValidationError: the queue name is malformed.
             QueueNotFoundError: there is no queue of that name.
             RedisUnavailableError: Redis cannot be reached.
         """
-        self._known(queue, "workflow_states")
-        keys = [self.keys.queue(queue).workflow(workflow_id) for workflow_id in workflow_ids]
-        states = self._each("workflow_states", "hget", [(key, "state") for key in keys])
-        return {wf: state.decode() for wf, state in zip(workflow_ids, states, strict=True) if state is not None}
+        from .workflows import read_many_flow
+
+        self._known(queue, "workflow_summaries")
+        flow = read_many_flow(self.keys, queue, list(workflow_ids))
+        return dict(self._redis("workflow_summaries", drive, flow, lambda request: run_command(self.conn, request)))
+
+    def retry_workflow(self, queue: str, workflow_id: str) -> int:
+        """Run a failed workflow again from where it failed: its failed members become pending, the members its
+        failure cancelled wait again (or run, when what they wait for has succeeded since), and it is running
+        again (``lua/workflow_retry.lua``). Its on_error callback is not run again. Returns how many members
+        moved.
+
+        Raises:
+            ValidationError: the queue name or workflow id is malformed.
+            LayoutVersionError: the keyspace is at another key layout (see ``layout``).
+            QueueNotFoundError: there is no queue of that name.
+            TaskNotFoundError: the queue holds no workflow with that id (or its record expired).
+            FailedPreconditionError: the workflow has not failed, or a failed or cancelled member is no longer
+                archived (deleted, run on its own, or trimmed from the archive).
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        return self._workflow_action("workflow_retry", queue, workflow_id)
+
+    def cancel_workflow(self, queue: str, workflow_id: str) -> int:
+        """Stop a workflow: every member that has not started is archived as "cancelled by <actor>"; running
+        members finish on their own; a waiting on_error callback is dropped. A running workflow ends
+        ``cancelled``; a failed one stays failed (``lua/workflow_cancel.lua``). Returns how many members it
+        cancelled.
+
+        Raises:
+            ValidationError: the queue name or workflow id is malformed.
+            LayoutVersionError: the keyspace is at another key layout (see ``layout``).
+            QueueNotFoundError: there is no queue of that name.
+            TaskNotFoundError: the queue holds no workflow with that id (or its record expired).
+            FailedPreconditionError: it succeeded or was cancelled, or it failed with nothing left to run.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        return self._workflow_action("workflow_cancel", queue, workflow_id)
+
+    def archive_workflow(self, queue: str, workflow_id: str) -> int:
+        """Give up on a running workflow's steps that have not started (pending, scheduled, retry): each is
+        archived as "archived by <actor>", so the workflow fails as on any failure (waiting members cancelled,
+        on_error released) (``lua/workflow_archive.lua``). Returns how many members it archived.
+
+        Raises:
+            ValidationError: the queue name or workflow id is malformed.
+            LayoutVersionError: the keyspace is at another key layout (see ``layout``).
+            QueueNotFoundError: there is no queue of that name.
+            TaskNotFoundError: the queue holds no workflow with that id (or its record expired).
+            FailedPreconditionError: the workflow is not running, or none of its members is pending, scheduled
+                or retry.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        return self._workflow_action("workflow_archive", queue, workflow_id)
+
+    def _workflow_action(self, name: str, queue: str, workflow_id: str) -> int:
+        from .workflows import action_call
+
+        self._acting_on(queue, name)
+        check.task_id(workflow_id, f"inspector.{name}")
+        return int(self.broker.run(action_call(self.ops, name, queue, workflow_id, self.actor)))
 
     def _flag_orphan(self, info: TaskInfo) -> TaskInfo:
         if info.lease_expires_at is not None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -197,10 +197,12 @@ def placement_of(
     task_id: str,
     op: str,
     limits: check.PayloadLimits = check.DEFAULT_PAYLOAD_LIMITS,
+    defaults: Mapping[str, Any] | None = None,
 ) -> Placement:
-    """A member's task, validated like an enqueue (without scheduling or uniqueness)."""
-    options = {k: v for k, v in s.options.items() if k != "task_id"}
-    t = producer.template(now, {**options, "queue": queue}, op)
+    """A member's task, validated like an enqueue (without scheduling or uniqueness). ``defaults`` (its handler's,
+    see ``handlers.member_defaults``) apply where the member's own options say nothing."""
+    options = {k: v for k, v in s.options.items() if k != "task_id" and v is not None}
+    t = producer.template(now, {**(defaults or {}), **options, "queue": queue}, op)
     return producer.place(keys, t, s.type, s.payload, task_id, op, limits)
 
 
@@ -264,6 +266,19 @@ def explain(exc: EngineError, s: Submission, op: str) -> EngineError:
     return exc
 
 
+def action_call(t: Transitions, name: str, queue: str, workflow_id: str, actor: str) -> Call:
+    """An operator's action on a whole workflow, one script each: ``workflow_retry`` (a failed workflow runs again
+    from where it failed), ``workflow_cancel`` (nothing more of it runs) or ``workflow_archive`` (its steps that have
+    not started are archived, so it fails now). The reply is how many members the action moved."""
+    q = t.queue(queue)
+    own = {
+        "workflow_retry": [q.pending, q.archived, q.waiting],
+        "workflow_cancel": [q.pending, q.scheduled, q.retry, q.archived, q.waiting],
+        "workflow_archive": [q.pending, q.scheduled, q.retry, q.archived],
+    }[name]
+    return t.transition(name, q, actor, [q.workflow(workflow_id), *own], [workflow_id], int)
+
+
 def submit_flow(t: Transitions, s: Submission, op: str) -> Flow:
     try:
         new_queue = yield submit_call(t, s)
@@ -294,7 +309,7 @@ class MemberInfo:
 class WorkflowInfo:
     id: str
     queue: str
-    state: str  # running, succeeded, failed
+    state: str  # running, succeeded, failed, cancelled (by an operator)
     members: list[MemberInfo] = field(default_factory=list)
     created_at: datetime | None = None
     finished_at: datetime | None = None
@@ -304,7 +319,43 @@ class WorkflowInfo:
 
     @property
     def done(self) -> bool:
-        return self.state in ("succeeded", "failed")
+        return self.state in WORKFLOW_ENDED
+
+    @property
+    def steps(self) -> list[MemberInfo]:
+        """The members proper: not the on_success and on_error callbacks."""
+        return [m for m in self.members if m.role == "member"]
+
+    @property
+    def succeeded(self) -> int:
+        """How many of ``steps`` have succeeded: the progress, "3 of 5 done"."""
+        return sum(1 for m in self.steps if m.state == "succeeded")
+
+    @property
+    def to_run(self) -> list[MemberInfo]:
+        """Members (callbacks too) still to run or running: none once a workflow succeeded; after a failure or a
+        cancel, those already pending or running that finish on their own (``left`` counts the members that have
+        not succeeded, which stays above 0 after a failure)."""
+        return [
+            m for m in self.members if m.state in LIVE_STATES and not (m.role == "on_error" and m.state == "waiting")
+        ]
+
+    @property
+    def stuck(self) -> list[MemberInfo]:
+        """Members that wait for another attempt (retry) or a later time (scheduled): where a workflow stalls."""
+        return [m for m in self.members if m.state in ("retry", "scheduled")]
+
+    def actions(self) -> list[str]:
+        """The operator actions that apply now (see ``Inspector.retry_workflow`` and the others)."""
+        out = []
+        if self.state == "failed":
+            out.append("retry")
+        unstarted = [m for m in self.members if m.state in UNSTARTED and m.role != "on_error"]
+        if self.state == "running" or (self.state == "failed" and unstarted):
+            out.append("cancel")
+        if self.state == "running" and any(m.state in ("pending", "scheduled", "retry") for m in self.steps):
+            out.append("archive")
+        return out
 
     @property
     def current(self) -> list[MemberInfo]:
@@ -320,6 +371,14 @@ class WorkflowInfo:
 
 
 ENDED = frozenset({"succeeded", "failed", "cancelled", "skipped"})
+#: How a workflow may end.
+WORKFLOW_ENDED = frozenset({"succeeded", "failed", "cancelled"})
+#: A member's task states while it has not ended.
+LIVE_STATES = frozenset({"waiting", "pending", "active", "scheduled", "retry"})
+#: The states of a member that has not started: what cancel and archive take (``lua/workflow_cancel.lua``).
+UNSTARTED = frozenset({"waiting", "pending", "scheduled", "retry"})
+#: The operator actions on a workflow, by the name the console and the audit log give them.
+ACTIONS = {"retry": "workflow_retry", "cancel": "workflow_cancel", "archive": "workflow_archive"}
 
 
 def _json_or_bytes(raw: bytes | None) -> Any:
@@ -333,16 +392,47 @@ def _json_or_bytes(raw: bytes | None) -> Any:
 
 def read_flow(keys: Keys, queue: str, workflow_id: str) -> Flow:
     """The workflow and the live state of each member; None when there is no such workflow."""
+    found = yield from read_many_flow(keys, queue, [workflow_id], with_results=True)
+    return found.get(workflow_id)
+
+
+#: Members whose live state a list of workflows reads, at most, per workflow (its own page reads all of them).
+LISTED_MEMBERS = 1000
+
+
+def read_many_flow(keys: Keys, queue: str, workflow_ids: list[str], *, with_results: bool = False) -> Flow:
+    """``{id: WorkflowInfo}`` of the workflows still kept, in two round trips for all of them: their records, then
+    each member's state and last error (and result, ``with_results``). For a list (without results), only the
+    members that have not ended (an ended one's outcome is in the record), at most ``LISTED_MEMBERS`` of each;
+    one not read reads "gone"."""
     q = keys.queue(queue)
-    fields = yield Command("hgetall", (q.workflow(workflow_id),))
-    if not fields:
-        return None
-    described = json.loads(fields.get(b"members", b"[]"))
-    live: list[Any] = []
-    if described:
-        live = yield Batch([Command("hmget", (q.task(m[0]), "state", "error", "result")) for m in described])
+    if not workflow_ids:
+        return {}
+    records = yield Batch([Command("hgetall", (q.workflow(wf),)) for wf in workflow_ids])
+    found = {wf: fields for wf, fields in zip(workflow_ids, records, strict=True) if fields}
+    described = {wf: json.loads(fields.get(b"members", b"[]")) for wf, fields in found.items()}
+    wanted = ("state", "error", "result") if with_results else ("state", "error")
+    reads = [
+        (wf, m[0])
+        for wf, members in described.items()
+        for m in (members if with_results else [m for m in members if b"s:" + m[0].encode() not in found[wf]])[
+            : None if with_results else LISTED_MEMBERS
+        ]
+    ]
+    replies = (yield Batch([Command("hmget", (q.task(member_id), *wanted)) for _, member_id in reads])) if reads else []
+    live = {ref: (list(reply) + [None])[:3] for ref, reply in zip(reads, replies, strict=True)}
+    return {
+        wf: _info_of(queue, wf, fields, described[wf], {m[0]: live.get((wf, m[0])) for m in described[wf]})
+        for wf, fields in found.items()
+    }
+
+
+def _info_of(
+    queue: str, workflow_id: str, fields: dict[bytes, bytes], described: list[Any], live: dict[str, Any]
+) -> WorkflowInfo:
     members = []
-    for (member_id, task_type, role, after), (state, error, result) in zip(described, live, strict=True):
+    for member_id, task_type, role, after in described:
+        state, error, result = live.get(member_id) or (None, None, None)
         # An ended member's outcome is recorded in the workflow; a live one's state is its task's.
         ended = fields.get(f"s:{member_id}".encode())
         status = ended.decode() if ended is not None else (state.decode() if state else "gone")

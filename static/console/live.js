@@ -1,8 +1,8 @@
 /* taskq console: live updates over the /ws/live/ WebSocket. No dependencies, no polling.
 
-   A page opts in with one element carrying data-live="dashboard|queue|task|servers" (plus data-live-queue,
-   data-live-task, data-live-state and data-live-cursor, the stream position the page was rendered at). The
-   server replays what happened since the cursor, then pushes coalesced updates; on a disconnect we reconnect
+   A page opts in with one element carrying data-live="dashboard|queue|task|servers|workflow" (plus
+   data-live-queue, data-live-task, data-live-workflow, data-live-state and data-live-cursor, the stream position
+   the page was rendered at). The server replays what happened since the cursor, then pushes coalesced updates; on a disconnect we reconnect
    with the newest cursor seen, so nothing is missed. window.taskqLive exposes the state for tests and the bench.
    Time charts (data-live-series: the URL of their fragment) are fetched again when a live message arrives, at
    most every SERIES_EVERY ms, so they follow what the workers write without a timer of their own. */
@@ -13,6 +13,7 @@
   var scope = root.getAttribute("data-live");
   var queue = root.getAttribute("data-live-queue") || "";
   var taskId = root.getAttribute("data-live-task") || "";
+  var workflowId = root.getAttribute("data-live-workflow") || "";
   var shownState = root.getAttribute("data-live-state") || "";
   var cursor = {};
   try { cursor = JSON.parse(root.getAttribute("data-live-cursor") || "{}") || {}; } catch (e) { cursor = {}; }
@@ -60,7 +61,7 @@
     var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/live/";
     socket = new WebSocket(url);
     socket.onopen = function () {
-      socket.send(JSON.stringify({op: "subscribe", scope: scope, queue: queue, task: taskId, cursor: cursor}));
+      socket.send(JSON.stringify({op: "subscribe", scope: scope, queue: queue, task: taskId, workflow: workflowId, cursor: cursor}));
     };
     socket.onmessage = function (event) {
       var data = JSON.parse(event.data);
@@ -90,6 +91,7 @@
     if (data.kind === "servers") { servers(data.servers); return; }
     if (data.kind === "dashboard") { dashboard(data); return; }
     if (data.kind === "queue") { queuePage(data); return; }
+    if (data.kind === "workflow") { workflowPage(data); return; }
     Object.keys(data.cursor || {}).forEach(function (q) {
       if (!cursor[q] || newer(data.cursor[q], cursor[q])) { cursor[q] = data.cursor[q]; }
     });
@@ -180,6 +182,9 @@
     Object.keys(d.figures).forEach(function (name) {
       document.querySelectorAll('[data-live-figure="' + name + '"]').forEach(function (el) { el.textContent = d.figures[name]; });
     });
+    var chips = document.querySelector("[data-live-groups]");
+    // The groups as the aggregating tab renders them (console/_groups.html): a cut group's chip goes with it.
+    if (chips && d.groups !== undefined) { chips.innerHTML = d.groups; }
     var box = document.querySelector("[data-live-types]");
     if (!box) { return; }
     var holder = document.createElement("template");
@@ -191,6 +196,21 @@
       });
     });
     box.replaceChildren(holder.content);
+  }
+
+  // Workflow page: its live part as the page's own template renders it (console/_workflow_live.html, escaped by
+  // the template engine), and the actions (rendered per user with the page) that apply now.
+  function workflowPage(d) {
+    if (scope !== "workflow" || d.queue !== queue || d.workflow !== workflowId) { return; }
+    if (d.gone) { notice("This workflow is no longer kept (its keep time passed, or its queue was deleted)."); return; }
+    root.innerHTML = d.html;
+    var applies = {};
+    d.actions.forEach(function (name) { applies[name] = true; });
+    document.querySelectorAll("[data-workflow-action]").forEach(function (el) {
+      el.hidden = !applies[el.getAttribute("data-workflow-action")];
+    });
+    var box = document.querySelector("[data-workflow-actions]");
+    if (box) { box.hidden = d.actions.length === 0; }
   }
 
   // Queue page: a row leaving the shown state is marked with where it went; a task entering it is listed on top.

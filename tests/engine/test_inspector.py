@@ -514,7 +514,7 @@ def test_existing_tasks_tells_which_tasks_are_gone_in_one_pipeline(r, redis_url)
     assert inspector.existing_tasks([]) == set()
 
 
-def test_workflow_states_reads_each_kept_workflows_state(r, redis_url):
+def test_workflow_summaries_read_state_progress_and_failure_of_each_kept_workflow(r, redis_url):
     from queues.engine import Client, Inspector, chain, sig
 
     client = Client(redis_url)
@@ -522,9 +522,12 @@ def test_workflow_states_reads_each_kept_workflows_state(r, redis_url):
     failed = client.submit(chain(sig("a"), sig("b")), workflow_id="wf-fail")
     inspector = Inspector(redis_url)
     inspector.delete_task("default", failed.members[0].id)  # deleted before it ran: the workflow fails
-    states = inspector.workflow_states("default", ["wf-run", "wf-fail", "wf-never"])
-    assert states == {"wf-run": "running", "wf-fail": "failed"}
-    assert inspector.workflow_states("default", []) == {}
+    found = inspector.workflow_summaries("default", ["wf-run", "wf-fail", "wf-never"])
+    assert {wf: info.state for wf, info in found.items()} == {"wf-run": "running", "wf-fail": "failed"}
+    assert [m.state for m in found["wf-run"].members] == ["pending", "waiting"]
+    assert (found["wf-fail"].failed_member, found["wf-fail"].error) == (failed.members[0].id, "deleted by operator")
+    assert [(len(i.steps), i.succeeded) for i in found.values()] == [(2, 0), (2, 0)]
+    assert inspector.workflow_summaries("default", []) == {}
 
 
 def test_task_events_are_the_tasks_own_transitions_oldest_first(r, redis_url):
@@ -595,3 +598,20 @@ def test_an_edit_into_a_queue_that_has_the_id_changes_nothing(r, inspector):
     with pytest.raises(TaskIdConflictError, match="queue 'repair' already holds a task 'x1'"):
         inspector.edit_task("default", "x1", b"{}", to_queue="repair")
     assert dump(r) == before
+
+
+def test_memory_counts_aggregating_and_waiting_tasks_and_reads_the_same_while_nothing_changes(r, redis_url):
+    """Issue 23: Memory read "0 bytes" beside 7 aggregating tasks (they sit in one sorted set per group)."""
+    from queues.engine import Client, Inspector
+
+    client = Client(redis_url, policies=False)
+    for n in range(5):
+        client.enqueue("email:line", {"line": n}, group="user:42", queue="notify")
+    for n in range(2):
+        client.enqueue("email:line", {"line": n}, group="user:7", queue="notify")
+    inspector = Inspector(redis_url)
+    grouped = inspector.queue_info("notify")
+    assert grouped.aggregating == 7 and grouped.memory_bytes > 7 * 50
+    assert inspector.queue_info("notify").memory_bytes == grouped.memory_bytes
+    client.enqueue("report", b"x", after=["not-yet"], queue="deps")
+    assert inspector.queue_info("deps").memory_bytes > 0

@@ -115,3 +115,87 @@ def test_cli_group_ls_and_workflow_show(workflow):
     assert code == 1 and out == "" and "no workflow" in err
     code, _, err = run_cli("group", "ls", "--queue", "nope")
     assert code == 1 and "nope" in err
+
+
+# -- actions on a workflow (issue 23) ---------------------------------------------------------------------------
+
+
+def workflow_state(redis_url: str, workflow_id: str = "wf-1") -> tuple[str, list[str]]:
+    from queues.engine import Inspector
+
+    with Inspector(redis_url) as inspector:
+        info = inspector.workflow(Q, workflow_id)
+    return info.state, [m.state for m in info.members]
+
+
+@pytest.fixture
+def failed(workflow, redis_url):
+    """wf-1 failed: its first step was archived by an operator, so the second one was cancelled."""
+    from queues.engine import Inspector
+
+    with Inspector(redis_url, actor="op") as inspector:
+        inspector.archive_task(Q, workflow.members[0].id)
+    return workflow
+
+
+@pytest.mark.django_db
+def test_a_failed_workflow_page_says_what_happened_and_offers_its_actions(failed):
+    html = logged_in(make_user("otto", "operate_console")).get(f"/queues/{Q}/workflows/wf-1/").content.decode()
+    assert "0 of 2 done" in html and "Members left" not in html
+    assert "Left to run</dt><dd data-workflow-left>none" in html  # it ended: nothing is left to run
+    assert f'action="/queues/{Q}/workflows/wf-1/retry/"' in html and "Retry the failed step" in html
+    assert '<dt data-workflow-action="archive" hidden>' in html  # archive takes a running workflow only
+    viewer = logged_in(make_user("vera", "view_console")).get(f"/queues/{Q}/workflows/wf-1/").content.decode()
+    assert "Retry the failed step" in viewer and "/retry/" not in viewer  # the guidance, not the button
+
+
+@pytest.mark.django_db
+def test_the_list_shows_progress_and_the_failing_step(failed, engine):
+    engine.submit(chain(sig("fetch", 3)), queue=Q, workflow_id="wf-2")
+    html = logged_in(make_user("vera", "view_console")).get(f"/workflows/?queue={Q}").content.decode()
+    assert html.count("0 of 2 done") == 1 and html.count("0 of 1 done") == 1
+    assert f'<a href="/queues/{Q}/tasks/{failed.members[0].id}/">fetch</a>' in html and "archived by op" in html
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("action", "before", "after"),
+    [
+        ("retry", "failed", ("running", ["pending", "waiting"])),
+        ("cancel", "running", ("cancelled", ["cancelled", "cancelled"])),
+        ("archive", "running", ("failed", ["failed", "cancelled"])),
+    ],
+)
+def test_an_operators_action_is_done_and_audited(workflow, redis_url, action, before, after):
+    from queues.audit import AuditLog
+    from queues.engine import Inspector
+
+    if before == "failed":
+        with Inspector(redis_url, actor="op") as inspector:
+            inspector.archive_task(Q, workflow.members[0].id)
+    response = logged_in(make_user("otto", "operate_console")).post(f"/queues/{Q}/workflows/wf-1/{action}/")
+    assert response.status_code == 302 and response["Location"] == f"/queues/{Q}/workflows/wf-1/"
+    assert workflow_state(redis_url) == after
+    entry = AuditLog.objects.get()
+    assert (entry.username, entry.action, entry.queue) == ("otto", f"workflow_{action}", Q)
+    assert entry.detail.startswith("workflow wf-1: ")
+
+
+@pytest.mark.django_db
+def test_workflow_actions_refuse_bad_input_and_change_nothing(workflow, redis_url, settings):
+    from queues.audit import AuditLog
+
+    operator = logged_in(make_user("otto", "operate_console"))
+    before = workflow_state(redis_url)
+    refused = operator.post(f"/queues/{Q}/workflows/wf-1/retry/")  # it is running: nothing failed to retry
+    assert refused.status_code == 409 and "only a failed workflow can be retried" in refused.content.decode()
+    assert operator.post(f"/queues/{Q}/workflows/nope/cancel/").status_code == 404
+    assert operator.post("/queues/nope/workflows/wf-1/cancel/").status_code == 404
+    assert operator.post(f"/queues/{Q}/workflows/a{{b}}/cancel/").status_code == 404  # not an id: no such URL
+    assert operator.get(f"/queues/{Q}/workflows/wf-1/cancel/").status_code == 405
+    assert logged_in(make_user("vera", "view_console")).post(f"/queues/{Q}/workflows/wf-1/cancel/").status_code == 403
+    csrf = logged_in(make_user("olga", "operate_console"), enforce_csrf_checks=True)
+    assert csrf.post(f"/queues/{Q}/workflows/wf-1/cancel/").status_code == 403
+    settings.TASKS_CONSOLE_READ_ONLY = True
+    assert operator.post(f"/queues/{Q}/workflows/wf-1/cancel/").status_code == 403
+    assert workflow_state(redis_url) == before and not AuditLog.objects.exists()

@@ -369,7 +369,8 @@ end
 
 -- waiting -> pending: all dependencies succeeded (or, for an on_error callback, its workflow failed: extra
 -- then carries the failure). The collected results go into the options as "results", in the order of after.
-local function release_waiting(ctx, key, id, ttype, extra_name, extra_json)
+-- from names another state the task leaves (a cancelled workflow member retried: archived).
+local function release_waiting(ctx, key, id, ttype, extra_name, extra_json, from)
   local f = redis.call("HMGET", key, "after", "pass", "msg")
   local msg = f[3] or "{}"
   if f[2] == "1" and f[1] then
@@ -384,7 +385,7 @@ local function release_waiting(ctx, key, id, ttype, extra_name, extra_json)
   redis.call("ZREM", queue_key(ctx, "waiting"), id)
   redis.call("HDEL", key, "deps_left")
   redis.call("HSET", key, "msg", msg)
-  to_pending(ctx, queue_key(ctx, "pending"), key, id, ttype, "waiting")
+  to_pending(ctx, queue_key(ctx, "pending"), key, id, ttype, from or "waiting")
 end
 
 -- A waiting task leaves the dependency sets it is registered in (deps:<dep> of each dependency still to succeed),
@@ -517,4 +518,26 @@ after_failure = function(ctx, key, id, err, status)
       cancel_waiting(ctx, dep_key, dep, "dependency " .. id .. " failed: " .. err)
     end
   end
+end
+
+-- A workflow member that has not started (waiting, pending, scheduled or retry) is archived by an operator's
+-- workflow action, with why as its error: its workflow records status for it, and its dependents are archived
+-- as when it fails (after_failure). structures maps the states it may be in to their keys.
+local function archive_unstarted(ctx, key, id, state, structures, archived, why, status)
+  if state == "waiting" then
+    cancel_waiting(ctx, key, id, why)  -- records "cancelled"
+    return
+  end
+  local ttype = redis.call("HGET", key, "type") or ""
+  remove_from(structures[state], state, id)
+  release_unique(key, id)
+  redis.call("ZADD", archived, ctx.now, id)
+  redis.call("HSET", key, "error", why, "failed_at", ctx.now)
+  moved(ctx, key, id, ttype, state, "archived", why)
+  after_failure(ctx, key, id, why, status)
+end
+
+-- The members of a workflow, from its record: {id, type, role, after} each, in submit order (dependencies first).
+local function workflow_members(wkey)
+  return cjson.decode(redis.call("HGET", wkey, "members") or "[]")
 end
