@@ -147,11 +147,14 @@ def fill(redis_url: str, pending: int, archived: int, queues: int) -> None:
     client.close()
 
 
+FLUSH_AGE_MS = 5_000  # worker.event_exporter.EventExporter's flush_age
+
+
 def fill_exported(redis_url: str, directory: str, per_file: int) -> None:
     """The big queue's history as exported event files: each archived task's creation and archiving, each pending
     task's creation, in batches of ``per_file`` as the exporter writes them. Its stream has trimmed nearly all of
-    it, so an old task's page reads these files. Event times run from the oldest task's creation to the newest's
-    (the oldest pending task's file events fall at its real creation time)."""
+    it, so an old task's page reads these files. Event times run from the oldest task's creation on (the oldest
+    pending task's event falls at its real creation time)."""
     import redis
 
     from queues.engine import Inspector, Keys
@@ -168,14 +171,19 @@ def fill_exported(redis_url: str, directory: str, per_file: int) -> None:
         created = inspector.get_task(QUEUE, task_id).created_at
         return int(created.timestamp() * 1000) if created else 0
 
+    # The exporter writes a batch of ``per_file`` when that many wait, else whatever came within its 5 s flush
+    # age: small files mean events that trickled in, at most ``per_file`` in 5 s. Spaced that way, the oldest
+    # pending task's creation keeps its real time.
     first, last = created_ms(pending[0]), created_ms(pending[-1])
-    step = (last - first) / max(1, len(pending) - 1)
-    events: list[tuple[int, str, str, str, str]] = [
-        (first - 1 - (len(archived) - n) // 1000, task_id, "email:bounce", "", "pending")
-        for n, task_id in enumerate(archived)
+    step = max((last - first) / max(1, len(pending) - 1), FLUSH_AGE_MS / per_file)
+    at = [first + round((n - 2 * len(archived)) * step) for n in range(2 * len(archived) + len(pending))]
+    events = [(at[n], task_id, "email:bounce", "", "pending") for n, task_id in enumerate(archived)]
+    events += [
+        (at[len(archived) + n], task_id, "email:bounce", "pending", "archived") for n, task_id in enumerate(archived)
     ]
-    events += [(first - 1, task_id, "email:bounce", "pending", "archived") for task_id in archived]
-    events += [(first + round(n * step), task_id, "email:deliver", "", "pending") for n, task_id in enumerate(pending)]
+    events += [
+        (at[2 * len(archived) + n], task_id, "email:deliver", "", "pending") for n, task_id in enumerate(pending)
+    ]
     for start in range(0, len(events), per_file):
         batch = [
             StreamEntry(f"{at}-{start + n}", {"id": task_id, "type": kind, "from": was, "to": now, "at": str(at)})

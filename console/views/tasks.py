@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from queues.engine import nesting
-from queues.engine.timeline import attempts_of
+from queues.engine.timeline import attempts_of, event_window
 
 from ..access import can_edit, editor_form, viewer_page
 from ..errors import bad_request, error_page
@@ -163,15 +163,17 @@ AUDIT_SCAN = 500
 
 def _history(insp: Any, queue: str, task: Any) -> tuple[list[Any], str]:
     """The task's events, oldest first, and where they came from: its queue's stream while it holds them all
-    (back to the task's creation), and the exported Parquet files for the part the stream has trimmed."""
+    (back to the task's creation), and the exported Parquet files for the part the stream has trimmed. Both are
+    read within the task's lifetime (its creation to its last move), so an old task in a queue of a million costs
+    what a new one does."""
     from queues import conf
     from queues.engine.inspector import TaskEvent
     from queues.history.events import task_events
 
-    events = insp.task_events(queue, task.id)
+    window = event_window(task.created_at, task.state_since)  # bounds both reads: neither grows with the queue
+    events = insp.task_events(queue, task.id, window=window)
     if events and not events[0].from_state:
         return events, "the queue's event stream"
-    since = task.created_at.strftime("%Y-%m-%d") if task.created_at else ""
     seen = {e.stream_id for e in events}
     exported = [
         TaskEvent(
@@ -180,7 +182,7 @@ def _history(insp: Any, queue: str, task: Any) -> tuple[list[Any], str]:
             row.get("lease") or "", row["stream_id"],
             datetime.fromtimestamp(row["started_ms"] / 1000, UTC) if row.get("started_ms") else None,
         )
-        for row in task_events(conf.export_dir(), queue, task.id, since)
+        for row in task_events(conf.export_dir(), queue, task.id, window)
         if row["stream_id"] not in seen
     ]  # fmt: skip
     if not exported:

@@ -833,11 +833,17 @@ class Inspector(BrokerOwner):
         first = (page - 1) * size
         return SearchPage(found[first : first + size], found, scanned, total, page, size, wanted)
 
-    def task_events(self, queue: str, task_id: str, scan_limit: int = EVENT_SCAN_LIMIT) -> list[TaskEvent]:
+    def task_events(
+        self, queue: str, task_id: str, scan_limit: int = EVENT_SCAN_LIMIT, *, window: tuple[int, int] | None = None
+    ) -> list[TaskEvent]:
         """The task's transitions, oldest first, from the newest ``scan_limit`` entries of the queue's stream.
 
         The scan goes newest first and stops at the task's creation (the only kind of event with no ``from``
         state): nothing older is about this task, so a recent task costs a few hundred entries, not the limit.
+        ``window`` (epoch ms, ``timeline.event_window`` of the task's creation and last move) bounds it further:
+        when the stream's oldest entry is later than the window, the stream holds none of the task's events and
+        nothing is scanned (an old task in a busy queue cost the whole limit, 20,000 entries, before); the scan
+        also stops at the first entry timed before the window.
         Raises:
             ValidationError: the queue name or task id is malformed.
             QueueNotFoundError: there is no queue of that name.
@@ -846,6 +852,12 @@ class Inspector(BrokerOwner):
         self._known(queue, "task_events")
         check.task_id(task_id, "inspector.task_events")
         stream = self.keys.queue(queue).events
+        if (
+            window is not None
+            and _entry_at(self._redis("task_events", self.conn.xrange, stream, count=1), 0) > window[1]
+        ):
+            return []
+        earliest = window[0] if window is not None else 0
         wanted = task_id.encode()
         events: list[TaskEvent] = []
         last = "+"
@@ -863,6 +875,8 @@ class Inspector(BrokerOwner):
                     events.append(_event(fields, entry_id.decode()))
                     if not fields.get(b"from"):
                         return events[::-1]
+            if _entry_at(entries, -1) < earliest:
+                break
         return events[::-1]
 
     def get_task(self, queue: str, task_id: str) -> TaskInfo:
@@ -1234,6 +1248,15 @@ def count_unlisted(info: QueueInfo, type_counts: dict[bytes, bytes]) -> None:
             info.aggregating += int(value)
         elif state == b"waiting":
             info.waiting += int(value)
+
+
+def _entry_at(entries: list[Any], index: int) -> int:
+    """The event time (ms) of ``entries[index]`` (an XRANGE reply); 0 when there is no such entry or time, so a
+    bound compared with it never skips what it cannot date."""
+    if not entries:
+        return 0
+    at = entries[index][1].get(b"at", b"")
+    return int(at) if at.isdigit() else 0
 
 
 def _event(fields: dict[bytes, bytes], stream_id: str = "") -> TaskEvent:
