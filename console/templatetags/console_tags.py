@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from django import template
 
 register = template.Library()
@@ -27,6 +29,14 @@ def duration(seconds: object) -> str:
     if hours:
         return f"{sign}{hours}h {minutes}m"
     return f"{sign}{minutes}m {secs}s"
+
+
+@register.filter
+def age(when: object) -> str:
+    """The time since ``when`` (an aware datetime) as ``duration`` writes it: how long an active task has run."""
+    if not isinstance(when, datetime):
+        return "—"
+    return str(duration((datetime.now(UTC) - when).total_seconds()))
 
 
 @register.filter

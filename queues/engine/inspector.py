@@ -791,7 +791,7 @@ class Inspector(BrokerOwner):
         scan_limit: int = SCAN_LIMIT,
         redaction: Redaction | None = None,
     ) -> SearchPage:
-        """Tasks of every queue that match a search (``search`` has the language), in queue, state and list order,
+        """Tasks of every queue that match a search (``search`` has the language), newest first (by creation),
         one page of them. Reads at most ``scan_limit`` tasks in all (1,000 per round trip) and says how many it
         read of how many the searched queues and states hold: a search that stopped at the bound says so.
         Aggregating tasks are not searched (they are in their groups: see ``groups``). With ``redaction``, payloads
@@ -830,6 +830,8 @@ class Inspector(BrokerOwner):
                             task = replace(task, payload=redaction.apply(task.type, task.payload) or b"")
                         if search.matches(wanted, task, now):
                             found.append(task)
+        # Newest first: what an operator looks for is most often what just happened.
+        found.sort(key=lambda t: (-(t.created_at.timestamp() if t.created_at else 0), t.queue, t.id))
         first = (page - 1) * size
         return SearchPage(found[first : first + size], found, scanned, total, page, size, wanted)
 
