@@ -47,7 +47,12 @@ def _range_field() -> forms.ChoiceField:
     """The time charts' range (``?range=``), one of the engine's ranges; empty means the last hour."""
     from queues.engine.series import RANGES
 
-    return forms.ChoiceField(choices=[(r, r) for r in RANGES], required=False)
+    names = ", ".join(RANGES)
+    return forms.ChoiceField(
+        choices=[(r, r) for r in RANGES],
+        required=False,
+        error_messages={"invalid_choice": f"“%(value)s” is not a chart range; use one of {names}"},
+    )
 
 
 class SeriesQuery(forms.Form):
