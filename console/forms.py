@@ -161,13 +161,17 @@ class PreferenceForm(forms.ModelForm):
 
 
 class EditTaskForm(forms.Form):
-    """Edit and retry: the new payload (as JSON, text or base64) and the options an operator may change."""
+    """Edit and retry: the new payload (as JSON, text or base64), its type and the options an operator may change
+    (the engine checks the type and the queue name: ``Inspector.edit_task``)."""
 
     ENCODINGS = (("json", "JSON"), ("text", "text (UTF-8)"), ("base64", "base64 (raw bytes)"))
 
     payload = forms.CharField(widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}), required=False,
                               strip=False, max_length=4 * 1024 * 1024)  # fmt: skip
     encoding = forms.ChoiceField(choices=ENCODINGS)
+    type = forms.CharField(
+        max_length=256, required=False, strip=True, help_text="change it when no worker handles this one (misspelt)"
+    )
     queue = forms.CharField(max_length=128, required=False, strip=True, help_text="empty: its own queue")
     max_retry = forms.IntegerField(min_value=0, max_value=1000, required=False)
     timeout = forms.FloatField(min_value=0.001, required=False, help_text="seconds")

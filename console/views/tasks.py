@@ -75,6 +75,7 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
         "full": full,
         "live_cursor": live_cursor,
         "can_edit": can_edit(request.user) and task.state in EDITABLE,
+        "no_handler": "no handler for task type" in (task.last_error or ""),
         "fingerprint_search": group_search(queue, task.type, task.error_fingerprint or ""),
     }
     return render(request, "console/task.html", context)
@@ -107,7 +108,8 @@ def edit_task(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
     if request.method != "POST":
         if redacted:
             record_unredacted_view(request.user, queue, [task.id], "console edit form")
-        form = EditTaskForm(initial={**_as_text(task.payload), "max_retry": task.max_retry, "timeout": task.timeout})
+        initial = {**_as_text(task.payload), "type": task.type, "max_retry": task.max_retry, "timeout": task.timeout}
+        form = EditTaskForm(initial=initial)
         return render(request, "console/task_edit.html", {"task": task, "queue": queue, "form": form})
     form = EditTaskForm(request.POST)
     if not form.is_valid():
@@ -115,7 +117,7 @@ def edit_task(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
     data = form.cleaned_data
     edited = acting_inspector(request).edit_task(
         queue, task_id, data["payload_bytes"], to_queue=data["queue"] or None, max_retry=data["max_retry"],
-        timeout=data["timeout"],
+        timeout=data["timeout"], task_type=data["type"] or None,
     )  # fmt: skip
     _audit_edit(request, task, edited)
     messages.success(request, f"Task {task_id} edited and moved to pending in queue {edited.queue}.")
@@ -134,8 +136,10 @@ def _audit_edit(request: HttpRequest, task: Any, edited: Any) -> None:
         original = _as_text(payload)
         return json.dumps({
             "original_payload": original["payload"], "original_encoding": original["encoding"],
-            "original_options": {"queue": task.queue, "max_retry": task.max_retry, "timeout": task.timeout},
-            "new_options": {"queue": edited.queue, "max_retry": edited.max_retry, "timeout": edited.timeout},
+            "original_options": {"type": task.type, "queue": task.queue, "max_retry": task.max_retry,
+                                 "timeout": task.timeout},
+            "new_options": {"type": edited.type, "queue": edited.queue, "max_retry": edited.max_retry,
+                            "timeout": edited.timeout},
         })  # fmt: skip
 
     shown = masked(task.type, task.payload)

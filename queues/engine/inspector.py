@@ -963,12 +963,14 @@ class Inspector(BrokerOwner):
         to_queue: str | None = None,
         max_retry: int | None = None,
         timeout: float | None = None,
+        task_type: str | None = None,
     ) -> TaskInfo:
         """Edit a retry or archived task and run it: new ``payload`` (bytes, as stored), and where given a new
-        ``max_retry``, ``timeout`` (seconds) or queue. It becomes pending with its retry count at 0; its id, type
-        and history stay. In its own queue this is one transition (``lua/edit_task.lua``). Into another queue it is
-        enqueued there under the same id, then deleted here (two steps: the queues live in different Cluster
-        slots). Returns the task as it is now.
+        ``max_retry``, ``timeout`` (seconds), queue or ``task_type`` (for a type no worker handles, e.g. misspelt).
+        It becomes pending with its retry count at 0; its id and history stay, and its type unless given. In its
+        own queue this is one transition (``lua/edit_task.lua``). Into another queue it is enqueued there under
+        the same id, then deleted here (two steps: the queues live in different Cluster slots). Returns the task
+        as it is now.
 
         Raises:
             ValidationError: a name, id or option is malformed, or the payload is over the size limit.
@@ -992,13 +994,16 @@ class Inspector(BrokerOwner):
             raise FailedPreconditionError(
                 f"task is {(fields[2] or b'?').decode()}, only a retry or archived task can be edited", op=op
             )
+        new_type = check.task_type(task_type, op) if task_type else ""
         message = replace(TaskMessage.decode(task_id, target, fields[0], data, fields[1] or b""), payload=data)
+        if new_type:
+            message = replace(message, type=new_type)
         if max_retry is not None:
             message.max_retry = check.count(max_retry, "max_retry", 0, check.MAX_RETRY_LIMIT, op)
         if timeout is not None:
             message.timeout = check.seconds(timeout, "timeout", op)
         if target == queue:
-            self.broker.run(self.ops.edit_task(queue, task_id, data, message.encode_options(), self.actor))
+            self.broker.run(self.ops.edit_task(queue, task_id, data, message.encode_options(), self.actor, new_type))
         else:
             try:
                 new_queue = self.broker.run(self.ops.enqueue(target, [Placement(message)], self.actor))
