@@ -49,6 +49,8 @@ from .workflows import WorkflowInfo
 INFO_REFUSED = "info_refused"
 SCAN_LIMIT = 10_000  # tasks a filter looks at, at most, per request: it says how many it looked at
 EVENT_SCAN_LIMIT = 20_000  # stream entries searched, at most, for one task's history
+#: Seconds since the HTTP API last consumed from a queue for which it still counts as served (``serving``).
+API_SERVED_WINDOW = 300.0
 _SORTED_SET_STATES = ("active", "scheduled", "retry", "archived", "completed")
 _MEMORY_STATES = ("pending",) + _SORTED_SET_STATES
 MEMORY_SAMPLE = 20  # tasks per state whose MEMORY USAGE is read and extrapolated, as asynq does
@@ -834,6 +836,17 @@ class Inspector(BrokerOwner):
         found.sort(key=lambda t: (-(t.created_at.timestamp() if t.created_at else 0), t.queue, t.id))
         first = (page - 1) * size
         return SearchPage(found[first : first + size], found, scanned, total, page, size, wanted)
+
+    def api_served_queues(self, within: float = API_SERVED_WINDOW) -> set[str]:
+        """The queues the HTTP API's consume endpoint polled within the last ``within`` seconds: served, though
+        no worker reads them. One HGETALL of a small hash.
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        polled = self._redis("api_served_queues", self.conn.hgetall, self.keys.api_consumed)
+        since = to_ms(self.broker.clock.now() - within)
+        return {queue.decode() for queue, ms in polled.items() if ms.isdigit() and int(ms) >= since}
 
     def task_events(
         self, queue: str, task_id: str, scan_limit: int = EVENT_SCAN_LIMIT, *, window: tuple[int, int] | None = None
