@@ -2,10 +2,12 @@
 
 Fills a Redis database (db 1 unless told otherwise; 0 and 10-15 are refused) with ``--pending`` pending and
 ``--archived`` archived tasks in queue ``big``, plus small queues up to ``--queues`` in all (200), and 24 hours
-of minutes and 30 days of hours of time series for every queue, then renders
-each console page ``--repeat`` times through Django's test client, in process, and reports the median and p95
-of the server-side time per page. The database is flushed before filling and again at the end (``--keep``
-leaves it filled; ``--reuse`` skips filling a database an earlier ``--keep`` run left).
+of minutes and 30 days of hours of time series for every queue, and the big queue's whole history as the event
+exporter would have left it (Parquet files of 50,000 events in ``--export-dir``, a fresh temporary folder unless
+one is named; a folder that already holds files is used as it is), then renders each console page ``--repeat``
+times through Django's test client, in process, and reports the median and p95 of the server-side time per page.
+The database is flushed before filling and again at the end (``--keep`` leaves it filled; ``--reuse`` skips
+filling a database an earlier ``--keep`` run left).
 
     .venv/bin/python bench/console_scale.py                        # 1,000,000 pending, 100,000 archived
     .venv/bin/python bench/console_scale.py --pending 100000 --repeat 5
@@ -40,6 +42,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     parser.add_argument("--only", default="", help="time only pages whose label contains this text")
     parser.add_argument("--queues", type=int, default=200, help="queues in all, the big one included (default 200)")
+    parser.add_argument("--export-dir", default="", help="exported event files (default: a temporary folder)")
+    parser.add_argument(
+        "--export-batch", type=int, default=50_000, help="events per exported file (default 50,000, the exporter's "
+        "batch; a quiet exporter flushes smaller ones every 5 s)",
+    )  # fmt: skip
     return parser.parse_args(argv)
 
 
@@ -140,6 +147,52 @@ def fill(redis_url: str, pending: int, archived: int, queues: int) -> None:
     client.close()
 
 
+FLUSH_AGE_MS = 5_000  # worker.event_exporter.EventExporter's flush_age
+
+
+def fill_exported(redis_url: str, directory: str, per_file: int) -> None:
+    """The big queue's history as exported event files: each archived task's creation and archiving, each pending
+    task's creation, in batches of ``per_file`` as the exporter writes them. Its stream has trimmed nearly all of
+    it, so an old task's page reads these files. Event times run from the oldest task's creation on (the oldest
+    pending task's event falls at its real creation time)."""
+    import redis
+
+    from queues.engine import Inspector, Keys
+    from queues.engine.export_store import StreamEntry
+    from queues.history.events import write_batch
+
+    began = time.perf_counter()
+    conn, keys, inspector = redis.Redis.from_url(redis_url), Keys().queue(QUEUE), Inspector(redis_url)
+    archived = [m.decode() for m in conn.zrange(keys.archived, 0, -1)]
+    pending = [m.decode() for m in conn.lrange(keys.pending, 0, -1)][::-1]  # oldest (next to run) first
+    conn.close()
+
+    def created_ms(task_id: str) -> int:
+        created = inspector.get_task(QUEUE, task_id).created_at
+        return int(created.timestamp() * 1000) if created else 0
+
+    # The exporter writes a batch of ``per_file`` when that many wait, else whatever came within its 5 s flush
+    # age: small files mean events that trickled in, at most ``per_file`` in 5 s. Spaced that way, the oldest
+    # pending task's creation keeps its real time.
+    first, last = created_ms(pending[0]), created_ms(pending[-1])
+    step = max((last - first) / max(1, len(pending) - 1), FLUSH_AGE_MS / per_file)
+    at = [first + round((n - 2 * len(archived)) * step) for n in range(2 * len(archived) + len(pending))]
+    events = [(at[n], task_id, "email:bounce", "", "pending") for n, task_id in enumerate(archived)]
+    events += [
+        (at[len(archived) + n], task_id, "email:bounce", "pending", "archived") for n, task_id in enumerate(archived)
+    ]
+    events += [
+        (at[2 * len(archived) + n], task_id, "email:deliver", "", "pending") for n, task_id in enumerate(pending)
+    ]
+    for start in range(0, len(events), per_file):
+        batch = [
+            StreamEntry(f"{at}-{start + n}", {"id": task_id, "type": kind, "from": was, "to": now, "at": str(at)})
+            for n, (at, task_id, kind, was, now) in enumerate(events[start : start + per_file])
+        ]
+        write_batch(directory, QUEUE, batch)
+    print(f"exported {len(events):,} events of {QUEUE} in {time.perf_counter() - began:.1f} s", file=sys.stderr)
+
+
 def pages(inspector) -> list[tuple[str, str]]:
     """(label, path) of every console page, at the places a big queue makes expensive."""
     info = inspector.queue_info(QUEUE)
@@ -198,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     conn = redis.Redis.from_url(args.redis_url)
     with tempfile.TemporaryDirectory(prefix="taskq-console-scale-") as workdir:
         setup_django(args.redis_url, workdir)
+        from django.conf import settings
         from django.contrib.auth import get_user_model
         from django.test import Client
 
@@ -207,6 +261,10 @@ def main(argv: list[str] | None = None) -> int:
             if not args.reuse:
                 conn.flushdb()
                 fill(args.redis_url, args.pending, args.archived, args.queues)
+            export_dir = Path(args.export_dir or workdir) / "events"
+            if not any(export_dir.glob("date=*/*.parquet")):
+                fill_exported(args.redis_url, str(export_dir), args.export_batch)
+            settings.TASKS_EVENT_EXPORT_DIR = str(export_dir)
             user = get_user_model().objects.create_superuser("bench", password="bench-only")
             client = Client()
             client.force_login(user)

@@ -2,11 +2,17 @@
 
 Colours come from CSS classes (``.c-<series>``) so both themes restyle them. Every label is escaped here, since
 the markup is handed to templates as safe.
+
+An SVG's text scales with its drawing: one drawn for a desktop card read about 5 px on a 375 px phone. So each
+chart is drawn twice, for two widths (``WIDE`` and ``NARROW`` user units across, with fewer labels in the
+narrow one), inside a ``.chart-fit`` box; a CSS container query (console.css) shows the narrow drawing when the
+box is under 460 px wide. Either drawing is then shown at 0.88x to 1.4x, so its 12 px text stays at 10.5 px or more.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -14,6 +20,42 @@ from django.utils.safestring import SafeString, mark_safe
 
 #: The states the size counts (completed excluded), in the queue page's tab order.
 SIZE_SERIES = ("active", "pending", "aggregating", "waiting", "scheduled", "retry", "archived")
+
+
+#: Widths of the two drawings, in user units (at 1:1, CSS px).
+WIDE, NARROW = 520, 330
+
+
+def _fitted(draw: Callable[[bool], str]) -> SafeString:
+    """Both drawings of a chart (``draw(narrow)``), for the container query to pick from."""
+    return mark_safe(f'<div class="chart-fit">{draw(False)}{draw(True)}</div>')  # noqa: S308 - draw() escapes
+
+
+def _svg_open(css: str, width: int, height: float, role: str, title: str, narrow: bool) -> str:
+    return (
+        f'<svg class="{css}" data-fit="{"narrow" if narrow else "wide"}" viewBox="0 0 {width} {height:.0f}" '
+        f'role="{role}" aria-label="{escape(title)}"><title>{escape(title)}</title>'
+    )
+
+
+#: Colour classes of named series (``c-q0`` ... ``c-q7``, console.css).
+SERIES_COLOURS = 8
+
+
+def stable_colours(names: Sequence[str]) -> dict[str, str]:
+    """A colour class per name that follows the name, not its rank: a queue keeps its colour while the order of
+    the busiest changes. Each name asks for the slot its CRC-32 picks; names taken in sorted order move to the
+    next free slot when two ask for one (so the same set of names always gets the same colours)."""
+    taken: dict[str, str] = {}
+    free = list(range(SERIES_COLOURS))
+    for name in sorted(set(names)):
+        if not free:
+            break
+        want = zlib.crc32(name.encode()) % SERIES_COLOURS
+        slot = next((s for s in free if s >= want), free[0])
+        free.remove(slot)
+        taken[name] = f"q{slot}"
+    return taken
 
 
 @dataclass(frozen=True)
@@ -38,18 +80,21 @@ def _nice_max(value: int) -> int:
 
 def stacked_bars(bars: Sequence[Bar], series: Sequence[str], *, title: str) -> SafeString:
     """Horizontal bars, one per label, stacked by series (the queue size by state chart)."""
-    row, label_w, width, top = 26, 150, 420, 8
+    return _fitted(lambda narrow: _stacked_bars(bars, series, title, narrow))
+
+
+def _stacked_bars(bars: Sequence[Bar], series: Sequence[str], title: str, narrow: bool) -> str:
+    row, top = 26, 8
+    label_w, chars = (100, 13) if narrow else (140, 19)  # about 7 units a character at 12 px
+    width = (NARROW if narrow else WIDE) - label_w - 20
     scale_max = _nice_max(max((sum(b.values.get(s, 0) for s in series) for b in bars), default=0))
     height = top + row * max(len(bars), 1) + 24
     # With links on its labels the chart is a group, not an image: an image's content is not interactive.
     role = "group" if any(bar.href for bar in bars) else "img"
-    out = [
-        f'<svg class="chart" viewBox="0 0 {label_w + width + 20} {height}" role="{role}" '
-        f'aria-label="{escape(title)}"><title>{escape(title)}</title>'
-    ]
+    out = [_svg_open("chart", label_w + width + 20, height, role, title, narrow)]
     for index, bar in enumerate(bars):
         y = top + index * row
-        name = escape(bar.label if len(bar.label) <= 24 else bar.label[:23] + "…")
+        name = escape(bar.label if len(bar.label) <= chars else bar.label[: chars - 1] + "…")
         label = f'<text class="axis" x="{label_w - 8}" y="{y + 16}" text-anchor="end">{name}</text>'
         if bar.href:
             label = f'<a href="{escape(bar.href)}">{label}</a>'
@@ -65,38 +110,40 @@ def stacked_bars(bars: Sequence[Bar], series: Sequence[str], *, title: str) -> S
                 f"<title>{escape(bar.label)} · {name}: {value:,}</title></rect>"
             )
             x += w
-    out.append(_x_axis(label_w, width, top + row * max(len(bars), 1) + 16, scale_max))
+    out.append(_x_axis(label_w, width, top + row * max(len(bars), 1) + 16, scale_max, 2 if narrow else 4))
     out.append("</svg>")
-    return mark_safe("".join(out))  # noqa: S308 - every interpolated label is escaped above
+    return "".join(out)
 
 
-def _x_axis(left: int, width: int, y: int, scale_max: int) -> str:
+def _x_axis(left: int, width: int, y: int, scale_max: int, steps: int) -> str:
     ticks = []
-    for i in range(5):
-        value = scale_max * i // 4
-        x = left + width * i / 4
+    for i in range(steps + 1):
+        value = scale_max * i // steps
+        x = left + width * i / steps
         ticks.append(f'<text class="axis" x="{x:.1f}" y="{y}" text-anchor="middle">{value:,}</text>')
     return "".join(ticks)
 
 
 def grouped_columns(bars: Sequence[Bar], series: Sequence[str], *, title: str) -> SafeString:
     """Vertical columns per label, side by side per series (processed and failed per day)."""
-    left, width, height, bottom = 48, 530, 180, 28
+    return _fitted(lambda narrow: _grouped_columns(bars, series, title, narrow))
+
+
+def _grouped_columns(bars: Sequence[Bar], series: Sequence[str], title: str, narrow: bool) -> str:
+    left, height, bottom = (40, 150, 28) if narrow else (48, 180, 28)
+    width = (NARROW if narrow else WIDE) - left - 10
     scale_max = _nice_max(max((v for b in bars for v in b.values.values()), default=0))
     slot = width / max(len(bars), 1)
     col = max(slot * 0.8 / len(series), 1.0)
-    out = [
-        f'<svg class="chart" viewBox="0 0 {left + width + 10} {height + bottom + 10}" role="img" '
-        f'aria-label="{escape(title)}"><title>{escape(title)}</title>'
-    ]
+    out = [_svg_open("chart", left + width + 10, height + bottom + 10, "img", title, narrow)]
     for i in range(5):
         value = scale_max * i // 4
         y = 10 + height - height * i / 4
         out.append(
             f'<line class="grid" x1="{left}" x2="{left + width}" y1="{y:.1f}" y2="{y:.1f}"/>'
-            f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{value:,}</text>'
+            f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{_short(value, "")}</text>'
         )
-    label_every = max(1, len(bars) // 10)
+    label_every = max(1, -(-len(bars) // (5 if narrow else 10)))
     for index, bar in enumerate(bars):
         x0 = left + index * slot + slot * 0.1
         for k, name in enumerate(series):
@@ -106,13 +153,13 @@ def grouped_columns(bars: Sequence[Bar], series: Sequence[str], *, title: str) -
                 f'<rect class="c-{name}" x="{x0 + k * col:.1f}" y="{10 + height - h:.1f}" width="{col:.1f}" '
                 f'height="{h:.1f}"><title>{escape(bar.label)} · {name}: {value:,}</title></rect>'
             )
-        if index % label_every == 0 or index == len(bars) - 1:
+        if index % label_every == 0:
             out.append(
                 f'<text class="axis" x="{left + (index + 0.5) * slot:.1f}" y="{height + bottom}" '
                 f'text-anchor="middle">{escape(bar.label)}</text>'
             )
     out.append("</svg>")
-    return mark_safe("".join(out))  # noqa: S308 - every interpolated label is escaped above
+    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -141,8 +188,32 @@ def time_chart(
 ) -> SafeString:
     """A chart over time, one column per point: stacked columns (counts: each line a layer) or lines (gauges,
     percentiles, rates). ``labels`` names each point (a few are printed under the axis, spaced so they never
-    overlap); every column or dot has a hover title with its exact figure. The legend is drawn above."""
-    left, width, height, top, bottom = 56, 600, 150, 24, 22
+    overlap); every column or dot has a hover title with its exact figure. The legend is drawn above, in as many
+    rows as it takes to stay inside the drawing."""
+    return _fitted(lambda narrow: _time_chart(labels, lines, title, stacked, unit, narrow))
+
+
+def _legend(lines: Sequence[Line], left: int, right: int) -> tuple[list[str], int]:
+    """The legend's swatches and names, wrapped at ``right``; and the height it takes."""
+    out, x, y = [], float(left), 4
+    for line in lines:
+        name = line.name or "(none)"  # an unnamed series still gets a visible entry, not a bare swatch
+        size = 24 + 7 * len(name)
+        if x > left and x + size - 10 > right:
+            x, y = float(left), y + 16
+        out.append(
+            f'<rect class="c-{escape(line.css)}" x="{x:.0f}" y="{y}" width="10" height="10"/>'
+            f'<text class="axis legend" x="{x + 14:.0f}" y="{y + 9}">{escape(name)}</text>'
+        )
+        x += size
+    return out, y + 20
+
+
+def _time_chart(
+    labels: Sequence[str], lines: Sequence[Line], title: str, stacked: bool, unit: str, narrow: bool
+) -> str:
+    left, height, bottom = (44, 130, 22) if narrow else (56, 150, 22)
+    width = (NARROW if narrow else WIDE) - left - 10
     n = max(len(labels), 1)
     slot = width / n
     if stacked:
@@ -150,17 +221,8 @@ def time_chart(
     else:
         peak = max((v for line in lines for v in line.values if v is not None), default=0)
     scale = _nice_max(int(peak) + (0 if peak == int(peak) else 1))
-    out = [
-        f'<svg class="chart time" viewBox="0 0 {left + width + 10} {top + height + bottom + 4}" role="img" '
-        f'aria-label="{escape(title)}"><title>{escape(title)}</title>'
-    ]
-    x = float(left)
-    for line in lines:  # the legend
-        out.append(
-            f'<rect class="c-{escape(line.css)}" x="{x:.0f}" y="4" width="10" height="10"/>'
-            f'<text class="axis legend" x="{x + 14:.0f}" y="13">{escape(line.name)}</text>'
-        )
-        x += 24 + 7 * len(line.name)
+    legend, top = _legend(lines, left, left + width)
+    out = [_svg_open("chart time", left + width + 10, top + height + bottom + 4, "img", title, narrow), *legend]
     for i in range(5):
         value = scale * i / 4
         y = top + height - height * i / 4
@@ -168,45 +230,59 @@ def time_chart(
             f'<line class="grid" x1="{left}" x2="{left + width}" y1="{y:.1f}" y2="{y:.1f}"/>'
             f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{escape(_short(value, unit))}</text>'
         )
-    if stacked:
-        for i, label in enumerate(labels):
-            base = 0.0
-            for line in lines:
-                value = line.values[i] or 0
-                if value <= 0:
-                    continue
-                h = value / scale * height
-                y = top + height - (base + value) / scale * height
-                out.append(
-                    f'<rect class="c-{escape(line.css)}" x="{left + i * slot + slot * 0.1:.1f}" y="{y:.1f}" '
-                    f'width="{max(slot * 0.8, 0.8):.1f}" height="{max(h, 0.5):.1f}">'
-                    f"<title>{escape(label)} · {escape(line.name)}: {escape(_short(value, unit))}</title></rect>"
-                )
-                base += value
-    else:
-        for line in lines:
-            dots = [
-                (left + (i + 0.5) * slot, top + height - v / scale * height, v)
-                for i, v in enumerate(line.values)
-                if v is not None
-            ]
-            if len(dots) > 1:
-                path = " ".join(f"{x:.1f},{y:.1f}" for x, y, _v in dots)
-                out.append(f'<polyline class="line c-{escape(line.css)}" points="{path}"/>')
-            for (x, y, v), i in zip(dots, [i for i, v in enumerate(line.values) if v is not None], strict=True):
-                out.append(
-                    f'<circle class="dot c-{escape(line.css)}" cx="{x:.1f}" cy="{y:.1f}" r="2">'
-                    f"<title>{escape(labels[i])} · {escape(line.name)}: {escape(_short(v, unit))}</title></circle>"
-                )
-    # Under the axis, about one label per 100 px of chart, so they never run into each other.
-    every = max(1, -(-n // 6))
+    out += _columns(labels, lines, left, top, height, slot, scale, unit) if stacked else []
+    out += [] if stacked else _lines(labels, lines, left, top, height, slot, scale, unit)
+    # Under the axis, about one label per 90 px of chart, so they never run into each other.
+    every = max(1, -(-n // (3 if narrow else 5)))
     for i in range(0, len(labels), every):
         out.append(
             f'<text class="axis" x="{left + (i + 0.5) * slot:.1f}" y="{top + height + 16}" text-anchor="middle">'
             f"{escape(labels[i])}</text>"
         )
     out.append("</svg>")
-    return mark_safe("".join(out))  # noqa: S308 - every interpolated label is escaped above
+    return "".join(out)
+
+
+def _columns(
+    labels: Sequence[str], lines: Sequence[Line], left: int, top: int, height: int, slot: float, scale: int, unit: str
+) -> list[str]:
+    out = []
+    for i, label in enumerate(labels):
+        base = 0.0
+        for line in lines:
+            value = line.values[i] or 0
+            if value <= 0:
+                continue
+            h = value / scale * height
+            y = top + height - (base + value) / scale * height
+            out.append(
+                f'<rect class="c-{escape(line.css)}" x="{left + i * slot + slot * 0.1:.1f}" y="{y:.1f}" '
+                f'width="{max(slot * 0.8, 0.8):.1f}" height="{max(h, 0.5):.1f}">'
+                f"<title>{escape(label)} · {escape(line.name)}: {escape(_short(value, unit))}</title></rect>"
+            )
+            base += value
+    return out
+
+
+def _lines(
+    labels: Sequence[str], lines: Sequence[Line], left: int, top: int, height: int, slot: float, scale: int, unit: str
+) -> list[str]:
+    out = []
+    for line in lines:
+        dots = [
+            (left + (i + 0.5) * slot, top + height - v / scale * height, v)
+            for i, v in enumerate(line.values)
+            if v is not None
+        ]
+        if len(dots) > 1:
+            path = " ".join(f"{x:.1f},{y:.1f}" for x, y, _v in dots)
+            out.append(f'<polyline class="line c-{escape(line.css)}" points="{path}"/>')
+        for (x, y, v), i in zip(dots, [i for i, v in enumerate(line.values) if v is not None], strict=True):
+            out.append(
+                f'<circle class="dot c-{escape(line.css)}" cx="{x:.1f}" cy="{y:.1f}" r="2">'
+                f"<title>{escape(labels[i])} · {escape(line.name)}: {escape(_short(v, unit))}</title></circle>"
+            )
+    return out
 
 
 #: The colour of each periodic run's outcome in a run sparkline (scheduler_store.EnqueueRecord.outcome).

@@ -49,7 +49,12 @@ def _range_field() -> forms.ChoiceField:
     """The time charts' range (``?range=``), one of the engine's ranges; empty means the last hour."""
     from queues.engine.series import RANGES
 
-    return forms.ChoiceField(choices=[(r, r) for r in RANGES], required=False)
+    names = ", ".join(RANGES)
+    return forms.ChoiceField(
+        choices=[(r, r) for r in RANGES],
+        required=False,
+        error_messages={"invalid_choice": f"“%(value)s” is not a chart range; use one of {names}"},
+    )
 
 
 class SeriesQuery(forms.Form):
@@ -158,13 +163,17 @@ class PreferenceForm(forms.ModelForm):
 
 
 class EditTaskForm(forms.Form):
-    """Edit and retry: the new payload (as JSON, text or base64) and the options an operator may change."""
+    """Edit and retry: the new payload (as JSON, text or base64), its type and the options an operator may change
+    (the engine checks the type and the queue name: ``Inspector.edit_task``)."""
 
     ENCODINGS = (("json", "JSON"), ("text", "text (UTF-8)"), ("base64", "base64 (raw bytes)"))
 
     payload = forms.CharField(widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}), required=False,
                               strip=False, max_length=4 * 1024 * 1024)  # fmt: skip
     encoding = forms.ChoiceField(choices=ENCODINGS)
+    type = forms.CharField(
+        max_length=256, required=False, strip=True, help_text="change it when no worker handles this one (misspelt)"
+    )
     # Moving a task gives the other queue a new task: named as enqueue names one (no '.', '..', '*', '?', '[').
     queue = forms.CharField(max_length=128, required=False, strip=True, help_text="empty: its own queue",
                             validators=[validate_queue_name])  # fmt: skip

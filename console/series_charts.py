@@ -12,10 +12,10 @@ from django.utils.safestring import SafeString
 
 from queues.engine.series import RANGES, Point, percentile
 
-from .charts import Line, time_chart
+from .charts import SERIES_COLOURS, Line, stable_colours, time_chart
 
 #: Queues drawn in a colour of their own on the dashboard's stacked charts; the rest are added up as "other".
-QUEUE_COLOURS = 8
+QUEUE_COLOURS = SERIES_COLOURS
 
 
 @dataclass(frozen=True)
@@ -60,11 +60,13 @@ def dashboard_fields(busiest: Sequence[str]) -> list[str]:
 
 def dashboard_charts(points: Sequence[Point], range_name: str, busiest: Sequence[str]) -> ChartSet:
     """Successes and failures of every queue, stacked by queue: the busiest (today's processed, most first) in
-    their own colour, the rest added up as "other" (every queue's total less theirs)."""
+    their own colour (one that follows the queue's name, ``stable_colours``), the rest added up as "other"
+    (every queue's total less theirs)."""
     shown = list(busiest[:QUEUE_COLOURS])
+    colours = stable_colours(shown)
 
     def stacked(metric: str) -> list[Line]:
-        lines = [Line(q, [p.total(metric, q) for p in points], f"q{i}") for i, q in enumerate(shown)]
+        lines = [Line(q, [p.total(metric, q) for p in points], colours[q]) for q in shown]
         other = [p.fields.get(metric, 0) - sum(p.total(metric, q) for q in shown) for p in points]
         if any(other):
             lines.append(Line("other", other, "qother"))

@@ -7,6 +7,7 @@ written to the audit log.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import urlencode
 
@@ -21,10 +22,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from . import conf
-from .audit import record_action
+from .audit import action_name, record_action
 from .engine import EngineError, LayoutVersionError, QueueNotFoundError
 from .engine.inspector import QueueInfo
 from .engine.transitions import RateLimit
@@ -73,7 +74,7 @@ class AuditedAdmin(admin.ModelAdmin):
 
     def _audit(self, request: HttpRequest, action: str, obj: Model) -> None:
         queue = getattr(obj, "name", "") or getattr(obj, "queue", "")
-        record_action(request.user, f"{self.model._meta.model_name}.{action}", queue=queue, detail=str(obj))
+        record_action(request.user, action_name(action, self.model._meta.model_name), queue=queue, detail=str(obj))
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)
@@ -167,8 +168,9 @@ class QueueDefinitionAdmin(AuditedAdmin):
             except EngineError as exc:
                 self.message_user(request, f"{definition.name}: {exc}", messages.ERROR)
                 continue
-            record_action(request.user, f"queue.{verb}", queue=definition.name, detail="from the admin")
-            self.message_user(request, f"{definition.name} {verb}d.", messages.SUCCESS)
+            record_action(request.user, action_name(verb, "queue"), queue=definition.name, detail="from the admin")
+            # The name as written, never first in the sentence, where the admin's messages capitalized it.
+            self.message_user(request, f"Queue “{definition.name}” {verb}d.", messages.SUCCESS)
 
 
 @admin.register(UniquePolicy)
@@ -196,6 +198,25 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
+def readable_detail(detail: str) -> str:
+    """An entry's detail as a reader wants it: a JSON object (an ``edit_task`` entry's original and new payload
+    and options) as one line per key, a payload's text with its own line breaks, nested values as indented JSON,
+    instead of JSON-escaped text on one line; anything else as it is. Escaped by ``format_html``."""
+    try:
+        parsed = json.loads(detail)
+    except ValueError:
+        return detail or "—"
+    if not isinstance(parsed, dict):
+        return detail
+    rows = format_html_join(
+        "",
+        "<dt><strong>{}</strong></dt><dd><pre style=\"white-space: pre-wrap; margin: 0 0 .5rem\">{}</pre></dd>",
+        ((key, value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False))
+         for key, value in parsed.items()),
+    )  # fmt: skip
+    return str(format_html("<dl>{}</dl>", rows))
+
+
 @admin.register(AuditLog)
 class AuditLogAdmin(ReadOnlyAdmin):
     """Read-only: entries are written by the actions themselves, never edited. The list and the entry show
@@ -206,7 +227,7 @@ class AuditLogAdmin(ReadOnlyAdmin):
     list_filter = ["action", "user", "queue", "created_at"]
     search_fields = ["username", "action", "queue", "detail"]
     date_hierarchy = "created_at"
-    fields = readonly_fields = ["when", "user", "username", "action", "queue", "task_count", "task_ids_kept", "detail"]
+    fields = readonly_fields = ["when", "user", "username", "action", "queue", "task_count", "task_ids_kept", "details"]
 
     @admin.display(description="when", ordering="created_at")
     def when(self, obj: AuditLog) -> str:
@@ -219,6 +240,10 @@ class AuditLogAdmin(ReadOnlyAdmin):
     @admin.display(description="task ids")
     def task_ids_kept(self, obj: AuditLog) -> str:
         return obj.tasks_shown or "—"
+
+    @admin.display(description="detail")
+    def details(self, obj: AuditLog) -> str:
+        return readable_detail(obj.detail)
 
     @admin.display(description="unredacted original")
     def unredacted_original(self, obj: AuditLog) -> str:
@@ -296,7 +321,9 @@ class PeriodicTaskAdmin(AuditedAdmin):
     search_fields = ["name", "task_type", "queue", "spec"]
 
     def _audit(self, request: HttpRequest, action: str, obj: Model) -> None:
-        record_action(request.user, f"periodictask.{action}", queue=getattr(obj, "queue", ""), detail=str(obj))
+        record_action(
+            request.user, action_name(action, "periodictask"), queue=getattr(obj, "queue", ""), detail=str(obj)
+        )
 
     @admin.display(description="entry id")
     def entry_id(self, obj: PeriodicTask) -> str:
@@ -324,7 +351,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
         secret = None if change else assign_secret(obj)
         super().save_model(request, obj, form, change)
-        record_action(request.user, "apitoken.change" if change else "apitoken.add", detail=str(obj))
+        record_action(request.user, action_name("change" if change else "add", "apitoken"), detail=str(obj))
         if secret:
             messages.warning(
                 request,
@@ -336,5 +363,5 @@ class ApiTokenAdmin(admin.ModelAdmin):
         from django.utils import timezone
 
         count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
-        record_action(request.user, "apitoken.revoke", detail=", ".join(t.name for t in queryset))
+        record_action(request.user, action_name("revoke", "apitoken"), detail=", ".join(t.name for t in queryset))
         self.message_user(request, f"Revoked {count} token(s).")

@@ -12,6 +12,12 @@ MAX_DETAIL = 10_000
 AUDIT_TASK_IDS = 100
 
 
+def action_name(verb: str, what: str) -> str:
+    """The audit name of doing ``verb`` to ``what``: ``pause_queue``, ``run_task``, ``add_queuedefinition`` (as
+    Django names its permissions). Before issue 23 the admin wrote ``queue.pause``; migration 0006 renamed those."""
+    return f"{verb}_{what}"
+
+
 def record_action(
     user: Any,
     action: str,
@@ -28,7 +34,8 @@ def record_action(
     ``detail`` holds what the actor was allowed to see (payloads masked by ``TASKS_REDACT``); ``unredacted_detail``
     the same in full, which the caller passes only when ``TASKS_AUDIT_UNREDACTED`` asks for it.
 
-    ``action`` is named after the button that does it (the Resume button: ``resume_queue``)."""
+    ``action`` is named ``<verb>_<object>`` (``action_name``) after the button that does it (the Resume button:
+    ``resume_queue``), wherever it is pressed: the console and the admin write the same names."""
     ids = [str(task_id) for task_id in task_ids or []]
     authenticated = user is not None and getattr(user, "is_authenticated", False)
     entry: AuditLog = AuditLog.objects.create(

@@ -17,7 +17,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 
-from .audit import record_action
+from .audit import action_name, record_action
 from .conf import setting
 from .engine import STATES, EngineError, LayoutVersionError, QueueNotFoundError, RedisUnavailableError
 from .engine.validation import MAX_QUEUE_NAME, MAX_TASK_ID
@@ -182,7 +182,7 @@ class TaskBrowser:
         queue, action = data["queue"], data["action"]
         done, refused = self._apply(queue, action, form.task_ids)
         detail = f"{len(done)} done" + (f"; refused: {'; '.join(refused)}" if refused else "") + " (admin)"
-        record_action(self.request.user, f"task.{action}", queue=queue, task_ids=done, detail=detail)
+        record_action(self.request.user, action_name(action, "task"), queue=queue, task_ids=done, detail=detail)
         if done:
             messages.success(self.request, f"{ACTIONS[action].capitalize()}: {len(done)} task(s) in {queue}.")
         for reason in refused[:20]:

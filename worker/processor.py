@@ -48,6 +48,15 @@ log = logging.getLogger("worker.processor")
 PREFETCH_RUN_TIME = 0.05
 
 
+def no_handler_message(task_type: str) -> str:
+    """Why a task failed that no handler takes, and what to do: the console's task page shows it as it is."""
+    return (
+        f"no handler for task type {task_type!r}: no worker registered a handler for this type. Register one "
+        f"(@handler({task_type!r})), check that the worker imports its module (--import, or the app's tasks.py), "
+        "and check the type's spelling (an operator may correct it with Edit and run)"
+    )
+
+
 class Capacity:
     """Free handler slots. Only the fetch thread takes; any thread gives back."""
 
@@ -348,7 +357,7 @@ class Processor:
         reason = getattr(attempt, "undecodable", None)
         if reason:
             return Outcome("archive", reason)
-        return attempt.failure(LookupError(f"no handler for task type {attempt.task.type!r}"), now)
+        return attempt.failure(LookupError(no_handler_message(attempt.task.type)), now)
 
     # -- running -----------------------------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from datetime import UTC, datetime
 
 from django import template
 
@@ -38,6 +39,14 @@ def queues_argument(queue: str) -> str:
     """The argument of ``taskworker --queues`` that serves exactly ``queue``, quoted for a POSIX shell:
     ``has space`` -> ``'has space'``, ``*`` (a pattern for every queue) -> ``'[*]'`` (only the queue named ``*``)."""
     return shlex.quote(entry_for(str(queue)))
+
+
+@register.filter
+def age(when: object) -> str:
+    """The time since ``when`` (an aware datetime) as ``duration`` writes it: how long an active task has run."""
+    if not isinstance(when, datetime):
+        return "—"
+    return str(duration((datetime.now(UTC) - when).total_seconds()))
 
 
 @register.filter

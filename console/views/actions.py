@@ -68,8 +68,9 @@ def delete_queue(request: HttpRequest, queue: str) -> HttpResponse:
     try:
         acting_inspector(request).delete_queue(queue, force=force)
     except QueueNotEmptyError as exc:
-        hint = "" if force else " Tick “force” to delete its tasks with it."
-        messages.error(request, f"Queue {queue} was not deleted: {exc.message}.{hint}")
+        # The engine's reply ends with its own hint ("; force to delete them"): the console's names the checkbox.
+        reason, hint = (exc.message, "") if force else (exc.message.split(";")[0], " Tick “force” to delete them too.")
+        messages.error(request, f"Queue {queue} was not deleted: {reason}.{hint}")
         return redirect(safe_next(request, request.POST.get("next"), "dashboard"))
     _audit(request, "delete_queue", queue, detail="forced" if force else "")
     messages.success(request, f"Queue {queue} deleted.")

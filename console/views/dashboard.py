@@ -97,7 +97,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     )
     context = {
         **series_context(request, charts),
-        "unserved": serving.unserved(infos, insp.servers()),
+        "unserved": serving.unserved(infos, insp.servers(), insp.api_served_queues()),
         "queues": [QueueRow(i) for i in infos],
         # Rows for queues that appear while the page is open (live.js fills them in), running and paused.
         "new_rows": [QueueRow(QueueInfo(ROW_PLACEHOLDER)), QueueRow(QueueInfo(ROW_PLACEHOLDER, paused=True))],

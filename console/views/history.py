@@ -16,7 +16,7 @@ from django.urls import reverse
 from queues.history.queries import history_report
 
 from ..access import operator_action, viewer_page
-from ..charts import Line, time_chart
+from ..charts import Line, stable_colours, time_chart
 from ..errors import bad_request
 from ..forms import first_error
 
@@ -52,11 +52,10 @@ def history(request: HttpRequest) -> HttpResponse:
         by_type[task_type][day] = (wait, run)
     shown = sorted(by_type, key=lambda t: (-len(by_type[t]), t))[:LATENCY_TYPES]
 
+    colours = stable_colours(shown)
+
     def latency(which: int) -> list[Line]:
-        return [
-            Line(t, [by_type[t][d][which] if d in by_type[t] else None for d in days], f"q{i}")
-            for i, t in enumerate(shown)
-        ]
+        return [Line(t, [by_type[t][d][which] if d in by_type[t] else None for d in days], colours[t]) for t in shown]
 
     context = {
         "query": query.cleaned_data,

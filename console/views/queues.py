@@ -68,7 +68,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
     context = {
         **series_context(request, charts),
         "info": info,
-        "unserved": serving.unserved([info], insp.servers()),
+        "unserved": serving.unserved([info], insp.servers(), insp.api_served_queues()),
         "queue": queue,
         "definition": insp.queue_definition(queue),
         "tabs": [(s, counts[s], queue_url(queue, state=s)) for s in STATES],

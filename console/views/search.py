@@ -44,7 +44,9 @@ def search(request: HttpRequest) -> HttpResponse:
         context["rows"] = [(task, preview(masked(task.type, task.payload))) for task in result.tasks]
         window = range(max(1, result.page - 2), min(result.pages, result.page + 2) + 1)
         context["page_links"] = [(n, search_url(query, page=n, size=form.cleaned_data["size"])) for n in window]
-        context["actions"] = list(TASK_ACTIONS)
+        # Only what some match's state allows, with how many it would act on: no "Cancel all 45" with none active.
+        counts = {a: sum(t.state in allowed for t in result.matches) for a, (_m, allowed) in TASK_ACTIONS.items()}
+        context["actions"] = [(action, count) for action, count in counts.items() if count]
     return render(request, "console/search.html", context)
 
 

@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from queues.engine import nesting
-from queues.engine.timeline import attempts_of
+from queues.engine.timeline import attempts_of, event_window
 
 from ..access import can_edit, editor_form, viewer_page
 from ..errors import bad_request, error_page
@@ -75,6 +75,7 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
         "full": full,
         "live_cursor": live_cursor,
         "can_edit": can_edit(request.user) and task.state in EDITABLE,
+        "no_handler": "no handler for task type" in (task.last_error or ""),
         "fingerprint_search": group_search(queue, task.type, task.error_fingerprint or ""),
     }
     return render(request, "console/task.html", context)
@@ -107,7 +108,8 @@ def edit_task(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
     if request.method != "POST":
         if redacted:
             record_unredacted_view(request.user, queue, [task.id], "console edit form")
-        form = EditTaskForm(initial={**_as_text(task.payload), "max_retry": task.max_retry, "timeout": task.timeout})
+        initial = {**_as_text(task.payload), "type": task.type, "max_retry": task.max_retry, "timeout": task.timeout}
+        form = EditTaskForm(initial=initial)
         return render(request, "console/task_edit.html", {"task": task, "queue": queue, "form": form})
     form = EditTaskForm(request.POST)
     if not form.is_valid():
@@ -115,7 +117,7 @@ def edit_task(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
     data = form.cleaned_data
     edited = acting_inspector(request).edit_task(
         queue, task_id, data["payload_bytes"], to_queue=data["queue"] or None, max_retry=data["max_retry"],
-        timeout=data["timeout"],
+        timeout=data["timeout"], task_type=data["type"] or None,
     )  # fmt: skip
     _audit_edit(request, task, edited)
     messages.success(request, f"Task {task_id} edited and moved to pending in queue {edited.queue}.")
@@ -134,8 +136,10 @@ def _audit_edit(request: HttpRequest, task: Any, edited: Any) -> None:
         original = _as_text(payload)
         return json.dumps({
             "original_payload": original["payload"], "original_encoding": original["encoding"],
-            "original_options": {"queue": task.queue, "max_retry": task.max_retry, "timeout": task.timeout},
-            "new_options": {"queue": edited.queue, "max_retry": edited.max_retry, "timeout": edited.timeout},
+            "original_options": {"type": task.type, "queue": task.queue, "max_retry": task.max_retry,
+                                 "timeout": task.timeout},
+            "new_options": {"type": edited.type, "queue": edited.queue, "max_retry": edited.max_retry,
+                            "timeout": edited.timeout},
         })  # fmt: skip
 
     shown = masked(task.type, task.payload)
@@ -163,15 +167,17 @@ AUDIT_SCAN = 500
 
 def _history(insp: Any, queue: str, task: Any) -> tuple[list[Any], str]:
     """The task's events, oldest first, and where they came from: its queue's stream while it holds them all
-    (back to the task's creation), and the exported Parquet files for the part the stream has trimmed."""
+    (back to the task's creation), and the exported Parquet files for the part the stream has trimmed. Both are
+    read within the task's lifetime (its creation to its last move), so an old task in a queue of a million costs
+    what a new one does."""
     from queues import conf
     from queues.engine.inspector import TaskEvent
     from queues.history.events import task_events
 
-    events = insp.task_events(queue, task.id)
+    window = event_window(task.created_at, task.state_since)  # bounds both reads: neither grows with the queue
+    events = insp.task_events(queue, task.id, window=window)
     if events and not events[0].from_state:
         return events, "the queue's event stream"
-    since = task.created_at.strftime("%Y-%m-%d") if task.created_at else ""
     seen = {e.stream_id for e in events}
     exported = [
         TaskEvent(
@@ -180,7 +186,7 @@ def _history(insp: Any, queue: str, task: Any) -> tuple[list[Any], str]:
             row.get("lease") or "", row["stream_id"],
             datetime.fromtimestamp(row["started_ms"] / 1000, UTC) if row.get("started_ms") else None,
         )
-        for row in task_events(conf.export_dir(), queue, task.id, since)
+        for row in task_events(conf.export_dir(), queue, task.id, window)
         if row["stream_id"] not in seen
     ]  # fmt: skip
     if not exported:

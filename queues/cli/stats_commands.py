@@ -66,7 +66,10 @@ def stats(args: argparse.Namespace, ctx: Context) -> out.Output:
     infos = queue_infos(ctx)
     total = totals(infos)
     info, refused = redis_info(ctx)
-    unserved = [{"queue": i.queue, "pending": i.pending} for i in serving.unserved(infos, ctx.inspector.servers())]
+    unserved = [
+        {"queue": i.queue, "pending": i.pending}
+        for i in serving.unserved(infos, ctx.inspector.servers(), ctx.inspector.api_served_queues())
+    ]
     doc: dict[str, Any] = {
         "queues": [out.queue_doc(i) for i in infos],
         "totals": total,

@@ -58,6 +58,8 @@ from .workflows import WorkflowInfo
 INFO_REFUSED = "info_refused"
 SCAN_LIMIT = 10_000  # tasks a filter looks at, at most, per request: it says how many it looked at
 EVENT_SCAN_LIMIT = 20_000  # stream entries searched, at most, for one task's history
+#: Seconds since the HTTP API last consumed from a queue for which it still counts as served (``serving``).
+API_SERVED_WINDOW = 300.0
 _SORTED_SET_STATES = ("active", "scheduled", "retry", "archived", "completed")
 _MEMORY_STATES = ("pending",) + _SORTED_SET_STATES + ("waiting",)
 #: Groups of a queue whose aggregating tasks are sampled for its memory (the first ones SSCAN returns: the same
@@ -897,7 +899,7 @@ class Inspector(BrokerOwner):
         scan_limit: int = SCAN_LIMIT,
         redaction: Redaction | None = None,
     ) -> SearchPage:
-        """Tasks of every queue that match a search (``search`` has the language), in queue, state and list order,
+        """Tasks of every queue that match a search (``search`` has the language), newest first (by creation),
         one page of them. Reads at most ``scan_limit`` tasks in all (1,000 per round trip) and says how many it
         read of how many the searched queues and states hold: a search that stopped at the bound says so.
         Aggregating tasks are not searched (they are in their groups: see ``groups``). With ``redaction``, payloads
@@ -936,14 +938,33 @@ class Inspector(BrokerOwner):
                             task = replace(task, payload=redaction.apply(task.type, task.payload) or b"")
                         if search.matches(wanted, task, now):
                             found.append(task)
+        # Newest first: what an operator looks for is most often what just happened.
+        found.sort(key=lambda t: (-(t.created_at.timestamp() if t.created_at else 0), t.queue, t.id))
         first = (page - 1) * size
         return SearchPage(found[first : first + size], found, scanned, total, page, size, wanted)
 
-    def task_events(self, queue: str, task_id: str, scan_limit: int = EVENT_SCAN_LIMIT) -> list[TaskEvent]:
+    def api_served_queues(self, within: float = API_SERVED_WINDOW) -> set[str]:
+        """The queues the HTTP API's consume endpoint polled within the last ``within`` seconds: served, though
+        no worker reads them. One HGETALL of a small hash.
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        polled = self._redis("api_served_queues", self.conn.hgetall, self.keys.api_consumed)
+        since = to_ms(self.broker.clock.now() - within)
+        return {queue.decode() for queue, ms in polled.items() if ms.isdigit() and int(ms) >= since}
+
+    def task_events(
+        self, queue: str, task_id: str, scan_limit: int = EVENT_SCAN_LIMIT, *, window: tuple[int, int] | None = None
+    ) -> list[TaskEvent]:
         """The task's transitions, oldest first, from the newest ``scan_limit`` entries of the queue's stream.
 
         The scan goes newest first and stops at the task's creation (the only kind of event with no ``from``
         state): nothing older is about this task, so a recent task costs a few hundred entries, not the limit.
+        ``window`` (epoch ms, ``timeline.event_window`` of the task's creation and last move) bounds it further:
+        when the stream's oldest entry is later than the window, the stream holds none of the task's events and
+        nothing is scanned (an old task in a busy queue cost the whole limit, 20,000 entries, before); the scan
+        also stops at the first entry timed before the window.
         Raises:
             ValidationError: the queue name or task id is malformed.
             QueueNotFoundError: there is no queue of that name.
@@ -952,6 +973,12 @@ class Inspector(BrokerOwner):
         self._known(queue, "task_events")
         check.task_id(task_id, "inspector.task_events")
         stream = self.keys.queue(queue).events
+        if (
+            window is not None
+            and _entry_at(self._redis("task_events", self.conn.xrange, stream, count=1), 0) > window[1]
+        ):
+            return []
+        earliest = window[0] if window is not None else 0
         wanted = task_id.encode()
         events: list[TaskEvent] = []
         last = "+"
@@ -969,6 +996,8 @@ class Inspector(BrokerOwner):
                     events.append(_event(fields, entry_id.decode()))
                     if not fields.get(b"from"):
                         return events[::-1]
+            if _entry_at(entries, -1) < earliest:
+                break
         return events[::-1]
 
     def get_task(self, queue: str, task_id: str) -> TaskInfo:
@@ -1053,12 +1082,14 @@ class Inspector(BrokerOwner):
         to_queue: str | None = None,
         max_retry: int | None = None,
         timeout: float | None = None,
+        task_type: str | None = None,
     ) -> TaskInfo:
         """Edit a retry or archived task and run it: new ``payload`` (bytes, as stored), and where given a new
-        ``max_retry``, ``timeout`` (seconds) or queue. It becomes pending with its retry count at 0; its id, type
-        and history stay. In its own queue this is one transition (``lua/edit_task.lua``). Into another queue it is
-        enqueued there under the same id, then deleted here (two steps: the queues live in different Cluster
-        slots). Returns the task as it is now.
+        ``max_retry``, ``timeout`` (seconds), queue or ``task_type`` (for a type no worker handles, e.g. misspelt).
+        It becomes pending with its retry count at 0; its id and history stay, and its type unless given. In its
+        own queue this is one transition (``lua/edit_task.lua``). Into another queue it is enqueued there under
+        the same id, then deleted here (two steps: the queues live in different Cluster slots). Returns the task
+        as it is now.
 
         Raises:
             ValidationError: a name, id or option is malformed, or the payload is over the size limit.
@@ -1083,13 +1114,16 @@ class Inspector(BrokerOwner):
             raise FailedPreconditionError(
                 f"task is {(fields[2] or b'?').decode()}, only a retry or archived task can be edited", op=op
             )
+        new_type = check.task_type(task_type, op) if task_type else ""
         message = replace(TaskMessage.decode(task_id, target, fields[0], data, fields[1] or b""), payload=data)
+        if new_type:
+            message = replace(message, type=new_type)
         if max_retry is not None:
             message.max_retry = check.count(max_retry, "max_retry", 0, check.MAX_RETRY_LIMIT, op)
         if timeout is not None:
             message.timeout = check.seconds(timeout, "timeout", op)
         if target == queue:
-            self.broker.run(self.ops.edit_task(queue, task_id, data, message.encode_options(), self.actor))
+            self.broker.run(self.ops.edit_task(queue, task_id, data, message.encode_options(), self.actor, new_type))
         else:
             try:
                 new_queue = self.broker.run(self.ops.enqueue(target, [Placement(message)], self.actor))
@@ -1436,6 +1470,15 @@ def count_unlisted(info: QueueInfo, type_counts: dict[bytes, bytes]) -> None:
             info.aggregating += int(value)
         elif state == b"waiting":
             info.waiting += int(value)
+
+
+def _entry_at(entries: list[Any], index: int) -> int:
+    """The event time (ms) of ``entries[index]`` (an XRANGE reply); 0 when there is no such entry or time, so a
+    bound compared with it never skips what it cannot date."""
+    if not entries:
+        return 0
+    at = entries[index][1].get(b"at", b"")
+    return int(at) if at.isdigit() else 0
 
 
 def _event(fields: dict[bytes, bytes], stream_id: str = "") -> TaskEvent:

@@ -228,6 +228,12 @@ class Keys:
         return f"{self.scope}:layout"
 
     @property
+    def api_consumed(self) -> str:
+        """Hash: queue -> when the HTTP API's consume endpoint last polled it (ms), written at most every few
+        seconds per queue and process (``RemoteConsumer``); a queue polled lately is served (``serving``)."""
+        return f"{self.scope}:api:consumed"
+
+    @property
     def servers(self) -> str:
         """Sorted set of server ids scored by the expiry of their last heartbeat (ms)."""
         return f"{self.scope}:servers"

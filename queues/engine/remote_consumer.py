@@ -47,6 +47,9 @@ CAPPED_RECHECK = 0.2
 TTR_EXPIRED = "ttr expired: the consumer neither acknowledged nor extended the task in time"
 TTL_EXPIRED = "ttl expired: nobody consumed the task before its deadline"
 UNDECODABLE = "undecodable task message"
+#: Seconds between two notes that this process consumes a queue (``Keys.api_consumed``); well inside
+#: ``serving.API_SERVED_WINDOW``, so a queue polled at least that often never looks unserved.
+MARK_EVERY = 5.0
 
 
 @dataclass
@@ -108,6 +111,7 @@ class RemoteConsumer:
         self.actor = actor
         self.skew = skew
         self.policies = PolicyCache(self.keys)
+        self._marked: dict[str, float] = {}  # queue -> when this consumer last wrote it to Keys.api_consumed
 
     @property
     def clock(self) -> Clock:
@@ -133,6 +137,7 @@ class RemoteConsumer:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 <= timeout <= MAX_WAIT:
             raise ValidationError(f"timeout must be between 0 and {MAX_WAIT:.0f} seconds, got {timeout!r:.40}", op=op)
         actor = actor or self.actor
+        self._mark_consumed(names)
         got, _ = self._fetch(names, ttr, count, actor)
         if got or timeout <= 0:
             return got
@@ -153,6 +158,17 @@ class RemoteConsumer:
                 self._redis("consume", pubsub.close)
             except EngineError:
                 pass  # the wait is over either way; a connection that fails to close is dropped
+
+    def _mark_consumed(self, queues: Sequence[str]) -> None:
+        """Note in Redis that the API consumes from ``queues`` (``Keys.api_consumed``), so the console does not
+        report them unserved for want of a Python worker. One HSET per queue every MARK_EVERY seconds at most, per
+        process: a busy poller costs Redis nothing more."""
+        now = self.clock.now()
+        due = [q for q in queues if now - self._marked.get(q, float("-inf")) >= MARK_EVERY]
+        if not due:
+            return
+        self._redis("consume", self.broker.conn.hset, self.keys.api_consumed, mapping=dict.fromkeys(due, to_ms(now)))
+        self._marked.update(dict.fromkeys(due, now))
 
     def fetch(self, queues: Sequence[str], ttr: float, count: int, actor: str | None = None) -> list[Delivery]:
         """One pass without waiting: upkeep and dequeue, queue by queue, until one yields tasks."""

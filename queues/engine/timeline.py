@@ -8,6 +8,22 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+#: How far apart the clocks of two hosts may be (ms). A task's first event carries its creation time and its
+#: latest its ``since``, exactly (the same script call writes both); the events between them were timed by other
+#: hosts (workers), so a read of a task's history looks this much beyond that window. Leases already assume
+#: clocks agree to within seconds (a 30 s lease ends by the recoverer's clock).
+CLOCK_SLACK_MS = 5_000
+
+
+def event_window(created: datetime | None, last_move: datetime | None) -> tuple[int, int] | None:
+    """The epoch-ms span, widened by ``CLOCK_SLACK_MS``, that holds every event of a task created at ``created``
+    whose last move was at ``last_move``; None when either is unknown (a task from before ``since`` was kept)."""
+    if created is None or last_move is None:
+        return None
+    first, last = round(created.timestamp() * 1000), round(last_move.timestamp() * 1000)
+    return min(first, last) - CLOCK_SLACK_MS, max(first, last) + CLOCK_SLACK_MS
+
+
 #: How the transition that ends an attempt reads on the timeline.
 OUTCOMES = {
     "done": "succeeded",

@@ -409,9 +409,13 @@ class Transitions:
             "run_task", q, actor, [q.pending, q.scheduled, q.retry, q.archived, q.waiting], [task_id]
         )
 
-    def edit_task(self, queue: str, task_id: str, payload: bytes, options: bytes, actor: str) -> Call:
+    def edit_task(
+        self, queue: str, task_id: str, payload: bytes, options: bytes, actor: str, task_type: str = ""
+    ) -> Call:
         q = self.queue(queue)
-        return self.transition("edit_task", q, actor, [q.pending, q.retry, q.archived], [task_id, payload, options])
+        return self.transition(
+            "edit_task", q, actor, [q.pending, q.retry, q.archived], [task_id, payload, options, task_type]
+        )
 
     def archive_task(self, queue: str, task_id: str, actor: str, archive_limits: ArchiveLimits | None = None) -> Call:
         q = self.queue(queue)

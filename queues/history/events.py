@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,6 +39,13 @@ SCHEMA = pa.schema(
         ("started_ms", pa.int64()),  # on an attempt's end: when its handler started (ms)
     ]
 )
+
+
+#: Rows of a file are sorted by task, and stored in row groups of this many, so each group's ``task_id`` min/max
+#: statistics cover a narrow range of ids: the task page reads one group per file, not the file (``task_events``).
+#: Readers that want stream order sort by ``stream_ms``, ``stream_seq`` (the analytics job orders by ``at_ms``).
+SORT_KEYS = [("task_id", "ascending"), ("stream_ms", "ascending"), ("stream_seq", "ascending")]
+ROW_GROUP_ROWS = 5_000
 
 
 def utc_date(ms: int) -> str:
@@ -95,7 +103,8 @@ def write_batch(directory: str | Path, queue: str, entries: list[StreamEntry]) -
         folder.mkdir(parents=True, exist_ok=True)
         final = folder / name
         temp = folder / f".{name}.tmp"
-        pq.write_table(pa.Table.from_pydict(columns, schema=SCHEMA), temp, compression="zstd")
+        table = pa.Table.from_pydict(columns, schema=SCHEMA).sort_by(SORT_KEYS)
+        pq.write_table(table, temp, compression="zstd", row_group_size=ROW_GROUP_ROWS)
         with open(temp, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(temp, final)
@@ -121,15 +130,106 @@ def read_events(directory: str | Path) -> pa.Table:
     return pa.concat_tables([pq.read_table(p, schema=SCHEMA) for p in files])
 
 
-def task_events(directory: str | Path, queue: str, task_id: str, since: str = "") -> list[dict[str, Any]]:
-    """One task's exported events, oldest first, from the files of ``since`` (a UTC date) on: the part of its
-    history its queue's stream no longer holds (the console's task timeline)."""
-    import pyarrow.dataset as ds
+#: The columns the task timeline shows, read from each file (older files lack ``lease`` and ``started_ms``).
+TIMELINE_COLUMNS = ("stream_id", "stream_ms", "stream_seq", "queue", "task_id", "type", "from_state", "to_state",
+                    "at_ms", "worker", "error", "lease", "started_ms")  # fmt: skip
 
-    files = sorted(p for p in Path(directory).glob("date=*/*.parquet") if p.parent.name >= f"date={since}")
-    if not files:
-        return []
-    dataset = ds.dataset([str(p) for p in files], schema=SCHEMA, format="parquet")
-    table = dataset.to_table(filter=(ds.field("queue") == queue) & (ds.field("task_id") == task_id))
-    rows = table.to_pylist()
+
+def task_events(
+    directory: str | Path, queue: str, task_id: str, window: tuple[int, int] | None = None
+) -> list[dict[str, Any]]:
+    """One task's exported events, oldest first: the part of its history its queue's stream no longer holds (the
+    console's task timeline). ``window`` (epoch ms, ``queues.engine.timeline.event_window``) is when its events
+    happened; without it every file of the queue is read.
+
+    What keeps it from growing with the export: only the queue's own files (their names begin with the queue's
+    digest), only the date folders of the window; of those, only the files whose ``at_ms`` range meets the window,
+    found by bisection (a queue's files, in the order of their names, hold consecutive stretches of its stream,
+    so their event times rise from file to file), which opens about 2 log2(n) footers; in each such file only
+    the row groups whose ``at_ms`` and ``task_id`` statistics admit the task, and only the timeline's columns."""
+    files = _queue_files(Path(directory), queue, window)
+    if window is not None:
+        files = _files_meeting(files, window)
+    rows: list[dict[str, Any]] = []
+    for path in files:
+        rows += _task_rows(path, queue, task_id, window)
     return sorted(rows, key=lambda row: (row["at_ms"], row["stream_ms"], row["stream_seq"]))
+
+
+def _queue_files(root: Path, queue: str, window: tuple[int, int] | None) -> list[Path]:
+    """The queue's files, in stream order: by the first stream id of their batch (in their name), then date."""
+    first, last = (utc_date(window[0]), utc_date(window[1])) if window else ("", "~")
+    prefix = batch_file_name(queue, "")[: -len(".parquet")]
+    found = []
+    for folder in root.glob("date=*"):
+        if first <= folder.name[len("date=") :] <= last:
+            found += [(_batch_start(p.name, prefix), folder.name, p) for p in folder.glob(f"{prefix}*.parquet")]
+    return [path for *_, path in sorted(found)]
+
+
+def _batch_start(name: str, prefix: str) -> tuple[int, int]:
+    try:
+        return parse_stream_id(name[len(prefix) : -len(".parquet")])
+    except ValueError:
+        return (0, 0)  # not a name the exporter writes: read it, first
+
+
+def _files_meeting(files: list[Path], window: tuple[int, int]) -> list[Path]:
+    """The run of ``files`` whose event times can meet ``window``: from the first whose latest event is not
+    before it to the last whose earliest is not after it."""
+    spans: dict[int, tuple[int, int]] = {}
+
+    def span(index: int) -> tuple[int, int]:
+        if index not in spans:
+            spans[index] = _at_span(pq.ParquetFile(files[index]).metadata)
+        return spans[index]
+
+    start = bisect_left(range(len(files)), window[0], key=lambda i: span(i)[1])
+    end = bisect_right(range(len(files)), window[1], lo=start, key=lambda i: span(i)[0])
+    return files[start:end]
+
+
+def _at_span(meta: pq.FileMetaData) -> tuple[int, int]:
+    """The earliest and latest ``at_ms`` of a file, from its row groups' statistics (its whole possible range
+    when a row group has none)."""
+    lows, highs = [], []
+    column = meta.schema.names.index("at_ms")
+    for group in range(meta.num_row_groups):
+        stats = meta.row_group(group).column(column).statistics
+        if stats is None or not stats.has_min_max:
+            return (-(2**63), 2**63 - 1)
+        lows.append(stats.min)
+        highs.append(stats.max)
+    return (min(lows, default=0), max(highs, default=0))
+
+
+def _task_rows(path: Path, queue: str, task_id: str, window: tuple[int, int] | None) -> list[dict[str, Any]]:
+    """The task's rows of one file, reading only the row groups whose statistics admit it."""
+    import pyarrow.compute as pc
+
+    parquet = pq.ParquetFile(path)
+    names = parquet.schema_arrow.names
+    columns = [name for name in TIMELINE_COLUMNS if name in names]
+    wanted = {"task_id": task_id, **({"at_ms": window} if window else {})}
+    groups = [g for g in range(parquet.num_row_groups) if _admits(parquet.metadata.row_group(g), names, wanted)]
+    # The ids alone first: a row group the statistics could not rule out (files from before they were sorted)
+    # seldom holds the task, and its other columns are most of its bytes.
+    groups = [g for g in groups if pc.any(pc.equal(parquet.read_row_group(g, columns=["task_id"])[0], task_id)).as_py()]
+    if not groups:
+        return []
+    table = parquet.read_row_groups(groups, columns=columns)
+    table = table.filter(pc.and_(pc.equal(table["task_id"], task_id), pc.equal(table["queue"], queue)))
+    rows: list[dict[str, Any]] = table.to_pylist()
+    return rows
+
+
+def _admits(group: Any, names: list[str], wanted: dict[str, Any]) -> bool:
+    """Whether a row group's min/max statistics allow a row with ``task_id`` (a value) and ``at_ms`` (a range)."""
+    for name, value in wanted.items():
+        stats = group.column(names.index(name)).statistics
+        if stats is None or not stats.has_min_max:
+            continue
+        low, high = value if isinstance(value, tuple) else (value, value)
+        if high < stats.min or low > stats.max:
+            return False
+    return True

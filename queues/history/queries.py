@@ -32,7 +32,8 @@ class HistoryReport:
 
 def history_report(queue: str = "", task_type: str = "", days: int = 30) -> HistoryReport:
     """The rollups of the ``days`` days up to the newest one rolled up, of ``queue`` and ``task_type`` when given."""
-    rows: QuerySet[TaskDailyRollup] = TaskDailyRollup.objects.all()
+    # Rows with no type came from a queue's pause and resume events, rolled up before the job left them out.
+    rows: QuerySet[TaskDailyRollup] = TaskDailyRollup.objects.exclude(task_type="")
     latest = rows.aggregate(latest=Max("day"))["latest"]
     queues = sorted(set(rows.values_list("queue", flat=True)))
     types = sorted(set((rows.filter(queue=queue) if queue else rows).values_list("task_type", flat=True)))

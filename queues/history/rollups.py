@@ -37,7 +37,8 @@ def compute(spark: Any, events_dir: str, days: list[str]) -> Any:
         .withColumn("date", F.col("date").cast("string"))
         .where(F.col("date").between(lo, max(days)))
         .dropDuplicates(["queue", "stream_id"])
-    )  # a rewritten batch never doubles an event
+        .where(F.col("task_id") != "")
+    )  # a rewritten batch never doubles an event; a queue's own events (paused, running) are about no task
     by_task = Window.partitionBy("queue", "task_id").orderBy("at_ms", "stream_ms", "stream_seq")
     events = (
         events.withColumn("prev_to", F.lag("to_state").over(by_task))

@@ -44,6 +44,6 @@ def test_run_analytics_now_fills_the_history_page(console, engine, seed, start_w
              what="the analytics job to run on Spark")  # fmt: skip
     console.get("/history/")
     console.wait_text("echo:welcome", "table")
-    assert len(console.find_all("svg.chart.time")) == 3
+    assert len(console.find_all('svg.chart.time[data-fit="wide"]')) == 3
     row = TaskDailyRollup.objects.get(task_type="echo:welcome")
     assert (row.queue, row.enqueued, row.succeeded) == ("emails", 5, 5)

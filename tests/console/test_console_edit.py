@@ -69,6 +69,21 @@ def test_the_form_is_filled_from_the_task_and_saving_edits_and_runs_it(editor, s
     assert detail["original_options"]["max_retry"] == 4 and detail["new_options"]["max_retry"] == 2
 
 
+def test_the_type_can_be_changed_and_the_change_is_audited(editor, seed, engine):
+    task_id = seed.archived(task_type="emial:send", error="no handler for task type 'emial:send'")
+    task_page = editor.get(reverse("task", args=["default", task_id])).content.decode()
+    assert f'href="{edit_url(task_id)}">correct its type</a>' in task_page  # the no-handler error's way out
+    page = editor.get(edit_url(task_id)).content.decode()
+    assert 'name="type" value="emial:send"' in page
+    response = editor.post(edit_url(task_id), {"payload": "{}", "encoding": "json", "type": "email:send"})
+    assert response.status_code == 302
+    task = engine.get_task("default", task_id)
+    assert (task.type, task.state) == ("email:send", "pending")
+    assert engine.type_counts("default")["email:send"]["pending"] == 1  # the per-type counts followed it
+    detail = json.loads(AuditLog.objects.get(action="edit_task").detail)
+    assert (detail["original_options"]["type"], detail["new_options"]["type"]) == ("emial:send", "email:send")
+
+
 def test_raw_bytes_and_another_queue(editor, seed, engine):
     task_id = seed.archived()
     response = editor.post(edit_url(task_id), {"payload": "AP8=", "encoding": "base64", "queue": "repair"})
@@ -85,6 +100,7 @@ def test_raw_bytes_and_another_queue(editor, seed, engine):
         ({"payload": "{}", "encoding": "json", "max_retry": "-1"}, "greater than or equal to 0"),
         ({"payload": "{}", "encoding": "json", "timeout": "0"}, "greater than or equal to 0.001"),
         ({"payload": "{}", "encoding": "json", "queue": "a{b"}, "may not contain"),
+        ({"payload": "{}", "encoding": "json", "type": "mail\x07send"}, "contains control characters"),
     ],
 )
 def test_bad_input_is_named_and_changes_nothing(editor, seed, engine, redis_client, form, says):

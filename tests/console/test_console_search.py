@@ -36,6 +36,13 @@ def test_search_across_queues_with_paging(viewer_client, mixed):
     assert 'name="q"' in viewer_client.get(reverse("search")).content.decode()  # the empty form
 
 
+def test_matches_are_newest_first_with_the_state_badge_and_a_one_line_payload(viewer_client, mixed):
+    body = viewer_client.get(reverse("search"), {"q": "queue:mail", "size": "10"}).content.decode()
+    assert ids_on(body)[0] == mixed["pending"]  # seeded last
+    assert '<span class="badge state-retry">retry</span>' in body and "<td>retry</td>" not in body
+    assert re.search(r'<td class="payload"><code title="[^"]*ada@example.com', body)
+
+
 @pytest.mark.parametrize(
     ("query", "says"),
     [("colour:red", "unknown key"), ("state:sleeping", "unknown state"), ('error:"open', "not closed")],
@@ -54,7 +61,9 @@ def test_an_action_on_every_match_is_audited_and_refused_where_the_state_does_no
     operator_client, mixed, engine
 ):
     page = operator_client.get(reverse("search"), {"q": "queue:mail"}).content.decode()
-    assert 'data-confirm-action="Run all 5 matching tasks?' in page
+    # Counted per action: the pending match cannot be run, and nothing is active, so there is no "Cancel all".
+    assert 'data-confirm-action="Run all 4 matching tasks whose state allows it? (The other matches' in page
+    assert 'value="cancel"' not in page and ">Delete all 5</button>" in page
     response = operator_client.post(reverse("search-act"), {"q": "queue:mail", "action": "run"}, follow=True)
     text = response.content.decode()
     assert "4 matching tasks moved to pending" in text and "1 matching task refused" in text  # the pending one

@@ -130,6 +130,8 @@ def test_a_bad_range_or_fragment_is_400_everywhere(viewer_client, seed, query):
         response = viewer_client.get(f"{url}?{query}")
         assert response.status_code == 400, url
         assert b"range" in response.content or b"fragment" in response.content
+        if query == "range=2h":
+            assert "use one of 1h, 6h, 24h, 7d, 30d" in response.content.decode()  # the valid values, named
 
 
 def test_the_type_page_of_an_unknown_queue_is_404_and_a_bad_type_segment_too(viewer_client, seed):

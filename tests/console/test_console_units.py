@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+import zlib
+
 import pytest
 
-from console.charts import Bar, grouped_columns, stacked_bars
+from console.charts import NARROW, WIDE, Bar, Line, grouped_columns, stable_colours, stacked_bars, time_chart
 from console.converters import QueueNameConverter, TaskIdConverter, escape_segment, unescape_segment
 from console.rendering import PREVIEW_CHARS, preview, render_bytes
 from console.templatetags.console_tags import duration
@@ -41,8 +44,29 @@ def test_charts_escape_labels():
     svg = stacked_bars([Bar("<script>", {"pending": 3}, "/queues/x/")], ["pending"], title="t<")
     assert "<script>" not in svg and "&lt;script&gt;" in svg and "t&lt;" in svg
     columns = grouped_columns([Bar("11-22", {"processed": 5, "failed": 1})], ["processed", "failed"], title="h")
-    assert columns.count("<rect") == 2
+    assert columns.count("<rect") == 4  # two columns in each of the two drawings
     assert "<svg" in grouped_columns([], ["processed"], title="empty")
+
+
+def test_each_chart_is_drawn_wide_and_narrow_and_its_legend_wraps_inside_the_drawing():
+    lines = [Line(f"queue-with-a-long-name-{n}", [n, None, 2], f"q{n}") for n in range(6)] + [Line("", [1, 1, 1], "q7")]
+    svg = str(time_chart(["10:00", "10:01", "10:02"], lines, title="t", stacked=False))
+    assert svg.startswith('<div class="chart-fit">') and svg.count("<svg") == 2
+    for fit, width in (("wide", WIDE), ("narrow", NARROW)):
+        drawing = svg.split(f'data-fit="{fit}"', 1)[1].split("</svg>", 1)[0]
+        assert f'viewBox="0 0 {width} ' in drawing
+        legend = re.findall(r'<text class="axis legend" x="(\d+)" y="(\d+)">([^<]*)</text>', drawing)
+        assert len(legend) == 7 and legend[-1][2] == "(none)"  # an unnamed series is named, not a bare swatch
+        assert all(int(x) + 7 * len(name) <= width for x, _y, name in legend)  # nothing runs off the right edge
+        assert len({y for _x, y, _n in legend}) > 1  # it wrapped
+
+
+def test_a_series_colour_follows_its_name_not_its_rank():
+    names = ["critical", "default", "low", "emails", "reports", "q007", "q008", "billing"]
+    colours = stable_colours(names)
+    assert stable_colours(list(reversed(names))) == colours  # the busiest order changed: the colours did not
+    assert sorted(colours.values()) == [f"q{n}" for n in range(8)]  # and no two of them share one
+    assert stable_colours(["low"]) == {"low": f"q{zlib.crc32(b'low') % 8}"}  # the slot its name asks for
 
 
 @pytest.mark.parametrize(
@@ -78,3 +102,11 @@ def test_converters_apply_the_engines_rules():
 )
 def test_duration(seconds, text):
     assert duration(seconds) == text
+
+
+def test_age_is_how_long_ago_as_a_duration():
+    from datetime import UTC, datetime, timedelta
+
+    from console.templatetags.console_tags import age
+
+    assert age(datetime.now(UTC) - timedelta(minutes=3, seconds=5)) in ("3m 5s", "3m 6s") and age(None) == "—"

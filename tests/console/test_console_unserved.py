@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -90,3 +91,26 @@ def test_metrics_counts_the_live_servers_reading_each_queue(client, fleet):
         "orphan": 0,
         "later": 0,
     }
+
+
+def test_a_queue_the_http_api_consumes_is_served_and_the_note_is_written_at_most_every_few_seconds(
+    viewer_client, fleet, redis_url, redis_client
+):
+    from queues.engine.clock import FakeClock
+    from queues.engine.remote_consumer import MARK_EVERY, RemoteConsumer
+
+    clock = FakeClock(time.time())
+    consumer = RemoteConsumer(redis_url, clock=clock)
+    consumer.consume(["orphan-api"], 30)  # polled, nothing there yet: still a consumer of the queue
+    first = redis_client.hget("tq:api:consumed", "orphan-api")
+    clock.advance(MARK_EVERY / 2)
+    consumer.consume(["orphan-api"], 30)
+    assert redis_client.hget("tq:api:consumed", "orphan-api") == first  # not written again so soon
+    consumer.consume(["orphan"], 30, count=1)  # takes one of orphan's two pending tasks, and notes the queue
+    page = viewer_client.get("/").content.decode()
+    assert 'data-unserved-queue="orphan"' not in page and 'data-unserved-queue="quieted"' in page
+    assert "data-unserved" not in viewer_client.get("/queues/orphan/").content.decode()
+    # Not polled for longer than the window: reported again.
+    redis_client.hset("tq:api:consumed", "orphan", int((fleet.broker.clock.now() - 301) * 1000))  # the console's clock
+    assert 'data-unserved-queue="orphan"' in viewer_client.get("/").content.decode()
+    consumer.close()

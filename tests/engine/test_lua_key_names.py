@@ -55,7 +55,7 @@ GLOBAL_HANDED_BY_PYTHON = {
     "queues", "layout", "servers", "server", "workers", "export_lease", "export_status", "config_queues",
     "config_unique", "config_retention", "config_version", "schedulers", "scheduler", "config_periodic",
     "config_periodic_version", "cancel_channel", "series", "control", "control_channel", "control_ack",
-    "ended_server", "ended_servers",
+    "ended_server", "ended_servers", "api_consumed",
 }  # fmt: skip
 #: Members of the key classes that name no key: their fields, the per-queue factory, the global keys' leading
 #: part, and the inverse of ``pending``.

@@ -251,8 +251,18 @@ def test_run_task(r, redis_url, case):
     run_case(r, redis_url, case)
 
 
-def edit(task_id: str = "a"):
-    return lambda t: t.edit_task("default", task_id, b'{"to":"bob"}', b'{"v":1,"created":1,"max_retry":2}', OP)
+def edit(task_id: str = "a", task_type: str = ""):
+    options = b'{"v":1,"created":1,"max_retry":2}'
+    return lambda t: t.edit_task("default", task_id, b'{"to":"bob"}', options, OP, task_type)
+
+
+def retyped_a() -> dict:
+    """A retry task edited into type "mail": it leaves retry as an email and arrives in pending as a mail."""
+    after = edited_a("retry")
+    after[Q.task("a")] = hash_with(after[Q.task("a")], type="mail")
+    after[Q.type_counts] = counts(retry__email=0, pending__mail=1)
+    after[Q.events] = Stream([event("a", "retry", "pending", "mail", worker=OP)])
+    return after
 
 
 def edited_a(state: str) -> dict:
@@ -274,6 +284,8 @@ def edited_a(state: str) -> dict:
         for state in ("pending", "active", "scheduled", "completed")
     ),
     Case("edit unknown", one_in("retry"), edit("nope"), raises=TaskNotFoundError, detail="nope"),
+    Case("edit with a new type: the counts follow it", one_in("retry"), edit(task_type="mail"), after=retyped_a()),
+    Case("edit with the same type", one_in("retry"), edit(task_type="email"), after=edited_a("retry")),
 )
 def test_edit_task(r, redis_url, case):
     run_case(r, redis_url, case)

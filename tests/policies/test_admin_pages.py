@@ -71,11 +71,11 @@ def test_operator_runs_archives_deletes_and_each_is_audited(archived, inspector)
     assert inspector.queue_info("mail").archived == 1
     entries = list(AuditLog.objects.order_by("id").values_list("username", "action", "queue", "task_ids"))
     assert entries == [
-        ("operator", "task.run", "mail", [archived[0]]),
-        ("operator", "task.archive", "mail", [archived[2]]),
-        ("operator", "task.delete", "mail", [archived[1]]),
+        ("operator", "run_task", "mail", [archived[0]]),
+        ("operator", "archive_task", "mail", [archived[2]]),
+        ("operator", "delete_task", "mail", [archived[1]]),
     ]
-    assert "refused" in AuditLog.objects.get(action="task.delete").detail
+    assert "refused" in AuditLog.objects.get(action="delete_task").detail
     page = browser.get(TASKS + "?queue=mail&state=archived")
     assert "no-such-task" in page.content.decode()  # the refusal was reported
 
@@ -86,7 +86,7 @@ def test_cancel_of_a_task_that_is_not_active_is_refused_with_a_message(archived,
         TASKS, {"queue": "mail", "state": "pending", "action": "cancel", "task_ids": [archived[2]]}, follow=True
     )
     assert inspector.get_task("mail", archived[2]).state == "pending"
-    assert AuditLog.objects.get(action="task.cancel").task_ids == []
+    assert AuditLog.objects.get(action="cancel_task").task_ids == []
 
 
 def test_viewers_and_staff_without_permission_cannot_act(archived, inspector):
@@ -169,8 +169,8 @@ def test_queue_definition_admin_shows_live_state_and_pauses(archived, inspector,
     browser.post("/admin/queues/queuedefinition/", {"action": "resume", "_selected_action": ids})
     assert not inspector.queue_info("mail").paused
     assert list(AuditLog.objects.order_by("id").values_list("action", "queue")) == [
-        ("queue.pause", "mail"),
-        ("queue.resume", "mail"),
+        ("pause_queue", "mail"),
+        ("resume_queue", "mail"),
     ]
 
 
@@ -204,7 +204,7 @@ def test_saving_a_definition_in_the_admin_mirrors_and_audits(r, django_capture_o
         )
     assert reply.status_code == 302
     assert r.hexists("tq:config:queues", "reports")
-    assert AuditLog.objects.get().action == "queuedefinition.add"
+    assert AuditLog.objects.get().action == "add_queuedefinition"
     refused = browser.post(
         "/admin/queues/queuedefinition/add/",
         {
@@ -223,9 +223,9 @@ def test_audit_log_admin_is_read_only_and_filterable(r):
     from queues.audit import record_action
 
     root = staff("root", superuser=True)
-    entry = record_action(root, "task.run", queue="mail", task_ids=["a"])
+    entry = record_action(root, "run_task", queue="mail", task_ids=["a"])
     browser = web(root)
-    assert browser.get("/admin/queues/auditlog/?action=task.run&queue=mail").status_code == 200
+    assert browser.get("/admin/queues/auditlog/?action=run_task&queue=mail").status_code == 200
     assert browser.get(f"/admin/queues/auditlog/?user__id__exact={root.pk}").status_code == 200
     assert browser.get("/admin/queues/auditlog/add/").status_code == 403
     assert browser.post(f"/admin/queues/auditlog/{entry.pk}/delete/", {"post": "yes"}).status_code == 403
@@ -266,4 +266,43 @@ def test_a_keyspace_at_another_key_layout_gives_one_message_and_changes_nothing(
     assert reply.status_code == 200
     assert [str(m) for m in reply.context["messages"]] == [f"Nothing was paused: {refusal}"]
     assert {key: r.dump(key) for key in r.keys("*")} == before
-    assert not AuditLog.objects.filter(action="queue.pause").exists()
+    assert not AuditLog.objects.filter(action="pause_queue").exists()
+
+
+def test_admin_pause_says_the_queue_name_as_written(r, inspector):
+    from queues import conf
+
+    QueueDefinition.objects.create(name="low")
+    conf.get_client().enqueue("t", b"", queue="low")  # Redis knows the queue
+    browser = web(staff("root", superuser=True))
+    ids = [str(d.pk) for d in QueueDefinition.objects.all()]
+    page = browser.post("/admin/queues/queuedefinition/", {"action": "pause", "_selected_action": ids}, follow=True)
+    assert "Queue “low” paused." in page.content.decode() and "Low paused" not in page.content.decode()
+    assert list(AuditLog.objects.values_list("action", flat=True)) == ["pause_queue"]  # the console's name
+
+
+def test_old_admin_action_names_are_renamed_and_an_edit_entry_reads_as_text(r):
+    import json
+    from importlib import import_module
+
+    from django.apps import apps
+
+    from queues.audit import record_action
+
+    migration = import_module("queues.migrations.0006_audit_action_names")
+    for old in ("queue.pause", "task.run", "queuedefinition.add", "apitoken.revoke", "task.view_unredacted"):
+        record_action(None, old, username="before")
+    migration.rename(apps, None)
+    assert sorted(AuditLog.objects.values_list("action", flat=True)) == [
+        "add_queuedefinition", "pause_queue", "revoke_apitoken", "run_task", "task.view_unredacted"
+    ]  # fmt: skip
+    migration.rename_back(apps, None)
+    assert "queue.pause" in set(AuditLog.objects.values_list("action", flat=True))
+
+    root = staff("root", superuser=True)
+    detail = {"original_payload": '{\n  "to": "ada@example.com"\n}', "new_options": {"queue": "low", "max_retry": 3}}
+    entry = record_action(root, "edit_task", queue="mail", task_ids=["a"], detail=json.dumps(detail))
+    page = web(root).get(f"/admin/queues/auditlog/{entry.pk}/change/").content.decode()
+    assert "{\n  &quot;to&quot;: &quot;ada@example.com&quot;\n}" in page  # its own line breaks, not \\n
+    assert "\\n" not in page.split("original_payload", 1)[1].split("</dd>", 1)[0]
+    assert "&quot;max_retry&quot;: 3" in page

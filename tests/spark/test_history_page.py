@@ -67,6 +67,16 @@ def test_charts_and_filters(web, rollups):
     assert ">email<" in only_email and "<td>low</td>" not in only_email
 
 
+def test_rows_without_a_type_from_a_queues_pause_are_left_out(web, rollups):
+    TaskDailyRollup.objects.create(day=date(2026, 11, 21), queue="low", task_type="", enqueued=0, started=0,
+                                   succeeded=0, failed=0)  # fmt: skip
+    login(web, "view_console")
+    page = web.get("/history/").content.decode()
+    type_filter = page.split('name="type"', 1)[1].split("</select>", 1)[0]
+    assert type_filter.count('value=""') == 1 and "<td></td>" not in page  # "all" only: no blank type to default to
+    assert ">(none)</text>" not in page
+
+
 def test_bad_input_is_a_400_and_no_rollups_says_how_to_get_them(web):
     login(web, "view_console")
     assert web.get("/history/", {"days": "x"}).status_code == 400
@@ -77,7 +87,7 @@ def test_bad_input_is_a_400_and_no_rollups_says_how_to_get_them(web):
 def test_the_charts_have_legends_day_labels_and_every_figure_in_a_hover(web, rollups):
     login(web, "view_console")
     page = web.get("/history/").content.decode()
-    assert page.count('<svg class="chart time"') == 3
+    assert page.count('<svg class="chart time" data-fit="wide"') == 3
     assert 'class="axis legend"' in page and ">succeeded</text>" in page and ">failed</text>" in page
     assert ">11-20</text>" in page and ">11-21</text>" in page and "2026-11-21 email" not in page  # no long labels
     assert "11-21 · succeeded: 85" in page and "11-21 · failed: 20" in page

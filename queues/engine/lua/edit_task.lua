@@ -1,8 +1,9 @@
 -- edit task: retry or archived -> pending, with the payload and options an operator gave it (edit and retry).
--- Its retry count starts again from 0: it runs with new input. Everything else (type, id, history) stays.
+-- Its retry count starts again from 0: it runs with new input. Its id and history stay; its type too, unless a new
+-- one is given (a task whose type no worker handles, say, misspelt).
 -- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] pending    KEYS[4] retry    KEYS[5] archived
 -- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] actor    ARGV[5] id
--- ARGV[6] payload    ARGV[7] options (msg)
+-- ARGV[6] payload    ARGV[7] options (msg)    ARGV[8] new task type, or "" (or absent) to keep it
 -- Returns "OK"; errors NOT_FOUND, PRECONDITION (any other state).
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local id = ARGV[5]
@@ -11,6 +12,13 @@ local key, state, ttype, from = locate(ctx, id, {retry = KEYS[4], archived = KEY
 if not key then return state end
 redis.call("ZREM", from, id)
 redis.call("HSET", key, "payload", ARGV[6], "msg", ARGV[7], "retried", 0)
+if ARGV[8] and ARGV[8] ~= "" and ARGV[8] ~= ttype then
+  -- The per-type counts follow the task: it leaves its state under the old type and arrives under the new one.
+  tally(ctx, state .. ":" .. ttype, -1)
+  tally(ctx, state .. ":" .. ARGV[8], 1)
+  redis.call("HSET", key, "type", ARGV[8])
+  ttype = ARGV[8]
+end
 to_pending(ctx, KEYS[3], key, id, ttype, state)
 finish(ctx)
 return "OK"
