@@ -57,8 +57,11 @@ def test_failure_keeps_the_exception_class_and_traceback(taskworker):
 def test_a_retried_task_keeps_every_attempt(taskworker, inspector):
     flaky = tasks.flaky.using(backend="retrying", queue_name="djtasks-retry")  # MAX_RETRIES 2
     enqueued = flaky.enqueue(succeed_on=2)
-    first = wait_for(lambda: (r := flaky.get_result(enqueued.id)).errors and r, what="the first failure")
-    assert first.status == TaskResultStatus.READY  # waiting for its retry
+    # The error is recorded while the attempt ends (RUNNING); READY once the task waits for its retry.
+    first = wait_for(
+        lambda: (r := flaky.get_result(enqueued.id)).status == TaskResultStatus.READY and r.errors and r,
+        what="the first failure",
+    )
     assert first.errors[0].exception_class_path == "builtins.RuntimeError"
     assert "attempt 1 fails" in first.errors[0].traceback
     inspector.run_task("djtasks-retry", enqueued.id)  # the backoff's wait, skipped

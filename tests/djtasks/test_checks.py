@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.apps import apps
 from django.core import checks
 from django.core.signals import setting_changed
 
@@ -15,7 +16,11 @@ pytestmark = pytest.mark.usefixtures("tasks_settings")
 
 
 def taskq_findings() -> list[tuple[str, str]]:
-    return sorted((m.id, m.msg) for m in checks.run_checks() if str(m.id).startswith("taskq."))
+    # Every registered check, as `manage.py check worker` runs them: scoped to an app without models, because the
+    # model checks of the others probe the database (Django 6 asks SQLite whether it has JSON), which these tests
+    # do not open. The framework's check of the TASKS backends ignores the scope.
+    found = checks.run_checks(app_configs=[apps.get_app_config("worker")])
+    return sorted((m.id, m.msg) for m in found if str(m.id).startswith("taskq."))
 
 
 def ids() -> list[str]:
