@@ -45,7 +45,7 @@ trap stop_children EXIT
 daphne_pid=$!
 pids+=("$daphne_pid")
 
-"$python" manage.py taskworker --queues critical=6,default=3,low=1 --import demo.tasks &
+"$python" manage.py taskworker --queues critical=6,default=3,low=1 --import demo.tasks demo.django_tasks &
 worker_pid=$!
 pids+=("$worker_pid")
 
