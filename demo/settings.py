@@ -8,6 +8,15 @@ from console.settings import INSTALLED_APPS
 
 INSTALLED_APPS = [*INSTALLED_APPS, "demo"]
 
+# Django's Tasks framework on taskq (demo/django_tasks.py); no retries, so a failure reads FAILED at once.
+TASKS = {
+    "default": {
+        "BACKEND": "queues.tasks_backend.TaskqBackend",
+        "QUEUES": ["default"],
+        "OPTIONS": {"MAX_RETRIES": 0, "RESULT_RETENTION": 3600},
+    }
+}
+
 # The demo fills the History page within minutes of starting: the worker exports the event streams, and the
 # scheduler (scripts/run-demo.sh starts one) rolls up today so far every three minutes. The environment still
 # wins, as everywhere in the settings.

@@ -18,6 +18,7 @@ class QueuesConfig(AppConfig):
         from . import signals
 
         signals.connect()
+        install_tasks_resolver()
         # A bad TASKS_REDACT stops every process here, naming the setting, instead of at the first masked page.
         from .redaction import rules
 
@@ -36,6 +37,19 @@ CLIENT_SETTINGS = frozenset(
         "TASKS_ARCHIVE_MAX_AGE_SECONDS",
     }
 )
+
+
+def install_tasks_resolver() -> None:
+    """Let workers run Django's ``@task`` functions enqueued through ``queues.tasks_backend.TaskqBackend``, when
+    this Django has the Tasks framework (``django.tasks``, or the ``django-tasks`` backport)."""
+    import importlib.util
+
+    if importlib.util.find_spec("django.tasks") is None and importlib.util.find_spec("django_tasks") is None:
+        return
+    from .engine import registry
+    from .tasks_runner import resolve
+
+    registry.resolve_with(resolve)
 
 
 def configure_default_client() -> None:

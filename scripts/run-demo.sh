@@ -77,7 +77,7 @@ trap stop_children EXIT
 supervise console "$bindir/daphne" -b 127.0.0.1 -p "$port" console.asgi:application &
 pids+=("$!")
 
-supervise worker "$python" manage.py taskworker --queues critical=6,default=3,low=1 --import demo.tasks &
+supervise worker "$python" manage.py taskworker --queues critical=6,default=3,low=1 --import demo.tasks demo.django_tasks &
 pids+=("$!")
 
 # The periodic scheduler: the demo's cron entries and today's task-history rollups every three minutes

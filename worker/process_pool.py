@@ -42,7 +42,7 @@ log = logging.getLogger("worker.processes")
 STOP_GRACE = 2.0  # seconds a stopped child gets to run its task's on_cancel callbacks before SIGKILL
 BOOT_TIMEOUT = 120.0  # the first start imports Django and every handler module in the forkserver
 POLL = 0.25  # how often a slot waiting on its child checks whether a stop needs escalating to SIGKILL
-WRITABLE = ("result", "progress")
+WRITABLE = ("result", "progress", "journal")
 
 
 class HandlerProcessDied(Exception):

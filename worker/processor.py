@@ -320,7 +320,7 @@ class Processor:
             self._begin(attempt, now)
             if attempt.handler is None:
                 self._finish(attempt, self._unroutable(attempt, now))
-            elif self.processes is not None and not attempt.handler.spark:
+            elif self.processes is not None and not (attempt.handler.spark or attempt.handler.in_worker):
                 self.processes.submit(attempt)
             elif attempt.handler.is_async:
                 async_batch.append(attempt)
@@ -339,7 +339,8 @@ class Processor:
             attempt.undecodable = f"undecodable task message: {exc}"  # type: ignore[attr-defined]
             attempt.lease_until = now + self.config.lease
             return attempt
-        task = Task(message, item.retried, ResultWriter(self.broker, queue, item.id, item.token))
+        writer = ResultWriter(self.broker, queue, item.id, item.token)
+        task = Task(message, item.retried, writer, worker_id=self.config.server_id)
         attempt = Attempt(item, queue, task, self.registry.route(message.type), None, now)
         attempt.lease_until = now + self.config.lease
         return attempt

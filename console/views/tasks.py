@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from console.django_tasks import django_task
 from queues.engine import nesting
 from queues.engine.timeline import attempts_of, event_window
 
@@ -62,6 +63,7 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
         "task": task,
         "queue": queue,
         "payload": render_bytes(task.payload, full=full == "payload"),
+        "django_task": django_task(task),
         "result": render_bytes(task.result, full=full == "result") if task.result is not None else None,
         "redacted": redacted,
         "unredacted": unredacted,

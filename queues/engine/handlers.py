@@ -59,10 +59,12 @@ class Task:
     lease; ``cancelled`` turns true when the task is cancelled, times out or passes its deadline (sync handlers
     should check it in long loops: a thread cannot be stopped from outside)."""
 
-    def __init__(self, message: TaskMessage, retried: int, attempt: Any = None) -> None:
+    def __init__(self, message: TaskMessage, retried: int, attempt: Any = None, worker_id: str = "") -> None:
         self._message = message
         self.retried = retried
         self._attempt = attempt
+        #: The id of the worker server running this attempt ("" outside a worker).
+        self.worker_id = worker_id
         self._cancelled = False
         self._on_cancel: list[Callable[[], None]] = []
         #: The worker's SparkSession, for handlers registered with ``spark=True`` (None otherwise).
@@ -96,6 +98,13 @@ class Task:
             data = json.dumps(data, separators=(",", ":")).encode()
         if self._attempt is not None:
             self._attempt.write("result", bytes(data))
+
+    def write_journal(self, data: Any) -> None:
+        """Store a JSON document on the task that outlives the attempt (``TaskInfo.journal``), replacing the one
+        before: what a handler keeps about its own attempts (the Django tasks backend keeps each attempt's
+        worker, start and error there). Fenced by the lease, as ``write_result`` is."""
+        if self._attempt is not None:
+            self._attempt.write("journal", json.dumps(data, separators=(",", ":")).encode())
 
     def progress(self, done: int, total: int) -> None:
         if self._attempt is not None:
@@ -146,6 +155,9 @@ class Handler:
     defaults: dict[str, Any] = field(default_factory=dict)
     retry_delay: RetryDelay = default_retry_delay
     spark: bool = False  # the worker hands it its SparkSession as ``task.spark`` and tags its Spark jobs
+    #: Runs in the worker process itself, on its threads or event loop, also under ``--pool process``: for a
+    #: handler that reads the task back through the worker's own connection (a child process has none).
+    in_worker: bool = False
 
     @property
     def is_async(self) -> bool:
@@ -163,12 +175,37 @@ class Handler:
         return client.enqueue(self.type, payload, **{**self.defaults, **overrides})
 
 
+#: Finds a handler for a task type no registered handler routes, or returns None (see ``Registry.resolve_with``).
+Resolver = Callable[[str], "Handler | None"]
+
+
 class Registry(TypeRoutes[Handler]):
     """Handlers by type, and the middleware wrapped around every run."""
 
     def __init__(self) -> None:
         super().__init__()
         self.middleware: list[Middleware] = []
+        self.resolvers: list[Resolver] = []
+
+    def resolve_with(self, resolver: Resolver) -> Resolver:
+        """Ask ``resolver`` for the handler of a type that no registered handler routes, after them: how a
+        framework whose tasks name their own function (Django's ``@task``, see ``queues.tasks_backend``) runs
+        on a worker with no ``@handler`` for each. A resolver decides what it trusts; it must return None for a
+        type it does not know rather than import arbitrary code. Registering the same resolver twice is a no-op."""
+        with self._lock:
+            if resolver not in self.resolvers:
+                self.resolvers.append(resolver)
+        return resolver
+
+    def route(self, task_type: str) -> Handler | None:
+        found = super().route(task_type)
+        if found is not None:
+            return found
+        for resolver in tuple(self.resolvers):
+            found = resolver(task_type)
+            if found is not None:
+                return found
+        return None
 
     def use(self, middleware: Callable[[Task], Iterator[None]]) -> Callable[[Task], Iterator[None]]:
         """Register a generator middleware: code before ``yield`` runs before the handler, code after it when
@@ -180,6 +217,7 @@ class Registry(TypeRoutes[Handler]):
         with self._lock:
             self._items.clear()
             self.middleware.clear()
+            # Resolvers stay: an app installs them once at start (queues.apps), not per test or module.
 
 
 #: The registry ``@handler`` adds to by default; workers serve it.

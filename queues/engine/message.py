@@ -130,6 +130,7 @@ class TaskInfo:
     orphaned: bool = False  # active, but its lease ran out: the worker is gone and the recoverer will retry it
     result: bytes | None = None
     progress: tuple[int, int] | None = None
+    journal: bytes | None = None  # what the handler keeps across attempts (``Task.write_journal``), JSON
     state_since: datetime | None = None
     workflow: str | None = None  # the workflow it belongs to (see workflows.py), and its role there
     workflow_role: str | None = None
@@ -179,6 +180,7 @@ class TaskInfo:
             completed_at=from_ms(int(fields.get(b"completed_at", 0))),
             result=fields.get(b"result"),
             progress=_progress(fields.get(b"progress")),
+            journal=fields.get(b"journal"),
             state_since=from_ms(int(fields.get(b"since", 0))),
             workflow=_text(fields.get(b"wf")),
             workflow_role=_text(fields.get(b"role")),

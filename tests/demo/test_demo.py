@@ -29,7 +29,9 @@ def test_demo_traffic_enqueues_a_burst_then_a_trickle_under_the_demo_settings(re
     inspector = Inspector(redis_url)
     queues = {q: inspector.queue_info(q) for q in inspector.queues()}
     assert set(queues) <= {"critical", "default", "low"}
-    assert sum(info.size for info in queues.values()) == 53
+    # and the 7 Django tasks of demo.django_tasks, enqueued through the framework (demo/settings.py's TASKS)
+    assert "enqueued 7 Django tasks" in result.stdout
+    assert sum(info.size for info in queues.values()) == 53 + 7
 
 
 def test_the_console_settings_alone_do_not_know_the_demo():

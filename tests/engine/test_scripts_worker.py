@@ -635,9 +635,15 @@ def write(field: str, value: bytes, token: str = "tok-1"):
         write("progress", b"3/10"),
         after=ACTIVE_A | {Q.task("a"): hash_with(ACTIVE_A[Q.task("a")], progress="3/10")},
     ),
+    Case(
+        "journal",
+        ACTIVE_A,
+        write("journal", b'[{"worker":"w1"}]'),
+        after=ACTIVE_A | {Q.task("a"): hash_with(ACTIVE_A[Q.task("a")], journal='[{"worker":"w1"}]')},
+    ),
     Case("stale token", ACTIVE_A, write("result", b"zombie", token="tok-0"), raises=LeaseLostError, detail="a"),
     Case("unknown task", {}, write("result", b"x"), raises=TaskNotFoundError, detail="a"),
-    Case("only result or progress", ACTIVE_A, write("state", b"completed"), raises=FailedPreconditionError),
+    Case("only result, progress or journal", ACTIVE_A, write("state", b"completed"), raises=FailedPreconditionError),
 )
 def test_write_result(r, redis_url, case):
     run_case(r, redis_url, case)

@@ -24,6 +24,7 @@ class Command(BaseCommand):
         client.enqueue_many(burst)
         sent = len(burst)
         self.stdout.write(f"enqueued a burst of {sent} demo tasks")
+        self._django_tasks()
         try:
             while not options["count"] or sent < options["count"]:
                 client.enqueue(**self._task(sent))
@@ -32,6 +33,16 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             pass
         self.stdout.write(f"enqueued {sent} demo tasks")
+
+    def _django_tasks(self) -> None:
+        """A few of Django's own ``@task`` functions, enqueued through the framework (TASKS in demo/settings.py)."""
+        from demo.django_tasks import send_welcome, sync_invoice, warm_cache
+
+        for n in range(3):
+            send_welcome.enqueue(100 + n, locale=random.choice(["en", "fr"]))
+            sync_invoice.enqueue(2000 + n)
+        warm_cache.enqueue(["home", "pricing", "docs"])
+        self.stdout.write("enqueued 7 Django tasks (demo.django_tasks)")
 
     @staticmethod
     def _task(n: int) -> dict[str, Any]:

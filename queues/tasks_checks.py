@@ -1,0 +1,112 @@
+"""System checks of a TaskqBackend (``manage.py check``, and every command that runs checks), reported through the
+framework's own check of every TASKS backend:
+
+- taskq.E101: OPTIONS is not a dict, names an option the backend does not read, or gives one a wrong type;
+- taskq.E102: a queue of QUEUES that taskq refuses for new tasks (``validation.new_queue_name``);
+- taskq.W103 / taskq.E103: no ``REDIS_URL`` setting (taskq then uses a local Redis, which a deployment rarely
+  means) / one that is empty or cannot be read;
+- taskq.W104: a queue of QUEUES that no worker is configured for: no queue definition in the admin, no live
+  worker reading it (by name or pattern), and not ``default`` while nothing is defined (what a plain
+  ``taskworker`` serves). Tasks enqueued there would wait until a worker serves it;
+- taskq.W105: Redis did not answer, so W104 could not be checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from django.conf import settings
+from django.core import checks
+
+from . import conf
+from .engine import EngineError, ValidationError, topology
+from .engine import validation as check
+
+#: OPTIONS the backend reads, each with its check: a description of the wanted value, and the test.
+OPTION_TYPES: dict[str, tuple[str, Any]] = {
+    "MAX_RETRIES": ("an integer, 0 or more", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0),
+    "TIMEOUT": ("None or a number of seconds above 0", lambda v: v is None or _positive(v)),
+    "RESULT_RETENTION": ("a number of seconds above 0", lambda v: _positive(v)),
+}
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+def backend_checks(backend: Any, *, with_redis: bool) -> list[checks.CheckMessage]:
+    """Every finding for ``backend``; ``with_redis`` also asks Redis which queues workers are configured for."""
+    found = [*_options(backend), *_queue_names(backend), *_redis_url()]
+    if with_redis and not any(m.is_serious() for m in found):
+        found.extend(_unserved(backend))
+    return found
+
+
+def _options(backend: Any) -> Iterator[checks.CheckMessage]:
+    where = f"TASKS[{backend.alias!r}]['OPTIONS']"
+    if not isinstance(backend.options, dict):
+        yield checks.Error(f"{where} must be a dict, not {type(backend.options).__name__}", id="taskq.E101")
+        return
+    for name, value in backend.options.items():
+        if name not in OPTION_TYPES:
+            yield checks.Error(
+                f"{where} has {name!r}, which the taskq backend does not read",
+                hint=f"Its options are {', '.join(OPTION_TYPES)}.",
+                id="taskq.E101",
+            )
+            continue
+        wanted, test = OPTION_TYPES[name]
+        if not test(value):
+            yield checks.Error(f"{where}[{name!r}] must be {wanted}, not {value!r:.80}", id="taskq.E101")
+
+
+def _queue_names(backend: Any) -> Iterator[checks.CheckMessage]:
+    for name in sorted(backend.queues, key=str):
+        try:
+            check.new_queue_name(name, "tasks_backend.check")
+        except ValidationError as exc:
+            yield checks.Error(f"TASKS[{backend.alias!r}]['QUEUES']: {exc}", id="taskq.E102")
+
+
+def _redis_url() -> Iterator[checks.CheckMessage]:
+    url = getattr(settings, "REDIS_URL", None)
+    if url is None:
+        yield checks.Warning(
+            f"REDIS_URL is not set: Django tasks go to the local default, {conf.redis_url()}",
+            hint="Set REDIS_URL to the Redis your workers read.",
+            id="taskq.W103",
+        )
+        return
+    if not isinstance(url, str) or "://" not in url:
+        yield checks.Error(f"REDIS_URL must be a redis:// URL, not {url!r:.80}", id="taskq.E103")
+        return
+    try:
+        topology.parse(url)
+    except ValidationError as exc:
+        yield checks.Error(f"REDIS_URL cannot be read: {exc}", id="taskq.E103")
+
+
+def _unserved(backend: Any) -> Iterator[checks.CheckMessage]:
+    from .policies import policy_store
+
+    try:
+        defined = set(policy_store().read().queues)
+        servers = conf.get_inspector("tasks_backend").servers()
+    except EngineError as exc:
+        yield checks.Warning(
+            f"cannot check which queues of TASKS[{backend.alias!r}] workers serve: {exc}",
+            id="taskq.W105",
+        )
+        return
+    for queue in sorted(backend.queues, key=str):
+        if queue in defined or any(server.reads(queue) for server in servers):
+            continue
+        if queue == "default" and not defined:
+            continue  # a taskworker without --queues serves "default" while no queue is defined
+        yield checks.Warning(
+            f"TASKS[{backend.alias!r}] queue {queue!r} has no queue definition and no running worker reads it: "
+            "its tasks would wait",
+            hint=f"Define the queue in the admin, or start a worker with --queues {queue}.",
+            id="taskq.W104",
+        )
