@@ -101,8 +101,9 @@ def settled(console: Console, path: str, script: str, condition: Any, what: str)
 
 
 def submit_confirmed(console: Console, button: str) -> None:
-    """Click a submit button whose form asks for confirmation, answering yes. In page script rather than through a
-    native dialog: with a live socket open, Chromium at times delivered the accepted submission twice."""
+    """Click a submit button whose form asks for confirmation, answering yes in page script: the tests read what
+    the dialog would say from the form's ``data-confirm``, and a failing test leaves no native dialog open to block
+    the module's shared browser for the tests after it."""
     console.find(button)
     console.driver.execute_script(
         "window.confirm = function () { return true; }; document.querySelector(arguments[0]).click();", button
