@@ -140,6 +140,7 @@ class StateBulkForm(TaskFilter):
 
     action = forms.ChoiceField(choices=[(a, a) for a in STATE_ACTIONS])
     state = forms.ChoiceField(choices=[(s, s) for s in STATES])
+    expected = forms.IntegerField(min_value=0, required=False)  # the count the confirmation named
 
     def clean(self) -> dict[str, Any]:
         data: dict[str, Any] = super().clean()
@@ -231,3 +232,4 @@ class SearchActionForm(forms.Form):
 
     q = forms.CharField(max_length=1000, strip=True)
     action = forms.ChoiceField(choices=[(a, a) for a in TASK_ACTIONS])
+    expected = forms.IntegerField(min_value=0, required=False)  # the count the confirmation named

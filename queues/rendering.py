@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .engine import nesting
+
+if TYPE_CHECKING:
+    from .engine import TaskInfo
 
 PREVIEW_CHARS = 4000
 HEX_BYTES_PER_LINE = 16
@@ -88,3 +92,29 @@ def preview(data: bytes, chars: int = 80) -> str:
         text = head[: exc.start].decode("utf-8") if cut else None
     line = " ".join(text.split()) if text is not None and _printable(text) else data[: chars // 3].hex(" ")
     return line if len(line) <= chars else line[: chars - 1] + "…"
+
+
+def retries_text(task: TaskInfo) -> str:
+    """A task's retries as the console and the CLI show them, honest about how its last attempt ended (issue 23).
+
+    The engine's ``retried`` counts failed attempts, the last one included: an archived task with ``max_retry`` 2
+    holds 3, and one that raised SkipRetry on its first attempt holds 1. Read bare ("3/2", "1/5") that looked like
+    a broken limit. The worker archives in the same script call that records the failure (``lua/archive.lua``
+    writes ``failed_at`` and ``since`` with one clock), so an archived task whose failure time is its state's time
+    was archived by its last attempt: with retries spent, or by SkipRetry when some were left. An operator's archive
+    leaves ``failed_at`` as it was.
+    """
+    failures, limit = task.retried, task.max_retry
+    if task.state == "archived":
+        if task.last_failed_at is None or task.last_failed_at != task.state_since:
+            return f"archived by an operator after {failures} failed attempt{'s' if failures != 1 else ''}"
+        if failures > limit:
+            return f"retried {limit} of {limit}, then archived"
+        if failures <= 1:
+            return "no retry (SkipRetry)"
+        return f"retried {failures - 1} of {limit}, then no retry (SkipRetry)"
+    if task.state == "retry":
+        if failures == 0:  # RetryWithoutFailure: the handler asked for a retry that counts as no failure
+            return f"retry due, not counted (0 of {limit} used)"
+        return f"retry {failures} of {limit} due"  # failed ``failures`` times; that retry waits for its time
+    return f"retried {min(failures, limit)} of {limit}"

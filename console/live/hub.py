@@ -386,18 +386,27 @@ def queue_message(queue: str, qwin: QueueWindow, counts: dict[str, int] | None) 
 
 
 def task_detail(inspector: Any, queue: str, task_id: str, last_to: str) -> dict[str, Any]:
-    """What the task page shows beyond the event: state, retries, error, progress and the rendered result. A task
-    that is gone reads as ``completed`` (done: deleted on success, no retention) or ``deleted``. One message
-    feeds every watcher of the task, so its result is masked as TASKS_REDACT says, whoever watches."""
+    """What the task page shows beyond the event: state, retries, error, progress and the rendered result, and
+    ``sections``: the page's live sections (badges, fields, attempts, history) rendered by its own partials from
+    the same reads a page load makes (``console/task_page.py``), which the page swaps in whole, so it reads as a
+    fresh load and lists no event twice. A task that is gone reads as ``completed`` (done: deleted on success, no
+    retention) or ``deleted``, and its sections as the page renders a gone task from its events. One message feeds
+    every watcher of the task, so its result is masked as TASKS_REDACT says, whoever watches; the sections hold no
+    payload nor result."""
+    from console.forms import TASK_ACTIONS
     from console.rendering import render_bytes
+    from console.task_page import EDITABLE, GoneTask, read_task, render_sections, sections_context
     from queues.redaction import masked
 
     try:
-        task = inspector.get_task(queue, task_id)
-    except TaskNotFoundError:
+        task, events = read_task(inspector, queue, task_id)
+        sections = render_sections(sections_context(inspector, queue, task, events))
+    except TaskNotFoundError:  # no hash and no event left: nothing more to show than the event's word
         return {"state": "completed" if last_to == "done" else "deleted", "gone": True}
     except EngineError as exc:
         return {"error": str(exc)}
+    if isinstance(task, GoneTask):
+        return {"state": task.state, "gone": True, "outcome": task.outcome, "sections": sections, "actions": []}
     result = None
     if task.result is not None:
         shown = masked(task.type, task.result)
@@ -417,6 +426,9 @@ def task_detail(inspector: Any, queue: str, task_id: str, last_to: str) -> dict[
         "last_error": task.last_error or "",
         "result": result,
         "progress": list(task.progress) if task.progress else None,
+        "sections": sections,
+        "actions": [name for name, (_method, allowed) in TASK_ACTIONS.items() if task.state in allowed],
+        "editable": task.state in EDITABLE,
     }
 
 

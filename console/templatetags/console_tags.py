@@ -86,3 +86,49 @@ def task_link(queue: str, task_id: str, existing: object, length: int = 24) -> s
             short,
         )
     )
+
+
+@register.filter
+def retries(task: object) -> str:
+    """A task's retries in words (``queues.rendering.retries_text``): "retried 2 of 2, then archived"."""
+    from queues.rendering import retries_text
+
+    return retries_text(task)  # type: ignore[arg-type]
+
+
+#: Below this many seconds a relative time reads "just now" / "in a few seconds": Django's timesince counts whole
+#: minutes and said "0 minutes" for the first 60 s (issue 23).
+FEW_SECONDS = 60
+
+
+@register.filter
+def ago(when: object) -> str:
+    """``(5 minutes ago)``'s words for a past time: "just now" below a minute, else Django's ``timesince`` + "ago"."""
+    from django.utils.timesince import timesince
+
+    seconds = _seconds_from_now(when)
+    if seconds is None:
+        return "—"
+    return "just now" if seconds > -FEW_SECONDS else f"{timesince(when)} ago"
+
+
+@register.filter
+def until(when: object) -> str:
+    """The words for a coming time: "in a few seconds" below a minute, "due now" once past, else "in 5 minutes"."""
+    from django.utils.timesince import timeuntil
+
+    seconds = _seconds_from_now(when)
+    if seconds is None:
+        return "—"
+    if seconds <= 0:
+        return "due now"
+    return "in a few seconds" if seconds < FEW_SECONDS else f"in {timeuntil(when)}"
+
+
+def _seconds_from_now(when: object) -> float | None:
+    from datetime import UTC, datetime
+
+    if not isinstance(when, datetime):
+        return None
+    now = datetime.now(tz=UTC if when.tzinfo else None)
+    return (when - now).total_seconds()

@@ -77,22 +77,60 @@ def delete_queue(request: HttpRequest, queue: str) -> HttpResponse:
     return redirect("dashboard")
 
 
-def act_on_tasks(insp: Any, action: str, targets: Iterable[tuple[str, str]]) -> tuple[dict[str, list[str]], list[str]]:
-    """Apply one of TASK_ACTIONS to each (queue, task id), task by task: the ids done, by queue, and a line per
-    task refused (gone, or in a state the action does not take)."""
+#: Task ids a refusal message names per reason; the rest of them are counted ("and 12 more").
+IDS_NAMED = 10
+
+Refusals = dict[str, list[str]]  # why -> the ids refused for that reason, in the order they were tried
+
+
+def act_on_tasks(insp: Any, action: str, targets: Iterable[tuple[str, str]]) -> tuple[dict[str, list[str]], Refusals]:
+    """Apply one of TASK_ACTIONS to each (queue, task id), task by task: the ids done, by queue, and the ids
+    refused, by why (gone, or in a state the action does not take)."""
     from queues.engine import FailedPreconditionError, TaskNotFoundError
 
     method = getattr(insp, TASK_ACTIONS[action][0])
     done: dict[str, list[str]] = {}
-    refused: list[str] = []
+    refused: Refusals = {}
     for queue, task_id in targets:
         try:
             method(queue, task_id)
-        except (TaskNotFoundError, FailedPreconditionError) as exc:
-            refused.append(f"{task_id}: {exc.message}")
+        except TaskNotFoundError:
+            refused.setdefault(GONE, []).append(task_id)
+        except FailedPreconditionError as exc:
+            refused.setdefault(exc.message, []).append(task_id)  # "task is active, it cannot be run"
         else:
             done.setdefault(queue, []).append(task_id)
     return done, refused
+
+
+#: Why a task that was there when the page was read is not acted on: it is no longer stored.
+GONE = "gone since the page was read (succeeded without retention, or deleted)"
+
+
+def refusal_report(refused: Refusals, noun: str = "task") -> str:
+    """Every refused task, counted, and why, its ids named (IDS_NAMED per reason at most): "2 tasks refused, left
+    as they were — task is active, it cannot be run (1): a1; gone since the page was read (…) (1): b2."."""
+    total = sum(len(ids) for ids in refused.values())
+    parts = []
+    for why, ids in refused.items():
+        named = ", ".join(ids[:IDS_NAMED]) + (f" and {len(ids) - IDS_NAMED} more" if len(ids) > IDS_NAMED else "")
+        parts.append(f"{why} ({len(ids)}): {named}")
+    left = "left as it was" if total == 1 else "left as they were"
+    return f"{total} {noun}{'s' if total != 1 else ''} refused, {left} — " + "; ".join(parts) + "."
+
+
+def unmatched_report(expected: int | None, found: int, what: str) -> str:
+    """When the operator confirmed ``expected`` tasks and the action found ``found``: what became of the others,
+    so no task of the count the confirmation named goes unmentioned (issue 23)."""
+    if expected is None or expected == found:
+        return ""
+    if found < expected:
+        missing = expected - found
+        return (
+            f"You confirmed {expected}; {missing} of them no longer {what} when the action ran (moved or deleted "
+            "since the page was read) and were left alone."
+        )
+    return f"You confirmed {expected}; {found - expected} more {what} by the time the action ran, and were included."
 
 
 def act_on_matches(
@@ -103,6 +141,7 @@ def act_on_matches(
     source: str,
     terms: str,
     read: tuple[int, int],
+    expected: int | None = None,
 ) -> None:
     """Apply one of TASK_ACTIONS to every match (queue, task id, state) that ``source`` found: the search page's
     "act on every match" (``search``) and the queue page's bulk bar while a filter is active (``filter``), task by
@@ -110,13 +149,19 @@ def act_on_matches(
     not take is refused without a call; one that moved or went since it was read is refused by the inspector.
     Audited once per queue acted on (once if none) as ``<source>_<action>``, with ``terms`` (the search or the
     filter) and the counts. ``read`` is (tasks read, tasks held): fewer read means the search stopped at its bound,
-    and the messages say to run the action again for the rest."""
+    and the messages say to run the action again for the rest. ``expected``: the count the operator confirmed;
+    the messages account for every task of it (issue 23)."""
     from queues.audit import record_action
 
     allowed = TASK_ACTIONS[action][1]
     takes = [(queue, task_id) for queue, task_id, state in matches if state in allowed]
+    not_taken: Refusals = {}
+    for _queue, task_id, state in matches:
+        if state not in allowed:
+            not_taken.setdefault(f"task is {state}; {action} takes {', '.join(sorted(allowed))}", []).append(task_id)
     done, refused_moved = act_on_tasks(insp, action, takes)
-    refused = len(matches) - len(takes) + len(refused_moved)
+    refused_by_why = {**not_taken, **refused_moved}
+    refused = sum(len(ids) for ids in refused_by_why.values())
     count = sum(len(ids) for ids in done.values())
     scanned, total = read
     bound = "" if scanned >= total else f"; the {source} read {scanned} of {total} tasks (its bound)"
@@ -127,8 +172,10 @@ def act_on_matches(
         record_action(request.user, f"{source}_{action}", detail=detail)
     messages.success(request, f"{count} matching task{'s' if count != 1 else ''} {DONE[action]}.")
     if refused:
-        states = ", ".join(sorted(allowed))
-        messages.warning(request, f"{refused} matching task{'s' if refused != 1 else ''} refused: not {states}.")
+        messages.warning(request, refusal_report(refused_by_why, "matching task"))
+    unmatched = unmatched_report(expected, len(matches), "matched")
+    if unmatched:
+        messages.warning(request, unmatched)
     if bound:
         read_of = f"{scanned} of {total} tasks read"
         messages.warning(request, f"The {source} stopped at its bound ({read_of}): run the action again for the rest.")
@@ -150,12 +197,12 @@ def task_batch(request: HttpRequest, queue: str) -> HttpResponse:
     insp.queue_info(queue)  # an unknown queue is a 404 before anything else
     done_by_queue, refused = act_on_tasks(insp, action, [(queue, task_id) for task_id in ids])
     done = done_by_queue.get(queue, [])
+    refused_count = sum(len(ids) for ids in refused.values())
     if done:
-        _audit(request, TASK_ACTIONS[action][0], queue, done, detail=f"{len(refused)} refused" if refused else "")
+        _audit(request, TASK_ACTIONS[action][0], queue, done, detail=f"{refused_count} refused" if refused else "")
         messages.success(request, f"{len(done)} task{'s' if len(done) != 1 else ''} {DONE[action]}.")
     if refused:
-        more = " …" if len(refused) > 5 else ""
-        messages.error(request, f"{len(refused)} refused: " + "; ".join(refused[:5]) + more)
+        messages.error(request, refusal_report(refused))
     if action == "delete" and len(ids) == 1 and done and "/tasks/" in back:
         back = queue_url(queue)  # the task page of a deleted task would only say 404
     return redirect(back)
@@ -175,6 +222,9 @@ def state_bulk(request: HttpRequest, queue: str) -> HttpResponse:
     count = insp.cancel_all(queue) if action == "cancel_all" else getattr(insp, action)(queue, state)
     _audit(request, action, queue, detail=f"state={state}", task_count=count)
     messages.success(request, f"{count} {state} task{'s' if count != 1 else ''} {DONE[action.removesuffix('_all')]}.")
+    unmatched = unmatched_report(form.cleaned_data["expected"], count, f"were {state}")
+    if unmatched:
+        messages.warning(request, unmatched)
     return redirect(queue_url(queue, state=state))
 
 
@@ -191,5 +241,6 @@ def filter_bulk(request: HttpRequest, queue: str, data: dict[str, Any]) -> HttpR
     )
     terms = f"state={state} type={task_type!r} text={text!r}"
     matches = [(queue, task_id, state) for task_id in found.match_ids]
-    act_on_matches(request, insp, action.removesuffix("_all"), matches, "filter", terms, (found.scanned, found.total))
+    read = (found.scanned, found.total)
+    act_on_matches(request, insp, action.removesuffix("_all"), matches, "filter", terms, read, data["expected"])
     return redirect(queue_url(queue, state=state, type=task_type, text=text))

@@ -63,5 +63,6 @@ def search_action(request: HttpRequest) -> HttpResponse:
     insp = acting_inspector(request)
     result = insp.search(query, size=1, redaction=rules())  # QuerySyntaxError is a 400 (engine_errors)
     matches = [(task.queue, task.id, task.state) for task in result.matches]
-    act_on_matches(request, insp, action, matches, "search", repr(query), (result.scanned, result.total))
+    read, expected = (result.scanned, result.total), form.cleaned_data["expected"]
+    act_on_matches(request, insp, action, matches, "search", repr(query), read, expected)
     return redirect(search_url(query))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib import messages
@@ -15,12 +14,12 @@ from django.urls import reverse
 
 from console.django_tasks import django_task
 from queues.engine import nesting
-from queues.engine.timeline import attempts_of, event_window
 
 from ..access import can_edit, editor_form, viewer_page
 from ..errors import bad_request, error_page
 from ..forms import TASK_ACTIONS, EditTaskForm, TaskDetailQuery, first_error
 from ..rendering import render_bytes
+from ..task_page import EDITABLE, GoneTask, read_task, sections_context
 from .common import inspector, page_cursor
 
 
@@ -28,8 +27,7 @@ from .common import inspector, page_cursor
 def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
     """Access: viewers; ``?unredacted=1`` also needs ``queues.view_unredacted``, and each such look at a task
     that has masked values writes an audit entry. Reads the task hash and searches the newest part of the
-    queue's event stream."""
-    from queues.engine.error_groups import group_search
+    queue's event stream; a task that is gone but has events there is shown from them, marked gone."""
     from queues.redaction import can_see_unredacted, is_redacted, record_unredacted_view, redact_task, rules
 
     query = TaskDetailQuery(request.GET)
@@ -46,44 +44,36 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
         )
     insp = inspector()
     live_cursor = page_cursor(insp, [queue])  # before the task: the live socket replays from here
-    task = insp.get_task(queue, task_id)  # 404 for an unknown queue or task
-    redacted = is_redacted(task)
+    # 404 for an unknown queue, or a task with neither a hash nor events; a gone task with events is a record
+    task, events = read_task(insp, queue, task_id)
+    gone = isinstance(task, GoneTask)
+    redacted = not gone and is_redacted(task)
     unredacted = unredacted and redacted
     if unredacted:
         record_unredacted_view(request.user, queue, [task.id], "console task page")
-    else:
+    elif not gone:
         task = redact_task(task)
-    events, source = _history(insp, queue, task)
-    running_servers = {server.id for server in insp.servers()}
     context = {
-        "attempts": attempts_of(events),
-        "history_source": source,
-        "running_servers": running_servers,
+        **sections_context(insp, queue, task, events),
         "operator_actions": _operator_actions(queue, task_id),
-        "task": task,
-        "queue": queue,
-        "payload": render_bytes(task.payload, full=full == "payload"),
-        "django_task": django_task(task),
-        "result": render_bytes(task.result, full=full == "result") if task.result is not None else None,
+        "payload": None if gone else render_bytes(task.payload, full=full == "payload"),
+        "django_task": None if gone else django_task(task),
+        "result": render_bytes(task.result, full=full == "result") if not gone and task.result is not None else None,
         "redacted": redacted,
         "unredacted": unredacted,
         "redacted_type": rules().covers_type(task.type),
         "can_unredact": can_see_unredacted(request.user),
-        "events": events,
-        "actions": [a for a, (_m, allowed) in TASK_ACTIONS.items() if task.state in allowed],
-        "retention_left": _seconds_until(task.expires_at),
-        "lease_left": _seconds_until(task.lease_expires_at),
+        # Every action's button is rendered, those the state does not take hidden: the live page shows the ones
+        # the task's new state takes, as a fresh load would.
+        "actions": [] if gone else [(a, task.state in allowed) for a, (_m, allowed) in TASK_ACTIONS.items()],
         "here": request.path,
         "full": full,
         "live_cursor": live_cursor,
-        "can_edit": can_edit(request.user) and task.state in EDITABLE,
+        "can_edit": can_edit(request.user),
+        "editable": task.state in EDITABLE and not gone,
         "no_handler": "no handler for task type" in (task.last_error or ""),
-        "fingerprint_search": group_search(queue, task.type, task.error_fingerprint or ""),
     }
     return render(request, "console/task.html", context)
-
-
-EDITABLE = ("retry", "archived")
 
 
 @editor_form
@@ -167,43 +157,9 @@ def _as_text(payload: bytes) -> dict[str, str]:
 AUDIT_SCAN = 500
 
 
-def _history(insp: Any, queue: str, task: Any) -> tuple[list[Any], str]:
-    """The task's events, oldest first, and where they came from: its queue's stream while it holds them all
-    (back to the task's creation), and the exported Parquet files for the part the stream has trimmed. Both are
-    read within the task's lifetime (its creation to its last move), so an old task in a queue of a million costs
-    what a new one does."""
-    from queues import conf
-    from queues.engine.inspector import TaskEvent
-    from queues.history.events import task_events
-
-    window = event_window(task.created_at, task.state_since)  # bounds both reads: neither grows with the queue
-    events = insp.task_events(queue, task.id, window=window)
-    if events and not events[0].from_state:
-        return events, "the queue's event stream"
-    seen = {e.stream_id for e in events}
-    exported = [
-        TaskEvent(
-            row["task_id"], row["type"] or "", row["from_state"] or "", row["to_state"] or "",
-            datetime.fromtimestamp(row["at_ms"] / 1000, UTC), row["worker"] or "", row["error"] or "",
-            row.get("lease") or "", row["stream_id"],
-            datetime.fromtimestamp(row["started_ms"] / 1000, UTC) if row.get("started_ms") else None,
-        )
-        for row in task_events(conf.export_dir(), queue, task.id, window)
-        if row["stream_id"] not in seen
-    ]  # fmt: skip
-    if not exported:
-        return events, "the queue's event stream (its oldest events were trimmed and not exported)"
-    merged = sorted([*exported, *events], key=lambda e: (e.at or datetime.min.replace(tzinfo=UTC), e.stream_id))
-    return merged, "the exported event files, then the queue's event stream"
-
-
 def _operator_actions(queue: str, task_id: str) -> list[Any]:
     """Audit entries that name the task, newest first, among the queue's newest AUDIT_SCAN."""
     from queues.models import AuditLog
 
     entries = AuditLog.objects.filter(queue=queue).order_by("-created_at", "-id")[:AUDIT_SCAN]
     return [entry for entry in entries if task_id in (entry.task_ids or [])]
-
-
-def _seconds_until(when: datetime | None) -> float | None:
-    return None if when is None else (when - datetime.now(tz=UTC)).total_seconds()

@@ -9,6 +9,7 @@ from typing import Any
 from queues.engine import STATES, TaskInfo
 from queues.engine.inspector import ARCHIVABLE, DELETABLE, RUNNABLE
 from queues.redaction import is_redacted, record_unredacted_view, redact_task
+from queues.rendering import retries_text
 
 from . import output as out
 from .context import Context, actor
@@ -200,7 +201,7 @@ def render_task(task: TaskInfo, now: float) -> str:
             ("Queue", task.queue),
             ("State", task.state),
             ("Payload", out.show_bytes(task.payload)),
-            ("Retried", f"{task.retried}/{task.max_retry}"),
+            ("Retries", retries_text(task)),
             ("Last error", task.last_error or "-"),
             ("Error group", task.error_fingerprint or "-"),
             ("Last failed", out.when(task.last_failed_at, now)),

@@ -1134,7 +1134,15 @@ class Inspector(BrokerOwner):
             if new_queue:
                 self._redis("edit_task", self.conn.sadd, self.keys.queues, target)
             self.broker.run(self.ops.delete_task(queue, task_id, self.actor))
-        return self.get_task(target, task_id)
+        try:
+            return self.get_task(target, task_id)
+        except TaskNotFoundError:
+            # The edit held, and a worker already ran the task and deleted it on success (no retention): report the
+            # task as the edit left it, not a "not found" for an edit that worked (issue 23).
+            return TaskInfo(
+                id=task_id, type=message.type, queue=target, state="pending", payload=data,
+                max_retry=message.max_retry, timeout=message.effective_timeout(), retention=message.retention,
+            )  # fmt: skip
 
     def archive_task(self, queue: str, task_id: str) -> None:
         """Archive a pending, scheduled or retry task now.

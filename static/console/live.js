@@ -1,43 +1,72 @@
 /* taskq console: live updates over the /ws/live/ WebSocket. No dependencies, no polling.
 
-   A page opts in with one element carrying data-live="dashboard|queue|task|servers|workflow" (plus
+   A page opts in with one element carrying data-live="dashboard|queue|task|servers|workflow|search" (plus
    data-live-queue, data-live-task, data-live-workflow, data-live-state and data-live-cursor, the stream position
    the page was rendered at). The server replays what happened since the cursor, then pushes coalesced updates; on a disconnect we reconnect
    with the newest cursor seen, so nothing is missed. window.taskqLive exposes the state for tests and the bench.
    Time charts (data-live-series: the URL of their fragment) are fetched again when a live message arrives, at
-   most every SERIES_EVERY ms, so they follow what the workers write without a timer of their own. */
+   most every SERIES_EVERY ms, so they follow what the workers write without a timer of their own. A page without
+   live updates says so in the indicator ("not live"), so no page looks live that is not (issue 23). */
 (function () {
   "use strict";
   var root = document.querySelector("[data-live]");
-  if (!root || !window.WebSocket) { return; }
+  var indicator = document.querySelector("[data-live-status]");
+  if (!root || !window.WebSocket) {
+    if (indicator) {
+      indicator.hidden = false;
+      indicator.textContent = "○ not live";
+      indicator.className = "live-status static";
+      indicator.title = "This page does not update by itself: reload it to see changes.";
+    }
+    return;
+  }
   var scope = root.getAttribute("data-live");
+  // The search page follows every queue (the dashboard's subscription: counts only, no rows) and reads its
+  // results again from the server when tasks move, as the time charts do.
+  var subscribeScope = scope === "search" ? "dashboard" : scope;
   var queue = root.getAttribute("data-live-queue") || "";
   var taskId = root.getAttribute("data-live-task") || "";
   var workflowId = root.getAttribute("data-live-workflow") || "";
   var shownState = root.getAttribute("data-live-state") || "";
   var cursor = {};
   try { cursor = JSON.parse(root.getAttribute("data-live-cursor") || "{}") || {}; } catch (e) { cursor = {}; }
-  var indicator = document.querySelector("[data-live-status]");
   var live = window.taskqLive = {status: "connecting", messages: 0, received: [], onmessage: null};
   var retryDelay = 500, socket = null, newRows = 0, MAX_NEW_ROWS = 50;
-  var SERIES_EVERY = 5000, seriesAt = 0, seriesBusy = false;
+  var SERIES_EVERY = 5000, SEARCH_EVERY = 2000;
   live.seriesRefreshes = 0;
+  live.searchRefreshes = 0;
 
-  function refreshSeries() {
-    var box = document.querySelector("[data-live-series]");
-    var now = Date.now();
-    if (!box || seriesBusy || now - seriesAt < SERIES_EVERY) { return; }
-    seriesAt = now;
-    seriesBusy = true;
-    fetch(box.getAttribute("data-live-series"), {credentials: "same-origin"}).then(function (response) {
-      return response.ok ? response.text() : null;
-    }).then(function (html) {
-      if (html) {
-        var fresh = new DOMParser().parseFromString(html, "text/html").querySelector("[data-live-series]");
-        if (fresh) { box.replaceWith(document.importNode(fresh, true)); live.seriesRefreshes += 1; }
+  // Reads a part of the page again from the server (selector: the element replaced by its fresh copy, read from
+  // url), at most every ``every`` ms. With ``trailing``, a call that comes too soon is run once the interval has
+  // passed, so the last change of a burst is shown too and the page settles on what a fresh load shows.
+  function refresher(selector, url, every, trailing, counter) {
+    var at = 0, busy = false, queued = null;
+    function run() {
+      var box = document.querySelector(selector);
+      var now = Date.now();
+      queued = null;
+      if (!box || busy) { return; }
+      if (now - at < every) {
+        if (trailing) { queued = setTimeout(run, every - (now - at)); }
+        return;
       }
-    }).catch(function () { /* the next message tries again */ }).then(function () { seriesBusy = false; });
+      at = now;
+      busy = true;
+      fetch(url(box), {credentials: "same-origin"}).then(function (response) {
+        return response.ok ? response.text() : null;
+      }).then(function (html) {
+        if (html) {
+          var fresh = new DOMParser().parseFromString(html, "text/html").querySelector(selector);
+          if (fresh) { box.replaceWith(document.importNode(fresh, true)); live[counter] += 1; }
+        }
+      }).catch(function () { /* the next message tries again */ }).then(function () { busy = false; });
+    }
+    return function () { if (!queued) { run(); } };
   }
+  var refreshSeries = refresher("[data-live-series]", function (box) { return box.getAttribute("data-live-series"); },
+    SERIES_EVERY, false, "seriesRefreshes");
+  var refreshSearch = refresher("[data-live-search]", function () { return location.href; }, SEARCH_EVERY, true,
+    "searchRefreshes");
 
   function setStatus(status, title) {
     live.status = status;
@@ -61,7 +90,7 @@
     var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/live/";
     socket = new WebSocket(url);
     socket.onopen = function () {
-      socket.send(JSON.stringify({op: "subscribe", scope: scope, queue: queue, task: taskId, workflow: workflowId, cursor: cursor}));
+      socket.send(JSON.stringify({op: "subscribe", scope: subscribeScope, queue: queue, task: taskId, workflow: workflowId, cursor: cursor}));
     };
     socket.onmessage = function (event) {
       var data = JSON.parse(event.data);
@@ -88,6 +117,10 @@
       else if (data.resync) { notice("Live updates are interrupted: " + data.message); }
       return;
     }
+    if (scope === "search") {
+      if (data.kind === "update" && data.events) { refreshSearch(); }
+      return;
+    }
     if (data.kind === "servers") { servers(data.servers); return; }
     if (data.kind === "dashboard") { dashboard(data); return; }
     if (data.kind === "queue") { queuePage(data); return; }
@@ -97,7 +130,9 @@
     });
     Object.keys(data.queues || {}).forEach(function (q) { counts(q, data.queues[q]); });
     (data.tasks || []).forEach(row);
-    (data.history || []).forEach(historyRow);
+    // The task page's history comes whole with the detail's sections; rows are added one by one only when the
+    // server could not render them (the task and its events are gone), each at most once (by its stream id).
+    if (!(data.detail && data.detail.sections)) { (data.history || []).forEach(historyRow); }
     if (data.detail) { detail(data.detail); }
     if (data.more) { notice(data.more + " more tasks changed than are shown; reload for the full list."); }
     if (data.resync) { notice("Some changes could not be replayed; reload for the full picture."); }
@@ -107,6 +142,9 @@
     el.textContent = value;
     if (el.hasAttribute("data-value")) { el.setAttribute("data-value", value); }
   }
+
+  // A time as the server renders it: UTC, 24-hour, "2024-05-01 06:25:57" (ms: with milliseconds, as histories).
+  function utc(at, ms) { return new Date(at).toISOString().slice(0, ms ? 23 : 19).replace("T", " "); }
 
   function counts(q, figures) {
     var containers;
@@ -120,6 +158,19 @@
       box.querySelectorAll("[data-live-count]").forEach(function (el) {
         var name = el.getAttribute("data-live-count");
         if (name in figures) { setText(el, String(figures[name])); }
+      });
+      // The bulk bar's confirmation and the count it posts name the tab's count now, not the one at page load;
+      // the pager's page count follows it (the rows themselves are listed again on a reload).
+      box.querySelectorAll("[data-live-confirm]").forEach(function (form) {
+        var name = form.getAttribute("data-live-confirm");
+        if (!(name in figures)) { return; }
+        form.setAttribute("data-confirm", form.getAttribute("data-confirm-template").split("{count}").join(figures[name]));
+        var expected = form.querySelector("input[name=expected]");
+        if (expected) { expected.value = String(figures[name]); }
+      });
+      box.querySelectorAll("[data-live-pages]").forEach(function (el) {
+        var name = el.getAttribute("data-live-pages");
+        if (name in figures) { el.textContent = String(Math.max(1, Math.ceil(figures[name] / Number(el.getAttribute("data-size"))))); }
       });
     });
   }
@@ -261,22 +312,37 @@
     var rest = document.createElement("td");
     rest.colSpan = Math.max(1, cols - 2);
     rest.className = "muted";
-    rest.textContent = "new · " + new Date(t.at).toLocaleTimeString();
+    rest.textContent = "new · " + utc(t.at) + " UTC";
     tr.appendChild(rest);
     body.insertBefore(tr, body.firstChild);
   }
 
-  // Task page: the state badge and fields, the result, and the history table.
+  // Task page: its sections as the server rendered them (badges, fields, attempts, history: console/task_page.py),
+  // the actions its state takes, the result; a task gone since the page was read loses what went with it.
   function detail(d) {
     if (!d.state) { return; }
-    var badge = document.querySelector("[data-live-badge]");
-    if (badge) { badge.textContent = d.state; badge.className = "badge state-" + d.state; }
-    document.querySelectorAll("[data-live-field]").forEach(function (el) {
-      var name = el.getAttribute("data-live-field");
-      if (name === "state") { el.textContent = d.state + (d.since ? " since " + d.since.slice(0, 19).replace("T", " ") + " UTC" : "") + (d.gone ? " (no longer stored)" : ""); }
-      if (name === "retried" && d.max_retry !== undefined) { el.textContent = d.retried + " / " + d.max_retry; }
-      if (name === "last_error" && d.last_error) { el.textContent = d.last_error; }
+    var sections = d.sections || {};
+    Object.keys(sections).forEach(function (name) {
+      var box = document.querySelector('[data-live-section="' + name + '"]');
+      if (box) { box.innerHTML = sections[name]; }  // the console's own template, escaped server-side
     });
+    if (!d.sections) {  // the task and its events are gone: only the word for what became of it
+      var badge = document.querySelector("[data-live-badge]");
+      if (badge) { badge.textContent = d.state; badge.className = "badge state-" + d.state; }
+      var field = document.querySelector('[data-live-field="state"]');
+      if (field) { field.textContent = d.state + (d.gone ? " (no longer stored)" : ""); }
+    }
+    var crumb = document.querySelector("[data-live-crumb-state]");
+    if (crumb) { crumb.textContent = d.gone ? "gone" : d.state; }
+    var crumbLink = document.querySelector("[data-live-crumb]");
+    if (crumbLink) { crumbLink.search = "?state=" + encodeURIComponent(d.state); }
+    var actions = {};
+    (d.actions || []).forEach(function (name) { actions[name] = true; });
+    document.querySelectorAll("[data-live-action]").forEach(function (button) {
+      button.hidden = !actions[button.getAttribute("data-live-action")];
+    });
+    document.querySelectorAll("[data-live-edit]").forEach(function (el) { el.hidden = !d.editable; });
+    document.querySelectorAll("[data-live-stored]").forEach(function (el) { el.hidden = !!d.gone; });
     var box = document.querySelector("[data-live-result]");
     // The feed's result is masked for everyone; a page showing it unredacted keeps what it shows.
     if (box && d.result && d.result.redacted && box.hasAttribute("data-live-revealed")) {
@@ -296,11 +362,16 @@
 
   function historyRow(e) {
     var body = document.querySelector("[data-live-history]");
-    if (!body) { return; }
+    if (!body || body.querySelector('tr[data-event="' + CSS.escape(e.event || "") + '"]')) { return; }
     var tr = document.createElement("tr");
     tr.className = "live-new";
-    [new Date(e.at).toISOString().slice(0, 23).replace("T", " "), e.from || "—", e.to, e.worker || "—", e.error || ""]
-      .forEach(function (text) { var td = document.createElement("td"); td.textContent = text; tr.appendChild(td); });
+    tr.setAttribute("data-event", e.event || "");
+    [utc(e.at, true), e.from || "—", e.to, e.worker || "—", e.error || ""].forEach(function (text, i) {
+      var td = document.createElement("td");
+      td.textContent = text;
+      if (i === 4) { td.className = "error-cell"; }  // as the server renders it: errors in the error colour
+      tr.appendChild(td);
+    });
     body.appendChild(tr);
   }
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,45 @@ def seed_mails_and_an_sms(seed: Any, count: int = 12, queue: str = "emails") -> 
     for n in range(count):
         seed.pending("email:deliver", {"to": f"user{n}@example.com"}, queue=queue)
     seed.pending("sms:send", {"to": "user0@example.com"}, queue=queue)
+
+
+@contextmanager
+def open_chromium(chromium: tuple[str, str], profile: Path) -> Iterator[Any]:
+    """Headless Chromium through its driver (``chromium``: their paths), with its own profile directory, quit and
+    removed at the end. Tests take it through the ``driver`` fixture, or once per module where pages are slow to
+    set up (tests/live/test_live_task_page_browser.py)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    binary, driver_path = chromium
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    options.unhandled_prompt_behavior = "ignore"  # a dialog the test did not expect is an error, not dismissed
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-quic",
+        "--disable-extensions",
+        "--window-size=1280,900",
+        "--force-device-scale-factor=1",
+        "--hide-scrollbars",
+        "--lang=en-US",
+        f"--user-data-dir={profile}",
+    ):
+        options.add_argument(flag)
+    browser = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    browser.set_page_load_timeout(30)
+    try:
+        yield browser
+    finally:
+        browser.quit()
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 @dataclass
@@ -66,6 +108,18 @@ class Console:
         from selenium.webdriver.common.by import By
 
         return self.driver.find_elements(By.CSS_SELECTOR, css)
+
+    def read_fresh(self, path: str, script: str) -> Any:
+        """What ``script`` returns on a fresh load of ``path``, in a tab of its own (closed after): what a live page
+        is compared with."""
+        driver = self.driver
+        here = driver.current_window_handle
+        driver.switch_to.new_window("tab")
+        self.get(path)
+        shown = driver.execute_script(script)
+        driver.close()
+        driver.switch_to.window(here)
+        return shown
 
     def text(self, css: str = "main") -> str:
         return self.find(css).text

@@ -12,14 +12,13 @@ calls it). A missing browser fails these tests; only ``TASKQ_SKIP_BROWSER=1`` tu
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import CHROMEDRIVER, CHROMIUM, Console
+from browser_support import CHROMEDRIVER, CHROMIUM, Console, open_chromium
 
 from queues.engine import Registry, handler
 from tests.console.console_support import make_user
@@ -54,39 +53,8 @@ def chromium() -> tuple[str, str]:
 @pytest.fixture
 def driver(chromium: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A fresh headless Chromium (own profile directory) per test."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    binary, driver_path = chromium
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    options = webdriver.ChromeOptions()
-    options.binary_location = binary
-    options.unhandled_prompt_behavior = "ignore"  # a dialog the test did not expect is an error, not dismissed
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-quic",
-        "--disable-extensions",
-        "--window-size=1280,900",
-        "--force-device-scale-factor=1",
-        "--hide-scrollbars",
-        "--lang=en-US",
-        f"--user-data-dir={profile}",
-    ):
-        options.add_argument(flag)
-    browser = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
-    browser.set_page_load_timeout(30)
-    try:
+    with open_chromium(chromium, tmp_path_factory.mktemp("chromium-profile")) as browser:
         yield browser
-    finally:
-        browser.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 @pytest.fixture

@@ -138,7 +138,7 @@ def test_task_detail_shows_its_fields(console, seed):
     assert fields["Type"] == "report:weekly"
     assert fields["State"].startswith("retry since ")
     assert fields["Queue"] == "emails"
-    assert fields["Retried / max"] == "1 / 5"
+    assert fields["Retries"] == "retry 1 of 5 due"
     assert "SMTP 451: try later" in fields["Last error"] and "UTC" in fields["Last error"]
     assert fields["Next process time"].endswith("UTC")
     assert fields["Timeout"] == "1m 30s"
@@ -146,7 +146,7 @@ def test_task_detail_shows_its_fields(console, seed):
     page = console.text()
     assert '"report": "weekly"' in page  # the payload, pretty-printed JSON
     assert "trace" in page and "t-42" in page  # headers
-    history = [row.text for row in console.find_all("section.card:last-of-type tbody tr")]
+    history = [row.text for row in console.find_all("[data-live-history] tr")]
     assert len(history) == 3 and "pending" in history[1] and "retry" in history[2]
 
 

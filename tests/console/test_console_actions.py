@@ -103,7 +103,10 @@ def test_batch_reports_refused_tasks_and_does_the_rest(operator_client, seed, en
     assert engine.get_task("default", pending).state == "archived"
     assert engine.get_task("default", active).state == "active"
     messages = " ".join(texts(response))
-    assert "1 task archived" in messages and "2 refused" in messages
+    assert "1 task archived" in messages and "2 tasks refused" in messages
+    # Each refused task is named with why: the active one by its state, the unknown one as gone.
+    assert f"task is active, it cannot be archived (1): {active}" in messages
+    assert "gone since the page was read (succeeded without retention, or deleted) (1): gone" in messages
     assert audit[-1]["task_ids"] == [pending] and audit[-1]["detail"] == "2 refused"
 
 

@@ -82,7 +82,7 @@ def test_paging_uses_the_users_rows_per_page(viewer, viewer_client, seed):
     body = viewer_client.get("/queues/default/?state=pending").content.decode()
     assert body.count('name="task_ids"') == 0  # a viewer gets no checkboxes
     assert body.count('class="copy"') == 10
-    assert "page 1 of 3" in body
+    assert "page 1 of 3" in re.sub(r"<[^>]+>", "", body)
     last = viewer_client.get("/queues/default/?state=pending&page=3").content.decode()
     assert last.count('class="copy"') == 5
     # The next to run comes first: the oldest enqueued.
@@ -134,7 +134,8 @@ def test_task_page_shows_every_field_and_history(viewer_client, seed):
         task_id,
         "email:deliver",
         "completed",
-        "Retried / max",
+        "Retries",
+        "retried 0 of 25",
         "Next process time",
         "Timeout",
         "Deadline",

@@ -49,6 +49,18 @@ def manage(env: dict[str, str], *args: str) -> str:
     return done.stdout.decode()
 
 
+def add_user(env: dict[str, str], username: str, *codenames: str) -> None:
+    """A user of the daphne console's database, with the password of the tests and these permissions."""
+    manage(
+        env,
+        "shell",
+        "-c",
+        "from django.contrib.auth.models import Permission, User; "
+        f"u = User.objects.create_user({username!r}, password={PASSWORD!r}); "
+        f"u.user_permissions.add(*Permission.objects.filter(codename__in={list(codenames)!r}))",
+    )
+
+
 @contextmanager
 def daphne_console(workdir: Path, redis_url: str, port: int | None = None) -> Iterator[DaphneConsole]:
     """daphne serving console.asgi on ``port`` (one the OS picks without it), stopped at the end."""
@@ -65,14 +77,7 @@ def daphne_console(workdir: Path, redis_url: str, port: int | None = None) -> It
     log_path = workdir / "daphne.log"
     with open(log_path, "wb") as log:
         manage(env, "migrate", "-v", "0")
-        manage(
-            env,
-            "shell",
-            "-c",
-            "from django.contrib.auth.models import Permission, User; "
-            f"u = User.objects.create_user({USER!r}, password={PASSWORD!r}); "
-            "u.user_permissions.add(Permission.objects.get(codename='view_console'))",
-        )
+        add_user(env, USER, "view_console")
         server = subprocess.Popen(
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"],
             cwd=ROOT,

@@ -109,15 +109,8 @@ def read(console: Console, handle: str) -> dict[str, Any]:
 
 
 def fresh(console: Console, path: str) -> dict[str, Any]:
-    """The page as a fresh load shows it, in a tab of its own (closed after)."""
-    driver = console.driver
-    live = driver.current_window_handle
-    driver.switch_to.new_window("tab")
-    console.get(path)
-    shown = driver.execute_script(READ_PAGE)
-    driver.close()
-    driver.switch_to.window(live)
-    return shown
+    """The page as a fresh load shows it."""
+    return dict(console.read_fresh(path, READ_PAGE))
 
 
 def differences(live: dict[str, Any], loaded: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,153 @@
+"""The task page's figures, read and rendered one way for a page load and for the live feed (issue 23).
+
+The page's live parts (its badges, fields, attempts and history) are partial templates. The view renders them
+into the page; the live hub renders the same partials from the same reads and sends them to every open page of the
+task, which swaps them in. So once activity stops a live page reads exactly as a fresh load: nothing is computed
+in the browser, and no event is listed twice (the history is rendered whole from the stream, not appended to).
+
+A task that is gone (deleted on success without retention, deleted by an operator, expired, aggregated) but
+still has events in its queue's stream is rendered from those events, marked as gone (``GoneTask``), instead of
+a 404: after "Edit and run", "Run" or "Retry" the operator sees what became of the task even once it is deleted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from queues.engine.timeline import attempts_of, event_window
+
+#: The live sections of the task page: the element ``data-live-section=<name>`` and the partial that renders it.
+SECTIONS = {
+    "badges": "console/_task_badges.html",
+    "fields": "console/_task_fields.html",
+    "attempts": "console/_task_attempts.html",
+    "history": "console/_task_history.html",
+}
+
+#: The states whose task an editor may change and run ("Edit and run…").
+EDITABLE = ("retry", "archived")
+
+#: What became of a task whose hash is gone, by the ``to`` of its last event: (state shown, what the page says).
+GONE = {
+    "done": ("completed", "completed and deleted (no retention)"),
+    "deleted": ("deleted", "deleted"),
+    "expired": ("expired", "expired before it ran, and dropped"),
+    "aggregated": ("aggregated", "aggregated into another task"),
+}
+
+
+@dataclass
+class GoneTask:
+    """A task no longer stored, as its events tell it: what the templates read of a ``TaskInfo``, and ``outcome``.
+    Its payload, result and options went with its hash; the page says so rather than guess them."""
+
+    id: str
+    queue: str
+    type: str
+    state: str
+    outcome: str
+    state_since: datetime | None
+    last_error: str
+    last_failed_at: datetime | None
+    gone: bool = True
+
+    @classmethod
+    def from_events(cls, queue: str, task_id: str, events: list[Any]) -> GoneTask:
+        last = events[-1]
+        state, outcome = GONE.get(last.to_state, ("gone", "no longer stored"))
+        if last.to_state in ("deleted", "aggregated") and last.error:
+            outcome = f"{outcome} ({last.error})"  # "deleted (deleted by console:otto)" names who
+        failures = [e for e in events if e.from_state == "active" and e.error]
+        return cls(
+            id=task_id,
+            queue=queue,
+            type=last.type,
+            state=state,
+            outcome=outcome,
+            state_since=last.at,
+            last_error=failures[-1].error if failures else "",
+            last_failed_at=failures[-1].at if failures else None,
+        )
+
+
+def read_task(insp: Any, queue: str, task_id: str) -> tuple[Any, list[Any] | None]:
+    """The task, or a ``GoneTask`` with the events it was read from (else None: the page reads them itself).
+
+    Raises:
+        TaskNotFoundError: no task of that id, and no event of it in the queue's stream either.
+        QueueNotFoundError, ValidationError, RedisUnavailableError: as ``Inspector.get_task``.
+    """
+    from queues.engine import TaskNotFoundError
+
+    try:
+        return insp.get_task(queue, task_id), None
+    except TaskNotFoundError:
+        events = insp.task_events(queue, task_id)
+        if not events:
+            raise
+        return GoneTask.from_events(queue, task_id, events), events
+
+
+def sections_context(insp: Any, queue: str, task: Any, events: list[Any] | None = None) -> dict[str, Any]:
+    """What the live sections render: the same for every viewer (they hold no payload nor result, which
+    ``TASKS_REDACT`` masks per viewer), so one rendering feeds every open page of the task."""
+    from queues.engine.error_groups import group_search
+
+    if events is None:
+        events, source = history(insp, queue, task)
+    else:
+        source = "the queue's event stream" + ("" if events and not events[0].from_state else " (its oldest part)")
+    return {
+        "task": task,
+        "queue": queue,
+        "events": events,
+        "attempts": attempts_of(events),
+        "history_source": source,
+        "running_servers": {server.id for server in insp.servers()},
+        "fingerprint_search": group_search(queue, task.type, getattr(task, "error_fingerprint", None) or ""),
+        "retention_left": _seconds_until(getattr(task, "expires_at", None)),
+        "lease_left": _seconds_until(getattr(task, "lease_expires_at", None)),
+    }
+
+
+def render_sections(context: dict[str, Any]) -> dict[str, str]:
+    """Each live section as the page renders it, for the live feed."""
+    from django.template.loader import render_to_string
+
+    return {name: render_to_string(template, context) for name, template in SECTIONS.items()}
+
+
+def history(insp: Any, queue: str, task: Any) -> tuple[list[Any], str]:
+    """The task's events, oldest first, and where they came from: its queue's stream while it holds them all
+    (back to the task's creation), and the exported Parquet files for the part the stream has trimmed. Both are
+    read within the task's lifetime (its creation to its last move), so an old task in a queue of a million costs
+    what a new one does."""
+    from queues import conf
+    from queues.engine.inspector import TaskEvent
+    from queues.history.events import task_events
+
+    window = event_window(task.created_at, task.state_since)  # bounds both reads: neither grows with the queue
+    events = insp.task_events(queue, task.id, window=window)
+    if events and not events[0].from_state:
+        return events, "the queue's event stream"
+    seen = {e.stream_id for e in events}
+    exported = [
+        TaskEvent(
+            row["task_id"], row["type"] or "", row["from_state"] or "", row["to_state"] or "",
+            datetime.fromtimestamp(row["at_ms"] / 1000, UTC), row["worker"] or "", row["error"] or "",
+            row.get("lease") or "", row["stream_id"],
+            datetime.fromtimestamp(row["started_ms"] / 1000, UTC) if row.get("started_ms") else None,
+        )
+        for row in task_events(conf.export_dir(), queue, task.id, window)
+        if row["stream_id"] not in seen
+    ]  # fmt: skip
+    if not exported:
+        return events, "the queue's event stream (its oldest events were trimmed and not exported)"
+    merged = sorted([*exported, *events], key=lambda e: (e.at or datetime.min.replace(tzinfo=UTC), e.stream_id))
+    return merged, "the exported event files, then the queue's event stream"
+
+
+def _seconds_until(when: datetime | None) -> float | None:
+    return None if when is None else (when - datetime.now(tz=UTC)).total_seconds()
