@@ -425,7 +425,9 @@
         form.hidden = !state || state === "stopping" || (action === "quiet" && state !== "active");
       });
     }
-    var filled = document.querySelectorAll("tr[data-live-server]").length > 0;
+    // One server's page empties once its server has gone (its row stays, marked as left, until a reload).
+    var gone = only && !list.some(function (s) { return s.id === only; });
+    var filled = !gone && document.querySelectorAll("tr[data-live-server]").length > 0;
     document.querySelectorAll("[data-live-filled]").forEach(function (el) { el.hidden = !filled; });
     document.querySelectorAll("[data-live-empty]").forEach(function (el) { el.hidden = filled; });
   }

@@ -228,47 +228,6 @@ def test_screenshots_of_the_main_pages(console, engine, seed, start_worker):
     assert console.screenshot("dashboard-dark").stat().st_size > 0
 
 
-def test_quiet_then_stop_a_running_worker_from_its_page(console, engine, seed, start_worker):
-    server = start_worker(queues={"emails": 1})
-    server_id = server.config.server_id
-    first = seed.pending("echo:first", {"n": 1}, queue="emails", retention=600)
-    wait_for(lambda: state_of(engine, "emails", first) == "completed", what="the worker to run a task")
-
-    console.login("/servers/")
-    console.click(f'a[href="/servers/{server_id}/"]')
-    console.wait_text(server_id, ".banner")
-    console.click("form[action$='/quiet/'] button")
-    assert "Quiet worker" in console.confirm()
-    console.wait_text("quieted", ".messages")  # acknowledged before the page came back
-    assert server.heartbeat.status == "quiet"
-    assert console.find(".banner .badge").text == "quiet"
-    assert not console.find("form[action$='/quiet/']").is_displayed()  # quiet already
-    held = seed.pending("echo:held", {"n": 2}, queue="emails", retention=600)
-    assert state_of(engine, "emails", held) == "pending"  # a quiet worker fetches nothing
-
-    console.click("form[action$='/stop/'] button")
-    assert "Stop worker" in console.confirm()
-    console.wait_text("is stopping", ".messages")
-    assert server.stop_requested.is_set()
-    assert console.find(".banner .badge").text == "stopping"
-    assert not console.find("form[action$='/stop/']").is_displayed()
-    server.stop()  # what run() does once asked: the page follows without a reload
-    console.wait_text("stopped", ".banner .badge")
-    console.wait_text("This server has stopped", "[data-live-empty]")
-    console.get(f"/servers/{server_id}/")  # and a reload shows its record
-    console.wait_text("stopped gracefully", ".banner")
-
-
-def test_the_server_page_follows_a_quiet_asked_elsewhere(console, engine, seed, start_worker):
-    server = start_worker(queues={"emails": 1})
-    console.login(f"/servers/{server.config.server_id}/")
-    console.wait_text("active", ".banner .badge")
-    engine.control_server(server.config.server_id, "quiet")  # as `tasks server quiet` does
-    console.wait_text("quiet", ".banner .badge")
-    console.wait_for(lambda d: not console.find("form[action$='/quiet/']").is_displayed(), "the Quiet button gone")
-    assert console.find("form[action$='/stop/']").is_displayed()
-
-
 def test_keyboard_shortcuts_search_go_to_and_the_list(console, seed):
     from urllib.parse import urlparse
 
@@ -331,7 +290,7 @@ def test_search_with_an_action_on_every_match_over_two_pages(console, engine, se
     console.click("nav.pager a")  # page 2
     console.wait_for(lambda d: len(console.find_all("table.tasks tbody tr")) == 2, "the second page")
     console.click("button[value=archive]")
-    assert "Archive all 12 matching tasks?" in console.confirm()
+    assert "Archive all 12 matching tasks whose state allows it?" in console.confirm()
     console.wait_text("12 matching tasks archived", ".messages")
     info = engine.queue_info("emails")
     assert (info.archived, info.pending) == (12, 1)  # the sms task did not match

@@ -86,10 +86,11 @@ def test_refusals_are_named_and_change_nothing(operator_client, engine, chain, a
     response = operator_client.post("/queues/default/batch/", {"action": "run", "task_ids": ["E", "A", "ghost"]})
     assert response.status_code == 302
     message = " ".join(texts(response))
-    assert "3 refused" in message
-    assert "E: task is the on_error callback of workflow wf" in message
-    assert "A: task is pending, it cannot be run now" in message
-    assert "ghost:" in message
+    # Every refusal is reported with its reason, each reason with the ids it held back.
+    assert "3 tasks refused, left as they were" in message
+    assert "task is the on_error callback of workflow wf" in message
+    assert "task is pending, it cannot be run now (1): A" in message
+    assert "gone since the page was read (succeeded without retention, or deleted) (1): ghost" in message
     assert engine.get_task("default", "E").state == "waiting"
     assert audit == []
 

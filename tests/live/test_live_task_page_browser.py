@@ -220,4 +220,4 @@ def test_the_search_page_follows_its_matches_live(site):
     inspector.delete_task("found", ids[0])
     console.wait_text("3 matches")
     button = console.find("[data-live-search] button[value=delete]")
-    assert button.get_attribute("data-confirm-action").startswith("Delete all 3 matching tasks?")
+    assert button.get_attribute("data-confirm-action").startswith("Delete all 3 matching tasks whose state allows it?")
