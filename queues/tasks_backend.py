@@ -22,7 +22,7 @@ from django.db import transaction
 from . import conf
 from . import tasks_framework as fw
 from . import tasks_results as results
-from .engine import QueueNotFoundError, TaskNotFoundError, ValidationError
+from .engine import PayloadTooDeepError, QueueNotFoundError, TaskNotFoundError, ValidationError, nesting
 from .engine import validation as check
 from .engine.producer import new_task_id
 from .tasks_checks import backend_checks
@@ -59,6 +59,13 @@ class TaskqBackend(fw.BaseTaskBackend):
         are not JSON, and the engine's errors (ValidationError, RedisUnavailableError); nothing is written then."""
         self.validate_task(task)
         self._refuse_bad_options()
+        # The framework normalizes the arguments recursively: arguments nested past the payload limit are refused
+        # by name before that, not with a RecursionError (the payload holds them one level down).
+        if nesting.value_deeper_than([args, kwargs], conf.max_payload_depth()):
+            raise PayloadTooDeepError(
+                f"the arguments are nested deeper than {conf.max_payload_depth() - 1} levels (TASKS_MAX_PAYLOAD_DEPTH)",
+                op="tasks_backend.enqueue",
+            )
         task_id = new_task_id()
         result = fw.TaskResult(
             task=task,

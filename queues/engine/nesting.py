@@ -66,6 +66,23 @@ def deeper_than(data: bytes | str, limit: int) -> bool:
     return depth(data) > limit
 
 
+def value_deeper_than(value: Any, limit: int) -> bool:
+    """Whether a Python value nests dicts, lists and tuples deeper than ``limit``, found without recursion and
+    stopping at the first branch past it: for callers that must check a value before code that walks it
+    recursively (the Django Tasks framework normalizes a task's arguments that way)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            item = item.values()
+        elif not isinstance(item, list | tuple):
+            continue
+        if level + 1 > limit:
+            return True
+        stack.extend((child, level + 1) for child in item)
+    return False
+
+
 def loads(data: bytes | str, limit: int = DEPTH_CEILING) -> Any:
     """``json.loads(data)``, or TooDeepError when the text nests deeper than ``limit``; ValueError (with
     UnicodeDecodeError) for text that is not JSON, as ``json.loads`` raises."""

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from queues.engine import Client
+from queues.engine import Client, PayloadTooDeepError
 from tests.djtasks import tasks
 from tests.djtasks.framework import InvalidTask, TaskResultDoesNotExist, TaskResultStatus, task_enqueued
 from tests.waiting import wait_for
@@ -98,6 +98,15 @@ def test_an_unknown_id_does_not_exist(tasks_settings, taskq_redis_url):
 def test_arguments_that_are_not_json_are_refused_and_nothing_is_written(taskq_redis):
     with pytest.raises(TypeError):
         tasks.add.enqueue(object(), 1)
+    assert taskq_redis.dbsize() == 0
+
+
+def test_arguments_nested_past_the_payload_limit_are_refused_and_nothing_is_written(taskq_redis):
+    deep: list = []
+    for _ in range(10_000):  # far past Python's recursion limit, which the framework's normalizing would hit
+        deep = [deep]
+    with pytest.raises(PayloadTooDeepError, match="nested deeper than 63 levels"):
+        tasks.add.enqueue(deep, 1)
     assert taskq_redis.dbsize() == 0
 
 

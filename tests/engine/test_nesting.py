@@ -117,3 +117,13 @@ def test_search_skips_a_too_deep_payload_for_field_queries():
     fine = TaskInfo(id="b", type="t", queue="q", state="pending", payload=b'{"customer":"acme"}')
     query = parse("payload.customer:acme")
     assert [t.id for t in (deep, fine) if matches(query, t, 0.0)] == ["b"]
+
+
+def test_value_depth_is_found_without_recursion():
+    deep: list = []
+    for _ in range(FAR_PAST_THE_STACK):
+        deep = [deep]
+    assert nesting.value_deeper_than(deep, 64)
+    assert nesting.value_deeper_than({"a": [({"b": 1},)]}, 3)  # dict, list, tuple, dict
+    assert not nesting.value_deeper_than({"a": [({"b": 1},)]}, 4)
+    assert not nesting.value_deeper_than("scalar", 0)
