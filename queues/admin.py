@@ -28,6 +28,7 @@ from . import conf
 from .audit import action_name, record_action
 from .engine import EngineError, LayoutVersionError, QueueNotFoundError
 from .engine.inspector import QueueInfo
+from .engine.redaction import MASK
 from .engine.transitions import RateLimit
 from .models import ApiToken, AuditLog, PeriodicTask, QueueDefinition, RetentionPolicy, Tasks, UniquePolicy
 from .task_admin import TaskBrowser, can_operate, can_view
@@ -324,6 +325,39 @@ class PeriodicTaskAdmin(AuditedAdmin):
         record_action(
             request.user, action_name(action, "periodictask"), queue=getattr(obj, "queue", ""), detail=str(obj)
         )
+
+    # A payload under TASKS_REDACT is shown masked, and read-only, to a user without queues.view_unredacted: the
+    # form would show it in full, and saving the masked text back would overwrite the real one.
+    def _masks_payload(self, request: HttpRequest, obj: PeriodicTask | None) -> bool:
+        from .redaction import can_see_unredacted, rules
+
+        if obj is None or can_see_unredacted(request.user):
+            return False
+        try:
+            entry = obj.entry()
+        except EngineError:
+            return bool(rules())  # a payload no entry can be made of is shown in full to nobody under rules
+        return rules().hides(entry.type, entry.payload)
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        fields = list(super().get_fields(request, obj))  # the read-only fields come last: masked_payload too
+        if self._masks_payload(request, obj) and "payload" in fields:
+            fields[fields.index("payload")] = "masked_payload"
+        return list(dict.fromkeys(fields))  # in the payload's place, once
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        readonly = list(super().get_readonly_fields(request, obj))
+        return [*readonly, "masked_payload"] if self._masks_payload(request, obj) else readonly
+
+    @admin.display(description="payload")
+    def masked_payload(self, obj: PeriodicTask) -> str:
+        from .redaction import masked
+
+        try:
+            entry = obj.entry()
+        except EngineError:
+            return MASK
+        return masked(entry.type, entry.payload).decode("utf-8", "replace")
 
     @admin.display(description="entry id")
     def entry_id(self, obj: PeriodicTask) -> str:

@@ -240,3 +240,27 @@ def test_the_cli_shows_no_secret(tasks):
         shown = invoke(*argv)
         assert shown.code == 0, shown.err
         assert_no_secret(shown.out + shown.err, " ".join(argv))
+
+
+def test_a_periodic_task_payload_is_masked_and_read_only_in_the_admin_without_the_permission(redact, db):
+    from django.contrib.auth.models import Permission
+
+    from queues.models import PeriodicTask
+
+    entry = PeriodicTask.objects.create(
+        name="nightly-login", spec="@daily", task_type="user:login", queue="default",
+        payload={"user": "ada", "password": PASSWORD},
+    )  # fmt: skip
+    url = f"/admin/queues/periodictask/{entry.pk}/change/"
+    editor = make_user("pat", is_staff=True)
+    editor.user_permissions.add(*Permission.objects.filter(codename__in=["view_periodictask", "change_periodictask"]))
+    page = logged_in(editor).get(url).content.decode()
+    assert PASSWORD not in page and MASK in page and 'name="payload"' not in page
+    # Saving the form keeps the real payload: the masked text is shown, never written back.
+    form = {"name": "nightly-login", "spec": "@hourly", "timezone": "UTC", "task_type": "user:login",
+            "queue": "default", "options": "{}", "missed": "skip", "enabled": "on"}  # fmt: skip
+    assert logged_in(editor).post(url, form).status_code == 302
+    entry.refresh_from_db()
+    assert (entry.spec, entry.payload["password"]) == ("@hourly", PASSWORD)
+    revealer = logged_in(make_user("ursa", is_staff=True, is_superuser=True))  # a superuser holds every permission
+    assert 'name="payload"' in revealer.get(url).content.decode()
