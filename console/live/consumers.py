@@ -11,7 +11,7 @@ cursor it was read at, so even the first connection misses nothing), then the li
 
     {"kind": "update", "scope": ..., "queues": {"<queue>": {"pending": 3, ..., "size": 7}},
      "cursor": {"<queue>": "<id>"}, "tasks": [{"id", "queue", "type", "from", "to", "at", "event", ...}],
-     "more": <rows left out>, "resync": <true when the gap could not be replayed>}
+     "more": <rows left out>, "resync": <true when the gap could not be replayed: the page re-reads its lists>}
     {"kind": "servers", "servers": [...]}
     {"kind": "dashboard", "chart": "<svg…>", "rows": [{"queue", "href", "paused", "cells"}]}  (see dashboard.py)
     {"kind": "workflow", "queue", "workflow", "state", "actions", "html"}  (see workflow_page.py)
@@ -211,7 +211,11 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             message["tasks"] = history[-1:]
         message["cursor"] = {queue: replay.last_id}
         message["replay"] = True
-        message["resync"] = not replay.complete
+        # A gap (the stream trimmed past the cursor, by its cap or at the exporter's committed offset while the
+        # console was down, or more events than the replay takes) leaves the page's lists short of what happened:
+        # the page reads them again from the server (live.js, ``data-live-resync``). A task page needs nothing
+        # more: its sections come rendered whole from the task and its history, exported events included.
+        message["resync"] = not replay.complete and not message.get("detail", {}).get("sections")
         self.seen[queue] = replay.last_id
         await self.send_json(message)
 
