@@ -1,6 +1,6 @@
 /* taskq console: live updates over the /ws/live/ WebSocket. No dependencies, no polling.
 
-   A page opts in with one element carrying data-live="dashboard|queue|task|servers|workflow|search"
+   A page opts in with one element carrying data-live="dashboard|queue|task|servers|workflow|search|schedulers"
    (plus data-live-queue, data-live-task, data-live-workflow, data-live-state and data-live-cursor, the stream
    position the page was rendered at). The server replays what happened since the cursor, then pushes coalesced
    updates; on a disconnect we reconnect with the newest cursor seen. When the server cannot replay the gap (the
@@ -37,6 +37,7 @@
   live.seriesRefreshes = 0;
   live.searchRefreshes = 0;
   live.listRefreshes = 0;
+  live.schedulerRefreshes = 0;
 
   // Reads parts of the page again from the server: every element matching ``selector`` is replaced by its fresh
   // copy (the element at the same place among the selector's matches in the page read from url), at most every
@@ -89,6 +90,15 @@
   // the operator to reload. New rows count again from the fresh table. Selected checkboxes are not kept.
   var refreshLists = refresher("[data-live-resync]", function () { return location.href; }, LISTS_EVERY, true,
     "listRefreshes");
+  // The schedulers page reads its sections again when the hub says a cron run moved or an entry changed; a
+  // history the reader opened stays open.
+  var refreshSchedulers = refresher("[data-live-schedulers]", function () { return location.href; }, SEARCH_EVERY,
+    true, "schedulerRefreshes", function (old, fresh) {
+      old.querySelectorAll("details[data-entry][open]").forEach(function (open) {
+        var same = fresh.querySelector('details[data-entry="' + CSS.escape(open.getAttribute("data-entry")) + '"]');
+        if (same) { same.open = true; }
+      });
+    });
 
   function setStatus(status, title) {
     live.status = status;
@@ -141,6 +151,10 @@
     }
     if (scope === "search") {
       if (data.kind === "update" && data.events) { refreshSearch(); }
+      return;
+    }
+    if (scope === "schedulers") {
+      if (data.kind === "schedulers") { refreshSchedulers(); }
       return;
     }
     if (data.kind === "servers") { servers(data.servers); return; }

@@ -4,6 +4,7 @@ headless Chromium against the console under a real daphne.
 - A queue page open while its console was down and the event exporter trimmed the stream past the page's cursor
   ends as a fresh load shows it, with no "reload" notice (it used to say "Some changes could not be replayed" and
   list "No completed tasks." beside a count of 34).
+- The schedulers page shows a run's outcome and a pause as they happen.
 
 Nothing here asserts a duration: each test waits, generously, for a state to be shown.
 """
@@ -19,6 +20,8 @@ from daphne_console import USER
 from live_support import READ_PAGE
 
 from queues.engine.export_store import parse_stream_id
+from queues.engine.periodic import make_entry
+from queues.engine.scheduler_store import SchedulerStore
 from tests.browser.browser_support import Console
 from worker.event_exporter import EventExporter
 
@@ -81,3 +84,23 @@ def test_a_queue_page_resumes_past_a_stream_the_exporter_trimmed_while_its_conso
     assert driver.execute_script("return window.notReloaded") is True
     assert driver.execute_script("return window.taskqLive.status") == "live"
     assert console.find_all(".live-note") == []  # no "reload" notice
+
+
+def test_the_schedulers_page_shows_a_run_and_a_pause_as_they_happen(daphne, driver, moves, tmp_path):
+    store = SchedulerStore(moves.broker)
+    entry = make_entry("@daily", "report:refresh", queue="cronq", source="admin")
+    store.write_config([entry])
+    console = Console(driver, daphne.url, USER, tmp_path)
+    console.login("/schedulers/")
+    live(console)
+    driver.execute_script("window.notReloaded = true")
+    row = f"#entry-{entry.id}"
+    assert "not yet" in console.text(row)
+
+    store.run_now(entry, "test")
+    console.wait_for(lambda d: "enqueued" in console.text(row), "the run enqueued")
+    moves.complete("cronq", moves.start("cronq"))
+    console.wait_for(lambda d: "completed" in console.text(row), "the run's outcome")
+    store.pause(entry, "test")
+    console.wait_for(lambda d: console.find_all(f"{row} .badge.paused"), "the entry paused")
+    assert driver.execute_script("return window.notReloaded") is True
