@@ -3,7 +3,7 @@
 The socket is accepted only for a logged-in user with ``queues.view_console`` (or operate; superusers hold
 both); ``console/asgi.py`` has already refused foreign Origins. The page then sends one subscription::
 
-    {"op": "subscribe", "scope": "dashboard" | "queue" | "task" | "servers" | "workflow",
+    {"op": "subscribe", "scope": "dashboard" | "queue" | "task" | "servers" | "workflow" | "schedulers",
      "queue": "<name>", "task": "<id>", "workflow": "<id>", "cursor": {"<queue>": "<last event id seen>"}}
 
 and gets, at once, what it missed since ``cursor`` (replayed from the stream with XRANGE; the page renders the
@@ -11,10 +11,11 @@ cursor it was read at, so even the first connection misses nothing), then the li
 
     {"kind": "update", "scope": ..., "queues": {"<queue>": {"pending": 3, ..., "size": 7}},
      "cursor": {"<queue>": "<id>"}, "tasks": [{"id", "queue", "type", "from", "to", "at", "event", ...}],
-     "more": <rows left out>, "resync": <true when the gap could not be replayed>}
+     "more": <rows left out>, "resync": <true when the gap could not be replayed: the page re-reads its lists>}
     {"kind": "servers", "servers": [...]}
     {"kind": "dashboard", "chart": "<svg…>", "rows": [{"queue", "href", "paused", "cells"}]}  (see dashboard.py)
     {"kind": "workflow", "queue", "workflow", "state", "actions", "html"}  (see workflow_page.py)
+    {"kind": "schedulers"}  (read the page's sections again: see schedulers_page.py)
 
 A subscription replaces the previous one. Bad input gets ``{"kind": "error"}`` and changes nothing. A page the
 process cannot serve now (the event streams cannot be read, or it already serves ``MAX_SOCKETS`` pages) gets
@@ -41,10 +42,22 @@ from queues.engine.validation import task_id as check_task_id
 
 from ..access import can_view
 from .coalesce import coalesce
-from .hub import GLOBAL, QUEUE, SERVERS, TASK, WORKFLOW, Key, LiveHub, LiveMessage, live_hub, queue_message
+from .hub import (
+    GLOBAL,
+    QUEUE,
+    SCHEDULERS,
+    SERVERS,
+    TASK,
+    WORKFLOW,
+    Key,
+    LiveHub,
+    LiveMessage,
+    live_hub,
+    queue_message,
+)
 from .workflow_page import workflow_snapshot
 
-SCOPES = ("dashboard", "queue", "task", "servers", "workflow")
+SCOPES = ("dashboard", "queue", "task", "servers", "workflow", "schedulers")
 REPLAY_LIMIT = 10_000  # events replayed to one queue page; past it the page is told to resync
 TASK_REPLAY_SCAN = 20_000  # stream entries scanned to replay one task's events
 MAX_CURSOR_ENTRIES = 1000
@@ -117,6 +130,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             key: Key = {
                 "dashboard": (GLOBAL,),
                 "servers": (SERVERS,),
+                "schedulers": (SCHEDULERS,),
                 "queue": (QUEUE, queue),
                 "workflow": (WORKFLOW, queue, task),
             }.get(scope, (TASK, queue, task))
@@ -170,6 +184,10 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
         if scope == "servers":
             await self.send_json({"kind": "servers", "servers": await self.hub.servers_snapshot(), "replay": True})
             return
+        if scope == "schedulers":
+            # The page reads its sections again now: whatever changed while it loaded or was disconnected shows.
+            await self.send_json({"kind": "schedulers", "replay": True})
+            return
         if scope == "workflow":
             # A snapshot read now is exact, as the dashboard's counts are: nothing to replay. The hub reads the
             # workflow again on the next event of one of its members, which it watches from before this read.
@@ -211,7 +229,11 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             message["tasks"] = history[-1:]
         message["cursor"] = {queue: replay.last_id}
         message["replay"] = True
-        message["resync"] = not replay.complete
+        # A gap (the stream trimmed past the cursor, by its cap or at the exporter's committed offset while the
+        # console was down, or more events than the replay takes) leaves the page's lists short of what happened:
+        # the page reads them again from the server (live.js, ``data-live-resync``). A task page needs nothing
+        # more: its sections come rendered whole from the task and its history, exported events included.
+        message["resync"] = not replay.complete and not message.get("detail", {}).get("sections")
         self.seen[queue] = replay.last_id
         await self.send_json(message)
 

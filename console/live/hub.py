@@ -30,6 +30,7 @@ from queues.engine.events import AsyncEventStreams, StreamEvent
 from .coalesce import Coalescer, QueueWindow, Window
 from .dashboard import DASHBOARD_IDLE, DASHBOARD_INTERVAL, DashboardDelta, dashboard_snapshot
 from .queue_page import QueuePageDelta, queue_page_snapshots
+from .schedulers_page import CRON_TASK_PREFIX, schedulers_fingerprint
 from .workflow_page import workflow_snapshot
 
 log = logging.getLogger("console.live")
@@ -39,7 +40,7 @@ BLOCK_MS = 1000  # XREAD BLOCK timeout: how long the reader waits before re-list
 SERVERS_REFRESH = 5.0  # the server registry emits no events: re-read it this often while someone watches
 RESULT_PREVIEW_BYTES = 4096
 
-GLOBAL, QUEUE, TASK, SERVERS, WORKFLOW = "all", "q", "t", "servers", "wf"
+GLOBAL, QUEUE, TASK, SERVERS, WORKFLOW, SCHEDULERS = "all", "q", "t", "servers", "wf", "cron"
 
 
 #: Catch-up reads (replay, counts) of newly subscribed pages running at once: what bounds the hub's Redis
@@ -77,8 +78,8 @@ class Subscriber(Protocol):
 
 class LiveHub:
     """Reader + coalescer + flusher for one process. ``watch``/``unwatch`` keep the local subscribers of each key
-    (dashboard, one queue, one task, servers, one workflow), so nothing is built for keys nobody in this process
-    watches."""
+    (dashboard, one queue, one task, servers, one workflow, the schedulers page), so nothing is built for keys
+    nobody in this process watches."""
 
     def __init__(
         self,
@@ -113,6 +114,7 @@ class LiveHub:
         # Per watched workflow: its member ids (which events concern it) and the snapshot last sent.
         self._workflow_members: dict[Key, set[str]] = {}
         self._workflow_sent: dict[Key, str] = {}
+        self._schedulers_seen = ""  # the schedulers fingerprint last read while a schedulers page was open
         self._tasks: list[asyncio.Task[None]] = []
 
     # -- subscribers -------------------------------------------------------------------------------------------
@@ -128,6 +130,8 @@ class LiveHub:
             self._dashboard_due.set()
         if kind == WORKFLOW:
             self._workflow_sent.pop((kind, *key), None)  # the next change is sent, whatever was sent before
+        if kind == SCHEDULERS:
+            self._dashboard_due.set()  # read its fingerprint soon
 
     def unwatch(self, subscriber: Subscriber, kind: str, *key: str) -> None:
         subscribers = self.watchers.get((kind, *key))
@@ -223,6 +227,7 @@ class LiveHub:
             self._dashboard_due.clear()
             await self._guarded(self._dashboard, None)
             await self._guarded(self._queue_pages, None)
+            await self._guarded(self._schedulers_page, None)
             await asyncio.sleep(self.dashboard_interval)
 
     async def _guarded(self, fn: Callable[[Any], Any], arg: Any) -> None:
@@ -269,6 +274,10 @@ class LiveHub:
                 )
                 self._send((TASK, queue, task_id), message)
         await self._workflows(window)
+        if self.watching(SCHEDULERS) and any(
+            task_id.startswith(CRON_TASK_PREFIX) for qwin in window.queues.values() for task_id in qwin.tasks
+        ):
+            self._send((SCHEDULERS,), {"kind": "schedulers"})  # a run moved: the pages read their sections again
         if (
             any(w.active_moved for w in window.queues.values())
             or time.monotonic() - self._servers_read_at >= SERVERS_REFRESH
@@ -346,6 +355,23 @@ class LiveHub:
             return
         for snapshot in self._queue_page_delta(snapshots):
             self._send((QUEUE, snapshot["queue"]), snapshot)
+
+    async def _schedulers_page(self, _arg: Any) -> None:
+        """Tell the schedulers pages to read their sections again when what changes there without an event (a
+        pause, a scheduler that starts, an entry's next run) changed since the last round."""
+        if not self.watching(SCHEDULERS):
+            self._schedulers_seen = ""
+            return
+        from queues.periodic import scheduler_store
+
+        try:
+            fingerprint = await asyncio.to_thread(schedulers_fingerprint, scheduler_store())
+        except EngineError as exc:  # Redis away: the next round tries again
+            log.warning("live: cannot read the schedulers (%s)", exc)
+            return
+        if fingerprint != self._schedulers_seen:
+            self._schedulers_seen = fingerprint
+            self._send((SCHEDULERS,), {"kind": "schedulers"})
 
     async def dashboard_snapshot(self) -> dict[str, Any]:
         return await asyncio.to_thread(dashboard_snapshot, self.inspector())

@@ -1,9 +1,10 @@
 /* taskq console: live updates over the /ws/live/ WebSocket. No dependencies, no polling.
 
-   A page opts in with one element carrying data-live="dashboard|queue|task|servers|workflow|search" (plus
-   data-live-queue, data-live-task, data-live-workflow, data-live-state and data-live-cursor, the stream position
-   the page was rendered at). The server replays what happened since the cursor, then pushes coalesced updates; on a disconnect we reconnect
-   with the newest cursor seen, so nothing is missed. window.taskqLive exposes the state for tests and the bench.
+   A page opts in with one element carrying data-live="dashboard|queue|task|servers|workflow|search|schedulers"
+   (plus data-live-queue, data-live-task, data-live-workflow, data-live-state and data-live-cursor, the stream
+   position the page was rendered at). The server replays what happened since the cursor, then pushes coalesced
+   updates; on a disconnect we reconnect with the newest cursor seen. When the server cannot replay the gap (the
+   stream was trimmed past the cursor), the page reads its lists again from the server instead. window.taskqLive exposes the state for tests and the bench.
    Time charts (data-live-series: the URL of their fragment) are fetched again when a live message arrives, at
    most every SERIES_EVERY ms, so they follow what the workers write without a timer of their own. A page without
    live updates says so in the indicator ("not live"), so no page looks live that is not (issue 23). */
@@ -32,41 +33,72 @@
   try { cursor = JSON.parse(root.getAttribute("data-live-cursor") || "{}") || {}; } catch (e) { cursor = {}; }
   var live = window.taskqLive = {status: "connecting", messages: 0, received: [], onmessage: null};
   var retryDelay = 500, socket = null, newRows = 0, MAX_NEW_ROWS = 50;
-  var SERIES_EVERY = 5000, SEARCH_EVERY = 2000;
+  var SERIES_EVERY = 5000, SEARCH_EVERY = 2000, LISTS_EVERY = 1000;
   live.seriesRefreshes = 0;
   live.searchRefreshes = 0;
+  live.listRefreshes = 0;
+  live.schedulerRefreshes = 0;
 
-  // Reads a part of the page again from the server (selector: the element replaced by its fresh copy, read from
-  // url), at most every ``every`` ms. With ``trailing``, a call that comes too soon is run once the interval has
-  // passed, so the last change of a burst is shown too and the page settles on what a fresh load shows.
-  function refresher(selector, url, every, trailing, counter) {
-    var at = 0, busy = false, queued = null;
+  // Reads parts of the page again from the server: every element matching ``selector`` is replaced by its fresh
+  // copy (the element at the same place among the selector's matches in the page read from url), at most every
+  // ``every`` ms. With ``trailing``, a call that comes too soon, or while a read is under way (its copy may have
+  // been read before the change that called), runs once more when it may, so the last change of a burst is shown
+  // too and the page settles on what a fresh load shows. ``kept(old, fresh)`` carries over what the reader
+  // changed (an open <details>). The returned function's ``pending()`` says whether a read is due or under way.
+  function refresher(selector, url, every, trailing, counter, kept) {
+    var at = 0, busy = false, queued = null, again = false;
     function run() {
-      var box = document.querySelector(selector);
+      var boxes = document.querySelectorAll(selector);
       var now = Date.now();
       queued = null;
-      if (!box || busy) { return; }
+      if (!boxes.length) { return; }
+      if (busy) { again = again || trailing; return; }
       if (now - at < every) {
         if (trailing) { queued = setTimeout(run, every - (now - at)); }
         return;
       }
       at = now;
       busy = true;
-      fetch(url(box), {credentials: "same-origin"}).then(function (response) {
+      fetch(url(boxes[0]), {credentials: "same-origin"}).then(function (response) {
         return response.ok ? response.text() : null;
       }).then(function (html) {
-        if (html) {
-          var fresh = new DOMParser().parseFromString(html, "text/html").querySelector(selector);
-          if (fresh) { box.replaceWith(document.importNode(fresh, true)); live[counter] += 1; }
-        }
-      }).catch(function () { /* the next message tries again */ }).then(function () { busy = false; });
+        if (!html) { return; }
+        var fresh = new DOMParser().parseFromString(html, "text/html").querySelectorAll(selector);
+        Array.prototype.forEach.call(document.querySelectorAll(selector), function (box, i) {
+          if (!fresh[i]) { return; }
+          var next = document.importNode(fresh[i], true);
+          if (kept) { kept(box, next); }
+          box.replaceWith(next);
+        });
+        live[counter] += 1;
+      }).catch(function () { /* the next message tries again */ }).then(function () {
+        busy = false;
+        if (again) { again = false; run(); }
+      });
     }
-    return function () { if (!queued) { run(); } };
+    var refresh = function () { if (!queued) { run(); } };
+    refresh.pending = function () { return busy || !!queued; };
+    return refresh;
   }
   var refreshSeries = refresher("[data-live-series]", function (box) { return box.getAttribute("data-live-series"); },
     SERIES_EVERY, false, "seriesRefreshes");
   var refreshSearch = refresher("[data-live-search]", function () { return location.href; }, SEARCH_EVERY, true,
     "searchRefreshes");
+  // A queue page whose catch-up could not replay everything (the stream was trimmed past its cursor: by the
+  // exporter's committed offset while the console was down, say), or whose update left rows out, reads its lists
+  // (data-live-resync: the task table, the error groups) again, as a fresh load renders them, rather than asking
+  // the operator to reload. New rows count again from the fresh table. Selected checkboxes are not kept.
+  var refreshLists = refresher("[data-live-resync]", function () { return location.href; }, LISTS_EVERY, true,
+    "listRefreshes");
+  // The schedulers page reads its sections again when the hub says a cron run moved or an entry changed; a
+  // history the reader opened stays open.
+  var refreshSchedulers = refresher("[data-live-schedulers]", function () { return location.href; }, SEARCH_EVERY,
+    true, "schedulerRefreshes", function (old, fresh) {
+      old.querySelectorAll("details[data-entry][open]").forEach(function (open) {
+        var same = fresh.querySelector('details[data-entry="' + CSS.escape(open.getAttribute("data-entry")) + '"]');
+        if (same) { same.open = true; }
+      });
+    });
 
   function setStatus(status, title) {
     live.status = status;
@@ -121,6 +153,10 @@
       if (data.kind === "update" && data.events) { refreshSearch(); }
       return;
     }
+    if (scope === "schedulers") {
+      if (data.kind === "schedulers") { refreshSchedulers(); }
+      return;
+    }
     if (data.kind === "servers") { servers(data.servers); return; }
     if (data.kind === "dashboard") { dashboard(data); return; }
     if (data.kind === "queue") { queuePage(data); return; }
@@ -134,8 +170,12 @@
     // server could not render them (the task and its events are gone), each at most once (by its stream id).
     if (!(data.detail && data.detail.sections)) { (data.history || []).forEach(historyRow); }
     if (data.detail) { detail(data.detail); }
-    if (data.more) { notice(data.more + " more tasks changed than are shown; reload for the full list."); }
-    if (data.resync) { notice("Some changes could not be replayed; reload for the full picture."); }
+    if (data.resync || data.more) {
+      if (document.querySelector("[data-live-resync]")) { newRows = 0; refreshLists(); }
+      else if (data.resync) { notice("Some changes could not be replayed; reload for the full picture."); }
+    } else if (refreshLists.pending() && (data.tasks || []).length) {
+      refreshLists();  // rows that moved while the lists were being read: read them once more after
+    }
   }
 
   function setText(el, value) {

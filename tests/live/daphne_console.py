@@ -27,6 +27,7 @@ class DaphneConsole:
     port: int
     env: dict[str, str]
     process: subprocess.Popen[bytes]
+    log_path: Path
 
     def session_cookie(self) -> str:
         """The session id of a fresh login of the viewer, for sockets opened outside the browser."""
@@ -42,6 +43,14 @@ class DaphneConsole:
         """User + system CPU the daphne process has used so far (from /proc)."""
         fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    @contextmanager
+    def down(self) -> Iterator[None]:
+        """The console stopped for the body (a restart, to the pages open on it), then served again on the same
+        port from the same database, so the browser's session and its open pages carry on."""
+        stop(self.process)
+        yield
+        self.process = serve(self.env, self.port, self.log_path)
 
 
 def manage(env: dict[str, str], *args: str) -> str:
@@ -61,6 +70,33 @@ def add_user(env: dict[str, str], username: str, *codenames: str) -> None:
     )
 
 
+def serve(env: dict[str, str], port: int, log_path: Path) -> subprocess.Popen[bytes]:
+    """daphne serving console.asgi on ``port``, once it accepts connections (its output appended to the log)."""
+    with open(log_path, "ab") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=log,
+        )
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return server
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                stop(server)
+                raise RuntimeError(log_path.read_text()) from None
+            time.sleep(0.1)
+
+
+def stop(server: subprocess.Popen[bytes]) -> None:
+    server.terminate()
+    server.wait(timeout=15)
+
+
 @contextmanager
 def daphne_console(workdir: Path, redis_url: str, port: int | None = None) -> Iterator[DaphneConsole]:
     """daphne serving console.asgi on ``port`` (one the OS picks without it), stopped at the end."""
@@ -75,27 +111,10 @@ def daphne_console(workdir: Path, redis_url: str, port: int | None = None) -> It
     }
     port = port or free_port()
     log_path = workdir / "daphne.log"
-    with open(log_path, "wb") as log:
-        manage(env, "migrate", "-v", "0")
-        add_user(env, USER, "view_console")
-        server = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=log,
-        )
-        try:
-            deadline = time.monotonic() + START_TIMEOUT
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    if server.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError(log_path.read_text()) from None
-                    time.sleep(0.1)
-            yield DaphneConsole(f"http://127.0.0.1:{port}", port, env, server)
-        finally:
-            server.terminate()
-            server.wait(timeout=15)
+    manage(env, "migrate", "-v", "0")
+    add_user(env, USER, "view_console")
+    console = DaphneConsole(f"http://127.0.0.1:{port}", port, env, serve(env, port, log_path), log_path)
+    try:
+        yield console
+    finally:
+        stop(console.process)

@@ -21,6 +21,23 @@ WAIT = 10.0  # seconds a test waits for an expected message before failing (a gu
 #: The sockets the running body (see ``run``) has opened, disconnected after it, when it fails too.
 _opened: ContextVar[list[WebsocketCommunicator]] = ContextVar("opened")
 
+# What a page shows, read the same way from the live page and from a fresh load of it.
+READ_PAGE = """
+var text = function (el) { return el ? el.textContent.replace(/\\s+/g, " ").trim() : null; };
+var all = function (css) { return Array.prototype.slice.call(document.querySelectorAll(css)); };
+var cells = function (tr) { return Array.prototype.map.call(tr.children, text).join(" | "); };
+var chart = document.querySelector("[data-live-chart]");
+return {
+  figures: all("dl.figures > div").map(text),
+  tabs: all("nav.tabs a").map(text),
+  types: all("[data-live-types] tr").map(cells),
+  tasks: all("table.tasks tbody tr[data-live-task]:not(.live-left)").map(function (tr) {
+    return tr.getAttribute("data-live-task"); }).sort(),
+  queues: all("#queues-table tbody tr[data-live-for]").map(cells),
+  chart: chart ? chart.innerHTML : null
+};
+"""
+
 
 def make_user(username: str, *codenames: str, **extra: Any):
     user = get_user_model().objects.create_user(username, password="pw-for-tests-only", **extra)

@@ -197,6 +197,23 @@ def test_resume_from_a_trimmed_position_asks_for_a_resync(live_engine, viewer_co
     run(body)
 
 
+def test_a_task_page_resumed_from_a_trimmed_position_needs_no_resync(live_engine, viewer_cookie, moves, redis_client):
+    """Its sections come rendered from the task and its whole history, so nothing is missing from the page."""
+    (task,) = moves.enqueue("a")
+    old = Keys().queue("a").events
+    first_id = redis_client.xrange(old)[0][0].decode()
+    moves.enqueue("a", n=3)
+    redis_client.xtrim(old, maxlen=1, approximate=False)
+
+    async def body():
+        socket, _ = await open_socket(viewer_cookie)
+        replay = await subscribe(socket, "task", queue="a", task=task, cursor={"a": first_id})
+        assert replay["resync"] is False and replay["detail"]["state"] == "pending"
+        assert replay["detail"]["sections"]
+
+    run(body)
+
+
 def test_a_burst_is_coalesced_and_ends_in_the_right_state(live_engine, viewer_cookie, moves, redis_url):
     cursor = EventStreams(redis_url).cursor(["burst"])
     n = 1000

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from daphne_console import USER
+from live_support import READ_PAGE
 
 from queues.engine import Inspector
 from tests.browser.browser_support import Console
@@ -24,23 +25,6 @@ RETAINED_AT_MOST = 35  # the completed tab lists them all: the live page adds up
 TYPES = ("email:send", "thumbnail:resize", "report:build")
 OUTCOMES = ("retained", "done", "archive", "retry", "scheduled", "delete_pending", "archive", "delete_archived")
 QUEUE_PAGE = f"/queues/{QUEUE}/?state=completed&size=100"
-
-# What a page shows, read the same way from the live page and from a fresh load of it.
-READ_PAGE = """
-var text = function (el) { return el ? el.textContent.replace(/\\s+/g, " ").trim() : null; };
-var all = function (css) { return Array.prototype.slice.call(document.querySelectorAll(css)); };
-var cells = function (tr) { return Array.prototype.map.call(tr.children, text).join(" | "); };
-var chart = document.querySelector("[data-live-chart]");
-return {
-  figures: all("dl.figures > div").map(text),
-  tabs: all("nav.tabs a").map(text),
-  types: all("[data-live-types] tr").map(cells),
-  tasks: all("table.tasks tbody tr[data-live-task]:not(.live-left)").map(function (tr) {
-    return tr.getAttribute("data-live-task"); }).sort(),
-  queues: all("#queues-table tbody tr[data-live-for]").map(cells),
-  chart: chart ? chart.innerHTML : null
-};
-"""
 
 
 class Workload:
