@@ -54,6 +54,9 @@ fi
 bash scripts/ensure-redis.sh "$TEST_REDIS_URL"
 # Only tests/djtasks and its own conftest (the suite's root conftest imports the console's apps), under the
 # smallest settings that run Django tasks (tests/djtasks/settings.py), also for the worker processes it starts.
+# taskq's plugin is loaded by module: where `make test` installed the checkout (`pip install -e`), its
+# taskq.egg-info in the working directory also offers it as the entry point "taskq", which is blocked so the
+# plugin is not registered twice.
 TEST_REDIS_URL=$TEST_REDIS_URL REDIS_URL=$TEST_REDIS_URL DJANGO_SETTINGS_MODULE=tests.djtasks.settings \
     exec "$VENV/bin/python" -m pytest tests/djtasks --ds=tests.djtasks.settings --confcutdir=tests/djtasks \
-    -p worker.testing.pytest_plugin -p no:cacheprovider "$@"
+    -p no:taskq -p worker.testing.pytest_plugin -p no:cacheprovider "$@"
