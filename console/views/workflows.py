@@ -125,8 +125,9 @@ def _result(task_type: str, result: Any) -> str | None:
 @operator_action
 def workflow_action(request: HttpRequest, queue: str, workflow_id: str, action: str) -> HttpResponse:
     """Access: operators (POST, CSRF). One of ``ACTIONS`` through the engine (one script each), audited as
-    ``workflow_<action>``. An unknown workflow is a 404; an action that does not apply to the workflow as it is
-    now (a retry of a running one, say) a 409 that says why, and nothing changes."""
+    ``<action>_workflow`` (the audit log's ``<verb>_<object>``). An unknown workflow is a 404; an action that does
+    not apply to the workflow as it is now (a retry of a running one, say) a 409 that says why, and nothing
+    changes."""
     from queues.audit import record_action
     from queues.engine import FailedPreconditionError
 
@@ -137,6 +138,6 @@ def workflow_action(request: HttpRequest, queue: str, workflow_id: str, action: 
         moved = method(queue, workflow_id)
     except FailedPreconditionError as exc:
         return error_page(request, 409, f"{ACTIONS[action][0]}: not now", exc.message)
-    record_action(request.user, f"workflow_{action}", queue=queue, detail=f"workflow {workflow_id}: {moved} member(s)")
+    record_action(request.user, f"{action}_workflow", queue=queue, detail=f"workflow {workflow_id}: {moved} member(s)")
     messages.success(request, f"Workflow {workflow_id}: {moved} step{'s' if moved != 1 else ''} {ACTIONS[action][2]}.")
     return redirect("workflow", queue=queue, workflow_id=workflow_id)

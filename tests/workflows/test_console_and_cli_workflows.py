@@ -177,7 +177,7 @@ def test_an_operators_action_is_done_and_audited(workflow, redis_url, action, be
     assert response.status_code == 302 and response["Location"] == f"/queues/{Q}/workflows/wf-1/"
     assert workflow_state(redis_url) == after
     entry = AuditLog.objects.get()
-    assert (entry.username, entry.action, entry.queue) == ("otto", f"workflow_{action}", Q)
+    assert (entry.username, entry.action, entry.queue) == ("otto", f"{action}_workflow", Q)
     assert entry.detail.startswith("workflow wf-1: ")
 
 
