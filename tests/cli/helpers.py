@@ -40,6 +40,11 @@ def invoke(*argv: str) -> Result:
     return Result(code, stdout.getvalue(), stderr.getvalue())
 
 
+def _started(ran: float) -> float:
+    """When an attempt that ran ``ran`` seconds up to now started (0: unknown, as the scripts take it)."""
+    return time.time() - ran if ran else 0.0
+
+
 class Seed:
     """Puts tasks into each state the way the engine's scripts do."""
 
@@ -65,26 +70,50 @@ class Seed:
         return task_id, leased[0].token
 
     def retry(
-        self, queue: str = "default", error: str = "SMTP 451: try later", failure: Failure | None = None, **options: Any
+        self,
+        queue: str = "default",
+        error: str = "SMTP 451: try later",
+        failure: Failure | None = None,
+        ran: float = 0.0,
+        **options: Any,
     ) -> str:
-        """``failure``: what the handler raised, as the worker hands it on (traceback and error group)."""
+        """``failure``: what the handler raised, as the worker hands it on (traceback and error group); ``ran``:
+        how many seconds ago the attempt's handler started, as the worker reports it (0: unknown)."""
         task_id, token = self.active(queue, **options)
         self.broker.run(
-            self.ops.retry(queue, task_id, token, time.time() + 600, error, worker="test-worker", failure=failure)
+            self.ops.retry(
+                queue,
+                task_id,
+                token,
+                time.time() + 600,
+                error,
+                worker="test-worker",
+                failure=failure,
+                started=_started(ran),
+            )
         )
         return task_id
 
     def archived(
-        self, queue: str = "default", error: str = "bounced", failure: Failure | None = None, **options: Any
+        self,
+        queue: str = "default",
+        error: str = "bounced",
+        failure: Failure | None = None,
+        ran: float = 0.0,
+        **options: Any,
     ) -> str:
         task_id, token = self.active(queue, **options)
-        self.broker.run(self.ops.archive(queue, task_id, token, error, worker="test-worker", failure=failure))
+        self.broker.run(
+            self.ops.archive(queue, task_id, token, error, worker="test-worker", failure=failure, started=_started(ran))
+        )
         return task_id
 
-    def completed(self, queue: str = "default", result: bytes = b'{"sent":true}', **options: Any) -> str:
+    def completed(
+        self, queue: str = "default", result: bytes = b'{"sent":true}', ran: float = 0.0, **options: Any
+    ) -> str:
         task_id, token = self.active(queue, retention=600, **options)
         self.broker.run(self.ops.write_result(queue, task_id, token, "result", result))
-        self.broker.run(self.ops.complete(queue, [(task_id, token, 600.0)], "test-worker"))
+        self.broker.run(self.ops.complete(queue, [(task_id, token, 600.0)], "test-worker", [_started(ran)]))
         return task_id
 
     def server(self, server_id: str = "host-1:42", running: dict[str, dict[str, Any]] | None = None) -> None:
