@@ -164,8 +164,8 @@ def test_finished_tasks_show_how_long_their_last_attempt_ran(viewer_client, seed
     header = re.search(r"<thead>.*?</thead>", body, re.S).group(0)
     assert ">Ran</th>" in header
     rows = {m.group(1): m.group(2) for m in re.finditer(r'<tr data-live-task="([^"]+)">(.*?)</tr>', body, re.S)}
-    assert f'<td class="num nowrap">{shown}</td>' in rows[task_id]
-    assert '<td class="num nowrap">—</td>' in rows[unknown]
+    assert f'<td class="num nowrap ran">{shown}</td>' in rows[task_id]
+    assert '<td class="num nowrap ran">—</td>' in rows[unknown]
     page = viewer_client.get(reverse("task", args=["default", task_id])).content.decode()
     assert re.search(rf"<dt>Ran</dt><dd>{re.escape(shown)} ", page)
     assert "<dt>Ran</dt>" not in viewer_client.get(reverse("task", args=["default", unknown])).content.decode()
