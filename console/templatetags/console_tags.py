@@ -35,6 +35,15 @@ def duration(seconds: object) -> str:
 
 
 @register.filter
+def run_time(seconds: object) -> str:
+    """How long an attempt ran: ``duration``, but in ms below a second, where most tasks end (``0.0 s`` would
+    hide the difference between 2 ms and 90 ms)."""
+    if isinstance(seconds, int | float) and 0 <= seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    return str(duration(seconds))
+
+
+@register.filter
 def queues_argument(queue: str) -> str:
     """The argument of ``taskworker --queues`` that serves exactly ``queue``, quoted for a POSIX shell:
     ``has space`` -> ``'has space'``, ``*`` (a pattern for every queue) -> ``'[*]'`` (only the queue named ``*``)."""

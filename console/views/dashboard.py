@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -29,6 +29,15 @@ from .series import page_or_fragment, series_context
 ROW_PLACEHOLDER = "taskq-new-queue"
 
 
+class Cell(NamedTuple):
+    """One figure of the queues table. A named tuple: the template reads ``.sort`` and ``.text`` by name (an
+    index lookup, ``.0``, costs Django a ``dir()`` per cell, a tenth of the page with 200 queues), and the live
+    hub sends it as the ``[sort value, shown text]`` pair live.js expects."""
+
+    sort: str
+    text: str
+
+
 @dataclass
 class QueueRow:
     info: Any  # QueueInfo
@@ -40,17 +49,23 @@ class QueueRow:
         return None if not processed else 100.0 * self.info.failed_today / processed
 
     @cached_property
-    def cells(self) -> dict[str, tuple[str, str]]:
+    def cells(self) -> dict[str, Cell]:
         """The table's figures as (sort value, shown text), for the page and its live updates alike."""
         q, rate = self.info, self.error_rate
         return {
-            "size": (str(q.size), str(q.size)),
-            "memory": (str(q.memory_bytes), str(filesizeformat(q.memory_bytes))),
-            "latency": (str(q.latency), duration(q.latency)),
-            "processed_today": (str(q.processed_today), str(q.processed_today)),
-            "failed_today": (str(q.failed_today), str(q.failed_today)),
-            "error_rate": ("-1", "—") if rate is None else (str(rate), f"{floatformat(rate, 2)} %"),
+            "size": Cell(str(q.size), str(q.size)),
+            "memory": Cell(str(q.memory_bytes), str(filesizeformat(q.memory_bytes))),
+            "latency": Cell(str(q.latency), duration(q.latency)),
+            "processed_today": Cell(str(q.processed_today), str(q.processed_today)),
+            "failed_today": Cell(str(q.failed_today), str(q.failed_today)),
+            "error_rate": Cell("-1", "—") if rate is None else Cell(str(rate), f"{floatformat(rate, 2)} %"),
         }
+
+    @cached_property
+    def href(self) -> str:
+        """The queue page. Its actions' URLs (page_urls.py: pause/, resume/, delete/ under it) are this plus
+        the action: one ``reverse`` per row instead of three, which cost the page 10 ms with 200 queues."""
+        return str(reverse("queue", args=[self.info.queue]))
 
 
 def size_chart(infos: Sequence[Any]) -> SafeString:
@@ -63,10 +78,10 @@ def size_chart(infos: Sequence[Any]) -> SafeString:
 
 @viewer_page
 def dashboard(request: HttpRequest) -> HttpResponse:
-    """Access: viewers. Reads: every queue's figures in three pipelined round trips, one MGET per queue for
-    its history."""
+    """Access: viewers. Reads: every queue's figures in three pipelined round trips, and their daily history in
+    one more."""
     from console.rq.dashboard import rq_dashboard_context
-    from queues.engine import QueueInfo, QueueNotFoundError, serving
+    from queues.engine import QueueInfo, serving
 
     query = DashboardQuery(request.GET)
     if not query.is_valid():
@@ -82,13 +97,12 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     charts = dashboard_charts(points, range_name, busiest)
     if query.cleaned_data["fragment"]:
         return page_or_fragment(request, "", series_context(request, charts), "series")
+    histories = insp.histories([info.queue for info in every], days)  # one round trip, however many queues
     for info in every:
-        try:
-            history = insp.history(info.queue, days)
-        except QueueNotFoundError:
+        if info.queue not in histories:
             continue  # removed between listing and reading: just not shown this time
         infos.append(info)
-        for day in history:
+        for day in histories[info.queue]:
             processed, failed = totals.get(day.date, (0, 0))
             totals[day.date] = (processed + day.processed, failed + day.failed)
     history_bars = [Bar(date[5:], {"processed": p, "failed": f}) for date, (p, f) in sorted(totals.items())]

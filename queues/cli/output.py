@@ -77,6 +77,7 @@ def task_doc(task: TaskInfo) -> dict[str, Any]:
             "headers": dict(task.headers),
             "created_at": iso(task.created_at),
             "completed_at": iso(task.completed_at),
+            "last_run_seconds": task.last_run_seconds,
             "expires_at": iso(task.expires_at),
             "lease_expires_at": iso(task.lease_expires_at),
             "orphaned": task.orphaned,

@@ -160,6 +160,11 @@ def _waiting_on(task: TaskInfo) -> str:
     return ", ".join(task.waiting_on) or "-"
 
 
+def _ran(task: TaskInfo) -> str:
+    """How long the task's last finished attempt ran ("-" when it has none or its start is unknown)."""
+    return "-" if task.last_run_seconds is None else out.duration(task.last_run_seconds)
+
+
 #: Per state: the extra columns after ID, TYPE and PAYLOAD (as asynq's `task ls` varies them).
 COLUMNS: dict[str, tuple[list[str], Callable[[TaskInfo, float], list[Any]]]] = {
     "pending": ([], lambda t, now: []),
@@ -168,17 +173,18 @@ COLUMNS: dict[str, tuple[list[str], Callable[[TaskInfo, float], list[Any]]]] = {
     "active": (["STARTED", "RETRIED"], lambda t, now: [out.when(t.state_since, now), t.retried]),
     "scheduled": (["PROCESS AT"], lambda t, now: [out.when(t.next_process_at, now)]),
     "retry": (
-        ["NEXT RETRY", "RETRIED", "MAX RETRY", "LAST ERROR"],
-        lambda t, now: [out.when(t.next_process_at, now), t.retried, t.max_retry, _error(t)],
+        ["NEXT RETRY", "RETRIED", "MAX RETRY", "RAN", "LAST ERROR"],
+        lambda t, now: [out.when(t.next_process_at, now), t.retried, t.max_retry, _ran(t), _error(t)],
     ),
     "archived": (
-        ["LAST FAILED", "RETRIED", "LAST ERROR"],
-        lambda t, now: [out.when(t.last_failed_at, now), t.retried, _error(t)],
+        ["LAST FAILED", "RETRIED", "RAN", "LAST ERROR"],
+        lambda t, now: [out.when(t.last_failed_at, now), t.retried, _ran(t), _error(t)],
     ),
     "completed": (
-        ["COMPLETED", "RESULT", "EXPIRES"],
+        ["COMPLETED", "RAN", "RESULT", "EXPIRES"],
         lambda t, now: [
             out.when(t.completed_at, now),
+            _ran(t),
             out.cut(out.show_bytes(t.result), PAYLOAD_WIDTH),
             out.when(t.expires_at, now),
         ],
@@ -211,6 +217,7 @@ def render_task(task: TaskInfo, now: float) -> str:
             ("Headers", headers),
             ("Created", out.when(task.created_at, now)),
             ("Completed", out.when(task.completed_at, now)),
+            ("Ran", _ran(task)),
             ("Result", out.show_bytes(task.result)),
             ("Progress", progress),
             ("Retention", out.duration(task.retention) if task.retention else "-"),

@@ -63,6 +63,7 @@ class EagerRunner:
         attempt = EagerAttempt()
         task = Task(message, 0, attempt)
         state, error, retry_in = "completed", None, 0.0
+        began = self.clock.now()
         try:
             self._call(handler, task)
         except Exception as exc:
@@ -87,6 +88,7 @@ class EagerRunner:
             last_error=error,
             last_failed_at=now if error else None,
             completed_at=now if state == "completed" else None,
+            last_run_seconds=seconds - began,
             result=attempt.fields.get("result"),
             progress=attempt.progress(),
             state_since=now,

@@ -488,14 +488,48 @@ class Inspector(BrokerOwner):
             QueueNotFoundError: there is no queue of that name.
             RedisUnavailableError: Redis cannot be reached.
         """
-        self._known(queue, "history")
+        found = self.histories([queue], days)
+        if queue not in found:
+            raise QueueNotFoundError(f"no queue named {queue!r}", op="inspector.history")
+        return found[queue]
+
+    def histories(self, queues: list[str], days: int = 7) -> dict[str, list[DailyStats]]:
+        """``history`` of many queues in one round trip, by queue; a queue not in the queue set (deleted since it
+        was listed) is left out. The dashboard reads 200 queues' days this way: one round trip per queue was a
+        third of its time (docs/benchmarks.md, "Console at scale").
+
+        Raises:
+            ValidationError: a queue name is malformed, or ``days`` is outside 1-90.
+            RedisUnavailableError: Redis cannot be reached.
+        """
         days = check.count(days, "days", 1, 90, "inspector.history")
-        q = self.keys.queue(queue)
+        for queue in queues:
+            check.queue_name(queue, "inspector.history")
+        if not queues:
+            return {}
         today = datetime.fromtimestamp(self.broker.clock.now(), tz=UTC)
         dates = [(today - timedelta(days=n)).strftime("%Y-%m-%d") for n in range(days)]
-        keys = [k for d in dates for k in (q.processed_on(d), q.failed_on(d))]
-        values = self._redis("history", self.conn.mget, keys)
-        return [DailyStats(d, int(values[2 * i] or 0), int(values[2 * i + 1] or 0)) for i, d in enumerate(dates)]
+        cluster = is_cluster(self.conn)
+        pipe = self.conn.pipeline(transaction=False)
+        pipe.smismember(self.keys.queues, queues)
+        for queue in queues:
+            q = self.keys.queue(queue)
+            keys = [k for d in dates for k in (q.processed_on(d), q.failed_on(d))]
+            if cluster:  # a cluster pipeline refuses MGET, even of keys in one slot
+                for key in keys:
+                    pipe.get(key)
+            else:
+                pipe.mget(keys)
+        replies = iter(self._redis("history", pipe.execute))
+        known = next(replies)
+        found = {}
+        for queue, exists in zip(queues, known, strict=True):
+            values = [next(replies) for _ in range(2 * days)] if cluster else next(replies)
+            if exists:
+                found[queue] = [
+                    DailyStats(d, int(values[2 * i] or 0), int(values[2 * i + 1] or 0)) for i, d in enumerate(dates)
+                ]
+        return found
 
     def type_counts(self, queue: str) -> dict[str, dict[str, int]]:
         """Per task type: how many are in each state, plus processed and failed totals (kept by the scripts).

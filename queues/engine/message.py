@@ -125,6 +125,10 @@ class TaskInfo:
     created_at: datetime | None = None
     next_process_at: datetime | None = None
     completed_at: datetime | None = None
+    # How long the last attempt that ended (completed, retried or archived) ran, from its handler's start; None when
+    # it has not ended one or its start is unknown (a lease that ran out). An active task's own run time is
+    # ``state_since`` to now.
+    last_run_seconds: float | None = None
     expires_at: datetime | None = None
     lease_expires_at: datetime | None = None  # active tasks only
     orphaned: bool = False  # active, but its lease ran out: the worker is gone and the recoverer will retry it
@@ -178,6 +182,7 @@ class TaskInfo:
             headers=message.headers,
             created_at=from_ms(message.created_ms),
             completed_at=from_ms(int(fields.get(b"completed_at", 0))),
+            last_run_seconds=_seconds(fields.get(b"ran_ms")),
             result=fields.get(b"result"),
             progress=_progress(fields.get(b"progress")),
             journal=fields.get(b"journal"),
@@ -200,6 +205,11 @@ class TaskInfo:
 
 def _text(value: bytes | None) -> str | None:
     return None if value is None else value.decode("utf-8", "replace")
+
+
+def _seconds(ms: bytes | None) -> float | None:
+    """A duration the scripts store in ms ("" for unknown) as seconds."""
+    return int(ms) / 1000 if ms else None
 
 
 def _ids(value: bytes | None) -> list[str]:

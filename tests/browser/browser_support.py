@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,15 +156,18 @@ class Console:
 
     # -- screenshots --------------------------------------------------------------------------------------------
 
-    def screenshot(self, name: str, width: int = SCREEN_WIDTH) -> Path:
+    def screenshot(self, name: str, width: int = SCREEN_WIDTH, settle: Callable[[], None] | None = None) -> Path:
         """The whole page (up to MAX_SCREEN_HEIGHT) at a fixed width (a phone's below 500: the page is laid out
-        for that width), as ``<screenshot_dir>/<name>.png``."""
+        for that width, which reloads it; ``settle`` then waits for what the picture must show, such as the page
+        going live again), as ``<screenshot_dir>/<name>.png``."""
         if width < 500:
             self.driver.execute_cdp_cmd(
                 "Emulation.setDeviceMetricsOverride",
                 {"width": width, "height": MAX_SCREEN_HEIGHT, "deviceScaleFactor": 1, "mobile": True},
             )
             self.driver.refresh()
+            if settle:
+                settle()
         height = self.driver.execute_script(
             "return Math.max(document.body.scrollHeight, document.documentElement.scrollHeight)"
         )

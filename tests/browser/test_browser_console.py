@@ -1,5 +1,6 @@
 """The console in a real headless Chromium: log in, read the dashboard, open a queue, pause and resume it while a
-real worker runs, run an archived task again, read a task's page; and screenshots of the main pages.
+real worker runs, run an archived task again, read a task's page. The README's screenshots are taken on daphne,
+live: tests/live/test_live_screenshots.py.
 
 No assertion is about time: the tests wait (generously) for a state, never for a duration.
 """
@@ -148,84 +149,6 @@ def test_task_detail_shows_its_fields(console, seed):
     assert "trace" in page and "t-42" in page  # headers
     history = [row.text for row in console.find_all("[data-live-history] tr")]
     assert len(history) == 3 and "pending" in history[1] and "retry" in history[2]
-
-
-def test_screenshots_of_the_main_pages(console, engine, seed, start_worker):
-    """Not a check of looks (people look at them): proof every main page renders in a real browser, and the
-    pictures of the README (``TASKQ_SCREENSHOT_DIR=docs/screenshots`` refreshes those)."""
-    # Retry and archived first: the seeder leases the queue's only pending task to move it there.
-    seed.retry(queue="emails", task_type="email:deliver", error="SMTP 451 4.7.1: try again later")
-    detail = seed.retry(
-        queue="emails",
-        task_type="email:deliver",
-        payload={
-            "to": "ada@example.com",
-            "cc": ["grace@example.com"],
-            "template": "invoice",
-            "vars": {"amount": "42.00", "currency": "EUR"},
-        },
-        error="SMTP 451 4.7.1: greylisted, try again later",
-        headers={"trace-id": "4bf92f3577b34da6"},
-        timeout=120,
-        max_retry=8,
-    )
-    for n in range(4):
-        seed.archived(queue="emails", task_type="email:deliver", error=f"550 5.1.1 user{n}: no such user")
-    for n in range(12):
-        seed.pending("email:deliver", {"to": f"user{n}@example.com", "template": "welcome"}, queue="emails")
-    for n in range(3):
-        seed.scheduled(queue="emails", task_type="email:digest", payload={"digest": n})
-    seed.archived(queue="reports", task_type="report:build", error="Timeout after 300s")
-    for n in range(5):
-        seed.pending("report:build", {"report": "weekly", "part": n}, queue="reports")
-    seed.pending("webhook:post", {"url": "https://example.com/hook"}, queue="critical")
-    start_worker(queues={"critical": 6, "default": 3, "low": 1}, concurrency=4)
-    for n in range(6):
-        seed.pending("echo:ping", {"n": n}, queue="default", retention=3600)
-    running = seed.pending("hold:import", {"file": "customers.csv"}, queue="low")
-    wait_for(lambda: state_of(engine, "low", running) == "active", what="a running task")
-    wait_for(lambda: engine.queue_info("default").completed == 6, what="the worker to run the default queue")
-    engine.pause_queue("reports")
-
-    console.login()
-    (server,) = engine.servers()
-    pages = {
-        "dashboard-light": ("/", "Dashboard"),
-        "queue": ("/queues/emails/?state=retry", "emails"),
-        "task": (f"/queues/emails/tasks/{detail}/", detail),
-        "task-type": ("/queues/default/types/echo:ping/", "echo:ping"),
-        "servers": ("/servers/", "Servers"),
-        "server": (f"/servers/{server.id}/", f"{server.host}:{server.pid}"),
-        "redis": ("/redis/", "Redis"),
-        "settings": ("/settings/", "Settings"),
-    }
-    console.prefer(theme="light")
-    for name, (path, heading) in pages.items():
-        console.get(path)
-        console.wait_text(heading, "h1")
-        if name == "servers":
-            console.click("details summary")
-        shot = console.screenshot(name)
-        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-    console.get("/queues/default/?state=completed")
-    console.wait_text("default", "h1")
-    phone = {"width": 375, "height": 800, "deviceScaleFactor": 1, "mobile": True}
-    console.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", phone)
-    console.driver.refresh()
-    console.wait_text("default", "h1")
-    # At 375 px the page fits: nothing runs past the screen's width (tables scroll inside their cards).
-    assert console.driver.execute_script("return document.documentElement.scrollWidth") <= 375
-    assert console.screenshot("queue-phone", width=375).stat().st_size > 0
-
-    console.get("/settings/")
-    console.click("input[name=theme][value=dark]")
-    console.click("form button[type=submit].primary")
-    console.wait_text("Settings saved.", ".messages")
-    assert console.find("html").get_attribute("data-theme") == "dark"
-    console.get("/")
-    console.wait_text("Dashboard", "h1")
-    assert console.screenshot("dashboard-dark").stat().st_size > 0
 
 
 def test_keyboard_shortcuts_search_go_to_and_the_list(console, seed):

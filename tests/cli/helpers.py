@@ -40,51 +40,103 @@ def invoke(*argv: str) -> Result:
     return Result(code, stdout.getvalue(), stderr.getvalue())
 
 
+class _Ago:
+    """The wall clock ``seconds`` back: the clock of a seeded attempt's enqueue and lease (see ``Seed.active``)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def now(self) -> float:
+        return time.time() - self.seconds
+
+
+def _started(ran: float) -> float:
+    """When an attempt that ran ``ran`` seconds up to now started (0: unknown, as the scripts take it)."""
+    return time.time() - ran if ran else 0.0
+
+
 class Seed:
     """Puts tasks into each state the way the engine's scripts do."""
 
     def __init__(self, redis_url: str) -> None:
+        self.redis_url = redis_url
         self.client = Client(redis_url)
         self.broker = Broker(redis_url)
         self.ops = self.broker.transitions
 
     def pending(
-        self, task_type: str = "email:deliver", payload: Any = None, queue: str = "default", **options: Any
+        self,
+        task_type: str = "email:deliver",
+        payload: Any = None,
+        queue: str = "default",
+        client: Client | None = None,
+        **options: Any,
     ) -> str:
         payload = {"to": "ada@example.com"} if payload is None else payload
-        return self.client.enqueue(task_type, payload, queue=queue, **options).id
+        return (client or self.client).enqueue(task_type, payload, queue=queue, **options).id
 
     def scheduled(self, queue: str = "default", delay: float = 600, **options: Any) -> str:
         return self.pending(queue=queue, process_in=delay, **options)
 
-    def active(self, queue: str = "default", **options: Any) -> tuple[str, str]:
-        """A task leased to a (pretend) worker; the queue must hold no other pending task."""
-        task_id = self.pending(queue=queue, **options)
-        leased = self.broker.run(self.ops.dequeue(queue, 1, 60, "test-worker", "tok-"))
+    def active(self, queue: str = "default", ran: float = 0.0, **options: Any) -> tuple[str, str]:
+        """A task leased to a (pretend) worker; the queue must hold no other pending task. With ``ran``, it was
+        enqueued and leased that many seconds ago, so an attempt acknowledged now with ``_started(ran)`` ran that
+        long and its times read in order (created, dequeued, started, ended)."""
+        client = Client(self.redis_url, clock=_Ago(ran)) if ran else self.client
+        try:
+            task_id = self.pending(queue=queue, client=client, **options)
+            leased = client.broker.run(client.broker.transitions.dequeue(queue, 1, 60, "test-worker", "tok-"))
+        finally:
+            if client is not self.client:
+                client.close()
         assert [t.id for t in leased] == [task_id]
         return task_id, leased[0].token
 
     def retry(
-        self, queue: str = "default", error: str = "SMTP 451: try later", failure: Failure | None = None, **options: Any
+        self,
+        queue: str = "default",
+        error: str = "SMTP 451: try later",
+        failure: Failure | None = None,
+        ran: float = 0.0,
+        **options: Any,
     ) -> str:
-        """``failure``: what the handler raised, as the worker hands it on (traceback and error group)."""
-        task_id, token = self.active(queue, **options)
+        """``failure``: what the handler raised, as the worker hands it on (traceback and error group); ``ran``:
+        how many seconds ago the attempt's handler started, as the worker reports it (0: unknown)."""
+        task_id, token = self.active(queue, ran, **options)
         self.broker.run(
-            self.ops.retry(queue, task_id, token, time.time() + 600, error, worker="test-worker", failure=failure)
+            self.ops.retry(
+                queue,
+                task_id,
+                token,
+                time.time() + 600,
+                error,
+                worker="test-worker",
+                failure=failure,
+                started=_started(ran),
+            )
         )
         return task_id
 
     def archived(
-        self, queue: str = "default", error: str = "bounced", failure: Failure | None = None, **options: Any
+        self,
+        queue: str = "default",
+        error: str = "bounced",
+        failure: Failure | None = None,
+        ran: float = 0.0,
+        **options: Any,
     ) -> str:
-        task_id, token = self.active(queue, **options)
-        self.broker.run(self.ops.archive(queue, task_id, token, error, worker="test-worker", failure=failure))
+        task_id, token = self.active(queue, ran, **options)
+        self.broker.run(
+            self.ops.archive(queue, task_id, token, error, worker="test-worker", failure=failure, started=_started(ran))
+        )
         return task_id
 
-    def completed(self, queue: str = "default", result: bytes = b'{"sent":true}', **options: Any) -> str:
-        task_id, token = self.active(queue, retention=600, **options)
+    def completed(
+        self, queue: str = "default", result: bytes = b'{"sent":true}', ran: float = 0.0, **options: Any
+    ) -> str:
+        task_id, token = self.active(queue, ran, retention=600, **options)
         self.broker.run(self.ops.write_result(queue, task_id, token, "result", result))
-        self.broker.run(self.ops.complete(queue, [(task_id, token, 600.0)], "test-worker"))
+        self.broker.run(self.ops.complete(queue, [(task_id, token, 600.0)], "test-worker", [_started(ran)]))
         return task_id
 
     def server(self, server_id: str = "host-1:42", running: dict[str, dict[str, Any]] | None = None) -> None:

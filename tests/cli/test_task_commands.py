@@ -178,6 +178,22 @@ def test_inspect_text_result_is_plain(cli, seed):
     assert task["retention"] == 600.0
 
 
+def test_ls_and_inspect_say_how_long_the_last_attempt_ran(cli, seed):
+    task_id = seed.completed(ran=3.2)
+    unknown = seed.completed()
+    docs = {
+        t["id"]: t for t in cli("task", "ls", "--queue", "default", "--state", "completed", "--json").json()["tasks"]
+    }
+    # The worker's clock and the test's differ by the time between seeding and acking: milliseconds.
+    assert 3.2 <= docs[task_id]["last_run_seconds"] < 3.4
+    assert docs[unknown]["last_run_seconds"] is None
+    listing = cli("task", "ls", "--queue", "default", "--state", "completed").out
+    assert re.search(r"\bRAN\b", listing.splitlines()[0])
+    assert re.search(rf"^{task_id}\b.* 3s ", listing, re.M)
+    assert re.search(r"^Ran: +3s$", cli("task", "inspect", task_id, "--queue", "default").out, re.M)
+    assert re.search(r"^Ran: +-$", cli("task", "inspect", unknown, "--queue", "default").out, re.M)
+
+
 def test_inspect_text_output(cli, seed):
     task_id = seed.pending(payload={"to": "x"})
     text = cli("task", "inspect", task_id, "--queue", "default").out

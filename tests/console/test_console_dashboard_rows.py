@@ -33,3 +33,21 @@ def test_viewer_and_read_only_rows_have_no_actions(viewer_client, operator_clien
 def test_an_empty_dashboard_still_has_the_table_for_live_rows(viewer_client, engine):
     page = viewer_client.get("/").content.decode()
     assert 'id="queues-table" data-live-filled hidden' in page and "No queues yet." in page
+
+
+def test_a_rows_action_urls_are_its_queue_page_and_the_action(operator_client, seed):
+    """The rows build their actions' URLs from the queue page's (one reverse per row, not three): they must be the
+    URLs Django would reverse, for a name that needs escaping too."""
+    from django.urls import reverse
+
+    name = "mail/out bound~"
+    seed.archived(queue=name)  # first: seeding it takes the queue's only pending task
+    seed.pending(queue=name)
+    page = operator_client.get("/").content.decode()
+    row = re.search(r'<tr data-live-for="mail/out bound~">.*?</tr>', page, re.S).group(0)
+    assert f'href="{reverse("queue", args=[name])}"' in row
+    for action in ("queue-pause", "queue-delete"):
+        assert f'action="{reverse(action, args=[name])}"' in row
+    # The figures, each with its sort value for the sortable table.
+    assert re.search(r'data-value="2" data-live-cell="size" data-live-count="size">2</td>', row)
+    assert re.search(r'data-value="100.0" data-live-cell="error_rate">100.00 %</td>', row)

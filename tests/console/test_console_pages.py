@@ -151,6 +151,26 @@ def test_task_page_shows_every_field_and_history(viewer_client, seed):
     assert re.search(r"<td>pending</td>\s*<td>active</td>", body)
 
 
+@pytest.mark.parametrize(
+    ("state", "ran", "shown"),
+    [("completed", 2.5, "2.5 s"), ("retry", 0.04, "40 ms"), ("archived", 75, "1m 15s")],
+)
+def test_finished_tasks_show_how_long_their_last_attempt_ran(viewer_client, seed, state, ran, shown):
+    """The hash keeps the run time the worker's ack reported (issue 23), so no table reads the event stream for it;
+    an attempt whose start is unknown (a lease that ran out) shows a dash."""
+    task_id = getattr(seed, state)(ran=ran)
+    unknown = getattr(seed, state)()
+    body = viewer_client.get(reverse("queue", args=["default"]), {"state": state}).content.decode()
+    header = re.search(r"<thead>.*?</thead>", body, re.S).group(0)
+    assert ">Ran</th>" in header
+    rows = {m.group(1): m.group(2) for m in re.finditer(r'<tr data-live-task="([^"]+)">(.*?)</tr>', body, re.S)}
+    assert f'<td class="num nowrap ran">{shown}</td>' in rows[task_id]
+    assert '<td class="num nowrap ran">—</td>' in rows[unknown]
+    page = viewer_client.get(reverse("task", args=["default", task_id])).content.decode()
+    assert re.search(rf"<dt>Ran</dt><dd>{re.escape(shown)} ", page)
+    assert "<dt>Ran</dt>" not in viewer_client.get(reverse("task", args=["default", unknown])).content.decode()
+
+
 def test_active_task_shows_lease_and_orphan_flag(viewer_client, seed):
     task_id, _token = seed.active()
     body = viewer_client.get(reverse("task", args=["default", task_id])).content.decode()

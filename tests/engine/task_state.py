@@ -59,6 +59,7 @@ def event(
     worker: str = "",
     error: str = "",
     lease: str = "",
+    started: int = 0,
 ) -> dict[str, str]:
     fields = {"id": id, "type": type, "from": from_, "to": to, "at": str(at)}
     if worker:
@@ -67,6 +68,8 @@ def event(
         fields["error"] = error
     if lease:  # a start: the attempt's lease token
         fields["lease"] = lease
+    if started:  # an attempt's end: when its handler started
+        fields["started"] = str(started)
     return fields
 
 

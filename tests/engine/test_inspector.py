@@ -14,6 +14,7 @@ from queues.engine import (
     FailedPreconditionError,
     FakeClock,
     Inspector,
+    Keys,
     QueueInfo,
     QueueNotEmptyError,
     QueueNotFoundError,
@@ -123,6 +124,22 @@ def test_history(r, inspector):
     for days in (0, 91, "7", 1.5):
         with pytest.raises(ValidationError):
             inspector.history("default", days=days)
+
+
+def test_histories_of_many_queues_at_once(r, inspector):
+    """What ``history`` reads of each queue, in one round trip; a queue not registered (deleted since it was
+    listed) is left out, not an error: the dashboard lists what it read a moment before."""
+    emails = Keys().queue("emails")
+    seed(r, QUEUE | {"tq:queues": Set({"default", "emails"}), emails.processed_on(DAY): Volatile("4")})
+    found = inspector.histories(["default", "emails", "gone"], days=2)
+    assert found == {
+        "default": [DailyStats(DAY, 7, 2), DailyStats("2023-11-13", 3, 1)],
+        "emails": [DailyStats(DAY, 4, 0), DailyStats("2023-11-13", 0, 0)],
+    }
+    assert found["default"] == inspector.history("default", days=2)
+    assert inspector.histories([], days=2) == {}
+    with pytest.raises(ValidationError):
+        inspector.histories(["default", "bad{name}"])
 
 
 def test_type_counts(r, inspector):

@@ -42,7 +42,7 @@ def retried(**fields: str) -> dict:
     return {
         Q.task("a"): hash_with(
             ACTIVE_A[Q.task("a")], drop=("lease",), state="retry", since=NOW_MS, error="boom", failed_at=NOW_MS,
-            retried=1, **fields,
+            ran_ms="", retried=1, **fields,
         ),
         Q.retry: ZSet({"a": NOW_MS + 10_000}),
         ACTIVE_A_UNIQUE: Volatile("a"),
@@ -91,6 +91,7 @@ SEEN_BEFORE = {  # the group was seen an hour ago by task "old1", and another gr
                 since=NOW_MS,
                 error="boom",
                 failed_at=NOW_MS,
+                ran_ms="",
                 traceback=FAILURE.traceback,
             ),
             Q.type_counts: counts(active__email=0, retry__email=1),

@@ -297,12 +297,15 @@ ACTIVE_A = {
 COUNTED = {Q.processed: "5", Q.processed_on(DAY): Volatile("5"), Q.failed: "2", Q.failed_on(DAY): Volatile("2")}
 
 
-def done(*leases: tuple[str, str]):
-    return lambda t: t.done("default", list(leases), W)
+def done(*leases: tuple[str, str], started: tuple[float, ...] = ()):
+    return lambda t: t.done("default", list(leases), W, started)
 
 
-def complete(*leases: tuple[str, str, float]):
-    return lambda t: t.complete("default", list(leases), W)
+def complete(*leases: tuple[str, str, float], started: tuple[float, ...] = ()):
+    return lambda t: t.complete("default", list(leases), W, started)
+
+
+STARTED = NOW - 2.5  # when the worker says the attempt's handler started: it ran 2,500 ms
 
 
 def a_done(processed: int) -> dict:
@@ -354,6 +357,13 @@ def a_done(processed: int) -> dict:
             Q.type_counts: counts(active__email=1, processed__email=1),
         },
     ),
+    Case(
+        "the handler's start goes into the event (the hash is gone)",
+        ACTIVE_A,
+        done(("a", "tok-1"), started=(STARTED,)),
+        returns=["OK"],
+        after=a_done(1) | {Q.events: Stream([event("a", "active", "done", worker=W, started=NOW_MS - 2500)])},
+    ),
     Case("stale token", ACTIVE_A | COUNTED, done(("a", "tok-0")), returns=["LEASE_LOST"]),
     Case("unknown task", ACTIVE_A, done(("nope", "tok-1")), returns=["NOT_FOUND"]),
     Case(
@@ -377,13 +387,34 @@ def test_done(r, redis_url, case):
         after=COUNTED
         | {
             Q.task("a"): hash_with(
-                ACTIVE_A[Q.task("a")], drop=("lease",), state="completed", since=NOW_MS, completed_at=NOW_MS
+                ACTIVE_A[Q.task("a")], drop=("lease",), state="completed", since=NOW_MS, completed_at=NOW_MS, ran_ms=""
             ),
             Q.completed: ZSet({"a": NOW_MS + 3_600_000}),
             Q.type_counts: counts(active__email=0, completed__email=1, processed__email=1),
             Q.processed: "6",
             Q.processed_on(DAY): Volatile("6"),
             Q.events: Stream([event("a", "active", "completed", worker=W)]),
+        },
+    ),
+    Case(
+        "how long the attempt ran is kept, its start in the event",
+        ACTIVE_A,
+        complete(("a", "tok-1", 3600), started=(STARTED,)),
+        returns=["OK"],
+        after={
+            Q.task("a"): hash_with(
+                ACTIVE_A[Q.task("a")],
+                drop=("lease",),
+                state="completed",
+                since=NOW_MS,
+                completed_at=NOW_MS,
+                ran_ms=2500,
+            ),
+            Q.completed: ZSet({"a": NOW_MS + 3_600_000}),
+            Q.type_counts: counts(active__email=0, completed__email=1, processed__email=1),
+            Q.processed: "1",
+            Q.processed_on(DAY): Volatile("1"),
+            Q.events: Stream([event("a", "active", "completed", worker=W, started=NOW_MS - 2500)]),
         },
     ),
     Case("stale token", ACTIVE_A, complete(("a", "tok-0", 3600)), returns=["LEASE_LOST"]),
@@ -396,16 +427,35 @@ def test_complete(r, redis_url, case):
 # -- retry and archive --------------------------------------------------------------------------------------------
 
 
-def retry(token: str = "tok-1", *, is_failure: bool = True, expired_before: float | None = None, worker: str = W):
+def retry(
+    token: str = "tok-1",
+    *,
+    is_failure: bool = True,
+    expired_before: float | None = None,
+    worker: str = W,
+    started: float = 0.0,
+):
     return lambda t: t.retry(
-        "default", "a", token, NOW + 10, "boom", worker=worker, is_failure=is_failure, expired_before=expired_before
+        "default",
+        "a",
+        token,
+        NOW + 10,
+        "boom",
+        worker=worker,
+        is_failure=is_failure,
+        expired_before=expired_before,
+        started=started,
     )
 
 
+def failed_a(state: str, **fields: object):
+    """Task "a" after a failed attempt of unknown start (no ran_ms) left it in ``state``, with ``fields``."""
+    defaults = {"since": NOW_MS, "error": "boom", "failed_at": NOW_MS, "ran_ms": ""}
+    return hash_with(ACTIVE_A[Q.task("a")], drop=("lease",), state=state, **(defaults | fields))
+
+
 RETRIED = {  # what a failed attempt leaves; the unique lock stays with a task that will run again
-    Q.task("a"): hash_with(
-        ACTIVE_A[Q.task("a")], drop=("lease",), state="retry", since=NOW_MS, error="boom", failed_at=NOW_MS, retried=1
-    ),
+    Q.task("a"): failed_a("retry", retried=1),
     Q.retry: ZSet({"a": NOW_MS + 10_000}),
     UNIQUE: Volatile("a"),
     Q.type_counts: counts(active__email=0, retry__email=1, processed__email=1, failed__email=1),
@@ -426,16 +476,30 @@ EXPIRED_A = ACTIVE_A | {Q.lease: ZSet({"a": NOW_MS - 1000})}
         retry(is_failure=False),
         after=COUNTED
         | {
-            Q.task("a"): hash_with(
-                ACTIVE_A[Q.task("a")], drop=("lease",), state="retry", since=NOW_MS, error="boom", failed_at=NOW_MS
-            ),
+            Q.task("a"): failed_a("retry"),
             Q.retry: ZSet({"a": NOW_MS + 10_000}),
             UNIQUE: Volatile("a"),
             Q.type_counts: counts(active__email=0, retry__email=1),
             Q.events: Stream([event("a", "active", "retry", worker=W, error="boom")]),
         },
     ),
+    Case(
+        "how long the attempt ran is kept, its start in the event",
+        ACTIVE_A | COUNTED,
+        retry(started=STARTED),
+        after=RETRIED
+        | {
+            Q.task("a"): hash_with(RETRIED[Q.task("a")], ran_ms=2500),
+            Q.events: Stream([event("a", "active", "retry", worker=W, error="boom", started=NOW_MS - 2500)]),
+        },
+    ),
     Case("recoverer: expired lease accepted", EXPIRED_A | COUNTED, retry(expired_before=NOW), after=RETRIED),
+    Case(
+        "recoverer: an earlier attempt's run time is dropped (this one's start is unknown)",
+        EXPIRED_A | COUNTED | {Q.task("a"): hash_with(EXPIRED_A[Q.task("a")], ran_ms=900)},
+        retry(expired_before=NOW),
+        after=RETRIED,
+    ),
     Case(
         "recoverer: lease expiring exactly now accepted",
         ACTIVE_A | COUNTED | {Q.lease: ZSet({"a": NOW_MS})},
@@ -463,15 +527,19 @@ def test_retry(r, redis_url, case):
     run_case(r, redis_url, case)
 
 
-def archive(token: str = "tok-1", *, expired_before: float | None = None, own: ArchiveLimits | None = None):
+def archive(
+    token: str = "tok-1",
+    *,
+    expired_before: float | None = None,
+    own: ArchiveLimits | None = None,
+    started: float = 0.0,
+):
     return lambda t: t.archive(
-        "default", "a", token, "boom", worker=W, expired_before=expired_before, archive_limits=own
+        "default", "a", token, "boom", worker=W, expired_before=expired_before, archive_limits=own, started=started
     )
 
 
-ARCHIVED_A = hash_with(
-    ACTIVE_A[Q.task("a")], drop=("lease",), state="archived", since=NOW_MS, error="boom", failed_at=NOW_MS, retried=1
-)
+ARCHIVED_A = failed_a("archived", retried=1)
 DEAD = {  # an archive of two, the older one still holding its unique lock
     Q.task("x1"): task("archived", since=NOW_MS - 61_000, unique=Q.unique("email", "x1")),
     Q.task("x2"): task("archived", since=NOW_MS - 60_000),
@@ -582,6 +650,18 @@ def trimming(name: str, limits: Limits, after: dict, own: ArchiveLimits | None =
         limits=Limits(archive_max_size=0),
     ),
     Case("unknown task", DEAD, archive(), raises=TaskNotFoundError, detail="a"),
+    Case(
+        "how long the attempt ran is kept, its start in the event",
+        ACTIVE_A,
+        archive(started=STARTED),
+        after=ONE_FAILURE
+        | {
+            Q.task("a"): hash_with(ARCHIVED_A, ran_ms=2500),
+            Q.archived: ZSet({"a": NOW_MS}),
+            Q.type_counts: counts(active__email=0, archived__email=1, processed__email=1, failed__email=1),
+            Q.events: Stream([event("a", "active", "archived", worker=W, error="boom", started=NOW_MS - 2500)]),
+        },
+    ),
 )
 def test_archive(r, redis_url, case):
     run_case(r, redis_url, case)

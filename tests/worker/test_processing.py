@@ -92,6 +92,9 @@ def test_sync_and_async_handlers_succeed_and_write_results(make_server, registry
     assert done.result_json() == {"sum": 6}
     assert done.progress == (1, 1)
     assert done.retried == 0 and done.last_error is None
+    # The worker reports its handler's start with the ack, so the hash keeps how long it ran (by the worker's
+    # clock, a FakeClock here: whatever the figure, it is there).
+    assert done.last_run_seconds is not None and done.last_run_seconds >= 0
     assert inspector.get_task(Q, multiplied.id).result_json() == {"product": 42}
     assert threads["sync"].startswith("handler-") and threads["async"] == "async-handlers"
     info = wait_for(lambda: (i := inspector.queue_info(Q)).processed_total == 3 and i, what="3 processed")
@@ -189,7 +192,9 @@ def test_archived_once_retries_are_spent_or_skipped(make_server, registry, clien
     info = client.enqueue("doomed", max_retry=max_retry)
     wait_for(lambda: state_of(inspector, Q, info.id) == "archived", what="archived")
     assert calls == runs
-    assert inspector.get_task(Q, info.id).last_error == f"{type(error).__name__}: {error}"
+    dead = inspector.get_task(Q, info.id)
+    assert dead.last_error == f"{type(error).__name__}: {error}"
+    assert dead.last_run_seconds is not None  # the last attempt's run time, reported by the worker
     stats = wait_for(lambda: (s := inspector.queue_info(Q)).failed_total == len(runs) and s)
     assert (stats.archived, stats.retry, stats.pending, stats.active) == (1, 0, 0, 0)
 

@@ -309,7 +309,7 @@ def test_complete_releases(r, redis_url):
             returns=["OK"],
             after=COUNTED
             | {
-                Q.task("A"): task("completed", result='"x"', completed_at=NOW_MS),
+                Q.task("A"): task("completed", result='"x"', completed_at=NOW_MS, ran_ms=""),
                 Q.completed: ZSet({"A": NOW_MS + 60_000}),
                 Q.task("B"): task("pending", after='["A"]'),
                 Q.pending: ["B"],
@@ -350,7 +350,7 @@ FAILED = {Q.processed: "1", Q.processed_on(DAY): Volatile("1"), Q.failed: "1", Q
         lambda t: t.archive("default", "A", "tok-1", "boom", worker=W),
         after=FAILED
         | {
-            Q.task("A"): task("archived", result='"x"', error="boom", failed_at=NOW_MS, retried=1),
+            Q.task("A"): task("archived", result='"x"', error="boom", failed_at=NOW_MS, ran_ms="", retried=1),
             Q.task("B"): task("archived", after='["A"]', error=WHY_B, failed_at=NOW_MS),
             Q.task("C"): task("archived", after='["B"]', error=WHY_C, failed_at=NOW_MS),
             Q.archived: ZSet({"A": NOW_MS, "B": NOW_MS, "C": NOW_MS}),
@@ -437,7 +437,9 @@ def test_a_failed_member_fails_its_workflow(r, redis_url):
             after=FAILED
             | without(WORKFLOW, Q.lease, Q.dependents("A"), Q.waiting)
             | {
-                Q.task("A"): task("archived", wf="WF", role="member", error="boom", failed_at=NOW_MS, retried=1),
+                Q.task("A"): task(
+                    "archived", wf="WF", role="member", error="boom", failed_at=NOW_MS, ran_ms="", retried=1
+                ),
                 Q.task("B"): task("archived", after='["A"]', wf="WF", role="member", error=CANCEL_B, failed_at=NOW_MS),
                 Q.task("e"): on_error_released("A", "boom"),
                 Q.pending: ["e", "P"],

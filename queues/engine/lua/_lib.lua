@@ -202,6 +202,16 @@ local function start_times(text)
   return times
 end
 
+-- How long the attempt that ends now ran (ms), kept in the task hash as "ran_ms" so the console's tables show a
+-- finished task's run time without reading the event stream; "" where its handler's start is unknown (the
+-- recoverer ends attempts whose worker is gone), which also drops the figure of an earlier attempt. Callers put it
+-- in an HSET they make anyway: the ack scripts are the worker's hot path.
+local function ran_ms(ctx)
+  local started = tonumber(ctx.started)
+  if not started then return "" end
+  return math.max(0, ctx.now - started)
+end
+
 -- Release a unique lock already read from the task (see release_unique).
 local function release_lock(ukey, id)
   if ukey and redis.call("GET", ukey) == id then redis.call("DEL", ukey) end

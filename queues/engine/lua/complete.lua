@@ -1,6 +1,6 @@
 -- mark complete: active -> completed, for successful attempts of tasks with retention; the task is kept until
 -- now + retention (the janitor deletes it then). Releases unique locks, counts processed, releases the tasks
--- waiting for them (after_success in _lib.lua). Fenced per task.
+-- waiting for them (after_success in _lib.lua). Fenced per task. The hash keeps how long the attempt ran (ran_ms).
 -- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] lease set    KEYS[4] completed
 -- KEYS[5] processed total    KEYS[6] processed today
 -- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] worker id
@@ -14,7 +14,7 @@ local out = each_fenced(ctx, KEYS[3], 7, 3, function(a, id, key, ttype, ukey)
   release_lock(ukey, id)
   redis.call("ZADD", KEYS[4], ctx.now + tonumber(ARGV[a + 2]), id)
   ctx.started = started[(a - 7) / 3 + 1] or nil
-  moved(ctx, key, id, ttype, "active", "completed", nil, nil, {"completed_at", ctx.now})
+  moved(ctx, key, id, ttype, "active", "completed", nil, nil, {"completed_at", ctx.now, "ran_ms", ran_ms(ctx)})
   ctx.started = nil
   count(ctx, KEYS[5], KEYS[6], ARGV[5], "processed", ttype)
   after_success(ctx, key, id)
