@@ -420,9 +420,9 @@ def task_detail(inspector: Any, queue: str, task_id: str, last_to: str) -> dict[
     every watcher of the task, so its result is masked as TASKS_REDACT says, whoever watches; the sections hold no
     payload nor result."""
     from console.forms import TASK_ACTIONS
-    from console.rendering import render_bytes
     from console.task_page import EDITABLE, GoneTask, read_task, render_sections, sections_context
     from queues.redaction import masked
+    from queues.rendering import render_bytes
 
     try:
         task, events = read_task(inspector, queue, task_id)

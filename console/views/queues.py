@@ -9,10 +9,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from queues.rendering import preview
+
 from ..access import viewer_page
 from ..errors import bad_request
 from ..forms import STATE_ACTIONS, STATES, TASK_ACTIONS, TaskListQuery, first_error
-from ..rendering import preview
 from ..series_charts import queue_charts
 from .common import FILTER_SCAN, inspector, page_cursor, preference, queue_url
 from .series import ERROR_GROUPS_SHOWN, page_or_fragment, series_context

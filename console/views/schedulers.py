@@ -12,10 +12,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from queues.rendering import preview
+
 from ..access import operator_action, viewer_page
 from ..charts import Run, run_sparkline
 from ..errors import not_found
-from ..rendering import preview
 from .common import inspector
 
 HISTORY_ROWS = 20  # latest runs shown per entry; `tasks cron history ENTRY` shows up to the cap

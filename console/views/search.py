@@ -10,10 +10,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from queues.rendering import preview
+
 from ..access import operator_action, viewer_page
 from ..errors import bad_request
 from ..forms import TASK_ACTIONS, SearchActionForm, SearchForm, first_error
-from ..rendering import preview
 from .actions import act_on_matches
 from .common import acting_inspector, inspector, preference
 

@@ -14,11 +14,11 @@ from django.urls import reverse
 
 from console.django_tasks import django_task
 from queues.engine import nesting
+from queues.rendering import render_bytes
 
 from ..access import can_edit, editor_form, viewer_page
 from ..errors import bad_request, error_page
 from ..forms import TASK_ACTIONS, EditTaskForm, TaskDetailQuery, first_error
-from ..rendering import render_bytes
 from ..task_page import EDITABLE, GoneTask, read_task, sections_context
 from .common import inspector, page_cursor
 

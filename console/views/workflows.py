@@ -12,10 +12,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from queues.rendering import preview
+
 from ..access import operator_action, viewer_page
 from ..errors import bad_request, error_page
 from ..forms import WorkflowListQuery, first_error
-from ..rendering import preview
 from .common import acting_inspector, inspector
 
 #: Workflows listed per queue and page.

@@ -9,8 +9,8 @@ import pytest
 
 from console.charts import NARROW, WIDE, Bar, Line, grouped_columns, stable_colours, stacked_bars, time_chart
 from console.converters import QueueNameConverter, TaskIdConverter, escape_segment, unescape_segment
-from console.rendering import PREVIEW_CHARS, preview, render_bytes
 from console.templatetags.console_tags import duration
+from queues.rendering import PREVIEW_CHARS, preview, render_bytes
 
 
 def test_render_json_pretty():
