@@ -122,7 +122,11 @@ class Console:
         return shown
 
     def text(self, css: str = "main") -> str:
-        return self.find(css).text
+        from selenium.webdriver.common.by import By
+
+        # Found and read in one poll: a live page may replace the element between the two (a stale element), and
+        # the reading is then tried again. The tuple keeps an empty text from reading as "not yet".
+        return str(self.wait_for(lambda d: (d.find_element(By.CSS_SELECTOR, css).text,), css)[0])
 
     def wait_for(self, condition: Any, what: str, timeout: float = WAIT) -> Any:
         from selenium.common.exceptions import WebDriverException
