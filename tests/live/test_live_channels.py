@@ -181,12 +181,19 @@ def test_resume_after_reconnect_and_restart_misses_nothing(live_engine, viewer_c
     assert replay["events"] == 3 + 2 + 2  # three dequeues, two completions, two enqueues
 
 
-def test_resume_from_a_trimmed_position_asks_for_a_resync(live_engine, viewer_cookie, moves, redis_client):
-    moves.enqueue("a")
-    old = Keys().queue("a").events
-    first_id = redis_client.xrange(old)[0][0].decode()
+def trimmed_past_the_first_task(moves, redis_client) -> tuple[str, str]:
+    """The first task of queue ``a`` and the stream id of its creation, once three more tasks have followed it and
+    the stream was trimmed past that id (as an exporter's commit trims it)."""
+    (task,) = moves.enqueue("a")
+    events = Keys().queue("a").events
+    first_id = redis_client.xrange(events)[0][0].decode()
     moves.enqueue("a", n=3)
-    redis_client.xtrim(old, maxlen=1, approximate=False)
+    redis_client.xtrim(events, maxlen=1, approximate=False)
+    return task, first_id
+
+
+def test_resume_from_a_trimmed_position_asks_for_a_resync(live_engine, viewer_cookie, moves, redis_client):
+    _task, first_id = trimmed_past_the_first_task(moves, redis_client)
 
     async def body():
         socket, _ = await open_socket(viewer_cookie)
@@ -199,11 +206,7 @@ def test_resume_from_a_trimmed_position_asks_for_a_resync(live_engine, viewer_co
 
 def test_a_task_page_resumed_from_a_trimmed_position_needs_no_resync(live_engine, viewer_cookie, moves, redis_client):
     """Its sections come rendered from the task and its whole history, so nothing is missing from the page."""
-    (task,) = moves.enqueue("a")
-    old = Keys().queue("a").events
-    first_id = redis_client.xrange(old)[0][0].decode()
-    moves.enqueue("a", n=3)
-    redis_client.xtrim(old, maxlen=1, approximate=False)
+    task, first_id = trimmed_past_the_first_task(moves, redis_client)
 
     async def body():
         socket, _ = await open_socket(viewer_cookie)
