@@ -118,7 +118,8 @@ def test_spark_task_on_a_standalone_cluster(procs, client, redis_url):
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json", timeout=3) as reply:
                 return json.load(reply).get("aliveworkers", 0)
-        except OSError:  # the UI answers 404 until the master is up
+        except (OSError, ValueError):
+            # While the master starts, its UI answers 404, or its HTML page before the /json handler is attached.
             return 0
 
     wait_for(alive_workers, timeout=90, what="a Spark worker to register")
