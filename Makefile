@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # Tests use their own Redis database (1-9, enforced by tests/conftest.py), never the demo's db 0.
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/9
 
-.PHONY: venv redis run test lint migrate
+.PHONY: venv redis run test lint migrate docs
 
 venv: $(STAMP)
 
@@ -57,3 +57,13 @@ lint: venv
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+
+# The documentation site (docs/, Markdown read by MyST) into build/docs: every warning is an error, so a link to a
+# page or heading that does not exist, a page in no toctree or a missing image fails it. Sphinx's linkcheck would
+# also fetch every external URL; only internal links are checked, here and in the README (which Sphinx never reads).
+# -E reads every page again: an incremental build would not report a link in an unchanged page to a heading that
+# was renamed in another.
+docs: venv
+	@test -x $(BIN)/sphinx-build || { echo "make docs: sphinx is not installed; run: $(BIN)/python -m pip install -e '.[dev]'" >&2; exit 1; }
+	$(BIN)/sphinx-build -W --keep-going -E -b html docs build/docs
+	$(BIN)/python scripts/check_readme_links.py README.md

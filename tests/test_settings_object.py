@@ -1,6 +1,6 @@
 """``queues.engine.settings.TaskqSettings`` is the one place taskq's settings and their defaults are written:
-the README's table is its output, Django's settings export every one of them, and a bad value is refused with the
-variable's name."""
+the settings table of the documentation (docs/settings.md) is its output, Django's settings export every one of
+them, and a bad value is refused with the variable's name."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 NAMES = [f.metadata["name"] for f in dataclasses.fields(TaskqSettings)]
 
 
-def test_the_readme_table_is_the_objects_output():
-    assert markdown_table() in (ROOT / "README.md").read_text(), (
-        "README's settings table differs from `python -m queues.engine.settings`: paste its output"
+def test_the_settings_page_table_is_the_objects_output():
+    assert markdown_table() in (ROOT / "docs" / "settings.md").read_text(), (
+        "docs/settings.md's settings table differs from `python -m queues.engine.settings`: paste its output"
     )
 
 

@@ -6,8 +6,8 @@ default and what it means. Nothing else writes a default down.
 - ``queues.conf``, ``taskworker``, ``taskscheduler``, the CLI and the console read Django's settings through it
   (``TaskqSettings.from_lookup``): a setting a project leaves out takes the default from here.
 - The worker's and the engine's own defaults (``WorkerConfig``, ``Limits``, ``GroupSettings``) are these.
-- The README's settings table is generated from it (``python -m queues.engine.settings``), and a test checks
-  that the two agree.
+- The settings table of the documentation (docs/settings.md) is generated from it (``python -m
+  queues.engine.settings``), and a test checks that the two agree.
 
 Django-free, like the rest of the engine. A value that is set but cannot be parsed raises ValidationError naming
 the variable, so a typo fails at start-up instead of running with a default.
@@ -32,7 +32,7 @@ _UNSET = object()
 
 def _setting(name: str, default: Any, kind: str, doc: str, shown: str | None = None) -> Any:
     """A field of ``TaskqSettings``: ``kind`` is how its variable is parsed (str, int, float, optional float,
-    bool, list); ``shown`` is the README's wording of the default where the value alone would mislead."""
+    bool, list); ``shown`` is the settings table's wording of the default where the value alone would mislead."""
     return field(default=default, metadata={"name": name, "kind": kind, "doc": doc, "shown": shown})
 
 
@@ -43,7 +43,7 @@ class TaskqSettings:
         DEFAULT_REDIS_URL,
         "str",
         "the Redis of the engine, console and workers; `redis+sentinel://` and `redis+cluster://` too "
-        "([Sentinel and Cluster](#redis-sentinel-and-cluster))",
+        "([Sentinel and Cluster](operations.md#redis-sentinel-and-cluster))",
     )
     key_prefix: str = _setting(
         "TASKS_KEY_PREFIX", DEFAULT_PREFIX, "str", "prefix of every Redis key, to share a Redis between deployments"
@@ -74,7 +74,7 @@ class TaskqSettings:
         "TASKS_GROUP_GRACE_SECONDS",
         60.0,
         "float",
-        "a group is due this long after its last task ([groups](#group-aggregation))",
+        "a group is due this long after its last task ([groups](groups-and-workflows.md#group-aggregation))",
     )
     group_max_delay_seconds: float = _setting(
         "TASKS_GROUP_MAX_DELAY_SECONDS", 0.0, "float", "a group is due this long after its first task (0: no limit)"
@@ -105,7 +105,7 @@ class TaskqSettings:
         3600.0,
         "float",
         "how long a stopped or lost worker's record (how it ended, what became of its tasks) is kept "
-        "([Quieting and stopping](#quieting-and-stopping-a-worker))",
+        "([Quieting and stopping](console.md#quieting-and-stopping-a-worker))",
     )
     scheduler_interval: float = _setting(
         "TASKS_SCHEDULER_INTERVAL", 1.0, "float", "default of `taskscheduler --interval`"
@@ -132,7 +132,7 @@ class TaskqSettings:
         "TASKS_EVENT_EXPORT",
         False,
         "bool",
-        "run the event exporter in `taskworker` ([pipeline](#the-task-history-pipeline-and-the-history-page))",
+        "run the event exporter in `taskworker` ([pipeline](spark.md#the-task-history-pipeline-and-the-history-page))",
     )
     event_export_dir: str = _setting(
         "TASKS_EVENT_EXPORT_DIR",
@@ -152,7 +152,7 @@ class TaskqSettings:
         "TASKS_EVENT_EXPORT_CAP", 1_000_000, "int", "hard cap of an exported queue's event stream"
     )
     spark_master: str = _setting(
-        "SPARK_MASTER", "local[*]", "str", "where [Spark tasks](#spark-tasks) and the analytics job run"
+        "SPARK_MASTER", "local[*]", "str", "where [Spark tasks](spark.md#spark-tasks) and the analytics job run"
     )
     spark_remote: str = _setting("SPARK_REMOTE", "", "str", "a Spark Connect server (`sc://host:15002`) instead")
     spark_app_name: str = _setting("SPARK_APP_NAME", "taskq", "str", "the Spark application's name")
@@ -171,7 +171,7 @@ class TaskqSettings:
         False,
         "bool",
         "for tests: enqueueing runs the handler inline and writes nothing "
-        "([Testing your handlers](#testing-your-handlers))",
+        "([Testing your handlers](handlers.md#testing-your-handlers))",
     )
     eager_propagates: bool = _setting(
         "TASKS_EAGER_PROPAGATES", True, "bool", "for tests: an eager handler's exception reaches the caller"
@@ -180,20 +180,20 @@ class TaskqSettings:
         "TASKS_CONSOLE_READ_ONLY",
         False,
         "bool",
-        "the console shows everything and offers no action (see [The console](#the-console))",
+        "the console shows everything and offers no action (see [The console](console.md))",
     )
     max_payload_depth: int = _setting(
         "TASKS_MAX_PAYLOAD_DEPTH",
         DEFAULT_MAX_DEPTH,
         "int",
         f"deepest nesting of arrays and objects a JSON payload may have, 1 to {DEPTH_CEILING} "
-        "([Payload limits](#payload-limits))",
+        "([Payload limits](producing.md#payload-limits))",
     )
     redact_types: tuple[str, ...] = _setting(
         "TASKS_REDACT_TYPES",
         (),
         "list",
-        "task types (prefixes) whose payloads people see masked ([Redaction](#redaction))",
+        "task types (prefixes) whose payloads people see masked ([Redaction](console.md#redaction))",
     )
     redact_keys: tuple[str, ...] = _setting(
         "TASKS_REDACT_KEYS", (), "list", "JSON keys whose values people see masked, in every task"
@@ -203,7 +203,8 @@ class TaskqSettings:
         False,
         "bool",
         "the audit log also keeps the unredacted original of an edited task, readable with "
-        "`queues.view_unredacted` (each read audited); off: only the masked payload ([Redaction](#redaction))",
+        "`queues.view_unredacted` (each read audited); off: only the masked payload "
+        "([Redaction](console.md#redaction))",
     )
 
     @classmethod
@@ -283,7 +284,8 @@ def _shown(f: dataclasses.Field[Any]) -> str:
 
 
 def markdown_table() -> str:
-    """The README's settings table, one row per setting."""
+    """The settings table of docs/settings.md, one row per setting. Its links are relative to docs/, where the
+    page is."""
     rows = ["| variable | default | meaning |", "|---|---|---|"]
     for f in dataclasses.fields(TaskqSettings):
         rows.append(f"| `{f.metadata['name']}` | {_shown(f)} | {f.metadata['doc']} |")

@@ -1,5 +1,5 @@
 """The HTTP API under TASKS_REDACT: tokens are machine credentials, and a token that may consume a queue reads
-every payload of it anyway, so the API returns real payloads (README, "Redaction")."""
+every payload of it anyway, so the API returns real payloads (docs/console.md, "Redaction")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The console in a real headless Chromium: log in, read the dashboard, open a queue, pause and resume it while a
-real worker runs, run an archived task again, read a task's page. The README's screenshots are taken on daphne,
+real worker runs, run an archived task again, read a task's page. The documentation's screenshots are taken on daphne,
 live: tests/live/test_live_screenshots.py.
 
 No assertion is about time: the tests wait (generously) for a state, never for a duration.

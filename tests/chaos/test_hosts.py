@@ -9,7 +9,7 @@ Redis over their own links; the test reads Redis through a unix socket, which no
   namespace, and 5 % of its packets dropped by nftables): every task still runs, none is lost.
 
 The worker tests' short leases (2 s, see worker_support.worker_env) keep the suite fast; the lossy path runs with
-the lease and heartbeat the README recommends for such links (LOSSY_LEASE)."""
+the lease and heartbeat docs/operations.md recommends for such links (LOSSY_LEASE)."""
 
 from __future__ import annotations
 

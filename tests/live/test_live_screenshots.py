@@ -1,10 +1,10 @@
-"""The README's screenshots (docs/screenshots, "Console screenshots"): every main page in a real browser, served by
-daphne so the pages are live, as an operator sees them. Each is taken once its page is live ("● live"; "○ not live"
-on the pages that do not update): on the WSGI live server of tests/browser the socket never opened and every
-picture read "reconnecting…".
+"""The documentation's screenshots (docs/screenshots, docs/console.md "Console screenshots", and the README's
+tour): every main page in a real browser, served by daphne so the pages are live, as an operator sees them. Each
+is taken once its page is live ("● live"; "○ not live" on the pages that do not update): on the WSGI live server
+of tests/browser the socket never opened and every picture read "reconnecting…".
 
 Not a check of looks (people look at them): proof every main page renders and goes live in a real browser. They are
-written to build/screenshots/; ``TASKQ_SCREENSHOT_DIR=docs/screenshots`` refreshes the README's.
+written to build/screenshots/; ``TASKQ_SCREENSHOT_DIR=docs/screenshots`` refreshes those of the documentation.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The wheel installs into an existing Django project the way the README says, and its pytest plugin works there.
+"""The wheel installs into an existing Django project the way docs/getting-started.md says, and its pytest plugin
+works there.
 
 The test builds the wheel from a copy of the sources (what an sdist holds: the packages, templates/, static/,
 pyproject.toml, setup.py), installs it with ``--no-deps`` into a fresh venv (no system site-packages), and lends
@@ -7,7 +8,7 @@ entries, with taskq's own (the editable install's dist-info and finder) left out
 static file, script and entry point the project sees comes from the wheel, and nothing is downloaded but the
 build backend (``pip wheel`` fetches setuptools into an isolated build environment from the package index).
 
-Then, in a project made by ``django-admin startproject``: the README's settings and URL includes, ``migrate``,
+Then, in a project made by ``django-admin startproject``: the page's settings and URL includes, ``migrate``,
 ``check --deploy``, ``findstatic``, a console page and /metrics through Django's test client, and a pytest run of
 the project's own tests that uses the shipped fixtures (taskq_settings, taskq_worker, run_until_empty) and
 TASKS_EAGER.
@@ -59,7 +60,8 @@ MUST_SHIP = [
     "worker/testing/pytest_plugin.py",
 ]
 
-# The README's "Installing into an existing Django project" settings, appended to startproject's settings.py.
+# The settings of docs/getting-started.md, "Installing into an existing Django project", appended to
+# startproject's settings.py.
 SETTINGS = """
 INSTALLED_APPS += ["console", "queues", "queues.history", "worker", "metrics", "shop"]
 TEMPLATES[0]["OPTIONS"]["context_processors"].append("console.context.console")

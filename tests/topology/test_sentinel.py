@@ -3,8 +3,8 @@
 The failover test kills the master with SIGKILL while a producer enqueues and a worker processes, and counts:
 acknowledged enqueues, completed tasks, tasks lost (acknowledged, never completed, found nowhere) and tasks run
 twice. Replication from master to replica is asynchronous, so a write acknowledged by the master in the last
-moments before the kill may never reach the replica that takes over: the test reports that loss (README, "Redis
-Sentinel and Cluster") and asserts only what is guaranteed: the system recovers on the new master by itself.
+moments before the kill may never reach the replica that takes over: the test reports that loss (docs/operations.md,
+"Redis Sentinel and Cluster") and asserts only what is guaranteed: the system recovers on the new master by itself.
 """
 
 from __future__ import annotations

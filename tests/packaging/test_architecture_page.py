@@ -1,5 +1,6 @@
-"""The README's architecture table is the map a newcomer reads first: it must name every Python package of the
-product, one row each, and every file it names must exist (a rename that forgets the README fails here)."""
+"""The architecture page's table (docs/architecture.md) is the map a newcomer reads first: it must name every
+Python package of the product, one row each, and every file it names must exist (a rename that forgets the page
+fails here)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ DJANGO_PLACES = {"migrations", "management", "commands"}
 
 
 def architecture_rows() -> dict[str, str]:
-    """First-column folder of each row of the README's Architecture tables -> the rest of the row."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("\n## Architecture\n", 1)[1].split("\n## ", 1)[0]
+    """First-column folder of each row of the architecture page's tables -> the rest of the row. The tables come
+    before the page's first section (the walk of one task through the code), which names files in prose only."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    section = text.split("\n## ", 1)[0]
     rows: dict[str, str] = {}
     for line in section.splitlines():
         match = re.match(r"\| ((?:`[^`]+/`(?:, )?)+) \| (.*) \|$", line)
@@ -37,7 +39,7 @@ def product_packages() -> set[str]:
 
 def test_every_package_has_a_row():
     missing = product_packages() - set(architecture_rows())
-    assert not missing, f"packages missing from the README's architecture table: {sorted(missing)}"
+    assert not missing, f"packages missing from docs/architecture.md's table: {sorted(missing)}"
 
 
 def test_every_folder_and_file_a_row_names_exists():
@@ -48,10 +50,10 @@ def test_every_folder_and_file_a_row_names_exists():
         for name in re.findall(r"`([\w./-]+\.(?:py|lua|sh)|[\w-]+/)`", description):
             if not (ROOT / folder / name).exists():
                 stale.append(folder + name)
-    assert not stale, f"the README's architecture table names what does not exist: {stale}"
+    assert not stale, f"docs/architecture.md's table names what does not exist: {stale}"
 
 
 def test_the_table_is_read_at_all():
-    # Guards the two tests above against a README reshaped so that the parser finds nothing to compare.
+    # Guards the two tests above against a page reshaped so that the parser finds nothing to compare.
     rows = architecture_rows()
     assert {"queues/engine/", "worker/", "console/", "tests/"} <= set(rows)
