@@ -26,7 +26,7 @@ SECRET_KEY = env_str("SECRET_KEY", "django-insecure-taskq-dev-only-do-not-use-in
 DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
-# Behind a TLS-terminating reverse proxy that sets X-Forwarded-Proto (see README, "The console").
+# Behind a TLS-terminating reverse proxy that sets X-Forwarded-Proto (see docs/console.md, "The console").
 if env_bool("SECURE_PROXY_SSL_HEADER", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 

@@ -3,9 +3,9 @@
 A step converts layout N to N + 1 and is registered in ``STEPS`` under N. Today's layout is the first, so
 there are no steps yet; the runner already stamps a keyspace written before the stamp existed (layout 1).
 
-Steps run with every worker stopped (see the README's rolling upgrade), one after the other, each followed by
-its new stamp. A step must be idempotent: when a run dies half-way, the stamp still names the old layout and
-the next run repeats the step.
+Steps run with every worker stopped (see docs/operations.md, "Key layout and rolling upgrades"), one after the
+other, each followed by its new stamp. A step must be idempotent: when a run dies half-way, the stamp still names
+the old layout and the next run repeats the step.
 """
 
 from __future__ import annotations
