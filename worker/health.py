@@ -4,6 +4,9 @@ each check, for container healthchecks and load balancers.
 
 A process that is up but whose fetch loop died, or that cannot reach Redis, serves no tasks; a port that merely
 answers (like the metrics port) would still call it healthy.
+
+Deliberately shares its name with ``console/views/health.py``: each is its process's health probe (this the
+worker's, that the console's ``/healthz``).
 """
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ from .processor import Processor
 from .queueset import QueueSet
 from .recoverer import Recoverer
 from .series_sampler import SeriesSampler
-from .signals import run_until_signalled
 from .spark import SparkRunner
+from .stop_signals import run_until_signalled
 from .subscriber import Subscriber
 
 log = logging.getLogger("worker")

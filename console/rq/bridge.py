@@ -498,7 +498,7 @@ def _whole_if_cut(arg: Any) -> Any:
 
 
 def _rules() -> Redaction:
-    from queues.redaction import rules
+    from queues.redaction_access import rules
 
     return rules()
 

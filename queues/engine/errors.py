@@ -1,4 +1,8 @@
-"""Named errors of the engine. Each carries the operation that raised it and a stable code."""
+"""Named errors of the engine. Each carries the operation that raised it and a stable code.
+
+Deliberately shares its name with ``console/errors.py``: this module defines the errors, that one the pages the
+console shows for them.
+"""
 
 from __future__ import annotations
 

@@ -62,7 +62,7 @@ MUST_SHIP = [
 # The README's "Installing into an existing Django project" settings, appended to startproject's settings.py.
 SETTINGS = """
 INSTALLED_APPS += ["console", "queues", "queues.history", "worker", "metrics", "shop"]
-TEMPLATES[0]["OPTIONS"]["context_processors"].append("console.context.console")
+TEMPLATES[0]["OPTIONS"]["context_processors"].append("console.context_processors.console")
 REDIS_URL = os.environ["TASKQ_TEST_REDIS_URL"]
 """
 
