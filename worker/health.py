@@ -65,7 +65,7 @@ class WorkerHealth:
 
 def _handler(health: WorkerHealth) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the name http.server dispatches to
+        def do_GET(self) -> None:  # the name http.server dispatches to
             if self.path.split("?", 1)[0] not in PATHS:
                 self._send(404, {"error": f"not found; the health check is at {PATHS[0]}"})
                 return
@@ -81,7 +81,7 @@ def _handler(health: WorkerHealth) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server's signature
+        def log_message(self, format: str, *args: Any) -> None:  # http.server's signature
             log.debug(format, *args)  # a probe every few seconds must not flood the worker's log
 
     return Handler

@@ -562,7 +562,7 @@ def _decoded(read: Any, default: Any = "<cannot be decoded here>") -> Any:
             return read()
     except RedisUnavailableError:
         raise
-    except Exception:  # noqa: BLE001 - any unpickling failure, whatever the producer's classes raise
+    except Exception:  # any unpickling failure, whatever the producer's classes raise
         logger.info("rq: could not decode job data", exc_info=True)
         return default
 

@@ -84,7 +84,7 @@ class Chord:
 Node = Signature | Chain | Group | Chord
 
 
-def sig(type: str, payload: Any = b"", *, pass_result: bool | None = None, **options: Any) -> Signature:  # noqa: A002
+def sig(type: str, payload: Any = b"", *, pass_result: bool | None = None, **options: Any) -> Signature:
     """A workflow member: ``sig("resize", {"size": 64}, max_retry=3)``."""
     unknown = set(options) - MEMBER_OPTIONS
     if unknown:

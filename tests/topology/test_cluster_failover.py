@@ -93,7 +93,7 @@ def produce(client: Client, cluster: ReplicatedCluster, queues: list[str], run: 
             if n >= KILL_AT and queue == queues[0] and not run.back_at:
                 run.back_at = run.acknowledged.get(task_id, time.time())
         restarter.join(60)
-    except BaseException as exc:  # noqa: BLE001 - handed to the test's thread
+    except BaseException as exc:  # handed to the test's thread
         run.error = exc
     finally:
         run.done.set()
@@ -124,7 +124,7 @@ class LiveProbe(threading.Thread):
     def run(self) -> None:
         try:
             asyncio.run(self._listen())
-        except BaseException as exc:  # noqa: BLE001 - handed to the test's thread
+        except BaseException as exc:  # handed to the test's thread
             self.error = exc
             self.subscribed.set()
 
