@@ -9,7 +9,6 @@ round; the whole set is read again only when it moved.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 from queues.engine.broker import Broker
@@ -19,8 +18,6 @@ from queues.engine.worker_store import WorkerStore
 
 from .component import Component
 from .queueset import QueueSet
-
-log = logging.getLogger("worker.definitions")
 
 
 class DefinitionWatcher(Component):
@@ -67,7 +64,7 @@ class DefinitionWatcher(Component):
         else:
             weights, ranks = self.fallback, {}
         if self.queue_set.update(weights, ranks, caps, rates):
-            log.info(
+            self.log.info(
                 "serving %s (definitions version %d)",
                 ", ".join(f"{q}={w}" for q, w in weights.items()),
                 policies.version,

@@ -13,7 +13,6 @@ and shown by ``Inspector.export_status()``.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable
 
@@ -22,8 +21,6 @@ from queues.engine.export_store import ExportStore, StreamEntry, parse_stream_id
 from queues.history.event_files import write_batch
 
 from .component import Component
-
-log = logging.getLogger("worker.event_exporter")
 
 
 class EventExporter(Component):
@@ -67,7 +64,7 @@ class EventExporter(Component):
     def _hold_lease(self) -> bool:
         leader = self.store.acquire(self.holder, self.lease)
         if leader != self.leader:
-            log.info("exporter %s: %s", self.holder, "took the lease" if leader else "lost the lease")
+            self.log.info("exporter %s: %s", self.holder, "took the lease" if leader else "lost the lease")
             self.attached.clear()  # another exporter may have moved the offsets meanwhile
         self.leader = leader
         return leader
@@ -81,7 +78,7 @@ class EventExporter(Component):
         if gap is not None:
             self.gaps += 1
             total = self.store.record_gap(gap)
-            log.warning(
+            self.log.warning(
                 "exporter: gap in queue %r: events after %s up to %s were trimmed before they were "
                 "exported (%d gap(s) so far)",
                 queue,
@@ -115,5 +112,5 @@ class EventExporter(Component):
             try:
                 self.store.release(self.holder)
             except Exception as exc:  # Redis away: the lease runs out by itself
-                log.warning("exporter: could not release the lease: %s", exc)
+                self.log.warning("exporter: could not release the lease: %s", exc)
             self.leader = False
