@@ -26,7 +26,6 @@ from .component import Component
 from .config import WorkerConfig
 from .layout_guard import LayoutGuard
 from .processor import Processor
-from .queueset import QueueSet
 from .supervisor import supervised_index
 
 
@@ -39,13 +38,12 @@ class Heartbeat(Component):
         store: WorkerStore,
         config: WorkerConfig,
         processor: Processor,
-        queues: QueueSet | None = None,
         layout: LayoutGuard | None = None,
         on_stop: Callable[[], None] | None = None,
         counts: Any = None,
     ) -> None:
         super().__init__(config.heartbeat_every)
-        self.queues = queues or processor.queues
+        self.queues = processor.queues  # what it publishes is what the processor serves
         self.broker = broker
         self.store = store
         self.config = config

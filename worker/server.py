@@ -84,7 +84,6 @@ class Server:
             self.store,
             config,
             self.processor,
-            queues,
             layout=self.layout,
             on_stop=self.stop_requested.set,
             counts=self.acker,
