@@ -17,6 +17,7 @@ from queues.engine.transitions import ArchiveLimits
 from queues.engine.worker_store import WorkerStore
 
 from .component import Component
+from .config import WorkerConfig
 from .queueset import QueueSet
 
 
@@ -28,18 +29,16 @@ class DefinitionWatcher(Component):
         broker: Broker,
         store: WorkerStore,
         queue_set: QueueSet,
-        *,
-        follow: bool,
-        fallback: dict[str, int],
-        interval: float = 1.0,
+        config: WorkerConfig,
         on_change: Callable[[], None] | None = None,
     ) -> None:
-        super().__init__(interval)
+        super().__init__(config.definitions_interval)
         self.policy_store = PolicyStore(broker.conn, broker.keys)
         self.store = store
         self.queue_set = queue_set
-        self.follow = follow
-        self.fallback = dict(fallback)
+        # Without --queues the worker follows the definitions; with it, the command line's queues stand.
+        self.follow = config.follow_definitions
+        self.fallback = dict(config.queues)
         self.on_change = on_change
         self.policies = PolicySet()
         self._loaded = False

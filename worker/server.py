@@ -55,13 +55,7 @@ class Server:
         self.queues = queues = QueueSet(config.queues)
         actor = config.server_id
         self.definitions = DefinitionWatcher(
-            self.broker,
-            self.store,
-            queues,
-            follow=config.follow_definitions,
-            fallback=config.queues,
-            interval=config.definitions_interval,
-            on_change=lambda: self.processor.wake.set(),
+            self.broker, self.store, queues, config, on_change=lambda: self.processor.wake.set()
         )
         limits = self.definitions.archive_limits
         self.metrics = WorkerMetrics() if config.metrics_port is not None else None
