@@ -45,7 +45,8 @@ test: venv
 	bash scripts/ensure-netns.sh
 	TEST_REDIS_URL='$(TEST_REDIS_URL)' REDIS_URL='$(TEST_REDIS_URL)' $(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# ruff (lint and format), mypy (strict for the engine) and import-linter (layers, no cycles), as CI runs them.
+# ruff (lint and format; no unused noqa, no over-long function), mypy (strict for the engine), import-linter
+# (layers, no cycles) and the module-name rule (tests/test_module_names.py: no accidental repeat), as CI runs them.
 # A missing tool fails the target with the command that installs it, rather than skipping the check.
 LINT_TOOLS := ruff mypy lint-imports
 
@@ -57,6 +58,7 @@ lint: venv
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_module_names.py
 
 # The documentation site (docs/, Markdown read by MyST) into build/docs: every warning is an error, so a link to a
 # page or heading that does not exist, a page in no toctree or a missing image fails it. Sphinx's linkcheck would

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import bench_url  # noqa: E402
+from bench.common import bench_url
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = [

@@ -159,7 +159,7 @@ def fill_exported(redis_url: str, directory: str, per_file: int) -> None:
 
     from queues.engine import Inspector, Keys
     from queues.engine.export_store import StreamEntry
-    from queues.history.events import write_batch
+    from queues.history.event_files import write_batch
 
     began = time.perf_counter()
     conn, keys, inspector = redis.Redis.from_url(redis_url), Keys().queue(QUEUE), Inspector(redis_url)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,6 +35,7 @@ sys.path.insert(0, str(REPO))
 
 from queues.engine import Client, Inspector  # noqa: E402
 from queues.engine.broker import Broker  # noqa: E402
+from tests.ports import accepting  # noqa: E402
 
 QUEUE = "bench-live"
 USER, PASSWORD = "bench", "bench-live-password"
@@ -86,15 +86,9 @@ def start_console(url: str, port: int, workdir: Path) -> subprocess.Popen:
         stdout=open(workdir / "daphne.log", "wb"),
         stderr=subprocess.STDOUT,
     )
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return server
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                sys.exit((workdir / "daphne.log").read_text())
-            time.sleep(0.1)
+    if not accepting(server, port, 30):
+        sys.exit((workdir / "daphne.log").read_text())
+    return server
 
 
 def open_browser(base: str, workdir: Path):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import bench_url, connect, flush  # noqa: E402
+from bench.common import bench_url, connect, flush
 
 
 def fill(url: str, queues: int, tasks: int) -> None:

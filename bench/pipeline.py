@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from queues.history.events import SCHEMA  # noqa: E402
+from queues.history.event_files import SCHEMA
 
 DAY_MS = 86_400_000
 START_MS = 1_763_683_200_000  # 2025-11-21T00:00:00Z

@@ -3,6 +3,9 @@
 Redis being down is an expected operational state, not a bug: it gets a 503 page that says what to check, never
 a traceback. So does a keyspace at another key layout (a deployment half done). Unknown queues and tasks are 404s;
 input the engine refuses is a 400.
+
+Deliberately shares its name with ``queues/engine/errors.py``: that module defines the errors, this one the
+pages the console shows for them.
 """
 
 from __future__ import annotations

@@ -75,7 +75,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "console.context.console",
+                "console.context_processors.console",
             ],
         },
     },
@@ -120,7 +120,7 @@ WHITENOISE_USE_FINDERS = True
 # --- Redis and the task engine ---------------------------------------------------------------------------
 # taskq's own settings (REDIS_URL, TASKS_*, SPARK_*), each with its environment variable, default and meaning, are
 # listed once, in queues/engine/settings.py; every one becomes the Django setting of the same name here. Relative
-# directories are under the project. TASKS_REDACT gathers the two redaction lists for queues.redaction.
+# directories are under the project. TASKS_REDACT gathers the two redaction lists for queues.redaction_access.
 try:
     TASKQ = TaskqSettings.from_env(os.environ)
 except ValidationError as exc:
@@ -131,9 +131,9 @@ TASKQ = replace(
 globals().update(TASKQ.as_settings())
 REDIS_URL: str = TASKQ.redis_url  # named again only because the channel layers and django-rq below read it
 TASKS_REDACT = {"types": list(TASKQ.redact_types), "keys": list(TASKQ.redact_keys)}
-# Who may scrape /metrics (no login: it has its own rule, metrics/access.py): with DEBUG off, scrapes that send this
-# bearer token, and scrapes straight from loopback or from these networks (CIDRs); `manage.py check` warns when
-# neither is set.
+# Who may scrape /metrics (no login: it has its own rule, metrics/scrape_access.py): with DEBUG off, scrapes that
+# send this bearer token, and scrapes straight from loopback or from these networks (CIDRs); `manage.py check` warns
+# when neither is set.
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 METRICS_ALLOW = env_networks("METRICS_ALLOW")
 

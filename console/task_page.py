@@ -126,7 +126,7 @@ def history(insp: Any, queue: str, task: Any) -> tuple[list[Any], str]:
     what a new one does."""
     from queues import conf
     from queues.engine.inspector import TaskEvent
-    from queues.history.events import task_events
+    from queues.history.event_files import task_events
 
     window = event_window(task.created_at, task.state_since)  # bounds both reads: neither grows with the queue
     events = insp.task_events(queue, task.id, window=window)

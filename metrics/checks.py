@@ -1,4 +1,4 @@
-"""System checks (``manage.py check``) of the ``/metrics`` access settings (see ``metrics/access.py``)."""
+"""System checks (``manage.py check``) of the ``/metrics`` access settings (see ``metrics/scrape_access.py``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.core import checks
 
-from .access import parse_networks
+from .scrape_access import parse_networks
 
 
 @checks.register(checks.Tags.security)

@@ -1,7 +1,7 @@
 """``/metrics``: Prometheus exposition of the queues, read from Redis on each scrape.
 
 Who may scrape it (DEBUG, loopback, ``METRICS_ALLOW`` networks, the ``METRICS_TOKEN`` bearer token) is decided by
-``metrics/access.py``. The token travels in the header only: a token in a URL ends up in logs.
+``metrics/scrape_access.py``. The token travels in the header only: a token in a URL ends up in logs.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from prometheus_client.registry import CollectorRegistry
 from queues.conf import get_inspector
 from queues.engine import RedisUnavailableError
 
-from .access import MetricsAccess
 from .collector import QueueCollector
+from .scrape_access import MetricsAccess
 
 _registry = CollectorRegistry(auto_describe=False)
 _registry.register(QueueCollector(get_inspector))

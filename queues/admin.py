@@ -258,7 +258,7 @@ class AuditLogAdmin(ReadOnlyAdmin):
         return self.get_fields(request, obj)
 
     def _may_reveal(self, request: HttpRequest, obj: AuditLog | None) -> bool:
-        from .redaction import can_see_unredacted
+        from .redaction_access import can_see_unredacted
 
         return obj is not None and bool(obj.unredacted_detail) and can_see_unredacted(request.user)
 
@@ -273,7 +273,7 @@ class AuditLogAdmin(ReadOnlyAdmin):
     def unredacted_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
         """Access: viewing the log and ``queues.view_unredacted``; GET. Shows an entry's unredacted original and
         writes a ``task.view_unredacted`` entry naming it."""
-        from .redaction import record_unredacted_view
+        from .redaction_access import record_unredacted_view
 
         if request.method not in ("GET", "HEAD"):
             return HttpResponse(status=405, headers={"Allow": "GET, HEAD"})
@@ -329,7 +329,7 @@ class PeriodicTaskAdmin(AuditedAdmin):
     # A payload under TASKS_REDACT is shown masked, and read-only, to a user without queues.view_unredacted: the
     # form would show it in full, and saving the masked text back would overwrite the real one.
     def _masks_payload(self, request: HttpRequest, obj: PeriodicTask | None) -> bool:
-        from .redaction import can_see_unredacted, rules
+        from .redaction_access import can_see_unredacted, rules
 
         if obj is None or can_see_unredacted(request.user):
             return False
@@ -351,7 +351,7 @@ class PeriodicTaskAdmin(AuditedAdmin):
 
     @admin.display(description="payload")
     def masked_payload(self, obj: PeriodicTask) -> str:
-        from .redaction import masked
+        from .redaction_access import masked
 
         try:
             entry = obj.entry()

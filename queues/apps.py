@@ -20,7 +20,7 @@ class QueuesConfig(AppConfig):
         signals.connect()
         install_tasks_resolver()
         # A bad TASKS_REDACT stops every process here, naming the setting, instead of at the first masked page.
-        from .redaction import rules
+        from .redaction_access import rules
 
         rules()
 

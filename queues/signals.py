@@ -32,13 +32,13 @@ def mirror_quietly(what: str, sync: Callable[[], int]) -> None:
 
 
 def mirror_on_commit(sender: Any, **kwargs: Any) -> None:
-    from .policies import sync_policies
+    from .policy_sync import sync_policies
 
     transaction.on_commit(lambda: mirror_quietly("queue definitions and policies", sync_policies))
 
 
 def mirror_periodic_on_commit(sender: Any, **kwargs: Any) -> None:
-    from .periodic import sync_periodic
+    from .periodic_sync import sync_periodic
 
     transaction.on_commit(lambda: mirror_quietly("periodic tasks", sync_periodic))
 

@@ -21,7 +21,7 @@ from .audit import action_name, record_action
 from .conf import setting
 from .engine import STATES, EngineError, LayoutVersionError, QueueNotFoundError, RedisUnavailableError
 from .engine.validation import MAX_QUEUE_NAME, MAX_TASK_ID
-from .redaction import redact_task
+from .redaction_access import redact_task
 from .rendering import preview, render_bytes
 
 VIEW_PERMISSION = "queues.view_console"

@@ -88,7 +88,7 @@ def _redis_url() -> Iterator[checks.CheckMessage]:
 
 
 def _unserved(backend: Any) -> Iterator[checks.CheckMessage]:
-    from .policies import policy_store
+    from .policy_sync import policy_store
 
     try:
         defined = set(policy_store().read().queues)

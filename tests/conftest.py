@@ -7,6 +7,7 @@ demo's data and 10-15 are left to other tools, and a FLUSHDB there would destroy
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +20,7 @@ from queues.engine import FakeClock, Inspector, Registry
 from queues.engine.broker import Broker
 from tests.cli.helpers import Seed
 from tests.engine.task_state import fake_clock
+from tests.worker.worker_support import kill_process
 from worker.testing.redis_db import DEFAULT_TEST_REDIS_URL, test_redis_url
 
 #: The databases this suite may flush: 0 holds the demo's data, 10-15 are left to other tools.
@@ -114,3 +116,12 @@ def seed(engine: Inspector, redis_url: str) -> Iterator[Seed]:
     seeder = Seed(redis_url)
     yield seeder
     seeder.close()
+
+
+@pytest.fixture
+def processes() -> Iterator[list[subprocess.Popen]]:
+    """Processes a test starts (workers, schedulers, servers); each is killed at teardown if still running."""
+    procs: list[subprocess.Popen] = []
+    yield procs
+    for proc in procs:
+        kill_process(proc)

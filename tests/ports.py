@@ -1,9 +1,12 @@
-"""Finding a free TCP port on loopback for a server a test starts (a console, a redis-server, a proxy...)."""
+"""Finding a free TCP port on loopback for a server a test starts (a console, a redis-server, a proxy...), and
+waiting until the server accepts connections there."""
 
 from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import time
 
 
 def given_ports() -> range | None:
@@ -28,3 +31,17 @@ def free_port(ports: range | None = None) -> int:
                 continue
             return port
     raise RuntimeError(f"no free port in {ports.start}-{ports.stop - 1}")
+
+
+def accepting(process: subprocess.Popen[bytes], port: int, timeout: float) -> bool:
+    """Wait until a server that ``process`` starts accepts connections on loopback ``port``: True then, False as
+    soon as the process has exited or ``timeout`` seconds have passed (the caller says why, from its log)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                return False
+            time.sleep(0.1)

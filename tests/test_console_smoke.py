@@ -16,6 +16,7 @@ from asgiref.testing import ApplicationCommunicator
 from django.contrib.auth import get_user_model
 
 from queues.engine import Client, FakeClock
+from tests.asgi_http import http_scope
 
 pytestmark = pytest.mark.django_db
 
@@ -44,19 +45,7 @@ def asgi_get(application, path: str) -> tuple[int, dict[bytes, bytes], bytes]:
     """
 
     async def run():
-        scope = {
-            "type": "http",
-            "asgi": {"version": "3.0"},
-            "http_version": "1.1",
-            "method": "GET",
-            "scheme": "http",
-            "path": path,
-            "raw_path": path.encode(),
-            "query_string": b"",
-            "headers": [(b"host", b"localhost")],
-            "client": ("127.0.0.1", 50000),
-            "server": ("127.0.0.1", 8000),
-        }
+        scope = http_scope("GET", path, [(b"host", b"localhost")])
         communicator = ApplicationCommunicator(application, scope)
         await communicator.send_input({"type": "http.request", "body": b"", "more_body": False})
         start = await communicator.receive_output(timeout=10)

@@ -9,7 +9,6 @@ set stays behind and is reclaimed after its deadline, so the tasks are tried aga
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -21,8 +20,6 @@ from queues.engine.policies import PolicySet
 
 from .component import Component
 from .queueset import QueueSet
-
-log = logging.getLogger("worker.aggregator")
 
 MAX_CUTS = 100  # per group and round, so one busy group cannot hold the round forever
 
@@ -82,7 +79,7 @@ class Aggregator(Component):
                 raise
             return  # finished or reclaimed by another worker meanwhile
         self.reclaimed += 1
-        log.warning(
+        self.log.warning(
             "group %r of %s: aggregation set %s expired (its aggregator stopped); %d task(s) back in the group",
             group,
             queue,
@@ -97,7 +94,7 @@ class Aggregator(Component):
         if self.registry.route(task_type) is None:
             if (queue, task_type) not in self._unserved:
                 self._unserved.add((queue, task_type))
-                log.warning(
+                self.log.warning(
                     "group %r of %s: no aggregator for task type %r here; left to another worker",
                     group,
                     queue,
@@ -111,7 +108,7 @@ class Aggregator(Component):
             try:
                 combined = self.store.combine(queue, group, set_id)
             except Exception:
-                log.exception(
+                self.log.exception(
                     "group %r of %s: the aggregation function failed; the %d task(s) go back to the "
                     "group when the set's deadline passes",
                     group,
@@ -124,9 +121,9 @@ class Aggregator(Component):
             except EngineError as exc:
                 if exc.code == "unavailable":
                     raise
-                log.warning("group %r of %s: %s", group, queue, exc)
+                self.log.warning("group %r of %s: %s", group, queue, exc)
                 return
             self.aggregated += 1
-            log.info(
+            self.log.info(
                 "group %r of %s: %d task(s) combined into %s (%s)", group, queue, taken, combined.id, combined.type
             )

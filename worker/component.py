@@ -11,8 +11,6 @@ import threading
 
 from queues.engine import RedisUnavailableError
 
-log = logging.getLogger("worker")
-
 MAX_BACKOFF = 5.0
 
 
@@ -44,6 +42,13 @@ class Component:
         return self._thread is not None and self._thread.is_alive()
 
     @property
+    def log(self) -> logging.Logger:
+        """``worker.<name>``: the component's own lines and its rounds' failures and recoveries, so one component's
+        lines can be told apart and its level set on its own (a sweeper is named after construction, hence not an
+        attribute set once)."""
+        return logging.getLogger(f"worker.{self.name}")
+
+    @property
     def stopping(self) -> bool:
         return self._stop.is_set()
 
@@ -53,14 +58,14 @@ class Component:
             try:
                 self.run_once()
                 if self._failing:
-                    log.info("%s: Redis is back", self.name)
+                    self.log.info("%s: Redis is back", self.name)
                 self._failing, backoff = False, 0.0
             except RedisUnavailableError as exc:
                 if not self._failing:
-                    log.warning("%s: %s; backing off", self.name, exc)
+                    self.log.warning("%s: %s; backing off", self.name, exc)
                 self._failing = True
                 backoff = min(MAX_BACKOFF, max(0.1, backoff * 2))
             except Exception:  # a bug in one round must not stop the component for good
-                log.exception("%s: round failed", self.name)
+                self.log.exception("%s: round failed", self.name)
                 backoff = min(MAX_BACKOFF, max(0.1, backoff * 2))
             self._stop.wait(backoff or self.interval)

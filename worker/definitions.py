@@ -9,7 +9,6 @@ round; the whole set is read again only when it moved.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 from queues.engine.broker import Broker
@@ -18,9 +17,8 @@ from queues.engine.transitions import ArchiveLimits
 from queues.engine.worker_store import WorkerStore
 
 from .component import Component
+from .config import WorkerConfig
 from .queueset import QueueSet
-
-log = logging.getLogger("worker.definitions")
 
 
 class DefinitionWatcher(Component):
@@ -31,18 +29,16 @@ class DefinitionWatcher(Component):
         broker: Broker,
         store: WorkerStore,
         queue_set: QueueSet,
-        *,
-        follow: bool,
-        fallback: dict[str, int],
-        interval: float = 1.0,
+        config: WorkerConfig,
         on_change: Callable[[], None] | None = None,
     ) -> None:
-        super().__init__(interval)
+        super().__init__(config.definitions_interval)
         self.policy_store = PolicyStore(broker.conn, broker.keys)
         self.store = store
         self.queue_set = queue_set
-        self.follow = follow
-        self.fallback = dict(fallback)
+        # Without --queues the worker follows the definitions; with it, the command line's queues stand.
+        self.follow = config.follow_definitions
+        self.fallback = dict(config.queues)
         self.on_change = on_change
         self.policies = PolicySet()
         self._loaded = False
@@ -67,7 +63,7 @@ class DefinitionWatcher(Component):
         else:
             weights, ranks = self.fallback, {}
         if self.queue_set.update(weights, ranks, caps, rates):
-            log.info(
+            self.log.info(
                 "serving %s (definitions version %d)",
                 ", ".join(f"{q}={w}" for q, w in weights.items()),
                 policies.version,

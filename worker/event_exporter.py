@@ -4,7 +4,7 @@ analytics pipeline (``manage.py task_analytics``).
 One exporter runs at a time across all workers: each round it takes or extends a lease in Redis, and a worker
 that does not hold it does nothing. Per queue it attaches to the stream (from then on the scripts trim it by MINID
 at the committed offset, never past what is stored, with a hard length cap as a safety net), reads the events
-after its committed offset, writes them (``queues.history.events.write_batch``: synced, renamed, deterministic
+after its committed offset, writes them (``queues.history.event_files.write_batch``: synced, renamed, deterministic
 names) and only then commits the offset of the last one. A restart therefore re-reads exactly the uncommitted
 events and rewrites the same files: nothing lost, nothing doubled. If the oldest event left in a stream is newer
 than the committed offset (the hard cap trimmed, or someone deleted entries), the gap is logged, counted in Redis
@@ -13,17 +13,14 @@ and shown by ``Inspector.export_status()``.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable
 
 from queues.engine.broker import Broker
 from queues.engine.export_store import ExportStore, StreamEntry, parse_stream_id
-from queues.history.events import write_batch
+from queues.history.event_files import write_batch
 
 from .component import Component
-
-log = logging.getLogger("worker.event_exporter")
 
 
 class EventExporter(Component):
@@ -67,7 +64,7 @@ class EventExporter(Component):
     def _hold_lease(self) -> bool:
         leader = self.store.acquire(self.holder, self.lease)
         if leader != self.leader:
-            log.info("exporter %s: %s", self.holder, "took the lease" if leader else "lost the lease")
+            self.log.info("exporter %s: %s", self.holder, "took the lease" if leader else "lost the lease")
             self.attached.clear()  # another exporter may have moved the offsets meanwhile
         self.leader = leader
         return leader
@@ -81,7 +78,7 @@ class EventExporter(Component):
         if gap is not None:
             self.gaps += 1
             total = self.store.record_gap(gap)
-            log.warning(
+            self.log.warning(
                 "exporter: gap in queue %r: events after %s up to %s were trimmed before they were "
                 "exported (%d gap(s) so far)",
                 queue,
@@ -115,5 +112,5 @@ class EventExporter(Component):
             try:
                 self.store.release(self.holder)
             except Exception as exc:  # Redis away: the lease runs out by itself
-                log.warning("exporter: could not release the lease: %s", exc)
+                self.log.warning("exporter: could not release the lease: %s", exc)
             self.leader = False

@@ -4,6 +4,9 @@ each check, for container healthchecks and load balancers.
 
 A process that is up but whose fetch loop died, or that cannot reach Redis, serves no tasks; a port that merely
 answers (like the metrics port) would still call it healthy.
+
+Deliberately shares its name with ``console/views/health.py``: each is its process's health probe (this the
+worker's, that the console's ``/healthz``).
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ class WorkerHealth:
 
 def _handler(health: WorkerHealth) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the name http.server dispatches to
+        def do_GET(self) -> None:  # the name http.server dispatches to
             if self.path.split("?", 1)[0] not in PATHS:
                 self._send(404, {"error": f"not found; the health check is at {PATHS[0]}"})
                 return
@@ -78,7 +81,7 @@ def _handler(health: WorkerHealth) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server's signature
+        def log_message(self, format: str, *args: Any) -> None:  # http.server's signature
             log.debug(format, *args)  # a probe every few seconds must not flood the worker's log
 
     return Handler

@@ -9,7 +9,6 @@ moved the keyspace on while this worker runs, the round writes nothing and the s
 
 from __future__ import annotations
 
-import logging
 import os
 import socket
 import threading
@@ -27,10 +26,7 @@ from .component import Component
 from .config import WorkerConfig
 from .layout_guard import LayoutGuard
 from .processor import Processor
-from .queueset import QueueSet
 from .supervisor import supervised_index
-
-log = logging.getLogger("worker.heartbeat")
 
 
 class Heartbeat(Component):
@@ -42,13 +38,12 @@ class Heartbeat(Component):
         store: WorkerStore,
         config: WorkerConfig,
         processor: Processor,
-        queues: QueueSet | None = None,
         layout: LayoutGuard | None = None,
         on_stop: Callable[[], None] | None = None,
         counts: Any = None,
     ) -> None:
         super().__init__(config.heartbeat_every)
-        self.queues = queues or processor.queues
+        self.queues = processor.queues  # what it publishes is what the processor serves
         self.broker = broker
         self.store = store
         self.config = config
@@ -91,11 +86,11 @@ class Heartbeat(Component):
             return
         with self._obeying:
             if self.status == "active":
-                log.info("an operator quieted this worker: it fetches no more tasks and finishes what it runs")
+                self.log.info("an operator quieted this worker: it fetches no more tasks and finishes what it runs")
                 self.processor.quiet()
                 self.status = "quiet"
             if request == "stop" and self.status != "stopping" and self.on_stop is not None:
-                log.info("an operator stopped this worker: shutting down gracefully")
+                self.log.info("an operator stopped this worker: shutting down gracefully")
                 self.status, self.stopped_by_operator = "stopping", True
                 self.on_stop()
         self.publish()
@@ -147,4 +142,4 @@ class Heartbeat(Component):
         try:
             self.store.clear_server(self.config.server_id, record, keep=self.config.server_record_seconds)
         except Exception as exc:  # the TTL removes it anyway, and the recoverer records it as lost
-            log.info("could not deregister the server: %s", exc)
+            self.log.info("could not deregister the server: %s", exc)

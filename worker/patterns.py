@@ -10,7 +10,6 @@ matches (its pending list just got its first task), so a new tenant's first task
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable, Iterable
 from fnmatch import fnmatchcase
@@ -19,8 +18,6 @@ from queues.engine.worker_store import WorkerStore
 
 from .component import Component
 from .queueset import QueueSet
-
-log = logging.getLogger("worker.patterns")
 
 
 def resolve(names: dict[str, int], patterns: dict[str, int], candidates: Iterable[str]) -> dict[str, int]:
@@ -81,7 +78,7 @@ class QueuePatterns(Component):
             served = resolve(self.names, self.patterns, known | set(self.defined()) | self._heard)
             if not self.queue_set.update(served):
                 return False
-        log.info(
+        self.log.info(
             "serving %s (patterns %s)",
             ", ".join(f"{q}={w}" for q, w in served.items()),
             ", ".join(f"{p}={w}" for p, w in self.patterns.items()),

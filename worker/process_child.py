@@ -180,7 +180,7 @@ def child_main(conn: Connection, handlers: dict[str, Ref], middleware: list[Ref]
             {kind: handler_function(ref) for kind, ref in handlers.items()},
             [middleware_factory(ref) for ref in middleware],
         )
-    except BaseException:  # noqa: BLE001 - whatever broke the start is reported to the parent, which fails loudly
+    except BaseException:  # whatever broke the start is reported to the parent, which fails loudly
         conn.send(("broken", traceback.format_exc()))
         return
     signal.signal(STOP_SIGNAL, runner.on_stop_signal)

@@ -9,7 +9,6 @@ server whose lease it was (the lease token starts with the server's id)."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 from queues.engine import Registry, TaskMessage, default_retry_delay
@@ -22,8 +21,6 @@ from queues.engine.worker_store import WorkerStore
 from .component import Component
 from .config import WorkerConfig
 from .queueset import QueueSet
-
-log = logging.getLogger("worker.recoverer")
 
 BATCH = 100
 MAX_BATCHES = 10
@@ -53,7 +50,7 @@ class Recoverer(Component):
 
     def run_once(self) -> None:
         for server_id in self.store.record_lost_servers(self.config.server_record_seconds):
-            log.warning("server %s is lost: its heartbeat ran out without a graceful exit", server_id)
+            self.log.warning("server %s is lost: its heartbeat ran out without a graceful exit", server_id)
         for queue in self.queues.names():
             # A full batch means more may be waiting; the bound keeps one round from running forever.
             for _ in range(MAX_BATCHES):
@@ -101,7 +98,7 @@ class Recoverer(Component):
             if self.broker.run_unless_raced(call):
                 self.recovered += 1
                 self._note(queue, leased, message, "to retry" if retry else "archived: its retries are spent")
-                log.warning(
+                self.log.warning(
                     "task %s in %s: %s; sent to %s",
                     leased.id,
                     queue,

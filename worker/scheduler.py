@@ -31,7 +31,7 @@ from queues.engine.scheduler_store import SchedulerStore
 
 from .component import Component
 from .layout_guard import LayoutGuard
-from .signals import run_until_signalled
+from .stop_signals import run_until_signalled
 
 log = logging.getLogger("worker.scheduler")
 

@@ -32,8 +32,8 @@ from .processor import Processor
 from .queueset import QueueSet
 from .recoverer import Recoverer
 from .series_sampler import SeriesSampler
-from .signals import run_until_signalled
 from .spark import SparkRunner
+from .stop_signals import run_until_signalled
 from .subscriber import Subscriber
 
 log = logging.getLogger("worker")
@@ -55,13 +55,7 @@ class Server:
         self.queues = queues = QueueSet(config.queues)
         actor = config.server_id
         self.definitions = DefinitionWatcher(
-            self.broker,
-            self.store,
-            queues,
-            follow=config.follow_definitions,
-            fallback=config.queues,
-            interval=config.definitions_interval,
-            on_change=lambda: self.processor.wake.set(),
+            self.broker, self.store, queues, config, on_change=lambda: self.processor.wake.set()
         )
         limits = self.definitions.archive_limits
         self.metrics = WorkerMetrics() if config.metrics_port is not None else None
@@ -84,7 +78,6 @@ class Server:
             self.store,
             config,
             self.processor,
-            queues,
             layout=self.layout,
             on_stop=self.stop_requested.set,
             counts=self.acker,

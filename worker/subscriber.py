@@ -6,7 +6,6 @@ queues not served yet to the pattern resolver (``patterns.py``) before waking th
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 import redis
@@ -19,8 +18,6 @@ from queues.engine.worker_store import WorkerStore
 from .component import Component
 from .processor import Processor
 from .queueset import QueueSet
-
-log = logging.getLogger("worker.subscriber")
 
 
 class Subscriber(Component):
@@ -74,7 +71,7 @@ class Subscriber(Component):
         elif message["channel"] == self._cancel_channel:
             queue, task_id = cancel_request(message["data"])
             if self.processor.cancel(queue, task_id):
-                log.info("task %s in %s cancelled by an operator", task_id, queue)
+                self.log.info("task %s in %s cancelled by an operator", task_id, queue)
         else:
             self.processor.wake.set()
 

@@ -6,6 +6,9 @@ many. The hub reads it at most every ``DASHBOARD_INTERVAL`` seconds while a dash
 arrived, and every ``DASHBOARD_IDLE`` seconds otherwise (latency grows while nothing happens), and sends only
 what differs from the last round (``DashboardDelta``): with hundreds of queues, most rows and often the chart
 stay the same.
+
+Deliberately shares its name with ``console/views/dashboard.py`` and ``console/rq/dashboard.py``: the three are
+the dashboard page's parts (its live snapshot here, its view, its RQ section), each in its package.
 """
 
 from __future__ import annotations

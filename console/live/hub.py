@@ -362,7 +362,7 @@ class LiveHub:
         if not self.watching(SCHEDULERS):
             self._schedulers_seen = ""
             return
-        from queues.periodic import scheduler_store
+        from queues.periodic_sync import scheduler_store
 
         try:
             fingerprint = await asyncio.to_thread(schedulers_fingerprint, scheduler_store())
@@ -421,7 +421,7 @@ def task_detail(inspector: Any, queue: str, task_id: str, last_to: str) -> dict[
     payload nor result."""
     from console.forms import TASK_ACTIONS
     from console.task_page import EDITABLE, GoneTask, read_task, render_sections, sections_context
-    from queues.redaction import masked
+    from queues.redaction_access import masked
     from queues.rendering import render_bytes
 
     try:

@@ -498,7 +498,7 @@ def _whole_if_cut(arg: Any) -> Any:
 
 
 def _rules() -> Redaction:
-    from queues.redaction import rules
+    from queues.redaction_access import rules
 
     return rules()
 
@@ -562,7 +562,7 @@ def _decoded(read: Any, default: Any = "<cannot be decoded here>") -> Any:
             return read()
     except RedisUnavailableError:
         raise
-    except Exception:  # noqa: BLE001 - any unpickling failure, whatever the producer's classes raise
+    except Exception:  # any unpickling failure, whatever the producer's classes raise
         logger.info("rq: could not decode job data", exc_info=True)
         return default
 

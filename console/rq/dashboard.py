@@ -1,4 +1,8 @@
-"""What the dashboard needs for its RQ section (``templates/console/rq/_dashboard_section.html``)."""
+"""What the dashboard needs for its RQ section (``templates/console/rq/_dashboard_section.html``).
+
+Deliberately shares its name with ``console/views/dashboard.py`` and ``console/live/dashboard.py``: the three are
+the dashboard page's parts (its RQ section here, its view, its live snapshot), each in its package.
+"""
 
 from __future__ import annotations
 

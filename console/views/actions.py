@@ -232,7 +232,7 @@ def filter_bulk(request: HttpRequest, queue: str, data: dict[str, Any]) -> HttpR
     """The bulk bar while the queue page's filter is active: the action on every match the filter finds, as the
     page found them (payloads masked as TASKS_REDACT says), within the bound of one filter's scan, task by task
     (``act_on_matches``, as the search page's action on every match). The audit entry records the filter."""
-    from queues.redaction import rules
+    from queues.redaction_access import rules
 
     action, state, task_type, text = (data[k] for k in ("action", "state", "type", "text"))
     insp = acting_inspector(request)

@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from ..context import preference
+from ..context_processors import preference
 
 if TYPE_CHECKING:  # imported per call below, so the URLconf loads even when the engine cannot
     from queues.engine import Inspector

@@ -1,7 +1,11 @@
 """The dashboard: every queue's size by state, processed and failed over a period, and the queues table.
 
 The size chart and the table's cells are built here for both the page and the live hub (``console/live/
-dashboard.py``), so a live update shows exactly what a reload would."""
+dashboard.py``), so a live update shows exactly what a reload would.
+
+Deliberately shares its name with ``console/live/dashboard.py`` and ``console/rq/dashboard.py``: the three are
+the dashboard page's parts (its view here, its live snapshot, its RQ section), each in its package.
+"""
 
 from __future__ import annotations
 

@@ -2,6 +2,9 @@
 
 The engine is imported inside the view, not at module level: the URLconf (and with it the admin and login
 pages) must keep working even if the engine fails to import.
+
+Deliberately shares its name with ``worker/health.py``: each is its process's health probe (this the console's,
+that the worker's ``--health-port``).
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ def _redis_ok() -> bool:
         from queues.conf import get_inspector
 
         get_inspector().queues()
-    except Exception:  # noqa: BLE001 - a health probe reports failure; it must never 500
+    except Exception:  # a health probe reports failure; it must never 500
         logger.warning("healthz: redis check failed", exc_info=True)
         return False
     return True

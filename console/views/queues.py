@@ -26,7 +26,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
     would tell what it holds, and only the task page's audited reveal may do that."""
     from queues.engine import TaskNotFoundError, serving
     from queues.engine.inspector import WAITING_ON_LISTED
-    from queues.redaction import masked, rules
+    from queues.redaction_access import masked, rules
 
     query = TaskListQuery(request.GET)
     if not query.is_valid():

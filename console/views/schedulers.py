@@ -42,8 +42,8 @@ def schedulers(request: HttpRequest) -> HttpResponse:
     """Access: viewers (operators also get the actions). Reads the scheduler heartbeats, the admin's mirrored
     entries, and per entry its last tick, paused state and history (one pipeline for the entries, one read per
     entry for its history, one pipeline for which of the tasks they enqueued still exist)."""
-    from queues.periodic import scheduler_store
-    from queues.redaction import masked
+    from queues.periodic_sync import scheduler_store
+    from queues.redaction_access import masked
 
     store = scheduler_store()
     rows = []
@@ -84,7 +84,7 @@ def entry_action(request: HttpRequest, entry_id: str, action: str) -> HttpRespon
     from queues.audit import record_action
     from queues.engine import FailedPreconditionError
     from queues.engine.periodic import EntryNotFoundError
-    from queues.periodic import scheduler_store
+    from queues.periodic_sync import scheduler_store
 
     store = scheduler_store()
     try:

@@ -1,6 +1,10 @@
 """Search across queues with the search language (``queues/engine/search.py``): paged matches, and an action on
 every match ("select all N matching"): confirmed with the count, audited, done task by task (each a short script
-call, so Redis is never blocked), within the bound on the work one search does."""
+call, so Redis is never blocked), within the bound on the work one search does.
+
+Deliberately shares its name with ``queues/engine/search.py``: this is the Search page (console views are named
+after their pages), that the language it runs.
+"""
 
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ def search(request: HttpRequest) -> HttpResponse:
     """Access: viewers. Reads at most the inspector's scan bound of tasks (it says when the bound stopped it).
     Payloads are shown and searched as TASKS_REDACT masks them, whoever looks."""
     from queues.engine.search import KEYS, QuerySyntaxError
-    from queues.redaction import masked, rules
+    from queues.redaction_access import masked, rules
 
     form = SearchForm(request.GET)
     if not form.is_valid():
@@ -55,7 +59,7 @@ def search(request: HttpRequest) -> HttpResponse:
 def search_action(request: HttpRequest) -> HttpResponse:
     """Run, archive, delete or cancel every task the search matches, where its state allows; the others are
     counted as refused. Audited once, as ``search_<action>``, with the search and the counts."""
-    from queues.redaction import rules
+    from queues.redaction_access import rules
 
     form = SearchActionForm(request.POST)
     if not form.is_valid():

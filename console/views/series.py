@@ -1,4 +1,8 @@
-"""The time charts' section of a page (dashboard, queue, task type) and the task type page itself."""
+"""The time charts' section of a page (dashboard, queue, task type) and the task type page itself.
+
+Deliberately shares its name with ``queues/engine/series.py``: this draws the time charts' section, that keeps the
+series it reads (console views are named after what they show).
+"""
 
 from __future__ import annotations
 

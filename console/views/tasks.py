@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from console.django_tasks import django_task
+from console.django_task_display import django_task
 from queues.engine import nesting
 from queues.rendering import render_bytes
 
@@ -28,7 +28,7 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
     """Access: viewers; ``?unredacted=1`` also needs ``queues.view_unredacted``, and each such look at a task
     that has masked values writes an audit entry. Reads the task hash and searches the newest part of the
     queue's event stream; a task that is gone but has events there is shown from them, marked gone."""
-    from queues.redaction import can_see_unredacted, is_redacted, record_unredacted_view, redact_task, rules
+    from queues.redaction_access import can_see_unredacted, is_redacted, record_unredacted_view, redact_task, rules
 
     query = TaskDetailQuery(request.GET)
     if not query.is_valid():
@@ -82,7 +82,7 @@ def edit_task(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
     the payload in full, so opening it is audited like "Show unredacted"). GET shows the form filled with the
     task's payload and options; POST validates it, edits and runs the task (``Inspector.edit_task``) and writes an
     audit entry that keeps the original payload as the log's readers may see it (``_audit_edit``)."""
-    from queues.redaction import can_see_unredacted, is_redacted, record_unredacted_view
+    from queues.redaction_access import can_see_unredacted, is_redacted, record_unredacted_view
 
     from .common import acting_inspector
 
@@ -122,7 +122,7 @@ def _audit_edit(request: HttpRequest, task: Any, edited: Any) -> None:
     full beside it (``unredacted_detail``, shown only through the admin's audited "Show unredacted original")."""
     from queues.audit import record_action
     from queues.conf import setting
-    from queues.redaction import masked
+    from queues.redaction_access import masked
 
     def detail(payload: bytes) -> str:
         original = _as_text(payload)

@@ -1,6 +1,10 @@
 """The workflows list (each queue's workflows, newest first, with their progress and where each failed or stalls)
 and the workflow page: a chain, group or chord with each member's role, dependencies and state, where it is, and
-the operator's actions on it (retry a failed one, cancel the rest, archive its stuck steps)."""
+the operator's actions on it (retry a failed one, cancel the rest, archive its stuck steps).
+
+Deliberately shares its name with ``queues/engine/workflows.py``: this is the Workflows pages (console views are
+named after their pages), that the workflows themselves.
+"""
 
 from __future__ import annotations
 
@@ -114,7 +118,7 @@ def workflow_context(insp: Any, queue: str, info: Any) -> dict[str, Any]:
 
 def _result(task_type: str, result: Any) -> str | None:
     """One line of a member's result (decoded JSON, or bytes), masked as TASKS_REDACT says."""
-    from queues.redaction import masked
+    from queues.redaction_access import masked
 
     if result is None:
         return None

@@ -278,6 +278,18 @@ def limit_param(default: str, maximum: int) -> dict[str, Any]:
 ALL = "400 401 403 404 503"
 MUTATE = "400 401 403 404 409 503"
 
+
+def lease_action(name: str, summary: str, ok: tuple[str, str, str | None], body: str) -> dict[str, Any]:
+    """The path of a consumer's action on a task it holds (ack, fail, extend): a POST to the task's own path plus
+    the action's name, the lease's token in the body."""
+    params = [QUEUE, TASK_ID]
+    return {
+        f"/api/v1/queues/{{queue}}/tasks/{{task_id}}/{name}": {
+            "post": operation(name, summary, ok, MUTATE, body=body, params=params)
+        }
+    }
+
+
 PATHS: dict[str, Any] = {
     "/api/v1/openapi.json": {
         "get": {
@@ -313,36 +325,24 @@ PATHS: dict[str, Any] = {
             "deleteTask", "Delete a task that is not active.", ("204", "Deleted", None), MUTATE, params=[QUEUE, TASK_ID]
         ),
     },
-    "/api/v1/queues/{queue}/tasks/{task_id}/ack": {
-        "post": operation(
-            "ack",
-            "Success: the task is done (deleted, or kept as completed for its retention).",
-            ("204", "Acknowledged", None),
-            MUTATE,
-            body="LeaseRequest",
-            params=[QUEUE, TASK_ID],
-        )
-    },
-    "/api/v1/queues/{queue}/tasks/{task_id}/fail": {
-        "post": operation(
-            "fail",
-            "Failure: retry after a delay, or to the dead letters when the tries are spent.",
-            ("200", "Where the task went", "Failed"),
-            MUTATE,
-            body="FailRequest",
-            params=[QUEUE, TASK_ID],
-        )
-    },
-    "/api/v1/queues/{queue}/tasks/{task_id}/extend": {
-        "post": operation(
-            "extend",
-            "Extend the lease to ttr seconds from now.",
-            ("200", "The new lease expiry", "Extended"),
-            MUTATE,
-            body="ExtendRequest",
-            params=[QUEUE, TASK_ID],
-        )
-    },
+    **lease_action(
+        "ack",
+        "Success: the task is done (deleted, or kept as completed for its retention).",
+        ("204", "Acknowledged", None),
+        "LeaseRequest",
+    ),
+    **lease_action(
+        "fail",
+        "Failure: retry after a delay, or to the dead letters when the tries are spent.",
+        ("200", "Where the task went", "Failed"),
+        "FailRequest",
+    ),
+    **lease_action(
+        "extend",
+        "Extend the lease to ttr seconds from now.",
+        ("200", "The new lease expiry", "Extended"),
+        "ExtendRequest",
+    ),
     "/api/v1/queues/{queue}/peek": {
         "get": operation(
             "peek",

@@ -11,7 +11,7 @@ import argparse
 from typing import Any
 
 from queues.engine.scheduler_store import EnqueueRecord, EntryInfo, SchedulerStore
-from queues.redaction import masked
+from queues.redaction_access import masked
 
 from . import output as out
 from .context import Context, actor
@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def _store() -> SchedulerStore:
-    from queues.periodic import scheduler_store
+    from queues.periodic_sync import scheduler_store
 
     return scheduler_store()
 

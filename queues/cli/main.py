@@ -99,7 +99,7 @@ def main(argv: list[str], stdout: IO[str] | None = None, stderr: IO[str] | None 
             result = args.run(args, Context())
     except KeyboardInterrupt:
         return fail(stderr, "interrupted", EXIT_INTERRUPTED)
-    except Exception as exc:  # noqa: BLE001 - the contract is one line on stderr, whatever went wrong
+    except Exception as exc:  # the contract is one line on stderr, whatever went wrong
         message, code = describe(exc, args)
         return fail(stderr, f"error: {message}", code)
 

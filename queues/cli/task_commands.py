@@ -8,7 +8,7 @@ from typing import Any
 
 from queues.engine import STATES, TaskInfo
 from queues.engine.inspector import ARCHIVABLE, DELETABLE, RUNNABLE
-from queues.redaction import is_redacted, record_unredacted_view, redact_task
+from queues.redaction_access import is_redacted, record_unredacted_view, redact_task
 from queues.rendering import retries_text
 
 from . import output as out

@@ -15,6 +15,7 @@ from .client import Client, configure, default_client
 from .clock import Clock, FakeClock, SystemClock
 from .connection import DEFAULT_REDIS_URL, connect, warn_if_evicting
 from .errors import (
+    AlreadyExistsError,
     DuplicateTaskError,
     EngineError,
     FailedPreconditionError,
@@ -22,6 +23,7 @@ from .errors import (
     LayoutVersionError,
     LeaseLostError,
     MessageVersionError,
+    NotFoundError,
     PayloadTooDeepError,
     QueueNotEmptyError,
     QueueNotFoundError,
@@ -55,6 +57,7 @@ __all__ = [
     "DEFAULT_PREFIX",
     "DEFAULT_REDIS_URL",
     "default_retry_delay",
+    "AlreadyExistsError",
     "DuplicateTaskError",
     "EngineError",
     "FailedPreconditionError",
@@ -69,6 +72,7 @@ __all__ = [
     "LeaseLostError",
     "Limits",
     "MessageVersionError",
+    "NotFoundError",
     "PayloadTooDeepError",
     "QueueInfo",
     "QueueNotEmptyError",

@@ -77,7 +77,7 @@ class AsyncClient:
         # Concurrent enqueue calls (tasks of the loop) share script calls, as in Client (see coalescing).
         self._coalescer = AsyncEnqueueCoalescer(self._write_queue)
 
-    async def enqueue(self, type: str, payload: Any = b"", **options: Any) -> TaskInfo:  # noqa: A002
+    async def enqueue(self, type: str, payload: Any = b"", **options: Any) -> TaskInfo:
         if "group" in options or "after" in options:
             return cast(
                 TaskInfo,

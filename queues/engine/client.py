@@ -70,12 +70,12 @@ class Client(BrokerOwner):
     def clock(self) -> Clock:
         return self.broker.clock
 
-    def validate(self, type: str, payload: Any = b"", *, op: str = "client.validate", **options: Any) -> None:  # noqa: A002
+    def validate(self, type: str, payload: Any = b"", *, op: str = "client.validate", **options: Any) -> None:
         """Check an enqueue's arguments as ``enqueue`` checks them, writing nothing: for callers that enqueue
         later (``queues.transaction.enqueue_on_commit``) and want bad input to fail now. Raises ValidationError."""
         producer.plan(self.broker.keys, self.clock.now(), type, payload, options, op, self.payload_limits)
 
-    def enqueue(self, type: str, payload: Any = b"", **options: Any) -> TaskInfo:  # noqa: A002 - the public name
+    def enqueue(self, type: str, payload: Any = b"", **options: Any) -> TaskInfo:  # `type`: the public name
         """Enqueue one task (options in the README). Raises ValidationError, DuplicateTaskError,
         TaskIdConflictError or RedisUnavailableError; on any of them nothing was written.
 

@@ -1,4 +1,8 @@
-"""Named errors of the engine. Each carries the operation that raised it and a stable code."""
+"""Named errors of the engine. Each carries the operation that raised it and a stable code.
+
+Deliberately shares its name with ``console/errors.py``: this module defines the errors, that one the pages the
+console shows for them.
+"""
 
 from __future__ import annotations
 
@@ -32,30 +36,36 @@ class PayloadTooDeepError(ValidationError):
     """A payload nests arrays and objects deeper than the limit (``TASKS_MAX_PAYLOAD_DEPTH``)."""
 
 
-class DuplicateTaskError(EngineError):
+class AlreadyExistsError(EngineError):
+    """What the operation would create is there already (the code of both kinds below)."""
+
+    code = "already_exists"
+
+
+class DuplicateTaskError(AlreadyExistsError):
     """A unique task with the same type and payload holds its lock."""
 
-    code = "already_exists"
 
-
-class TaskIdConflictError(EngineError):
+class TaskIdConflictError(AlreadyExistsError):
     """A task with this id already exists in the queue."""
 
-    code = "already_exists"
 
+class NotFoundError(EngineError, LookupError):
+    """What the operation names does not exist (the code of the kinds below)."""
 
-class TaskNotFoundError(EngineError, LookupError):
     code = "not_found"
 
 
-class QueueNotFoundError(EngineError, LookupError):
-    code = "not_found"
+class TaskNotFoundError(NotFoundError):
+    """No task of that id in that queue."""
 
 
-class ServerNotFoundError(EngineError, LookupError):
+class QueueNotFoundError(NotFoundError):
+    """No queue of that name."""
+
+
+class ServerNotFoundError(NotFoundError):
     """No worker server of that id has a current heartbeat."""
-
-    code = "not_found"
 
 
 class QueueNotEmptyError(EngineError):

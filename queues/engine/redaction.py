@@ -93,19 +93,15 @@ class Redaction:
         """``text`` (an error message a handler wrote, perhaps quoting its payload) as a person may see it: all of
         it masked for a redacted type; else every value of a redacted key of the JSON ``payload`` masked wherever
         it appears, as written, as ``repr`` writes it and as JSON escapes it."""
-        if not text:
-            return text
-        if self.covers_type(task_type):
-            return MASK
-        if not self.keys or not payload:
-            return text
-        try:
-            value = nesting.loads(payload, self.max_depth)
-        except nesting.TooDeepError:
-            return MASK
-        except ValueError:
-            return text
-        return self._without_secrets(value, text)
+        value = None  # no payload (or one not read, as nothing depends on it): no secret to find
+        if text and self.keys and payload and not self.covers_type(task_type):
+            try:
+                value = nesting.loads(payload, self.max_depth)
+            except nesting.TooDeepError:
+                return MASK
+            except ValueError:
+                return text
+        return self.mask_value_text(task_type, value, text)
 
     def mask_value(self, task_type: str, value: Any) -> Any:
         """A Python value (an RQ job's arguments, keyword arguments, result or meta) as a person may see it:

@@ -13,6 +13,9 @@ hold spaces), all of which a task must match, and bare words searched in its pay
 - a bare word (or a quoted phrase) must be in the payload or the last error.
 
 ``parse`` raises ``QuerySyntaxError`` (a ValidationError) naming what is wrong and where.
+
+Deliberately shares its name with ``console/views/search.py``, the console's Search page that runs this language
+(console views are named after their pages).
 """
 
 from __future__ import annotations

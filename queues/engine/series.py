@@ -17,6 +17,9 @@ Workers add up their attempts in memory (``SeriesTally``) and write them every s
 acknowledgements (``flush_flow``): a few HINCRBYs a second per queue and type, whatever the rate, so the cost per
 task amortizes to almost nothing. A worker killed outright loses at most its last unwritten second of series;
 the task counts themselves (``processed``, ``failed``) are written by the transitions and never lost.
+
+Deliberately shares its name with ``console/views/series.py``, the console's time charts that read these series
+(console views are named after what they show).
 """
 
 from __future__ import annotations

@@ -320,17 +320,9 @@ class Transitions:
         ``failure``: what the handler raised, for the task's traceback and, when it counts as a failure, its error
         group; None (a lease that expired) keeps neither."""
         q = self.queue(queue)
-        fence = "" if expired_before is None else to_ms(expired_before)
-        failure_keys, failure_args = self._failure(q, failure, is_failure)
-        return self.transition(
-            "retry",
-            q,
-            worker,
-            [q.lease, q.retry] + self._counters(q, "processed", "failed") + failure_keys,
-            [DAY_COUNTER_TTL, task_id, token, to_ms(retry_at), error, "1" if is_failure else "0", fence]
-            + [to_ms(started) if started else ""]
-            + failure_args,
-        )
+        own = [to_ms(retry_at), error, "1" if is_failure else "0"]
+        ended = (task_id, token, expired_before, started)
+        return self._failed_attempt("retry", q, q.retry, worker, ended, own, failure, grouped=is_failure)
 
     def archive(
         self,
@@ -347,17 +339,35 @@ class Transitions:
     ) -> Call:
         """``started`` and ``failure`` as in ``retry``."""
         q = self.queue(queue)
+        own = [error, *self._archive_limits(archive_limits)]
+        ended = (task_id, token, expired_before, started)
+        return self._failed_attempt("archive", q, q.archived, worker, ended, own, failure, grouped=True)
+
+    def _failed_attempt(
+        self,
+        name: str,
+        q: QueueKeys,
+        target: str,
+        worker: str,
+        ended: tuple[str, str, float | None, float],
+        own: list[Any],
+        failure: Failure | None,
+        *,
+        grouped: bool,
+    ) -> Call:
+        """The call of ``retry`` or ``archive``, which end a leased attempt alike: the task leaves the lease for
+        ``target``, counts as processed and failed, and keeps its failure. ``ended`` is (task id, lease token, the
+        fence of a recovered lease or None, the handler's start or 0); ``own`` the script's own arguments, which
+        come between the token and the fence."""
+        task_id, token, expired_before, started = ended
         fence = "" if expired_before is None else to_ms(expired_before)
-        failure_keys, failure_args = self._failure(q, failure, True)
+        failure_keys, failure_args = self._failure(q, failure, grouped)
         return self.transition(
-            "archive",
+            name,
             q,
             worker,
-            [q.lease, q.archived] + self._counters(q, "processed", "failed") + failure_keys,
-            [DAY_COUNTER_TTL, task_id, token, error]
-            + self._archive_limits(archive_limits)
-            + [fence, to_ms(started) if started else ""]
-            + failure_args,
+            [q.lease, target] + self._counters(q, "processed", "failed") + failure_keys,
+            [DAY_COUNTER_TTL, task_id, token, *own, fence, to_ms(started) if started else ""] + failure_args,
         )
 
     def requeue(self, queue: str, leases: Sequence[tuple[str, str]], worker: str) -> Call:

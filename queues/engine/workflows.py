@@ -18,6 +18,9 @@ it succeeds when every member has succeeded; it fails when a member is archived 
 members still waiting are archived as cancelled, members already pending or running finish on their own, the
 ``on_error`` callback is released with ``task.failure`` set, and the ``on_success`` callback never runs.
 All members of a workflow live in one queue, so every step is one script in one Redis Cluster slot.
+
+Deliberately shares its name with ``console/views/workflows.py``, the console's Workflows pages (console views
+are named after their pages).
 """
 
 from __future__ import annotations
@@ -81,7 +84,7 @@ class Chord:
 Node = Signature | Chain | Group | Chord
 
 
-def sig(type: str, payload: Any = b"", *, pass_result: bool | None = None, **options: Any) -> Signature:  # noqa: A002
+def sig(type: str, payload: Any = b"", *, pass_result: bool | None = None, **options: Any) -> Signature:
     """A workflow member: ``sig("resize", {"size": 64}, max_retry=3)``."""
     unknown = set(options) - MEMBER_OPTIONS
     if unknown:

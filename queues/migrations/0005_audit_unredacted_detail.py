@@ -12,7 +12,7 @@ from django.db import migrations, models
 def mask_old_edits(apps, schema_editor):
     from queues.conf import setting
     from queues.engine.redaction import MASK
-    from queues.redaction import rules
+    from queues.redaction_access import rules
 
     redaction = rules()
     if not redaction:

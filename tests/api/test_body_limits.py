@@ -20,6 +20,7 @@ from django.urls import get_resolver
 
 from queues import conf
 from queues.api.http import ENVELOPE_DEPTH, MAX_BODY, bad_request, server_error
+from tests.asgi_http import http_scope
 
 PUBLISH = "/api/v1/queues/jobs/tasks"
 MiB = 1024 * 1024
@@ -74,20 +75,8 @@ def asgi_post(token: str, chunks: list[bytes], headers: list[tuple[bytes, bytes]
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": PUBLISH,
-        "raw_path": PUBLISH.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {token}".encode()), *headers],
-        "client": ("127.0.0.1", 1),
-        "server": ("127.0.0.1", 80),
-    }
+    headers = [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {token}".encode()), *headers]
+    scope = http_scope("POST", PUBLISH, headers)
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     try:

@@ -17,7 +17,7 @@ def test_reveal_a_masked_payload_from_the_task_page(console, seed, operator, set
 
     from queues.engine.redaction import MASK
     from queues.models import AuditLog
-    from queues.redaction import VIEW_ACTION
+    from queues.redaction_access import VIEW_ACTION
 
     settings.TASKS_REDACT = {"types": [], "keys": ["password"]}
     operator.user_permissions.add(Permission.objects.get(codename="view_unredacted"))

@@ -27,11 +27,11 @@ from typing import Any
 import redis
 
 from tests.chaos.netns import enter
-from tests.ports import free_port  # noqa: F401 - the chaos tests import it from here
+from tests.ports import free_port  # the chaos tests import it from here
 from tests.waiting import WAIT, state_of, wait_for  # noqa: F401 - the chaos tests import them from here
 
 # Worker processes with short leases and intervals (2 s), so a crashed worker's tasks come back within seconds.
-from tests.worker.worker_support import kill_process, worker_env  # noqa: F401 - kill_process re-exported too
+from tests.worker.worker_support import kill_process, worker_env  # kill_process re-exported too
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_PORTS = range(6391, 6395)  # throwaway redis-servers

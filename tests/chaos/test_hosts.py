@@ -112,16 +112,8 @@ def redis_host(network: netns.HostNetwork, tmp_path: Path) -> Iterator[RedisHost
     server.stop()
 
 
-@pytest.fixture
-def workers() -> Iterator[list[subprocess.Popen]]:
-    started: list[subprocess.Popen] = []
-    yield started
-    for proc in started:
-        kill_process(proc)
-
-
 def start_host_worker(
-    net: netns.HostNetwork, name: str, url: str, tmp_path: Path, workers: list[subprocess.Popen], **env: str
+    net: netns.HostNetwork, name: str, url: str, tmp_path: Path, processes: list[subprocess.Popen], **env: str
 ) -> subprocess.Popen:
     proc = start_worker(
         url,
@@ -132,7 +124,7 @@ def start_host_worker(
         prefix=net.exec_prefix(net.hosts[name].namespace),
         **env,
     )
-    workers.append(proc)
+    processes.append(proc)
     return proc
 
 
@@ -155,7 +147,7 @@ def drained(inspector: Inspector) -> bool:
     return (info.pending, info.active, info.scheduled, info.retry, info.archived) == (0, 0, 0, 0, 0)
 
 
-def test_a_host_cut_off_the_network_loses_nothing(network, redis_host, workers, tmp_path: Path):
+def test_a_host_cut_off_the_network_loses_nothing(network, redis_host, processes, tmp_path: Path):
     host_a, host_b = network.hosts["a"], network.hosts["b"]
     inspector, client = Inspector(redis_host.url), Client(redis_host.url)
     try:
@@ -164,8 +156,8 @@ def test_a_host_cut_off_the_network_loses_nothing(network, redis_host, workers, 
         # until host b has run every task (seconds here, half a minute with bench/chaos_figures.py's counts), and
         # TCP retransmits with doubling pauses, so the reply may come up to twice the cut's length after it began.
         url_a = redis_url(host_a.redis_address, REDIS_PORT) + "?socket_timeout=120"
-        worker_a = start_host_worker(network, "a", url_a, tmp_path, workers)
-        worker_b = start_host_worker(network, "b", redis_url(host_b.redis_address, REDIS_PORT), tmp_path, workers)
+        worker_a = start_host_worker(network, "a", url_a, tmp_path, processes)
+        worker_b = start_host_worker(network, "b", redis_url(host_b.redis_address, REDIS_PORT), tmp_path, processes)
         for proc in (worker_a, worker_b):
             wait_for(lambda p=proc: server_of(inspector, p), what=f"worker {proc.pid}'s heartbeat\n{logs(tmp_path)}")
         count = scale(120)
@@ -211,7 +203,7 @@ def test_a_host_cut_off_the_network_loses_nothing(network, redis_host, workers, 
 
 
 @pytest.mark.parametrize("lease", [LOSSY_LEASE, "2"], ids=["recommended-lease", "short-lease"])
-def test_a_slow_lossy_path_to_redis_loses_nothing(network, redis_host, workers, tmp_path: Path, lease: str):
+def test_a_slow_lossy_path_to_redis_loses_nothing(network, redis_host, processes, tmp_path: Path, lease: str):
     """Nothing is lost with either lease. With the short one, an extension that TCP's retransmissions hold past
     the lease would let the other host take the task over (a duplicate and a refused acknowledgement); the figures
     (docs/reliability.md) count how often that happened."""
@@ -225,9 +217,9 @@ def test_a_slow_lossy_path_to_redis_loses_nothing(network, redis_host, workers, 
         proxy.delay(0.1, jitter=0.2)
         network.lose(host_a, 5)
         lease_env = {"TASKS_LEASE_SECONDS": lease}
-        worker_a = start_host_worker(network, "a", redis_url(host_a.redis_address, PROXY_PORT), tmp_path, workers,
+        worker_a = start_host_worker(network, "a", redis_url(host_a.redis_address, PROXY_PORT), tmp_path, processes,
                                      **lease_env)  # fmt: skip
-        worker_b = start_host_worker(network, "b", redis_url(host_b.redis_address, REDIS_PORT), tmp_path, workers,
+        worker_b = start_host_worker(network, "b", redis_url(host_b.redis_address, REDIS_PORT), tmp_path, processes,
                                      **lease_env)  # fmt: skip
         for proc in (worker_a, worker_b):
             wait_for(lambda p=proc: server_of(inspector, p), timeout=60,
@@ -257,7 +249,7 @@ def test_a_slow_lossy_path_to_redis_loses_nothing(network, redis_host, workers, 
             stale_acks_refused=(tmp_path / "worker-a.log").read_text(errors="replace").count(REFUSED),
         )
     finally:
-        for proc in workers:  # before the proxy, so its loop closes no connection still in use
+        for proc in processes:  # before the proxy, so its loop closes no connection still in use
             kill_process(proc)
         client.close()
         inspector.broker.close()

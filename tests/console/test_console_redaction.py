@@ -16,7 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from queues.engine.redaction import MASK
 from queues.models import AuditLog
-from queues.redaction import VIEW_ACTION, rules
+from queues.redaction_access import VIEW_ACTION, rules
 
 pytestmark = pytest.mark.django_db
 

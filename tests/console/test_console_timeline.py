@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from queues.engine.broker import Broker
 from queues.engine.export_store import StreamEntry
-from queues.history.events import write_batch
+from queues.history.event_files import write_batch
 
 pytestmark = pytest.mark.django_db
 
@@ -82,21 +82,21 @@ def _entries(count: int, start_ms: int, task_ids: list[str]) -> list[StreamEntry
 def test_exported_history_reads_one_row_group_of_the_files_within_the_tasks_window(tmp_path, monkeypatch):
     import pyarrow.parquet as pq
 
-    from queues.history import events
+    from queues.history import event_files
 
     ids = [f"task-{n:05d}" for n in range(20_000)]
     write_batch(tmp_path, "big", _entries(20_000, 1_800_000_000_000, ids))  # 4 row groups, sorted by task
     write_batch(tmp_path, "big", _entries(20_000, 1_800_000_100_000, ids))  # 100 s later
     write_batch(tmp_path, "other", _entries(10, 1_800_000_000_000, ["task-00007"]))  # another queue, same id
-    (file,) = (tmp_path / "date=2027-01-15").glob(f"{events.batch_file_name('big', '1800000000000-0')}")
+    (file,) = (tmp_path / "date=2027-01-15").glob(f"{event_files.batch_file_name('big', '1800000000000-0')}")
     assert pq.ParquetFile(file).num_row_groups == 4
     read: list[int] = []
     real = pq.ParquetFile.read_row_group
     monkeypatch.setattr(pq.ParquetFile, "read_row_group", lambda self, i, **kw: read.append(i) or real(self, i, **kw))
-    rows = events.task_events(tmp_path, "big", "task-00007", (1_800_000_000_000, 1_800_000_010_000))
+    rows = event_files.task_events(tmp_path, "big", "task-00007", (1_800_000_000_000, 1_800_000_010_000))
     assert [(row["queue"], row["at_ms"]) for row in rows] == [("big", 1_800_000_000_007)]
     assert read == [0]  # the first file's first row group only: the later file is outside the window
-    everything = events.task_events(tmp_path, "big", "task-00007")  # no window: every file of the queue
+    everything = event_files.task_events(tmp_path, "big", "task-00007")  # no window: every file of the queue
     assert [row["at_ms"] for row in everything] == [1_800_000_000_007, 1_800_000_100_007]
 
 
@@ -104,13 +104,13 @@ def test_files_written_before_rows_were_sorted_are_still_read(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from queues.history import events
+    from queues.history import event_files
 
-    columns = events.rows_by_date("big", _entries(3, 1_800_000_000_000, ["b", "a", "b"]))["2027-01-15"]
-    old_schema = pa.schema([f for f in events.SCHEMA if f.name not in ("lease", "started_ms")])
+    columns = event_files.rows_by_date("big", _entries(3, 1_800_000_000_000, ["b", "a", "b"]))["2027-01-15"]
+    old_schema = pa.schema([f for f in event_files.SCHEMA if f.name not in ("lease", "started_ms")])
     folder = tmp_path / "date=2027-01-15"
     folder.mkdir()
     table = pa.Table.from_pydict({k: v for k, v in columns.items() if k in old_schema.names}, schema=old_schema)
-    pq.write_table(table, folder / events.batch_file_name("big", "1800000000000-0"))
-    rows = events.task_events(tmp_path, "big", "b", (1_799_999_999_000, 1_800_000_001_000))
+    pq.write_table(table, folder / event_files.batch_file_name("big", "1800000000000-0"))
+    rows = event_files.task_events(tmp_path, "big", "b", (1_799_999_999_000, 1_800_000_001_000))
     assert [row["at_ms"] for row in rows] == [1_800_000_000_000, 1_800_000_000_002]

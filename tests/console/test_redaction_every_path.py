@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from queues.engine.redaction import MASK
 from queues.models import AuditLog
-from queues.redaction import VIEW_ACTION
+from queues.redaction_access import VIEW_ACTION
 
 pytestmark = pytest.mark.django_db
 

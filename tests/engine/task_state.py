@@ -28,7 +28,7 @@ def task(
     type: str = "email",
     *,
     since: int = NOW_MS,
-    payload: str = '{"to":"ada"}',  # noqa: A002
+    payload: str = '{"to":"ada"}',
     options: str | None = None,
     **extra: Any,
 ) -> Hash:
@@ -55,7 +55,7 @@ def event(
     to: str,
     type: str = "email",
     *,
-    at: int = NOW_MS,  # noqa: A002
+    at: int = NOW_MS,
     worker: str = "",
     error: str = "",
     lease: str = "",

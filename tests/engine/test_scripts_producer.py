@@ -26,7 +26,7 @@ def enqueue(*items: Placement):
     return lambda t: t.enqueue("default", list(items))
 
 
-def Case(*args, **kwargs) -> script_runs.Case:  # noqa: N802 - the table's constructor, as in script_runs
+def Case(*args, **kwargs) -> script_runs.Case:  # the table's constructor, as in script_runs
     """The script replies "NEW" (parsed to True) when the queue had no event stream, as in every case here
     but the one that seeds a stream: the client then lists the queue."""
     kwargs.setdefault("returns", True)

@@ -14,7 +14,7 @@ from queues import handles
 # The browser and its driver are tests/browser's fixtures (Debian's Chromium through Selenium); the live tests
 # reuse them rather than set up a second browser. Their conftest imports its helpers by bare name.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
-from tests.browser.conftest import chromium, driver  # noqa: E402, F401
+from tests.browser.conftest import chromium, driver  # noqa: F401
 
 
 @pytest.fixture

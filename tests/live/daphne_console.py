@@ -4,17 +4,15 @@ cannot upgrade a socket), with its own SQLite file, the test Redis and a viewer 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from tests.console.console_support import PASSWORD
-from tests.ports import free_port
+from tests.ports import accepting, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = "vera"
@@ -80,16 +78,10 @@ def serve(env: dict[str, str], port: int, log_path: Path) -> subprocess.Popen[by
             stdout=log,
             stderr=log,
         )
-    deadline = time.monotonic() + START_TIMEOUT
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return server
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                stop(server)
-                raise RuntimeError(log_path.read_text()) from None
-            time.sleep(0.1)
+    if not accepting(server, port, START_TIMEOUT):
+        stop(server)
+        raise RuntimeError(log_path.read_text())
+    return server
 
 
 def stop(server: subprocess.Popen[bytes]) -> None:

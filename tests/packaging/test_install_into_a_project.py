@@ -64,7 +64,7 @@ MUST_SHIP = [
 # startproject's settings.py.
 SETTINGS = """
 INSTALLED_APPS += ["console", "queues", "queues.history", "worker", "metrics", "shop"]
-TEMPLATES[0]["OPTIONS"]["context_processors"].append("console.context.console")
+TEMPLATES[0]["OPTIONS"]["context_processors"].append("console.context_processors.console")
 REDIS_URL = os.environ["TASKQ_TEST_REDIS_URL"]
 """
 

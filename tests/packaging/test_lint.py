@@ -1,6 +1,7 @@
-"""`make lint` is a real gate: the repository's own ruff and mypy settings catch an unused import and a type
-error added to one of our modules, the unchanged module passes both, and a missing tool fails the target with the
-command that installs it instead of skipping the check."""
+"""`make lint` is a real gate: the repository's own ruff and mypy settings catch an unused import, a ``noqa``
+that excuses nothing, a function of too many statements and a type error added to one of our modules, the
+unchanged module passes both, and a missing tool fails the target with the command that installs it instead of
+skipping the check."""
 
 from __future__ import annotations
 
@@ -36,6 +37,15 @@ def test_ruff_reports_an_unused_import_and_passes_the_module_as_it_is():
         source.replace("from __future__ import annotations\n", "from __future__ import annotations\n\nimport os\n", 1)
     )
     assert result.returncode == 1 and "F401" in result.stdout, result.stdout
+
+
+def test_ruff_reports_a_noqa_without_a_firing_rule_and_a_function_of_too_many_statements():
+    source = (ROOT / MODULE).read_text()
+    result = ruff_check(source + "\n\nLIMIT = 1  # noqa: E501\n")  # nothing too long on that line
+    assert result.returncode == 1 and "RUF100" in result.stdout, result.stdout
+    statements = "".join(f"    print({i})\n" for i in range(60))
+    result = ruff_check(source + f"\n\ndef long_function() -> None:\n{statements}")
+    assert result.returncode == 1 and "PLR0915" in result.stdout, result.stdout
 
 
 def test_mypy_reports_a_type_error_and_passes_the_module_as_it_is(tmp_path):

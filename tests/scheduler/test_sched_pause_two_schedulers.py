@@ -56,7 +56,7 @@ def tick(clock: FakeClock, pair: list[Scheduler]) -> None:
         start.wait()
         try:
             scheduler.run_once()
-        except BaseException as exc:  # noqa: BLE001 - reported by the test thread below
+        except BaseException as exc:  # reported by the test thread below
             failures.append(exc)
 
     threads = [threading.Thread(target=round_of, args=(s,)) for s in pair]

@@ -8,7 +8,7 @@ import pytest
 from queues.engine import Client, Inspector, Limits
 from queues.engine.broker import Broker
 from queues.engine.export_store import ExportStore, parse_stream_id
-from queues.history.events import read_events
+from queues.history.event_files import read_events
 from worker.event_exporter import EventExporter
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from queues.engine.export_store import StreamEntry
-from queues.history.events import write_batch
+from queues.history.event_files import write_batch
 from queues.history.models import TaskDailyRollup
 from queues.history.rollups import analytics
 

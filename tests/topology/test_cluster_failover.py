@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import threading
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from topology_support import ReplicatedCluster, completions, first_completion_of, task_exists, worker_logs
+from topology_support import ReplicatedCluster, drained_outcomes, first_completion_of, record_failover, worker_logs
 
 from console.channel_layers import channel_layers
 from queues import handles
@@ -37,7 +35,6 @@ pytestmark = [pytest.mark.chaos, pytest.mark.timeout(300)]
 
 TASKS = 600
 KILL_AT = 200  # the master of the first queue is killed once this many enqueues were acknowledged
-FIGURES_ENV = "TOPOLOGY_FIGURES"  # as in test_sentinel: a file to append the figures to, for docs/reliability.md
 PAGES = ["/", "/queues/{queue}/", "/metrics"]
 LIVE_FIGURES = ("size", "pending", "active", "retry", "processed_total", "failed_total")
 
@@ -93,7 +90,7 @@ def produce(client: Client, cluster: ReplicatedCluster, queues: list[str], run: 
             if n >= KILL_AT and queue == queues[0] and not run.back_at:
                 run.back_at = run.acknowledged.get(task_id, time.time())
         restarter.join(60)
-    except BaseException as exc:  # noqa: BLE001 - handed to the test's thread
+    except BaseException as exc:  # handed to the test's thread
         run.error = exc
     finally:
         run.done.set()
@@ -124,7 +121,7 @@ class LiveProbe(threading.Thread):
     def run(self) -> None:
         try:
             asyncio.run(self._listen())
-        except BaseException as exc:  # noqa: BLE001 - handed to the test's thread
+        except BaseException as exc:  # handed to the test's thread
             self.error = exc
             self.subscribed.set()
 
@@ -155,6 +152,12 @@ class LiveProbe(threading.Thread):
             return False
         finally:
             await socket.disconnect()
+
+
+def read_pages(browser, queue: str, answers: list[tuple[float, str, int]]) -> None:
+    """Every console page of ``queue`` once, as an operator reads them: (when, page, status) onto ``answers``."""
+    for page in PAGES:
+        answers.append((time.time(), page, browser.get(page.format(queue=queue)).status_code))
 
 
 def live_counts_agree(probe: LiveProbe, inspector: Inspector, queue: str, since: float) -> bool:
@@ -193,30 +196,19 @@ def test_cluster_failover_under_load(
         # The console is read as an operator would, every quarter second, all through the failover.
         answers: list[tuple[float, str, int]] = []
         while not run.done.is_set():
-            for page in PAGES:
-                answers.append((time.time(), page, browser.get(page.format(queue=queues[0])).status_code))
+            read_pages(browser, queues[0], answers)
             time.sleep(0.25)
         assert run.error is None, f"the producer failed: {run.error!r}"
 
-        def settled() -> bool:
-            return all(
-                (i.pending, i.active, i.scheduled, i.retry) == (0, 0, 0, 0) for i in inspector.queue_infos(queues)
-            )
-
-        wait_for(settled, timeout=60, interval=0.2, what=f"every queue drained\n{worker_logs(tmp_path)}")
         acknowledged = run.acknowledged
-        runs = Counter(completions(tmp_path))
-        completed = set(runs) & set(acknowledged)
-        present = {t for t in set(acknowledged) - completed if task_exists(inspector, queues, t)}
-        lost = set(acknowledged) - completed - present
+        out = drained_outcomes(inspector, queues, acknowledged, tmp_path, timeout=60)
         after_kill = {t for t, at in acknowledged.items() if at >= run.back_at}
         on_victim_after = {t for t in after_kill if int(t[1:]) % len(queues) == 0}  # queues[0]'s tasks
         # The live socket followed the killed master's queue after the failover: once the queues settled, the last
         # counts it was sent are what a fresh read of Redis finds.
         wait_for(lambda: live_counts_agree(probe, inspector, queues[0], since=run.back_at), timeout=30,
                  what="the live page's counts to equal a fresh read after the failover")  # fmt: skip
-        for page in PAGES:
-            answers.append((time.time(), page, browser.get(page.format(queue=queues[0])).status_code))
+        read_pages(browser, queues[0], answers)
 
         failed_answers = [(round(at - run.killed_at, 2), page, code) for at, page, code in answers if code != 200]
         figures = {
@@ -224,11 +216,11 @@ def test_cluster_failover_under_load(
             "wait_replicas": wait_replicas,
             "enqueued": TASKS,
             "acknowledged": len(acknowledged),
-            "completed": len(completed),
-            "lost": len(lost),
-            "left_in_redis": len(present),
+            "completed": len(out.completed),
+            "lost": len(out.lost),
+            "left_in_redis": len(out.present),
             "unacknowledged": len(run.unacknowledged),
-            "duplicated": sum(1 for n in runs.values() if n > 1),
+            "duplicated": sum(1 for n in out.runs.values() if n > 1),
             "promotion_seconds": round(run.promoted_at - run.killed_at, 2),
             "enqueue_recovery_seconds": round(run.back_at - run.killed_at, 2),
             "processing_recovery_seconds": round(first_completion_of(tmp_path, on_victim_after) - run.killed_at, 2),
@@ -237,17 +229,14 @@ def test_cluster_failover_under_load(
             "live_messages": len(probe.messages),
             "live_reconnections": probe.reconnections,
         }
-        print(f"\nRedis Cluster failover: {figures}\nconsole answers other than 200: {failed_answers}")
-        if os.environ.get(FIGURES_ENV):
-            with open(os.environ[FIGURES_ENV], "a") as out:
-                out.write(json.dumps(figures) + "\n")
+        record_failover(f"Redis Cluster failover (console answers other than 200: {failed_answers})", figures)
 
         # The system went on by itself: every enqueue after the failover was acknowledged and ran.
-        assert after_kill <= completed, f"{len(after_kill - completed)} post-failover tasks never ran"
+        assert after_kill <= out.completed, f"{len(after_kill - out.completed)} post-failover tasks never ran"
         # A loss is possible only for writes acknowledged before the kill, and never once the replica confirmed them.
-        assert all(acknowledged[t] <= run.killed_at for t in lost)
+        assert all(acknowledged[t] <= run.killed_at for t in out.lost)
         if wait_replicas:
-            assert not lost, f"acknowledged after WAIT, yet lost: {sorted(lost)[:10]}"
+            assert not out.lost, f"acknowledged after WAIT, yet lost: {sorted(out.lost)[:10]}"
         # The console never failed: while the slot had no master it said so (503), and it answers 200 again after.
         assert {code for *_, code in failed_answers} <= {503}, failed_answers
         assert all(code == 200 for at, _, code in answers if at > run.back_at + 5), failed_answers

@@ -10,10 +10,7 @@ moments before the kill may never reach the replica that takes over: the test re
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import time
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +23,9 @@ from topology_support import (
     REPLICA_PORT,
     SentinelTopology,
     completions,
+    drained_outcomes,
     first_completion_of,
+    record_failover,
     task_exists,
     worker_logs,
 )
@@ -49,7 +48,6 @@ from tests.waiting import state_of, wait_for
 QUEUES = ["alpha", "beta", "gamma"]
 FAILOVER_TASKS = 600
 KILL_AT = 200  # the master is killed once this many enqueues were acknowledged
-FIGURES_ENV = "TOPOLOGY_FIGURES"  # a file to append the failover figures to (JSON), for docs/reliability.md
 
 
 def test_basics_through_sentinels(sentinel_topology: SentinelTopology, topology_worker, tmp_path: Path, settings, db):
@@ -215,15 +213,8 @@ def test_failover_under_load(sentinel_topology: SentinelTopology, topology_worke
         acknowledged, killed_at, back_at = run.acknowledged, run.killed_at, run.back_at
         assert sentinel_topology.master_port() != old_master
 
-        def settled() -> bool:
-            infos = inspector.queue_infos(QUEUES)
-            return all((i.pending, i.active, i.scheduled, i.retry) == (0, 0, 0, 0) for i in infos)
-
-        wait_for(settled, timeout=40, interval=0.2, what=f"every queue drained\n{worker_logs(tmp_path)}")
-        runs = Counter(completions(tmp_path))
-        completed = set(runs) & set(acknowledged)
-        present = {t for t in set(acknowledged) - completed if task_exists(inspector, QUEUES, t)}
-        lost = set(acknowledged) - completed - present
+        out = drained_outcomes(inspector, QUEUES, acknowledged, tmp_path, timeout=40)
+        runs, completed, lost = out.runs, out.completed, out.lost
         unacknowledged_lost = {t for t in run.unacknowledged if t not in runs and not task_exists(inspector, QUEUES, t)}
         after_kill = {t for t, at in acknowledged.items() if at >= back_at}
         duplicated = {t for t, n in runs.items() if n > 1}
@@ -233,7 +224,7 @@ def test_failover_under_load(sentinel_topology: SentinelTopology, topology_worke
             "acknowledged": len(acknowledged),
             "completed": len(completed),
             "lost": len(lost),
-            "left_in_redis": len(present),
+            "left_in_redis": len(out.present),
             "unacknowledged": len(run.unacknowledged),
             "unacknowledged_lost": len(unacknowledged_lost),
             "duplicated": len(duplicated),
@@ -242,10 +233,7 @@ def test_failover_under_load(sentinel_topology: SentinelTopology, topology_worke
             "processing_recovery_seconds": round(first_completion_of(tmp_path, after_kill) - killed_at, 2),
             "replica_back_seconds": round(run.replica_back_at - killed_at, 2),
         }
-        print(f"\nRedis Sentinel failover: {figures}")
-        if os.environ.get(FIGURES_ENV):
-            with open(os.environ[FIGURES_ENV], "a") as out:
-                out.write(json.dumps(figures) + "\n")
+        record_failover("Redis Sentinel failover", figures)
 
         # What is guaranteed: a new master was elected and the system went on by itself, the producer's enqueues
         # after the kill were acknowledged by it and the worker that lived through the failover ran them.

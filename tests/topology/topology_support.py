@@ -16,11 +16,15 @@ Helpers and fixtures only: the tests import them from here (conftest.py only mak
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -37,6 +41,7 @@ SERVICE = "taskq"
 TASKS_MODULE = "tests.topology.topology_tasks"
 DONE_FILE = "done.txt"
 DONE_FILE_ENV = "TOPOLOGY_DONE_FILE"  # read by topology_tasks
+FIGURES_ENV = "TOPOLOGY_FIGURES"  # a file to append the failover figures to (JSON), for docs/reliability.md
 
 
 def _require(binary: str) -> str:
@@ -462,3 +467,38 @@ def first_completion_of(tmp_path: Path, ids: set[str]) -> float:
 
 def worker_logs(tmp_path: Path) -> str:
     return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(tmp_path.glob("*.log")))
+
+
+@dataclass
+class Outcomes:
+    """What became of a failover test's acknowledged enqueues once every queue drained."""
+
+    runs: Counter[str]  # task id -> how many times its handler ran to the end
+    completed: set[str]  # acknowledged and run
+    present: set[str]  # acknowledged, not run, still stored
+    lost: set[str]  # acknowledged, then neither run nor stored
+
+
+def drained_outcomes(
+    inspector: Inspector, queues: list[str], acknowledged: Iterable[str], tmp_path: Path, timeout: float
+) -> Outcomes:
+    """Wait until no queue holds pending, active, scheduled or retrying tasks, then account for each enqueue."""
+    acked = set(acknowledged)
+
+    def settled() -> bool:
+        return all((i.pending, i.active, i.scheduled, i.retry) == (0, 0, 0, 0) for i in inspector.queue_infos(queues))
+
+    wait_for(settled, timeout=timeout, interval=0.2, what=f"every queue drained\n{worker_logs(tmp_path)}")
+    runs = Counter(completions(tmp_path))
+    completed = set(runs) & acked
+    present = {t for t in acked - completed if task_exists(inspector, queues, t)}
+    return Outcomes(runs, completed, present, acked - completed - present)
+
+
+def record_failover(title: str, figures: dict[str, Any]) -> None:
+    """Print a failover's figures, and append them (a JSON line) to the file $TOPOLOGY_FIGURES names, for
+    docs/reliability.md; a plain test run writes nothing."""
+    print(f"\n{title}: {figures}")
+    if os.environ.get(FIGURES_ENV):
+        with open(os.environ[FIGURES_ENV], "a") as out:
+            out.write(json.dumps(figures) + "\n")

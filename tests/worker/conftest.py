@@ -9,13 +9,12 @@ anything took.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 import redis
-from worker_support import FAST, kill_process, running_servers
+from worker_support import FAST, running_servers
 
 from queues.engine import Client, FakeClock, Registry
 from worker.config import WorkerConfig
@@ -52,12 +51,3 @@ def make_server(
             return server
 
         yield make
-
-
-@pytest.fixture
-def processes() -> Iterator[list[subprocess.Popen]]:
-    """Processes a test starts; each is killed at teardown if still running."""
-    procs: list[subprocess.Popen] = []
-    yield procs
-    for proc in procs:
-        kill_process(proc)

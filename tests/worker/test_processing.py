@@ -317,7 +317,7 @@ def test_write_result_from_a_zombie_attempt_is_refused(make_server, registry, cl
         may_write.wait(10)
         try:
             task.write_result(b"too late")
-        except BaseException as exc:  # noqa: BLE001 - recorded for the test
+        except BaseException as exc:  # recorded for the test
             outcome.append(exc)
             raise
 

@@ -16,10 +16,10 @@ from queues.engine import AggregatorRegistry, Client, FakeClock, Registry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "worker"))
 
-from worker_support import FAST, running_servers  # noqa: E402
+from worker_support import FAST, running_servers
 
-from worker.config import WorkerConfig  # noqa: E402
-from worker.server import Server  # noqa: E402
+from worker.config import WorkerConfig
+from worker.server import Server
 
 
 @pytest.fixture

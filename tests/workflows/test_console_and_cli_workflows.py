@@ -12,11 +12,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "console"))
 
-from console_support import logged_in, make_user  # noqa: E402
+from console_support import logged_in, make_user
 
-from queues import handles  # noqa: E402
-from queues.cli.main import main  # noqa: E402
-from queues.engine import Client, chain, sig  # noqa: E402
+from queues import handles
+from queues.cli.main import main
+from queues.engine import Client, chain, sig
 
 Q = "wfq"
 

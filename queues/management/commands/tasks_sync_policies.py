@@ -7,8 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from queues.engine import EngineError
-from queues.periodic import current_entries, sync_periodic
-from queues.policies import current_policies, sync_policies
+from queues.periodic_sync import current_entries, sync_periodic
+from queues.policy_sync import current_policies, sync_policies
 
 
 class Command(BaseCommand):

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from queues import conf
 from queues.engine import GroupSettings, LayoutVersionError, ValidationError
-from queues.redaction import rules as redaction_rules
+from queues.redaction_access import rules as redaction_rules
 from queues.sparkconf import SparkSettings
 from worker.config import WorkerConfig, parse_queues, split_patterns
 from worker.discovery import add_import_option, import_app_tasks, import_modules, log_to_stderr

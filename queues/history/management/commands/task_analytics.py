@@ -1,4 +1,4 @@
-"""``python manage.py task_analytics [--date D | --since D]``: roll the archived task events up per day, queue
+"""``python manage.py task_analytics [--date D | --since D]``: roll the exported task events up per day, queue
 and task type on Spark, into the Parquet rollups and the History page's table."""
 
 from __future__ import annotations

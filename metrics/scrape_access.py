@@ -18,7 +18,7 @@ from functools import lru_cache
 from django.http import HttpRequest
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-log = logging.getLogger("metrics.access")
+log = logging.getLogger("metrics.scrape_access")
 
 #: Headers a proxy adds to the requests it relays.
 FORWARDING_HEADERS = ("X-Forwarded-For", "Forwarded")
