@@ -116,7 +116,7 @@ class TaskSearch(TaskReads, QueueStats):
         total = self.queue_info(queue).counts().get(state, 0)
         budget = min(total, scan_limit)
         if state == "aggregating":
-            decoded, scanned = self._match_decoded(queue, state, match, budget)
+            decoded, scanned = self._match_aggregating(queue, match, budget)
             ids = [t.id for t in decoded]
             page = min(page, page_count(len(ids), limit))
             tasks = decoded[(page - 1) * limit : page * limit]
@@ -159,17 +159,17 @@ class TaskSearch(TaskReads, QueueStats):
             ]
         return matches, scanned
 
-    def _match_decoded(self, queue: str, state: str, match: _Match, budget: int) -> tuple[list[TaskInfo], int]:
-        """The matches among the first ``budget`` tasks of a state read decoded, page by page, and how many were
-        read (for aggregating tasks, which have no single range to walk)."""
+    def _match_aggregating(self, queue: str, match: _Match, budget: int) -> tuple[list[TaskInfo], int]:
+        """The matches among the first ``budget`` aggregating tasks, read decoded group by group (they have no
+        single range to walk), and how many were read. Each round starts at the position where the one before
+        stopped: read by page number, a smaller last round read part of the round before again."""
         found: list[TaskInfo] = []
-        scanned, page = 0, 1
+        scanned = 0
         while scanned < budget:
-            batch = self.list_tasks(queue, state, page=page, size=min(MAX_PAGE_SIZE, budget - scanned))
+            batch = self._list_aggregating(queue, None, scanned, scanned + min(MAX_PAGE_SIZE, budget - scanned) - 1)
             if not batch:
                 break
             scanned += len(batch)
-            page += 1
             found += [t for t in batch if match(t.type.encode(), t.payload, (t.last_error or "").encode())]
         return found, scanned
 
