@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import search as search_language
 from .. import validation as check
@@ -25,6 +25,7 @@ from .task_reads import TaskReads
 SCAN_LIMIT = 10_000  # tasks a filter looks at, at most, per request: it says how many it looked at
 #: A filter of ``search_tasks`` on a task's raw type, payload and last error (``_matches`` with its terms bound).
 _Match = Callable[[bytes, bytes | None, bytes | None], bool]
+Item = TypeVar("Item")
 
 
 def page_count(items: int, size: int) -> int:
@@ -127,17 +128,6 @@ class TaskSearch(TaskReads, QueueStats):
             tasks = self._hydrate(queue, matches[(page - 1) * limit : page * limit])
         return SearchResult(tasks, scanned, total, ids, page, limit)
 
-    def _id_pages(self, queue: str, state: str, budget: int) -> Iterator[list[tuple[bytes, float | None]]]:
-        """The ids (with scores) of the first ``budget`` tasks of a state, in list order, one page of up to
-        ``MAX_PAGE_SIZE`` a round trip; it stops early at the end of the list."""
-        read = 0
-        while read < budget:
-            ids = self._id_range(queue, state, read, read + min(MAX_PAGE_SIZE, budget - read) - 1)
-            if not ids:
-                return
-            read += len(ids)
-            yield ids
-
     def _match_raw(
         self, queue: str, state: str, match: _Match, budget: int
     ) -> tuple[list[tuple[bytes, float | None]], int]:
@@ -146,7 +136,7 @@ class TaskSearch(TaskReads, QueueStats):
         q = self.keys.queue(queue)
         matches: list[tuple[bytes, float | None]] = []
         scanned = 0
-        for ids in self._id_pages(queue, state, budget):
+        for ids in _in_pages(partial(self._id_range, queue, state), budget):
             scanned += len(ids)
             pipe = self.conn.pipeline(transaction=False)
             for task_id, _score in ids:
@@ -165,10 +155,7 @@ class TaskSearch(TaskReads, QueueStats):
         stopped: read by page number, a smaller last round read part of the round before again."""
         found: list[TaskInfo] = []
         scanned = 0
-        while scanned < budget:
-            batch = self._list_aggregating(queue, None, scanned, scanned + min(MAX_PAGE_SIZE, budget - scanned) - 1)
-            if not batch:
-                break
+        for batch in _in_pages(partial(self._list_aggregating, queue, None), budget):
             scanned += len(batch)
             found += [t for t in batch if match(t.type.encode(), t.payload, (t.last_error or "").encode())]
         return found, scanned
@@ -204,7 +191,7 @@ class TaskSearch(TaskReads, QueueStats):
         for info in infos:
             for state in states:
                 count, read = info.counts().get(state, 0), 0
-                for ids in self._id_pages(info.queue, state, scan_limit - scanned if count else 0):
+                for ids in _in_pages(partial(self._id_range, info.queue, state), scan_limit - scanned if count else 0):
                     read, scanned = read + len(ids), scanned + len(ids)
                     for task in self._read_tasks("search", info.queue, ids):
                         if redaction:
@@ -217,6 +204,18 @@ class TaskSearch(TaskReads, QueueStats):
         found.sort(key=lambda t: (-(t.created_at.timestamp() if t.created_at else 0), t.queue, t.id))
         first = (page - 1) * size
         return SearchPage(found[first : first + size], found, scanned, total, page, size, wanted)
+
+
+def _in_pages(read: Callable[[int, int], list[Item]], budget: int) -> Iterator[list[Item]]:
+    """``read(start, stop)`` of a list's positions, from the first, one page of up to ``MAX_PAGE_SIZE`` a round
+    trip, until ``budget`` items are read or a page comes back empty (the end of the list)."""
+    done = 0
+    while done < budget:
+        page = read(done, done + min(MAX_PAGE_SIZE, budget - done) - 1)
+        if not page:
+            return
+        done += len(page)
+        yield page
 
 
 def _scan_limit(scan_limit: int, op: str) -> int:
