@@ -20,6 +20,7 @@ import redis.asyncio
 
 from .clock import Clock, SystemClock, utc_day
 from .connection import DEFAULT_REDIS_URL, connect, connect_async, is_cluster
+from .inspection.queue_stats import QueueInfo, count_unlisted
 from .keys import DEFAULT_PREFIX, Keys
 from .records import picked
 from .redis_errors import translated
@@ -198,8 +199,6 @@ def counts_flow(keys: Keys, queues: Iterable[str], day: str) -> Flow:
     """Per queue: ``QueueInfo.live_counts``, the size of each state (aggregating and waiting ones counted from the
     per-type counts, as ``Inspector.queue_infos`` counts them), ``size``, ``paused`` and the processed and failed
     counters of ``day`` and in total — all read in one MULTI, so they agree with each other."""
-    from .inspector import QueueInfo, count_unlisted
-
     names = list(queues)
     if not names:
         return {}

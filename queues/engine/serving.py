@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 
-from .inspector import API_SERVED_WINDOW, QueueInfo, ServerInfo
+from .inspection.queue_stats import QueueInfo
+from .inspection.server_ops import API_SERVED_WINDOW
+from .server_records import ServerInfo
 
 __all__ = ["API_SERVED_WINDOW", "readers", "unserved"]
 

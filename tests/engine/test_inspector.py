@@ -519,6 +519,19 @@ def test_search_is_paged_over_every_match_it_found(r, redis_url):
     assert (past_the_end.page, [t.id for t in past_the_end.tasks]) == (3, pages[0].match_ids[6:])
 
 
+def test_search_of_aggregating_tasks_reads_each_task_once_past_the_first_page(r, redis_url):
+    """A search reads 1,000 tasks a round trip: the second round of aggregating tasks read tasks 500-999 again
+    (page 2 of a smaller page size) instead of 1,000-1,499, so half of them were matched twice, half never."""
+    from queues.engine import Client, Inspector
+
+    client = Client(redis_url, policies=False)
+    for n in range(1500):
+        client.enqueue("email:line", {"line": n}, group="user:42", queue="notify")
+    found = Inspector(redis_url).search_tasks("notify", "aggregating", task_type="email:", limit=1000)
+    assert (found.scanned, found.total, found.complete) == (1500, 1500, True)
+    assert len(found.match_ids) == len(set(found.match_ids)) == 1500
+
+
 def test_existing_tasks_tells_which_tasks_are_gone_in_one_pipeline(r, redis_url):
     from queues.engine import Client, Inspector
 

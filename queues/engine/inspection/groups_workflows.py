@@ -1,0 +1,140 @@
+"""Groups and workflows: a queue's groups of aggregating tasks (``GroupInfo``), its workflows (``WorkflowInfo``,
+from ``workflows``), and an operator's actions on a whole workflow (retry, cancel, archive), each one script.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from ..clock import from_ms
+from ..errors import TaskNotFoundError
+from ..workflows import WorkflowInfo, action_call, read_flow, read_many_flow
+from .inspector_base import InspectorBase
+
+
+@dataclass
+class GroupInfo:
+    """A group of aggregating tasks: its name, how many tasks it holds, when the oldest joined."""
+
+    name: str
+    size: int
+    oldest: datetime | None = None
+
+
+class GroupsAndWorkflows(InspectorBase):
+    """A queue's groups and workflows, and the actions on a workflow.
+
+    Every method given a workflow id (``workflow`` and the actions) raises, besides what it lists:
+        ValidationError: the queue name or workflow id is malformed.
+        QueueNotFoundError: there is no queue of that name.
+        TaskNotFoundError: the queue holds no workflow with that id (or its record expired).
+        RedisUnavailableError: Redis cannot be reached.
+        LayoutVersionError: (an action) the keyspace is at another key layout (see ``layout``).
+    """
+
+    def groups(self, queue: str) -> list[GroupInfo]:
+        """The queue's groups of aggregating tasks with their sizes, by name (asynq's ``group ls``). Tasks an
+        aggregator has cut from a group and not yet combined are counted in ``aggregating`` of the queue only.
+
+        Raises:
+            ValidationError: the queue name is malformed.
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        self._known(queue, "groups")
+        q = self.keys.queue(queue)
+        names = sorted(n.decode() for n in self._redis("groups", self.conn.smembers, q.groups))
+        pipe = self.conn.pipeline(transaction=False)
+        for name in names:
+            pipe.zcard(q.group(name))
+            pipe.zrange(q.group(name), 0, 0, withscores=True)
+        replies = self._redis("groups", pipe.execute) if names else []
+        out = []
+        for index, name in enumerate(names):
+            size, oldest = replies[2 * index], replies[2 * index + 1]
+            if size:
+                out.append(GroupInfo(name, size, from_ms(int(oldest[0][1])) if oldest else None))
+        return out
+
+    def workflow(self, queue: str, workflow_id: str) -> WorkflowInfo:
+        """A workflow: its state, and each member's role, dependencies, state (or how it ended) and result."""
+        self._known(queue, "workflow", workflow_id)
+        info = self._drive("workflow", read_flow(self.keys, queue, workflow_id))
+        if not isinstance(info, WorkflowInfo):
+            raise TaskNotFoundError(
+                f"no workflow {workflow_id!r} in queue {queue!r} (a finished workflow is kept for its keep time)",
+                op="inspector.workflow",
+            )
+        return info
+
+    def workflows(self, queue: str, page: int = 1, size: int = 20) -> list[tuple[str, datetime | None]]:
+        """Ids of the queue's workflows, newest first, with their creation time.
+
+        Raises:
+            ValidationError: the queue name is malformed, or ``page``/``size`` out of range.
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        self._known(queue, "workflows")
+        page, size = self._paged("inspector.workflows", page, size)
+        rows = self._redis(
+            "workflows",
+            self.conn.zrevrange,
+            self.keys.queue(queue).workflows,
+            (page - 1) * size,
+            page * size - 1,
+            withscores=True,
+        )
+        return [(wf.decode(), from_ms(int(score))) for wf, score in rows]
+
+    def workflow_summaries(self, queue: str, workflow_ids: list[str]) -> dict[str, WorkflowInfo]:
+        """The workflows of ``workflow_ids`` still kept (an expired one is left out), for a list: state, progress,
+        where each failed or stalls, in two round trips for all of them. Members carry no results, and only
+        those that have not ended are read (at most ``workflows.LISTED_MEMBERS`` per workflow).
+
+        Raises:
+            ValidationError: the queue name is malformed.
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        self._known(queue, "workflow_summaries")
+        return dict(self._drive("workflow_summaries", read_many_flow(self.keys, queue, list(workflow_ids))))
+
+    def retry_workflow(self, queue: str, workflow_id: str) -> int:
+        """Run a failed workflow again from where it failed: its failed members become pending, the members its
+        failure cancelled wait again (or run, when what they wait for has succeeded since), and it is running
+        again (``lua/workflow_retry.lua``). Its on_error callback is not run again. Returns how many members
+        moved.
+
+        Raises (besides those of every method given a workflow id):
+            FailedPreconditionError: the workflow has not failed, or a failed or cancelled member is no longer
+                archived (deleted, run on its own, or trimmed from the archive).
+        """
+        return self._workflow_action("workflow_retry", queue, workflow_id)
+
+    def cancel_workflow(self, queue: str, workflow_id: str) -> int:
+        """Stop a workflow: every member that has not started is archived as "cancelled by <actor>"; running
+        members finish on their own; a waiting on_error callback is dropped. A running workflow ends
+        ``cancelled``; a failed one stays failed (``lua/workflow_cancel.lua``). Returns how many members it
+        cancelled.
+
+        Raises (besides those of every method given a workflow id):
+            FailedPreconditionError: it succeeded or was cancelled, or it failed with nothing left to run.
+        """
+        return self._workflow_action("workflow_cancel", queue, workflow_id)
+
+    def archive_workflow(self, queue: str, workflow_id: str) -> int:
+        """Give up on a running workflow's steps that have not started (pending, scheduled, retry): each is
+        archived as "archived by <actor>", so the workflow fails as on any failure (waiting members cancelled,
+        on_error released) (``lua/workflow_archive.lua``). Returns how many members it archived.
+
+        Raises (besides those of every method given a workflow id):
+            FailedPreconditionError: the workflow is not running, or none of its members is pending, scheduled
+                or retry.
+        """
+        return self._workflow_action("workflow_archive", queue, workflow_id)
+
+    def _workflow_action(self, name: str, queue: str, workflow_id: str) -> int:
+        self._acting_on(queue, name, workflow_id)
+        return int(self.broker.run(action_call(self.ops, name, queue, workflow_id, self.actor)))

@@ -1,0 +1,291 @@
+"""Queues as they are now: the queue set, each queue's size per state, latency, approximate memory and today's
+and all-time counters (``QueueInfo``), per-type counts, the work a worker has yet to do, and the queue's
+definition and archive limits as mirrored from the admin.
+
+Reads use O(1) commands or ranges and a sample for memory, never full scans, so they stay fast on queues of
+millions; many queues are read in a fixed number of round trips (the dashboard and /metrics read them all).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .. import validation as check
+from ..clock import to_ms, utc_day
+from ..keys import STATES
+from ..policies import QueueSpec
+from ..records import picked
+from ..transitions import ArchiveLimits
+from .inspector_base import InspectorBase
+
+_SORTED_SET_STATES = ("active", "scheduled", "retry", "archived", "completed")
+_MEMORY_STATES = ("pending",) + _SORTED_SET_STATES + ("waiting",)
+#: Groups of a queue whose aggregating tasks are sampled for its memory (the first ones SSCAN returns: the same
+#: ones while the groups stay, so an idle queue's memory reads the same on every load).
+MEMORY_GROUPS = 4
+MEMORY_SAMPLE = 20  # tasks per state whose MEMORY USAGE is read and extrapolated, as asynq does
+
+
+@dataclass
+class QueueInfo:
+    queue: str
+    pending: int = 0
+    active: int = 0
+    scheduled: int = 0
+    retry: int = 0
+    archived: int = 0
+    completed: int = 0
+    aggregating: int = 0
+    waiting: int = 0  # tasks waiting for their dependencies (not one of asynq's states; see workflows.py)
+    paused: bool = False
+    latency: float = 0.0  # seconds the oldest pending task has waited
+    memory_bytes: int = 0  # approximate
+    processed_today: int = 0
+    failed_today: int = 0
+    processed_total: int = 0
+    failed_total: int = 0
+
+    @property
+    def size(self) -> int:
+        """Tasks in the queue, completed ones excluded (as asynq counts it)."""
+        return (
+            self.pending + self.active + self.scheduled + self.retry + self.archived + self.aggregating + self.waiting
+        )
+
+    def counts(self) -> dict[str, int]:
+        return {state: getattr(self, state) for state in STATES}
+
+    def live_counts(self) -> dict[str, int]:
+        """What the live console sends per queue on every update: each state's size (waiting too), ``size``,
+        ``paused`` (0/1) and the four counters, computed as the pages compute them on a fresh load."""
+        return {
+            **self.counts(),
+            "size": self.size,
+            "paused": int(self.paused),
+            **picked(self, "processed_today failed_today processed_total failed_total"),
+        }
+
+
+def count_unlisted(info: QueueInfo, type_counts: dict[bytes, bytes]) -> None:
+    """Aggregating and waiting tasks live in many structures (one per group, one per dependency), so their
+    totals come from the per-type counts the scripts keep."""
+    for name, value in type_counts.items():
+        state = name.partition(b":")[0]
+        if state == b"aggregating":
+            info.aggregating += int(value)
+        elif state == b"waiting":
+            info.waiting += int(value)
+
+
+class QueueStats(InspectorBase):
+    """The queue set and each queue's state now."""
+
+    def queues(self) -> list[str]:
+        """Every queue's name, sorted.
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        return sorted(name.decode() for name in self._redis("queues", self.conn.smembers, self.keys.queues))
+
+    def queue_info(self, queue: str) -> QueueInfo:
+        """The queue's sizes per state, today's and all-time counts, latency and memory.
+
+        Raises:
+            ValidationError: the queue name is malformed.
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        self._known(queue, "queue_info")
+        return self.queue_infos([queue])[0]
+
+    def queue_infos(self, queues: list[str], memory_sample: int = MEMORY_SAMPLE) -> list[QueueInfo]:
+        """The QueueInfo of many queues in three round trips, however many queues (for the dashboard and
+        /metrics). Names are not checked against the queue set: an unknown queue reads as empty.
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        day = utc_day(self.broker.clock.now())
+        pipe = self.conn.pipeline(transaction=False)
+        for queue in queues:
+            q = self.keys.queue(queue)
+            pipe.llen(q.pending)
+            for state in _SORTED_SET_STATES:
+                pipe.zcard(q.state_key(state))
+            pipe.exists(q.paused)
+            for counter in (q.processed_on(day), q.failed_on(day), q.processed, q.failed):
+                pipe.get(counter)  # not MGET: a cluster pipeline refuses multi-key commands
+            pipe.lindex(q.pending, -1)
+            pipe.hgetall(q.type_counts)  # aggregating and waiting tasks are counted per type by the scripts
+        replies = iter(self._redis("queue_info", pipe.execute)) if queues else iter(())
+        infos, oldest = [], []
+        for queue in queues:
+            sizes = [next(replies) for _ in range(7)]
+            info = QueueInfo(
+                queue,
+                pending=sizes[0],
+                active=sizes[1],
+                scheduled=sizes[2],
+                retry=sizes[3],
+                archived=sizes[4],
+                completed=sizes[5],
+                paused=bool(sizes[6]),
+            )
+            info.processed_today, info.failed_today, info.processed_total, info.failed_total = (
+                int(next(replies) or 0) for _ in range(4)
+            )
+            infos.append(info)
+            oldest.append(next(replies))
+            count_unlisted(info, next(replies))
+        self._latency_and_memory(infos, oldest, memory_sample)
+        return infos
+
+    def outstanding(self, queue: str) -> int:
+        """Tasks of ``queue`` a worker has yet to take or finish: pending, active, and scheduled or retry tasks
+        already due by this inspector's clock. One MULTI reads all four, so a task moving between them is never
+        missed (``worker.testing.run_until_empty`` relies on it); the queue's keys share one hash tag.
+
+        Raises:
+            ValidationError: the queue name is malformed.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        q = self.keys.queue(check.queue_name(queue, "inspector.outstanding"))
+        now_ms = to_ms(self.broker.clock.now())
+        pipe = self.conn.pipeline(transaction=True)
+        pipe.llen(q.pending)
+        pipe.zcard(q.lease)
+        pipe.zcount(q.scheduled, "-inf", now_ms)
+        pipe.zcount(q.retry, "-inf", now_ms)
+        return sum(self._redis("outstanding", pipe.execute))
+
+    def _latency_and_memory(self, infos: list[QueueInfo], oldest: list[bytes | None], memory_sample: int) -> None:
+        """Latency is the age of the oldest pending task. Memory is approximate: the structures' own usage plus
+        a per-state sample of task hashes, extrapolated (as asynq does)."""
+        pipe = self.conn.pipeline(transaction=False)
+        plan = [self._memory_reads(pipe, info, head, memory_sample) for info, head in zip(infos, oldest, strict=True)]
+        replies = iter(self._redis("queue_info", pipe.execute)) if infos else iter(())
+        now = self.broker.clock.now()
+        samples = self.conn.pipeline(transaction=False)
+        scale: list[tuple[QueueInfo, int, int]] = []
+        groups: list[tuple[QueueInfo, int, list[bytes]]] = []
+        for info, states, head in zip(infos, plan, oldest, strict=True):
+            since = next(replies) if head is not None else None
+            if since:
+                info.latency = max(0.0, now - int(since) / 1000)
+            for _state, count in states:
+                info.memory_bytes += next(replies) or 0
+                ids = next(replies)
+                self._sample_tasks(samples, info.queue, ids)
+                scale.append((info, len(ids), count))
+            if info.aggregating:
+                groups.append((info, next(replies), next(replies)[1][:MEMORY_GROUPS]))
+        scale += self._aggregating_memory(groups, samples, memory_sample)
+        usages = iter(self._redis("queue_info", samples.execute)) if scale else iter(())
+        for info, sampled, count in scale:
+            chunk = [next(usages) or 0 for _ in range(sampled)]
+            if chunk:
+                info.memory_bytes += int(sum(chunk) / len(chunk) * count)
+
+    def _memory_reads(
+        self, pipe: Any, info: QueueInfo, head: bytes | None, memory_sample: int
+    ) -> list[tuple[str, int]]:
+        """Queue on ``pipe`` what ``_latency_and_memory`` reads of one queue: the oldest pending task's time, each
+        state's structure and first tasks, and the groups of its aggregating tasks. Returns the states read."""
+        q = self.keys.queue(info.queue)
+        if head is not None:
+            pipe.hget(q.task(head.decode()), "since")
+        states = [(state, getattr(info, state)) for state in _MEMORY_STATES if getattr(info, state)]
+        for state, _count in states:
+            key = q.state_key(state)
+            pipe.memory_usage(key, samples=memory_sample)
+            if state == "pending":
+                pipe.lrange(key, 0, memory_sample - 1)
+            else:
+                pipe.zrange(key, 0, memory_sample - 1)
+        if info.aggregating:
+            pipe.scard(q.groups)
+            pipe.sscan(q.groups, 0, count=MEMORY_GROUPS)
+        return states
+
+    def _aggregating_memory(
+        self, groups: list[tuple[QueueInfo, int, list[bytes]]], samples: Any, memory_sample: int
+    ) -> list[tuple[QueueInfo, int, int]]:
+        """Aggregating tasks sit in one sorted set per group (issue 23: Memory read "0 bytes" beside 7 of them).
+        The sampled groups' sets, extrapolated to all groups, count here; their first tasks are added to
+        ``samples`` to be extrapolated to every aggregating task, as ``_latency_and_memory`` does per state."""
+        sampled = [(info, total, names) for info, total, names in groups if names]
+        if not sampled:
+            return []
+        pipe = self.conn.pipeline(transaction=False)
+        for info, _total, names in sampled:
+            q = self.keys.queue(info.queue)
+            for name in names:
+                pipe.memory_usage(q.group(name.decode()), samples=memory_sample)
+                pipe.zrange(q.group(name.decode()), 0, memory_sample - 1)
+        replies = iter(self._redis("queue_info", pipe.execute))
+        scale = []
+        for info, total, names in sampled:
+            sizes, ids = [], []
+            for _name in names:
+                sizes.append(next(replies) or 0)
+                ids += next(replies)
+            info.memory_bytes += int(sum(sizes) / len(sizes) * total)
+            ids = ids[: max(1, memory_sample)]
+            self._sample_tasks(samples, info.queue, ids)
+            scale.append((info, len(ids), info.aggregating))
+        return scale
+
+    def _sample_tasks(self, samples: Any, queue: str, ids: list[bytes]) -> None:
+        """Queue on ``samples`` the MEMORY USAGE of each sampled task's hash."""
+        for task_id in ids:
+            samples.memory_usage(self.keys.queue(queue).task(task_id.decode()), samples=0)
+
+    def type_counts(self, queue: str) -> dict[str, dict[str, int]]:
+        """Per task type: how many are in each state, plus processed and failed totals (kept by the scripts).
+
+        Raises:
+            ValidationError: the queue name is malformed.
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        self._known(queue, "type_counts")
+        return self.type_counts_of([queue])[queue]
+
+    def type_counts_of(self, queues: list[str], keep_zero: bool = False) -> dict[str, dict[str, dict[str, int]]]:
+        """type_counts of many queues in one round trip (unknown queues read as empty). With ``keep_zero`` a count
+        that went back to 0 is kept: a state the type has been in (metrics keep its series alive).
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        pipe = self.conn.pipeline(transaction=False)
+        for queue in queues:
+            pipe.hgetall(self.keys.queue(queue).type_counts)
+        replies = self._redis("type_counts", pipe.execute) if queues else []
+        result: dict[str, dict[str, dict[str, int]]] = {}
+        for queue, raw in zip(queues, replies, strict=True):
+            out: dict[str, dict[str, int]] = {}
+            for name, value in raw.items():
+                state, _, task_type = name.decode().partition(":")
+                if int(value) or keep_zero:
+                    out.setdefault(task_type, {})[state] = int(value)
+            result[queue] = out
+        return result
+
+    def queue_definition(self, queue: str) -> QueueSpec | None:
+        """The queue's definition as mirrored from the admin (cap, rate limit, weight); None when not defined.
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        return self.policies.get(self.conn, "inspector.queue_definition").queues.get(queue)
+
+    def archive_limits(self, queue: str) -> ArchiveLimits:
+        """The queue's archive limits from the retention policies (engine-wide ``Limits`` where they set none).
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        return self.policies.get(self.conn, "inspector.archive_limits").archive_limits(queue)

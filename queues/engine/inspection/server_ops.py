@@ -1,0 +1,196 @@
+"""Servers: the worker servers whose heartbeat is current (``ServerInfo``) and those that ended (``ServerRecord``),
+an operator's quiet or stop of one and its acknowledgement, the queues the HTTP API serves to consumers, and the
+Redis server's own INFO. The records themselves are in ``server_records``, beside the worker's writer of them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from .. import validation as check
+from ..clock import from_ms, to_ms
+from ..connection import database_of
+from ..errors import RedisCommandError, ServerNotFoundError, ValidationError
+from ..server_records import (
+    CONTROL_TTL,
+    SERVER_ACTIONS,
+    Acknowledgement,
+    ServerInfo,
+    ServerRecord,
+    acked,
+    server_info,
+    server_record,
+)
+from .inspector_base import InspectorBase
+
+#: The key ``redis_info`` sets, with the server's reply, when INFO is refused.
+INFO_REFUSED = "info_refused"
+#: Seconds since the HTTP API last consumed from a queue for which it still counts as served (``serving``).
+API_SERVED_WINDOW = 300.0
+#: How often ``wait_for_acknowledgement`` looks: the server acts within milliseconds of the request.
+ACK_POLL = 0.05
+
+
+class ServerOps(InspectorBase):
+    """Who serves the queues, and the requests an operator sends a worker server."""
+
+    def servers(self) -> list[ServerInfo]:
+        """Servers whose heartbeat is current, with the tasks each is running.
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        ids = self._running_server_ids()
+        pipe = self.conn.pipeline(transaction=False)
+        for server_id in ids:
+            pipe.get(self.keys.server(server_id))
+            pipe.hgetall(self.keys.workers(server_id))
+        replies = self._redis("servers", pipe.execute) if ids else []
+        servers = []
+        for index in range(0, len(replies), 2):
+            raw, workers = replies[index], replies[index + 1]
+            if raw:
+                active = sorted((json.loads(v) for v in workers.values()), key=lambda w: w.get("started", 0))
+                servers.append(server_info(json.loads(raw), active))
+        return sorted(servers, key=lambda s: s.id)
+
+    def _running_server_ids(self) -> list[str]:
+        now = to_ms(self.broker.clock.now())
+        return [i.decode() for i in self._redis("servers", self.conn.zrangebyscore, self.keys.servers, now, "+inf")]
+
+    def server(self, server_id: str) -> ServerInfo:
+        """One server whose heartbeat is current.
+
+        Raises:
+            ValidationError: ``server_id`` is not a string of at most 320 characters without control characters.
+            ServerNotFoundError: no server of that id has a current heartbeat.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        check.server_id(server_id, "inspector.server")
+        for server in self.servers():
+            if server.id == server_id:
+                return server
+        raise ServerNotFoundError(f"no running server {server_id!r}", op="inspector.server")
+
+    def ended_servers(self, limit: int = 50) -> list[ServerRecord]:
+        """The records of servers that stopped or were lost within ``TASKS_SERVER_RECORD_SECONDS``, the latest
+        first (without those running again: a server that only lagged may come back after it was found lost).
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        ids = [i.decode() for i in self._redis("ended_servers", self.conn.zrevrange, self.keys.ended_servers, 0, limit)]
+        running = set(self._running_server_ids()) if ids else set()
+        ids = [i for i in ids if i not in running]
+        pipe = self.conn.pipeline(transaction=False)
+        for server_id in ids:
+            pipe.hgetall(self.keys.ended_server(server_id))
+        replies = self._redis("ended_servers", pipe.execute) if ids else []
+        return [record for fields in replies if (record := server_record(fields)) is not None]
+
+    def ended_server(self, server_id: str) -> ServerRecord:
+        """The record of a server that stopped or was lost (``ended_servers``).
+
+        Raises:
+            ValidationError: ``server_id`` is not a string of at most 320 characters without control characters.
+            ServerNotFoundError: no record of that server (it never ran, runs now, or ended too long ago).
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        check.server_id(server_id, "inspector.ended_server")
+        record = server_record(self._redis("ended_server", self.conn.hgetall, self.keys.ended_server(server_id)))
+        if record is None:
+            raise ServerNotFoundError(
+                f"no server {server_id!r} is running or ended in the last hour", op="inspector.ended_server"
+            )
+        return record
+
+    def control_server(self, server_id: str, action: str) -> None:
+        """Ask a running server to ``quiet`` (stop fetching, requeue what it fetched ahead, finish what it runs) or
+        ``stop`` (shut down gracefully). The request is published on the server's control channel, which it acts on
+        at once, and stored for its next heartbeat (in case it was not listening); a quiet server stays quiet until
+        it stops. A stop asked of a process under a ``--processes`` supervisor ends that process, which the
+        supervisor starts again under a new id. ``wait_for_acknowledgement`` tells when the server acted.
+
+        Raises:
+            ValidationError: the action is not one of SERVER_ACTIONS, or the id is no server id.
+            ServerNotFoundError: no server of that id has a current heartbeat.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        if action not in SERVER_ACTIONS:
+            raise ValidationError(
+                f"action must be one of {', '.join(SERVER_ACTIONS)}, not {action!r:.40}", op="inspector.control_server"
+            )
+        self.server(server_id)
+        key = self.keys.control(server_id)
+        if action == "quiet" and self._redis("control_server", self.conn.get, key) == b"stop":
+            return  # a stop already asked wins over a later quiet
+        self._redis("control_server", self.conn.set, key, action, ex=CONTROL_TTL)
+        channel = self.keys.control_channel(server_id, database_of(self.conn))
+        self._redis("control_server", self.conn.publish, channel, action)
+
+    def acknowledgement(self, server_id: str) -> Acknowledgement | None:
+        """The last request the server acted on, if any (kept an hour, also after the server has gone).
+
+        Raises:
+            ValidationError: the id is no server id.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        check.server_id(server_id, "inspector.acknowledgement")
+        raw = self._redis("acknowledgement", self.conn.get, self.keys.control_ack(server_id))
+        if not raw:
+            return None
+        try:
+            doc = json.loads(raw)
+            return Acknowledgement(str(doc["action"]), from_ms(doc.get("at")))
+        except (ValueError, TypeError, KeyError):
+            return None  # written by another version: as good as none
+
+    def wait_for_acknowledgement(self, server_id: str, action: str, timeout: float) -> Acknowledgement | None:
+        """Wait up to ``timeout`` seconds (real time) for the server to act on ``action`` (a stop counts for a
+        quiet: it quiets first). Returns its acknowledgement, or None when none came in time.
+
+        Raises:
+            ValidationError: the id is no server id.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            ack = self.acknowledgement(server_id)
+            if ack is not None and acked(action, ack.action):
+                return ack
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(ACK_POLL)
+
+    def api_served_queues(self, within: float = API_SERVED_WINDOW) -> set[str]:
+        """The queues the HTTP API's consume endpoint polled within the last ``within`` seconds: served, though
+        no worker reads them. One HGETALL of a small hash.
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        polled = self._redis("api_served_queues", self.conn.hgetall, self.keys.api_consumed)
+        since = to_ms(self.broker.clock.now() - within)
+        return {queue.decode() for queue, ms in polled.items() if ms.isdigit() and int(ms) >= since}
+
+    def redis_info(self) -> dict[str, Any]:
+        """Redis's INFO (version, uptime, memory, clients, persistence…) for the console, the CLI and /metrics.
+
+        Where the server refuses INFO (renamed or disabled: managed Redis often does), what it still answers:
+        ``info_refused`` (``INFO_REFUSED``) holds the server's reply, and ``dbsize`` the number of keys when DBSIZE
+        is allowed. Callers show that instead of failing.
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        try:
+            return dict(self._redis("redis_info", self.conn.info))
+        except RedisCommandError as exc:
+            info: dict[str, Any] = {INFO_REFUSED: exc.message}
+        try:
+            info["dbsize"] = int(self._redis("redis_info", self.conn.dbsize))
+        except RedisCommandError:
+            pass  # refused too: the refusal alone is what there is to show
+        return info

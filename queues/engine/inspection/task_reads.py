@@ -1,0 +1,274 @@
+"""Reading tasks: a page of one state (``list_tasks``), one task (``get_task``), which tasks still exist, a
+task's transitions from its queue's event stream (``TaskEvent``), and a queue's error groups.
+
+A list is one range read and one pipeline of hashes, however long the queue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from .. import validation as check
+from ..clock import from_ms
+from ..error_groups import ErrorGroup
+from ..error_groups import read_flow as read_error_groups
+from ..errors import TaskNotFoundError, ValidationError
+from ..keys import STATES
+from ..message import TaskInfo
+from .groups_workflows import GroupsAndWorkflows
+
+EVENT_SCAN_LIMIT = 20_000  # stream entries searched, at most, for one task's history
+#: Dependencies checked per waiting task of a list (a task may wait for up to 1000); its own page checks all.
+WAITING_ON_LISTED = 20
+
+
+@dataclass
+class TaskEvent:
+    """One transition of a task, from its queue's event stream."""
+
+    id: str
+    type: str
+    from_state: str
+    to_state: str
+    at: datetime | None
+    worker: str
+    error: str
+    lease: str = ""  # the attempt's lease token, on the event of a start
+    stream_id: str = ""  # where it is in the queue's event stream (or was, once exported)
+    started: datetime | None = None  # on the event of an attempt's end: when its handler started
+
+
+class TaskReads(GroupsAndWorkflows):
+    """Tasks as they are: lists, one task, their history. Aggregating tasks are listed group by group, so this
+    reads the groups (``GroupsAndWorkflows.groups``)."""
+
+    def list_tasks(
+        self, queue: str, state: str, page: int = 1, size: int = 20, group: str | None = None
+    ) -> list[TaskInfo]:
+        """One page of a state, newest first for archived and completed, next-to-run first for pending,
+        scheduled and retry, soonest lease expiry first for active. Aggregating tasks are listed group by group
+        (oldest first), or of one ``group``; waiting tasks (see ``workflows``) oldest first.
+
+        Raises:
+            ValidationError: the queue name or group is malformed, the state unknown, or ``page``/``size`` out of range.
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        self._known(queue, "list_tasks")
+        op = "inspector.list_tasks"
+        if state not in STATES:
+            raise ValidationError(f"unknown state {state!r}; one of {', '.join(STATES)}", op=op)
+        page, size = self._paged(op, page, size)
+        start, stop = (page - 1) * size, page * size - 1
+        if state == "aggregating":
+            return self._list_aggregating(queue, group, start, stop)
+        return self._hydrate(queue, self._id_range(queue, state, start, stop))
+
+    def _read_tasks(self, op: str, queue: str, ids: list[tuple[bytes, float | None]]) -> list[TaskInfo]:
+        """The tasks of ``ids`` (with their scores), read in one round trip; those gone since are left out."""
+        q = self.keys.queue(queue)
+        pipe = self.conn.pipeline(transaction=False)
+        for task_id, _score in ids:
+            pipe.hgetall(q.task(task_id.decode()))
+        hashes = self._redis(op, pipe.execute) if ids else []
+        return [
+            TaskInfo.from_hash(task_id.decode(), queue, fields, score)
+            for (task_id, score), fields in zip(ids, hashes, strict=True)
+            if fields
+        ]
+
+    def _hydrate(self, queue: str, ids: list[tuple[bytes, float | None]]) -> list[TaskInfo]:
+        """The tasks of ``ids`` as a list shows them: orphans flagged, what waiting tasks still wait on."""
+        tasks = [self._flag_orphan(task) for task in self._read_tasks("list_tasks", queue, ids)]
+        return self._with_waiting_on(queue, tasks, WAITING_ON_LISTED)
+
+    def _with_waiting_on(self, queue: str, tasks: list[TaskInfo], most: int) -> list[TaskInfo]:
+        """Fill ``waiting_on`` of the waiting tasks, checking up to ``most`` dependencies of each: a dependency is
+        still awaited while the task is in its dependency set (the script of its success removes the set)."""
+        q = self.keys.queue(queue)
+        checks = [(task, dep) for task in tasks if task.state == "waiting" for dep in task.after[:most]]
+        if not checks:
+            return tasks
+        awaited_by = self._each("list_tasks", "sismember", [(q.dependents(dep), task.id) for task, dep in checks])
+        for (task, dep), awaited in zip(checks, awaited_by, strict=True):
+            if awaited:
+                task.waiting_on.append(dep)
+        return tasks
+
+    def _flag_orphan(self, info: TaskInfo) -> TaskInfo:
+        if info.lease_expires_at is not None:
+            info.orphaned = info.lease_expires_at.timestamp() < self.broker.clock.now()
+        return info
+
+    def _id_range(self, queue: str, state: str, start: int, stop: int) -> list[tuple[bytes, float | None]]:
+        """Ids (with scores) of positions start..stop of a state, in the order list_tasks shows them."""
+        key = self.keys.queue(queue).state_key(state)
+        if state == "pending":
+            # LPUSH in, RPOP out: the next to run is at the tail.
+            ids: list[bytes] = self._redis("list_tasks", self.conn.lrange, key, -stop - 1, -start - 1)
+            return [(task_id, None) for task_id in reversed(ids)]
+        if state in ("archived", "completed"):
+            return list(self._redis("list_tasks", self.conn.zrevrange, key, start, stop, withscores=True))
+        return list(self._redis("list_tasks", self.conn.zrange, key, start, stop, withscores=True))
+
+    def _list_aggregating(self, queue: str, group: str | None, start: int, stop: int) -> list[TaskInfo]:
+        q = self.keys.queue(queue)
+        if group is not None:
+            names = [check.task_type(group, "inspector.list_tasks")]
+        else:
+            names = [g.name for g in self.groups(queue)]
+        ids: list[tuple[bytes, float | None]] = []
+        for name in names:  # page through the groups in name order, each oldest first
+            size = int(self._redis("list_tasks", self.conn.zcard, q.group(name)))
+            if start >= size:
+                start, stop = start - size, stop - size
+                continue
+            ids += [(i, None) for i in self._redis("list_tasks", self.conn.zrange, q.group(name), start, stop)]
+            if stop < size:
+                break
+            start, stop = 0, stop - size
+        return self._read_tasks("list_tasks", queue, ids)
+
+    def get_task(self, queue: str, task_id: str) -> TaskInfo:
+        """One task, in whatever state it is.
+
+        Raises:
+            ValidationError: the queue name or task id is malformed.
+            QueueNotFoundError: there is no queue of that name.
+            TaskNotFoundError: the queue holds no task with that id.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        self._known(queue, "get_task", task_id)
+        q = self.keys.queue(queue)
+        fields = self._redis("get_task", self.conn.hgetall, q.task(task_id))
+        if not fields:
+            raise TaskNotFoundError(f"no task {task_id!r} in queue {queue!r}", op="inspector.get_task")
+        state = fields.get(b"state", b"").decode()
+        score = None
+        if state in ("scheduled", "retry", "completed", "archived", "active"):
+            score = self._redis("get_task", self.conn.zscore, q.state_key(state), task_id)
+        task = self._flag_orphan(TaskInfo.from_hash(task_id, queue, fields, score))
+        return self._with_waiting_on(queue, [task], len(task.after))[0]
+
+    def existing_tasks(self, refs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+        """Which of the (queue, task id) pairs name a task that still exists, read in one pipeline: a page that
+        links tasks which may be gone (deleted on success, past their retention) asks once, not per link. A pair
+        the engine would refuse (a malformed name or id) names no task.
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        wanted = [(queue, task_id) for queue, task_id in dict.fromkeys(refs) if _well_formed(queue, task_id)]
+        found = self._each("existing_tasks", "exists", [(self.keys.queue(q).task(t),) for q, t in wanted])
+        return {ref for ref, exists in zip(wanted, found, strict=True) if exists}
+
+    def _each(self, op: str, command: str, args: list[tuple[Any, ...]]) -> list[Any]:
+        """One ``command`` per item of ``args``, in one pipeline (no transaction): their replies, in order."""
+        if not args:
+            return []
+        pipe = self.conn.pipeline(transaction=False)
+        for arg in args:
+            getattr(pipe, command)(*arg)
+        return list(self._redis(op, pipe.execute))
+
+    def error_groups(self, queue: str, task_type: str | None = None, limit: int = 50) -> list[ErrorGroup]:
+        """The queue's error groups (of ``task_type`` only, when given), the most recently seen first, at most
+        ``limit``; each says whether its sample task still exists.
+
+        Raises:
+            ValidationError: the queue name or task type is malformed.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        check.queue_name(queue, "inspector.error_groups")
+        if task_type is not None:
+            check.task_type(task_type, "inspector.error_groups")
+        groups: list[ErrorGroup] = self._drive("error_groups", read_error_groups(self.keys, queue, task_type, limit))
+        existing = self.existing_tasks((queue, group.sample) for group in groups)
+        for group in groups:
+            group.sample_exists = (queue, group.sample) in existing
+        return groups
+
+    def task_events(
+        self, queue: str, task_id: str, scan_limit: int = EVENT_SCAN_LIMIT, *, window: tuple[int, int] | None = None
+    ) -> list[TaskEvent]:
+        """The task's transitions, oldest first, from the newest ``scan_limit`` entries of the queue's stream.
+
+        The scan goes newest first and stops at the task's creation (the only kind of event with no ``from``
+        state): nothing older is about this task, so a recent task costs a few hundred entries, not the limit.
+        ``window`` (epoch ms, ``timeline.event_window`` of the task's creation and last move) bounds it further:
+        when the stream's oldest entry is later than the window, the stream holds none of the task's events and
+        nothing is scanned (an old task in a busy queue cost the whole limit, 20,000 entries, before); the scan
+        also stops at the first entry timed before the window.
+        Raises:
+            ValidationError: the queue name or task id is malformed.
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        self._known(queue, "task_events", task_id)
+        stream = self.keys.queue(queue).events
+        if (
+            window is not None
+            and _entry_at(self._redis("task_events", self.conn.xrange, stream, count=1), 0) > window[1]
+        ):
+            return []
+        earliest = window[0] if window is not None else 0
+        wanted = task_id.encode()
+        events: list[TaskEvent] = []
+        last = "+"
+        scanned = 0
+        while scanned < scan_limit:
+            entries = self._redis("task_events", self.conn.xrevrange, stream, last, "-", count=1000)
+            if last != "+":
+                entries = entries[1:]  # XREVRANGE includes the entry it starts from
+            if not entries:
+                break
+            scanned += len(entries)
+            last = entries[-1][0]
+            for entry_id, fields in entries:
+                if fields.get(b"id") == wanted:
+                    events.append(_event(fields, entry_id.decode()))
+                    if not fields.get(b"from"):
+                        return events[::-1]
+            if _entry_at(entries, -1) < earliest:
+                break
+        return events[::-1]
+
+
+def _entry_at(entries: list[Any], index: int) -> int:
+    """The event time (ms) of ``entries[index]`` (an XRANGE reply); 0 when there is no such entry or time, so a
+    bound compared with it never skips what it cannot date."""
+    if not entries:
+        return 0
+    at = entries[index][1].get(b"at", b"")
+    return int(at) if at.isdigit() else 0
+
+
+def _event(fields: dict[bytes, bytes], stream_id: str = "") -> TaskEvent:
+    def text(name: bytes) -> str:
+        return fields.get(name, b"").decode("utf-8", "replace")
+
+    at = fields.get(b"at")
+    return TaskEvent(
+        text(b"id"),
+        text(b"type"),
+        text(b"from"),
+        text(b"to"),
+        from_ms(int(at)) if at else None,
+        text(b"worker"),
+        text(b"error"),
+        text(b"lease"),
+        stream_id,
+        from_ms(int(fields[b"started"])) if fields.get(b"started") else None,
+    )
+
+
+def _well_formed(queue: str, task_id: str) -> bool:
+    try:
+        check.queue_name(queue, "inspector.existing_tasks")
+        check.task_id(task_id, "inspector.existing_tasks")
+    except ValidationError:
+        return False
+    return True
