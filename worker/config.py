@@ -1,4 +1,7 @@
-"""Worker settings: which queues, how many at once, and the timing of the lease and background components."""
+"""Worker settings: which queues, how many at once, and the timing of the lease and background components.
+
+``WorkerConfig.from_settings(taskq_settings, **options)`` is the one way from taskq's settings to a worker's: the
+command line's options over the settings over the defaults."""
 
 from __future__ import annotations
 
@@ -6,11 +9,12 @@ import os
 import socket
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 from queues.engine import DEFAULT_PREFIX, DEFAULT_REDIS_URL, GroupSettings, Limits, ValidationError
 from queues.engine import validation as check
 from queues.engine.redaction import NO_REDACTION, Redaction
-from queues.engine.settings import DEFAULTS
+from queues.engine.settings import DEFAULTS, TaskqSettings
 from queues.sparkconf import SparkSettings
 
 #: Characters that make a ``--queues`` entry a glob pattern (fnmatch: ``*``, ``?``, ``[...]``) rather than a name.
@@ -131,6 +135,21 @@ class WorkerConfig:
         if self.health_port is not None:
             check.count(self.health_port, "health port", 0, 65535, "taskworker")
 
+    @classmethod
+    def from_settings(cls, taskq: TaskqSettings, **options: Any) -> WorkerConfig:
+        """A worker as taskq's settings configure it, with ``options`` (WorkerConfig's fields, as the command line
+        gives them) over them: an option that is None was not given, and leaves the setting, or the default."""
+        given = {name: value for name, value in options.items() if value is not None}
+        configured: dict[str, Any] = {mine: getattr(taskq, theirs) for mine, theirs in _FROM_SETTINGS.items()}
+        configured.update(
+            limits=Limits.from_settings(taskq),
+            group_settings=GroupSettings.from_settings(taskq),
+            spark=SparkSettings.from_settings(taskq),
+            export_dir=taskq.event_export_dir if taskq.event_export else None,
+            redaction=Redaction.build(taskq.redact_types, taskq.redact_keys, taskq.max_payload_depth),
+        )
+        return cls(**(configured | given))
+
     @property
     def heartbeat_every(self) -> float:
         return self.heartbeat_interval or self.lease / 6
@@ -142,3 +161,21 @@ class WorkerConfig:
     @property
     def skew(self) -> float:
         return self.lease / 6 if self.clock_skew is None else self.clock_skew
+
+
+#: WorkerConfig's field -> the TaskqSettings field it takes its value from. The worker's names for its intervals
+#: (``heartbeat_interval``...) predate the settings object; they are the worker's Python API and stay.
+_FROM_SETTINGS = {
+    "redis_url": "redis_url",
+    "prefix": "key_prefix",
+    "shutdown_timeout": "shutdown_timeout",
+    "server_record_seconds": "server_record_seconds",
+    "lease": "lease_seconds",
+    "heartbeat_interval": "heartbeat_seconds",
+    "recoverer_interval": "recoverer_seconds",
+    "clock_skew": "clock_skew_seconds",
+    "forwarder_interval": "forwarder_seconds",
+    "janitor_interval": "janitor_seconds",
+    "aggregator_interval": "aggregator_seconds",
+    "export_event_cap": "event_export_cap",
+}
