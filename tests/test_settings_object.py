@@ -57,7 +57,7 @@ def test_the_environment_is_parsed_by_kind_and_bad_values_are_named():
 
 def test_the_engine_and_the_worker_take_their_defaults_from_it():
     config = WorkerConfig()
-    assert (config.lease, config.shutdown_timeout, config.forwarder_interval, config.janitor_interval) == (
+    assert (config.lease_seconds, config.shutdown_timeout, config.forwarder_interval, config.janitor_interval) == (
         DEFAULTS.lease_seconds,
         DEFAULTS.shutdown_timeout,
         DEFAULTS.forwarder_seconds,

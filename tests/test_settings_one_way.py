@@ -251,7 +251,7 @@ def test_a_worker_is_built_from_the_settings_in_one_call():
         redact_keys=("card",),
     )
     config = WorkerConfig.from_settings(taskq)
-    assert (config.redis_url, config.prefix, config.lease, config.shutdown_timeout) == (
+    assert (config.redis_url, config.prefix, config.lease_seconds, config.shutdown_timeout) == (
         "redis://127.0.0.1:6379/3",
         "tq2",
         12.0,
@@ -267,7 +267,7 @@ def test_a_worker_is_built_from_the_settings_in_one_call():
 def test_options_win_over_the_settings_and_an_option_not_given_leaves_them():
     taskq = dataclasses.replace(DEFAULTS, shutdown_timeout=3.0, lease_seconds=12.0)
     config = WorkerConfig.from_settings(taskq, shutdown_timeout=0.5, concurrency=3, prefetch=None)
-    assert (config.shutdown_timeout, config.concurrency, config.lease, config.prefetch) == (0.5, 3, 12.0, 15)
+    assert (config.shutdown_timeout, config.concurrency, config.lease_seconds, config.prefetch) == (0.5, 3, 12.0, 15)
     assert WorkerConfig.from_settings(taskq, shutdown_timeout=None).shutdown_timeout == 3.0
 
 
@@ -281,7 +281,7 @@ def test_taskworker_takes_its_options_over_the_settings_over_the_defaults(settin
     settings.TASKS_SHUTDOWN_TIMEOUT = 3.0
     settings.TASKS_LEASE_SECONDS = 12.0
     config = taskworker_config("--queues", "mail=2", "--concurrency", "4")
-    assert (config.queues, config.concurrency, config.shutdown_timeout, config.lease) == (
+    assert (config.queues, config.concurrency, config.shutdown_timeout, config.lease_seconds) == (
         {"mail": 2},
         4,
         3.0,

@@ -87,7 +87,7 @@ class WorkerConfig:
     max_tasks_per_child: int | None = None  # process pool: replace a child after this many tasks (leaky handlers)
     shutdown_timeout: float = DEFAULTS.shutdown_timeout
     server_record_seconds: float = DEFAULTS.server_record_seconds  # how long the record of an ended server is kept
-    lease: float = DEFAULTS.lease_seconds
+    lease_seconds: float = DEFAULTS.lease_seconds  # TASKS_LEASE_SECONDS, by the same name down to dequeue.lua
     heartbeat_interval: float | None = None  # None: lease / 6
     recoverer_interval: float | None = None  # None: lease / 2
     clock_skew: float | None = None  # None: lease / 6; how long past its expiry a lease is left alone
@@ -127,7 +127,7 @@ class WorkerConfig:
             check.count(
                 self.max_tasks_per_child, "max tasks per child", 1, 1_000_000_000, "taskworker --max-tasks-per-child"
             )
-        check.seconds(self.lease, "lease", "taskworker")
+        check.seconds(self.lease_seconds, "lease", "taskworker")
         check.seconds(self.shutdown_timeout, "shutdown timeout", "taskworker", allow_zero=True)
         check.seconds(self.server_record_seconds, "TASKS_SERVER_RECORD_SECONDS", "taskworker")
         if self.metrics_port is not None:
@@ -152,15 +152,15 @@ class WorkerConfig:
 
     @property
     def heartbeat_every(self) -> float:
-        return self.heartbeat_interval or self.lease / 6
+        return self.heartbeat_interval or self.lease_seconds / 6
 
     @property
     def recoverer_every(self) -> float:
-        return self.recoverer_interval or self.lease / 2
+        return self.recoverer_interval or self.lease_seconds / 2
 
     @property
     def skew(self) -> float:
-        return self.lease / 6 if self.clock_skew is None else self.clock_skew
+        return self.lease_seconds / 6 if self.clock_skew is None else self.clock_skew
 
 
 #: WorkerConfig's field -> the TaskqSettings field it takes its value from. The worker's names for its intervals
@@ -170,7 +170,7 @@ _FROM_SETTINGS = {
     "prefix": "key_prefix",
     "shutdown_timeout": "shutdown_timeout",
     "server_record_seconds": "server_record_seconds",
-    "lease": "lease_seconds",
+    "lease_seconds": "lease_seconds",
     "heartbeat_interval": "heartbeat_seconds",
     "recoverer_interval": "recoverer_seconds",
     "clock_skew": "clock_skew_seconds",
