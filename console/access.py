@@ -43,7 +43,7 @@ def forbidden(request: HttpRequest, message: str, title: str = "Permission denie
 
 
 def read_only() -> bool:
-    return bool(conf.setting("TASKS_CONSOLE_READ_ONLY"))
+    return conf.taskq_settings().console_read_only
 
 
 def can_view(user: Any) -> bool:

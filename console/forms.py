@@ -189,11 +189,11 @@ class EditTaskForm(forms.Form):
         data: dict[str, Any] = super().clean() or {}
         text, encoding = data.get("payload", ""), data.get("encoding")
         if encoding == "json":
-            from queues.conf import max_payload_depth
+            from queues.conf import taskq_settings
             from queues.engine import nesting
 
             try:
-                value = nesting.loads(text, max_payload_depth())
+                value = nesting.loads(text, taskq_settings().max_payload_depth)
             except nesting.TooDeepError as exc:
                 raise ValidationError(f"the payload is {exc} (TASKS_MAX_PAYLOAD_DEPTH)") from None
             except ValueError as exc:

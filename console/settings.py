@@ -120,7 +120,8 @@ WHITENOISE_USE_FINDERS = True
 # --- Redis and the task engine ---------------------------------------------------------------------------
 # taskq's own settings (REDIS_URL, TASKS_*, SPARK_*), each with its environment variable, default and meaning, are
 # listed once, in queues/engine/settings.py; every one becomes the Django setting of the same name here. Relative
-# directories are under the project. TASKS_REDACT gathers the two redaction lists for queues.redaction_access.
+# directories are under the project. TASKS_REDACT gathers the two redaction lists in their Django form (see
+# queues.engine.settings.REDACT_SETTING).
 try:
     TASKQ = TaskqSettings.from_env(os.environ)
 except ValidationError as exc:

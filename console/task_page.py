@@ -140,7 +140,7 @@ def history(insp: Any, queue: str, task: Any) -> tuple[list[Any], str]:
             row.get("lease") or "", row["stream_id"],
             datetime.fromtimestamp(row["started_ms"] / 1000, UTC) if row.get("started_ms") else None,
         )
-        for row in task_events(conf.export_dir(), queue, task.id, window)
+        for row in task_events(conf.taskq_settings().event_export_dir, queue, task.id, window)
         if row["stream_id"] not in seen
     ]  # fmt: skip
     if not exported:

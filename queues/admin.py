@@ -50,12 +50,13 @@ class BoundedJSONField(forms.JSONField):
     def _too_deep(self, value: Any) -> bool:
         from .engine import nesting
 
-        return isinstance(value, str) and nesting.deeper_than(value, conf.max_payload_depth())
+        return isinstance(value, str) and nesting.deeper_than(value, conf.taskq_settings().max_payload_depth)
 
     def to_python(self, value: Any) -> Any:
         if self._too_deep(value):
+            depth = conf.taskq_settings().max_payload_depth
             raise forms.ValidationError(
-                f"nested deeper than {conf.max_payload_depth()} levels of arrays and objects (TASKS_MAX_PAYLOAD_DEPTH)",
+                f"nested deeper than {depth} levels of arrays and objects (TASKS_MAX_PAYLOAD_DEPTH)",
                 code="too_deep",
             )
         return super().to_python(value)

@@ -13,7 +13,8 @@ class QueuesConfig(AppConfig):
         from django.core.signals import setting_changed
 
         configure_default_client()
-        # Tests change settings with override_settings or pytest-django's ``settings``: follow them.
+        # Tests change settings with override_settings or pytest-django's ``settings``: follow them. queues.conf,
+        # imported by now, forgets its settings first: its receiver connected first.
         setting_changed.connect(_reconfigure, dispatch_uid="queues.default_client")
         from . import signals
 
@@ -35,6 +36,7 @@ CLIENT_SETTINGS = frozenset(
         "TASKS_EVENT_STREAM_MAXLEN",
         "TASKS_ARCHIVE_MAX_SIZE",
         "TASKS_ARCHIVE_MAX_AGE_SECONDS",
+        "TASKS_MAX_PAYLOAD_DEPTH",
     }
 )
 
@@ -54,12 +56,9 @@ def install_tasks_resolver() -> None:
 
 def configure_default_client() -> None:
     from . import conf
-    from .engine import configure
+    from .engine import configure_from_settings
 
-    eager, propagates = conf.eager_mode()
-    configure(
-        conf.redis_url(), prefix=conf.key_prefix(), limits=conf.limits(), eager=eager, eager_propagates=propagates
-    )
+    configure_from_settings(conf.taskq_settings())
 
 
 def _reconfigure(setting: str, **kwargs: object) -> None:

@@ -1,88 +1,83 @@
-"""The engine as configured by Django settings. Everything Django-side gets its Client and Inspector here."""
+"""taskq's settings as Django has them, and the engine they configure: everything Django-side gets its settings,
+Client and Inspector here.
+
+One rule for reading settings: every setting ``queues.engine.settings.TaskqSettings`` declares (``REDIS_URL``, the
+``TASKS_*`` and the ``SPARK_*``, and ``TASKS_REDACT``, its Django form of the two redaction lists) is read through
+``taskq_settings()``, typed and with its default from there; only this module looks them up by name. Django's own
+settings and the console's (``DEBUG``, ``METRICS_TOKEN``, ``RQ_QUEUES``...) are plain ``django.conf.settings``
+reads where they are used. ``tests/test_settings_one_way.py`` holds the product to it.
+
+``taskq_settings()`` is built once and kept until Django's settings change, so a request reads attributes of one
+object instead of looking up forty settings. Tests change them with ``override_settings`` or pytest-django's
+``settings`` fixture: both put a new settings object in place, which the cache is keyed on, and send
+``setting_changed``, which empties it (pytest-django's ``del settings.X`` sends nothing, hence the key).
+"""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
 
 from . import handles
-from .engine import Client, Inspector, Limits
+from .engine import Client, Inspector, Limits, ValidationError
 from .engine.settings import TaskqSettings
-from .engine.settings import default as taskq_default
 from .engine.validation import PayloadLimits
-
-#: ``setting(name)`` without a default: take queues.engine.settings'.
-_DEFAULT = object()
-
-
-def setting(name: str, default: Any = _DEFAULT) -> Any:
-    """A Django setting; for one of taskq's, its default comes from ``queues.engine.settings`` (the one place
-    defaults are written) when the project leaves it out."""
-    value = getattr(settings, name, _DEFAULT)
-    if value is not _DEFAULT:
-        return value
-    return taskq_default(name) if default is _DEFAULT else default
 
 
 def taskq_settings() -> TaskqSettings:
-    """All of taskq's settings as the project has them, typed."""
-    return TaskqSettings.from_lookup(lambda name, missing: getattr(settings, name, missing))
+    """All of taskq's settings as the project has them, typed; a setting it leaves out has its default. A value
+    that cannot be read (a lease of "soon", a malformed ``TASKS_REDACT``) raises ImproperlyConfigured naming it."""
+    return _settings_in(settings._wrapped)
 
 
-def redis_url() -> str:
-    return str(setting("REDIS_URL"))
+@lru_cache(maxsize=1)
+def _settings_in(holder: object) -> TaskqSettings:
+    """``holder``: the settings object in force, only the cache's key (see the module's docstring)."""
+    try:
+        return TaskqSettings.from_lookup(lambda name, missing: getattr(settings, name, missing))
+    except ValidationError as exc:
+        raise ImproperlyConfigured(exc.message) from None
 
 
-def key_prefix() -> str:
-    return str(setting("TASKS_KEY_PREFIX"))
+def project_sets(name: str) -> bool:
+    """Whether the project's settings give taskq's setting ``name`` at all, rather than leave it to its default
+    (a system check warns about a deployment without ``REDIS_URL``)."""
+    return hasattr(settings, name)
 
 
-def eager_mode() -> tuple[bool, bool]:
-    """``(TASKS_EAGER, TASKS_EAGER_PROPAGATES)``: whether enqueueing runs the handler inline instead of writing to
-    Redis (tests; see engine.eager), and whether the handler's exception is then raised to whoever enqueued."""
-    return bool(setting("TASKS_EAGER")), bool(setting("TASKS_EAGER_PROPAGATES"))
+def _forget_settings(**kwargs: Any) -> None:
+    # Every change, not only taskq's: telling them apart costs more than building the object again on next use.
+    _settings_in.cache_clear()
 
 
-def export_dir() -> str:
-    """Where the exporter writes the event Parquet files (``date=YYYY-MM-DD/`` partitions)."""
-    return str(setting("TASKS_EVENT_EXPORT_DIR"))
-
-
-def rollup_dir() -> str:
-    """Where the analytics job writes its Parquet rollups (``day=YYYY-MM-DD/`` partitions)."""
-    return str(setting("TASKS_ROLLUP_DIR"))
-
-
-def limits() -> Limits:
-    return Limits(
-        event_maxlen=int(setting("TASKS_EVENT_STREAM_MAXLEN")),
-        archive_max_size=int(setting("TASKS_ARCHIVE_MAX_SIZE")),
-        archive_max_age=float(setting("TASKS_ARCHIVE_MAX_AGE_SECONDS")),
-    )
-
-
-def max_payload_depth() -> int:
-    """``TASKS_MAX_PAYLOAD_DEPTH``: how deeply a payload may nest, and how deeply the console parses stored ones."""
-    return int(setting("TASKS_MAX_PAYLOAD_DEPTH"))
+# Connected at import, so before queues.apps's receiver (connected in ready(), after this module is imported),
+# which rebuilds the default client from the new settings: Django calls receivers in the order they connected.
+setting_changed.connect(_forget_settings, dispatch_uid="queues.conf.taskq_settings")
 
 
 def get_client() -> Client:
     """A shared client for the configured Redis (one connection pool per URL and prefix; see ``handles``)."""
-    url, prefix, depth = redis_url(), key_prefix(), max_payload_depth()
-    is_eager, propagates = eager_mode()
+    s = taskq_settings()
     return handles.shared(
-        ("client", url, prefix, is_eager, propagates, depth),
-        lambda: Client(url, prefix=prefix, eager=is_eager, eager_propagates=propagates, max_payload_depth=depth),
+        ("client", s.redis_url, s.key_prefix, s.eager, s.eager_propagates, s.max_payload_depth),
+        lambda: Client.from_settings(s),
     )
 
 
 def get_inspector(actor: str = "operator") -> Inspector:
     """A shared inspector whose events name ``actor`` (see ``handles``)."""
-    url, prefix, depth = redis_url(), key_prefix(), max_payload_depth()
+    s = taskq_settings()
     return handles.shared(
-        ("inspector", url, prefix, actor, depth),
+        ("inspector", s.redis_url, s.key_prefix, actor, s.max_payload_depth),
         lambda: Inspector(
-            url, prefix=prefix, actor=actor, limits=limits(), payload_limits=PayloadLimits(max_depth=depth)
+            s.redis_url,
+            prefix=s.key_prefix,
+            actor=actor,
+            limits=Limits.from_settings(s),
+            payload_limits=PayloadLimits(max_depth=s.max_payload_depth),
         ),
     )

@@ -1,8 +1,9 @@
 """``TASKS_REDACT`` as every place that shows a payload or result to a person applies it (console pages, the
 admin's task view, the live feed, the CLI), who may see through it, and the audit entry each look writes.
 
-The rules themselves (types by prefix, JSON keys at any depth) live in ``queues.engine.redaction``; this module
-reads and validates the setting, and is the one place that knows the permission and the audit action.
+The rules themselves (types by prefix, JSON keys at any depth) live in ``queues.engine.redaction``, the setting in
+``queues.conf.taskq_settings()`` (``TASKS_REDACT``, or ``TASKS_REDACT_TYPES``/``TASKS_REDACT_KEYS``); this module
+builds them from it, and is the one place that knows the permission and the audit action.
 """
 
 from __future__ import annotations
@@ -13,27 +14,20 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
-from .conf import max_payload_depth, setting
+from .conf import taskq_settings
 from .engine import TaskInfo, ValidationError
 from .engine.redaction import Redaction
 
 UNREDACTED_PERMISSION = "queues.view_unredacted"
 #: The audit action of every look at unredacted values.
 VIEW_ACTION = "task.view_unredacted"
-_FIELDS = ("types", "keys")
 
 
 def rules() -> Redaction:
     """The configured rules. A bad ``TASKS_REDACT`` raises ImproperlyConfigured naming what is wrong (the queues
     app calls this at start-up, so a typo stops the console, the worker and the CLI rather than leaking)."""
-    value = setting("TASKS_REDACT", None) or {}
-    if not isinstance(value, dict) or not set(value) <= set(_FIELDS):
-        raise ImproperlyConfigured(f'TASKS_REDACT must be a dict with "types" and "keys" lists, got {value!r}')
-    lists = [value.get(name) or [] for name in _FIELDS]
-    for name, items in zip(_FIELDS, lists, strict=True):
-        if not isinstance(items, list | tuple) or not all(isinstance(item, str) for item in items):
-            raise ImproperlyConfigured(f'TASKS_REDACT["{name}"] must be a list of strings, got {items!r}')
-    return _build(tuple(lists[0]), tuple(lists[1]), max_payload_depth())
+    taskq = taskq_settings()
+    return _build(taskq.redact_types, taskq.redact_keys, taskq.max_payload_depth)
 
 
 @lru_cache(maxsize=16)

@@ -38,9 +38,9 @@ def render_bytes(data: bytes | None, *, full: bool = False, max_depth: int | Non
     if not data:
         return RenderedBytes("empty", "", 0, False)
     if max_depth is None:
-        from .conf import max_payload_depth  # settings: read on use, so this module loads without Django set up
+        from .conf import taskq_settings  # settings: read on use, so this module loads without Django set up
 
-        max_depth = max_payload_depth()
+        max_depth = taskq_settings().max_payload_depth
     limit = MAX_FULL_BYTES if full else PREVIEW_CHARS
     # A hex dump takes about 4 characters per byte: dump only what will be shown.
     kind, text, dumped = _decode(data, hex_bytes=limit // 4, max_depth=max_depth)

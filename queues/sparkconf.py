@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from queues.engine.settings import DEFAULTS
+from queues.engine.settings import DEFAULTS, TaskqSettings
 
 DEFAULT_MASTER = DEFAULTS.spark_master
 DEFAULT_APP_NAME = DEFAULTS.spark_app_name
@@ -81,30 +81,15 @@ class SparkSettings:
         return self.remote or self.master
 
     @classmethod
-    def from_mapping(cls, values: Mapping[str, Any]) -> SparkSettings:
-        """From settings or the environment: SPARK_MASTER, SPARK_REMOTE, SPARK_APP_NAME, SPARK_CONF (a string
-        as above, or already a dict)."""
-        conf = values.get("SPARK_CONF") or {}
+    def from_settings(cls, settings: TaskqSettings) -> SparkSettings:
+        """From taskq's settings: SPARK_MASTER, SPARK_REMOTE, SPARK_APP_NAME, SPARK_CONF (a string as above, or
+        already a dict in Django's settings). An empty master or name is the default."""
+        conf: str | Mapping[str, Any] = settings.spark_conf or {}
         return cls(
-            master=str(values.get("SPARK_MASTER") or DEFAULT_MASTER),
-            remote=str(values.get("SPARK_REMOTE") or ""),
-            app_name=str(values.get("SPARK_APP_NAME") or DEFAULT_APP_NAME),
+            master=settings.spark_master or DEFAULT_MASTER,
+            remote=settings.spark_remote or "",
+            app_name=settings.spark_app_name or DEFAULT_APP_NAME,
             conf=parse_conf(conf) if isinstance(conf, str) else {str(k): str(v) for k, v in conf.items()},
-        )
-
-    @classmethod
-    def from_env(cls) -> SparkSettings:
-        return cls.from_mapping(os.environ)
-
-    @classmethod
-    def from_django(cls) -> SparkSettings:
-        from django.conf import settings
-
-        return cls.from_mapping(
-            {
-                name: getattr(settings, name, None)
-                for name in ("SPARK_MASTER", "SPARK_REMOTE", "SPARK_APP_NAME", "SPARK_CONF")
-            }
         )
 
 

@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 
 from .audit import action_name, record_action
-from .conf import setting
+from .conf import taskq_settings
 from .engine import STATES, EngineError, LayoutVersionError, QueueNotFoundError, RedisUnavailableError
 from .engine.validation import MAX_QUEUE_NAME, MAX_TASK_ID
 from .redaction_access import redact_task
@@ -39,7 +39,7 @@ def can_view(user: Any) -> bool:
 def can_operate(user: Any) -> bool:
     """Operators may act, unless the console runs read-only (TASKS_CONSOLE_READ_ONLY), which binds the admin's
     queue and task actions too: read-only means nobody changes queues from the web."""
-    if setting("TASKS_CONSOLE_READ_ONLY"):
+    if taskq_settings().console_read_only:
         return False
     return bool(user.is_active and user.has_perm(OPERATE_PERMISSION))
 

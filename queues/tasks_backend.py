@@ -61,9 +61,10 @@ class TaskqBackend(fw.BaseTaskBackend):
         self._refuse_bad_options()
         # The framework normalizes the arguments recursively: arguments nested past the payload limit are refused
         # by name before that, not with a RecursionError (the payload holds them one level down).
-        if nesting.value_deeper_than([args, kwargs], conf.max_payload_depth()):
+        depth = conf.taskq_settings().max_payload_depth
+        if nesting.value_deeper_than([args, kwargs], depth):
             raise PayloadTooDeepError(
-                f"the arguments are nested deeper than {conf.max_payload_depth() - 1} levels (TASKS_MAX_PAYLOAD_DEPTH)",
+                f"the arguments are nested deeper than {depth - 1} levels (TASKS_MAX_PAYLOAD_DEPTH)",
                 op="tasks_backend.enqueue",
             )
         task_id = new_task_id()

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from django.conf import settings
 from django.core import checks
 
 from . import conf
@@ -70,10 +69,10 @@ def _queue_names(backend: Any) -> Iterator[checks.CheckMessage]:
 
 
 def _redis_url() -> Iterator[checks.CheckMessage]:
-    url = getattr(settings, "REDIS_URL", None)
-    if url is None:
+    url = conf.taskq_settings().redis_url
+    if not conf.project_sets("REDIS_URL"):
         yield checks.Warning(
-            f"REDIS_URL is not set: Django tasks go to the local default, {conf.redis_url()}",
+            f"REDIS_URL is not set: Django tasks go to the local default, {url}",
             hint="Set REDIS_URL to the Redis your workers read.",
             id="taskq.W103",
         )

@@ -12,7 +12,7 @@ import pytest
 
 from queues import conf
 from queues.engine import GroupSettings, Limits, ValidationError
-from queues.engine.settings import DEFAULTS, TaskqSettings, default, markdown_table
+from queues.engine.settings import DEFAULTS, TaskqSettings, markdown_table
 from queues.sparkconf import SparkSettings
 from worker.config import WorkerConfig
 
@@ -57,7 +57,7 @@ def test_the_environment_is_parsed_by_kind_and_bad_values_are_named():
 
 def test_the_engine_and_the_worker_take_their_defaults_from_it():
     config = WorkerConfig()
-    assert (config.lease, config.shutdown_timeout, config.forwarder_interval, config.janitor_interval) == (
+    assert (config.lease_seconds, config.shutdown_timeout, config.forwarder_interval, config.janitor_interval) == (
         DEFAULTS.lease_seconds,
         DEFAULTS.shutdown_timeout,
         DEFAULTS.forwarder_seconds,
@@ -77,9 +77,32 @@ def test_the_engine_and_the_worker_take_their_defaults_from_it():
 
 def test_a_project_that_leaves_a_setting_out_gets_the_default(settings):
     del settings.TASKS_JANITOR_SECONDS
-    assert conf.setting("TASKS_JANITOR_SECONDS") == default("TASKS_JANITOR_SECONDS") == DEFAULTS.janitor_seconds
     assert conf.taskq_settings().janitor_seconds == DEFAULTS.janitor_seconds
     settings.TASKS_LEASE_SECONDS = 12.0
     assert conf.taskq_settings().lease_seconds == 12.0
-    with pytest.raises(KeyError, match="no taskq setting named 'TASKS_NOPE'"):
-        default("TASKS_NOPE")
+
+
+def test_djangos_values_are_made_the_fields_types_and_bad_ones_are_named():
+    values = {"TASKS_LEASE_SECONDS": "12", "TASKS_GROUP_MAX_SIZE": 7.0, "TASKS_REDACT_KEYS": ["card"]}
+    typed = TaskqSettings.from_lookup(lambda name, missing: values.get(name, missing))
+    assert (typed.lease_seconds, typed.group_max_size, typed.redact_keys) == (12.0, 7, ("card",))
+    assert typed.heartbeat_seconds is None and typed.janitor_seconds == DEFAULTS.janitor_seconds
+    with pytest.raises(ValidationError, match="TASKS_LEASE_SECONDS must be a number, got 'soon'"):
+        TaskqSettings.from_lookup(lambda name, missing: "soon" if name == "TASKS_LEASE_SECONDS" else missing)
+
+
+def test_tasks_redact_gives_both_lists_and_wins_over_them():
+    values = {"TASKS_REDACT_KEYS": ("ignored",), "TASKS_REDACT": {"types": ["billing:"], "keys": ["card"]}}
+    typed = TaskqSettings.from_lookup(lambda name, missing: values.get(name, missing))
+    assert (typed.redact_types, typed.redact_keys) == (("billing:",), ("card",))
+    alone = TaskqSettings.from_lookup(lambda name, missing: ("card",) if name == "TASKS_REDACT_KEYS" else missing)
+    assert (alone.redact_types, alone.redact_keys) == ((), ("card",))
+
+
+def test_the_settings_are_read_once_until_one_changes(settings):
+    first = conf.taskq_settings()
+    assert conf.taskq_settings() is first  # a request reads the one object, not forty settings
+    settings.TASKS_CONSOLE_READ_ONLY = True
+    assert conf.taskq_settings() is not first and conf.taskq_settings().console_read_only is True
+    del settings.TASKS_CONSOLE_READ_ONLY
+    assert conf.taskq_settings().console_read_only is False

@@ -1,4 +1,7 @@
-"""Worker settings: which queues, how many at once, and the timing of the lease and background components."""
+"""Worker settings: which queues, how many at once, and the timing of the lease and background components.
+
+``WorkerConfig.from_settings(taskq_settings, **options)`` is the one way from taskq's settings to a worker's: the
+command line's options over the settings over the defaults."""
 
 from __future__ import annotations
 
@@ -6,11 +9,12 @@ import os
 import socket
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 from queues.engine import DEFAULT_PREFIX, DEFAULT_REDIS_URL, GroupSettings, Limits, ValidationError
 from queues.engine import validation as check
 from queues.engine.redaction import NO_REDACTION, Redaction
-from queues.engine.settings import DEFAULTS
+from queues.engine.settings import DEFAULTS, TaskqSettings
 from queues.sparkconf import SparkSettings
 
 #: Characters that make a ``--queues`` entry a glob pattern (fnmatch: ``*``, ``?``, ``[...]``) rather than a name.
@@ -83,7 +87,7 @@ class WorkerConfig:
     max_tasks_per_child: int | None = None  # process pool: replace a child after this many tasks (leaky handlers)
     shutdown_timeout: float = DEFAULTS.shutdown_timeout
     server_record_seconds: float = DEFAULTS.server_record_seconds  # how long the record of an ended server is kept
-    lease: float = DEFAULTS.lease_seconds
+    lease_seconds: float = DEFAULTS.lease_seconds  # TASKS_LEASE_SECONDS, by the same name down to dequeue.lua
     heartbeat_interval: float | None = None  # None: lease / 6
     recoverer_interval: float | None = None  # None: lease / 2
     clock_skew: float | None = None  # None: lease / 6; how long past its expiry a lease is left alone
@@ -123,7 +127,7 @@ class WorkerConfig:
             check.count(
                 self.max_tasks_per_child, "max tasks per child", 1, 1_000_000_000, "taskworker --max-tasks-per-child"
             )
-        check.seconds(self.lease, "lease", "taskworker")
+        check.seconds(self.lease_seconds, "lease", "taskworker")
         check.seconds(self.shutdown_timeout, "shutdown timeout", "taskworker", allow_zero=True)
         check.seconds(self.server_record_seconds, "TASKS_SERVER_RECORD_SECONDS", "taskworker")
         if self.metrics_port is not None:
@@ -131,14 +135,47 @@ class WorkerConfig:
         if self.health_port is not None:
             check.count(self.health_port, "health port", 0, 65535, "taskworker")
 
+    @classmethod
+    def from_settings(cls, taskq: TaskqSettings, **options: Any) -> WorkerConfig:
+        """A worker as taskq's settings configure it, with ``options`` (WorkerConfig's fields, as the command line
+        gives them) over them: an option that is None was not given, and leaves the setting, or the default."""
+        given = {name: value for name, value in options.items() if value is not None}
+        configured: dict[str, Any] = {mine: getattr(taskq, theirs) for mine, theirs in _FROM_SETTINGS.items()}
+        configured.update(
+            limits=Limits.from_settings(taskq),
+            group_settings=GroupSettings.from_settings(taskq),
+            spark=SparkSettings.from_settings(taskq),
+            export_dir=taskq.event_export_dir if taskq.event_export else None,
+            redaction=Redaction.build(taskq.redact_types, taskq.redact_keys, taskq.max_payload_depth),
+        )
+        return cls(**(configured | given))
+
     @property
     def heartbeat_every(self) -> float:
-        return self.heartbeat_interval or self.lease / 6
+        return self.heartbeat_interval or self.lease_seconds / 6
 
     @property
     def recoverer_every(self) -> float:
-        return self.recoverer_interval or self.lease / 2
+        return self.recoverer_interval or self.lease_seconds / 2
 
     @property
     def skew(self) -> float:
-        return self.lease / 6 if self.clock_skew is None else self.clock_skew
+        return self.lease_seconds / 6 if self.clock_skew is None else self.clock_skew
+
+
+#: WorkerConfig's field -> the TaskqSettings field it takes its value from. The worker's names for its intervals
+#: (``heartbeat_interval``...) predate the settings object; they are the worker's Python API and stay.
+_FROM_SETTINGS = {
+    "redis_url": "redis_url",
+    "prefix": "key_prefix",
+    "shutdown_timeout": "shutdown_timeout",
+    "server_record_seconds": "server_record_seconds",
+    "lease_seconds": "lease_seconds",
+    "heartbeat_interval": "heartbeat_seconds",
+    "recoverer_interval": "recoverer_seconds",
+    "clock_skew": "clock_skew_seconds",
+    "forwarder_interval": "forwarder_seconds",
+    "janitor_interval": "janitor_seconds",
+    "aggregator_interval": "aggregator_seconds",
+    "export_event_cap": "event_export_cap",
+}

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from queues.engine.broker import Broker
 from queues.engine.export_store import ExportStore, StreamEntry, parse_stream_id
+from queues.engine.settings import DEFAULTS
 from queues.history.event_files import write_batch
 
 from .component import Component
@@ -35,7 +36,7 @@ class EventExporter(Component):
         interval: float = 1.0,
         batch: int = 50_000,
         flush_age: float = 5.0,
-        event_cap: int = 1_000_000,
+        event_cap: int = DEFAULTS.event_export_cap,
         lease: float = 15.0,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:

@@ -103,10 +103,12 @@ class Heartbeat(Component):
             if not attempt.claimed:
                 by_queue[attempt.queue].append(attempt)
         for queue, attempts in by_queue.items():
-            until = self.broker.clock.now() + self.config.lease
+            until = self.broker.clock.now() + self.config.lease_seconds
             lost = set(
                 self.broker.run(
-                    self.broker.transitions.extend_leases(queue, [(a.id, a.token) for a in attempts], self.config.lease)
+                    self.broker.transitions.extend_leases(
+                        queue, [(a.id, a.token) for a in attempts], self.config.lease_seconds
+                    )
                 )
             )
             for attempt in attempts:

@@ -234,7 +234,7 @@ class Processor:
                 self.broker.transitions.dequeue(
                     queue,
                     k,
-                    self.config.lease,
+                    self.config.lease_seconds,
                     self.config.server_id,
                     token_prefix,
                     self.queues.cap(queue),
@@ -337,12 +337,12 @@ class Processor:
             message = TaskMessage(item.id, item.type.decode("utf-8", "replace"), item.payload, queue)
             attempt = Attempt(item, queue, Task(message, item.retried), None, None, now)
             attempt.undecodable = f"undecodable task message: {exc}"  # type: ignore[attr-defined]
-            attempt.lease_until = now + self.config.lease
+            attempt.lease_until = now + self.config.lease_seconds
             return attempt
         writer = ResultWriter(self.broker, queue, item.id, item.token)
         task = Task(message, item.retried, writer, worker_id=self.config.server_id)
         attempt = Attempt(item, queue, task, self.registry.route(message.type), None, now)
-        attempt.lease_until = now + self.config.lease
+        attempt.lease_until = now + self.config.lease_seconds
         return attempt
 
     def _begin(self, attempt: Attempt, now: float) -> None:

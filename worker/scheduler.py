@@ -22,12 +22,13 @@ import socket
 import uuid
 from typing import Any
 
-from queues.engine import Clock, EngineError, RedisUnavailableError, TaskIdConflictError
+from queues.engine import Clock, EngineError, RedisUnavailableError, TaskIdConflictError, ValidationError
 from queues.engine.broker import Broker
 from queues.engine.clock import to_ms
 from queues.engine.periodic import Entry, ScheduleRegistry, schedules
 from queues.engine.policies import PolicyCache
 from queues.engine.scheduler_store import SchedulerStore
+from queues.engine.settings import DEFAULTS, TaskqSettings
 
 from .component import Component
 from .layout_guard import LayoutGuard
@@ -48,8 +49,8 @@ class Scheduler(Component):
         store: SchedulerStore,
         registry: ScheduleRegistry = schedules,
         *,
-        interval: float = 1.0,
-        grace: float = 60.0,
+        interval: float = DEFAULTS.scheduler_interval,
+        grace: float = DEFAULTS.scheduler_grace_seconds,
         heartbeat_interval: float = 5.0,
         follow_admin: bool = True,
         scheduler_id: str | None = None,
@@ -158,6 +159,22 @@ def build(
     broker = Broker(redis_url, prefix=prefix, clock=clock)
     store = SchedulerStore(broker, PolicyCache(broker.keys))
     return Scheduler(store, registry, **options)
+
+
+def from_settings(
+    settings: TaskqSettings, *, interval: float | None = None, grace: float | None = None, **options: Any
+) -> Scheduler:
+    """A scheduler as taskq's settings configure it, with the command line's ``interval`` and ``grace`` over them
+    (None: not given). ValidationError for an interval outside (0, 60] seconds or a negative grace."""
+    interval = settings.scheduler_interval if interval is None else interval
+    grace = settings.scheduler_grace_seconds if grace is None else grace
+    if not 0 < interval <= 60 or grace < 0:
+        raise ValidationError(
+            f"the interval (--interval, TASKS_SCHEDULER_INTERVAL) must be in (0, 60] seconds and the grace (--grace, "
+            f"TASKS_SCHEDULER_GRACE_SECONDS) at least 0, got {interval:g} and {grace:g}",
+            op="taskscheduler",
+        )
+    return build(settings.redis_url, settings.key_prefix, interval=interval, grace=grace, **options)
 
 
 def run(scheduler: Scheduler) -> None:

@@ -17,6 +17,8 @@ import os
 import sys
 from pathlib import Path
 
+from queues.engine.settings import DEFAULTS
+
 
 def spark_home() -> Path:
     import pyspark
@@ -87,7 +89,7 @@ def parser() -> argparse.ArgumentParser:
     worker.add_argument("--webui-port", type=int, default=8081)
     connect = sub.add_parser("connect", help="a Spark Connect server")
     connect.add_argument("--port", type=int, default=15002)
-    connect.add_argument("--master", default="local[*]")
+    connect.add_argument("--master", default=DEFAULTS.spark_master)
     return p
 
 

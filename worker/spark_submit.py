@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from queues.engine import SkipRetry, Task, handler
+from queues.engine.settings import TaskqSettings
 from queues.sparkconf import DEFAULT_MASTER
 
 TAIL_LINES = 60
@@ -76,7 +77,7 @@ def _check_app(app: Any) -> str:
 def command(spec: dict[str, Any]) -> tuple[list[str], str, str]:
     """The spark-submit command line of a payload, its master and deploy mode; SkipRetry for a bad payload."""
     app = _check_app(spec.get("app"))
-    master = str(spec.get("master") or os.environ.get("SPARK_MASTER") or DEFAULT_MASTER)
+    master = str(spec.get("master") or TaskqSettings.from_env(os.environ).spark_master or DEFAULT_MASTER)
     mode = str(spec.get("deploy_mode") or "client")
     if mode not in ("client", "cluster"):
         raise SkipRetry("spark:submit: deploy_mode must be 'client' or 'cluster'")

@@ -512,7 +512,8 @@ def live_hub() -> LiveHub:
     loop = asyncio.get_running_loop()
     hub = _hubs.get(loop)
     if hub is None:
-        streams = AsyncEventStreams(conf.redis_url(), prefix=conf.key_prefix())
+        taskq = conf.taskq_settings()
+        streams = AsyncEventStreams(taskq.redis_url, prefix=taskq.key_prefix)
         hub = _hubs[loop] = LiveHub(streams)
         hub.start()
     return hub

@@ -121,7 +121,7 @@ def _audit_edit(request: HttpRequest, task: Any, edited: Any) -> None:
     a viewer of the task would), the original and new options; with ``TASKS_AUDIT_UNREDACTED``, the original in
     full beside it (``unredacted_detail``, shown only through the admin's audited "Show unredacted original")."""
     from queues.audit import record_action
-    from queues.conf import setting
+    from queues.conf import taskq_settings
     from queues.redaction_access import masked
 
     def detail(payload: bytes) -> str:
@@ -135,7 +135,7 @@ def _audit_edit(request: HttpRequest, task: Any, edited: Any) -> None:
         })  # fmt: skip
 
     shown = masked(task.type, task.payload)
-    full = detail(task.payload) if shown != task.payload and setting("TASKS_AUDIT_UNREDACTED") else ""
+    full = detail(task.payload) if shown != task.payload and taskq_settings().audit_unredacted else ""
     record_action(
         request.user, "edit_task", queue=task.queue, task_ids=[task.id], detail=detail(shown), unredacted_detail=full
     )

@@ -163,7 +163,7 @@ def json_body(request: HttpRequest, allowed: set[str] | frozenset[str]) -> dict[
     raw = read_body(request)
     if not raw.strip():
         return {}
-    limit = conf.max_payload_depth() + ENVELOPE_DEPTH
+    limit = conf.taskq_settings().max_payload_depth + ENVELOPE_DEPTH
     try:
         doc = nesting.loads(raw, limit)
     except (nesting.TooDeepError, RecursionError):  # RecursionError: text the measure misreads (UTF-16, say)

@@ -11,8 +11,11 @@ from typing import Any
 
 from queues.engine import STATES
 from queues.engine.remote_consumer import MAX_COUNT, MAX_WAIT
+from queues.engine.settings import DEFAULTS
 from queues.engine.validation import MAX_QUEUE_NAME, MAX_RETRY_LIMIT, MAX_TASK_ID, MAX_TYPE_NAME
 
+#: A request without ``ttr`` gets the deployment's TASKS_API_TTR_SECONDS.
+TTR_DEFAULT_TEXT = f"TASKS_API_TTR_SECONDS ({DEFAULTS.api_ttr_seconds:g} unless the deployment sets it)"
 NULLABLE_TIME = {"type": ["string", "null"], "format": "date-time"}
 SECONDS = {"type": "number", "minimum": 0}
 
@@ -123,8 +126,8 @@ SCHEMAS: dict[str, Any] = {
             "ttr": {
                 "type": "number",
                 "exclusiveMinimum": 0,
-                "description": "Time to run (the lease), seconds; "
-                "default 30. Unless acked, failed or extended within it, the task is delivered again.",
+                "description": "Time to run (the lease), seconds; default "
+                f"{TTR_DEFAULT_TEXT}. Unless acked, failed or extended within it, the task is delivered again.",
             },
             "timeout": {
                 "type": "number",
@@ -173,7 +176,11 @@ SCHEMAS: dict[str, Any] = {
     "ExtendRequest": obj(
         {
             "lease": {"type": "string", "minLength": 1},
-            "ttr": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds from now; default 30."},
+            "ttr": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": f"Seconds from now; default {TTR_DEFAULT_TEXT}.",
+            },
         },
         ["lease"],
     ),

@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
 from queues import conf, handles
-from queues.engine import Inspector, TaskInfo, TaskNotFoundError, nesting
+from queues.engine import Inspector, Limits, TaskInfo, TaskNotFoundError, nesting
 from queues.engine import validation as check
 from queues.engine.records import picked
 from queues.engine.remote_consumer import MAX_COUNT, MAX_WAIT, Delivery, RemoteConsumer
@@ -44,7 +44,6 @@ from .openapi import document
 PUBLISH_FIELDS = frozenset({"type", "payload", "payload_base64", "delay", "ttl", "tries", "unique", "id", "headers"})
 CONSUME_FIELDS = frozenset({"queues", "ttr", "timeout", "count"})
 MAX_DEAD_LETTER_BATCH = 1_000_000
-DEFAULT_TTR = 30.0
 
 
 # -- the engine, as settings configure it ---------------------------------------------------------------------
@@ -52,11 +51,11 @@ DEFAULT_TTR = 30.0
 
 def consumer() -> RemoteConsumer:
     """The shared remote consumer for the configured Redis (see ``queues.handles``)."""
-    url, prefix = conf.redis_url(), conf.key_prefix()
-    skew = float(conf.setting("TASKS_API_RECOVERY_SKEW_SECONDS"))
+    taskq = conf.taskq_settings()
+    url, prefix, skew = taskq.redis_url, taskq.key_prefix, taskq.api_recovery_skew_seconds
     return handles.shared(
         ("remote_consumer", url, prefix, skew),
-        lambda: RemoteConsumer(url, prefix=prefix, limits=conf.limits(), actor="api", skew=skew),
+        lambda: RemoteConsumer(url, prefix=prefix, limits=Limits.from_settings(taskq), actor="api", skew=skew),
     )
 
 
@@ -77,7 +76,7 @@ def _waiters(size: int) -> ThreadPoolExecutor:
 def waiters() -> ThreadPoolExecutor:
     """Long polls block a thread each; they get their own pool so they never hold up Django's sync views (which
     run on one thread under ASGI) or the event loop's default executor."""
-    return _waiters(int(conf.setting("TASKS_API_MAX_WAITERS")))
+    return _waiters(conf.taskq_settings().api_max_waiters)
 
 
 # -- rendering ---------------------------------------------------------------------------------------------
@@ -139,6 +138,11 @@ def seconds(doc: dict[str, Any], name: str, *, allow_zero: bool, default: float 
     if doc.get(name) is None:
         return default
     return float(field(name, check.seconds, doc[name], name, allow_zero=allow_zero))
+
+
+def ttr_of(doc: dict[str, Any]) -> float:
+    """The request's ``ttr``, or TASKS_API_TTR_SECONDS when it gives none."""
+    return seconds(doc, "ttr", allow_zero=False) or conf.taskq_settings().api_ttr_seconds
 
 
 def integer(value: Any, name: str, low: int, high: int) -> int:
@@ -249,7 +253,7 @@ def consume_arguments(request: HttpRequest) -> tuple[list[str], float, int, floa
     if len(queues) > 16:
         raise ApiError(400, "invalid_argument", "queues may name at most 16 queues", "queues")
     names = [field("queues", check.queue_name, q) for q in queues]
-    ttr = seconds(doc, "ttr", allow_zero=False, default=DEFAULT_TTR) or DEFAULT_TTR
+    ttr = ttr_of(doc)
     count = integer(doc.get("count", 1), "count", 1, MAX_COUNT)
     timeout = doc.get("timeout", 0)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 <= timeout <= MAX_WAIT:
@@ -330,7 +334,7 @@ def fail(request: HttpRequest, token: ApiToken, queue: str, task_id: str) -> Htt
 def extend(request: HttpRequest, token: ApiToken, queue: str, task_id: str) -> HttpResponse:
     doc = json_body(request, LEASE_FIELDS | {"ttr"})
     lease = lease_of(doc)
-    ttr = seconds(doc, "ttr", allow_zero=False, default=DEFAULT_TTR) or DEFAULT_TTR
+    ttr = ttr_of(doc)
     expires = consumer().extend(queue, task_id, lease, ttr)
     return JsonResponse({"id": task_id, "lease_expires_at": iso(expires)})
 

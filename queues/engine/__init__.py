@@ -11,7 +11,7 @@ Client("redis://127.0.0.1:6379/0").enqueue("email:deliver", {"to": "ada@example.
 
 from .aggregation import AggregatorRegistry, GroupSettings, aggregator, aggregators
 from .aio import AsyncClient
-from .client import Client, configure, default_client
+from .client import Client, configure, configure_from_settings, default_client
 from .clock import Clock, FakeClock, SystemClock
 from .connection import DEFAULT_REDIS_URL, connect, warn_if_evicting
 from .errors import (
@@ -52,6 +52,7 @@ __all__ = [
     "Client",
     "Clock",
     "configure",
+    "configure_from_settings",
     "connect",
     "DailyStats",
     "default_client",

@@ -33,7 +33,7 @@ from .handlers import Task
 from .message import TaskMessage
 from .producer import new_task_id
 from .scripts import script
-from .settings import DEFAULTS
+from .settings import DEFAULTS, TaskqSettings
 from .transitions import Call, Placement, Transitions
 from .type_routes import TypeRoutes
 
@@ -55,6 +55,11 @@ class GroupSettings:
         check.seconds(self.grace, "group grace period", "aggregation", allow_zero=True)
         check.seconds(self.max_delay, "group max delay", "aggregation", allow_zero=True)
         check.count(self.max_size, "group max size", 0, 1_000_000, "aggregation")
+
+    @classmethod
+    def from_settings(cls, settings: TaskqSettings) -> GroupSettings:
+        """Every queue's defaults (a queue definition may override them)."""
+        return cls(settings.group_grace_seconds, settings.group_max_delay_seconds, settings.group_max_size)
 
 
 def group_name(value: Any, op: str = "") -> str:

@@ -19,7 +19,6 @@ from .handlers import Registry
 from .keys import DEFAULT_PREFIX
 from .layout import check_flow
 from .message import TaskInfo
-from .nesting import DEFAULT_MAX_DEPTH
 from .policies import PolicyCache, PolicySet
 from .redis_errors import run_scripts_pipelined_async, translated
 from .sans_io import (
@@ -32,6 +31,7 @@ from .sans_io import (
     script_runs,
     wait_flow,
 )
+from .settings import DEFAULTS
 from .transitions import Call, Placement, Transitions
 from .validation import MAX_PAYLOAD_BYTES, PayloadLimits
 
@@ -45,7 +45,7 @@ class AsyncClient:
         redis_url: str = DEFAULT_REDIS_URL,
         *,
         max_payload: int = MAX_PAYLOAD_BYTES,
-        max_payload_depth: int = DEFAULT_MAX_DEPTH,
+        max_payload_depth: int = DEFAULTS.max_payload_depth,
         conn: redis.asyncio.Redis | None = None,
         policies: bool = True,
         policy_refresh: float = 1.0,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Unpack, cast
 
 from . import composite_enqueue, handlers, producer, workflows
@@ -17,10 +17,10 @@ from .eager import EagerRunner, unsupported
 from .handlers import Registry
 from .keys import DEFAULT_PREFIX
 from .message import TaskInfo
-from .nesting import DEFAULT_MAX_DEPTH
 from .policies import PolicyCache, PolicySet
 from .sans_io import Pipeline, Request, drive, enqueue_flow, run_command, wait_flow
-from .transitions import Call, Placement
+from .settings import DEFAULTS, TaskqSettings
+from .transitions import Call, Limits, Placement
 from .validation import MAX_PAYLOAD_BYTES, PayloadLimits
 
 
@@ -46,7 +46,7 @@ class Client(BrokerOwner):
         redis_url: str = DEFAULT_REDIS_URL,
         *,
         max_payload: int = MAX_PAYLOAD_BYTES,
-        max_payload_depth: int = DEFAULT_MAX_DEPTH,
+        max_payload_depth: int = DEFAULTS.max_payload_depth,
         policies: bool = True,
         policy_refresh: float = 1.0,
         eager: bool = False,
@@ -65,6 +65,20 @@ class Client(BrokerOwner):
         self._layout_checked = False
         # Concurrent enqueue calls from many threads share script calls (see coalescing).
         self._coalescer = EnqueueCoalescer(self._write_queue)
+
+    @classmethod
+    def from_settings(cls, settings: TaskqSettings, **options: Any) -> Client:
+        """A client as taskq's settings configure one: Redis, key prefix, stream and archive limits, payload
+        depth, eager mode; ``options`` (``registry``, ``clock``...) as for the constructor."""
+        return cls(
+            settings.redis_url,
+            prefix=settings.key_prefix,
+            limits=Limits.from_settings(settings),
+            max_payload_depth=settings.max_payload_depth,
+            eager=settings.eager,
+            eager_propagates=settings.eager_propagates,
+            **options,
+        )
 
     @property
     def clock(self) -> Clock:
@@ -173,24 +187,31 @@ _default_lock = threading.Lock()
 
 
 def configure(redis_url: str, *, prefix: str = DEFAULT_PREFIX, **options: Any) -> Client:
-    """Set the client that ``Handler.enqueue`` uses (the Django app does this from its settings)."""
+    """Set the client that ``Handler.enqueue`` uses."""
+    return _use(lambda: Client(redis_url, prefix=prefix, **options))
+
+
+def configure_from_settings(settings: TaskqSettings) -> Client:
+    """Set the client that ``Handler.enqueue`` uses to the one ``settings`` configure (the Django app does this
+    from its settings)."""
+    return _use(lambda: Client.from_settings(settings))
+
+
+def _use(make: Callable[[], Client]) -> Client:
     global _default
     with _default_lock:
-        _default = Client(redis_url, prefix=prefix, **options)
+        _default = make()
         return _default
 
 
 def default_client() -> Client:
-    """The configured client, or one for ``$REDIS_URL`` (default: the local Redis) on first use; eager when
-    ``$TASKS_EAGER`` is ``1`` or ``true``."""
+    """The configured client, or on first use the one the environment's settings configure (``REDIS_URL``,
+    ``TASKS_KEY_PREFIX``, ``TASKS_EAGER``..., read as ``console/settings.py`` reads them; unset, the local Redis).
+    A variable that is set but cannot be read raises ValidationError naming it."""
     global _default
     with _default_lock:
         if _default is None:
-            _default = Client(
-                os.environ.get("REDIS_URL", DEFAULT_REDIS_URL),
-                prefix=os.environ.get("TASKS_KEY_PREFIX", DEFAULT_PREFIX),
-                eager=os.environ.get("TASKS_EAGER", "").lower() in ("1", "true"),
-            )
+            _default = Client.from_settings(TaskqSettings.from_env(os.environ))
         return _default
 
 

@@ -15,10 +15,11 @@ import redis.sentinel
 from . import topology
 from .errors import RedisCommandError
 from .redis_errors import call, connecting
+from .settings import DEFAULTS
 
 log = logging.getLogger("queues.engine")
 
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+DEFAULT_REDIS_URL = DEFAULTS.redis_url  # REDIS_URL's default
 
 # A connection that hangs forever is worse than one that fails: the worker's loops must get control back.
 _SOCKET_OPTIONS = {"socket_connect_timeout": 5.0, "health_check_interval": 30}

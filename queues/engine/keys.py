@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-DEFAULT_PREFIX = "tq"
+from .settings import DEFAULTS
+
+DEFAULT_PREFIX = DEFAULTS.key_prefix  # TASKS_KEY_PREFIX's default
 
 #: States a task can be in. ``active`` tasks are the members of the queue's lease set; ``waiting`` ones wait for
 #: their dependencies (see workflows.py).

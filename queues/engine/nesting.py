@@ -2,8 +2,8 @@
 
 Python's ``json`` parses and prints nested arrays and objects recursively, and so does every walk over the parsed
 value (redaction's key masking, search, pretty-printing). A payload nested a few hundred levels deep then raises
-RecursionError wherever it is read. So producers are refused a payload deeper than a limit (``TASKS_MAX_PAYLOAD_DEPTH``,
-64 by default; see ``validation.payload``), and every reader of stored bytes parses through ``loads`` here, which
+RecursionError wherever it is read. So producers are refused a payload deeper than a limit (``TASKS_MAX_PAYLOAD_DEPTH``;
+see ``validation.payload``), and every reader of stored bytes parses through ``loads`` here, which
 measures first and refuses deeper data (written by an older version or another client) with ``TooDeepError``
 instead of recursing into it.
 
@@ -20,8 +20,6 @@ import re
 from itertools import accumulate, count
 from typing import Any
 
-#: The default deepest nesting of a JSON payload (``TASKS_MAX_PAYLOAD_DEPTH``): real payloads stay under ten.
-DEFAULT_MAX_DEPTH = 64
 #: The most the setting may be, and the depth up to which readers parse stored JSON. Every recursive walk of a
 #: parsed payload (json's printer, redaction, search) stays this many frames deep, far inside Python's limit.
 DEPTH_CEILING = 128

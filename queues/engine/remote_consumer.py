@@ -32,6 +32,7 @@ from .connection import DEFAULT_REDIS_URL
 from .errors import EngineError, LeaseLostError, TaskNotFoundError, ValidationError
 from .message import TaskMessage
 from .policies import PolicyCache, PolicySet
+from .settings import DEFAULTS
 from .transitions import BULK_CHUNK, PERIODIC_LIMIT, Leased
 from .worker_store import WorkerStore
 
@@ -101,7 +102,7 @@ class RemoteConsumer:
         redis_url: str = DEFAULT_REDIS_URL,
         *,
         actor: str = "api",
-        skew: float = 1.0,
+        skew: float = DEFAULTS.api_recovery_skew_seconds,
         **options: Unpack[BrokerOptions],
     ) -> None:
         self.broker = Broker(redis_url, **options)

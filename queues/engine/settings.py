@@ -1,11 +1,16 @@
 """Every taskq setting in one typed object: its environment variable (also its Django setting's name), its
-default and what it means. Nothing else writes a default down.
+default and what it means. Nothing else writes a default down, and nothing else reads a setting by its name.
 
 - ``console/settings.py`` reads the environment into it (``TaskqSettings.from_env``) and exports each value as
   the Django setting of the same name.
-- ``queues.conf``, ``taskworker``, ``taskscheduler``, the CLI and the console read Django's settings through it
-  (``TaskqSettings.from_lookup``): a setting a project leaves out takes the default from here.
-- The worker's and the engine's own defaults (``WorkerConfig``, ``Limits``, ``GroupSettings``) are these.
+- In Django, everything (the worker, the scheduler, the API, the console, the CLI, the history task) reads
+  ``queues.conf.taskq_settings()``, this object filled from Django's settings (``TaskqSettings.from_lookup``): a
+  setting a project leaves out takes the default from here.
+- Without Django, the engine's default client and the worker's handlers read ``TaskqSettings.from_env``.
+- The worker's and the engine's own defaults (``WorkerConfig``, ``Limits``, ``GroupSettings``, ``SparkSettings``,
+  ``DEFAULT_PREFIX``, ``DEFAULT_REDIS_URL``) are these, and each is built from the settings in one call
+  (``WorkerConfig.from_settings``, ``Limits.from_settings``...).
+- ``tests/test_settings_one_way.py`` fails on a setting read by its name, or a default written, anywhere else.
 - The settings table of the documentation (docs/settings.md) is generated from it (``python -m
   queues.engine.settings``), and a test checks that the two agree.
 
@@ -20,10 +25,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .connection import DEFAULT_REDIS_URL
 from .errors import ValidationError
-from .keys import DEFAULT_PREFIX
-from .nesting import DEFAULT_MAX_DEPTH, DEPTH_CEILING
+from .nesting import DEPTH_CEILING
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
@@ -40,13 +43,13 @@ def _setting(name: str, default: Any, kind: str, doc: str, shown: str | None = N
 class TaskqSettings:
     redis_url: str = _setting(
         "REDIS_URL",
-        DEFAULT_REDIS_URL,
+        "redis://127.0.0.1:6379/0",
         "str",
         "the Redis of the engine, console and workers; `redis+sentinel://` and `redis+cluster://` too "
         "([Sentinel and Cluster](operations.md#redis-sentinel-and-cluster))",
     )
     key_prefix: str = _setting(
-        "TASKS_KEY_PREFIX", DEFAULT_PREFIX, "str", "prefix of every Redis key, to share a Redis between deployments"
+        "TASKS_KEY_PREFIX", "tq", "str", "prefix of every Redis key, to share a Redis between deployments"
     )
     lease_seconds: float = _setting(
         "TASKS_LEASE_SECONDS", 30.0, "float", "lease of a running task; a shorter lease recovers crashes faster"
@@ -157,6 +160,12 @@ class TaskqSettings:
     spark_remote: str = _setting("SPARK_REMOTE", "", "str", "a Spark Connect server (`sc://host:15002`) instead")
     spark_app_name: str = _setting("SPARK_APP_NAME", "taskq", "str", "the Spark application's name")
     spark_conf: str = _setting("SPARK_CONF", "", "str", "Spark configuration: a JSON object or `k=v;k=v`")
+    api_ttr_seconds: float = _setting(
+        "TASKS_API_TTR_SECONDS",
+        30.0,
+        "float",
+        "HTTP API: the lease (TTR) of a consumed or extended task when the request gives no `ttr`",
+    )
     api_recovery_skew_seconds: float = _setting(
         "TASKS_API_RECOVERY_SKEW_SECONDS",
         1.0,
@@ -184,7 +193,7 @@ class TaskqSettings:
     )
     max_payload_depth: int = _setting(
         "TASKS_MAX_PAYLOAD_DEPTH",
-        DEFAULT_MAX_DEPTH,
+        64,  # real payloads stay under ten
         "int",
         f"deepest nesting of arrays and objects a JSON payload may have, 1 to {DEPTH_CEILING} "
         "([Payload limits](producing.md#payload-limits))",
@@ -193,7 +202,9 @@ class TaskqSettings:
         "TASKS_REDACT_TYPES",
         (),
         "list",
-        "task types (prefixes) whose payloads people see masked ([Redaction](console.md#redaction))",
+        "task types (prefixes) whose payloads people see masked ([Redaction](console.md#redaction)); in Django "
+        'settings both lists may be one dict, `TASKS_REDACT = {"types": [...], "keys": [...]}`, which wins over '
+        "the two",
     )
     redact_keys: tuple[str, ...] = _setting(
         "TASKS_REDACT_KEYS", (), "list", "JSON keys whose values people see masked, in every task"
@@ -220,13 +231,18 @@ class TaskqSettings:
 
     @classmethod
     def from_lookup(cls, lookup: Callable[[str, Any], Any]) -> TaskqSettings:
-        """From already-typed values, such as Django's settings: ``lookup(name, missing)`` returns ``missing``
-        for a setting that is not there, which then takes the default."""
+        """From Python values, such as Django's settings: ``lookup(name, missing)`` returns ``missing`` for a
+        setting that is not there, which then takes the default. Numbers, booleans and lists are made the field's
+        type (``"30"`` and ``30`` are 30.0 seconds), so no reader casts again; a value that is no number raises
+        ValidationError naming the setting. A ``TASKS_REDACT`` that is set gives both redaction lists."""
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             value = lookup(f.metadata["name"], _UNSET)
             if value is not _UNSET:
-                values[f.name] = tuple(value) if f.metadata["kind"] == "list" else value
+                values[f.name] = _typed(f.metadata["name"], f.metadata["kind"], value)
+        combined = lookup(REDACT_SETTING, None)
+        if combined is not None:
+            values["redact_types"], values["redact_keys"] = redact_lists(combined)
         return cls(**values)
 
     def as_settings(self) -> dict[str, Any]:
@@ -236,30 +252,50 @@ class TaskqSettings:
 
 DEFAULTS = TaskqSettings()
 
+#: The redaction lists as one Django setting, ``TASKS_REDACT = {"types": [...], "keys": [...]}``: what
+#: ``console/settings.py`` exports, projects write and tests override. When set it wins over TASKS_REDACT_TYPES
+#: and TASKS_REDACT_KEYS (``from_lookup``); it has no environment variable of its own.
+REDACT_SETTING = "TASKS_REDACT"
+_REDACT_FIELDS = ("types", "keys")
 
-#: Setting name -> default, built once: ``queues.conf.setting`` looks defaults up on every request.
-_DEFAULTS_BY_NAME = DEFAULTS.as_settings()
+
+def redact_lists(value: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``TASKS_REDACT``'s (types, keys); ValidationError naming the setting when it is not a dict of those two
+    lists of strings. An empty value is no rules."""
+    value = value or {}
+    if not isinstance(value, Mapping) or not set(value) <= set(_REDACT_FIELDS):
+        raise ValidationError(
+            f'{REDACT_SETTING} must be a dict with "types" and "keys" lists, got {value!r}', op="settings"
+        )
+    lists = [value.get(name) or [] for name in _REDACT_FIELDS]
+    for name, items in zip(_REDACT_FIELDS, lists, strict=True):
+        if not isinstance(items, list | tuple) or not all(isinstance(item, str) for item in items):
+            raise ValidationError(f'{REDACT_SETTING}["{name}"] must be a list of strings, got {items!r}', op="settings")
+    return tuple(lists[0]), tuple(lists[1])
 
 
-def default(name: str) -> Any:
-    """The default of the setting called ``name`` (``"TASKS_LEASE_SECONDS"``)."""
+def _typed(name: str, kind: str, value: Any) -> Any:
+    """A Python value as ``kind``. Text stays as given: ``SPARK_CONF`` may also be a dict in Django's settings."""
     try:
-        return _DEFAULTS_BY_NAME[name]
-    except KeyError:
-        raise KeyError(f"no taskq setting named {name!r}") from None
+        if kind == "int":
+            return int(value)
+        if kind == "float" or (kind == "optional float" and value is not None):
+            return float(value)
+    except (TypeError, ValueError):
+        what = "an integer" if kind == "int" else "a number"
+        raise ValidationError(f"{name} must be {what}, got {value!r}", op="settings") from None
+    if kind == "bool":
+        return bool(value)
+    if kind == "list":
+        return tuple(value)
+    return value
 
 
 def parse_value(name: str, kind: str, raw: str) -> Any:
     """A variable's text as ``kind`` (str, int, float, optional float, bool, list): the one parser of taskq's
     settings and of the console's Django ones (``console/env.py``). Raises ValidationError naming ``name``."""
-    try:
-        if kind == "int":
-            return int(raw)
-        if kind in ("float", "optional float"):
-            return float(raw)
-    except ValueError:
-        what = "an integer" if kind == "int" else "a number"
-        raise ValidationError(f"{name} must be {what}, got {raw!r}", op="settings") from None
+    if kind in ("int", "float", "optional float"):
+        return _typed(name, kind, raw)
     if kind == "bool":
         lowered = raw.lower()
         if lowered in _TRUE or lowered in _FALSE:

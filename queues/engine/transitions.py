@@ -16,7 +16,7 @@ from .failures import Failure, bounded
 from .keys import DEFAULT_PREFIX, Keys, QueueKeys
 from .message import TaskMessage
 from .scripts import Script, script
-from .settings import DEFAULTS
+from .settings import DEFAULTS, TaskqSettings
 
 DAY_COUNTER_TTL = 90 * 24 * 3600  # seconds: the dashboard charts up to 90 days back
 BULK_CHUNK = 1000  # tasks per bulk script call, so Redis never blocks long on a queue of millions
@@ -73,6 +73,10 @@ class Limits:
     error_groups_max: int = 200  # error groups kept per queue (see failures.py)
     error_groups_max_age: float = 30 * 86400  # seconds: a group unseen this long goes
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_settings(cls, settings: TaskqSettings) -> Limits:
+        return cls(settings.event_stream_maxlen, settings.archive_max_size, settings.archive_max_age_seconds)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from typing import Any
 
 from . import nesting
 from .errors import PayloadTooDeepError, ValidationError
+from .settings import DEFAULTS
 
 MAX_QUEUE_NAME = 128
 MAX_TYPE_NAME = 256
@@ -101,7 +102,7 @@ class PayloadLimits:
     """How large and how deeply nested a payload may be (``Client(max_payload=…, max_payload_depth=…)``)."""
 
     max_bytes: int = MAX_PAYLOAD_BYTES
-    max_depth: int = nesting.DEFAULT_MAX_DEPTH
+    max_depth: int = DEFAULTS.max_payload_depth
 
     def __post_init__(self) -> None:
         count(self.max_bytes, "max_payload", 1, 2**31 - 1, "client")

@@ -139,5 +139,6 @@ def analytics(spark: Any, days: list[str], events_dir: str | None = None, rollup
     """The whole job for ``days``, with the directories from the settings unless given."""
     from queues import conf
 
-    rows = run(spark, events_dir or conf.export_dir(), rollup_dir or conf.rollup_dir(), days)
+    taskq = conf.taskq_settings()
+    rows = run(spark, events_dir or taskq.event_export_dir, rollup_dir or taskq.rollup_dir, days)
     return store(rows, days)

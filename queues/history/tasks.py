@@ -40,10 +40,11 @@ def daily_rollups(task: Task) -> None:
     task.write_result({"days": days, "rows": rows})
 
 
+_taskq = conf.taskq_settings()
 # run_once: a scheduler that was down at 00:15 still rolls up yesterday when it comes back.
-if conf.setting("TASKS_ANALYTICS_SCHEDULE"):
+if _taskq.analytics_schedule:
     schedule(
-        conf.setting("TASKS_ANALYTICS_SCHEDULE"),
+        _taskq.analytics_schedule,
         "analytics:daily",
         {},
         tz="UTC",
@@ -51,9 +52,9 @@ if conf.setting("TASKS_ANALYTICS_SCHEDULE"):
         name="daily task-history rollups",
     )
 
-if conf.setting("TASKS_ANALYTICS_TODAY_SCHEDULE"):
+if _taskq.analytics_today_schedule:
     schedule(
-        conf.setting("TASKS_ANALYTICS_TODAY_SCHEDULE"),
+        _taskq.analytics_today_schedule,
         "analytics:daily",
         {"date": "today"},
         tz="UTC",

@@ -10,14 +10,17 @@ from django.db import migrations, models
 
 
 def mask_old_edits(apps, schema_editor):
-    from queues.conf import setting
+    # The settings in force when the migration runs decide, as the rules they mask with already do: the typed
+    # object is what the product reads them through (a data migration of the audit log, run once, not a schema
+    # a historical model could disagree with).
+    from queues.conf import taskq_settings
     from queues.engine.redaction import MASK
     from queues.redaction_access import rules
 
     redaction = rules()
     if not redaction:
         return
-    keep = bool(setting("TASKS_AUDIT_UNREDACTED"))
+    keep = taskq_settings().audit_unredacted
     AuditLog = apps.get_model("queues", "AuditLog")
     for entry in AuditLog.objects.filter(action="edit_task").only("id", "detail").iterator():
         try:

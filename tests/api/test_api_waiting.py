@@ -10,7 +10,7 @@ Q = "/api/v1/queues/jobs"
 
 
 def test_size_get_and_delete_of_a_waiting_task(api):
-    with Client(conf.redis_url(), policies=False) as client:
+    with Client(conf.taskq_settings().redis_url, policies=False) as client:
         a = client.enqueue("fetch", b"a", queue="jobs")
         b = client.enqueue("store", b"b", queue="jobs", after=[a.id])
         c = client.enqueue("mail", b"c", queue="jobs", after=[b.id])

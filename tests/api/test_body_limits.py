@@ -112,7 +112,7 @@ def test_a_declared_length_over_the_limit_is_refused_before_reading(api, engine)
 @pytest.mark.parametrize("depth", [990, 10_000, 1_000_000])
 def test_deep_json_is_a_json_400_and_writes_nothing(api, engine, depth):
     body = assert_json_error(api.post(PUBLISH, nested(depth)), 400, "invalid_argument")
-    limit = conf.max_payload_depth() + ENVELOPE_DEPTH
+    limit = conf.taskq_settings().max_payload_depth + ENVELOPE_DEPTH
     assert body["field"] == "body" and f"nested deeper than {limit}" in body["message"]
     assert engine.dbsize() == 0
 

@@ -153,7 +153,7 @@ def test_a_redis_that_refuses_writes_for_a_while_does_not_stop_the_worker(tmp_pa
     worker = Server(
         WorkerConfig(
             redis_url=server.url,
-            lease=10.0,
+            lease_seconds=10.0,
             heartbeat_interval=0.2,
             forwarder_interval=0.1,
             idle_wait=0.1,

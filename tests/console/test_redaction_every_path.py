@@ -221,9 +221,9 @@ def test_an_edit_of_a_task_with_nothing_masked_keeps_no_unredacted_original(reda
 
 
 def test_the_setting_is_declared_with_its_default():
-    from queues.engine.settings import DEFAULTS, default
+    from queues.engine.settings import DEFAULTS
 
-    assert default("TASKS_AUDIT_UNREDACTED") is False and DEFAULTS.audit_unredacted is False
+    assert DEFAULTS.as_settings()["TASKS_AUDIT_UNREDACTED"] is False and DEFAULTS.audit_unredacted is False
 
 
 def test_the_cli_shows_no_secret(tasks):

@@ -15,12 +15,12 @@ def known_workload(engine: Client) -> None:
     leased = broker.run(broker.transitions.dequeue("mail", 3, 30, "w1", "t:"))
     broker.run(broker.transitions.done("mail", [(leased[0].id, leased[0].token)], "w1"))
     broker.run(broker.transitions.retry("mail", leased[1].id, leased[1].token, 0, "boom", worker="w1"))
-    Inspector(conf.redis_url()).pause_queue("reports")
+    Inspector(conf.taskq_settings().redis_url).pause_queue("reports")
 
 
 def test_metrics_agree_with_the_inspector(client, engine):
     known_workload(engine)
-    inspector = Inspector(conf.redis_url())
+    inspector = Inspector(conf.taskq_settings().redis_url)
     series = scrape(client)
     for queue in ("mail", "reports"):
         info = inspector.queue_info(queue)

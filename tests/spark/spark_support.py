@@ -21,7 +21,7 @@ def wait_for(condition: Callable[[], Any], timeout: float = WAIT, what: str = ""
 FAST = {
     **WORKER_FAST,
     "concurrency": 2,
-    "lease": 5.0,
+    "lease_seconds": 5.0,
     "heartbeat_interval": 0.3,
     "recoverer_interval": 1.0,
     "clock_skew": 0.5,

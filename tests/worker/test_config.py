@@ -37,9 +37,9 @@ def test_parse_queues_rejects_bad_specs(spec, message):
 
 
 def test_intervals_default_to_fractions_of_the_lease():
-    config = WorkerConfig(lease=12)
+    config = WorkerConfig(lease_seconds=12)
     assert (config.heartbeat_every, config.recoverer_every, config.skew) == (2, 6, 2)
-    config = WorkerConfig(lease=12, heartbeat_interval=1, recoverer_interval=3, clock_skew=0)
+    config = WorkerConfig(lease_seconds=12, heartbeat_interval=1, recoverer_interval=3, clock_skew=0)
     assert (config.heartbeat_every, config.recoverer_every, config.skew) == (1, 3, 0)
 
 
@@ -52,7 +52,7 @@ def test_prefetch_defaults_to_five_times_the_concurrency_at_most_50():
     "field, value",
     [
         ("concurrency", 0),
-        ("lease", 0),
+        ("lease_seconds", 0),
         ("shutdown_timeout", -1),
         ("prefetch", -1),
         ("prefetch", 1001),

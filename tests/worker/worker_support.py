@@ -35,7 +35,7 @@ def running_servers() -> Iterator[Callable[[Server], Server]]:
 
 FAST = dict(
     concurrency=4,
-    lease=2.0,
+    lease_seconds=2.0,
     heartbeat_interval=0.2,
     recoverer_interval=0.3,
     clock_skew=0.2,

@@ -9,8 +9,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from queues import conf
 from queues.engine import LayoutVersionError, ValidationError
+from queues.engine.settings import DEFAULTS
 from worker.discovery import add_import_option, import_app_tasks, import_modules, log_to_stderr
-from worker.scheduler import build, run
+from worker.scheduler import from_settings, run
 
 
 class Command(BaseCommand):
@@ -26,25 +27,30 @@ class Command(BaseCommand):
             "--interval",
             type=float,
             default=None,
-            help="seconds between rounds (default: TASKS_SCHEDULER_INTERVAL or 1)",
+            help="seconds between rounds "
+            f"(default: TASKS_SCHEDULER_INTERVAL, {DEFAULTS.scheduler_interval:g} unless set)",
         )
         parser.add_argument(
             "--grace",
             type=float,
             default=None,
             help="a tick reached later than this many seconds after it was due counts as missed "
-            "(default: TASKS_SCHEDULER_GRACE_SECONDS or 60)",
+            f"(default: TASKS_SCHEDULER_GRACE_SECONDS, {DEFAULTS.scheduler_grace_seconds:g} unless set)",
         )
         parser.add_argument("--no-admin", action="store_true", help="run only the entries defined in code")
 
     def handle(self, *args: Any, **options: Any) -> None:
         log_to_stderr()
-        interval = options["interval"] or float(conf.setting("TASKS_SCHEDULER_INTERVAL"))
-        grace = (
-            options["grace"] if options["grace"] is not None else float(conf.setting("TASKS_SCHEDULER_GRACE_SECONDS"))
-        )
-        if not 0 < interval <= 60 or grace < 0:
-            raise CommandError("--interval must be in (0, 60] seconds and --grace at least 0")
+        try:
+            # --interval 0 is not given, as it always was: the setting's interval.
+            scheduler = from_settings(
+                conf.taskq_settings(),
+                interval=options["interval"] or None,
+                grace=options["grace"],
+                follow_admin=not options["no_admin"],
+            )
+        except ValidationError as exc:
+            raise CommandError(str(exc)) from None
         try:
             import_app_tasks([app.name for app in apps.get_app_configs()])
             import_modules(options["imports"])
@@ -52,9 +58,6 @@ class Command(BaseCommand):
             raise CommandError(f"cannot import periodic entries: {exc}") from None
         except ValidationError as exc:
             raise CommandError(f"bad periodic entry: {exc}") from None
-        scheduler = build(
-            conf.redis_url(), conf.key_prefix(), interval=interval, grace=grace, follow_admin=not options["no_admin"]
-        )
         try:
             run(scheduler)
         except LayoutVersionError as exc:  # exit non-zero, naming both layouts, instead of corrupting the keyspace

@@ -9,9 +9,7 @@ from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError
 
 from queues import conf
-from queues.engine import GroupSettings, LayoutVersionError, ValidationError
-from queues.redaction_access import rules as redaction_rules
-from queues.sparkconf import SparkSettings
+from queues.engine import LayoutVersionError, ValidationError
 from worker.config import WorkerConfig, parse_queues, split_patterns
 from worker.discovery import add_import_option, import_app_tasks, import_modules, log_to_stderr
 from worker.server import Server
@@ -109,12 +107,10 @@ class Command(BaseCommand):
 
     @staticmethod
     def config(options: dict[str, Any]) -> WorkerConfig:
-        taskq = conf.taskq_settings()
-        shutdown = options["shutdown_timeout"]
+        """The worker of the command line's options over taskq's settings over the defaults."""
         queues, patterns = split_patterns(parse_queues("default" if options["queues"] is None else options["queues"]))
-        return WorkerConfig(
-            redis_url=conf.redis_url(),
-            prefix=conf.key_prefix(),
+        return WorkerConfig.from_settings(
+            conf.taskq_settings(),
             queues=queues,
             queue_patterns=patterns,
             follow_definitions=options["queues"] is None,
@@ -123,27 +119,11 @@ class Command(BaseCommand):
             pool=options["pool"],
             max_tasks_per_child=options["max_tasks_per_child"],
             prefetch=options["prefetch"],
-            shutdown_timeout=float(taskq.shutdown_timeout if shutdown is None else shutdown),
-            server_record_seconds=float(taskq.server_record_seconds),
-            lease=float(taskq.lease_seconds),
-            heartbeat_interval=taskq.heartbeat_seconds,
-            recoverer_interval=taskq.recoverer_seconds,
-            clock_skew=taskq.clock_skew_seconds,
-            forwarder_interval=float(taskq.forwarder_seconds),
-            janitor_interval=float(taskq.janitor_seconds),
-            group_settings=GroupSettings(
-                float(taskq.group_grace_seconds), float(taskq.group_max_delay_seconds), int(taskq.group_max_size)
-            ),
-            aggregator_interval=float(taskq.aggregator_seconds),
-            limits=conf.limits(),
+            shutdown_timeout=options["shutdown_timeout"],
             metrics_port=offset(options["metrics_port"]),
             metrics_host=options["metrics_host"],
             health_port=offset(options["health_port"]),
             health_host=options["health_host"],
-            spark=SparkSettings.from_django(),
-            export_dir=taskq.event_export_dir if taskq.event_export else None,
-            export_event_cap=int(taskq.event_export_cap),
-            redaction=redaction_rules(),
         )
 
 

@@ -43,11 +43,9 @@ class Command(BaseCommand):
         from pyspark.sql import SparkSession
 
         existing = SparkSession.getActiveSession()  # called from a process that has one (tests): leave it be
-        spark = existing or build_session(SparkSettings.from_django())
+        spark = existing or build_session(SparkSettings.from_settings(conf.taskq_settings()))
         try:
-            rows = analytics(
-                spark, days, options["events"] or conf.export_dir(), options["rollups"] or conf.rollup_dir()
-            )
+            rows = analytics(spark, days, options["events"], options["rollups"])
         finally:
             if existing is None:
                 spark.stop()
