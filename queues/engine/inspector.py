@@ -12,7 +12,6 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from fnmatch import fnmatchcase
 from functools import partial
 from typing import Any, Unpack
 
@@ -45,11 +44,14 @@ from .sans_io import drive, run_command
 from .server_records import (
     CONTROL_TTL,
     SERVER_ACTIONS,
-    SERVER_FIELD,
     Acknowledgement,
     ServerRecord,
     acked,
-    held_tasks,
+    server_info,
+    server_record,
+)
+from .server_records import (
+    ServerInfo as ServerInfo,  # where it was before ServerRecord's module took it in
 )
 from .transitions import ArchiveLimits, Placement
 from .workflows import WorkflowInfo
@@ -187,34 +189,6 @@ class TaskEvent:
     lease: str = ""  # the attempt's lease token, on the event of a start
     stream_id: str = ""  # where it is in the queue's event stream (or was, once exported)
     started: datetime | None = None  # on the event of an attempt's end: when its handler started
-
-
-@dataclass
-class ServerInfo:
-    id: str
-    host: str
-    pid: int
-    started_at: datetime | None
-    status: str
-    queues: dict[str, int]
-    strict: bool
-    concurrency: int
-    active: list[dict[str, Any]] = field(default_factory=list)
-    heartbeat_at: datetime | None = None  # when its last heartbeat was written (None from older workers)
-    pool: str = "thread"
-    prefetch: int = 0
-    processed: int = 0  # attempts it finished since it started (failures included, as asynq counts)
-    failed: int = 0
-    process_index: int | None = None  # its place under a ``--processes`` supervisor
-    patterns: list[str] = field(default_factory=list)  # the glob patterns of its ``--queues`` (``tenant-*``)
-
-    def reads(self, queue: str) -> bool:
-        """Whether this server fetches from ``queue``: it is active (not quiet nor stopping) and serves the queue by
-        name, or by a pattern that matches it (a worker resolves its patterns every round, so a queue created a
-        moment ago may not be among its queues yet)."""
-        if self.status != "active":
-            return False
-        return queue in self.queues or any(fnmatchcase(queue, pattern) for pattern in self.patterns)
 
 
 class Inspector(BrokerOwner):
@@ -1455,43 +1429,6 @@ class Inspector(BrokerOwner):
 
 #: How often ``wait_for_acknowledgement`` looks: the server acts within milliseconds of the request.
 ACK_POLL = 0.05
-
-
-def server_info(doc: dict[str, Any], active: list[dict[str, Any]]) -> ServerInfo:
-    """A server as its heartbeat (or its record) describes it."""
-    return ServerInfo(
-        id=doc["id"],
-        host=doc.get("host", ""),
-        pid=doc.get("pid", 0),
-        started_at=from_ms(doc.get("started")),
-        status=doc.get("status", "active"),
-        queues=doc.get("queues", {}),
-        strict=doc.get("strict", False),
-        concurrency=doc.get("concurrency", 0),
-        active=active,
-        heartbeat_at=from_ms(doc.get("heartbeat")),
-        pool=doc.get("pool", "thread"),
-        prefetch=doc.get("prefetch", 0),
-        processed=doc.get("processed", 0),
-        failed=doc.get("failed", 0),
-        process_index=doc.get("process_index"),
-        patterns=doc.get("patterns", []),
-    )
-
-
-def server_record(fields: dict[bytes, bytes]) -> ServerRecord | None:
-    """The record in an ended server's hash, or None when it has none (expired, or only a task noted)."""
-    raw = fields.get(SERVER_FIELD.encode())
-    if not raw:
-        return None
-    try:
-        doc = json.loads(raw)
-        server = server_info(doc, [])
-    except (ValueError, TypeError, KeyError):
-        return None
-    return ServerRecord(
-        server, str(doc.get("how", "")), str(doc.get("reason", "")), from_ms(doc.get("ended")), held_tasks(fields)
-    )
 
 
 @dataclass

@@ -6,6 +6,9 @@ quiet|stop`` and the console wait for. A server that ends keeps a record for ``T
 exit: killed, crashed or cut off), when, and what became of each task it held. The worker writes the record of a
 graceful exit itself; the recoverer of any worker writes that of a lost server, and adds each task it recovers
 after its lease. ``WorkerStore`` writes both, ``Inspector`` reads them.
+
+A running server is described by its heartbeat (``ServerInfo``), which is also what an ended server's record keeps
+of it: the two records of a server live here, below both their writer and their reader.
 """
 
 from __future__ import annotations
@@ -13,12 +16,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from fnmatch import fnmatchcase
+from typing import Any
 
 from .clock import from_ms
-
-if TYPE_CHECKING:
-    from .inspector import ServerInfo
 
 #: What an operator may ask of a worker server: stop fetching and finish what runs, or shut down gracefully.
 SERVER_ACTIONS = ("quiet", "stop")
@@ -55,6 +56,58 @@ def task_field(queue: str, task_id: str) -> str:
 def acked(requested: str, acknowledged: str) -> bool:
     """Whether a server that acknowledged ``acknowledged`` did what ``requested`` asks: a stop quiets first."""
     return acknowledged == requested or (requested == "quiet" and acknowledged == "stop")
+
+
+@dataclass
+class ServerInfo:
+    """A worker server as its heartbeat describes it: what it serves, how, and the tasks it runs (``active``)."""
+
+    id: str
+    host: str
+    pid: int
+    started_at: datetime | None
+    status: str
+    queues: dict[str, int]
+    strict: bool
+    concurrency: int
+    active: list[dict[str, Any]] = field(default_factory=list)
+    heartbeat_at: datetime | None = None  # when its last heartbeat was written (None from older workers)
+    pool: str = "thread"
+    prefetch: int = 0
+    processed: int = 0  # attempts it finished since it started (failures included, as asynq counts)
+    failed: int = 0
+    process_index: int | None = None  # its place under a ``--processes`` supervisor
+    patterns: list[str] = field(default_factory=list)  # the glob patterns of its ``--queues`` (``tenant-*``)
+
+    def reads(self, queue: str) -> bool:
+        """Whether this server fetches from ``queue``: it is active (not quiet nor stopping) and serves the queue by
+        name, or by a pattern that matches it (a worker resolves its patterns every round, so a queue created a
+        moment ago may not be among its queues yet)."""
+        if self.status != "active":
+            return False
+        return queue in self.queues or any(fnmatchcase(queue, pattern) for pattern in self.patterns)
+
+
+def server_info(doc: dict[str, Any], active: list[dict[str, Any]]) -> ServerInfo:
+    """A server as its heartbeat (or its record) describes it."""
+    return ServerInfo(
+        id=doc["id"],
+        host=doc.get("host", ""),
+        pid=doc.get("pid", 0),
+        started_at=from_ms(doc.get("started")),
+        status=doc.get("status", "active"),
+        queues=doc.get("queues", {}),
+        strict=doc.get("strict", False),
+        concurrency=doc.get("concurrency", 0),
+        active=active,
+        heartbeat_at=from_ms(doc.get("heartbeat")),
+        pool=doc.get("pool", "thread"),
+        prefetch=doc.get("prefetch", 0),
+        processed=doc.get("processed", 0),
+        failed=doc.get("failed", 0),
+        process_index=doc.get("process_index"),
+        patterns=doc.get("patterns", []),
+    )
 
 
 @dataclass
@@ -121,3 +174,18 @@ def held_tasks(fields: dict[bytes, bytes]) -> list[HeldTask]:
             )
         )
     return sorted(tasks, key=lambda t: (t.at is None, t.at or datetime.min, t.queue, t.id))
+
+
+def server_record(fields: dict[bytes, bytes]) -> ServerRecord | None:
+    """The record in an ended server's hash, or None when it has none (expired, or only a task noted)."""
+    raw = fields.get(SERVER_FIELD.encode())
+    if not raw:
+        return None
+    try:
+        doc = json.loads(raw)
+        server = server_info(doc, [])
+    except (ValueError, TypeError, KeyError):
+        return None
+    return ServerRecord(
+        server, str(doc.get("how", "")), str(doc.get("reason", "")), from_ms(doc.get("ended")), held_tasks(fields)
+    )

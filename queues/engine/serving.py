@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 
-from .inspector import API_SERVED_WINDOW, QueueInfo, ServerInfo
+from .inspector import API_SERVED_WINDOW, QueueInfo
+from .server_records import ServerInfo
 
 __all__ = ["API_SERVED_WINDOW", "readers", "unserved"]
 
