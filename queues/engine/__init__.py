@@ -35,17 +35,20 @@ from .errors import (
     ValidationError,
 )
 from .handlers import Handler, Registry, Task, default_retry_delay, handler, registry
-from .inspector import DailyStats, Inspector, QueueInfo, SearchResult, ServerInfo, TaskEvent
+from .inspector import DailyStats, Inspector, QueueInfo, SearchResult, TaskEvent
 from .keys import DEFAULT_PREFIX, STATES, Keys
 from .layout import LAYOUT_VERSION
 from .message import TaskInfo, TaskMessage
 from .periodic import Entry as PeriodicEntry
 from .periodic import ScheduleRegistry, schedule, schedules
+from .producer_flows import BulkEnqueueError
+from .server_records import ServerInfo
 from .transitions import Limits
 from .workflows import MemberInfo, WorkflowInfo, chain, chord, group, sig
 
 __all__ = [
     "AsyncClient",
+    "BulkEnqueueError",
     "Client",
     "Clock",
     "configure",

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 import redis
 
-from queues.engine import Client, FakeClock
+from queues.engine import BulkEnqueueError, Client, FakeClock
 from queues.engine import broker as broker_module
 from queues.engine.errors import (
     DuplicateTaskError,
@@ -272,6 +272,7 @@ def test_enqueue_many_writes_nothing_behind_a_refused_chunk(r, client, monkeypat
     client.enqueue("n", {}, task_id="taken")
     with pytest.raises(TaskIdConflictError) as refused:
         client.enqueue_many(items)
+    assert isinstance(refused.value, BulkEnqueueError)  # the declared type, with what it stopped at and before
     assert refused.value.position == 3
     enqueued = refused.value.enqueued
     assert [i.json()["i"] for i in enqueued] == list(range(BULK_CHUNK))  # the first chunk, in order

@@ -26,6 +26,7 @@ from queues.engine import (
     handler,
 )
 from queues.engine import client as client_module
+from queues.engine import process_defaults
 
 NOWHERE = "redis://127.0.0.1:1/8"  # nothing listens on port 1
 
@@ -236,10 +237,10 @@ def test_no_redis_is_needed(handlers: Registry) -> None:
 
 
 def test_the_default_client_is_eager_when_tasks_eager_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(client_module, "_default", None)
+    monkeypatch.setattr(process_defaults, "_client", None)
     monkeypatch.setenv("REDIS_URL", NOWHERE)
     monkeypatch.setenv("TASKS_EAGER", "true")
     assert client_module.default_client().eager is not None
-    monkeypatch.setattr(client_module, "_default", None)
+    monkeypatch.setattr(process_defaults, "_client", None)
     monkeypatch.setenv("TASKS_EAGER", "0")
     assert client_module.default_client().eager is None
