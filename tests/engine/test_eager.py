@@ -24,9 +24,9 @@ from queues.engine import (
     Task,
     ValidationError,
     handler,
+    process_defaults,
 )
 from queues.engine import client as client_module
-from queues.engine import process_defaults
 
 NOWHERE = "redis://127.0.0.1:1/8"  # nothing listens on port 1
 
