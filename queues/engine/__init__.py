@@ -6,7 +6,7 @@ from queues.engine import Client, handler
 def deliver(task):
     send(task.json()["to"])
 
-Client("redis://127.0.0.1:6379/0").enqueue("email:deliver", {"to": "ada@example.com"})
+Client().enqueue("email:deliver", {"to": "ada@example.com"})  # $REDIS_URL, or the Redis Django registered
 """
 
 from .aggregation import AggregatorRegistry, GroupSettings, aggregator, aggregators
