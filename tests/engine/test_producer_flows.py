@@ -6,15 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from queues.engine import BulkEnqueueError, TaskInfo
-from queues.engine.errors import (
-    DuplicateTaskError,
-    EngineError,
-    FailedPreconditionError,
-    RedisCommandError,
-    RedisUnavailableError,
-    TaskIdConflictError,
-)
+from queues.engine import BulkEnqueueError, TaskInfo, errors
 from queues.engine.producer import plan
 from queues.engine.producer_flows import refusal
 
@@ -27,12 +19,12 @@ EARLIER = [TaskInfo(id="before", type="t", queue="default", state="pending")]
 @pytest.mark.parametrize(
     ("plain", "text"),
     [
-        (DuplicateTaskError("2", op="client.enqueue_many"), "a unique task of type 't' with the same payload"),
-        (TaskIdConflictError("2", op="client.enqueue_many"), "task id 'id-1' already exists in queue 'default'"),
+        (errors.DuplicateTaskError("2", op="client.enqueue_many"), "a unique task of type 't' with the same payload"),
+        (errors.TaskIdConflictError("2", op="client.enqueue_many"), "task id 'id-1' already exists in queue 'default'"),
     ],
     ids=["duplicate", "conflict"],
 )
-def test_a_refused_task_is_named_and_its_position_kept(plain: EngineError, text: str):
+def test_a_refused_task_is_named_and_its_position_kept(plain: errors.EngineError, text: str):
     error = refusal(plain, CHUNK, EARLIER)
     assert isinstance(error, BulkEnqueueError) and isinstance(error, type(plain))
     assert error.position == 1 and error.enqueued == EARLIER and error.enqueued is not EARLIER
@@ -42,14 +34,14 @@ def test_a_refused_task_is_named_and_its_position_kept(plain: EngineError, text:
 @pytest.mark.parametrize(
     "plain",
     [
-        RedisUnavailableError("Redis is unreachable: reset", op="client.enqueue_many"),
-        RedisCommandError("OOM command not allowed", op="client.enqueue_many"),
-        FailedPreconditionError("barred", op="client.enqueue_many"),
-        EngineError("script enqueue failed: ODD", op="client.enqueue_many"),
+        errors.RedisUnavailableError("Redis is unreachable: reset", op="client.enqueue_many"),
+        errors.RedisCommandError("OOM command not allowed", op="client.enqueue_many"),
+        errors.FailedPreconditionError("barred", op="client.enqueue_many"),
+        errors.EngineError("script enqueue failed: ODD", op="client.enqueue_many"),
     ],
     ids=lambda e: type(e).__name__,
 )
-def test_a_chunk_that_failed_as_a_whole_keeps_its_error(plain: EngineError):
+def test_a_chunk_that_failed_as_a_whole_keeps_its_error(plain: errors.EngineError):
     error = refusal(plain, CHUNK, EARLIER)
     assert isinstance(error, BulkEnqueueError) and isinstance(error, type(plain))
     assert error.position is None and error.enqueued == EARLIER
@@ -59,4 +51,4 @@ def test_a_chunk_that_failed_as_a_whole_keeps_its_error(plain: EngineError):
 def test_a_connection_error_stays_a_connection_error():
     """Code that catches the builtin ConnectionError (as RedisUnavailableError is one) still catches it."""
     with pytest.raises(ConnectionError):
-        raise refusal(RedisUnavailableError("gone", op="client.enqueue_many"), CHUNK, [])
+        raise refusal(errors.RedisUnavailableError("gone", op="client.enqueue_many"), CHUNK, [])

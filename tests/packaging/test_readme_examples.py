@@ -125,17 +125,16 @@ def test_the_examples_are_found():
 def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A migrated SQLite database of the examples' own (the admin's policies are models)."""
     url = f"sqlite:///{tmp_path_factory.mktemp('readme') / 'db.sqlite3'}"
-    done = subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput"],
-        cwd=ROOT,
-        env={**os.environ, "DATABASE_URL": url},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = manage_py({**os.environ, "DATABASE_URL": url}, "migrate", "--noinput")
     assert done.returncode == 0, done.stderr
     return url
+
+
+def manage_py(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``python manage.py <args>`` in a process of its own, its output kept for the assertion's message."""
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=100
+    )
 
 
 @pytest.fixture
@@ -171,15 +170,7 @@ def test_the_example_runs_in_manage_py_shell(
     # shell's automatic imports (Django 5.2+): an example imports what it uses, so it runs on any Django.
     env = {k: v for k, v in os.environ.items() if k not in ("TASKS_KEY_PREFIX",)}
     env.update(REDIS_URL=redis_url, DATABASE_URL=database_url, DJANGO_SETTINGS_MODULE="console.settings")
-    done = subprocess.run(
-        [sys.executable, "manage.py", "shell", "--no-imports", "-c", example.code],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=100,
-        check=False,
-    )
+    done = manage_py(env, "shell", "--no-imports", "-c", example.code)
     assert done.returncode == 0, f"{example.name} failed in manage.py shell:\n{done.stderr}"
 
     assert writes.task_queues | writes.workflow_queues | writes.group_queues, "the example writes nothing?"
