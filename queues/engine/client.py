@@ -6,12 +6,13 @@ The path of one ``client.enqueue(type, payload, **options)``, file by file: ``cl
 ``coalescing.EnqueueCoalescer``, which gathers the calls of concurrent threads into rounds and runs each round's
 ``coalescing.group_flow`` with ``sans_io.drive``, the one driver on the path; ``group_flow`` delegates the write to
 ``producer_flows.enqueue_flow``, which yields one ``sans_io.Pipeline`` of ``transitions.Transitions.enqueue`` calls
-(``lua/enqueue.lua``, one per chunk) and builds the TaskInfos while Redis runs them; the driver hands each request
-to ``Client._execute``, which checks the key layout once (``layout``) and runs it on the ``broker.Broker``
-(``redis_errors`` names what Redis answers); a chunk the script refuses raises ``producer_flows.BulkEnqueueError``
-with the refused task's position, and ``group_flow`` gives that caller its error and sends the others again.
-``enqueue_many`` drives ``enqueue_flow`` itself, without the coalescer; ``AsyncClient`` (``aio``) takes the same
-path with ``drive_async``; groups, dependencies and workflows go through ``composite_enqueue`` instead.
+(``lua/enqueue.lua``, one per chunk) and builds the TaskInfos while Redis runs them; the driver hands each request to
+``Client._execute``, which checks the key layout once (``layout``) and runs it on the ``broker.Broker``
+(``redis_errors`` names what Redis answers); a chunk the script refuses raises ``producer_flows.BulkEnqueueError`` with
+the refused task's position, and ``group_flow`` gives that caller its plain error (``DuplicateTaskError``,
+``TaskIdConflictError``) and sends the others again. ``enqueue_many`` drives ``enqueue_flow`` itself, without the
+coalescer; ``AsyncClient`` (``aio``) takes the same path with ``drive_async``; groups, dependencies and workflows go
+through ``composite_enqueue`` instead.
 
 Where a client given no URL connects: see ``process_defaults`` (what the Django app registers at start-up, else
 ``$REDIS_URL``, else the local Redis).

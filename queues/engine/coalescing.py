@@ -179,11 +179,12 @@ def group_flow(group: list[_Waiting], write: WriteFlow) -> Flow:
         try:
             infos = yield from write([call.placement for call in group])
         except BulkEnqueueError as exc:
+            # Each caller enqueued one task: it gets the plain error (DuplicateTaskError...), as if alone.
             if exc.position is None:  # not one task's refusal (Redis away, an error reply): it is everyone's
-                fail(group, exc)
+                fail(group, exc.alone())
                 return
             refused = group.pop(exc.position)
-            refused.error = exc
+            refused.error = exc.alone()
             refused.finish()
             continue  # nothing was written: send the others again
         except Exception as exc:  # Redis away, and anything unexpected: every caller of the round sees it

@@ -43,6 +43,13 @@ class BulkEnqueueError(EngineError):
         self.enqueued: list[TaskInfo] = list(enqueued or ())
         self.position: int | None = position
 
+    def alone(self) -> EngineError:
+        """The error as one ``enqueue`` call raises it: the plain error this one stands for, without what a bulk
+        write adds (a coalesced call sent one task, and never saw the round it went in)."""
+        error = _PLAIN.get(type(self), EngineError)(self.message, op=self.op)
+        error.code = self.code
+        return error
+
 
 class BulkDuplicateTaskError(BulkEnqueueError, DuplicateTaskError):
     """A unique task of the chunk found its lock held."""
@@ -72,6 +79,7 @@ _BULK_KINDS: dict[type[EngineError], type[BulkEnqueueError]] = {
     RedisCommandError: BulkRedisCommandError,
     FailedPreconditionError: BulkFailedPreconditionError,
 }
+_PLAIN = {bulk: plain for plain, bulk in _BULK_KINDS.items()}
 
 
 def enqueue_flow(transitions: Transitions, placements: list[Placement], now_ms: int) -> Flow:

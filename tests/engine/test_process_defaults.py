@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from queues import conf
 from queues.engine import AsyncClient, Client, Inspector, Keys, process_defaults
 from queues.engine.connection import DEFAULT_REDIS_URL, database_of
 from queues.engine.keys import DEFAULT_PREFIX
@@ -57,6 +58,8 @@ def test_in_django_a_bare_client_writes_to_settings_redis_url(
     monkeypatch.setenv("REDIS_URL", NOWHERE)
     settings.REDIS_URL = redis_url
     settings.TASKS_KEY_PREFIX = "shell"
+    # What the worker command and the console read (queues.conf) is what a bare client takes.
+    assert (process_defaults.redis_url(), process_defaults.key_prefix()) == (conf.redis_url(), conf.key_prefix())
     db = int(redis_url.rsplit("/", 1)[1])
     with Client() as client:
         assert database_of(client.broker.conn) == db

@@ -52,3 +52,19 @@ def test_a_connection_error_stays_a_connection_error():
     """Code that catches the builtin ConnectionError (as RedisUnavailableError is one) still catches it."""
     with pytest.raises(ConnectionError):
         raise refusal(errors.RedisUnavailableError("gone", op="client.enqueue_many"), CHUNK, [])
+
+
+@pytest.mark.parametrize(
+    "plain",
+    [
+        errors.DuplicateTaskError("1", op="client.enqueue"),
+        errors.RedisUnavailableError("gone", op="client.enqueue"),
+        errors.EngineError("script enqueue failed: ODD", op="client.enqueue"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_alone_is_the_plain_error_a_single_enqueue_raises(plain: errors.EngineError):
+    bulk = refusal(plain, CHUNK, EARLIER)
+    alone = bulk.alone()
+    assert type(alone) is type(plain) and not isinstance(alone, BulkEnqueueError)
+    assert (str(alone), alone.code) == (str(bulk), plain.code) and not hasattr(alone, "enqueued")
