@@ -31,16 +31,16 @@ def test_a_refused_task_is_named_and_its_position_kept(plain: errors.EngineError
     assert text in str(error) and error.op == "client.enqueue" and error.code == plain.code
 
 
-@pytest.mark.parametrize(
-    "plain",
-    [
-        errors.RedisUnavailableError("Redis is unreachable: reset", op="client.enqueue_many"),
-        errors.RedisCommandError("OOM command not allowed", op="client.enqueue_many"),
-        errors.FailedPreconditionError("barred", op="client.enqueue_many"),
-        errors.EngineError("script enqueue failed: ODD", op="client.enqueue_many"),
-    ],
-    ids=lambda e: type(e).__name__,
-)
+#: The errors a chunk can fail with as a whole: nothing names one task of it.
+WHOLE_CHUNK = [
+    errors.RedisUnavailableError("Redis is unreachable: reset", op="client.enqueue_many"),
+    errors.RedisCommandError("OOM command not allowed", op="client.enqueue_many"),
+    errors.FailedPreconditionError("barred", op="client.enqueue_many"),
+    errors.EngineError("script enqueue failed: ODD", op="client.enqueue_many"),
+]
+
+
+@pytest.mark.parametrize("plain", WHOLE_CHUNK, ids=lambda e: type(e).__name__)
 def test_a_chunk_that_failed_as_a_whole_keeps_its_error(plain: errors.EngineError):
     error = refusal(plain, CHUNK, EARLIER)
     assert isinstance(error, BulkEnqueueError) and isinstance(error, type(plain))
@@ -55,13 +55,7 @@ def test_a_connection_error_stays_a_connection_error():
 
 
 @pytest.mark.parametrize(
-    "plain",
-    [
-        errors.DuplicateTaskError("1", op="client.enqueue"),
-        errors.RedisUnavailableError("gone", op="client.enqueue"),
-        errors.EngineError("script enqueue failed: ODD", op="client.enqueue"),
-    ],
-    ids=lambda e: type(e).__name__,
+    "plain", [errors.DuplicateTaskError("1", op="client.enqueue"), *WHOLE_CHUNK], ids=lambda e: type(e).__name__
 )
 def test_alone_is_the_plain_error_a_single_enqueue_raises(plain: errors.EngineError):
     bulk = refusal(plain, CHUNK, EARLIER)
