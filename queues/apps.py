@@ -8,8 +8,10 @@ class QueuesConfig(AppConfig):
     verbose_name = "Queues"
 
     def ready(self) -> None:
-        # ``handler.enqueue(...)`` (the function-style API) uses the engine's default client: point it at the
-        # Redis of the Django settings. The connection opens lazily, so this costs nothing at start-up.
+        # Register the Redis of the Django settings as this process's default (see queues.engine.process_defaults):
+        # a bare ``Client()`` or ``AsyncClient()`` (in a view, in ``manage.py shell``) and ``handler.enqueue(...)``
+        # then write where this process's worker command and console read. The engine imports no Django, so it
+        # is told here. The connection opens lazily, so this costs nothing at start-up.
         from django.core.signals import setting_changed
 
         configure_default_client()

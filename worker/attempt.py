@@ -48,6 +48,9 @@ class Attempt:
         self.lease_until = 0.0  # when this worker's lease on the task runs out unless extended
         self.lease_confirmed = self.began  # when (monotonic) the lease was last taken or extended
         self.ended_as = ""  # the kind of the outcome handed to the acker (for the record of a server that ends)
+        #: Why the task's message could not be decoded ("" when it could): such an attempt runs no handler, and
+        #: is archived with this as its error (see ``Processor._prepare``).
+        self.undecodable = ""
         self.future: Any = None  # the asyncio task of an async handler
         self.loop: Any = None
         self._lock = threading.Lock()

@@ -336,7 +336,7 @@ class Processor:
             # A record this worker cannot read must not crash it, nor come back forever: archive it.
             message = TaskMessage(item.id, item.type.decode("utf-8", "replace"), item.payload, queue)
             attempt = Attempt(item, queue, Task(message, item.retried), None, None, now)
-            attempt.undecodable = f"undecodable task message: {exc}"  # type: ignore[attr-defined]
+            attempt.undecodable = f"undecodable task message: {exc}"
             attempt.lease_until = now + self.config.lease_seconds
             return attempt
         writer = ResultWriter(self.broker, queue, item.id, item.token)
@@ -355,9 +355,8 @@ class Processor:
         attempt.deadline = min(ends) if ends else None
 
     def _unroutable(self, attempt: Attempt, now: float) -> Outcome:
-        reason = getattr(attempt, "undecodable", None)
-        if reason:
-            return Outcome("archive", reason)
+        if attempt.undecodable:
+            return Outcome("archive", attempt.undecodable)
         return attempt.failure(LookupError(no_handler_message(attempt.task.type)), now)
 
     # -- running -----------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from queues.engine import Client, handler
 def deliver(task):
     send(task.json()["to"])
 
-Client("redis://127.0.0.1:6379/0").enqueue("email:deliver", {"to": "ada@example.com"})
+Client().enqueue("email:deliver", {"to": "ada@example.com"})  # $REDIS_URL, or the Redis Django registered
 """
 
 from .aggregation import AggregatorRegistry, GroupSettings, aggregator, aggregators
@@ -43,12 +43,14 @@ from .layout import LAYOUT_VERSION
 from .message import TaskInfo, TaskMessage
 from .periodic import Entry as PeriodicEntry
 from .periodic import ScheduleRegistry, schedule, schedules
+from .producer_flows import BulkEnqueueError
 from .server_records import ServerInfo
 from .transitions import Limits
 from .workflows import MemberInfo, WorkflowInfo, chain, chord, group, sig
 
 __all__ = [
     "AsyncClient",
+    "BulkEnqueueError",
     "Client",
     "Clock",
     "configure",

@@ -8,29 +8,20 @@ from typing import Any, Unpack, cast
 import redis
 import redis.asyncio
 
-from . import composite_enqueue, handlers, producer, topology, workflows
+from . import composite_enqueue, handlers, process_defaults, producer, topology, workflows
 from .broker import EngineOptions, not_replicated
 from .clock import to_ms
 from .coalescing import AsyncEnqueueCoalescer
 from .composite_enqueue import SubmitOptions
-from .connection import DEFAULT_REDIS_URL, connect_async, is_cluster
+from .connection import connect_async, is_cluster
 from .errors import EngineError, ValidationError
 from .handlers import Registry
-from .keys import DEFAULT_PREFIX
 from .layout import check_flow
 from .message import TaskInfo
 from .policies import PolicyCache, PolicySet
+from .producer_flows import enqueue_flow, wait_flow
 from .redis_errors import run_scripts_pipelined_async, translated
-from .sans_io import (
-    Pipeline,
-    Request,
-    drive_async,
-    enqueue_flow,
-    outcomes_of,
-    run_command_async,
-    script_runs,
-    wait_flow,
-)
+from .sans_io import Flow, Pipeline, Request, drive_async, outcomes_of, run_command_async, script_runs
 from .settings import DEFAULTS
 from .transitions import Call, Placement, Transitions
 from .validation import MAX_PAYLOAD_BYTES, PayloadLimits
@@ -38,11 +29,12 @@ from .validation import MAX_PAYLOAD_BYTES, PayloadLimits
 
 class AsyncClient:
     """``await client.enqueue(...)``, ``enqueue_many``, ``submit``, ``wait``, ``wait_workflow``: the arguments,
-    results and errors are those of ``Client`` (the same flows run underneath, see ``sans_io``)."""
+    results and errors are those of ``Client`` (the same flows run underneath, see ``client``'s docstring), and
+    so is where it connects without a URL (see ``process_defaults``)."""
 
     def __init__(
         self,
-        redis_url: str = DEFAULT_REDIS_URL,
+        redis_url: str | None = None,
         *,
         max_payload: int = MAX_PAYLOAD_BYTES,
         max_payload_depth: int = DEFAULTS.max_payload_depth,
@@ -52,6 +44,7 @@ class AsyncClient:
         registry: Registry | None = None,
         **options: Unpack[EngineOptions],
     ):
+        redis_url = redis_url or process_defaults.redis_url()
         self.conn = conn if conn is not None else connect_async(redis_url)
         self.topology = topology.parse(redis_url)
         if self.topology.wait_replicas and is_cluster(self.conn):
@@ -62,7 +55,7 @@ class AsyncClient:
                 op="connect",
             )
         self.transitions = Transitions(
-            options.get("prefix", DEFAULT_PREFIX),
+            options["prefix"] if "prefix" in options else process_defaults.key_prefix(),
             options.get("clock"),
             options.get("limits"),
             cluster=is_cluster(self.conn),
@@ -75,7 +68,7 @@ class AsyncClient:
         self.registry = registry if registry is not None else handlers.registry
         self._layout_checked = False  # before the first request, as the blocking client does
         # Concurrent enqueue calls (tasks of the loop) share script calls, as in Client (see coalescing).
-        self._coalescer = AsyncEnqueueCoalescer(self._write_queue)
+        self._coalescer = AsyncEnqueueCoalescer(self._write_queue, self._execute)
 
     async def enqueue(self, type: str, payload: Any = b"", **options: Any) -> TaskInfo:
         if "group" in options or "after" in options:
@@ -120,10 +113,9 @@ class AsyncClient:
             return None
         return cast(PolicySet, await drive_async(self.policies.flow(), self._execute))
 
-    async def _write_queue(self, placements: list[Placement]) -> list[TaskInfo]:
-        """One queue's placements in one script call (the coalescer's writer)."""
-        flow = enqueue_flow(self.transitions, placements, to_ms(self.clock.now()))
-        return cast(list[TaskInfo], await drive_async(flow, self._execute))
+    def _write_queue(self, placements: list[Placement]) -> Flow:
+        """The flow that writes one queue's placements in one script call (the coalescer runs it)."""
+        return enqueue_flow(self.transitions, placements, to_ms(self.clock.now()))
 
     async def _execute(self, request: Request) -> Any:
         if isinstance(request, Call | Pipeline) and not self._layout_checked:  # before the first write, as in Client

@@ -1,24 +1,40 @@
-"""The producer API: enqueue tasks, enqueue many at once, wait for a task's end. Imports no Django."""
+"""The producer API: enqueue tasks, enqueue many at once, wait for a task's end. Imports no Django.
+
+The path of one ``client.enqueue(type, payload, **options)``, file by file: ``client`` reads the admin's policies
+(``policies.PolicyCache``, at most once a second) and ``producer.plan`` validates the arguments into a
+``transitions.Placement`` (the task message, where it goes, its unique lock); the call joins the client's
+``coalescing.EnqueueCoalescer``, which gathers the calls of concurrent threads into rounds and runs each round's
+``coalescing.group_flow`` with ``sans_io.drive``, the one driver on the path; ``group_flow`` delegates the write to
+``producer_flows.enqueue_flow``, which yields one ``sans_io.Pipeline`` of ``transitions.Transitions.enqueue`` calls
+(``lua/enqueue.lua``, one per chunk) and builds the TaskInfos while Redis runs them; the driver hands each request to
+``Client._execute``, which checks the key layout once (``layout``) and runs it on the ``broker.Broker``
+(``redis_errors`` names what Redis answers); a chunk the script refuses raises ``producer_flows.BulkEnqueueError`` with
+the refused task's position, and ``group_flow`` gives that caller its plain error (``DuplicateTaskError``,
+``TaskIdConflictError``) and sends the others again. ``enqueue_many`` drives ``enqueue_flow`` itself, without the
+coalescer; ``AsyncClient`` (``aio``) takes the same path with ``drive_async``; groups, dependencies and workflows go
+through ``composite_enqueue`` instead.
+
+Where a client given no URL connects: see ``process_defaults`` (what the Django app registers at start-up, else
+``$REDIS_URL``, else the local Redis).
+"""
 
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, Unpack, cast
 
-from . import composite_enqueue, handlers, producer, workflows
+from . import composite_enqueue, handlers, process_defaults, producer, workflows
 from .broker import Broker, BrokerOptions, BrokerOwner
 from .clock import Clock, to_ms
 from .coalescing import EnqueueCoalescer
 from .composite_enqueue import SubmitOptions
-from .connection import DEFAULT_REDIS_URL
 from .eager import EagerRunner, unsupported
 from .handlers import Registry
-from .keys import DEFAULT_PREFIX
 from .message import TaskInfo
 from .policies import PolicyCache, PolicySet
-from .sans_io import Pipeline, Request, drive, enqueue_flow, run_command, wait_flow
+from .producer_flows import enqueue_flow, wait_flow
+from .sans_io import Flow, Pipeline, Request, drive, run_command
 from .settings import DEFAULTS, TaskqSettings
 from .transitions import Call, Limits, Placement
 from .validation import MAX_PAYLOAD_BYTES, PayloadLimits
@@ -27,8 +43,13 @@ from .validation import MAX_PAYLOAD_BYTES, PayloadLimits
 class Client(BrokerOwner):
     """Enqueues tasks. Thread-safe: redis-py's connection pool serves concurrent callers.
 
-    >>> client = Client("redis://127.0.0.1:6379/0")
+    >>> client = Client()  # or Client("redis://127.0.0.1:6379/0")
     >>> info = client.enqueue("email:deliver", {"to": "ada@example.com"}, queue="critical", max_retry=5)
+
+    Given no ``redis_url`` it connects where the worker and the console of the same process do: in a Django
+    process (a view, ``manage.py shell``) to ``settings.REDIS_URL``, which the app registers at start-up; elsewhere
+    to ``$REDIS_URL``; else to ``redis://127.0.0.1:6379/0``. Given no ``prefix``, it takes the key prefix the same
+    way (``settings.TASKS_KEY_PREFIX``, ``$TASKS_KEY_PREFIX``, ``tq``). See ``process_defaults``.
 
     Unique TTL and retention default to the policies defined in the admin (mirrored in Redis, re-checked at most
     every ``policy_refresh`` seconds) when the caller gives none; ``policies=False`` turns that off.
@@ -43,7 +64,7 @@ class Client(BrokerOwner):
 
     def __init__(
         self,
-        redis_url: str = DEFAULT_REDIS_URL,
+        redis_url: str | None = None,
         *,
         max_payload: int = MAX_PAYLOAD_BYTES,
         max_payload_depth: int = DEFAULTS.max_payload_depth,
@@ -54,7 +75,8 @@ class Client(BrokerOwner):
         registry: Registry | None = None,
         **options: Unpack[BrokerOptions],
     ):
-        self.broker = Broker(redis_url, **options)
+        options.setdefault("prefix", process_defaults.key_prefix())
+        self.broker = Broker(redis_url or process_defaults.redis_url(), **options)
         self.payload_limits = PayloadLimits(max_payload, max_payload_depth)
         # Eager mode reads no policies either: it must work without a Redis.
         self.policies = PolicyCache(self.broker.keys, policy_refresh) if policies and not eager else None
@@ -64,7 +86,7 @@ class Client(BrokerOwner):
         # Checked before the first request, not here: a client is often built while Redis is still starting.
         self._layout_checked = False
         # Concurrent enqueue calls from many threads share script calls (see coalescing).
-        self._coalescer = EnqueueCoalescer(self._write_queue)
+        self._coalescer = EnqueueCoalescer(self._write_queue, self._execute)
 
     @classmethod
     def from_settings(cls, settings: TaskqSettings, **options: Any) -> Client:
@@ -162,10 +184,9 @@ class Client(BrokerOwner):
             return None
         return cast(PolicySet, drive(self.policies.flow(), self._execute))
 
-    def _write_queue(self, placements: list[Placement]) -> list[TaskInfo]:
-        """One queue's placements in one script call (the coalescer's writer)."""
-        flow = enqueue_flow(self.broker.transitions, placements, to_ms(self.clock.now()))
-        return cast(list[TaskInfo], drive(flow, self._execute))
+    def _write_queue(self, placements: list[Placement]) -> Flow:
+        """The flow that writes one queue's placements in one script call (the coalescer runs it)."""
+        return enqueue_flow(self.broker.transitions, placements, to_ms(self.clock.now()))
 
     def _execute(self, request: Request) -> Any:
         if isinstance(request, Call | Pipeline) and not self._layout_checked:
@@ -182,37 +203,36 @@ class Client(BrokerOwner):
         )
 
 
-_default: Client | None = None
-_default_lock = threading.Lock()
-
-
-def configure(redis_url: str, *, prefix: str = DEFAULT_PREFIX, **options: Any) -> Client:
-    """Set the client that ``Handler.enqueue`` uses."""
-    return _use(lambda: Client(redis_url, prefix=prefix, **options))
+def configure(redis_url: str | None = None, *, prefix: str | None = None, **options: Any) -> Client:
+    """Make ``redis_url`` and ``prefix`` this process's default Redis (where a ``Client()`` given no URL connects,
+    see ``process_defaults``) and set the client that ``Handler.enqueue`` uses. ``options`` are the client's."""
+    url, key_prefix = redis_url or process_defaults.redis_url(), prefix or process_defaults.key_prefix()
+    process_defaults.register(url, key_prefix)
+    return _set_default(Client(url, prefix=key_prefix, **options))
 
 
 def configure_from_settings(settings: TaskqSettings) -> Client:
-    """Set the client that ``Handler.enqueue`` uses to the one ``settings`` configure (the Django app does this
-    from its settings)."""
-    return _use(lambda: Client.from_settings(settings))
+    """``configure`` from a whole settings object: its Redis becomes the process default and the default client
+    is the one ``settings`` configure (the Django app does this at start-up and when its settings change)."""
+    process_defaults.register(settings.redis_url, settings.key_prefix)
+    return _set_default(Client.from_settings(settings))
 
 
-def _use(make: Callable[[], Client]) -> Client:
-    global _default
-    with _default_lock:
-        _default = make()
-        return _default
+def _set_default(client: Client) -> Client:
+    process_defaults.set_default_client(client)
+    return client
 
 
 def default_client() -> Client:
     """The configured client, or on first use the one the environment's settings configure (``REDIS_URL``,
     ``TASKS_KEY_PREFIX``, ``TASKS_EAGER``..., read as ``console/settings.py`` reads them; unset, the local Redis).
     A variable that is set but cannot be read raises ValidationError naming it."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = Client.from_settings(TaskqSettings.from_env(os.environ))
-        return _default
+    return cast(Client, process_defaults.default_enqueuer())
 
 
-handlers.use_default_client(default_client)
+def _build_default_client() -> Client:
+    # Nothing registered (no Django app started): the environment's settings, as console/settings.py reads them.
+    return Client.from_settings(TaskqSettings.from_env(os.environ))
+
+
+process_defaults.install_default_client(_build_default_client)

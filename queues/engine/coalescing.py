@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable
+from typing import Any
 
-from .errors import DuplicateTaskError, EngineError, TaskIdConflictError
+from .errors import EngineError
 from .message import TaskInfo
-from .sans_io import drive, drive_async
+from .producer_flows import BulkEnqueueError
+from .sans_io import Flow, Request, drive, drive_async
 from .transitions import BULK_CHUNK, Placement
 
-#: A request of a round's flow: the placements of one queue, to write in one script call.
-GroupFlow = Generator[list[Placement], list[TaskInfo], None]
+#: The client's flow that writes one queue's placements in one script call (``producer_flows.enqueue_flow``).
+WriteFlow = Callable[[list[Placement]], Flow]
 
 
 class _Waiting:
@@ -91,11 +93,12 @@ class _Rounds:
 
 
 class EnqueueCoalescer(_Rounds):
-    """For a ``Client``: ``write`` sends one queue's placements in one script call and returns their infos."""
+    """For a ``Client``: a round's flow (``write`` for each queue) runs on ``execute``, the client's executor."""
 
-    def __init__(self, write: Callable[[list[Placement]], list[TaskInfo]]) -> None:
+    def __init__(self, write: WriteFlow, execute: Callable[[Request], Any]) -> None:
         super().__init__()
         self._write = write
+        self._execute = execute
 
     def enqueue(self, placement: Placement) -> TaskInfo:
         call = _Waiting(placement, _nothing)
@@ -114,7 +117,7 @@ class EnqueueCoalescer(_Rounds):
         batch = self._take_round()
         try:
             for group in by_queue(batch):
-                drive(group_flow(group), self._write)
+                drive(group_flow(group, self._write), self._execute)
         except BaseException as exc:  # KeyboardInterrupt, SystemExit: raised here, named to the others
             interrupted(batch, exc)
             raise
@@ -126,9 +129,10 @@ class EnqueueCoalescer(_Rounds):
 class AsyncEnqueueCoalescer(_Rounds):
     """For an ``AsyncClient``, whose tasks run on one event loop."""
 
-    def __init__(self, write: Callable[[list[Placement]], Awaitable[list[TaskInfo]]]) -> None:
+    def __init__(self, write: WriteFlow, execute: Callable[[Request], Awaitable[Any]]) -> None:
         super().__init__()
         self._write = write
+        self._execute = execute
 
     async def enqueue(self, placement: Placement) -> TaskInfo:
         woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -149,7 +153,7 @@ class AsyncEnqueueCoalescer(_Rounds):
         batch = self._take_round()
         try:
             for group in by_queue(batch):
-                await drive_async(group_flow(group), self._write)
+                await drive_async(group_flow(group, self._write), self._execute)
         except BaseException as exc:  # cancelled while writing: the others learn it, this caller sees it
             interrupted(batch, exc)
             raise
@@ -169,18 +173,18 @@ def by_queue(batch: list[_Waiting]) -> list[list[_Waiting]]:
     return list(groups.values())
 
 
-def group_flow(group: list[_Waiting]) -> GroupFlow:
+def group_flow(group: list[_Waiting], write: WriteFlow) -> Flow:
     """Write one queue's calls; a call the script refuses gets its error, and the rest are sent again."""
     while group:
         try:
-            infos = yield [call.placement for call in group]
-        except (DuplicateTaskError, TaskIdConflictError) as exc:
-            position = getattr(exc, "position", None)
-            if position is None:
-                fail(group, exc)
+            infos = yield from write([call.placement for call in group])
+        except BulkEnqueueError as exc:
+            # Each caller enqueued one task: it gets the plain error (DuplicateTaskError...), as if alone.
+            if exc.position is None:  # not one task's refusal (Redis away, an error reply): it is everyone's
+                fail(group, exc.alone())
                 return
-            refused = group.pop(position)
-            refused.error = exc
+            refused = group.pop(exc.position)
+            refused.error = exc.alone()
             refused.finish()
             continue  # nothing was written: send the others again
         except Exception as exc:  # Redis away, and anything unexpected: every caller of the round sees it

@@ -17,29 +17,17 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from . import process_defaults
 from .clock import from_ms
 from .errors import ValidationError
 from .message import TaskInfo, TaskMessage
+from .process_defaults import Enqueuer
 from .type_routes import TypeRoutes
 from .validation import task_type as check_type
 
-if TYPE_CHECKING:
-    from .client import Client
-
 RetryDelay = Callable[[int, BaseException, "Task"], float]
-
-#: How ``Handler.enqueue`` finds the process's default client when the caller names none. ``client`` installs
-#: its ``default_client`` here when it loads: it imports this module (for the eager runner), so this module
-#: cannot import it back without a cycle.
-_default_client: Callable[[], Client] | None = None
-
-
-def use_default_client(factory: Callable[[], Client]) -> None:
-    global _default_client
-    _default_client = factory
-
 
 Middleware = Callable[["Task"], AbstractContextManager[None]]
 
@@ -166,12 +154,11 @@ class Handler:
     def __call__(self, task: Task) -> Any:
         return self.func(task)
 
-    def enqueue(self, payload: Any = b"", *, client: Client | None = None, **overrides: Any) -> TaskInfo:
-        """Enqueue a task for this handler, its defaults under the caller's ``overrides``."""
+    def enqueue(self, payload: Any = b"", *, client: Enqueuer | None = None, **overrides: Any) -> TaskInfo:
+        """Enqueue a task for this handler, its defaults under the caller's ``overrides``, with ``client`` or the
+        process's default client (``queues.engine.default_client``)."""
         if client is None:
-            if _default_client is None:  # pragma: no cover - queues.engine always loads client with this module
-                raise RuntimeError("no default client: pass client=, or import queues.engine.client")
-            client = _default_client()
+            client = process_defaults.default_enqueuer()
         return client.enqueue(self.type, payload, **{**self.defaults, **overrides})
 
 

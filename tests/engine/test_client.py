@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 import redis
 
-from queues.engine import Client, FakeClock
+from queues.engine import BulkEnqueueError, Client, FakeClock
 from queues.engine import broker as broker_module
 from queues.engine.errors import (
     DuplicateTaskError,
@@ -190,6 +190,7 @@ def test_unique_duplicate_is_refused_and_named(r, client):
         client.enqueue("email", {"to": "ada"}, unique=60)
     assert "'email'" in str(refused.value) and "'default'" in str(refused.value)
     assert refused.value.op == "client.enqueue"
+    assert type(refused.value) is DuplicateTaskError  # one enqueue: the plain error, not a bulk one
     assert dump(r) == before
     assert r.get(first.unique_key) == first.id.encode()
     assert 0 < r.pttl(first.unique_key) <= 60_000
@@ -202,8 +203,9 @@ def test_unique_duplicate_is_refused_and_named(r, client):
 def test_task_id_conflict_is_refused_and_named(r, client):
     client.enqueue("email", {}, task_id="order-42")
     before = dump(r)
-    with pytest.raises(TaskIdConflictError, match="order-42"):
+    with pytest.raises(TaskIdConflictError, match="order-42") as refused:
         client.enqueue("email", {"other": 1}, task_id="order-42")
+    assert type(refused.value) is TaskIdConflictError
     assert dump(r) == before
     client.enqueue("email", {}, task_id="order-42", queue="other")  # ids are per queue
 
@@ -272,6 +274,7 @@ def test_enqueue_many_writes_nothing_behind_a_refused_chunk(r, client, monkeypat
     client.enqueue("n", {}, task_id="taken")
     with pytest.raises(TaskIdConflictError) as refused:
         client.enqueue_many(items)
+    assert isinstance(refused.value, BulkEnqueueError)  # the declared type, with what it stopped at and before
     assert refused.value.position == 3
     enqueued = refused.value.enqueued
     assert [i.json()["i"] for i in enqueued] == list(range(BULK_CHUNK))  # the first chunk, in order

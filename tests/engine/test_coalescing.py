@@ -127,20 +127,30 @@ def test_when_redis_is_away_every_caller_of_the_round_gets_its_own_error(client:
     down._layout_checked = True  # straight to the write
     calls = [lambda: client.enqueue("first")] + [lambda: client.enqueue("t")] * 3
 
-    def write(placements: list[Any]) -> Any:
-        gate.rounds.append([(p.message.queue, p.message.type) for p in placements])
-        if len(gate.rounds) == 1:
-            assert gate.opened.wait(10)
-            return gate._write(placements)
-        return down._write_queue(placements)
-
-    client._coalescer._write = write
+    # The first round goes to the real Redis; the rounds after it, to the one that is away.
+    client._coalescer._execute = lambda request: (client if len(gate.rounds) == 1 else down)._execute(request)
     results = concurrently(calls, gate)
     errors = results[1:]
     assert all(isinstance(e, RedisUnavailableError) for e in errors)
     assert len({id(e) for e in errors}) == 3  # one object each, not one shared across threads
     assert r.llen(Keys().queue("default").pending) == 1
     down.close()
+
+
+def hold_first_round(coalescer: AsyncEnqueueCoalescer, rounds: list[list[str]], opened: asyncio.Event) -> None:
+    """Record each round's task types, and hold the first round's requests until ``opened`` is set."""
+    write, execute = coalescer._write, coalescer._execute
+
+    def recorded(placements: list[Any]) -> Any:
+        rounds.append([p.message.type for p in placements])
+        return write(placements)
+
+    async def gated(request: Any) -> Any:
+        if len(rounds) == 1:
+            await opened.wait()
+        return await execute(request)
+
+    coalescer._write, coalescer._execute = recorded, gated
 
 
 def test_async_client_tasks_share_rounds_and_keep_their_own_errors(redis_url: str, r: redis.Redis, clock):
@@ -153,15 +163,7 @@ def test_async_client_tasks_share_rounds_and_keep_their_own_errors(redis_url: st
             await client.enqueue("held", {"k": 1}, unique=60)
             opened = asyncio.Event()
             rounds: list[list[str]] = []
-            write = client._coalescer._write
-
-            async def gated(placements: list[Any]) -> Any:
-                rounds.append([p.message.type for p in placements])
-                if len(rounds) == 1:
-                    await opened.wait()
-                return await write(placements)
-
-            client._coalescer._write = gated
+            hold_first_round(client._coalescer, rounds, opened)
             first = asyncio.create_task(client.enqueue("first"))
             while not rounds:
                 await asyncio.sleep(0)
@@ -193,15 +195,7 @@ def test_a_cancelled_waiting_task_is_not_written(redis_url: str, r: redis.Redis,
             coalescer = client._coalescer
             opened = asyncio.Event()
             rounds: list[list[str]] = []
-            write = coalescer._write
-
-            async def gated(placements: list[Any]) -> Any:
-                rounds.append([p.message.type for p in placements])
-                if len(rounds) == 1:
-                    await opened.wait()
-                return await write(placements)
-
-            coalescer._write = gated
+            hold_first_round(coalescer, rounds, opened)
             first = asyncio.create_task(client.enqueue("first"))
             while not rounds:
                 await asyncio.sleep(0)
@@ -224,7 +218,7 @@ def test_a_caller_that_gives_up_after_being_handed_the_round_passes_it_on():
     """The hand-over itself: the next round was handed to a caller that then left (its task cancelled before it
     woke): the next waiting caller is handed the round instead; with none left, nobody is writing."""
     woken: list[str] = []
-    coalescer = AsyncEnqueueCoalescer(write=None)  # type: ignore[arg-type]
+    coalescer = AsyncEnqueueCoalescer(write=None, execute=None)  # type: ignore[arg-type]
     handed = _Waiting(None, lambda: woken.append("handed"))  # type: ignore[arg-type]
     behind = _Waiting(None, lambda: woken.append("behind"))  # type: ignore[arg-type]
     coalescer._writing, coalescer._waiting = True, [handed, behind]

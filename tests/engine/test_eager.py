@@ -24,6 +24,7 @@ from queues.engine import (
     Task,
     ValidationError,
     handler,
+    process_defaults,
 )
 from queues.engine import client as client_module
 
@@ -236,10 +237,10 @@ def test_no_redis_is_needed(handlers: Registry) -> None:
 
 
 def test_the_default_client_is_eager_when_tasks_eager_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(client_module, "_default", None)
+    monkeypatch.setattr(process_defaults, "_client", None)
     monkeypatch.setenv("REDIS_URL", NOWHERE)
     monkeypatch.setenv("TASKS_EAGER", "true")
     assert client_module.default_client().eager is not None
-    monkeypatch.setattr(client_module, "_default", None)
+    monkeypatch.setattr(process_defaults, "_client", None)
     monkeypatch.setenv("TASKS_EAGER", "0")
     assert client_module.default_client().eager is None

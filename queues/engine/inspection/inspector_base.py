@@ -13,9 +13,9 @@ from typing import Any, Unpack
 
 import redis
 
+from .. import process_defaults
 from .. import validation as check
 from ..broker import Broker, BrokerOptions, BrokerOwner
-from ..connection import DEFAULT_REDIS_URL
 from ..errors import QueueNotFoundError
 from ..policies import PolicyCache
 from ..sans_io import Flow, drive, run_command
@@ -32,14 +32,16 @@ class InspectorBase(BrokerOwner):
 
     def __init__(
         self,
-        redis_url: str = DEFAULT_REDIS_URL,
+        redis_url: str | None = None,
         *,
         actor: str = "operator",
         layout_recheck: float = LAYOUT_RECHECK,
         payload_limits: check.PayloadLimits = check.DEFAULT_PAYLOAD_LIMITS,
         **options: Unpack[BrokerOptions],
     ):
-        self.broker = Broker(redis_url, **options)
+        # Given no URL or prefix, where a bare Client() of this process would write (see process_defaults).
+        options.setdefault("prefix", process_defaults.key_prefix())
+        self.broker = Broker(redis_url or process_defaults.redis_url(), **options)
         self.payload_limits = payload_limits  # what an edited payload may be, as for a producer
         self.keys = self.broker.keys
         self.ops = self.broker.transitions
