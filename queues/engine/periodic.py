@@ -184,23 +184,19 @@ class ScheduleRegistry:
 schedules = ScheduleRegistry()
 
 
+#: The keywords ``schedule`` hands to ``make_entry`` as they are; every other keyword is an enqueue option.
+ENTRY_KEYWORDS = ("queue", "tz", "missed", "name")
+
+
 def schedule(
-    spec: str,
-    task_type: str,
-    payload: Any = b"",
-    *,
-    queue: str = "default",
-    tz: str = "UTC",
-    missed: str = "skip",
-    registry: ScheduleRegistry = schedules,
-    name: str = "",
-    **options: Any,
+    spec: str, task_type: str, payload: Any = b"", *, registry: ScheduleRegistry = schedules, **keywords: Any
 ) -> Entry:
-    """Register a periodic task: enqueue ``task_type`` with ``payload`` on ``queue`` at every tick of ``spec``
-    (five-field cron in time zone ``tz``, a macro such as ``@daily``, or ``@every 30s``). ``options`` are enqueue
-    options (max_retry, timeout, retention, unique, headers). ``missed`` says what a scheduler does with ticks that
-    passed while none ran: ``skip`` them or ``run_once``. Call it at module level in an app's ``tasks.py`` or a
-    module given to ``taskscheduler --import``. Raises ValidationError."""
-    return registry.add(
-        make_entry(spec, task_type, payload, queue=queue, tz=tz, missed=missed, options=options, name=name)
-    )
+    """Register a periodic task: enqueue ``task_type`` with ``payload`` at every tick of ``spec`` (five-field cron in
+    time zone ``tz``, default UTC; a macro such as ``@daily``; or ``@every 30s``) on ``queue`` (default
+    ``default``). ``missed`` says what a scheduler does with ticks that passed while none ran: ``skip`` them (the
+    default) or ``run_once``; ``name`` lets ``tasks cron`` find the entry by name. Every other keyword is an enqueue
+    option (max_retry, timeout, retention, unique, headers). The defaults are ``make_entry``'s, so that the two
+    cannot drift apart. Call it at module level in an app's ``tasks.py`` or a module given to ``taskscheduler
+    --import``. Raises ValidationError."""
+    fields = {key: keywords.pop(key) for key in ENTRY_KEYWORDS if key in keywords}
+    return registry.add(make_entry(spec, task_type, payload, options=keywords, **fields))

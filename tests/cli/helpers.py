@@ -92,43 +92,28 @@ class Seed:
         assert [t.id for t in leased] == [task_id]
         return task_id, leased[0].token
 
-    def retry(
-        self,
-        queue: str = "default",
-        error: str = "SMTP 451: try later",
-        failure: Failure | None = None,
-        ran: float = 0.0,
-        **options: Any,
-    ) -> str:
-        """``failure``: what the handler raised, as the worker hands it on (traceback and error group); ``ran``:
-        how many seconds ago the attempt's handler started, as the worker reports it (0: unknown)."""
-        task_id, token = self.active(queue, ran, **options)
-        self.broker.run(
-            self.ops.retry(
-                queue,
-                task_id,
-                token,
-                time.time() + 600,
-                error,
-                worker="test-worker",
-                failure=failure,
-                started=_started(ran),
-            )
+    def retry(self, queue: str = "default", error: str = "SMTP 451: try later", **attempt: Any) -> str:
+        """A task whose attempt failed into retry (due in ten minutes); ``attempt``: see ``_failed``."""
+        return self._failed(
+            queue,
+            lambda task_id, token, **end: self.ops.retry(queue, task_id, token, time.time() + 600, error, **end),
+            **attempt,
         )
-        return task_id
 
-    def archived(
-        self,
-        queue: str = "default",
-        error: str = "bounced",
-        failure: Failure | None = None,
-        ran: float = 0.0,
-        **options: Any,
-    ) -> str:
-        task_id, token = self.active(queue, ran, **options)
-        self.broker.run(
-            self.ops.archive(queue, task_id, token, error, worker="test-worker", failure=failure, started=_started(ran))
+    def archived(self, queue: str = "default", error: str = "bounced", **attempt: Any) -> str:
+        """A task whose attempt failed into the archive; ``attempt``: see ``_failed``."""
+        return self._failed(
+            queue, lambda task_id, token, **end: self.ops.archive(queue, task_id, token, error, **end), **attempt
         )
+
+    def _failed(
+        self, queue: str, transition: Any, failure: Failure | None = None, ran: float = 0.0, **options: Any
+    ) -> str:
+        """Lease a task enqueued with ``options`` and end its attempt with ``transition``, as a worker does:
+        ``failure`` is what the handler raised, as the worker hands it on (traceback and error group); ``ran``, how
+        many seconds ago the attempt's handler started, as the worker reports it (0: unknown)."""
+        task_id, token = self.active(queue, ran, **options)
+        self.broker.run(transition(task_id, token, worker="test-worker", failure=failure, started=_started(ran)))
         return task_id
 
     def completed(

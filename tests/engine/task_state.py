@@ -9,7 +9,7 @@ from typing import Any
 from queues.engine import FakeClock, Keys
 from queues.engine.clock import to_ms, utc_day
 
-from .dbstate import Hash
+from .dbstate import Hash, Stream
 
 NOW = 1_700_000_000.0  # the FakeClock's start
 NOW_MS = to_ms(NOW)
@@ -71,6 +71,28 @@ def event(
     if started:  # an attempt's end: when its handler started
         fields["started"] = str(started)
     return fields
+
+
+def moved_by(worker: str, *moves: tuple[str, ...]) -> Stream:
+    """The events one call appends, all by ``worker``: (task, from, to[, error]) each, of type email."""
+    return Stream(
+        [
+            event(task_id, from_, to, worker=worker, error=error[0] if error else "")
+            for task_id, from_, to, *error in moves
+        ]
+    )
+
+
+def waiting(after: list[str], left: int, **extra: Any) -> Hash:
+    """A task waiting for the tasks ``after``, ``left`` of them not succeeded yet."""
+    return task("waiting", after=json.dumps(after), deps_left=left, **extra)
+
+
+def failed_dependency(dependency: str, why: str, **extra: Any) -> Hash:
+    """A task archived, with the reason, because the task it waited for failed ``why`` (the worker's error, or
+    "deleted by op" and the like): what the scripts leave of every task waiting for one that fails."""
+    error = f"dependency {dependency} failed: {why}"
+    return task("archived", after=json.dumps([dependency]), error=error, failed_at=NOW_MS, **extra)
 
 
 def fake_clock() -> FakeClock:

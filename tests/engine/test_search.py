@@ -3,6 +3,8 @@ types by glob, states, errors, payload paths, age, words, paging, the bound on t
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from queues.engine import Client, Inspector
@@ -24,20 +26,24 @@ def test_parse_every_key():
 
 
 @pytest.mark.parametrize(
-    ("text", "says"),
+    ("text", "says", "at"),
     [
-        ("colour:red", "unknown key 'colour'"),
-        ("state:sleeping", "unknown state 'sleeping'"),
-        ("age:1h", "age needs > or <"),
-        ("age:>soon", "a number and a unit"),
-        ('error:"SMTP', "a quote is not closed"),
-        ("queue:", "queue: needs a value"),
-        ("x" * 1001, "at most 1000 characters"),
+        ("colour:red", "unknown key 'colour'", 1),
+        ("type:email colour:red", "unknown key 'colour'", 12),
+        ("state:sleeping", "unknown state 'sleeping'", 1),
+        ("age:1h", "age needs > or <", 1),
+        ("age:>soon", "a number and a unit", 1),
+        ('error:"SMTP', "a quote is not closed", 7),
+        ("queue:", "queue: needs a value", 1),
+        ("x" * 1001, "at most 1000 characters", None),  # read no further: no place to name
     ],
 )
-def test_a_search_that_cannot_be_read_is_named(text, says):
-    with pytest.raises(QuerySyntaxError, match=says):
+def test_a_search_that_cannot_be_read_is_named(text, says, at):
+    """What is wrong, and where: the character the wrong part starts at, to find it in a long search."""
+    with pytest.raises(QuerySyntaxError, match=says) as refused:
         parse(text)
+    where = re.search(r"\(at character (\d+) of the search ", refused.value.message)
+    assert (int(where[1]) if where else None) == at
 
 
 @pytest.fixture

@@ -5,18 +5,23 @@ call changes nothing and says why."""
 
 from __future__ import annotations
 
-import json
-
 from queues.engine import FailedPreconditionError, TaskNotFoundError
-from tests.engine.dbstate import Hash, Set, Stream, ZSet
+from queues.engine.transitions import Call, Transitions
+from tests.engine.dbstate import Hash, Set, ZSet
 from tests.engine.script_runs import Case, cases, run_case
-from tests.engine.task_state import NOW_MS, Q, counts, event, msg, on_error_released, task
+from tests.engine.task_state import (
+    NOW_MS,
+    Q,
+    counts,
+    failed_dependency,
+    moved_by,
+    msg,
+    on_error_released,
+    task,
+    waiting,
+)
 
 WHY_D = "dependency B failed: deleted by op"
-
-
-def waiting(after: list[str], left: int, **extra) -> Hash:
-    return task("waiting", after=json.dumps(after), deps_left=left, **extra)
 
 
 def delete(task_id: str):
@@ -68,18 +73,13 @@ WORKFLOW = {
         after={
             Q.task("A"): task("pending"),
             Q.pending: ["A"],
-            Q.task("D"): task("archived", after='["B"]', error=WHY_D, failed_at=NOW_MS),
+            Q.task("D"): failed_dependency("B", "deleted by op"),
             Q.task("Z"): waiting(["A"], 1),
             Q.waiting: ZSet({"Z": NOW_MS}),
             Q.archived: ZSet({"D": NOW_MS}),
             Q.dependents("A"): Set({"Z"}),
             Q.type_counts: counts(pending__email=1, waiting__email=1, archived__email=1),
-            Q.events: Stream(
-                [
-                    event("D", "waiting", "archived", worker="op", error=WHY_D),
-                    event("B", "waiting", "deleted", worker="op", error="deleted by op"),
-                ]
-            ),
+            Q.events: moved_by("op", ("D", "waiting", "archived", WHY_D), ("B", "waiting", "deleted", "deleted by op")),
         },
     ),
     Case(
@@ -104,21 +104,8 @@ WORKFLOW = {
                 }
             ),
             Q.type_counts: counts(pending__email=2, waiting__email=0),
-            Q.events: Stream(
-                [
-                    event("e", "waiting", "pending", worker="op"),
-                    event("b", "waiting", "deleted", worker="op", error="deleted by op"),
-                ]
-            ),
+            Q.events: moved_by("op", ("e", "waiting", "pending"), ("b", "waiting", "deleted", "deleted by op")),
         },
-    ),
-    Case("an unknown task is refused", B_WAITS, delete("nope"), raises=TaskNotFoundError, detail="nope"),
-    Case(
-        "an active task is still refused: it must be cancelled first",
-        {Q.task("A"): task("active", lease="tok"), Q.lease: ZSet({"A": NOW_MS + 5000})},
-        delete("A"),
-        raises=FailedPreconditionError,
-        detail="task is active, cancel it before deleting",
     ),
 )
 def test_delete_waiting(r, redis_url, case):
@@ -137,7 +124,7 @@ def test_delete_waiting(r, redis_url, case):
             Q.waiting: ZSet({"D": NOW_MS, "Z": NOW_MS}),
             Q.dependents("A"): Set({"Z"}),
             Q.type_counts: counts(pending__email=2, waiting__email=2),
-            Q.events: Stream([event("B", "waiting", "pending", worker="op")]),
+            Q.events: moved_by("op", ("B", "waiting", "pending")),
         },
     ),
     Case(
@@ -155,26 +142,43 @@ def test_delete_waiting(r, redis_url, case):
             ),
             Q.pending: ["B"],
             Q.type_counts: counts(waiting__email=0, pending__email=1),
-            Q.events: Stream([event("B", "waiting", "pending", worker="op")]),
+            Q.events: moved_by("op", ("B", "waiting", "pending")),
         },
     ),
+)
+def test_run_waiting_now(r, redis_url, case):
+    run_case(r, redis_url, case)
+
+
+# Both ways out look the task up first; each refuses a task it must not take, and says why.
+@cases(
+    *(
+        Case(f"{name}: an unknown task is refused", B_WAITS, call("nope"), raises=TaskNotFoundError, detail="nope")
+        for name, call in (("delete", delete), ("run", run))
+    ),
     Case(
-        "an on_error callback is refused: it runs only if its workflow fails",
+        "delete: an active task is still refused, it must be cancelled first",
+        {Q.task("A"): task("active", lease="tok"), Q.lease: ZSet({"A": NOW_MS + 5000})},
+        delete("A"),
+        raises=FailedPreconditionError,
+        detail="task is active, cancel it before deleting",
+    ),
+    Case(
+        "run: an on_error callback is refused, it runs only if its workflow fails",
         WORKFLOW,
         run("e"),
         raises=FailedPreconditionError,
         detail="task is the on_error callback of workflow WF, it runs only if the workflow fails; delete it instead",
     ),
     Case(
-        "a pending task is refused",
+        "run: a pending task is refused",
         B_WAITS,
         run("A"),
         raises=FailedPreconditionError,
         detail="task is pending, it cannot be run now",
     ),
-    Case("an unknown task is refused", B_WAITS, run("nope"), raises=TaskNotFoundError, detail="nope"),
 )
-def test_run_waiting_now(r, redis_url, case):
+def test_refused_actions_on_a_waiting_task(r, redis_url, case):
     run_case(r, redis_url, case)
 
 
@@ -191,45 +195,29 @@ A_AND_B_PENDING = {
 }
 
 
-@cases(
-    Case(
-        "delete all pending: B, waiting for A, is archived instead of waiting forever for a task that is gone",
-        A_AND_B_PENDING,
-        lambda t: t.delete_all("default", "pending", "op"),
-        returns=2,
-        after={
-            Q.task("B"): task("archived", after='["A"]', error="dependency A failed: deleted by op", failed_at=NOW_MS),
-            Q.archived: ZSet({"B": NOW_MS}),
-            Q.type_counts: counts(pending__email=0, waiting__email=0, archived__email=1),
-            Q.events: Stream(
-                [
-                    event("B", "waiting", "archived", worker="op", error="dependency A failed: deleted by op"),
-                    event("A", "pending", "deleted", worker="op", error="deleted by op"),
-                    event("P", "pending", "deleted", worker="op", error="deleted by op"),
-                ]
-            ),
-        },
-    ),
-    Case(
-        "archive all pending: B, waiting for A, is archived as with archive_task",
-        A_AND_B_PENDING,
-        lambda t: t.archive_all("default", "pending", "op"),
-        returns=2,
-        after={
-            Q.task("A"): task("archived"),
-            Q.task("P"): task("archived"),
-            Q.task("B"): task("archived", after='["A"]', error="dependency A failed: archived by op", failed_at=NOW_MS),
-            Q.archived: ZSet({"A": NOW_MS, "B": NOW_MS, "P": NOW_MS}),
-            Q.type_counts: counts(pending__email=0, waiting__email=0, archived__email=3),
-            Q.events: Stream(
-                [
-                    event("A", "pending", "archived", worker="op", error="archived by op"),
-                    event("B", "waiting", "archived", worker="op", error="dependency A failed: archived by op"),
-                    event("P", "pending", "archived", worker="op", error="archived by op"),
-                ]
-            ),
-        },
-    ),
-)
+def on_all_pending(action: str, verb: str) -> Case:
+    """The bulk ``action`` on A_AND_B_PENDING's pending tasks, A and P (it returns 2): they are ``verb`` (deleted,
+    or archived) and B, waiting for A, is archived with the reason, as when A alone is deleted or archived."""
+    removed = [("A", "pending", verb, f"{verb} by op"), ("P", "pending", verb, f"{verb} by op")]
+    dependent = ("B", "waiting", "archived", f"dependency A failed: {verb} by op")
+    # delete_all archives a task's dependents before it deletes the task; archive_all archives the task first
+    events = [dependent, *removed] if verb == "deleted" else [removed[0], dependent, removed[1]]
+    kept = ["A", "P"] if verb == "archived" else []  # deleted tasks leave nothing behind
+    after = {
+        **{Q.task(task_id): task("archived") for task_id in kept},
+        Q.task("B"): failed_dependency("A", f"{verb} by op"),
+        Q.archived: ZSet(dict.fromkeys(["B", *kept], NOW_MS)),
+        Q.type_counts: counts(pending__email=0, waiting__email=0, archived__email=1 + len(kept)),
+        Q.events: moved_by("op", *events),
+    }
+
+    def call(t: Transitions) -> Call:
+        return getattr(t, action)("default", "pending", "op")
+
+    return Case(f"{action} pending", A_AND_B_PENDING, call, returns=2, after=after)
+
+
+# delete_all: B is archived rather than left waiting forever for a task that is gone; archive_all: as archive_task.
+@cases(on_all_pending("delete_all", "deleted"), on_all_pending("archive_all", "archived"))
 def test_bulk_actions_fail_dependents(r, redis_url, case):
     run_case(r, redis_url, case)

@@ -9,9 +9,9 @@ import json
 
 from queues.engine import FailedPreconditionError, TaskNotFoundError
 from queues.engine.workflows import action_call
-from tests.engine.dbstate import Hash, Set, Stream, ZSet
+from tests.engine.dbstate import Hash, Set, Stream, ZSet, hash_with
 from tests.engine.script_runs import Case, cases, run_case
-from tests.engine.task_state import NOW_MS, Q, counts, event, msg, on_error_released, task
+from tests.engine.task_state import NOW_MS, Q, counts, moved_by, msg, on_error_released, task
 
 CHAIN = [["a", "email", "member", []], ["b", "email", "member", ["a"]], ["c", "email", "member", ["b"]]]
 MEMBERS = json.dumps([*CHAIN, ["e", "email", "on_error", []]], separators=(",", ":"))
@@ -26,12 +26,7 @@ def act(name: str, workflow: str = "WF"):
 
 def by_op(*moves: tuple[str, ...]) -> Stream:
     """The events the operator's action appends: (task, from, to[, error]) each."""
-    return Stream(
-        [
-            event(task_id, from_, to, worker="op", error=error[0] if error else "")
-            for task_id, from_, to, *error in moves
-        ]
-    )
+    return moved_by("op", *moves)
 
 
 def member(state: str, **extra) -> Hash:
@@ -242,7 +237,7 @@ BRANCH_FAILED = {
         act("workflow_retry"),
         returns=3,
         after={
-            Q.task("a"): member("pending", retried=4, error=ARCHIVED, failed_at=NOW_MS),
+            Q.task("a"): hash_with(FAILED[Q.task("a")], state="pending"),  # its tries and last error kept
             Q.task("b"): waiting(["a"], 1),
             Q.task("c"): waiting(["b"], 1),
             Q.task("e"): on_error_released("a", ARCHIVED),
@@ -261,7 +256,7 @@ BRANCH_FAILED = {
         act("workflow_retry"),
         returns=3,
         after={
-            Q.task("a"): member("pending", retried=25, error="boom", failed_at=NOW_MS),
+            Q.task("a"): hash_with(BRANCH_FAILED[Q.task("a")], state="pending"),
             Q.task("x"): waiting(["a"], 1),
             Q.task("y"): member(
                 "pending", after='["b"]', options=msg(results=[{"n": 7}]).replace(", ", ","), **{"pass": 1}
