@@ -19,26 +19,12 @@ case $scheme in
         exit 2
         ;;
 esac
-rest=${url#*://}
-hostport=${rest%%/*}
-user=postgres
+source "$(dirname "$0")/split-url.sh"
+split_url "$url" 5432
+user=${userinfo%%:*}
+user=${user:-postgres}
 password=
-if [[ $hostport == *@* ]]; then
-    userinfo=${hostport%@*}
-    hostport=${hostport##*@}
-    user=${userinfo%%:*}
-    [[ $userinfo == *:* ]] && password=${userinfo#*:}
-fi
-if [[ $hostport == \[* ]]; then # [::1]:5432
-    host=${hostport%%]*}; host=${host#[}
-    port=${hostport##*]}; port=${port#:}
-elif [[ $hostport == *:* ]]; then
-    host=${hostport%%:*}; port=${hostport##*:}
-else
-    host=$hostport; port=
-fi
-host=${host:-127.0.0.1}
-port=${port:-5432}
+[[ $userinfo == *:* ]] && password=${userinfo#*:}
 
 source "$(dirname "$0")/apt-install.sh"
 

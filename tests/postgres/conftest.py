@@ -11,8 +11,8 @@ from django.db import connection
 
 HERE = Path(__file__).resolve().parent
 SKIP_REASON = (
-    "needs PostgreSQL: SQLite takes one writer at a time, so there is no concurrency to test; "
-    "run scripts/test-postgres.sh (README, Tests)"
+    "needs PostgreSQL (concurrent writing transactions, what other connections see, CREATE DATABASE), which SQLite "
+    "does otherwise or not at all: run scripts/test-postgres.sh (README, Tests)"
 )
 
 
