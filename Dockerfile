@@ -20,7 +20,7 @@ COPY console ./console
 COPY queues ./queues
 COPY worker ./worker
 COPY metrics ./metrics
-RUN pip install '.[postgres]'
+RUN pip install .
 
 COPY manage.py ./
 COPY templates ./templates

@@ -12,6 +12,7 @@ import ipaddress
 import os
 from typing import Any, overload
 
+import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from queues.engine.errors import ValidationError
@@ -74,3 +75,53 @@ def env_networks(name: str) -> list[str]:
         except ValueError:
             raise ImproperlyConfigured(f"{name}: {value!r} is not a network (CIDR such as 10.0.0.0/8)") from None
     return values
+
+
+#: The database engines taskq runs and is tested on. dj-database-url knows more (mysql://, oracle://...), but a URL of
+#: one of those would fail only at the first query, deep in Django, with a driver we do not install or test.
+DATABASE_ENGINES = ("django.db.backends.sqlite3", "django.db.backends.postgresql")
+DATABASE_URL_FORMS = "sqlite:///path/to/db.sqlite3 or postgres://user:password@host:5432/name"
+
+
+def env_database(name: str, default: str) -> dict[str, Any]:
+    """Return the variable, a database URL, as a ``DATABASES`` entry (parsed by dj-database-url), or ``default``'s.
+
+    The forms: ``sqlite:////abs/path`` (four slashes: absolute), ``sqlite:///rel/path`` (relative to the working
+    directory), ``sqlite://`` and ``sqlite://:memory:`` (in memory); ``postgres://``, ``postgresql://`` or
+    ``pgsql://user:password@host:port/name``, with a percent-encoded user, password or host (``%2Fvar%2Frun%2F
+    postgresql``: a Unix socket directory). Query parameters become ``OPTIONS`` (``?sslmode=require``), except
+    ``conn_max_age`` (seconds), which becomes ``CONN_MAX_AGE``.
+
+    Raises:
+        ImproperlyConfigured: naming the variable, for a URL that is malformed, of another database, or without a
+            database name. The message never repeats the URL, which may hold a password.
+    """
+    url = _raw(name) or default
+    scheme = url.partition("://")[0] if "://" in url else ""
+    if not scheme:
+        raise ImproperlyConfigured(f"{name} is not a URL of the form scheme://...: use {DATABASE_URL_FORMS}")
+    try:
+        config: dict[str, Any] = dict(dj_database_url.parse(url))
+    except dj_database_url.UnknownSchemeError:
+        config = {"ENGINE": None}  # refused below, with the same words as a scheme of another database
+    except ValueError:  # dj_database_url.ParseError: a port that is no number, an unbalanced [ of an IPv6 host
+        raise ImproperlyConfigured(
+            f"{name} is not a valid URL (is the port a number, and are reserved characters in the password "
+            f"percent-encoded?): use {DATABASE_URL_FORMS}"
+        ) from None
+    if config["ENGINE"] not in DATABASE_ENGINES:
+        raise ImproperlyConfigured(
+            f"{name}: {scheme}:// is not supported, taskq runs on SQLite or PostgreSQL: use {DATABASE_URL_FORMS}"
+        )
+    if not config.get("NAME"):  # SQLite's empty name is already ":memory:"
+        raise ImproperlyConfigured(f"{name} names no database: use {DATABASE_URL_FORMS}")
+    options = config.get("OPTIONS", {})
+    if "conn_max_age" in options:
+        # dj-database-url leaves it among the driver's options, where psycopg would refuse it at the first connection.
+        seconds = options.pop("conn_max_age")
+        if not isinstance(seconds, int) or isinstance(seconds, bool):
+            raise ImproperlyConfigured(f"{name}: conn_max_age must be a whole number of seconds, got {seconds!r}")
+        config["CONN_MAX_AGE"] = seconds
+        if not options:
+            del config["OPTIONS"]
+    return config

@@ -14,8 +14,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from console.channel_layers import channel_layers
-from console.database_url import parse_database_url
-from console.env import env_bool, env_list, env_networks, env_str
+from console.env import env_bool, env_database, env_list, env_networks, env_str
 from queues.engine.errors import ValidationError
 from queues.engine.settings import TaskqSettings
 
@@ -84,7 +83,8 @@ TEMPLATES = [
 WSGI_APPLICATION = "console.wsgi.application"
 ASGI_APPLICATION = "console.asgi.application"
 
-DATABASES = {"default": parse_database_url(env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"))}
+# SQLite by default (a checkout runs as it is); a real deployment, docker-compose's included, uses PostgreSQL.
+DATABASES = {"default": env_database("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Above the HTTP API's own limit (queues.api.http.MAX_BODY, 2 MiB), so the API answers an oversized body with its
 # JSON 413 and never with the HTML 400 that Django's RequestDataTooBig gives (tests/api check the order).

@@ -1,10 +1,13 @@
 """Who may scrape ``/metrics``: the rule of ``METRICS_TOKEN``, ``METRICS_ALLOW`` and DEBUG, in one place.
 
-With DEBUG on, anyone (the demo needs no setup). Otherwise a scrape is answered when it carries the bearer token
-(``Authorization: Bearer <METRICS_TOKEN>``, the header only, compared in constant time), or when it comes straight
-from loopback or from a network of ``METRICS_ALLOW``. A request relayed by a proxy (it carries ``X-Forwarded-For``
-or ``Forwarded``) is judged by its token alone: behind a reverse proxy on the same host every request would
-otherwise come from loopback, and the address a proxy reports can be forged.
+A scrape that presents a bearer token (``Authorization: Bearer ...``, the header only) while ``METRICS_TOKEN`` is
+set is judged by that token alone, compared in constant time: the right one is answered from anywhere, a wrong one
+is refused from anywhere, loopback and DEBUG included. A wrong token is a misconfigured scraper, and it should be
+told so (401) rather than be let in by its address (issue 26). A scrape without a token is answered with DEBUG on
+(the demo needs no setup), or when it comes straight from loopback or from a network of ``METRICS_ALLOW``. A
+request relayed by a proxy (it carries ``X-Forwarded-For`` or ``Forwarded``) counts by its token alone: behind a
+reverse proxy on the same host every request would otherwise come from loopback, and the address a proxy reports
+can be forged.
 """
 
 from __future__ import annotations
@@ -35,7 +38,11 @@ class MetricsAccess:
         return parse_networks(self.allow)
 
     def allows(self, request: HttpRequest) -> bool:
-        if self.debug or self.has_token(request):
+        """Whether to answer this scrape; the rule is the module's docstring."""
+        presented = bearer_token(request)
+        if self.token and presented is not None:
+            return hmac.compare_digest(presented.encode(), self.token.encode())
+        if self.debug:
             return True
         if any(header in request.headers for header in FORWARDING_HEADERS):
             return False
@@ -52,11 +59,12 @@ class MetricsAccess:
             return False
         return any(address in network for network in networks)
 
-    def has_token(self, request: HttpRequest) -> bool:
-        if not self.token:
-            return False
-        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token.encode())
+
+def bearer_token(request: HttpRequest) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header (``""`` for a bare ``Bearer``), or None when the
+    request presents no bearer token (no header, or another scheme such as Basic)."""
+    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    return given.strip() if scheme.lower() == "bearer" else None
 
 
 @lru_cache(maxsize=8)

@@ -14,24 +14,8 @@ if [[ $scheme != redis ]]; then
     echo "ensure-redis: only redis:// URLs can be checked or started here, got '$url'" >&2
     exit 2
 fi
-hostport=${url#*://}
-hostport=${hostport%%/*}      # drop /db
-userinfo=
-if [[ $hostport == *@* ]]; then
-    userinfo=${hostport%@*}
-    hostport=${hostport##*@}  # drop user:password@
-fi
-hostport=${hostport%%\?*}     # drop ?query
-if [[ $hostport == \[* ]]; then # [::1]:6379
-    host=${hostport%%]*}; host=${host#[}
-    port=${hostport##*]}; port=${port#:}
-elif [[ $hostport == *:* ]]; then
-    host=${hostport%%:*}; port=${hostport##*:}
-else
-    host=$hostport; port=
-fi
-host=${host:-127.0.0.1}
-port=${port:-6379}
+source "$(dirname "$0")/split-url.sh"
+split_url "$url" 6379
 
 ping_redis() {
     if command -v redis-cli >/dev/null 2>&1; then

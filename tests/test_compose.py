@@ -1,5 +1,6 @@
 """docker-compose.yml must only refer to things that exist: management commands, the ASGI module, and
-environment variables that settings.py actually reads (a variable nobody reads is a silent misconfiguration)."""
+environment variables that settings.py actually reads (a variable nobody reads is a silent misconfiguration); and
+its console and workers keep the Django side in the stack's PostgreSQL, as a real deployment does."""
 
 from __future__ import annotations
 
@@ -44,6 +45,51 @@ def manage_py_commands_exist(name: str) -> bool:
 
 def test_expected_services():
     assert {"redis", "postgres", "console", "worker"} <= set(SERVICES)
+
+
+def waits_for(services: dict, name: str, target: str) -> bool:
+    """Whether service ``name`` starts only once ``target`` is healthy, itself or through what it waits for."""
+    depends_on = services[name].get("depends_on") or {}
+    if depends_on.get(target, {}).get("condition") == "service_healthy":
+        return True
+    return any(waits_for(services, other, target) for other in depends_on)
+
+
+def assert_uses_the_postgres_service(services: dict, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An app service keeps the Django side in the stack's PostgreSQL: its DATABASE_URL, read as console/settings.py
+    reads it, names the postgres service with the user, password and database that service creates, and the service
+    starts once that database is healthy."""
+    from console.env import env_database
+
+    monkeypatch.setenv("DATABASE_URL", service_env(services[name])["DATABASE_URL"])
+    database = env_database("DATABASE_URL", "sqlite://")
+    postgres = services["postgres"]
+    created = service_env(postgres)
+    assert database["ENGINE"] == "django.db.backends.postgresql"
+    assert (database["HOST"], database["PORT"]) == ("postgres", 5432)
+    assert (database["USER"], database["PASSWORD"], database["NAME"]) == (
+        created["POSTGRES_USER"],
+        created["POSTGRES_PASSWORD"],
+        created["POSTGRES_DB"],
+    )
+    assert f"-U {created['POSTGRES_USER']} -d {created['POSTGRES_DB']}" in " ".join(postgres["healthcheck"]["test"])
+    assert waits_for(services, name, "postgres"), f"{name} may start before the database answers"
+
+
+@pytest.mark.parametrize("name", APP_SERVICES)
+def test_app_services_keep_the_django_side_in_postgresql(name, monkeypatch):
+    assert_uses_the_postgres_service(SERVICES, name, monkeypatch)
+
+
+def test_the_image_has_the_postgresql_driver():
+    """The Dockerfile installs the project with its dependencies, psycopg among them: DATABASE_URL's postgres://
+    needs it in the image, not only on a developer's machine."""
+    import tomllib
+
+    dependencies = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert any(re.match(r"psycopg\[binary\]==", spec) for spec in dependencies)
+    assert any(re.match(r"dj-database-url==", spec) for spec in dependencies)
+    assert re.search(r"^RUN pip install \.(\[[a-z,]+\])?$", (REPO / "Dockerfile").read_text(), re.MULTILINE)
 
 
 @pytest.mark.parametrize("name", ["redis", "postgres"])

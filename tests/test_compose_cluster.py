@@ -13,7 +13,13 @@ import yaml
 
 from queues.engine.settings import TaskqSettings
 from queues.engine.topology import parse
-from tests.test_compose import REPO, manage_py_commands_exist, service_env, shell_commands
+from tests.test_compose import (
+    REPO,
+    assert_uses_the_postgres_service,
+    manage_py_commands_exist,
+    service_env,
+    shell_commands,
+)
 
 COMPOSE = yaml.safe_load((REPO / "docker-compose.cluster.yml").read_text())
 SERVICES = COMPOSE["services"]
@@ -57,6 +63,11 @@ def test_app_services_use_the_cluster_and_commands_that_exist(name):
     settings_source = (REPO / "console" / "settings.py").read_text()
     taskq = {f.metadata["name"] for f in dataclasses.fields(TaskqSettings)}
     assert not [var for var in env if f'"{var}"' not in settings_source and var not in taskq]
+
+
+@pytest.mark.parametrize("name", ["console", "worker"])
+def test_app_services_keep_the_django_side_in_postgresql(name, monkeypatch):
+    assert_uses_the_postgres_service(SERVICES, name, monkeypatch)
 
 
 def test_two_worker_replicas_each_one_process_per_cpu():

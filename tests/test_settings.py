@@ -1,4 +1,4 @@
-"""Settings come from the environment: the URL parser, the env helpers and the defaults a laptop relies on."""
+"""Settings come from the environment: the database URL, the env helpers and the defaults a laptop relies on."""
 
 from __future__ import annotations
 
@@ -8,102 +8,90 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from console.database_url import DatabaseURLError, parse_database_url
-from console.env import env_bool, env_float, env_int, env_list, env_str
+from console.env import env_bool, env_database, env_float, env_int, env_list, env_str
 
 REPO = Path(__file__).resolve().parent.parent
 SETTINGS_FILE = REPO / "console" / "settings.py"
 
 
 # --- DATABASE_URL -----------------------------------------------------------------------------------------
+# Parsed by dj-database-url (console.env.env_database): these are the forms the README promises, and the named
+# error a bad URL gives at startup.
+
+SQLITE = {"ENGINE": "django.db.backends.sqlite3"}
+POSTGRES = {"ENGINE": "django.db.backends.postgresql"}
 
 
 @pytest.mark.parametrize(
     ("url", "expected"),
     [
-        ("sqlite:////abs/dir/db.sqlite3", {"ENGINE": "django.db.backends.sqlite3", "NAME": "/abs/dir/db.sqlite3"}),
-        ("sqlite:///db.sqlite3", {"ENGINE": "django.db.backends.sqlite3", "NAME": "db.sqlite3"}),
-        ("sqlite://", {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}),
-        ("sqlite://:memory:", {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}),
+        ("sqlite:////abs/dir/db.sqlite3", {**SQLITE, "NAME": "/abs/dir/db.sqlite3"}),
+        ("sqlite:///db.sqlite3", {**SQLITE, "NAME": "db.sqlite3"}),
+        ("sqlite://", {**SQLITE, "NAME": ":memory:"}),
+        ("sqlite://:memory:", {**SQLITE, "NAME": ":memory:"}),
         (
             "postgres://taskq:secret@db.example:5433/taskq",
-            {
-                "ENGINE": "django.db.backends.postgresql",
-                "NAME": "taskq",
-                "USER": "taskq",
-                "PASSWORD": "secret",
-                "HOST": "db.example",
-                "PORT": "5433",
-            },
+            {**POSTGRES, "NAME": "taskq", "USER": "taskq", "PASSWORD": "secret", "HOST": "db.example", "PORT": 5433},
         ),
+        ("postgresql://u@localhost/app", {**POSTGRES, "NAME": "app", "USER": "u", "PASSWORD": "", "HOST": "localhost"}),
+        # Reserved characters in the password must be percent-encoded; they are decoded.
         (
-            "postgresql://u@localhost/app",
-            {
-                "ENGINE": "django.db.backends.postgresql",
-                "NAME": "app",
-                "USER": "u",
-                "PASSWORD": "",
-                "HOST": "localhost",
-                "PORT": "",
-            },
-        ),
-        (
-            # Reserved characters in the password must be percent-encoded; the parser decodes them.
             "postgres://u:p%40ss%3Aw%2Frd@[::1]:5432/app",
-            {
-                "ENGINE": "django.db.backends.postgresql",
-                "NAME": "app",
-                "USER": "u",
-                "PASSWORD": "p@ss:w/rd",
-                "HOST": "::1",
-                "PORT": "5432",
-            },
+            {**POSTGRES, "USER": "u", "PASSWORD": "p@ss:w/rd", "HOST": "::1", "PORT": 5432},
         ),
-        (
-            # A percent-encoded host is a Unix socket directory.
-            "postgres://u@%2Fvar%2Frun%2Fpostgresql/app",
-            {
-                "ENGINE": "django.db.backends.postgresql",
-                "NAME": "app",
-                "USER": "u",
-                "PASSWORD": "",
-                "HOST": "/var/run/postgresql",
-                "PORT": "",
-            },
-        ),
+        # A percent-encoded host is a Unix socket directory.
+        ("postgres://u@%2Fvar%2Frun%2Fpostgresql/app", {**POSTGRES, "NAME": "app", "HOST": "/var/run/postgresql"}),
         (
             "postgres://u:p@h/app?sslmode=require&conn_max_age=60",
-            {
-                "ENGINE": "django.db.backends.postgresql",
-                "NAME": "app",
-                "USER": "u",
-                "PASSWORD": "p",
-                "HOST": "h",
-                "PORT": "",
-                "CONN_MAX_AGE": 60,
-                "OPTIONS": {"sslmode": "require"},
-            },
+            {**POSTGRES, "NAME": "app", "CONN_MAX_AGE": 60, "OPTIONS": {"sslmode": "require"}},
         ),
     ],
 )
-def test_parse_database_url(url, expected):
-    assert parse_database_url(url) == expected
+def test_database_url_forms(monkeypatch, url, expected):
+    monkeypatch.setenv("TQ_TEST_DATABASE_URL", url)
+    config = env_database("TQ_TEST_DATABASE_URL", "sqlite://")
+    assert {key: config.get(key) for key in expected} == expected
+    if "OPTIONS" not in expected:
+        assert "OPTIONS" not in config
+
+
+def test_database_url_conn_max_age_is_taken_out_of_the_driver_options(monkeypatch):
+    # psycopg would refuse an unknown connection option at the first query.
+    monkeypatch.setenv("TQ_TEST_DATABASE_URL", "postgres://u@h/app?conn_max_age=600")
+    config = env_database("TQ_TEST_DATABASE_URL", "sqlite://")
+    assert config["CONN_MAX_AGE"] == 600 and "OPTIONS" not in config
+
+
+def test_database_url_unset_or_empty_means_the_default(monkeypatch):
+    monkeypatch.delenv("TQ_TEST_DATABASE_URL", raising=False)
+    assert env_database("TQ_TEST_DATABASE_URL", "sqlite:////tmp/x.db")["NAME"] == "/tmp/x.db"
+    monkeypatch.setenv("TQ_TEST_DATABASE_URL", "  ")
+    assert env_database("TQ_TEST_DATABASE_URL", "sqlite:////tmp/x.db")["NAME"] == "/tmp/x.db"
 
 
 @pytest.mark.parametrize(
     ("url", "message"),
     [
-        ("mysql://u:p@h/app", "unsupported DATABASE_URL scheme"),
-        ("postgres://u:p@h", "needs a database name"),
-        ("postgres://u:p@h/", "needs a database name"),
-        ("postgres://u:p@h:notaport/app", "invalid port"),
-        ("postgres://u:p@h/app?conn_max_age=soon", "conn_max_age"),
-        ("db.sqlite3", "unsupported DATABASE_URL scheme"),
+        ("mysql://u:p@h/app", r"DATABASE_URL: mysql:// is not supported, taskq runs on SQLite or PostgreSQL"),
+        ("redis://h:6379/0", r"DATABASE_URL: redis:// is not supported"),
+        ("postgres://u:p@h", "DATABASE_URL names no database"),
+        ("postgres://u:p@h/", "DATABASE_URL names no database"),
+        ("postgres://u:p@h:notaport/app", "DATABASE_URL is not a valid URL"),
+        ("postgres://u:p@h/app?conn_max_age=soon", "DATABASE_URL: conn_max_age must be a whole number of seconds"),
+        ("db.sqlite3", "DATABASE_URL is not a URL"),
     ],
 )
-def test_parse_database_url_rejects(url, message):
-    with pytest.raises(DatabaseURLError, match=message):
-        parse_database_url(url)
+def test_a_bad_database_url_fails_the_settings_with_a_named_error(monkeypatch, url, message):
+    """The settings module itself fails, naming the variable and the forms to use, before Django opens anything."""
+    with pytest.raises(ImproperlyConfigured, match=message) as failed:
+        load_settings(monkeypatch, DATABASE_URL=url)
+    assert "sqlite:///" in str(failed.value) or "conn_max_age" in str(failed.value)
+
+
+def test_a_bad_database_url_never_repeats_the_password(monkeypatch):
+    with pytest.raises(ImproperlyConfigured) as failed:
+        load_settings(monkeypatch, DATABASE_URL="postgres://u:hunter2@h:notaport/app")
+    assert "hunter2" not in str(failed.value)
 
 
 # --- env helpers ------------------------------------------------------------------------------------------
@@ -197,7 +185,8 @@ def test_defaults_work_on_a_laptop(monkeypatch):
     assert s["ALLOWED_HOSTS"] == ["localhost", "127.0.0.1", "[::1]"]
     assert s["DEBUG"] is False
     assert s["REDIS_URL"] == "redis://127.0.0.1:6379/0"
-    assert s["DATABASES"]["default"] == {"ENGINE": "django.db.backends.sqlite3", "NAME": str(REPO / "db.sqlite3")}
+    database = s["DATABASES"]["default"]
+    assert (database["ENGINE"], database["NAME"]) == ("django.db.backends.sqlite3", str(REPO / "db.sqlite3"))
     assert s["TASKS_KEY_PREFIX"] == "tq"
     assert s["TASKS_LEASE_SECONDS"] == 30
     assert s["TASKS_HEARTBEAT_SECONDS"] is None

@@ -20,6 +20,8 @@ LOOKBACK_DAYS = 1  # an attempt that started before midnight ends today: read th
 #: default of 200 made a small day take tens of seconds), a big one about one per 64 MiB of Parquet.
 BYTES_PER_PARTITION = 64 * 1024 * 1024
 MAX_PARTITIONS = 200
+#: The key of the PostgreSQL advisory lock that one job storing rollups holds until its transaction ends ("tqru").
+STORE_LOCK = 0x74717275
 
 
 def day_range(first: date, last: date) -> list[str]:
@@ -130,9 +132,23 @@ def store(rows: list[dict[str, Any]], days: list[str]) -> int:
         for row in rows
     ]
     with transaction.atomic():
+        _one_store_at_a_time()
         TaskDailyRollup.objects.filter(day__in=[date.fromisoformat(d) for d in days]).delete()
         TaskDailyRollup.objects.bulk_create(objects, batch_size=500)
     return len(objects)
+
+
+def _one_store_at_a_time() -> None:
+    """Make a store wait until any other one's transaction ends. Two jobs storing the same day at once (the nightly
+    run and "Run analytics now") each delete the day's rows and insert theirs; on PostgreSQL the second one's
+    delete cannot see the first one's uncommitted rows, so its insert broke the unique (day, queue, type)
+    constraint once the first committed (issue 26). Held until the transaction ends, the lock makes the second
+    delete run after that commit and replace those rows. SQLite takes one writing transaction at a time anyway."""
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [STORE_LOCK])
 
 
 def analytics(spark: Any, days: list[str], events_dir: str | None = None, rollup_dir: str | None = None) -> int:

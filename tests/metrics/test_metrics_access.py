@@ -1,5 +1,6 @@
 """Who may scrape /metrics with DEBUG off: loopback, the networks of METRICS_ALLOW, and scrapes that send the
-METRICS_TOKEN bearer token; `manage.py check` warns when neither setting is set."""
+METRICS_TOKEN bearer token; a scrape that sends a wrong token is refused wherever it comes from; `manage.py check`
+warns when neither setting is set."""
 
 from __future__ import annotations
 
@@ -59,6 +60,41 @@ def test_the_token_opens_it_from_anywhere_even_through_a_proxy(client, nothing_s
     refused = client.get("/metrics", REMOTE_ADDR=REMOTE, HTTP_AUTHORIZATION="Bearer wrong")
     assert refused.status_code == 401 and refused["WWW-Authenticate"] == 'Bearer realm="metrics"'
     assert status(client, "127.0.0.1") == 200  # loopback stays open
+
+
+def test_a_wrong_token_is_refused_from_any_address(client, nothing_set):
+    """A scraper that presents a wrong token is misconfigured: it hears 401 even from loopback or an allowed
+    network, where a scrape without a token is answered (issue 26)."""
+    nothing_set.METRICS_TOKEN = "s3cret-token"
+    nothing_set.METRICS_ALLOW = ["10.0.0.0/8"]
+    for address in ("127.0.0.1", "::1", "10.20.30.40", REMOTE):
+        refused = client.get("/metrics", REMOTE_ADDR=address, HTTP_AUTHORIZATION="Bearer wrong")
+        assert refused.status_code == 401, address
+        assert refused["WWW-Authenticate"] == 'Bearer realm="metrics"'
+        assert status(client, address, HTTP_AUTHORIZATION="Bearer s3cret-token") == 200, address
+    # An empty bearer token (Prometheus reading an empty credentials file) is a wrong one too.
+    assert status(client, "127.0.0.1", HTTP_AUTHORIZATION="Bearer ") == 401
+    assert status(client, "127.0.0.1", HTTP_AUTHORIZATION="bearer s3cret-token") == 200  # the scheme is any case
+    # No token: today's rules, by address.
+    assert status(client, "127.0.0.1") == 200
+    assert status(client, "10.20.30.40") == 200
+    assert status(client, REMOTE) == 401
+    # Another scheme presents no bearer token: judged by its address like a scrape without one.
+    assert status(client, "127.0.0.1", HTTP_AUTHORIZATION="Basic s3cret-token") == 200
+
+
+def test_a_wrong_token_is_refused_with_debug_on_too(client, nothing_set):
+    nothing_set.DEBUG = True
+    nothing_set.METRICS_TOKEN = "s3cret-token"
+    assert status(client, REMOTE, HTTP_AUTHORIZATION="Bearer wrong") == 401
+    assert status(client, REMOTE, HTTP_AUTHORIZATION="Bearer s3cret-token") == 200
+    assert status(client, REMOTE) == 200
+
+
+def test_without_metrics_token_a_presented_token_changes_nothing(client, nothing_set):
+    """With no METRICS_TOKEN there is no right token to be wrong against: the address decides, as without one."""
+    assert status(client, "127.0.0.1", HTTP_AUTHORIZATION="Bearer anything") == 200
+    assert status(client, REMOTE, HTTP_AUTHORIZATION="Bearer anything") == 403
 
 
 def test_debug_leaves_it_open(client, nothing_set):
