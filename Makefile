@@ -46,7 +46,9 @@ test: venv
 	TEST_REDIS_URL='$(TEST_REDIS_URL)' REDIS_URL='$(TEST_REDIS_URL)' $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # ruff (lint and format; no unused noqa, no over-long function), mypy (strict for the engine), import-linter
-# (layers, no cycles) and the module-name rule (tests/test_module_names.py: no accidental repeat), as CI runs them.
+# (layers, no cycles) and three source rules: no accidental repeat of a module name, no product module over 600
+# lines, no taskq setting read by its name or default written twice (tests/test_module_*.py,
+# tests/test_settings_one_way.py), as CI runs them.
 # A missing tool fails the target with the command that installs it, rather than skipping the check.
 LINT_TOOLS := ruff mypy lint-imports
 
@@ -58,7 +60,7 @@ lint: venv
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_module_names.py
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_module_names.py tests/test_module_sizes.py tests/test_settings_one_way.py
 
 # The documentation site (docs/, Markdown read by MyST) into build/docs: every warning is an error, so a link to a
 # page or heading that does not exist, a page in no toctree or a missing image fails it. Sphinx's linkcheck would
