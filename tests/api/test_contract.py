@@ -132,16 +132,6 @@ def test_publish_bodies_are_valid_exactly_when_the_server_takes_them(api, body):
     )
 
 
-def test_the_stateful_walk_is_served_names_with_a_slash_too(api):
-    """Schemathesis's stateful phase publishes to queues it makes up, then follows links: a queue named with '~2F'
-    must lead back to the same task."""
-    created = api.post("/api/v1/queues/a~2Fb/tasks", {"type": "t", "id": "x/y"})
-    link = DOC["paths"]["/api/v1/queues/{queue}/tasks"]["post"]["responses"]["201"]["links"]["getTask"]
-    url = resolved(link, created, "/api/v1/queues/{queue}/tasks/{task_id}", {"queue": "a~2Fb"})
-    got = api.get(url)
-    assert got.status_code == 200 and got.json()["id"] == "x/y"
-
-
 # -- Schemathesis: 1 invalid request accepted -------------------------------------------------------------------
 
 
@@ -160,25 +150,6 @@ def test_consume_ttr_null_is_what_the_document_says(api):
 
 
 # -- Schemathesis: 8 operations never reached ----------------------------------------------------------------
-
-
-def resolved(link: dict[str, Any], response: Any, target: str, request_path: dict[str, str]) -> str:
-    """The URL a link leads to from ``response`` (runtime expressions of the kinds the document uses)."""
-    body = response.json()
-    url = target
-    for name, expression in link["parameters"].items():
-        url = url.replace("{" + name + "}", str(evaluate(expression, body, request_path)))
-    return url
-
-
-def evaluate(expression: str, body: Any, request_path: dict[str, str]) -> Any:
-    if expression.startswith("$request.path."):
-        return request_path[expression.removeprefix("$request.path.")]
-    assert expression.startswith("$response.body#/"), expression
-    value = body
-    for step in expression.removeprefix("$response.body#/").split("/"):
-        value = value[int(step)] if isinstance(value, list) else value[step]
-    return value
 
 
 def links_to(operation_id: str) -> list[tuple[str, str, str, dict[str, Any]]]:
@@ -215,23 +186,87 @@ def test_a_link_from_publish_or_consume_leads_to_each_task_operation(api, path, 
     assert sources and operation_id(path, method) in reachable, sources
 
 
+def follow(api: Api, source: tuple[str, str], status: str, name: str, response: Any, sent: dict[str, Any]) -> Any:
+    """Send the request a link of the document describes, from ``response`` to the request ``sent`` (its path
+    parameters and body), merged with nothing else but what the test adds through ``sent["extra"]``."""
+    path, method = source
+    link = DOC["paths"][path][method]["responses"][status]["links"][name]
+    [(target, target_method)] = [
+        (p, m) for p, item in DOC["paths"].items() for m, op in item.items() if op["operationId"] == link["operationId"]
+    ]
+    body = response.json() if response.content else None
+    context = {"response": body, "path": sent.get("path", {}), "body": sent.get("body", {})}
+    url = target
+    for param, expression in link.get("parameters", {}).items():
+        url = url.replace("{" + param + "}", str(evaluate(expression, context)))
+    payload = {**evaluate(link.get("requestBody", {}), context), **sent.get("extra", {})}
+    return send(api, target_method, url, payload), {"path": path_of(target, url), "body": payload}
+
+
+def path_of(template: str, url: str) -> dict[str, str]:
+    names = re.findall(r"\{(\w+)\}", template)
+    pattern = re.escape(template)
+    for name in names:
+        pattern = pattern.replace(re.escape("{" + name + "}"), f"(?P<{name}>[^/]+)")
+    match = re.fullmatch(pattern, url)
+    assert match, (template, url)
+    return match.groupdict()
+
+
+def evaluate(expression: Any, context: dict[str, Any]) -> Any:
+    """A runtime expression of the kinds the document uses, in a JSON value or alone."""
+    if isinstance(expression, dict):
+        return {key: evaluate(value, context) for key, value in expression.items()}
+    if isinstance(expression, list):
+        return [evaluate(value, context) for value in expression]
+    if expression.startswith("$request.path."):
+        return context["path"][expression.removeprefix("$request.path.")]
+    source, pointer = expression.split("#/")
+    value = {"$response.body": context["response"], "$request.body": context["body"]}[source]
+    for step in pointer.split("/"):
+        value = value[int(step)] if isinstance(value, list) else value[step]
+    return value
+
+
+PUBLISH = ("/api/v1/queues/{queue}/tasks", "post")
+CONSUME = ("/api/v1/consume", "post")
+FAIL = ("/api/v1/queues/{queue}/tasks/{task_id}/fail", "post")
+
+
 def test_following_the_links_walks_a_whole_life(api):
-    """publish -> consume -> extend -> fail -> consume -> ack, and a dead letter's get and respawn, each step by a
-    link of the document from the response before."""
-    published = api.post(f"{Q}/tasks", {"type": "t", "tries": 2})
-    consume_link = DOC["paths"]["/api/v1/queues/{queue}/tasks"]["post"]["responses"]["201"]["links"]["consume"]
-    assert consume_link["requestBody"] == {"queues": ["$response.body#/queue"]}
-    consumed = api.post("/api/v1/consume", {"queues": [published.json()["queue"]]})
-    links = DOC["paths"]["/api/v1/consume"]["post"]["responses"]["200"]["links"]
-    for name in ("extend", "fail"):
-        target = f"/api/v1/queues/{{queue}}/tasks/{{task_id}}/{name}"
-        url = resolved(links[name], consumed, target, {})
-        lease = evaluate(links[name]["requestBody"]["lease"], consumed.json(), {})
-        response = api.post(url, {"lease": lease})
-        assert response.status_code == 200, (name, response.content)
-    again = api.post("/api/v1/consume", {"queues": ["jobs"]})
-    url = resolved(links["ack"], again, "/api/v1/queues/{queue}/tasks/{task_id}/ack", {})
-    assert api.post(url, {"lease": again.json()["tasks"][0]["lease"]}).status_code == 204
+    """publish -> consume -> extend -> fail -> consume -> ack, then a dead letter's get, respawn and delete, each
+    step by a link of the document from the response before, in a queue whose name needs escaping."""
+    sent = {"path": {"queue": "a~2Fb"}, "body": {"type": "t", "id": "x/y", "tries": 2}}
+    published = api.post("/api/v1/queues/a~2Fb/tasks", sent["body"])
+    got, _ = follow(api, PUBLISH, "201", "getTask", published, sent)
+    assert got.status_code == 200 and got.json()["id"] == "x/y"
+    consumed, consume_sent = follow(api, PUBLISH, "201", "consume", published, sent)
+    assert [t["id"] for t in consumed.json()["tasks"]] == ["x/y"]
+    extended, extend_sent = follow(api, CONSUME, "200", "extend", consumed, consume_sent)
+    assert extended.status_code == 200, extended.content
+    failed, fail_sent = follow(
+        api,
+        ("/api/v1/queues/{queue}/tasks/{task_id}/extend", "post"),
+        "200",
+        "fail",
+        extended,
+        extend_sent | {"extra": {"delay": 0}},
+    )
+    assert failed.status_code == 200 and failed.json()["state"] == "retry", failed.content
+    again, again_sent = follow(api, FAIL, "200", "consume", failed, fail_sent)
+    assert again.json()["tasks"][0]["retried"] == 1
+    acked, _ = follow(api, CONSUME, "200", "ack", again, again_sent)
+    assert acked.status_code == 204
+
+    published = api.post("/api/v1/queues/a~2Fb/tasks", {"type": "t", "id": "d", "tries": 1})
+    consumed, consume_sent = follow(api, PUBLISH, "201", "consume", published, sent)
+    failed, fail_sent = follow(api, CONSUME, "200", "fail", consumed, consume_sent)
+    assert failed.json()["state"] == "archived"
+    dead, _ = follow(api, FAIL, "200", "getDeadLetter", failed, fail_sent)
+    assert dead.status_code == 200 and dead.json()["last_failed_at"]
+    respawned, _ = follow(api, FAIL, "200", "respawnDeadLetter", failed, fail_sent)
+    assert respawned.status_code == 200
+    assert follow(api, FAIL, "200", "deleteDeadLetter", failed, fail_sent)[0].status_code == 409  # pending now
 
 
 # -- curl: status codes the README promises -------------------------------------------------------------------
@@ -343,7 +378,9 @@ def test_offset_is_refused_not_ignored(api):
 
 def test_limit_is_bounded_as_documented(api):
     dead_letter(api)
-    [limit] = [p for p in DOC["paths"]["/api/v1/queues/{queue}/deadletters"]["get"]["parameters"] if p["name"] == "limit"]
+    [limit] = [
+        p for p in DOC["paths"]["/api/v1/queues/{queue}/deadletters"]["get"]["parameters"] if p["name"] == "limit"
+    ]
     top = limit["schema"]["maximum"]
     assert api.get(f"{Q}/deadletters", limit=top).status_code == 200
     assert api.get(f"{Q}/deadletters", limit=top + 1).json()["field"] == "limit"

@@ -18,6 +18,12 @@ PREFIX = "/api/v1"
 OPERATION = re.compile(r"`(GET|POST|PUT|PATCH|DELETE) (/[^`\s]*)`")
 STATUS = re.compile(r"(?<![\w.,-])([245]\d\d)(?![\w.,-])")
 NAME = re.compile(r"`([a-z][a-z0-9_]*)`")
+#: Statuses the section may name that no operation lists: OpenAPI has no place for the 405 a path answers to a
+#: method it lacks (the document's Error codes include method_not_allowed).
+UNLISTED_STATUSES = {"405"}
+#: Backticked words of the section that are not names of the API: JSON values, a token's namespace in an example,
+#: nginx's setting, the pseudo-field of a body that is not JSON, and offset, named to say it is refused.
+NOT_API_NAMES = {"true", "false", "null", "shop", "client_max_body_size", "body", "offset"}
 
 
 def api_section() -> str:
@@ -59,16 +65,16 @@ def vocabulary(node: Any, found: set[str]) -> set[str]:
 
 def test_every_operation_of_the_document_is_in_the_section_and_back():
     named = {(method, shape(PREFIX + path)) for method, path in OPERATION.findall(api_section())}
-    assert named == documented_operations(), (named ^ documented_operations())
+    assert named == documented_operations(), named ^ documented_operations()
 
 
 def test_every_status_the_section_names_is_documented():
     statuses = {status for item in document()["paths"].values() for op in item.values() for status in op["responses"]}
     named = set(STATUS.findall(api_section()))
-    assert named and named <= statuses, named - statuses
+    assert named and named <= statuses | UNLISTED_STATUSES, named - statuses
 
 
 def test_every_field_the_section_names_is_in_the_document():
-    names = set(NAME.findall(api_section()))
+    names = set(NAME.findall(api_section())) - NOT_API_NAMES
     assert {"ttr", "payload_base64", "next_cursor", "lease"} <= names
     assert names <= vocabulary(document(), set()), names - vocabulary(document(), set())
