@@ -28,6 +28,9 @@ GLOB = "*?["
 BASE64 = "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 _BASE64 = re.compile(BASE64)
 DOT_NAMES = frozenset({".", ".."})
+#: A dead-letter listing's cursor: archive time in ms, then the task id's UTF-8 in hex (``views.encode_cursor``).
+CURSOR_PATTERN = "^[0-9]{1,16}-(?:[0-9a-f]{2}){1,512}$"
+CURSOR = re.compile(CURSOR_PATTERN)
 MAX_LEASE = 256  # characters of a lease token (the engine's are far shorter)
 MAX_DEAD_LETTER_PAGE = 100  # dead letters one listing returns
 MAX_DEAD_LETTER_BATCH = 1_000_000  # dead letters one respawn or delete moves
@@ -78,14 +81,15 @@ def queue(value: Any, field: str = "queue") -> str:
 def new_queue(value: Any, field: str = "queue") -> str:
     """A queue name for a new task: also not ``.`` or ``..`` (steps of a URL path) nor with ``*``, ``?`` or ``[``
     (``taskworker --queues`` would read it as a pattern)."""
-    value = queue(value, field)
-    if value in DOT_NAMES:
-        raise InvalidArgument(field, f"{field} {shown(value)} is refused for new tasks: it is a step of a URL path")
-    if any(c in value for c in GLOB):
+    checked = queue(value, field)
+    if checked in DOT_NAMES:
+        raise InvalidArgument(field, f"{field} {shown(checked)} is refused for new tasks: it is a step of a URL path")
+    if any(c in checked for c in GLOB):
         raise InvalidArgument(
-            field, f"{field} {shown(value)} may not hold '*', '?' or '[' for new tasks: workers read them as a pattern"
+            field,
+            f"{field} {shown(checked)} may not hold '*', '?' or '[' for new tasks: workers read them as a pattern",
         )
-    return value
+    return checked
 
 
 def task_id(value: Any, field: str = "id") -> str:
@@ -99,9 +103,10 @@ def task_type(value: Any) -> str:
 def segment(value: str, field: str) -> str:
     """A path segment's name: ``~2F`` is ``/``, ``~7E`` is ``~``, ``~2E`` is ``.`` (``queues.segments``)."""
     try:
-        return segments.unescape_segment(value)
+        unescaped: str = segments.unescape_segment(value)
     except ValueError as exc:
         raise InvalidArgument(field, f"{field}: {exc}") from None
+    return unescaped
 
 
 # -- values ------------------------------------------------------------------------------------------------

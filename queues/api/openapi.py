@@ -21,7 +21,7 @@ from queues.engine.validation import (
     MAX_TYPE_NAME,
 )
 
-from .inputs import BASE64, CONTROL, GLOB, MAX_DEAD_LETTER_BATCH, MAX_DEAD_LETTER_PAGE, MAX_LEASE
+from .inputs import BASE64, CONTROL, CURSOR_PATTERN, GLOB, MAX_DEAD_LETTER_BATCH, MAX_DEAD_LETTER_PAGE, MAX_LEASE
 
 NULLABLE_TIME = {"type": ["string", "null"], "format": "date-time"}
 LEASE = {"type": "string", "minLength": 1, "maxLength": MAX_LEASE}
@@ -79,8 +79,11 @@ NEW_QUEUE_SEGMENT = {
 }
 TASK_ID_SEGMENT = {"type": "string", "pattern": segment_pattern(MAX_TASK_ID)}
 SEGMENTS_OUT = {
-    "queue_segment": {"type": "string", "description": "The queue as a URL path segment ('/' as '~2F'...)."},
-    "id_segment": {"type": "string", "description": "The id as a URL path segment, for the task's URLs."},
+    "queue_segment": {
+        "type": "string",
+        "description": "The queue as it stands in a URL path: '/' as '~2F'... and percent-encoded, ready to use.",
+    },
+    "id_segment": {"type": "string", "description": "The id as it stands in a URL path, like queue_segment."},
 }
 PAYLOAD_OUT = {
     "payload": {
@@ -272,7 +275,9 @@ SCHEMAS: dict[str, Any] = {
         },
         ["id", "queue", "lease_expires_at"],
     ),
-    "Size": obj(
+    # A queue's counts. Named Queue, not Size: a stateful tester (Schemathesis) reads a schema named after the
+    # {queue} of the paths as what produces queues, and only then starts its walks at publish.
+    "Queue": obj(
         {
             "queue": {"type": "string"},
             "size": {"type": "integer"},
@@ -381,34 +386,43 @@ def link(op_id: str, description: str, **parameters: str) -> dict[str, Any]:
 
 
 def body_link(op_id: str, description: str, body: dict[str, Any], **parameters: str) -> dict[str, Any]:
-    return {**link(op_id, description, **parameters), "requestBody": body}
+    """A link that also gives the whole request body. ``x-schemathesis`` tells Schemathesis to send this body as it
+    is rather than merge it into one it generated (a generated delay or ttr would send the walk elsewhere)."""
+    return {
+        **link(op_id, description, **parameters),
+        "requestBody": body,
+        "x-schemathesis": {"merge_body": False},
+    }
 
 
 def task_links(at: str, ops: dict[str, str]) -> dict[str, Any]:
     """Links to operations on the task whose segments are at JSON pointer ``at`` of the response body."""
+    params = {"queue": f"$response.body#{at}/queue_segment", "task_id": f"$response.body#{at}/id_segment"}
+    return {name: link(op_id, f"{op_id} of this task", **params) for name, op_id in ops.items()}
+
+
+def lease_links(lease: str, params: dict[str, str]) -> dict[str, Any]:
+    """Links that end or extend an attempt with its lease (a runtime expression): ack, extend, fail and retry at
+    once, and fail to the dead letters."""
+    bodies: dict[str, tuple[str, dict[str, Any]]] = {
+        "ack": ("ack", {}),
+        "extend": ("extend", {}),
+        "fail": ("fail", {"delay": 0}),
+        "failToDeadLetters": ("fail", {"skip_retry": True}),
+    }
     return {
-        name: link(
-            op_id,
-            f"{op_id} of this task",
-            queue=f"$response.body#{at}/queue_segment",
-            task_id=f"$response.body#{at}/id_segment",
-        )
-        for name, op_id in ops.items()
+        name: body_link(op_id, f"{name} with this lease", {"lease": lease, **extra}, **params)
+        for name, (op_id, extra) in bodies.items()
     }
 
 
-def lease_links(at: str, ops: tuple[str, ...]) -> dict[str, Any]:
-    """Links to ack, fail or extend the delivery at ``at``, with its lease."""
-    return {
-        op_id: body_link(
-            op_id,
-            f"{op_id} this delivery with its lease",
-            {"lease": f"$response.body#{at}/lease"},
-            queue=f"$response.body#{at}/queue_segment",
-            task_id=f"$response.body#{at}/id_segment",
-        )
-        for op_id in ops
-    }
+def delivery_links(at: str) -> dict[str, Any]:
+    params = {"queue": f"$response.body#{at}/queue_segment", "task_id": f"$response.body#{at}/id_segment"}
+    return lease_links(f"$response.body#{at}/lease", params)
+
+
+def same_lease() -> dict[str, Any]:
+    return lease_links("$request.body#/lease", {"queue": "$request.path.queue", "task_id": "$request.path.task_id"})
 
 
 def same_task(ops: dict[str, str]) -> dict[str, Any]:
@@ -421,19 +435,6 @@ def same_task(ops: dict[str, str]) -> dict[str, Any]:
 
 def consume_from(expression: str) -> dict[str, Any]:
     return {"consume": body_link("consume", "Consume from the task's queue", {"queues": [expression]})}
-
-
-def same_lease(ops: tuple[str, ...]) -> dict[str, Any]:
-    return {
-        op_id: body_link(
-            op_id,
-            f"{op_id} with the same lease",
-            {"lease": "$request.body#/lease"},
-            queue="$request.path.queue",
-            task_id="$request.path.task_id",
-        )
-        for op_id in ops
-    }
 
 
 DEAD_LETTER_OPS = {"getDeadLetter": "getDeadLetter", "respawnDeadLetter": "respawnDeadLetter"}
@@ -459,7 +460,7 @@ PATHS: dict[str, Any] = {
             "400 401 403 503",
             body="ConsumeRequest",
             links={
-                **lease_links("/tasks/0", ("ack", "fail", "extend")),
+                **delivery_links("/tasks/0"),
                 **task_links("/tasks/0", {"getTask": "getTask"}),
             },
         )
@@ -472,10 +473,9 @@ PATHS: dict[str, Any] = {
             "400 401 403 409 503",
             body="PublishRequest",
             params=[NEW_QUEUE],
-            links={
-                **task_links("", {"getTask": "getTask", "deleteTask": "deleteTask"}),
-                **consume_from("$response.body#/queue"),
-            },
+            # To consume it, and from there to everything else. No link to read or delete it straight away: a
+            # stateful tester would take a task acknowledged (and so deleted) in between for one never created.
+            links=consume_from("$response.body#/queue"),
         )
     },
     "/api/v1/queues/{queue}/tasks/{task_id}": {
@@ -499,7 +499,6 @@ PATHS: dict[str, Any] = {
             "400 401 403 409 503",
             body="LeaseRequest",
             params=[QUEUE, TASK_ID],
-            links=same_lease(("ack",)),
         )
     },
     "/api/v1/queues/{queue}/tasks/{task_id}/fail": {
@@ -510,7 +509,10 @@ PATHS: dict[str, Any] = {
             "400 401 403 409 503",
             body="FailRequest",
             params=[QUEUE, TASK_ID],
-            links={**consume_from("$response.body#/queue"), **same_task({"getTask": "getTask", **DEAD_LETTER_OPS})},
+            links={
+                **consume_from("$response.body#/queue"),
+                **same_task({"getTask": "getTask", "deleteTask": "deleteTask", **DEAD_LETTER_OPS}),
+            },
         )
     },
     "/api/v1/queues/{queue}/tasks/{task_id}/extend": {
@@ -521,7 +523,7 @@ PATHS: dict[str, Any] = {
             "400 401 403 409 503",
             body="ExtendRequest",
             params=[QUEUE, TASK_ID],
-            links=same_lease(("ack", "fail", "extend")),
+            links=same_lease(),
         )
     },
     "/api/v1/queues/{queue}/peek": {
@@ -537,7 +539,7 @@ PATHS: dict[str, Any] = {
         "get": operation(
             "size",
             "Tasks per state, and the size (all but completed).",
-            ("200", "Counts", "Size"),
+            ("200", "Counts", "Queue"),
             IN_QUEUE,
             params=[QUEUE],
         )
@@ -552,7 +554,11 @@ PATHS: dict[str, Any] = {
             params=[
                 QUEUE,
                 limit_param("10", MAX_DEAD_LETTER_PAGE),
-                query_param("cursor", "next_cursor of the page before; omit for the first page.", {"type": "string"}),
+                query_param(
+                    "cursor",
+                    "next_cursor of the page before (opaque: send it back as it came); omit for the first page.",
+                    {"type": "string", "pattern": CURSOR_PATTERN},
+                ),
             ],
             links=task_links("/tasks/0", DEAD_LETTER_OPS),
         ),
@@ -600,7 +606,7 @@ PATHS: dict[str, Any] = {
             body="Empty",
             body_required=False,
             params=[QUEUE, TASK_ID],
-            links=same_task({"getTask": "getTask"}),
+            links=same_task({"getTask": "getTask", "deleteTask": "deleteTask"}),
         )
     },
 }

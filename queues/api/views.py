@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
+from urllib.parse import quote
 
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -105,10 +106,17 @@ def payload_doc(payload: bytes) -> dict[str, Any]:
     return {"payload": base64.b64encode(payload).decode(), "payload_encoding": "base64"}
 
 
+def url_segment(name: str) -> str:
+    """``name`` exactly as it stands in a URL path: escaped (``~2F`` for ``/``...) and percent-encoded, so that a
+    client pastes it in as it is. Percent-encoded in full: a client that sees ``%XX`` may take it as encoded
+    already, and an id that holds such text must not be read as the character it would stand for."""
+    return quote(escape_segment(name), safe="")
+
+
 def segments(queue: str, task_id: str) -> dict[str, str]:
-    """The queue and id as URL path segments (``~2F`` for ``/``...), so a client (and the OpenAPI links) can
-    build the task's URLs without knowing the escaping."""
-    return {"queue_segment": escape_segment(queue), "id_segment": escape_segment(task_id)}
+    """The queue and id as URL path segments, so a client (and the OpenAPI links) builds the task's URLs without
+    knowing the escaping."""
+    return {"queue_segment": url_segment(queue), "id_segment": url_segment(task_id)}
 
 
 def task_doc(task: TaskInfo) -> dict[str, Any]:
@@ -211,6 +219,8 @@ def task(request: HttpRequest, token: ApiToken, queue: str, task_id: str) -> Htt
     if request.method == "DELETE":
         try:
             inspector(token).delete_task(queue, task_id)
+        except TaskNotFoundError:
+            raise no_such_task(queue, task_id) from None
         except FailedPreconditionError:
             # The engine's message points to a cancel, which the API does not have: a leased task is ended by the
             # consumer that holds the lease, or by the lease running out.
@@ -364,22 +374,22 @@ def dead_letter_query(request: HttpRequest) -> None:
 
 
 def encode_cursor(mark: tuple[float, str] | None) -> str | None:
+    """The mark of a page's last dead letter as a cursor: its archive time (ms) and its id in hex. Clients treat
+    it as opaque; every text of its pattern is a position, so none the document calls valid is refused."""
     if mark is None:
         return None
-    return base64.urlsafe_b64encode(json.dumps(list(mark)).encode()).decode().rstrip("=")
+    score, task_id = mark
+    return f"{int(score)}-{task_id.encode().hex()}"
 
 
 def decode_cursor(raw: str | None) -> tuple[float, str] | None:
-    """The mark a ``next_cursor`` carries; opaque to clients, who send it back as it came."""
     if raw is None:
         return None
-    try:
-        score, task_id = json.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
-        if isinstance(score, (int, float)) and not isinstance(score, bool) and isinstance(task_id, str):
-            return float(score), task_id
-    except (ValueError, TypeError):  # binascii.Error and UnicodeDecodeError are ValueErrors
-        pass
-    raise inputs.InvalidArgument("cursor", "cursor must be a next_cursor that a listing of dead letters returned")
+    if not inputs.CURSOR.fullmatch(raw):
+        raise inputs.InvalidArgument("cursor", "cursor must be a next_cursor that a listing of dead letters returned")
+    score, _, hex_id = raw.partition("-")
+    # Bytes that are not UTF-8 name no task: the listing goes on from the time alone.
+    return float(score), bytes.fromhex(hex_id).decode("utf-8", "replace")
 
 
 @endpoint("GET", "DELETE")
@@ -416,6 +426,12 @@ def respawn_dead_letters(request: HttpRequest, token: ApiToken, queue: str) -> H
     )
 
 
+def no_such_task(queue: str, task_id: str) -> ApiError:
+    """404 for a task a script found gone (its own error names the id alone): between the read that found the task
+    and the action, something else (a consumer, a respawn) moved or removed it."""
+    return ApiError(404, "not_found", f"no task {inputs.shown(task_id)} in queue {inputs.shown(queue)}")
+
+
 def _dead_letter(ins: Inspector, queue: str, task_id: str) -> TaskInfo:
     """The task, when it is a dead letter: 404 when there is no such task, 409 when it is in another state."""
     task = ins.get_task(queue, task_id)
@@ -431,7 +447,10 @@ def dead_letter(request: HttpRequest, token: ApiToken, queue: str, task_id: str)
     ins = inspector(token)
     task = _dead_letter(ins, queue, task_id)
     if request.method == "DELETE":
-        ins.delete_task(queue, task_id)
+        try:
+            ins.delete_task(queue, task_id)
+        except TaskNotFoundError:
+            raise no_such_task(queue, task_id) from None
         return no_content()
     return JsonResponse(task_doc(task))
 
@@ -441,7 +460,10 @@ def respawn_dead_letter(request: HttpRequest, token: ApiToken, queue: str, task_
     json_body(request, frozenset())
     ins = inspector(token)
     _dead_letter(ins, queue, task_id)
-    ins.run_task(queue, task_id)
+    try:
+        ins.run_task(queue, task_id)
+    except TaskNotFoundError:
+        raise no_such_task(queue, task_id) from None
     return JsonResponse({"id": task_id, "state": "pending"})
 
 
