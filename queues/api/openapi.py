@@ -437,9 +437,23 @@ def consume_from(expression: str) -> dict[str, Any]:
     return {"consume": body_link("consume", "Consume from the task's queue", {"queues": [expression]})}
 
 
+IN_QUEUE = "400 401 403 404 503"
+
+
+def delete_one(op_id: str, summary: str, read_op: str) -> dict[str, Any]:
+    """DELETE of one task (204, or 409 in a state that does not allow it), linked to the read that then 404s."""
+    return operation(
+        op_id,
+        summary,
+        ("204", "Deleted", None),
+        f"{IN_QUEUE} 409",
+        params=[QUEUE, TASK_ID],
+        links=same_task({read_op: read_op}),
+    )
+
+
 DEAD_LETTER_OPS = {"getDeadLetter": "getDeadLetter", "respawnDeadLetter": "respawnDeadLetter"}
 DEAD_LETTER_OPS |= {"deleteDeadLetter": "deleteDeadLetter"}
-IN_QUEUE = "400 401 403 404 503"
 LOCATION = {"Location": {"description": "The task's URL.", "schema": {"type": "string"}, "required": True}}
 
 PATHS: dict[str, Any] = {
@@ -482,13 +496,10 @@ PATHS: dict[str, Any] = {
         "get": operation(
             "getTask", "A task in any state.", ("200", "The task", "Task"), IN_QUEUE, params=[QUEUE, TASK_ID]
         ),
-        "delete": operation(
+        "delete": delete_one(
             "deleteTask",
             "Delete a task that is not active (an active one is ended by its consumer: ack or fail).",
-            ("204", "Deleted", None),
-            f"{IN_QUEUE} 409",
-            params=[QUEUE, TASK_ID],
-            links=same_task({"getTask": "getTask"}),
+            "getTask",
         ),
     },
     "/api/v1/queues/{queue}/tasks/{task_id}/ack": {
@@ -588,13 +599,8 @@ PATHS: dict[str, Any] = {
             f"{IN_QUEUE} 409",
             params=[QUEUE, TASK_ID],
         ),
-        "delete": operation(
-            "deleteDeadLetter",
-            "Delete one dead letter (409 when the task is in another state).",
-            ("204", "Deleted", None),
-            f"{IN_QUEUE} 409",
-            params=[QUEUE, TASK_ID],
-            links=same_task({"getDeadLetter": "getDeadLetter"}),
+        "delete": delete_one(
+            "deleteDeadLetter", "Delete one dead letter (409 when the task is in another state).", "getDeadLetter"
         ),
     },
     "/api/v1/queues/{queue}/deadletters/{task_id}/respawn": {

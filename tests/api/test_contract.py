@@ -364,6 +364,10 @@ def test_range_errors_state_the_range(api):
     assert "must be 0 and at most" not in message and "from 0 to 31622400 seconds" in message, message
     message = api.post("/api/v1/consume", {"queues": ["q"], "ttr": 10**6}).json()
     assert message["field"] == "ttr" and "86400" in message["message"], message
+    # The README's example, word for word.
+    assert api.post("/api/v1/consume", {"queues": ["q"], "ttr": 0}).json()["message"] == (
+        "ttr must be more than 0 and at most 86400 seconds, got 0"
+    )
 
 
 # -- curl: dead letters ------------------------------------------------------------------------------------------
@@ -389,6 +393,19 @@ def test_dead_letters_page_with_a_cursor(api):
     assert len(seen) == 5 and set(seen) == ids
     bad = api.get(f"{Q}/deadletters", cursor="not-a-cursor")
     assert bad.status_code == 400 and bad.json()["field"] == "cursor"
+
+
+def test_a_cursor_survives_its_dead_letter_leaving_and_newer_ones_arriving(api):
+    """The page after a cursor starts after the task it marks, even when that task was respawned meanwhile (the
+    listing goes on from its time) and new dead letters arrived (they are newer: on no later page)."""
+    ids = [dead_letter(api) for _ in range(4)]
+    first = api.get(f"{Q}/deadletters", limit=2).json()
+    assert [t["id"] for t in first["tasks"]] == ids[:1:-1]
+    assert api.post(f"{Q}/deadletters/{ids[2]}/respawn").status_code == 200  # the marked one leaves
+    api.delete(f"{Q}/tasks/{ids[2]}")
+    dead_letter(api)
+    second = api.get(f"{Q}/deadletters", limit=2, cursor=first["next_cursor"]).json()
+    assert [t["id"] for t in second["tasks"]] == ids[1::-1] and second["next_cursor"] is None
 
 
 def test_offset_is_refused_not_ignored(api):
