@@ -73,7 +73,7 @@ def schemathesis(config: Path, url: str, token: str, seed: int, phases: str, sec
         + ["--header", f"Authorization: Bearer {token}", "--checks", "all", "--seed", str(seed), "--phases", phases]
         + ["--max-time", str(seconds), "--workers", "1", "--request-timeout", "30", "--generation-database", "none"]
         + ["--report", "json,har", "--report-dir", str(report), "--no-color"],
-        cwd=ROOT,
+        cwd=report.parent,  # Schemathesis keeps a cache in the working directory: the test's own, not the checkout
         env={**os.environ, "SCHEMATHESIS_HOOKS": "tests.api.schemathesis_hooks", "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
