@@ -598,6 +598,7 @@ PATHS: dict[str, Any] = {
             ("200", "The task", "Task"),
             f"{IN_QUEUE} 409",
             params=[QUEUE, TASK_ID],
+            links=same_task({"respawnDeadLetter": "respawnDeadLetter", "deleteDeadLetter": "deleteDeadLetter"}),
         ),
         "delete": delete_one(
             "deleteDeadLetter", "Delete one dead letter (409 when the task is in another state).", "getDeadLetter"
