@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 
-from queues import conf, segments
+from queues import conf
 from queues.engine import (
     DuplicateTaskError,
     EngineError,
@@ -28,9 +28,9 @@ from queues.engine import (
     nesting,
 )
 from queues.engine import ValidationError as EngineValidationError
-from queues.engine import validation as check
 from queues.models import ApiToken
 
+from . import inputs
 from .tokens import authenticate
 
 MAX_BODY = 2 * 1024 * 1024  # bytes: a payload may be 1 MiB, base64 makes it 4/3 of that
@@ -96,6 +96,8 @@ def guarded(fn: Callable[..., HttpResponse], *args: Any, **kwargs: Any) -> HttpR
         return fn(*args, **kwargs)
     except ApiError as exc:
         return api_error_response(exc)
+    except inputs.InvalidArgument as exc:
+        return error_response(400, "invalid_argument", exc.message, exc.field)
     except EngineError as exc:
         return engine_error_response(exc)
     except RequestDataTooBig:
@@ -119,25 +121,16 @@ def authorize(request: HttpRequest, methods: tuple[str, ...], queues: list[str])
 def authorize_queues(token: ApiToken, queues: list[str]) -> None:
     for queue in queues:
         if not token.allows(queue):
-            raise ApiError(403, "permission_denied", f"this token may not use queue {queue!r}", "queue")
-
-
-def unescape_segment(value: str, name: str) -> str:
-    """Path segments carry ``/`` as ``~2F``, ``~`` as ``~7E`` and a name of only dots as ``~2E`` per dot, the
-    scheme of the console's URLs (``queues.segments``); a stray ``~`` is a 400 naming the segment."""
-    try:
-        return segments.unescape_segment(value)
-    except ValueError as exc:
-        raise ApiError(400, "invalid_argument", f"{name}: {exc}", name) from None
+            raise ApiError(403, "permission_denied", f"this token may not use queue {inputs.shown(queue)}", "queue")
 
 
 def path_arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
     """The URL's queue and task id, unescaped and validated (400 naming the one at fault)."""
     out = dict(kwargs)
     if "queue" in out:
-        out["queue"] = field("queue", check.queue_name, unescape_segment(out["queue"], "queue"))
+        out["queue"] = inputs.queue(inputs.segment(out["queue"], "queue"))
     if "task_id" in out:
-        out["task_id"] = field("id", check.task_id, unescape_segment(out["task_id"], "id"))
+        out["task_id"] = inputs.task_id(inputs.segment(out["task_id"], "id"))
     return out
 
 
@@ -175,7 +168,10 @@ def json_body(request: HttpRequest, allowed: set[str] | frozenset[str]) -> dict[
     for name in doc:
         if name not in allowed:
             raise ApiError(
-                400, "invalid_argument", f"unknown field {name!r}; known: {', '.join(sorted(allowed))}", name
+                400,
+                "invalid_argument",
+                f"unknown field {inputs.shown(name)}; known: {', '.join(sorted(allowed))}",
+                name,
             )
     return doc
 
@@ -188,11 +184,13 @@ def too_deep(limit: int) -> str:
 
 
 def field(name: str, check: Callable[..., Any], value: Any, *args: Any, **kwargs: Any) -> Any:
-    """``check(value, ...)`` with any engine ValidationError reported against request field ``name``."""
+    """``check(value, ...)`` with any engine ValidationError reported against request field ``name`` (named once:
+    an engine message that starts with it is not prefixed again)."""
     try:
         return check(value, *args, **kwargs)
     except EngineValidationError as exc:
-        raise ApiError(400, "invalid_argument", f"{name}: {exc.message}", name) from None
+        message = exc.message if exc.message.startswith(name) else f"{name}: {exc.message}"
+        raise ApiError(400, "invalid_argument", message, name) from None
 
 
 def endpoint(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import json
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
+from urllib.parse import quote
 
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -21,13 +21,14 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
 from queues import conf, handles
-from queues.engine import Inspector, Limits, TaskInfo, TaskNotFoundError, nesting
+from queues.engine import FailedPreconditionError, Inspector, Limits, TaskInfo, TaskNotFoundError, nesting
 from queues.engine import validation as check
 from queues.engine.records import picked
-from queues.engine.remote_consumer import MAX_COUNT, MAX_WAIT, Delivery, RemoteConsumer
+from queues.engine.remote_consumer import MAX_COUNT, MAX_QUEUES, MAX_TTR, MAX_WAIT, Delivery, RemoteConsumer
 from queues.models import ApiToken
 from queues.segments import escape_segment
 
+from . import inputs
 from .http import (
     ApiError,
     authorize,
@@ -43,7 +44,7 @@ from .openapi import document
 
 PUBLISH_FIELDS = frozenset({"type", "payload", "payload_base64", "delay", "ttl", "tries", "unique", "id", "headers"})
 CONSUME_FIELDS = frozenset({"queues", "ttr", "timeout", "count"})
-MAX_DEAD_LETTER_BATCH = 1_000_000
+DEAD_LETTER_QUERY = {"GET": ("limit", "cursor"), "DELETE": ("limit",)}
 
 
 # -- the engine, as settings configure it ---------------------------------------------------------------------
@@ -92,7 +93,9 @@ def iso(value: datetime | float | None) -> str | None:
 
 def payload_doc(payload: bytes) -> dict[str, Any]:
     """JSON when the bytes are exactly the compact JSON the engine stores for a JSON payload (so the round trip
-    is exact), base64 otherwise."""
+    is exact), base64 otherwise; no payload at all (zero bytes) is null in both fields, not an empty base64."""
+    if not payload:
+        return {"payload": None, "payload_encoding": None}
     try:
         value = nesting.loads(payload)  # deeper than any reader parses: base64, like other opaque bytes
         if json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode() == payload:
@@ -102,13 +105,28 @@ def payload_doc(payload: bytes) -> dict[str, Any]:
     return {"payload": base64.b64encode(payload).decode(), "payload_encoding": "base64"}
 
 
+def url_segment(name: str) -> str:
+    """``name`` exactly as it stands in a URL path: escaped (``~2F`` for ``/``...) and percent-encoded, so that a
+    client pastes it in as it is. Percent-encoded in full: a client that sees ``%XX`` may take it as encoded
+    already, and an id that holds such text must not be read as the character it would stand for."""
+    return quote(escape_segment(name), safe="")
+
+
+def segments(queue: str, task_id: str) -> dict[str, str]:
+    """The queue and id as URL path segments, so a client (and the OpenAPI links) builds the task's URLs without
+    knowing the escaping."""
+    return {"queue_segment": url_segment(queue), "id_segment": url_segment(task_id)}
+
+
 def task_doc(task: TaskInfo) -> dict[str, Any]:
     # TASKS_REDACT does not apply: a token is a machine's credential, and one that may consume the queue gets
     # every payload of it anyway (README, "Redaction").
     return {
         **picked(task, "id queue type state"),
+        **segments(task.queue, task.id),
         **payload_doc(task.payload),
         **picked(task, "retried max_retry last_error last_traceback error_fingerprint"),
+        "last_failed_at": iso(task.last_failed_at),
         "created_at": iso(task.created_at),
         "next_process_at": iso(task.next_process_at),
         "deadline": iso(task.deadline),
@@ -119,6 +137,7 @@ def task_doc(task: TaskInfo) -> dict[str, Any]:
 def delivery_doc(d: Delivery) -> dict[str, Any]:
     return {
         **picked(d, "id queue type"),
+        **segments(d.queue, d.id),
         **payload_doc(d.payload),
         "lease": d.lease,
         "lease_expires_at": iso(d.lease_expires_at),
@@ -134,43 +153,13 @@ def task_url(queue: str, task_id: str) -> str:
 # -- input -------------------------------------------------------------------------------------------------
 
 
-def seconds(doc: dict[str, Any], name: str, *, allow_zero: bool, default: float | None = None) -> float | None:
-    if doc.get(name) is None:
-        return default
-    return float(field(name, check.seconds, doc[name], name, allow_zero=allow_zero))
-
-
-def ttr_of(doc: dict[str, Any]) -> float:
-    """The request's ``ttr``, or TASKS_API_TTR_SECONDS when it gives none."""
-    return seconds(doc, "ttr", allow_zero=False) or conf.taskq_settings().api_ttr_seconds
-
-
-def integer(value: Any, name: str, low: int, high: int) -> int:
-    return int(field(name, check.count, value, name, low, high))
-
-
-def query_int(request: HttpRequest, name: str, low: int, high: int, default: int) -> int:
-    raw = request.GET.get(name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw, 10)
-    except ValueError:
-        raise ApiError(400, "invalid_argument", f"{name} must be an integer, got {raw!r:.40}", name) from None
-    return integer(value, name, low, high)
-
-
 def publish_payload(doc: dict[str, Any]) -> Any:
+    """``payload`` (any JSON value, null included) or the bytes of ``payload_base64``; both at once are refused,
+    whatever their values, as the document's oneOf says."""
     if "payload" in doc and "payload_base64" in doc:
         raise ApiError(400, "invalid_argument", "give payload or payload_base64, not both", "payload_base64")
     if "payload_base64" in doc:
-        raw = doc["payload_base64"]
-        if not isinstance(raw, str):
-            raise ApiError(400, "invalid_argument", "payload_base64 must be a base64 string", "payload_base64")
-        try:
-            return base64.b64decode(raw, validate=True)
-        except (binascii.Error, ValueError):
-            raise ApiError(400, "invalid_argument", "payload_base64 is not valid base64", "payload_base64") from None
+        return inputs.base64_bytes(doc["payload_base64"], "payload_base64")
     return doc.get("payload", b"")
 
 
@@ -178,21 +167,22 @@ def publish_options(doc: dict[str, Any], now: float) -> dict[str, Any]:
     """The engine options of a publish: delay -> process_in, ttl -> deadline (publish time + delay + ttl),
     tries -> max_retry (tries - 1), unique -> unique lock TTL, id -> task id."""
     options: dict[str, Any] = {}
-    delay = seconds(doc, "delay", allow_zero=True, default=0.0) or 0.0
+    delay = inputs.number(doc, "delay", check.MAX_DURATION, zero=True, default=0.0) or 0.0
     if delay:
         options["process_in"] = delay
-    ttl = seconds(doc, "ttl", allow_zero=False)
+    ttl = inputs.number(doc, "ttl", check.MAX_DURATION, zero=False)
     if ttl is not None:
         options["deadline"] = now + delay + ttl
-    if doc.get("tries") is not None:
-        options["max_retry"] = integer(doc["tries"], "tries", 1, check.MAX_RETRY_LIMIT + 1) - 1
-    unique = seconds(doc, "unique", allow_zero=False)
+    tries = inputs.integer(doc, "tries", 1, check.MAX_RETRY_LIMIT + 1)
+    if tries is not None:
+        options["max_retry"] = tries - 1
+    unique = inputs.number(doc, "unique", check.MAX_DURATION, zero=False)
     if unique is not None:
         options["unique"] = unique
     if doc.get("id") is not None:
-        options["task_id"] = field("id", check.task_id, doc["id"])
+        options["task_id"] = inputs.task_id(doc["id"])
     if doc.get("headers") is not None:
-        options["headers"] = field("headers", check.headers, doc["headers"])
+        options["headers"] = inputs.headers(doc["headers"])
     return options
 
 
@@ -201,9 +191,9 @@ def publish_options(doc: dict[str, Any], now: float) -> dict[str, Any]:
 
 @endpoint("POST")
 def publish(request: HttpRequest, token: ApiToken, queue: str) -> HttpResponse:
-    queue = field("queue", check.new_queue_name, queue)  # the path reads any queue; a new task takes the strict rules
+    queue = inputs.new_queue(queue)  # the path reads any queue; a new task takes the strict rules
     doc = json_body(request, PUBLISH_FIELDS)
-    task_type = field("type", check.task_type, doc.get("type"))
+    task_type = inputs.task_type(doc.get("type"))
     payload = publish_payload(doc)
     client = conf.get_client()
     payload = field("payload", check.payload, payload, "api.publish", client.payload_limits)
@@ -212,6 +202,7 @@ def publish(request: HttpRequest, token: ApiToken, queue: str) -> HttpResponse:
         {
             "id": info.id,
             "queue": info.queue,
+            **segments(info.queue, info.id),
             "state": info.state,
             "next_process_at": iso(info.next_process_at),
             "deadline": iso(info.deadline),
@@ -225,7 +216,19 @@ def publish(request: HttpRequest, token: ApiToken, queue: str) -> HttpResponse:
 @endpoint("GET", "DELETE")
 def task(request: HttpRequest, token: ApiToken, queue: str, task_id: str) -> HttpResponse:
     if request.method == "DELETE":
-        inspector(token).delete_task(queue, task_id)
+        try:
+            inspector(token).delete_task(queue, task_id)
+        except TaskNotFoundError:
+            raise no_such_task(queue, task_id) from None
+        except FailedPreconditionError:
+            # The engine's message points to a cancel, which the API does not have: a leased task is ended by the
+            # consumer that holds the lease, or by the lease running out.
+            raise ApiError(
+                409,
+                "failed_precondition",
+                f"task {inputs.shown(task_id)} is active: the consumer holding its lease must ack or fail it, or "
+                "let its lease run out, before it can be deleted",
+            ) from None
         return no_content()
     return JsonResponse(task_doc(inspector(token).get_task(queue, task_id)))
 
@@ -248,19 +251,15 @@ def size(request: HttpRequest, token: ApiToken, queue: str) -> HttpResponse:
 def consume_arguments(request: HttpRequest) -> tuple[list[str], float, int, float]:
     doc = json_body(request, CONSUME_FIELDS)
     queues = doc.get("queues")
-    if not isinstance(queues, list) or not queues:
-        raise ApiError(400, "invalid_argument", "queues must be a non-empty list of queue names", "queues")
-    if len(queues) > 16:
-        raise ApiError(400, "invalid_argument", "queues may name at most 16 queues", "queues")
-    names = [field("queues", check.queue_name, q) for q in queues]
-    ttr = ttr_of(doc)
-    count = integer(doc.get("count", 1), "count", 1, MAX_COUNT)
-    timeout = doc.get("timeout", 0)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 <= timeout <= MAX_WAIT:
-        raise ApiError(
-            400, "invalid_argument", f"timeout must be a number of seconds from 0 to {MAX_WAIT:.0f}", "timeout"
+    if not isinstance(queues, list) or not queues or len(queues) > MAX_QUEUES:
+        raise inputs.InvalidArgument(
+            "queues", f"queues must be a list of 1 to {MAX_QUEUES} queue names, got {inputs.shown(queues)}"
         )
-    return names, float(ttr), count, float(timeout)
+    names = [inputs.queue(q, "queues") for q in queues]
+    ttr = ttr_of(doc)
+    count = inputs.integer(doc, "count", 1, MAX_COUNT, default=1) or 1
+    timeout = inputs.number(doc, "timeout", MAX_WAIT, zero=True, default=0.0) or 0.0
+    return names, ttr, count, timeout
 
 
 def _consume(
@@ -275,6 +274,8 @@ def _authorize_consume(request: HttpRequest) -> HttpResponse | tuple[ApiToken, t
         token = authorize(request, ("POST",), [])
         arguments = consume_arguments(request)
         authorize_queues(token, arguments[0])
+    except inputs.InvalidArgument as exc:
+        return error_response(400, "invalid_argument", exc.message, exc.field)
     except ApiError as exc:
         response = error_response(exc.status, exc.code, exc.message, exc.field)
         if exc.status == 405:
@@ -301,17 +302,37 @@ consume.api_methods = ("POST",)
 LEASE_FIELDS = frozenset({"lease"})
 
 
+def ttr_of(doc: dict[str, Any]) -> float:
+    """The request's ``ttr``, or TASKS_API_TTR_SECONDS when it gives none (or null)."""
+    ttr = inputs.number(doc, "ttr", MAX_TTR, zero=False)
+    return ttr if ttr is not None else conf.taskq_settings().api_ttr_seconds
+
+
 def lease_of(doc: dict[str, Any]) -> str:
     lease = doc.get("lease")
-    if not isinstance(lease, str) or not lease or len(lease) > 256:
+    if not isinstance(lease, str) or not 0 < len(lease) <= inputs.MAX_LEASE:
         raise ApiError(400, "invalid_argument", "lease must be the lease token that consume returned", "lease")
     return lease
+
+
+def lease_lost(task_id: str) -> ApiError:
+    """A lease on a task that is gone (acknowledged already, deleted, or never there) is a lease lost like any
+    other: the consumer's next step is the same, and the README promises 409 for a second ack."""
+    return ApiError(
+        409,
+        "lease_lost",
+        f"no lease on task {inputs.shown(task_id)} is held by this token: the task was acknowledged, failed or "
+        "deleted already, or its lease ran out",
+    )
 
 
 @endpoint("POST")
 def ack(request: HttpRequest, token: ApiToken, queue: str, task_id: str) -> HttpResponse:
     doc = json_body(request, LEASE_FIELDS)
-    consumer().ack(queue, task_id, lease_of(doc), actor=actor(token))
+    try:
+        consumer().ack(queue, task_id, lease_of(doc), actor=actor(token))
+    except TaskNotFoundError:
+        raise lease_lost(task_id) from None
     return no_content()
 
 
@@ -319,15 +340,14 @@ def ack(request: HttpRequest, token: ApiToken, queue: str, task_id: str) -> Http
 def fail(request: HttpRequest, token: ApiToken, queue: str, task_id: str) -> HttpResponse:
     doc = json_body(request, LEASE_FIELDS | {"error", "delay", "skip_retry"})
     lease = lease_of(doc)
-    error = doc.get("error", "")
-    if not isinstance(error, str):
-        raise ApiError(400, "invalid_argument", "error must be a string", "error")
-    skip = doc.get("skip_retry", False)
-    if not isinstance(skip, bool):
-        raise ApiError(400, "invalid_argument", "skip_retry must be true or false", "skip_retry")
-    delay = seconds(doc, "delay", allow_zero=True)
-    outcome = consumer().fail(queue, task_id, lease, error, delay=delay, skip_retry=skip, actor=actor(token))
-    return JsonResponse({"id": task_id, "state": outcome.state, "retry_at": iso(outcome.retry_at)})
+    error = inputs.text(doc, "error")
+    skip = inputs.boolean(doc, "skip_retry")
+    delay = inputs.number(doc, "delay", check.MAX_DURATION, zero=True)
+    try:
+        outcome = consumer().fail(queue, task_id, lease, error, delay=delay, skip_retry=skip, actor=actor(token))
+    except TaskNotFoundError:
+        raise lease_lost(task_id) from None
+    return JsonResponse({"id": task_id, "queue": queue, "state": outcome.state, "retry_at": iso(outcome.retry_at)})
 
 
 @endpoint("POST")
@@ -335,40 +355,95 @@ def extend(request: HttpRequest, token: ApiToken, queue: str, task_id: str) -> H
     doc = json_body(request, LEASE_FIELDS | {"ttr"})
     lease = lease_of(doc)
     ttr = ttr_of(doc)
-    expires = consumer().extend(queue, task_id, lease, ttr)
-    return JsonResponse({"id": task_id, "lease_expires_at": iso(expires)})
+    try:
+        expires = consumer().extend(queue, task_id, lease, ttr)
+    except TaskNotFoundError:
+        raise lease_lost(task_id) from None
+    return JsonResponse({"id": task_id, "queue": queue, "lease_expires_at": iso(expires)})
 
 
 # -- dead letters ------------------------------------------------------------------------------------------
 
 
+def dead_letter_query(request: HttpRequest) -> None:
+    """Refuse query parameters the listing does not know, ``offset`` above all: it used to be ignored silently,
+    which looked like paging and was not."""
+    for name in request.GET:
+        if name == "offset":
+            raise inputs.InvalidArgument(
+                "offset", "offset is not supported: page with cursor, the next_cursor of the page before"
+            )
+        if name not in DEAD_LETTER_QUERY[str(request.method)]:
+            known = ", ".join(DEAD_LETTER_QUERY[str(request.method)])
+            raise inputs.InvalidArgument(name, f"unknown query parameter {inputs.shown(name)}; known: {known}")
+
+
+def encode_cursor(mark: tuple[float, str] | None) -> str | None:
+    """The mark of a page's last dead letter as a cursor: its archive time (ms) and its id in hex. Clients treat
+    it as opaque; every text of its pattern is a position, so none the document calls valid is refused."""
+    if mark is None:
+        return None
+    score, task_id = mark
+    return f"{int(score)}-{task_id.encode().hex()}"
+
+
+def decode_cursor(raw: str | None) -> tuple[float, str] | None:
+    if raw is None:
+        return None
+    if not inputs.CURSOR.fullmatch(raw):
+        raise inputs.InvalidArgument("cursor", "cursor must be a next_cursor that a listing of dead letters returned")
+    score, _, hex_id = raw.partition("-")
+    # Bytes that are not UTF-8 name no task: the listing goes on from the time alone.
+    return float(score), bytes.fromhex(hex_id).decode("utf-8", "replace")
+
+
 @endpoint("GET", "DELETE")
 def dead_letters(request: HttpRequest, token: ApiToken, queue: str) -> HttpResponse:
+    dead_letter_query(request)
     ins = inspector(token)
     if request.method == "DELETE":
-        limit = query_int(request, "limit", 1, MAX_DEAD_LETTER_BATCH, MAX_DEAD_LETTER_BATCH)
+        limit = inputs.query_integer(
+            request.GET.get("limit"), "limit", 1, inputs.MAX_DEAD_LETTER_BATCH, inputs.MAX_DEAD_LETTER_BATCH
+        )
         ins.queue_info(queue)  # 404 for an unknown queue
         return JsonResponse({"deleted": consumer().delete_dead(queue, limit, actor=actor(token))})
-    limit = query_int(request, "limit", 1, 100, 10)
+    limit = inputs.query_integer(request.GET.get("limit"), "limit", 1, inputs.MAX_DEAD_LETTER_PAGE, 10)
+    after = decode_cursor(request.GET.get("cursor"))
     info = ins.queue_info(queue)
-    tasks = ins.list_tasks(queue, "archived", page=1, size=limit)
-    return JsonResponse({"queue": queue, "size": info.archived, "tasks": [task_doc(t) for t in tasks]})
+    tasks, mark = ins.list_tasks_after(queue, "archived", limit, after)
+    return JsonResponse(
+        {
+            "queue": queue,
+            "size": info.archived,
+            "tasks": [task_doc(t) for t in tasks],
+            "next_cursor": encode_cursor(mark),
+        }
+    )
 
 
 @endpoint("POST")
 def respawn_dead_letters(request: HttpRequest, token: ApiToken, queue: str) -> HttpResponse:
     doc = json_body(request, {"limit"})
-    limit = (
-        MAX_DEAD_LETTER_BATCH if doc.get("limit") is None else integer(doc["limit"], "limit", 1, MAX_DEAD_LETTER_BATCH)
-    )
+    limit = inputs.integer(doc, "limit", 1, inputs.MAX_DEAD_LETTER_BATCH, default=inputs.MAX_DEAD_LETTER_BATCH)
     inspector(token).queue_info(queue)  # 404 for an unknown queue
-    return JsonResponse({"respawned": consumer().respawn(queue, limit, actor=actor(token))})
+    return JsonResponse(
+        {"respawned": consumer().respawn(queue, limit or inputs.MAX_DEAD_LETTER_BATCH, actor=actor(token))}
+    )
+
+
+def no_such_task(queue: str, task_id: str) -> ApiError:
+    """404 for a task a script found gone (its own error names the id alone): between the read that found the task
+    and the action, something else (a consumer, a respawn) moved or removed it."""
+    return ApiError(404, "not_found", f"no task {inputs.shown(task_id)} in queue {inputs.shown(queue)}")
 
 
 def _dead_letter(ins: Inspector, queue: str, task_id: str) -> TaskInfo:
+    """The task, when it is a dead letter: 404 when there is no such task, 409 when it is in another state."""
     task = ins.get_task(queue, task_id)
     if task.state != "archived":
-        raise TaskNotFoundError(f"task {task_id!r} is {task.state}, not a dead letter", op="api.dead_letter")
+        raise FailedPreconditionError(
+            f"task {inputs.shown(task_id)} is {task.state}, not a dead letter", op="api.dead_letter"
+        )
     return task
 
 
@@ -377,7 +452,10 @@ def dead_letter(request: HttpRequest, token: ApiToken, queue: str, task_id: str)
     ins = inspector(token)
     task = _dead_letter(ins, queue, task_id)
     if request.method == "DELETE":
-        ins.delete_task(queue, task_id)
+        try:
+            ins.delete_task(queue, task_id)
+        except TaskNotFoundError:
+            raise no_such_task(queue, task_id) from None
         return no_content()
     return JsonResponse(task_doc(task))
 
@@ -387,7 +465,10 @@ def respawn_dead_letter(request: HttpRequest, token: ApiToken, queue: str, task_
     json_body(request, frozenset())
     ins = inspector(token)
     _dead_letter(ins, queue, task_id)
-    ins.run_task(queue, task_id)
+    try:
+        ins.run_task(queue, task_id)
+    except TaskNotFoundError:
+        raise no_such_task(queue, task_id) from None
     return JsonResponse({"id": task_id, "state": "pending"})
 
 

@@ -41,7 +41,7 @@ def test_publish_consume_ack(api):
     assert api.post(f"{Q}/tasks/{task_id}/ack", {"lease": task["lease"]}).status_code == 204
     assert api.get(f"{Q}/tasks/{task_id}").status_code == 404  # done without retention: gone
     again = api.post(f"{Q}/tasks/{task_id}/ack", {"lease": task["lease"]})
-    assert again.status_code == 404
+    assert again.status_code == 409  # the lease is gone with the task (README: a second ack is lease_lost)
 
 
 def test_bytes_payload_round_trip_and_options(api):
@@ -83,14 +83,14 @@ def test_fail_retries_then_dead_letters_then_respawn(api):
     [task] = consume(api)  # the consume's upkeep forwards the due retry
     assert task["retried"] == 1
     failed = api.post(f"{Q}/tasks/{task_id}/fail", {"lease": task["lease"], "error": "boom again"})
-    assert failed.json() == {"id": task_id, "state": "archived", "retry_at": None}
+    assert failed.json() == {"id": task_id, "queue": "jobs", "state": "archived", "retry_at": None}
 
     dead = api.get(f"{Q}/deadletters").json()
     assert dead["size"] == 1 and dead["tasks"][0]["id"] == task_id
     assert dead["tasks"][0]["last_error"] == "boom again" and dead["tasks"][0]["state"] == "archived"
     assert api.get(f"{Q}/deadletters/{task_id}").json()["retried"] == 2
     assert api.post(f"{Q}/deadletters/{task_id}/respawn").json() == {"id": task_id, "state": "pending"}
-    assert api.get(f"{Q}/deadletters/{task_id}").status_code == 404  # pending now, no dead letter
+    assert api.get(f"{Q}/deadletters/{task_id}").status_code == 409  # pending now, no dead letter
     [task] = consume(api)
     api.post(f"{Q}/tasks/{task_id}/fail", {"lease": task["lease"], "skip_retry": True})
     assert api.post(f"{Q}/respawn", {"limit": 5}).json() == {"respawned": 1}

@@ -178,6 +178,49 @@ def test_list_tasks_order_and_pages(r, inspector, state, order):
     assert all(t.state == state for t in inspector.list_tasks("default", state))
 
 
+# Archived tasks with ties (archived in the same millisecond) and a gap; ids in listing order, newest first.
+TIED = REGISTERED | {
+    **{Q.task(f"t{n}"): task("archived", error="dead") for n in range(1, 6)},
+    Q.archived: ZSet({"t1": NOW_MS, "t2": NOW_MS - 10, "t3": NOW_MS - 10, "t4": NOW_MS - 10, "t5": NOW_MS - 20}),
+}
+
+
+def test_list_tasks_after_walks_every_task_once_in_order(r, inspector):
+    seed(r, TIED)
+    seen, mark = [], None
+    while True:
+        page, mark = inspector.list_tasks_after("default", "archived", 2, mark)
+        seen += [t.id for t in page]
+        if mark is None:
+            break
+    # ZREVRANGE orders ties by member, descending.
+    assert seen == ["t1", "t4", "t3", "t2", "t5"]
+
+
+@pytest.mark.parametrize(
+    ("removed", "rest"),
+    [
+        (None, ["t2", "t5"]),  # the marked task is where it was: right after it
+        ("t3", ["t4", "t2", "t5"]),  # gone: after every task newer than it, so t4 of its millisecond comes again
+        ("t1", ["t2", "t5"]),  # a newer one gone: the marked one still anchors the page
+    ],
+)
+def test_list_tasks_after_a_mark(r, inspector, removed, rest):
+    seed(r, TIED)
+    page, mark = inspector.list_tasks_after("default", "archived", 3)
+    assert [t.id for t in page] == ["t1", "t4", "t3"] and mark == (float(NOW_MS - 10), "t3")
+    if removed:
+        r.zrem(Q.archived, removed)
+    page, mark = inspector.list_tasks_after("default", "archived", 5, mark)
+    assert [t.id for t in page] == rest and mark is None
+
+
+def test_list_tasks_after_refuses_other_states(r, inspector):
+    seed(r, TIED)
+    with pytest.raises(ValidationError):
+        inspector.list_tasks_after("default", "pending", 2)
+
+
 def test_listed_task_details(r, inspector):
     seed(r, QUEUE)
     (s1,) = inspector.list_tasks("default", "scheduled", size=1)

@@ -19,6 +19,7 @@ from ..errors import TaskNotFoundError, ValidationError
 from ..keys import STATES
 from ..message import TaskInfo
 from .groups_workflows import GroupsAndWorkflows
+from .inspector_base import MAX_PAGE_SIZE
 
 EVENT_SCAN_LIMIT = 20_000  # stream entries searched, at most, for one task's history
 #: Dependencies checked per waiting task of a list (a task may wait for up to 1000); its own page checks all.
@@ -66,6 +67,41 @@ class TaskReads(GroupsAndWorkflows):
         if state == "aggregating":
             return self._list_aggregating(queue, group, start, stop)
         return self._hydrate(queue, self._id_range(queue, state, start, stop))
+
+    def list_tasks_after(
+        self, queue: str, state: str, size: int, after: tuple[float, str] | None = None
+    ) -> tuple[list[TaskInfo], tuple[float, str] | None]:
+        """A page of archived or completed tasks, newest first, from the one after ``after`` (the mark a page
+        before returned), and the mark of this page's last task when more follow (None at the end). Unlike a page
+        number, a mark does not skip or repeat tasks when newer ones arrive between two pages.
+
+        Raises:
+            ValidationError: the queue name or state is malformed, or ``size`` out of range.
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        self._known(queue, "list_tasks_after")
+        op = "inspector.list_tasks_after"
+        if state not in ("archived", "completed"):
+            raise ValidationError(f"state {state!r} is not archived or completed", op=op)
+        size = check.count(size, "size", 1, MAX_PAGE_SIZE, op)
+        key = self.keys.queue(queue).state_key(state)
+        start = 0
+        if after is not None:
+            score, task_id = after
+            pipe = self.conn.pipeline(transaction=False)
+            pipe.zscore(key, task_id)
+            pipe.zrevrank(key, task_id)
+            pipe.zcount(key, f"({score!r}", "+inf")
+            held, rank, newer = self._redis("list_tasks_after", pipe.execute)
+            # The marked task still there, where it was: right after it. Gone (respawned, deleted) or moved: after
+            # every task newer than it was, which may repeat one archived in the same millisecond.
+            start = rank + 1 if held == score and rank is not None else newer
+        ids = list(self._redis("list_tasks_after", self.conn.zrevrange, key, start, start + size, withscores=True))
+        more = len(ids) > size
+        ids = ids[:size]
+        mark = (float(ids[-1][1]), ids[-1][0].decode()) if more and ids else None
+        return self._hydrate(queue, ids), mark
 
     def _read_tasks(self, op: str, queue: str, ids: list[tuple[bytes, float | None]]) -> list[TaskInfo]:
         """The tasks of ``ids`` (with their scores), read in one round trip; those gone since are left out."""

@@ -1,0 +1,186 @@
+"""What a request may hold, checked before the engine sees it, with messages for people who do not read Python:
+values shown as JSON (``true``, ``null``), each field named once, ranges stated as ranges. The OpenAPI document
+(``openapi.py``) builds its patterns and bounds from the constants here, so the two say the same thing.
+
+Every optional field given as ``null`` takes its default, as if it were absent (JSON encoders write ``null`` for
+an unset member). A check that fails raises ``InvalidArgument``, which the views answer with a 400 naming the
+field.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import re
+from typing import Any
+
+from queues import segments
+from queues.engine.validation import MAX_HEADERS, MAX_QUEUE_NAME, MAX_TASK_ID, MAX_TYPE_NAME
+
+#: C0 and C1 control characters and DEL, which no queue name, task id or type may hold (as the engine's checks).
+CONTROL = "\\x00-\\x1f\\x7f-\\x9f"
+_CONTROL = re.compile(f"[{CONTROL}]")
+#: Characters a new queue may not hold: ``taskworker --queues`` reads them as a glob pattern.
+GLOB = "*?["
+#: The strict form ``payload_base64`` must have: groups of four, padded.
+BASE64 = "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+_BASE64 = re.compile(BASE64)
+DOT_NAMES = frozenset({".", ".."})
+#: A dead-letter listing's cursor: archive time in ms, then the task id's UTF-8 in hex (``views.encode_cursor``).
+CURSOR_PATTERN = "^[0-9]{1,16}-(?:[0-9a-f]{2}){1,512}$"
+CURSOR = re.compile(CURSOR_PATTERN)
+MAX_LEASE = 256  # characters of a lease token (the engine's are far shorter)
+MAX_DEAD_LETTER_PAGE = 100  # dead letters one listing returns
+MAX_DEAD_LETTER_BATCH = 1_000_000  # dead letters one respawn or delete moves
+
+
+class InvalidArgument(Exception):
+    """A 400: ``field`` is the request field (or path segment, or query parameter) at fault."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field, self.message = field, message
+
+
+def shown(value: Any) -> str:
+    """``value`` as JSON text, control characters escaped, cut at 60 characters."""
+    text = _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False, default=str))
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _number_text(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+# -- names -------------------------------------------------------------------------------------------------
+
+
+def name(value: Any, field: str, limit: int, *, braces: bool = True) -> str:
+    """A non-empty string of at most ``limit`` characters, without control characters (nor ``{`` or ``}`` unless
+    ``braces``)."""
+    if not isinstance(value, str) or not value:
+        raise InvalidArgument(field, f"{field} must be a non-empty string, got {shown(value)}")
+    if len(value) > limit:
+        raise InvalidArgument(field, f"{field} is {len(value)} characters long; the limit is {limit}")
+    control = _CONTROL.search(value)
+    if control:
+        raise InvalidArgument(field, f"{field} {shown(value)} holds a control character (U+{ord(control.group()):04X})")
+    if not braces and ("{" in value or "}" in value):
+        # They would break the Redis Cluster hash tag that keeps a queue's keys in one slot.
+        raise InvalidArgument(field, f"{field} {shown(value)} may not hold '{{' or '}}'")
+    return value
+
+
+def queue(value: Any, field: str = "queue") -> str:
+    """A queue name as readers take it (any queue already in Redis stays reachable)."""
+    return name(value, field, MAX_QUEUE_NAME, braces=False)
+
+
+def new_queue(value: Any, field: str = "queue") -> str:
+    """A queue name for a new task: also not ``.`` or ``..`` (steps of a URL path) nor with ``*``, ``?`` or ``[``
+    (``taskworker --queues`` would read it as a pattern)."""
+    checked = queue(value, field)
+    if checked in DOT_NAMES:
+        raise InvalidArgument(field, f"{field} {shown(checked)} is refused for new tasks: it is a step of a URL path")
+    if any(c in checked for c in GLOB):
+        raise InvalidArgument(
+            field,
+            f"{field} {shown(checked)} may not hold '*', '?' or '[' for new tasks: workers read them as a pattern",
+        )
+    return checked
+
+
+def task_id(value: Any, field: str = "id") -> str:
+    return name(value, field, MAX_TASK_ID)
+
+
+def task_type(value: Any) -> str:
+    return name(value, "type", MAX_TYPE_NAME)
+
+
+def segment(value: str, field: str) -> str:
+    """A path segment's name: ``~2F`` is ``/``, ``~7E`` is ``~``, ``~2E`` is ``.`` (``queues.segments``)."""
+    try:
+        unescaped: str = segments.unescape_segment(value)
+    except ValueError as exc:
+        raise InvalidArgument(field, f"{field}: {exc}") from None
+    return unescaped
+
+
+# -- values ------------------------------------------------------------------------------------------------
+
+
+def number(doc: dict[str, Any], field: str, high: float, *, zero: bool, default: float | None = None) -> float | None:
+    """Seconds: from 0 (``zero``) or more than 0, to ``high``."""
+    value = doc.get(field)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidArgument(field, f"{field} must be a number of seconds, got {shown(value)}")
+    if not math.isfinite(value) or value < 0 or (value == 0 and not zero) or value > high:
+        low = "from 0 to" if zero else "more than 0 and at most"
+        raise InvalidArgument(field, f"{field} must be {low} {_number_text(high)} seconds, got {shown(value)}")
+    return float(value)
+
+
+def integer(doc: dict[str, Any], field: str, low: int, high: int, default: int | None = None) -> int | None:
+    """A whole number from ``low`` to ``high``; ``2.0`` counts (JSON does not tell it from ``2``)."""
+    value = doc.get(field)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value).is_integer():
+        raise InvalidArgument(field, f"{field} must be a whole number, got {shown(value)}")
+    if not low <= value <= high:
+        raise InvalidArgument(field, f"{field} must be from {low} to {high}, got {shown(value)}")
+    return int(value)
+
+
+def boolean(doc: dict[str, Any], field: str) -> bool:
+    value = doc.get(field)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise InvalidArgument(field, f"{field} must be true or false, got {shown(value)}")
+    return value
+
+
+def text(doc: dict[str, Any], field: str) -> str:
+    value = doc.get(field)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidArgument(field, f"{field} must be a string, got {shown(value)}")
+    return value
+
+
+def headers(value: Any) -> dict[str, str]:
+    """An object of at most ``MAX_HEADERS`` members, each a non-empty name with a string value."""
+    if not isinstance(value, dict) or len(value) > MAX_HEADERS:
+        raise InvalidArgument("headers", f"headers must be an object of at most {MAX_HEADERS} string members")
+    for key, val in value.items():
+        if not key or not isinstance(val, str):
+            raise InvalidArgument(
+                "headers", f"header {shown(key)}: a header needs a non-empty name and a string value, got {shown(val)}"
+            )
+    return dict(value)
+
+
+def base64_bytes(value: Any, field: str) -> bytes:
+    if not isinstance(value, str) or not _BASE64.fullmatch(value):
+        raise InvalidArgument(field, f"{field} must be standard base64 (A-Z a-z 0-9 + /, padded with =)")
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):  # the pattern above admits nothing this refuses; kept as a backstop
+        raise InvalidArgument(field, f"{field} is not valid base64") from None
+
+
+def query_integer(raw: str | None, field: str, low: int, high: int, default: int) -> int:
+    if raw is None:
+        return default
+    if not re.fullmatch(r"-?[0-9]{1,12}", raw):
+        raise InvalidArgument(field, f"{field} must be a whole number, got {shown(raw)}")
+    value = integer({field: int(raw)}, field, low, high)
+    assert value is not None
+    return value
