@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from console_support import logged_in, make_user
+from console_support import redis_snapshot as snapshot
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
@@ -30,11 +31,6 @@ def creator(db):
 
 def again_url(task_id: str, queue: str = "default") -> str:
     return reverse("task-again", args=[queue, task_id])
-
-
-def snapshot(r) -> dict[bytes, bytes]:
-    """Every key of the test database and its value, serialized (DUMP): equal snapshots, nothing written."""
-    return {key: r.dump(key) for key in r.scan_iter()}
 
 
 def created(response) -> tuple[str, str]:
