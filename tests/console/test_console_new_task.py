@@ -282,3 +282,18 @@ def test_a_duplicate_unique_task_is_refused_and_writes_nothing(creator, engine, 
     assert "already holds its lock in queue &#x27;reports&#x27;" in response.content.decode()
     assert snapshot(redis_client) == before and AuditLog.objects.count() == 1
     assert engine.queue_info("reports").pending == 1
+
+
+def test_a_workflow_members_copy_is_a_plain_task(creator, seed, engine):
+    from queues.engine import chain, sig
+
+    flow = seed.client.submit(chain(sig("fetch", {"n": 1}), sig("store", {"n": 2})), workflow_id="wf-1")
+    member = engine.get_task("default", flow.members[1].id)
+    assert member.workflow == "wf-1" and member.state == "waiting"
+    form = creator.get(again_url(member.id)).context["form"]
+    response = creator.post(
+        again_url(member.id), {name: value for name, value in form.initial.items() if value is not None}
+    )
+    queue, task_id = created(response)
+    copy = engine.get_task(queue, task_id)
+    assert (copy.type, copy.json(), copy.state, copy.workflow, copy.after) == ("store", {"n": 2}, "pending", None, [])
