@@ -27,23 +27,33 @@ def creator(operator):
     return operator
 
 
-def fill(console, name: str, text: str) -> None:
-    box = console.find(f"form[data-new-task] [name={name}]")
-    box.clear()
-    box.send_keys(text)
+def fill(console, **fields: str) -> None:
+    for name, text in fields.items():
+        box = console.find(f"form[data-new-task] [name={name}]")
+        box.clear()
+        box.send_keys(text)
 
 
-def submit(console) -> None:
+def refused(console, redis_client, says: str, **fields: str) -> None:
+    """Submit the form with ``fields`` changed: it comes back naming ``says``, and Redis and the audit log are as
+    they were."""
+    fill(console, **fields)
+    before = snapshot(redis_client)
     console.click("form[data-new-task] button[type=submit]")
+    console.wait_text(says, "form[data-new-task] .errors")
+    assert snapshot(redis_client) == before and not AuditLog.objects.exists()
 
 
-def landed_on_new_task(console, engine, queue: str) -> str:
-    """Wait for the new task's page (its id the heading, the success message shown); returns the id."""
+def created(console, engine, queue: str, **fields: str):
+    """Submit the form with ``fields`` changed and land on the new task's page (its id the heading, the success
+    message shown); returns the task, read from Redis."""
+    fill(console, **fields)
+    console.click("form[data-new-task] button[type=submit]")
     console.wait_for(lambda d: f"/queues/{queue}/tasks/" in urlparse(d.current_url).path, "the new task's page")
     console.wait_text("created in queue", ".messages")
     task_id = urlparse(console.driver.current_url).path.strip("/").split("/")[3]
     assert console.text("h1") == task_id
-    return task_id
+    return engine.get_task(queue, task_id)
 
 
 def suggested_types(console) -> list[str]:
@@ -55,22 +65,13 @@ def test_a_task_from_scratch_bad_input_first(console, creator, engine, redis_cli
     console.click("a[data-new-task-link]")
     console.wait_text("New task", "h1")
     assert console.find("[name=queue]").get_attribute("value") == "default"
-    fill(console, "type", "report:build")
-    fill(console, "payload", '{"week": 47,}')  # a trailing comma: not JSON
-    fill(console, "headers", "trace-id 4bf92f35")  # no colon
-    before = snapshot(redis_client)
-    submit(console)
-    console.wait_text("the payload is not valid JSON", "form[data-new-task] .errors")
+    # A trailing comma (not JSON) and a header without its colon: both named, nothing written.
+    refused(console, redis_client, "the payload is not valid JSON", type="report:build", payload='{"week": 47,}',
+            headers="trace-id 4bf92f35")  # fmt: skip
     assert "line 1: write a header as name: value" in console.text("form[data-new-task]")
     assert console.find("[name=type]").get_attribute("value") == "report:build"  # what was typed is kept
-    assert snapshot(redis_client) == before and not AuditLog.objects.exists()
 
-    fill(console, "payload", '{"week": 47}')
-    fill(console, "headers", "trace-id: 4bf92f35")
-    fill(console, "max_retry", "2")
-    submit(console)
-    task_id = landed_on_new_task(console, engine, "default")
-    task = engine.get_task("default", task_id)
+    task = created(console, engine, "default", payload='{"week": 47}', headers="trace-id: 4bf92f35", max_retry="2")
     assert (task.type, task.state, task.json(), task.max_retry) == ("report:build", "pending", {"week": 47}, 2)
     assert task.headers == {"trace-id": "4bf92f35"}
     assert "create_task" in console.text("main")  # the task page lists the audit entries that name it
@@ -85,16 +86,11 @@ def test_a_task_from_a_queue_page_suggests_its_types(console, creator, engine, s
     console.wait_text("New task", "h1")
     assert console.find("[name=queue]").get_attribute("value") == "emails"
     assert suggested_types(console) == ["email:deliver", "sms:send"]
-    fill(console, "queue", "reports")  # the suggestions follow the queue typed
+    fill(console, queue="reports")  # the suggestions follow the queue typed
     console.wait_for(lambda d: suggested_types(console) == ["report:build"], "the reports queue's types")
-    fill(console, "queue", "emails")
+    fill(console, queue="emails")
     console.wait_for(lambda d: suggested_types(console) == ["email:deliver", "sms:send"], "the emails queue's types")
-    fill(console, "type", "sms:send")
-    fill(console, "payload", '{"to": "+15550100"}')
-    fill(console, "process_in", "3600")
-    submit(console)
-    task_id = landed_on_new_task(console, engine, "emails")
-    task = engine.get_task("emails", task_id)
+    task = created(console, engine, "emails", type="sms:send", payload='{"to": "+15550100"}', process_in="3600")
     assert (task.type, task.state, task.json()) == ("sms:send", "scheduled", {"to": "+15550100"})
 
 
@@ -109,18 +105,11 @@ def test_run_an_archived_task_again_as_a_new_task(console, creator, engine, seed
     assert '"to": "ada@example.com"' in console.find("[name=payload]").get_attribute("value")
     assert console.find("[name=type]").get_attribute("value") == "email:deliver"
     assert console.find("[name=headers]").get_attribute("value") == "trace-id: abc"
-    fill(console, "queue", "emails*")  # a glob character: taskworker --queues would read a pattern
-    before = snapshot(redis_client)
-    submit(console)
-    console.wait_text("may not contain '*', '?' or '['", "form[data-new-task] .errors")
-    assert snapshot(redis_client) == before and not AuditLog.objects.exists()
+    # A glob character: taskworker --queues would read the name as a pattern.
+    refused(console, redis_client, "may not contain '*', '?' or '['", queue="emails*")
 
-    fill(console, "queue", "emails")
-    fill(console, "payload", '{"to": "grace@example.com"}')
-    submit(console)
-    task_id = landed_on_new_task(console, engine, "emails")
-    assert task_id != archived
-    copy = engine.get_task("emails", task_id)
+    copy = created(console, engine, "emails", queue="emails", payload='{"to": "grace@example.com"}')
+    assert copy.id != archived
     assert (copy.type, copy.state, copy.json(), copy.max_retry, copy.headers) == (
         "email:deliver",
         "pending",
@@ -129,4 +118,4 @@ def test_run_an_archived_task_again_as_a_new_task(console, creator, engine, seed
         {"trace-id": "abc"},
     )
     assert engine.get_task("emails", archived) == original  # the archived task is left as it was
-    assert AuditLog.objects.get(action="create_task").task_ids == [task_id]
+    assert AuditLog.objects.get(action="create_task").task_ids == [copy.id]
