@@ -44,16 +44,16 @@ def refused(console, redis_client, says: str, **fields: str) -> None:
     assert snapshot(redis_client) == before and not AuditLog.objects.exists()
 
 
-def created(console, engine, queue: str, **fields: str):
-    """Submit the form with ``fields`` changed and land on the new task's page (its id the heading, the success
-    message shown); returns the task, read from Redis."""
+def created(console, engine, lands_in: str, **fields: str):
+    """Submit the form with ``fields`` changed and land on the page of the new task, in queue ``lands_in`` (its id
+    the heading, the success message shown); returns the task, read from Redis."""
     fill(console, **fields)
     console.click("form[data-new-task] button[type=submit]")
-    console.wait_for(lambda d: f"/queues/{queue}/tasks/" in urlparse(d.current_url).path, "the new task's page")
+    console.wait_for(lambda d: f"/queues/{lands_in}/tasks/" in urlparse(d.current_url).path, "the new task's page")
     console.wait_text("created in queue", ".messages")
     task_id = urlparse(console.driver.current_url).path.strip("/").split("/")[3]
     assert console.text("h1") == task_id
-    return engine.get_task(queue, task_id)
+    return engine.get_task(lands_in, task_id)
 
 
 def suggested_types(console) -> list[str]:
