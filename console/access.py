@@ -6,6 +6,9 @@ Two roles, both plain Django permissions on the queues app (granted through the 
 - ``queues.view_console``: read every page.
 - ``queues.operate_console``: also pause, resume and delete queues and act on tasks. Operating implies viewing.
 
+Two more are held by no group, and granted user by user: ``queues.edit_task`` (edit and retry a task) and
+``queues.create_task`` (a new task, or a task run again as a new one).
+
 Every action is a POST (so the CSRF middleware checks its token) and is refused while the console runs in
 read-only mode (``TASKS_CONSOLE_READ_ONLY``).
 """
@@ -28,6 +31,8 @@ VIEW_PERMISSION = "queues.view_console"
 OPERATE_PERMISSION = "queues.operate_console"
 #: Edit and retry (a task's payload and options): held by no group by default, granted user by user.
 EDIT_PERMISSION = "queues.edit_task"
+#: Create a task from the console (issue 27): held by no group by default either.
+CREATE_PERMISSION = "queues.create_task"
 
 View = Callable[..., HttpResponse]
 
@@ -60,23 +65,43 @@ def can_edit(user: Any) -> bool:
     return can_view(user) and not read_only() and bool(user.has_perm(EDIT_PERMISSION))
 
 
-def editor_form(view: View) -> View:
-    """The edit-and-retry form: GET shows it, POST applies it (CSRF-checked); login, ``queues.edit_task``, not
-    in read-only mode."""
+def can_create(user: Any) -> bool:
+    """Whether the user may create tasks right now ("New task", "Run again as a new task"): viewing, the create
+    permission, not read-only."""
+    return can_view(user) and not read_only() and bool(user.has_perm(CREATE_PERMISSION))
 
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not can_edit(request.user):
-            if read_only():
-                return forbidden(request, "The console runs in read-only mode (TASKS_CONSOLE_READ_ONLY).", "Read-only")
-            return forbidden(
-                request,
-                "Editing a task takes the “Can edit a retry or archived task's payload and options and run it” "
-                "permission, which an administrator grants user by user.",
-            )
-        return view(request, *args, **kwargs)
 
-    return cast(View, require_http_methods(["GET", "HEAD", "POST"])(login_required(engine_errors(wrapper))))
+def _permitted_form(allowed: Callable[[Any], bool], refusal: str) -> Callable[[View], View]:
+    """A form page that only ``allowed`` users may open and submit: GET shows it, POST applies it (CSRF-checked);
+    login; refused in read-only mode (saying so) and to the others (``refusal`` names the permission)."""
+
+    def decorate(view: View) -> View:
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if not allowed(request.user):
+                if read_only():
+                    message = "The console runs in read-only mode (TASKS_CONSOLE_READ_ONLY)."
+                    return forbidden(request, message, "Read-only")
+                return forbidden(request, refusal)
+            return view(request, *args, **kwargs)
+
+        return cast(View, require_http_methods(["GET", "HEAD", "POST"])(login_required(engine_errors(wrapper))))
+
+    return decorate
+
+
+#: The edit-and-retry form: ``queues.edit_task``.
+editor_form = _permitted_form(
+    can_edit,
+    "Editing a task takes the “Can edit a retry or archived task's payload and options and run it” permission, "
+    "which an administrator grants user by user.",
+)
+#: The new task form, and "Run again as a new task": ``queues.create_task``.
+creator_form = _permitted_form(
+    can_create,
+    "Creating a task takes the “Can create a task from the console” permission, which an administrator grants "
+    "user by user.",
+)
 
 
 def viewer_page(view: View) -> View:

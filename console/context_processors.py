@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 
-from .access import can_operate, read_only
+from .access import can_create, can_operate, read_only
 from .models import ConsolePreference
 
 
@@ -25,4 +25,5 @@ def console(request: HttpRequest) -> dict[str, object]:
         "console_theme": preference(request).theme,
         "console_read_only": read_only(),
         "can_operate": can_operate(user),
+        "can_create": can_create(user),
     }

@@ -163,23 +163,34 @@ class PreferenceForm(forms.ModelForm):
         fields = ["rows_per_page", "theme"]
 
 
-class EditTaskForm(forms.Form):
-    """Edit and retry: the new payload (as JSON, text or base64), its type and the options an operator may change
-    (the engine checks the type and the queue name: ``Inspector.edit_task``)."""
+def payload_as_text(payload: bytes) -> dict[str, str]:
+    """A stored payload as the payload forms show it (``payload`` and ``encoding``): pretty JSON, else UTF-8 text,
+    else base64."""
+    import base64
+    import json
+
+    from queues.engine import nesting
+
+    try:
+        return {"payload": json.dumps(nesting.loads(payload), indent=2, ensure_ascii=False), "encoding": "json"}
+    except ValueError:
+        pass
+    try:
+        return {"payload": payload.decode(), "encoding": "text"}
+    except UnicodeDecodeError:
+        return {"payload": base64.b64encode(payload).decode(), "encoding": "base64"}
+
+
+class PayloadForm(forms.Form):
+    """A payload as an operator types it (JSON, text or base64), turned into the bytes stored
+    (``cleaned_data["payload_bytes"]``): the edit form's and the new task form's. JSON is checked for its depth
+    here (``TASKS_MAX_PAYLOAD_DEPTH``) and stored compact; the engine checks the size."""
 
     ENCODINGS = (("json", "JSON"), ("text", "text (UTF-8)"), ("base64", "base64 (raw bytes)"))
 
     payload = forms.CharField(widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}), required=False,
                               strip=False, max_length=4 * 1024 * 1024)  # fmt: skip
     encoding = forms.ChoiceField(choices=ENCODINGS)
-    type = forms.CharField(
-        max_length=256, required=False, strip=True, help_text="change it when no worker handles this one (misspelt)"
-    )
-    # Moving a task gives the other queue a new task: named as enqueue names one (no '.', '..', '*', '?', '[').
-    queue = forms.CharField(max_length=128, required=False, strip=True, help_text="empty: its own queue",
-                            validators=[validate_queue_name])  # fmt: skip
-    max_retry = forms.IntegerField(min_value=0, max_value=1000, required=False)
-    timeout = forms.FloatField(min_value=0.001, required=False, help_text="seconds")
 
     def clean(self) -> dict[str, Any]:
         import base64
@@ -207,6 +218,111 @@ class EditTaskForm(forms.Form):
         elif encoding == "text":
             data["payload_bytes"] = text.encode()
         return data
+
+
+class EditTaskForm(PayloadForm):
+    """Edit and retry: the new payload (as JSON, text or base64), its type and the options an operator may change
+    (the engine checks the type and the queue name: ``Inspector.edit_task``)."""
+
+    type = forms.CharField(
+        max_length=256, required=False, strip=True, help_text="change it when no worker handles this one (misspelt)"
+    )
+    # Moving a task gives the other queue a new task: named as enqueue names one (no '.', '..', '*', '?', '[').
+    queue = forms.CharField(max_length=128, required=False, strip=True, help_text="empty: its own queue",
+                            validators=[validate_queue_name])  # fmt: skip
+    max_retry = forms.IntegerField(min_value=0, max_value=1000, required=False)
+    timeout = forms.FloatField(min_value=0.001, required=False, help_text="seconds")
+
+
+class NewTaskQuery(forms.Form):
+    """The new task form's query string: the context it was opened from (a queue page, a task type page)."""
+
+    queue = forms.CharField(max_length=128, required=False, strip=True)
+    type = forms.CharField(max_length=256, required=False, strip=True)
+
+
+def _datetime_field(label: str) -> forms.DateTimeField:
+    # A browser's datetime picker sends "2026-12-01T09:00:30"; read in the console's time zone (TIME_ZONE).
+    widget = forms.DateTimeInput(attrs={"type": "datetime-local", "step": "1"}, format="%Y-%m-%dT%H:%M:%S")
+    return forms.DateTimeField(label=label, required=False, widget=widget)
+
+
+def _seconds_field(label: str, help_text: str, low: float = 0.0) -> forms.FloatField:
+    return forms.FloatField(label=label, min_value=low, required=False, help_text=help_text)
+
+
+#: Where the engine's refusal of an enqueue belongs on the form, by the words its message starts with
+#: (``queues.engine.validation`` names what it refuses first: "task type ...", "payload is ...").
+ENGINE_SUBJECTS = {
+    "task type": "type",
+    "queue name": "queue",
+    "header": "headers",  # "headers must be ...", "header 'x': ..."
+    **{name: name for name in ("payload", "process_at", "process_in", "deadline", "unique", "retention", "timeout")},
+}
+
+
+class NewTaskForm(PayloadForm):
+    """A task created from the console: its type (any name; the page suggests those its queue has seen), queue,
+    payload and the options of ``Client.enqueue``. The engine checks the names and the payload's size when it
+    enqueues; ``engine_refusal`` puts what it refuses on the field it concerns."""
+
+    field_order = ["type", "queue", "payload", "encoding"]
+
+    type = forms.CharField(max_length=256, strip=True, help_text="suggested: the types this queue has seen",
+                           widget=forms.TextInput(attrs={"list": "task-types", "autocomplete": "off"}))  # fmt: skip
+    queue = forms.CharField(max_length=128, strip=True, validators=[validate_queue_name], help_text="a new name "
+                            "creates the queue", widget=forms.TextInput(attrs={"list": "queue-names"}))  # fmt: skip
+    process_at = _datetime_field("Process at")
+    process_in = _seconds_field("Process in", "seconds from now; empty (and no process at): now")
+    max_retry = forms.IntegerField(min_value=0, max_value=1000, required=False, help_text="empty: 25")
+    timeout = _seconds_field("Timeout", "seconds per attempt; empty: the worker's default", 0.001)
+    deadline = _datetime_field("Deadline")
+    unique = _seconds_field("Unique TTL", "seconds: a task of the same type and payload is refused meanwhile; "
+                            "empty: the unique policy, if any", 0.001)  # fmt: skip
+    retention = _seconds_field("Retention", "seconds a completed task is kept; empty: the retention policy, if any")
+    headers = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}), required=False,
+                              max_length=64 * 1024, help_text="one per line: name: value")  # fmt: skip
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from django.utils import timezone
+
+        super().__init__(*args, **kwargs)
+        zone = timezone.get_current_timezone_name()
+        self.fields["process_at"].help_text = f"{zone}; or give process in, not both"
+        self.fields["deadline"].help_text = f"{zone}: past it the task is not run again"
+
+    def clean_headers(self) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        for number, line in enumerate(self.cleaned_data["headers"].splitlines(), 1):
+            if not line.strip():
+                continue
+            name, colon, value = line.partition(":")
+            if not colon or not name.strip():
+                raise ValidationError(f"line {number}: write a header as name: value")
+            if name.strip() in headers:
+                raise ValidationError(f"line {number}: header {name.strip()!r} is given twice")
+            headers[name.strip()] = value.strip()
+        return headers
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("process_at") is not None and data.get("process_in") is not None:
+            self.add_error("process_in", "give process at or process in, not both")
+        return data
+
+    def enqueue_options(self) -> dict[str, Any]:
+        """The ``Client.enqueue`` options the form gives; those left empty take the engine's defaults."""
+        data = self.cleaned_data
+        options: dict[str, Any] = {"queue": data["queue"], "headers": data["headers"] or None}
+        for name in ("process_at", "process_in", "max_retry", "timeout", "deadline", "unique", "retention"):
+            if data.get(name) is not None:
+                options[name] = data[name]
+        return options
+
+    def engine_refusal(self, message: str) -> None:
+        """Show the engine's refusal of the enqueue on the field it names, else above the form."""
+        field = next((f for words, f in ENGINE_SUBJECTS.items() if message.startswith(words)), None)
+        self.add_error(field, f"not created: {message}")
 
 
 class WorkflowListQuery(forms.Form):

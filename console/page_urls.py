@@ -5,7 +5,20 @@ from __future__ import annotations
 from django.urls import path, register_converter
 
 from .converters import QueueNameConverter, TaskIdConverter, TaskTypeConverter
-from .views import actions, dashboard, queues, redis, schedulers, search, series, servers, settings, tasks, workflows
+from .views import (
+    actions,
+    dashboard,
+    new_task,
+    queues,
+    redis,
+    schedulers,
+    search,
+    series,
+    servers,
+    settings,
+    tasks,
+    workflows,
+)
 from .views.history import history as history_page
 from .views.history import run_analytics
 
@@ -33,6 +46,7 @@ urlpatterns = [
     path("search/", search.search, name="search"),
     path("workflows/", workflows.workflow_list, name="workflows"),
     path("search/act/", search.search_action, name="search-act"),
+    path("tasks/new/", new_task.new_task, name="task-new"),
     path("queues/<queue:queue>/", queues.queue_detail, name="queue"),
     path("queues/<queue:queue>/pause/", actions.pause_queue, name="queue-pause"),
     path("queues/<queue:queue>/resume/", actions.resume_queue, name="queue-resume"),
@@ -41,6 +55,7 @@ urlpatterns = [
     path("queues/<queue:queue>/all/", actions.state_bulk, name="task-bulk"),
     path("queues/<queue:queue>/tasks/<taskid:task_id>/", tasks.task_detail, name="task"),
     path("queues/<queue:queue>/tasks/<taskid:task_id>/edit/", tasks.edit_task, name="task-edit"),
+    path("queues/<queue:queue>/tasks/<taskid:task_id>/again/", new_task.run_again, name="task-again"),
     path("queues/<queue:queue>/types/<tasktype:task_type>/", series.task_type, name="task-type"),
     path("queues/<queue:queue>/workflows/<taskid:workflow_id>/", workflows.workflow_detail, name="workflow"),
     *(

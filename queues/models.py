@@ -197,6 +197,7 @@ class AuditLog(models.Model):
             ("operate_console", "Can act on queues and tasks in the task console"),
             ("view_unredacted", "Can see redacted task payloads and results in full"),
             ("edit_task", "Can edit a retry or archived task's payload and options and run it"),
+            ("create_task", "Can create a task from the console"),
         ]
 
     def __str__(self) -> str:

@@ -69,3 +69,17 @@ def record_unredacted_view(user: Any, queue: str, task_ids: list[str], where: st
     from .audit import record_action  # models: imported on use, so this module loads before the app registry
 
     record_action(user, VIEW_ACTION, queue=queue, task_ids=task_ids, detail=where, username=username)
+
+
+def record_with_payload(
+    user: Any, action: str, queue: str, task_ids: list[str], task_type: str, payload: bytes, detail: Any
+) -> None:
+    """An audit entry whose detail shows a payload of ``task_type``: ``detail(payload)`` (a function of the
+    payload's bytes to the entry's text) as whoever reads the log may see it, masked by ``TASKS_REDACT``; with
+    ``TASKS_AUDIT_UNREDACTED``, and only when masking changed something, the same in full beside it
+    (``unredacted_detail``, shown only through the admin's audited "Show unredacted original")."""
+    from .audit import record_action
+
+    shown = masked(task_type, payload)
+    full = detail(payload) if shown != payload and taskq_settings().audit_unredacted else ""
+    record_action(user, action, queue=queue, task_ids=task_ids, detail=detail(shown), unredacted_detail=full)

@@ -3,7 +3,6 @@ edit-and-retry form of a retry or archived task."""
 
 from __future__ import annotations
 
-import base64
 import json
 from typing import Any
 
@@ -13,12 +12,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from console.django_task_display import django_task
-from queues.engine import nesting
 from queues.rendering import render_bytes
 
 from ..access import can_edit, editor_form, viewer_page
 from ..errors import bad_request, error_page
-from ..forms import TASK_ACTIONS, EditTaskForm, TaskDetailQuery, first_error
+from ..forms import TASK_ACTIONS, EditTaskForm, TaskDetailQuery, first_error, payload_as_text
 from ..task_page import EDITABLE, GoneTask, read_task, sections_context
 from .common import inspector, page_cursor
 
@@ -76,31 +74,43 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
     return render(request, "console/task.html", context)
 
 
+def masked_form_refusal(request: HttpRequest, task: Any) -> HttpResponse | None:
+    """A form that shows the task's payload in full (edit, run again as a new task) takes
+    ``queues.view_unredacted`` when the task has masked values: the 403 page then, else None."""
+    from queues.redaction_access import can_see_unredacted, is_redacted
+
+    if is_redacted(task) and not can_see_unredacted(request.user):
+        return error_page(
+            request, 403, "Permission denied", "This task has masked values: this form shows them in full, which "
+            "takes the “Can see redacted task payloads and results in full” permission.",
+        )  # fmt: skip
+    return None
+
+
 @editor_form
 def edit_task(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
     """Access: ``queues.edit_task`` (and, for a task with masked values, ``queues.view_unredacted``: the form shows
     the payload in full, so opening it is audited like "Show unredacted"). GET shows the form filled with the
     task's payload and options; POST validates it, edits and runs the task (``Inspector.edit_task``) and writes an
     audit entry that keeps the original payload as the log's readers may see it (``_audit_edit``)."""
-    from queues.redaction_access import can_see_unredacted, is_redacted, record_unredacted_view
+    from queues.redaction_access import is_redacted, record_unredacted_view
 
     from .common import acting_inspector
 
     task = inspector().get_task(queue, task_id)  # 404 for an unknown queue or task
-    redacted = is_redacted(task)
-    if redacted and not can_see_unredacted(request.user):
-        return error_page(
-            request, 403, "Permission denied", "This task has masked values: editing it shows them, which takes the "
-            "“Can see redacted task payloads and results in full” permission.",
-        )  # fmt: skip
+    refused = masked_form_refusal(request, task)
+    if refused:
+        return refused
     if task.state not in EDITABLE:
         return error_page(
             request, 409, "Cannot edit", f"The task is {task.state}: only retry and archived tasks can be edited."
         )
     if request.method != "POST":
-        if redacted:
+        if is_redacted(task):
             record_unredacted_view(request.user, queue, [task.id], "console edit form")
-        initial = {**_as_text(task.payload), "type": task.type, "max_retry": task.max_retry, "timeout": task.timeout}
+        initial = {
+            **payload_as_text(task.payload), "type": task.type, "max_retry": task.max_retry, "timeout": task.timeout
+        }  # fmt: skip
         form = EditTaskForm(initial=initial)
         return render(request, "console/task_edit.html", {"task": task, "queue": queue, "form": form})
     form = EditTaskForm(request.POST)
@@ -119,13 +129,11 @@ def edit_task(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
 def _audit_edit(request: HttpRequest, task: Any, edited: Any) -> None:
     """The ``edit_task`` entry: the original payload masked by ``TASKS_REDACT`` (whoever reads the log sees what
     a viewer of the task would), the original and new options; with ``TASKS_AUDIT_UNREDACTED``, the original in
-    full beside it (``unredacted_detail``, shown only through the admin's audited "Show unredacted original")."""
-    from queues.audit import record_action
-    from queues.conf import taskq_settings
-    from queues.redaction_access import masked
+    full beside it (``record_with_payload``)."""
+    from queues.redaction_access import record_with_payload
 
     def detail(payload: bytes) -> str:
-        original = _as_text(payload)
+        original = payload_as_text(payload)
         return json.dumps({
             "original_payload": original["payload"], "original_encoding": original["encoding"],
             "original_options": {"type": task.type, "queue": task.queue, "max_retry": task.max_retry,
@@ -134,23 +142,7 @@ def _audit_edit(request: HttpRequest, task: Any, edited: Any) -> None:
                             "timeout": edited.timeout},
         })  # fmt: skip
 
-    shown = masked(task.type, task.payload)
-    full = detail(task.payload) if shown != task.payload and taskq_settings().audit_unredacted else ""
-    record_action(
-        request.user, "edit_task", queue=task.queue, task_ids=[task.id], detail=detail(shown), unredacted_detail=full
-    )
-
-
-def _as_text(payload: bytes) -> dict[str, str]:
-    """A payload as the form shows it: pretty JSON, else UTF-8 text, else base64."""
-    try:
-        return {"payload": json.dumps(nesting.loads(payload), indent=2, ensure_ascii=False), "encoding": "json"}
-    except ValueError:
-        pass
-    try:
-        return {"payload": payload.decode(), "encoding": "text"}
-    except UnicodeDecodeError:
-        return {"payload": base64.b64encode(payload).decode(), "encoding": "base64"}
+    record_with_payload(request.user, "edit_task", task.queue, [task.id], task.type, task.payload, detail)
 
 
 #: Audit entries of a queue read, at most, to find the operator actions on one task.

@@ -213,7 +213,7 @@ class TaskqSettings:
         "TASKS_AUDIT_UNREDACTED",
         False,
         "bool",
-        "the audit log also keeps the unredacted original of an edited task, readable with "
+        "the audit log also keeps the unredacted payload of an edited or created task, readable with "
         "`queues.view_unredacted` (each read audited); off: only the masked payload "
         "([Redaction](console.md#redaction))",
     )

@@ -138,4 +138,20 @@
       if (dialog.open) { dialog.close(); } else { dialog.showModal(); }
     }
   });
+
+  // New task form: the type field suggests the types the queue in the queue field has seen (none for a new queue).
+  document.addEventListener("input", function (event) {
+    var target = event.target;
+    if (target.name !== "queue" || !target.closest("form[data-new-task]")) { return; }
+    var data = document.getElementById("types-by-queue");
+    var list = document.getElementById("task-types");
+    if (!data || !list) { return; }
+    var types = JSON.parse(data.textContent)[target.value.trim()] || [];
+    list.textContent = "";
+    types.forEach(function (name) {
+      var option = document.createElement("option");
+      option.value = name;
+      list.appendChild(option);
+    });
+  });
 })();

@@ -29,6 +29,8 @@ PAGES = {
     "queue-paused": "/queues/low/",
     "task": "/queues/emails/tasks/{archived}/",
     "task-edit": "/queues/emails/tasks/{archived}/edit/",
+    "task-new": "/tasks/new/?queue=emails&type=email:deliver",
+    "task-again": "/queues/emails/tasks/{archived}/again/",
     "task-type": "/queues/emails/types/email:deliver/",
     "servers": "/servers/",
     "server": "/servers/{server}/",
@@ -108,14 +110,14 @@ def report(found: list[dict[str, Any]]) -> str:
 
 
 def as_editing_staff(console: Any, theme: str) -> None:
-    """The operator may also edit tasks and open the admin (so those pages are reached), in ``theme``."""
+    """The operator may also edit and create tasks and open the admin (so those pages are reached), in ``theme``."""
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Permission
 
     user = get_user_model().objects.get(username=console.username)
     user.is_staff = True
     user.save()
-    user.user_permissions.add(Permission.objects.get(codename="edit_task"))
+    user.user_permissions.add(*Permission.objects.filter(codename__in=["edit_task", "create_task"]))
     console.prefer(theme=theme)
 
 

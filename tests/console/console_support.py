@@ -31,3 +31,8 @@ def logged_in(user, **kwargs) -> Client:
     client = Client(**kwargs)
     client.force_login(user)
     return client
+
+
+def redis_snapshot(r) -> dict[bytes, bytes]:
+    """Every key of a test database and its value, serialized (DUMP): two equal snapshots, nothing was written."""
+    return {key: r.dump(key) for key in r.scan_iter()}

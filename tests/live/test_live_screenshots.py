@@ -83,7 +83,7 @@ def settled(console: Console, heading: str) -> None:
 
 def test_screenshots_of_the_main_pages(daphne, driver, engine, seed, start_worker, tmp_path):  # noqa: F811
     detail = seed_the_pages(seed, engine, start_worker)
-    add_user(daphne.env, OPERATOR, "view_console", "operate_console")
+    add_user(daphne.env, OPERATOR, "view_console", "operate_console", "create_task")
     console = Console(driver, daphne.url, OPERATOR, SCREENSHOT_DIR)
     console.login()
     choose_theme(console, "light")
@@ -93,6 +93,8 @@ def test_screenshots_of_the_main_pages(daphne, driver, engine, seed, start_worke
         "queue": ("/queues/emails/?state=retry", "emails"),
         "task": (f"/queues/emails/tasks/{detail}/", detail),
         "task-type": ("/queues/default/types/echo:ping/", "echo:ping"),
+        "new-task": ("/tasks/new/?queue=emails&type=email:deliver", "New task"),
+        "task-again": (f"/queues/emails/tasks/{detail}/again/", "Run again as a new task"),
         "servers": ("/servers/", "Servers"),
         "server": (f"/servers/{server.id}/", f"{server.host}:{server.pid}"),
         "redis": ("/redis/", "Redis"),
