@@ -30,6 +30,11 @@ def import_modules(names: list[str]) -> list[str]:
     return list(names)
 
 
+def import_handlers(app_modules: list[str], imports: list[str]) -> list[str]:
+    """What a worker or scheduler command imports at start-up: each app's ``tasks`` module, then ``--import``'s."""
+    return import_app_tasks(app_modules) + import_modules(imports)
+
+
 def add_import_option(parser: argparse.ArgumentParser, defines: str) -> None:
     """``--import MODULE...`` (repeatable): extra modules to import for what they define (``defines``)."""
     parser.add_argument(

@@ -139,6 +139,19 @@ def delete_one(op_id: str, summary: str, read_op: str) -> dict[str, Any]:
     )
 
 
+def lease_operation(
+    op_id: str, summary: str, success: tuple[str, str, str | None], body: str, links: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A POST on a consumed task that presents its lease (ack, fail, extend): 409 when the lease is not held."""
+    errors = "400 401 403 409 503"
+    return {"post": operation(op_id, summary, success, errors, body=body, params=[QUEUE, TASK_ID], links=links)}
+
+
+def queue_read(op_id: str, summary: str, success: tuple[str, str, str]) -> dict[str, Any]:
+    """A GET of one queue's state (peek, size): no body, the queue in the path."""
+    return {"get": operation(op_id, summary, success, IN_QUEUE, params=[QUEUE])}
+
+
 DEAD_LETTER_OPS = {"getDeadLetter": "getDeadLetter", "respawnDeadLetter": "respawnDeadLetter"}
 DEAD_LETTER_OPS |= {"deleteDeadLetter": "deleteDeadLetter"}
 LOCATION = {"Location": {"description": "The task's URL.", "schema": {"type": "string"}, "required": True}}
@@ -189,59 +202,35 @@ PATHS: dict[str, Any] = {
             "getTask",
         ),
     },
-    "/api/v1/queues/{queue}/tasks/{task_id}/ack": {
-        "post": operation(
-            "ack",
-            "Success: the task is done (deleted, or kept as completed for its retention).",
-            ("204", "Acknowledged", None),
-            "400 401 403 409 503",
-            body="LeaseRequest",
-            params=[QUEUE, TASK_ID],
-        )
-    },
-    "/api/v1/queues/{queue}/tasks/{task_id}/fail": {
-        "post": operation(
-            "fail",
-            "Failure: retry after a delay, or to the dead letters when the tries are spent.",
-            ("200", "Where the task went", "Failed"),
-            "400 401 403 409 503",
-            body="FailRequest",
-            params=[QUEUE, TASK_ID],
-            links={
-                **consume_from("$response.body#/queue"),
-                **same_task({"getTask": "getTask", "deleteTask": "deleteTask", **DEAD_LETTER_OPS}),
-            },
-        )
-    },
-    "/api/v1/queues/{queue}/tasks/{task_id}/extend": {
-        "post": operation(
-            "extend",
-            "Extend the lease to ttr seconds from now.",
-            ("200", "The new lease expiry", "Extended"),
-            "400 401 403 409 503",
-            body="ExtendRequest",
-            params=[QUEUE, TASK_ID],
-            links=same_lease(),
-        )
-    },
-    "/api/v1/queues/{queue}/peek": {
-        "get": operation(
-            "peek",
-            "The next pending task, without consuming it (null when none).",
-            ("200", "The task", "Peeked"),
-            IN_QUEUE,
-            params=[QUEUE],
-        )
-    },
-    "/api/v1/queues/{queue}/size": {
-        "get": operation(
-            "size",
-            "Tasks per state, and the size (all but completed).",
-            ("200", "Counts", "Queue"),
-            IN_QUEUE,
-            params=[QUEUE],
-        )
-    },
+    "/api/v1/queues/{queue}/tasks/{task_id}/ack": lease_operation(
+        "ack",
+        "Success: the task is done (deleted, or kept as completed for its retention).",
+        ("204", "Acknowledged", None),
+        "LeaseRequest",
+    ),
+    "/api/v1/queues/{queue}/tasks/{task_id}/fail": lease_operation(
+        "fail",
+        "Failure: retry after a delay, or to the dead letters when the tries are spent.",
+        ("200", "Where the task went", "Failed"),
+        "FailRequest",
+        links={
+            **consume_from("$response.body#/queue"),
+            **same_task({"getTask": "getTask", "deleteTask": "deleteTask", **DEAD_LETTER_OPS}),
+        },
+    ),
+    "/api/v1/queues/{queue}/tasks/{task_id}/extend": lease_operation(
+        "extend",
+        "Extend the lease to ttr seconds from now.",
+        ("200", "The new lease expiry", "Extended"),
+        "ExtendRequest",
+        links=same_lease(),
+    ),
+    "/api/v1/queues/{queue}/peek": queue_read(
+        "peek", "The next pending task, without consuming it (null when none).", ("200", "The task", "Peeked")
+    ),
+    "/api/v1/queues/{queue}/size": queue_read(
+        "size", "Tasks per state, and the size (all but completed).", ("200", "Counts", "Queue")
+    ),
     "/api/v1/queues/{queue}/deadletters": {
         "get": operation(
             "listDeadLetters",

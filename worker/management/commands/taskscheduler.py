@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from queues import conf
 from queues.engine import LayoutVersionError, ValidationError
 from queues.engine.settings import DEFAULTS
-from worker.discovery import add_import_option, import_app_tasks, import_modules, log_to_stderr
+from worker.discovery import add_import_option, import_handlers, log_to_stderr
 from worker.scheduler import from_settings, run
 
 
@@ -52,8 +52,7 @@ class Command(BaseCommand):
         except ValidationError as exc:
             raise CommandError(str(exc)) from None
         try:
-            import_app_tasks([app.name for app in apps.get_app_configs()])
-            import_modules(options["imports"])
+            import_handlers([app.name for app in apps.get_app_configs()], options["imports"])
         except ImportError as exc:
             raise CommandError(f"cannot import periodic entries: {exc}") from None
         except ValidationError as exc:

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from queues import conf
 from queues.engine import LayoutVersionError, ValidationError
 from worker.config import WorkerConfig, parse_queues, split_patterns
-from worker.discovery import add_import_option, import_app_tasks, import_modules, log_to_stderr
+from worker.discovery import add_import_option, import_handlers, log_to_stderr
 from worker.server import Server
 from worker.supervisor import Supervisor, child_arguments, process_count, process_index
 
@@ -90,8 +90,7 @@ class Command(BaseCommand):
         except (ValidationError, ValueError) as exc:
             raise CommandError(str(exc)) from None
         try:
-            import_app_tasks([app.name for app in apps.get_app_configs()])
-            import_modules(options["imports"])
+            import_handlers([app.name for app in apps.get_app_configs()], options["imports"])
         except ImportError as exc:
             raise CommandError(f"cannot import handlers: {exc}") from None
         if processes > 1:
