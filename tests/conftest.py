@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,16 +20,30 @@ from queues.engine import FakeClock, Inspector, Registry
 from queues.engine.broker import Broker
 from tests.cli.helpers import Seed
 from tests.engine.task_state import fake_clock
+from tests.xdist_isolation import TEST_DATABASES
 from worker.testing.redis_db import DEFAULT_TEST_REDIS_URL, test_redis_url
 
-#: The databases this suite may flush: 0 holds the demo's data, 10-15 are left to other tools.
-TEST_DATABASES = range(1, 10)
+TESTS = Path(__file__).parent
+
+#: Folders whose tests run on one pytest-xdist worker (``--dist loadgroup``, as ``make test`` runs them), one after
+#: another. The topologies listen on fixed ports for the whole session, so a second worker's would find them taken;
+#: the Spark tests share one session, whose JVM takes seconds to start and about a gigabyte; the chaos tests kill
+#: processes and hold leases to their limits, and two of them at once would each count the other's load as theirs.
+XDIST_GROUPS = ("topology", "spark", "chaos")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = item.path.relative_to(TESTS).parts[0] if item.path.is_relative_to(TESTS) else ""
+        if folder in XDIST_GROUPS:
+            item.add_marker(pytest.mark.xdist_group(folder))
 
 
 @pytest.fixture(scope="session")
 def redis_url() -> str:
     """The Redis URL tests may write to and flush."""
-    # The one allocator, shared with the pytest plugin taskq ships (which only refuses db 0).
+    # The one allocator, shared with the pytest plugin taskq ships (which only refuses db 0). Under pytest-xdist,
+    # tests/xdist_isolation.py has already pointed TEST_REDIS_URL at this worker's own database.
     return test_redis_url(os.environ.get("TEST_REDIS_URL") or DEFAULT_TEST_REDIS_URL, allowed=TEST_DATABASES)
 
 
