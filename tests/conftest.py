@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import redis
+from django.test import override_settings
 
 from console.channel_layers import channel_layers
 from queues import conf, handles
@@ -30,6 +31,14 @@ TESTS = Path(__file__).parent
 #: the Spark tests share one session, whose JVM takes seconds to start and about a gigabyte; the chaos tests kill
 #: processes and hold leases to their limits, and two of them at once would each count the other's load as theirs.
 XDIST_GROUPS = ("topology", "spark", "chaos")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Tests create users by the hundred (every access matrix, every console page test), and Django's production
+    # hasher (PBKDF2, a million rounds) spends 0.3 s of CPU on each password, over a second on a busy two-core CI
+    # machine. What these tests check is who may do what, not how a password is stored, so they hash with MD5.
+    # Consoles that tests start as subprocesses (daphne, the demo) keep the real settings and their own databases.
+    override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]).enable()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
