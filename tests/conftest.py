@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,14 +23,6 @@ from tests.engine.task_state import fake_clock
 from tests.xdist_isolation import TEST_DATABASES
 from worker.testing.redis_db import DEFAULT_TEST_REDIS_URL, test_redis_url
 
-TESTS = Path(__file__).parent
-
-#: Folders whose tests run on one pytest-xdist worker (``--dist loadgroup``, as ``make test`` runs them), one after
-#: another. The topologies listen on fixed ports for the whole session, so a second worker's would find them taken;
-#: the Spark tests share one session, whose JVM takes seconds to start and about a gigabyte; the chaos tests kill
-#: processes and hold leases to their limits, and two of them at once would each count the other's load as theirs.
-XDIST_GROUPS = ("topology", "spark", "chaos")
-
 
 def pytest_configure(config: pytest.Config) -> None:
     # Tests create users by the hundred (every access matrix, every console page test), and Django's production
@@ -39,13 +30,6 @@ def pytest_configure(config: pytest.Config) -> None:
     # machine. What these tests check is who may do what, not how a password is stored, so they hash with MD5.
     # Consoles that tests start as subprocesses (daphne, the demo) keep the real settings and their own databases.
     override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]).enable()
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        folder = item.path.relative_to(TESTS).parts[0] if item.path.is_relative_to(TESTS) else ""
-        if folder in XDIST_GROUPS:
-            item.add_marker(pytest.mark.xdist_group(folder))
 
 
 @pytest.fixture(scope="session")

@@ -9,8 +9,8 @@ imports the settings, which read REDIS_URL once, and before any conftest.
   console or scheduler subprocess a test starts all use the worker's database.
 - Ports: a test that scans a fixed range for a free port (``tests.ports.free_port``) scans only this worker's
   share of it (``worker_share``), so two workers never both find one port free and both start a server on it.
-- Whatever needs fixed ports for a whole session (the Redis Cluster and Sentinel topologies) or must not overlap
-  itself is kept on one worker with ``xdist_group`` marks and ``--dist loadgroup`` (see tests/conftest.py).
+- Folders that must not be split run on one worker, in one piece (``GROUPED_FOLDERS``, scheduled by
+  ``FolderGroups`` under ``--dist loadgroup``); every other test goes to whichever worker is free.
 
 Without xdist (no ``PYTEST_XDIST_WORKER`` in the environment) nothing here changes anything.
 """
@@ -18,6 +18,7 @@ Without xdist (no ``PYTEST_XDIST_WORKER`` in the environment) nothing here chang
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 
@@ -26,6 +27,12 @@ from worker.testing.redis_db import DEFAULT_TEST_REDIS_URL, xdist_worker_url
 
 #: The databases this suite may flush: 0 holds the demo's data, 10-15 are left to other tools.
 TEST_DATABASES = range(1, 10)
+
+#: Folders of tests/ whose tests run on one xdist worker, one after another. The topologies listen on fixed ports
+#: for the whole session, so a second worker's would find them taken; the Spark tests share one session, whose JVM
+#: takes seconds to start and a gigabyte; the chaos tests kill processes and hold leases to their limits, and two
+#: of them at once would each count the other's load as their own.
+GROUPED_FOLDERS = ("topology", "spark", "chaos")
 
 
 def worker_index() -> tuple[int, int]:
@@ -41,6 +48,30 @@ def worker_share(ports: range) -> range:
     if size == 0:
         raise RuntimeError(f"ports {ports.start}-{ports.stop - 1} are too few to share among {count} xdist workers")
     return ports[index * size : (index + 1) * size]
+
+
+def folder_group(nodeid: str) -> str | None:
+    """The group of a test by its node id (``tests/spark/test_pipeline.py::test_x`` is in "spark"), or None."""
+    parts = nodeid.split("::", 1)[0].split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == "tests" and parts[1] in GROUPED_FOLDERS else None
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: without xdist (scripts/test-django6.sh) never called
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``--dist loadgroup``, xdist's group scheduler with each of ``GROUPED_FOLDERS`` as one group.
+
+    Not ``xdist_group`` marks: pytest 9.2 ignores the node id suffix through which xdist 3.8 passes them on, and the
+    groups fall apart silently (pytest-xdist issue 1386). The scheduler reads the folder from the node id instead;
+    groups are sent out first (the largest work units), so none is left for last."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class FolderGroups(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return folder_group(nodeid) or super()._split_scope(nodeid)
+
+    return FolderGroups(config, log)
 
 
 @pytest.hookimpl(tryfirst=True)
