@@ -31,8 +31,8 @@ TEST_DATABASES = range(1, 10)
 #: Folders of tests/ whose tests run on one xdist worker, one after another. The topologies listen on fixed ports
 #: for the whole session, so a second worker's would find them taken; the Spark tests share one session, whose JVM
 #: takes seconds to start and a gigabyte; the chaos tests kill processes and hold leases to their limits, and two
-#: of them at once would each count the other's load as their own.
-GROUPED_FOLDERS = ("topology", "spark", "chaos")
+#: of them at once would each count the other's load as their own. Longest first: they are handed out in this order.
+GROUPED_FOLDERS = ("spark", "topology", "chaos")
 
 
 def worker_index() -> tuple[int, int]:
@@ -61,15 +61,26 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Under ``--dist loadgroup``, xdist's group scheduler with each of ``GROUPED_FOLDERS`` as one group.
 
     Not ``xdist_group`` marks: pytest 9.2 ignores the node id suffix through which xdist 3.8 passes them on, and the
-    groups fall apart silently (pytest-xdist issue 1386). The scheduler reads the folder from the node id instead;
-    groups are sent out first (the largest work units), so none is left for last."""
+    groups fall apart silently (pytest-xdist issue 1386). The scheduler reads the folder from the node id instead.
+
+    Each worker gets the other tests in pytest-django's order (the tests in a rolled-back transaction before those
+    that flush the database, which also removes what migrations wrote, such as the console's groups), and the
+    groups only after them: a group sent out first would run its flushing tests before the rest of its worker's."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadGroupScheduling
 
+    config.option.loadscopereorder = False  # xdist would otherwise send the largest work units (the groups) first
+
     class FolderGroups(LoadGroupScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return folder_group(nodeid) or super()._split_scope(nodeid)
+
+        def _assign_work_unit(self, node: Any) -> None:
+            for folder in GROUPED_FOLDERS:  # behind every other test, in this order among themselves
+                if folder in self.workqueue:
+                    self.workqueue.move_to_end(folder)
+            super()._assign_work_unit(node)
 
     return FolderGroups(config, log)
 
