@@ -7,6 +7,11 @@ BIN := $(VENV)/bin
 # Rebuilt only when pyproject.toml changes, so repeated `make test` skips pip.
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
+# The suite runs on this many pytest-xdist worker processes, each on its own Redis database (TEST_REDIS_URL's for
+# the first, the one below it for the next: 9 and 8 by default; tests/xdist_isolation.py). Most tests wait on
+# subprocesses, a browser or daphne, so two overlap well even on two cores. PYTEST_WORKERS=0 runs the tests in
+# pytest's own process (for --pdb, or to read one test's output as it runs).
+PYTEST_WORKERS ?= 2
 # Tests use their own Redis database (1-9, enforced by tests/conftest.py), never the demo's db 0.
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/9
 
@@ -43,7 +48,7 @@ test: venv
 	bash scripts/ensure-redis-sentinel.sh
 	bash scripts/ensure-promtool.sh
 	bash scripts/ensure-netns.sh
-	TEST_REDIS_URL='$(TEST_REDIS_URL)' REDIS_URL='$(TEST_REDIS_URL)' $(BIN)/python -m pytest $(PYTEST_ARGS)
+	TEST_REDIS_URL='$(TEST_REDIS_URL)' REDIS_URL='$(TEST_REDIS_URL)' $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # ruff (lint and format; no unused noqa, no over-long function), mypy (strict for the engine), import-linter
 # (layers, no cycles) and three source rules: no accidental repeat of a module name, no product module over 600

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import redis
+from django.test import override_settings
 
 from console.channel_layers import channel_layers
 from queues import conf, handles
@@ -21,16 +22,23 @@ from queues.engine.broker import Broker
 from tests.cli.helpers import Seed
 from tests.engine.task_state import fake_clock
 from tests.worker.worker_support import kill_process
+from tests.xdist_isolation import TEST_DATABASES
 from worker.testing.redis_db import DEFAULT_TEST_REDIS_URL, test_redis_url
 
-#: The databases this suite may flush: 0 holds the demo's data, 10-15 are left to other tools.
-TEST_DATABASES = range(1, 10)
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Tests create users by the hundred (every access matrix, every console page test), and Django's production
+    # hasher (PBKDF2, a million rounds) spends 0.3 s of CPU on each password, over a second on a busy two-core CI
+    # machine. What these tests check is who may do what, not how a password is stored, so they hash with MD5.
+    # Consoles that tests start as subprocesses (daphne, the demo) keep the real settings and their own databases.
+    override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]).enable()
 
 
 @pytest.fixture(scope="session")
 def redis_url() -> str:
     """The Redis URL tests may write to and flush."""
-    # The one allocator, shared with the pytest plugin taskq ships (which only refuses db 0).
+    # The one allocator, shared with the pytest plugin taskq ships (which only refuses db 0). Under pytest-xdist,
+    # tests/xdist_isolation.py has already pointed TEST_REDIS_URL at this worker's own database.
     return test_redis_url(os.environ.get("TEST_REDIS_URL") or DEFAULT_TEST_REDIS_URL, allowed=TEST_DATABASES)
 
 

@@ -8,6 +8,8 @@ import socket
 import subprocess
 import time
 
+from tests.xdist_isolation import worker_share
+
 
 def given_ports() -> range | None:
     """The ports ``$TASKQ_TEST_PORTS`` (``8160-8169``) gives this run, for servers meant to be reached from outside
@@ -18,19 +20,21 @@ def given_ports() -> range | None:
 
 def free_port(ports: range | None = None) -> int:
     """The first port of ``ports`` nothing is bound to, or, without ``ports``, one the OS picks. Suites that run
-    beside others on a shared machine pass the range they were given, so they never take each other's ports."""
+    beside others on a shared machine pass the range they were given, so they never take each other's ports; under
+    pytest-xdist each worker scans only its own share of the range."""
     if ports is None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             return int(s.getsockname()[1])
-    for port in ports:
+    share = worker_share(ports)
+    for port in share:
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
             return port
-    raise RuntimeError(f"no free port in {ports.start}-{ports.stop - 1}")
+    raise RuntimeError(f"no free port in {share.start}-{share.stop - 1}")
 
 
 def accepting(process: subprocess.Popen[bytes], port: int, timeout: float) -> bool:

@@ -34,8 +34,9 @@ from tests.waiting import WAIT, state_of, wait_for  # noqa: F401 - the chaos tes
 from tests.worker.worker_support import kill_process, worker_env  # kill_process re-exported too
 
 ROOT = Path(__file__).resolve().parents[2]
-REDIS_PORTS = range(6391, 6395)  # throwaway redis-servers
-PROXY_PORTS = range(6491, 6495)  # chaos proxies
+# Four ports for each of `make test`'s two xdist workers (tests/xdist_isolation.py gives each half of a range).
+REDIS_PORTS = range(6391, 6399)  # throwaway redis-servers (6399 is the benchmarks' own Redis)
+PROXY_PORTS = range(6491, 6499)  # chaos proxies
 DONE_FILE_ENV = "CHAOS_DONE_FILE"  # where chaos_tasks appends the id of every run that reached its end
 FIGURES_ENV = "CHAOS_FIGURES"  # bench/chaos_figures.py collects the scenarios' figures here (JSON lines)
 SCALE_ENV = "CHAOS_SCALE"  # bench/chaos_figures.py multiplies the task counts by this

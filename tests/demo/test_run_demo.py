@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # Spark's first session takes a while on a shared machine: the rollup is waited for, not timed.
 STARTUP = 240
 
-pytestmark = [pytest.mark.slow, pytest.mark.spark]
+# Each step may take up to STARTUP (240 s) on a busy machine where the suite runs two test processes at once: the
+# suite's 120 s limit would cut the test short of its own waits.
+pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.timeout(300)]
 
 
 def cli(env: dict[str, str], *argv: str) -> object:

@@ -3,9 +3,13 @@ cannot upgrade a socket), with its own SQLite file, the test Redis and a viewer 
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -13,6 +17,7 @@ from pathlib import Path
 
 from tests.console.console_support import PASSWORD
 from tests.ports import accepting, free_port
+from worker.testing.redis_db import DEFAULT_TEST_REDIS_URL
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = "vera"
@@ -89,22 +94,41 @@ def stop(server: subprocess.Popen[bytes]) -> None:
     server.wait(timeout=15)
 
 
-@contextmanager
-def daphne_console(workdir: Path, redis_url: str, port: int | None = None) -> Iterator[DaphneConsole]:
-    """daphne serving console.asgi on ``port`` (one the OS picks without it), stopped at the end."""
-    env = {
+def console_env(database: Path, redis_url: str) -> dict[str, str]:
+    """The environment of a console (and of ``manage.py`` on its database): its own SQLite file and ``redis_url``."""
+    return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "console.settings",
         "REDIS_URL": redis_url,
-        "DATABASE_URL": f"sqlite:///{workdir / 'console.sqlite3'}",
+        "DATABASE_URL": f"sqlite:///{database}",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DEBUG": "false",
         "LOG_LEVEL": "WARNING",
     }
-    port = port or free_port()
-    log_path = workdir / "daphne.log"
+
+
+@functools.cache
+def viewer_database() -> Path:
+    """A console database migrated, with the viewer in it, made once per test process: each console starts from a
+    copy of it instead of running ``manage.py migrate`` and a second ``manage.py`` for the user (two Django
+    start-ups, 3-7 s on a busy CI machine, for each of a dozen consoles). The migrations write nothing to Redis."""
+    home = Path(tempfile.mkdtemp(prefix="taskq-console-db-"))
+    atexit.register(shutil.rmtree, home, True)
+    database = home / "console.sqlite3"
+    env = console_env(database, os.environ.get("REDIS_URL") or DEFAULT_TEST_REDIS_URL)
     manage(env, "migrate", "-v", "0")
     add_user(env, USER, "view_console")
+    return database
+
+
+@contextmanager
+def daphne_console(workdir: Path, redis_url: str, port: int | None = None) -> Iterator[DaphneConsole]:
+    """daphne serving console.asgi on ``port`` (one the OS picks without it), stopped at the end."""
+    database = workdir / "console.sqlite3"
+    shutil.copyfile(viewer_database(), database)
+    env = console_env(database, redis_url)
+    port = port or free_port()
+    log_path = workdir / "daphne.log"
     console = DaphneConsole(f"http://127.0.0.1:{port}", port, env, serve(env, port, log_path), log_path)
     try:
         yield console

@@ -13,7 +13,9 @@ from queues.history.event_files import write_batch
 from queues.history.models import TaskDailyRollup
 from queues.history.rollups import analytics
 
-pytestmark = [pytest.mark.spark, pytest.mark.django_db]
+# The CLI test starts a JVM of its own next to the session's (its run may take up to 240 s on a busy machine, and
+# the suite runs two test processes at once): the suite's 120 s limit would cut it short of its own.
+pytestmark = [pytest.mark.spark, pytest.mark.django_db, pytest.mark.timeout(300)]
 
 DAY1 = 1_763_000_000_000 - 1_763_000_000_000 % 86_400_000 + 3_600_000  # 01:00 UTC of some day
 DAY2 = DAY1 + 86_400_000

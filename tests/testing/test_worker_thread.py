@@ -1,5 +1,6 @@
 """The plain testing helpers: ``WorkerThread`` runs a real worker in the test process and ``run_until_empty``
-waits until a queue has nothing left to do now; ``test_redis_url`` refuses database 0."""
+waits until a queue has nothing left to do now; ``test_redis_url`` refuses database 0, and ``xdist_worker_url``
+gives each pytest-xdist worker a database of its own."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import redis
 
 from queues.engine import Client, FakeClock, Registry, Task, ValidationError, handler
 from worker.testing import WorkerThread, run_until_empty, test_redis_url
+from worker.testing.redis_db import xdist_worker_url
 
 
 @pytest.fixture
@@ -101,3 +103,29 @@ def test_the_url_comes_from_the_argument_then_the_environment(monkeypatch: pytes
     assert test_redis_url("redis://127.0.0.1:6379/3") == "redis://127.0.0.1:6379/3"
     monkeypatch.delenv("TASKQ_TEST_REDIS_URL")
     assert test_redis_url() == "redis://127.0.0.1:6379/9"
+
+
+@pytest.mark.parametrize(
+    ("url", "worker", "expected"),
+    [
+        ("redis://127.0.0.1:6379/9", None, "redis://127.0.0.1:6379/9"),
+        ("redis://127.0.0.1:6379/9", "gw0", "redis://127.0.0.1:6379/9"),
+        ("redis://127.0.0.1:6379/9", "gw1", "redis://127.0.0.1:6379/8"),
+        ("redis://:secret@h:6380/7?socket_timeout=5", "gw2", "redis://:secret@h:6380/5?socket_timeout=5"),
+        ("redis://h:6379?db=9&socket_timeout=5", "gw1", "redis://h:6379?socket_timeout=5&db=8"),
+        ("unix:///run/redis.sock?db=9", "gw1", "unix:///run/redis.sock?db=8"),
+    ],
+)
+def test_each_xdist_worker_gets_the_database_below_the_previous_ones(url: str, worker: str | None, expected: str):
+    assert xdist_worker_url(url, worker, allowed=range(1, 10)) == expected
+
+
+@pytest.mark.parametrize(("url", "worker"), [("redis://h:6379/1", "gw1"), ("redis://h:6379/9", "gw9")])
+def test_an_xdist_worker_is_never_given_database_0(url: str, worker: str) -> None:
+    with pytest.raises(ValidationError, match=f"worker {worker} would use database 0"):
+        xdist_worker_url(url, worker)
+
+
+def test_an_xdist_workers_database_stays_in_the_allowed_range() -> None:
+    with pytest.raises(ValidationError, match="between 1 and 9"):
+        xdist_worker_url("redis://h:6379/12", "gw1", allowed=range(1, 10))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import redis
 
@@ -36,6 +37,37 @@ def test_redis_url(url: str | None = None, allowed: range | None = None) -> str:
             op="taskq.testing",
         )
     return url
+
+
+def xdist_worker_url(url: str, worker: str | None, allowed: range | None = None) -> str:
+    """The test database of one pytest-xdist worker process (``worker`` is its id, "gw0", "gw1"...; None or ""
+    outside xdist), so that workers running side by side never flush each other's data: gw0 keeps ``url``'s
+    database and gwN takes the N-th one below it (``-n 2`` on database 9 uses 9 and 8). The result is checked as
+    ``test_redis_url`` checks any, so a worker that would land on database 0 or outside ``allowed`` is refused with
+    a ValidationError rather than given someone else's database."""
+    index = int(worker.removeprefix("gw")) if worker else 0
+    if index == 0:
+        return test_redis_url(url, allowed)
+    db = database_of(url) - index
+    if db < 1:
+        raise ValidationError(
+            f"pytest-xdist worker {worker} would use database {db} (the database of {url!r} less {index}); "
+            "start from a higher database or run fewer workers",
+            op="taskq.testing",
+        )
+    return test_redis_url(with_database(url, db), allowed)
+
+
+def with_database(url: str, db: int) -> str:
+    """``url`` selecting database ``db`` instead, where it names its database: in the query (``?db=``, the only
+    place a unix socket URL can) or else in the path."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    if parts.scheme == "unix" or any(name == "db" for name, _ in query):
+        # Joined by hand: urlunsplit would drop the empty host of unix:///path.
+        kept = [(name, value) for name, value in query if name != "db"]
+        return url.partition("?")[0] + "?" + urlencode([*kept, ("db", str(db))])
+    return urlunsplit(parts._replace(path=f"/{db}"))
 
 
 # Not a test, whatever its name says: keep pytest from collecting it where a test module imports it.
