@@ -25,6 +25,7 @@ from queues.engine.worker_store import WorkerStore
 from .component import Component
 from .config import WorkerConfig
 from .layout_guard import LayoutGuard
+from .process_usage import ProcessUsage
 from .processor import Processor
 from .supervisor import supervised_index
 
@@ -57,6 +58,7 @@ class Heartbeat(Component):
         self.acked: str | None = None  # the operator's last request this server acted on and acknowledged
         self.stopped_by_operator = False
         self._obeying = threading.Lock()  # the subscriber's thread and this one may both hand over a request
+        self.usage = ProcessUsage()  # RSS and CPU share since the last heartbeat, for the servers page (issue 27)
 
     @property
     def ttl(self) -> float:
@@ -136,6 +138,8 @@ class Heartbeat(Component):
             "failed": getattr(self.counts, "failed", 0),
             "active_count": self.processor.capacity.busy,
             "heartbeat": to_ms(self.broker.clock.now()),
+            "heartbeat_every": self.interval,  # so the console can tell a late heartbeat from a current one
+            **self.usage.sample(),
         }
 
     def stop(self, timeout: float = 5.0, record: dict[str, Any] | None = None) -> None:

@@ -27,6 +27,9 @@ SERVER_ACTIONS = ("quiet", "stop")
 #: one never does) and its acknowledgement is kept (a stop's ack must outlive the server it stopped).
 CONTROL_TTL = 3600
 
+#: Heartbeat intervals after which a server's heartbeat counts as late (it is lost after three: its TTL).
+LATE_ROUNDS = 2
+
 #: How a server ended.
 GRACEFUL, LOST = "graceful", "lost"
 LOST_REASON = "its heartbeat ran out without a graceful exit (killed, crashed, or cut off from Redis)"
@@ -78,6 +81,20 @@ class ServerInfo:
     failed: int = 0
     process_index: int | None = None  # its place under a ``--processes`` supervisor
     patterns: list[str] = field(default_factory=list)  # the glob patterns of its ``--queues`` (``tenant-*``)
+    rss: int | None = None  # resident bytes at its last heartbeat (None from older workers)
+    cpu: float | None = None  # CPU seconds over wall seconds between its last two heartbeats (1.0: one core)
+    heartbeat_every: float | None = None  # seconds between its heartbeats
+
+    def heartbeat_age(self, now: datetime) -> float | None:
+        """Seconds since its last heartbeat, as of ``now``."""
+        return (now - self.heartbeat_at).total_seconds() if self.heartbeat_at else None
+
+    def late(self, now: datetime) -> bool:
+        """Whether its heartbeat is late: older than two heartbeat intervals. A server stays listed until its
+        heartbeat is three intervals old (the TTL the worker writes, after which the recoverer records it lost), so
+        a late server is one round from being declared lost."""
+        age = self.heartbeat_age(now)
+        return age is not None and bool(self.heartbeat_every) and age > LATE_ROUNDS * (self.heartbeat_every or 0)
 
     def reads(self, queue: str) -> bool:
         """Whether this server fetches from ``queue``: it is active (not quiet nor stopping) and serves the queue by
@@ -107,6 +124,9 @@ def server_info(doc: dict[str, Any], active: list[dict[str, Any]]) -> ServerInfo
         failed=doc.get("failed", 0),
         process_index=doc.get("process_index"),
         patterns=doc.get("patterns", []),
+        rss=doc.get("rss"),
+        cpu=doc.get("cpu"),
+        heartbeat_every=doc.get("heartbeat_every"),
     )
 
 
