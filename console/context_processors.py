@@ -1,10 +1,11 @@
-"""Template context every console page needs: the user's theme and what the user may do."""
+"""Template context every console page needs: the user's theme, what the user may do, and the summary bar."""
 
 from __future__ import annotations
 
 from django.http import HttpRequest
+from django.utils.functional import SimpleLazyObject
 
-from .access import can_create, can_operate, read_only
+from .access import can_create, can_operate, can_view, read_only
 from .models import ConsolePreference
 
 
@@ -26,4 +27,14 @@ def console(request: HttpRequest) -> dict[str, object]:
         "console_read_only": read_only(),
         "can_operate": can_operate(user),
         "can_create": can_create(user),
+        # Read only when a page renders the bar (base.html): fragments and redirects cost no Redis read.
+        "fleet_summary": SimpleLazyObject(_summary_bar) if can_view(user) else None,
     }
+
+
+def _summary_bar() -> object:
+    from queues import conf
+
+    from .summary_bar import summary_bar
+
+    return summary_bar(conf.get_inspector()) or []

@@ -29,6 +29,11 @@ register_converter(TaskTypeConverter, "tasktype")
 urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
     path("servers/", servers.servers, name="servers"),
+    # Before the server's own page: a worker's id always holds a ":" (host:pid:suffix), so it cannot be these.
+    *(
+        path(f"servers/{action}-all/", servers.control_all_servers, {"action": action}, name=f"servers-{action}-all")
+        for action in ("quiet", "stop")
+    ),
     path("servers/<str:server_id>/", servers.server_detail, name="server"),
     *(
         path(f"servers/<str:server_id>/{action}/", servers.control_server, {"action": action}, name=f"server-{action}")

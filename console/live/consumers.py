@@ -3,8 +3,9 @@
 The socket is accepted only for a logged-in user with ``queues.view_console`` (or operate; superusers hold
 both); ``console/asgi.py`` has already refused foreign Origins. The page then sends one subscription::
 
-    {"op": "subscribe", "scope": "dashboard" | "queue" | "task" | "servers" | "workflow" | "schedulers",
-     "queue": "<name>", "task": "<id>", "workflow": "<id>", "cursor": {"<queue>": "<last event id seen>"}}
+    {"op": "subscribe", "scope": "dashboard" | "queue" | "task" | "servers" | "workflow" | "schedulers" | "summary",
+     "queue": "<name>", "task": "<id>", "workflow": "<id>", "cursor": {"<queue>": "<last event id seen>"},
+     "summary": true}  (the summary bar's figures too, beside the scope's own messages)
 
 and gets, at once, what it missed since ``cursor`` (replayed from the stream with XRANGE; the page renders the
 cursor it was read at, so even the first connection misses nothing), then the live updates of its group::
@@ -16,6 +17,7 @@ cursor it was read at, so even the first connection misses nothing), then the li
     {"kind": "dashboard", "chart": "<svg…>", "rows": [{"queue", "href", "paused", "cells"}]}  (see dashboard.py)
     {"kind": "workflow", "queue", "workflow", "state", "actions", "html"}  (see workflow_page.py)
     {"kind": "schedulers"}  (read the page's sections again: see schedulers_page.py)
+    {"kind": "summary", "summary": {"processed_today": ..., "servers_up": ...}}  (all pages: console/summary_bar.py)
 
 A subscription replaces the previous one. Bad input gets ``{"kind": "error"}`` and changes nothing. A page the
 process cannot serve now (the event streams cannot be read, or it already serves ``MAX_SOCKETS`` pages) gets
@@ -41,12 +43,14 @@ from queues.engine.validation import queue_name as check_queue_name
 from queues.engine.validation import task_id as check_task_id
 
 from ..access import can_view
+from ..summary_bar import summary_figures
 from .coalesce import coalesce
 from .hub import (
     GLOBAL,
     QUEUE,
     SCHEDULERS,
     SERVERS,
+    SUMMARY,
     TASK,
     WORKFLOW,
     Key,
@@ -57,7 +61,7 @@ from .hub import (
 )
 from .workflow_page import workflow_snapshot
 
-SCOPES = ("dashboard", "queue", "task", "servers", "workflow", "schedulers")
+SCOPES = ("dashboard", "queue", "task", "servers", "workflow", "schedulers", "summary")
 REPLAY_LIMIT = 10_000  # events replayed to one queue page; past it the page is told to resync
 TASK_REPLAY_SCAN = 20_000  # stream entries scanned to replay one task's events
 MAX_CURSOR_ENTRIES = 1000
@@ -94,6 +98,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             await self.close()
             return
         self.subscription: Key | None = None
+        self.summary_too = False  # also watching the summary bar (the subscribe message asked for it)
         self.seen: dict[str, str] = {}
         self.inbox: asyncio.Queue[tuple[int, LiveMessage]] = asyncio.Queue(INBOX)
         self.generation = 0  # of the subscription; messages queued for an earlier one are dropped
@@ -131,11 +136,16 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
                 "dashboard": (GLOBAL,),
                 "servers": (SERVERS,),
                 "schedulers": (SCHEDULERS,),
+                "summary": (SUMMARY,),
                 "queue": (QUEUE, queue),
                 "workflow": (WORKFLOW, queue, task),
             }.get(scope, (TASK, queue, task))
             self.hub.watch(self, *key)
             self.subscription = key
+            if content.get("summary") is True and key != (SUMMARY,):
+                # The page's summary bar too (issue 27): its messages come beside the subscription's own.
+                self.hub.watch(self, SUMMARY)
+                self.summary_too = True
             try:
                 async with self.hub.catch_up_reads:
                     await self._catch_up(scope, queue, task, cursor)
@@ -165,6 +175,9 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
         subscription = getattr(self, "subscription", None)
         if subscription is not None:
             self.hub.unwatch(self, *subscription)
+            if getattr(self, "summary_too", False):
+                self.hub.unwatch(self, SUMMARY)
+                self.summary_too = False
             self.subscription = None
             self.seen = {}
             self.generation += 1
@@ -183,6 +196,10 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
         streams = self.hub.streams
         if scope == "servers":
             await self.send_json({"kind": "servers", "servers": await self.hub.servers_snapshot(), "replay": True})
+            return
+        if scope == "summary":  # a page live for its summary bar only: the figures now
+            figures = await asyncio.to_thread(summary_figures, self.hub.inspector())
+            await self.send_json({"kind": "summary", "summary": figures, "replay": True})
             return
         if scope == "schedulers":
             # The page reads its sections again now: whatever changed while it loaded or was disconnected shows.

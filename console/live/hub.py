@@ -27,6 +27,7 @@ from typing import Any, Protocol
 from queues.engine.errors import EngineError, TaskNotFoundError
 from queues.engine.events import AsyncEventStreams, StreamEvent
 
+from ..summary_bar import summary_figures
 from .coalesce import Coalescer, QueueWindow, Window
 from .dashboard import DASHBOARD_IDLE, DASHBOARD_INTERVAL, DashboardDelta, dashboard_snapshot
 from .queue_page import QueuePageDelta, queue_page_snapshots
@@ -41,6 +42,7 @@ SERVERS_REFRESH = 5.0  # the server registry emits no events: re-read it this of
 RESULT_PREVIEW_BYTES = 4096
 
 GLOBAL, QUEUE, TASK, SERVERS, WORKFLOW, SCHEDULERS = "all", "q", "t", "servers", "wf", "cron"
+SUMMARY = "summary"  # a page that is live for its summary bar only
 
 
 #: Catch-up reads (replay, counts) of newly subscribed pages running at once: what bounds the hub's Redis
@@ -115,12 +117,15 @@ class LiveHub:
         self._workflow_members: dict[Key, set[str]] = {}
         self._workflow_sent: dict[Key, str] = {}
         self._schedulers_seen = ""  # the schedulers fingerprint last read while a schedulers page was open
+        self._summary_sent = ""  # the summary bar's figures last sent to every page
         self._tasks: list[asyncio.Task[None]] = []
 
     # -- subscribers -------------------------------------------------------------------------------------------
 
     def watch(self, subscriber: Subscriber, kind: str, *key: str) -> None:
         self.watchers.setdefault((kind, *key), set()).add(subscriber)
+        if kind == SUMMARY:
+            self._summary_sent = ""  # the page may have rendered its bar before the figures last sent: resend them
         if kind == SERVERS:
             self._servers_json = ""  # a new watcher gets a snapshot from its consumer; resend on next change
         if kind == GLOBAL:
@@ -228,6 +233,7 @@ class LiveHub:
             await self._guarded(self._dashboard, None)
             await self._guarded(self._queue_pages, None)
             await self._guarded(self._schedulers_page, None)
+            await self._guarded(self._summary, None)
             await asyncio.sleep(self.dashboard_interval)
 
     async def _guarded(self, fn: Callable[[Any], Any], arg: Any) -> None:
@@ -373,6 +379,21 @@ class LiveHub:
             self._schedulers_seen = fingerprint
             self._send((SCHEDULERS,), {"kind": "schedulers"})
 
+    async def _summary(self, _arg: Any) -> None:
+        """Send the summary bar's figures to the pages that asked for them, when they changed since the last round:
+        one read for all the pages of the process."""
+        if not self.watching(SUMMARY):
+            return
+        try:
+            figures = await asyncio.to_thread(summary_figures, self.inspector())
+        except EngineError as exc:  # Redis away: the next round tries again
+            log.warning("live: cannot read the summary bar (%s)", exc)
+            return
+        encoded = json.dumps(figures, sort_keys=True)
+        if encoded != self._summary_sent:
+            self._summary_sent = encoded
+            self._send((SUMMARY,), {"kind": "summary", "summary": figures})
+
     async def dashboard_snapshot(self) -> dict[str, Any]:
         return await asyncio.to_thread(dashboard_snapshot, self.inspector())
 
@@ -463,7 +484,7 @@ def servers_snapshot(inspector: Any) -> list[dict[str, Any]]:
     page adds for a server that started after it was rendered."""
     from django.template.loader import render_to_string
 
-    from ..views.servers import server_row
+    from ..views.servers import server_row, server_usage
 
     return [
         {
@@ -483,6 +504,9 @@ def servers_snapshot(inspector: Any) -> list[dict[str, Any]]:
                 }
                 for t in s.active
             ],
+            "usage": {
+                k: v for k, v in server_usage(s).items() if k not in ("age", "late", "now")
+            },  # the page ticks those
             "row": render_to_string("console/_server_row.html", {"row": server_row(s)}),
         }
         for s in inspector.servers()

@@ -4,6 +4,7 @@ the last hour), one server's page (or, once it has ended, its record), and the o
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib import messages
@@ -20,8 +21,13 @@ def servers(request: HttpRequest) -> HttpResponse:
     """Access: viewers. Reads the server registry (a sorted set by heartbeat) and each server's workers hash, and
     the records of the servers that ended within ``TASKS_SERVER_RECORD_SECONDS``."""
     engine = inspector()
-    rows = [server_row(s) for s in engine.servers()]
-    return render(request, "console/servers.html", {"rows": rows, "ended": engine.ended_servers()})
+    listed = engine.servers()
+    fleet = {
+        "quiet": [s.id for s in listed if s.status == "active"],
+        "stop": [s.id for s in listed if s.status != "stopping"],
+    }
+    rows = [server_row(s) for s in listed]
+    return render(request, "console/servers.html", {"rows": rows, "ended": engine.ended_servers(), "fleet": fleet})
 
 
 def server_row(server: Any) -> dict[str, Any]:
@@ -33,7 +39,34 @@ def server_row(server: Any) -> dict[str, Any]:
         for task in server.active
     ]
     queues = sorted(server.queues.items(), key=lambda item: (-item[1], item[0]))
-    return {"server": server, "running": running, "queues": queues}
+    return {"server": server, "running": running, "queues": queues, "usage": server_usage(server)}
+
+
+def server_usage(server: Any) -> dict[str, Any]:
+    """A server's resources and heartbeat as the row shows them and the live page updates them (issue 27): RSS and
+    CPU share as text, tasks done since start, and the heartbeat's time and the time it becomes late (epoch ms,
+    which the page's clock turns into an age that ticks, and a "late" mark)."""
+    from django.template.defaultfilters import filesizeformat
+
+    from queues.engine.clock import to_ms
+    from queues.engine.server_records import LATE_ROUNDS
+
+    heartbeat = to_ms(server.heartbeat_at.timestamp()) if server.heartbeat_at else None
+    late_after = (
+        heartbeat + to_ms(LATE_ROUNDS * server.heartbeat_every) if heartbeat and server.heartbeat_every else None
+    )
+    now = datetime.now(UTC)
+    age = server.heartbeat_age(now)
+    return {
+        "rss": filesizeformat(server.rss) if server.rss is not None else "—",
+        "cpu": f"{server.cpu * 100:.1f} %" if server.cpu is not None else "—",
+        "processed": server.processed,
+        "heartbeat": heartbeat,
+        "late_after": late_after,
+        "age": f"{max(0, int(age))} s ago" if age is not None else "—",
+        "now": to_ms(now.timestamp()),  # the console's clock at rendering: the page corrects its own by it
+        "late": server.late(now),
+    }
 
 
 @viewer_page
@@ -84,3 +117,39 @@ def control_server(request: HttpRequest, server_id: str, action: str) -> HttpRes
             "it acts at its next heartbeat if it is alive.",
         )
     return redirect(reverse("server", args=[server_id]))
+
+
+#: Quiet all and Stop all, as the confirmation and the message after it say (issue 27).
+FLEET_CONTROLS = {"quiet": "quieted", "stop": "asked to stop"}
+
+
+@operator_action
+def control_all_servers(request: HttpRequest, action: str) -> HttpResponse:
+    """Quiet or stop every server the operator saw listed and confirmed (the form sends their ids, so the count the
+    confirmation named is the count acted on; a server that ended or already did so meanwhile is left out), through
+    ``Inspector.control_servers``. One audit entry, ``<action>_all_servers``, names the servers asked. Waits up to
+    ``ACK_WAIT`` seconds in all for their acknowledgements, as the per-server action does."""
+    from queues.audit import record_action
+
+    engine = acting_inspector(request)
+    asked = engine.control_servers(request.POST.getlist("server"), action)
+    if not asked:
+        messages.info(request, f"No listed server is left to {action}: the list has changed since it was shown.")
+        return redirect(reverse("servers"))
+    record_action(request.user, f"{action}_all_servers", detail=f"servers {', '.join(asked)}")
+    deadline = time.monotonic() + ACK_WAIT
+    silent = [
+        server_id
+        for server_id in asked
+        if engine.wait_for_acknowledgement(server_id, action, max(0.0, deadline - time.monotonic())) is None
+    ]
+    count = f"{len(asked)} server{'' if len(asked) == 1 else 's'}"
+    if silent:
+        messages.warning(
+            request,
+            f"{count} {FLEET_CONTROLS[action]}; {', '.join(silent)} did not acknowledge within {ACK_WAIT:g} s "
+            "and act at their next heartbeat if they are alive.",
+        )
+    else:
+        messages.success(request, f"{count} {FLEET_CONTROLS[action]}: {', '.join(asked)}.")
+    return redirect(reverse("servers"))

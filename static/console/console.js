@@ -20,6 +20,24 @@
     if (message && !window.confirm(message)) { event.preventDefault(); }
   });
 
+  // Heartbeat ages on the servers pages tick every second, and a heartbeat older than two intervals is marked
+  // "late" in words (a colour alone would say nothing to a screen reader). The console's clock at rendering
+  // (data-rendered-at) corrects for a browser clock that is off; the live page moves data-heartbeat-at on.
+  var clockOffset = null;
+  function tickHeartbeats() {
+    document.querySelectorAll("[data-heartbeat-age]").forEach(function (age) {
+      var at = Number(age.getAttribute("data-heartbeat-at"));
+      if (!at) { return; }
+      if (clockOffset === null) { clockOffset = Number(age.getAttribute("data-rendered-at")) - Date.now() || 0; }
+      var now = Date.now() + clockOffset;
+      age.textContent = Math.max(0, Math.floor((now - at) / 1000)) + " s ago";
+      var lateAfter = Number(age.getAttribute("data-late-after"));
+      var mark = age.parentNode.querySelector("[data-heartbeat-late]");
+      if (mark) { mark.hidden = !(lateAfter && now > lateAfter); }
+    });
+  }
+  if (document.querySelector("[data-heartbeat-age], [data-live=servers]")) { setInterval(tickHeartbeats, 1000); }
+
   // Row selection: "select all" and the enabled state of the batch buttons follow the checkboxes.
   function refreshSelection(form) {
     var boxes = form.querySelectorAll("input[name=task_ids]");

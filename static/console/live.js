@@ -12,16 +12,21 @@
   "use strict";
   var root = document.querySelector("[data-live]");
   var indicator = document.querySelector("[data-live-status]");
-  if (!root || !window.WebSocket) {
+  // A page with no live part of its own is still live for its summary bar (issue 27): it subscribes to that only,
+  // and its indicator keeps saying the page is not live.
+  var summaryOnly = !root && document.querySelector("[data-fleet-summary]");
+  if (summaryOnly) { root = summaryOnly; }
+  if (!root || !window.WebSocket || summaryOnly) {
     if (indicator) {
       indicator.hidden = false;
       indicator.textContent = "○ not live";
       indicator.className = "live-status static";
-      indicator.title = "This page does not update by itself: reload it to see changes.";
+      indicator.title = "This page does not update by itself: reload it to see changes" +
+        (summaryOnly ? " (the summary bar above does)." : ".");
     }
-    return;
+    if (!root || !window.WebSocket) { return; }
   }
-  var scope = root.getAttribute("data-live");
+  var scope = root.getAttribute("data-live") || "summary";
   // The search page follows every queue (the dashboard's subscription: counts only, no rows) and reads its
   // results again from the server when tasks move, as the time charts do.
   var subscribeScope = scope === "search" ? "dashboard" : scope;
@@ -102,7 +107,7 @@
 
   function setStatus(status, title) {
     live.status = status;
-    if (!indicator) { return; }
+    if (!indicator || summaryOnly) { return; }
     indicator.hidden = false;
     indicator.textContent = status === "live" ? "● live" : status === "connecting" ? "◌ connecting…" : "◌ reconnecting…";
     indicator.className = "live-status " + status;
@@ -122,7 +127,8 @@
     var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/live/";
     socket = new WebSocket(url);
     socket.onopen = function () {
-      socket.send(JSON.stringify({op: "subscribe", scope: subscribeScope, queue: queue, task: taskId, workflow: workflowId, cursor: cursor}));
+      socket.send(JSON.stringify({op: "subscribe", scope: subscribeScope, queue: queue, task: taskId, workflow: workflowId, cursor: cursor,
+        summary: !!document.querySelector("[data-fleet-summary]")}));
     };
     socket.onmessage = function (event) {
       var data = JSON.parse(event.data);
@@ -142,7 +148,16 @@
     };
   }
 
+  // The summary bar, on every page: each figure as the hub read it.
+  function summary(figures) {
+    Object.keys(figures).forEach(function (name) {
+      var cell = document.querySelector('[data-fleet-figure="' + CSS.escape(name) + '"]');
+      if (cell) { cell.textContent = figures[name]; }
+    });
+  }
+
   function apply(data) {
+    if (data.kind === "summary") { summary(data.summary); return; }
     if (data.kind === "error") {
       // Not served now (the server closes the socket next, and we reconnect from our cursor): not live meanwhile.
       if (data.retry) { setStatus("reconnecting", data.message); }
@@ -449,6 +464,17 @@
       if (busy) { busy.textContent = s.running.length + " / " + s.concurrency + " busy"; }
       var status = tr.querySelector("[data-live-server-status]");
       if (status) { serverBadge(status, s.status); }
+      // Resources and the heartbeat (issue 27): console.js ticks the age and marks it late from these.
+      var u = s.usage || {};
+      [["rss", u.rss], ["cpu", u.cpu], ["processed", u.processed]].forEach(function (pair) {
+        var cell = tr.querySelector("[data-live-" + pair[0] + "]");
+        if (cell && pair[1] !== undefined) { cell.textContent = pair[1]; }
+      });
+      var beat = tr.querySelector("[data-heartbeat-age]");
+      if (beat && u.heartbeat) {
+        beat.setAttribute("data-heartbeat-at", u.heartbeat);
+        beat.setAttribute("data-late-after", u.late_after || "");
+      }
     });
     document.querySelectorAll("tr[data-live-server]").forEach(function (tr) {
       if (!ids[tr.getAttribute("data-live-server")]) { tr.classList.add("live-left"); }
