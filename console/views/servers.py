@@ -59,7 +59,7 @@ def server_usage(server: Any) -> dict[str, Any]:
     age = server.heartbeat_age(now)
     return {
         "rss": filesizeformat(server.rss) if server.rss is not None else "—",
-        "cpu": f"{server.cpu * 100:.1f} %" if server.cpu is not None else "—",
+        "cpu": f"{server.cpu * 100:.1f}%" if server.cpu is not None else "—",
         "processed": server.processed,
         "heartbeat": heartbeat,
         "late_after": late_after,

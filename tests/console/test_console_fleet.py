@@ -66,7 +66,7 @@ def test_each_server_shows_its_rss_cpu_tasks_done_and_a_heartbeat_that_is_late_i
     write_server(engine, "host-b:2:y", beat_ago=11, heartbeat_every=5)  # past two rounds, not yet three
     body = viewer_client.get("/servers/").content.decode()
     fresh, late = (body.split(f'data-live-server="{s}"')[1].split("</tr>")[0] for s in ("host-a:1:x", "host-b:2:y"))
-    assert "data-live-rss>3.0\xa0MB<" in fresh and "data-live-cpu>25.0 %<" in fresh
+    assert "data-live-rss>3.0\xa0MB<" in fresh and "data-live-cpu>25.0%<" in fresh
     assert "data-live-processed>17<" in fresh
     assert "data-heartbeat-late" in fresh and re.search(r"data-heartbeat-late[^>]*hidden>late<", fresh)
     assert re.search(r"data-heartbeat-late[^>]*\"\s*>late<", late), late  # shown, and says so in words

@@ -9,10 +9,13 @@ written to build/screenshots/; ``TASKQ_SCREENSHOT_DIR=docs/screenshots`` refresh
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from browser_support import Console
 from daphne_console import add_user
 
+from queues.engine.worker_store import WorkerStore
 from tests.browser.conftest import SCREENSHOT_DIR, registry, start_worker  # noqa: F401 - fixtures of this module
 from tests.worker.worker_support import state_of, wait_for
 
@@ -107,6 +110,18 @@ def test_screenshots_of_the_main_pages(daphne, driver, engine, seed, start_worke
             console.click("details summary")
         shot = console.screenshot(name)
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # A worker whose heartbeat is late (issue 27): its last one 12 s ago, at a 5 s interval; it is lost at 15 s.
+    late = "host-7:4242:late"
+    beat = int(time.time() * 1000) - 12_000
+    record = {"id": late, "host": "host-7", "pid": 4242, "started": beat - 600_000, "status": "active",
+              "queues": {"default": 1}, "concurrency": 4, "heartbeat": beat, "heartbeat_every": 5.0,
+              "rss": 96 * 1024 * 1024, "cpu": 0.02, "processed": 310}  # fmt: skip
+    WorkerStore(engine.broker).write_server(record, {}, ttl=60)
+    console.get("/servers/")
+    settled(console, "Servers")
+    console.wait_text("late", f'tr[data-live-server="{late}"] td.heartbeat')
+    assert console.screenshot("servers-late").stat().st_size > 0
 
     console.get("/queues/default/?state=completed")
     phone = {"width": 375, "height": 800, "deviceScaleFactor": 1, "mobile": True}
