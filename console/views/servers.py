@@ -22,10 +22,10 @@ def servers(request: HttpRequest) -> HttpResponse:
     the records of the servers that ended within ``TASKS_SERVER_RECORD_SECONDS``."""
     engine = inspector()
     listed = engine.servers()
-    fleet = {
-        "quiet": [s.id for s in listed if s.status == "active"],
-        "stop": [s.id for s in listed if s.status != "stopping"],
-    }
+    fleet = [
+        fleet_form("quiet", [s.id for s in listed if s.status == "active"]),
+        fleet_form("stop", [s.id for s in listed if s.status != "stopping"]),
+    ]
     rows = [server_row(s) for s in listed]
     return render(request, "console/servers.html", {"rows": rows, "ended": engine.ended_servers(), "fleet": fleet})
 
@@ -119,8 +119,23 @@ def control_server(request: HttpRequest, server_id: str, action: str) -> HttpRes
     return redirect(reverse("server", args=[server_id]))
 
 
-#: Quiet all and Stop all, as the confirmation and the message after it say (issue 27).
+#: Quiet all and Stop all, as the message after them says (issue 27).
 FLEET_CONTROLS = {"quiet": "quieted", "stop": "asked to stop"}
+
+
+def fleet_form(action: str, ids: list[str]) -> dict[str, Any]:
+    """The Quiet all or Stop all form of the servers list: the ids it sends (those listed that it would change),
+    its button and its confirmation, which names their count."""
+    n, s = len(ids), "" if len(ids) == 1 else "s"
+    confirm = {
+        "quiet": f"Quiet all {n} active server{s}? Each fetches no new task and finishes what it runs; "
+        f"{'it stays' if n == 1 else 'they stay'} quiet until {'it stops' if n == 1 else 'they stop'}.",
+        "stop": f"Stop all {n} server{s}? Each shuts down gracefully: running tasks get its shutdown timeout to "
+        "finish, the rest go back to pending.",
+    }[action]
+    label = f"{action.capitalize()} all ({n})"
+    url = reverse(f"servers-{action}-all")
+    return {"action": action, "url": url, "ids": ids, "confirm": confirm, "label": label, "danger": action == "stop"}
 
 
 @operator_action
