@@ -16,14 +16,12 @@ from daphne_console import add_user, daphne_console
 from queues import handles
 from queues.engine import Client, Inspector
 from tests.cli.helpers import Seed
-from tests.ports import free_port
+from tests.ports import free_port, given_ports
 from tests.worker.worker_support import kill_process, start_taskworker, wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
 OPERATOR = "otto"
-#: The ports this suite's console may take (the machine's other suites use their own).
-PORTS = range(18500, 18600)
 BAR = "return Object.fromEntries([...document.querySelectorAll('[data-fleet-figure]')].map(e => [e.dataset.fleetFigure, Number(e.textContent)]))"  # noqa: E501
 
 
@@ -31,7 +29,7 @@ BAR = "return Object.fromEntries([...document.querySelectorAll('[data-fleet-figu
 def site(chromium, redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     redis.Redis.from_url(redis_url).flushdb()
     workdir = tmp_path_factory.mktemp("fleet")
-    with daphne_console(workdir, redis_url, port=free_port(PORTS)) as console_server:
+    with daphne_console(workdir, redis_url, port=free_port(given_ports())) as console_server:
         add_user(console_server.env, OPERATOR, "view_console", "operate_console")
         with open_chromium(chromium, workdir / "profile") as driver:
             console = Console(driver, console_server.url, OPERATOR, workdir)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from queues.engine import Inspector
+from tests.waiting import wait_for
 from worker.process_usage import ProcessUsage, resident_bytes
 
 
@@ -33,7 +34,7 @@ def test_the_rss_is_the_process_resident_set_now():
 def test_a_running_server_publishes_its_usage_and_its_interval(make_server, redis_url, clock):
     server = make_server()
     with Inspector(redis_url, clock=clock) as inspector:
-        (info,) = inspector.servers()
+        (info,) = wait_for(inspector.servers, what="the first heartbeat written")
     assert info.rss is not None and info.rss > 10 * 1024 * 1024  # a Python process with Django loaded
     assert info.cpu is not None and info.cpu >= 0
     assert info.heartbeat_every == server.config.heartbeat_every
