@@ -75,7 +75,8 @@ class Client(BrokerOwner):
         registry: Registry | None = None,
         **options: Unpack[BrokerOptions],
     ):
-        options.setdefault("prefix", process_defaults.key_prefix())
+        if "prefix" not in options:  # asked only when not given: the default reads the environment
+            options["prefix"] = process_defaults.key_prefix()
         self.broker = Broker(redis_url or process_defaults.redis_url(), **options)
         self.payload_limits = PayloadLimits(max_payload, max_payload_depth)
         # Eager mode reads no policies either: it must work without a Redis.

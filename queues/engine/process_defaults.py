@@ -53,18 +53,28 @@ def unregister() -> None:
     _registered = None
 
 
+#: The settings this module answers for, and so the only environment variables it reads.
+_OWN = ("REDIS_URL", "TASKS_KEY_PREFIX")
+
+
+def _environment() -> TaskqSettings:
+    # Only this module's own variables: a malformed TASKS_* setting that a client never uses must not stop one from
+    # being built (the worker and the console report those at their start).
+    return TaskqSettings.from_env({name: os.environ[name] for name in _OWN if name in os.environ})
+
+
 def redis_url() -> str:
     """The URL a client given none connects to (see the module docstring for the order)."""
     if _registered is not None:
         return _registered.redis_url
-    return TaskqSettings.from_env(os.environ).redis_url
+    return _environment().redis_url
 
 
 def key_prefix() -> str:
     """The key prefix a client given none uses."""
     if _registered is not None:
         return _registered.prefix
-    return TaskqSettings.from_env(os.environ).key_prefix
+    return _environment().key_prefix
 
 
 class Enqueuer(Protocol):

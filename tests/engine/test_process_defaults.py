@@ -40,6 +40,19 @@ def test_the_environment_then_the_local_redis(unregistered: None, monkeypatch: p
     assert (process_defaults.redis_url(), process_defaults.key_prefix()) == (DEFAULT_REDIS_URL, DEFAULT_PREFIX)
 
 
+def test_a_malformed_setting_a_client_does_not_use_stops_no_client(
+    unregistered: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The defaults read only REDIS_URL and TASKS_KEY_PREFIX: a bad TASKS_LEASE_SECONDS is the worker's to report."""
+    monkeypatch.setenv("TASKS_LEASE_SECONDS", "soon")
+    monkeypatch.setenv("TASKS_KEY_PREFIX", "envpfx")
+    assert process_defaults.key_prefix() == "envpfx"
+    with Client(NOWHERE, prefix="given") as client:
+        assert client.broker.keys.prefix == "given"
+    with Client(NOWHERE) as client:
+        assert client.broker.keys.prefix == "envpfx"
+
+
 def test_a_registered_default_wins_over_the_environment(unregistered: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REDIS_URL", NOWHERE)
     process_defaults.register("redis://127.0.0.1:6379/7", "regpfx")

@@ -40,7 +40,8 @@ class InspectorBase(BrokerOwner):
         **options: Unpack[BrokerOptions],
     ):
         # Given no URL or prefix, where a bare Client() of this process would write (see process_defaults).
-        options.setdefault("prefix", process_defaults.key_prefix())
+        if "prefix" not in options:  # asked only when not given: the default reads the environment
+            options["prefix"] = process_defaults.key_prefix()
         self.broker = Broker(redis_url or process_defaults.redis_url(), **options)
         self.payload_limits = payload_limits  # what an edited payload may be, as for a producer
         self.keys = self.broker.keys
