@@ -98,7 +98,9 @@ def spot(text: str, cursor: int) -> Spot | None:
     rest = (text[:start] + " " + text[end:]).strip()
     key = _KEY.match(term)
     if key and term[key.end() : key.end() + 1] == ":" and cursor > start + key.end():
-        return _value_spot(key.group(), text[start + key.end() + 1 : end], cursor - start - key.end() - 1, start, end, rest)
+        return _value_spot(
+            key.group(), text[start + key.end() + 1 : end], cursor - start - key.end() - 1, start, end, rest
+        )
     if not _KEY.fullmatch(typed) and typed:
         return None
     if key and term[key.end() : key.end() + 1] == ":":

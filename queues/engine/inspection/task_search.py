@@ -209,7 +209,6 @@ class TaskSearch(TaskReads, QueueStats):
         first = (page - 1) * size
         return SearchPage(found[first : first + size], found, scanned, total, page, size, wanted)
 
-
     def payload_sample(
         self, query: str | Query, *, size: int = PAYLOAD_SAMPLE, redaction: Redaction | None = None
     ) -> list[bytes]:
@@ -228,7 +227,7 @@ class TaskSearch(TaskReads, QueueStats):
         size = check.count(size, "size", 1, SCAN_LIMIT, "inspector.payload_sample")
         states = [s for s in (wanted.states or STATES) if s != "aggregating"]
         infos = self.queue_infos([q for q in self.queues() if wanted.queue_matches(q)], memory_sample=0)
-        payloads: list[bytes] = []
+        payloads: list[tuple[str, bytes]] = []  # (type, payload)
         for info in infos:
             for state in states:
                 room = min(size - len(payloads), PAYLOAD_SAMPLE_PER_LIST, info.counts().get(state, 0))
