@@ -173,10 +173,13 @@ def _key_options(where: Spot, sources: Sources) -> list[Option]:
     if where.prefix.casefold().startswith(PAYLOAD):
         paths = [PAYLOAD + p for p in sources.payload_paths(_narrowing(where.rest))]
         return [Option(p + ":", p + ":", "payload path") for p in _ranked(paths, where.prefix)]
-    shown = {key: key.removesuffix("<path>") for key in KEY_HELP}
-    keys = _ranked(shown.values(), where.prefix)
-    return [Option(k if k == PAYLOAD else k + ":", k + ("<path>:" if k == PAYLOAD else ":"), help_)
-            for key, help_ in KEY_HELP.items() if (k := shown[key]) in keys]  # fmt: skip
+    typed = {
+        key.removesuffix("<path>"): help_ for key, help_ in KEY_HELP.items()
+    }  # "payload.<path>" is typed "payload."
+    return [
+        Option(key, key + "<path>:", typed[key]) if key == PAYLOAD else Option(key + ":", key + ":", typed[key])
+        for key in _ranked(typed, where.prefix)
+    ]
 
 
 _KINDS = {"queue": "queue", "type": "task type", "state": "state"}

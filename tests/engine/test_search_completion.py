@@ -10,6 +10,7 @@ import pytest
 
 from queues.engine import Client, Inspector
 from queues.engine.errors import ValidationError
+from queues.engine.inspection.task_search import PAYLOAD_SAMPLE_PER_LIST
 from queues.engine.keys import STATES
 from queues.engine.redaction import Redaction
 from queues.engine.search import KEYS, QuerySyntaxError, parse
@@ -55,6 +56,7 @@ def test_the_keys_are_the_parsers_own(sources):
         except QuerySyntaxError as exc:
             assert "unknown key" not in exc.message  # a value the key refuses, never the key itself
     assert labels("st|", sources) == ["state:"] and at("ag|", sources) == ("ag", ["age:"])
+    assert labels("er|", sources) == ["error:", "fingerprint:"]  # those starting so first
     assert at("pay|", sources) == ("pay", ["payload."])  # then the paths: the box asks again after accepting
 
 
@@ -115,10 +117,11 @@ def test_names_with_spaces_are_quoted_as_the_parser_reads_them(sources):
 
 def test_reads_are_bounded(redis_url, clock, r):
     with Client(redis_url, clock=clock) as client:
-        for n in range(MAX_OPTIONS + 5):
+        for n in range(PAYLOAD_SAMPLE_PER_LIST + 10):
             client.enqueue("t:x", {f"k{n}": {"deep": {"er": {"and": {"deeper": {"still": {"more": 1}}}}}}}, queue="q")
     with Inspector(redis_url, clock=clock) as insp:
         assert len(insp.payload_sample("", size=3)) == 3
+        assert len(insp.payload_sample("")) == PAYLOAD_SAMPLE_PER_LIST  # one crowded list does not fill it alone
         found = complete("payload.", 8, InspectorSources(insp))
     assert len(found.options) == MAX_OPTIONS
     assert payload_paths([b'{"a": {"b": {"c": {"d": {"e": {"f": {"g": 1}}}}}}}']) == [

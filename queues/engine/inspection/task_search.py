@@ -27,6 +27,8 @@ SCAN_LIMIT = 10_000  # tasks a filter looks at, at most, per request: it says ho
 #: from one queue and state, so one crowded list does not fill the sample alone.
 PAYLOAD_SAMPLE = 200
 PAYLOAD_SAMPLE_PER_LIST = 50
+#: Queues it reads the counts of, at most (the first by name among those the search reads).
+PAYLOAD_SAMPLE_QUEUES = 50
 #: A filter of ``search_tasks`` on a task's raw type, payload and last error (``_matches`` with its terms bound).
 _Match = Callable[[bytes, bytes | None, bytes | None], bool]
 Item = TypeVar("Item")
@@ -214,9 +216,9 @@ class TaskSearch(TaskReads, QueueStats):
     ) -> list[bytes]:
         """The payloads (as ``redaction`` masks them) of at most ``size`` tasks among those ``query`` searches
         (its queues, states and types; the other terms are not applied), the first of each list in turn, at most
-        ``PAYLOAD_SAMPLE_PER_LIST`` of one: the console's query box collects payload paths from them. Reads the
-        queues' counts, one range per list that has tasks until the sample is full, and the payloads in one round
-        trip per queue.
+        ``PAYLOAD_SAMPLE_PER_LIST`` of one, from the first ``PAYLOAD_SAMPLE_QUEUES`` queues: the console's query
+        box collects payload paths from them. Reads the queues' counts, one range per list that has tasks until the
+        sample is full, and the payloads in one round trip per queue.
 
         Raises:
             QuerySyntaxError: the search cannot be read.
@@ -226,13 +228,15 @@ class TaskSearch(TaskReads, QueueStats):
         wanted = search_language.parse(query) if isinstance(query, str) else query
         size = check.count(size, "size", 1, SCAN_LIMIT, "inspector.payload_sample")
         states = [s for s in (wanted.states or STATES) if s != "aggregating"]
-        infos = self.queue_infos([q for q in self.queues() if wanted.queue_matches(q)], memory_sample=0)
+        queues = [q for q in self.queues() if wanted.queue_matches(q)][:PAYLOAD_SAMPLE_QUEUES]
+        infos = self.queue_infos(queues, memory_sample=0)
         payloads: list[tuple[str, bytes]] = []  # (type, payload)
         for info in infos:
+            ids: list[tuple[bytes, float | None]] = []
             for state in states:
-                room = min(size - len(payloads), PAYLOAD_SAMPLE_PER_LIST, info.counts().get(state, 0))
-                if room > 0:
-                    payloads += self._payloads(info.queue, self._id_range(info.queue, state, 0, room - 1), wanted)
+                room = min(size - len(payloads) - len(ids), PAYLOAD_SAMPLE_PER_LIST, info.counts().get(state, 0))
+                ids += self._id_range(info.queue, state, 0, room - 1) if room > 0 else []
+            payloads += self._payloads(info.queue, ids, wanted)
         return [redaction.apply(t, p) or b"" for t, p in payloads] if redaction else [p for _t, p in payloads]
 
     def _payloads(self, queue: str, ids: list[tuple[bytes, float | None]], wanted: Query) -> list[tuple[str, bytes]]:
