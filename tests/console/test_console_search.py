@@ -102,6 +102,8 @@ def test_the_query_box_completes_keys_then_values_at_the_cursor(viewer_client, m
     assert [o["label"] for o in completions(viewer_client, "payload.")[1]["options"]] == ["payload.to:"]
     page = viewer_client.get(reverse("search")).content.decode()
     assert 'data-complete="/search/complete/"' in page and 'aria-controls="search-q-options"' in page
+    # The combobox role is query_box.js's to give: without JavaScript the box is a plain search input in a GET form.
+    assert 'role="combobox"' not in page and '<form method="get" class="toolbar" role="search"' in page
 
 
 def test_the_query_box_offers_masked_payloads_keys_never_their_values(viewer_client, seed, settings):
