@@ -343,6 +343,23 @@ class SearchForm(forms.Form):
     size = forms.TypedChoiceField(choices=ROWS_PER_PAGE_CHOICES, coerce=int, required=False)
 
 
+class SearchCompletionForm(forms.Form):
+    """The query box's question: the search as typed so far and where the cursor is in it (its end when not
+    given)."""
+
+    q = forms.CharField(max_length=1000, required=False, strip=False)
+    cursor = forms.IntegerField(min_value=0, max_value=1000, required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        text = data["q"] = data.get("q") or ""
+        if data.get("cursor") is None and "cursor" not in self.errors:
+            data["cursor"] = len(text)
+        elif data.get("cursor") is not None and data["cursor"] > len(text):
+            self.add_error("cursor", f"a position in the search, 0 to its length ({len(text)})")
+        return data
+
+
 class SearchActionForm(forms.Form):
     """An action on every task a search matches."""
 

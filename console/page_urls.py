@@ -49,6 +49,7 @@ urlpatterns = [
     path("redis/", redis.redis_info, name="redis"),
     path("settings/", settings.preferences, name="settings"),
     path("search/", search.search, name="search"),
+    path("search/complete/", search.search_complete, name="search-complete"),
     path("workflows/", workflows.workflow_list, name="workflows"),
     path("search/act/", search.search_action, name="search-act"),
     path("tasks/new/", new_task.new_task, name="task-new"),

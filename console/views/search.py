@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
@@ -18,7 +18,7 @@ from queues.rendering import preview
 
 from ..access import operator_action, viewer_page
 from ..errors import bad_request
-from ..forms import TASK_ACTIONS, SearchActionForm, SearchForm, first_error
+from ..forms import TASK_ACTIONS, SearchActionForm, SearchCompletionForm, SearchForm, first_error
 from .actions import act_on_matches
 from .common import acting_inspector, inspector, preference
 
@@ -53,6 +53,25 @@ def search(request: HttpRequest) -> HttpResponse:
         counts = {a: sum(t.state in allowed for t in result.matches) for a, (_m, allowed) in TASK_ACTIONS.items()}
         context["actions"] = [(action, count) for action, count in counts.items() if count]
     return render(request, "console/search.html", context)
+
+
+@viewer_page
+def search_complete(request: HttpRequest) -> HttpResponse:
+    """Access: viewers. The query box's completions (``queues/engine/search_completion.py``) at ``cursor`` of ``q``:
+    ``{"start", "end", "options": [{"text", "label", "detail"}]}``, each option's text replacing ``q[start:end]``.
+    Offers only what the search page shows anyone who may open it: the parser's keys, queue names, task types,
+    states, and payload paths read from payloads masked by TASKS_REDACT (keys, never values). Bad input is a 400
+    ``{"error": ...}``."""
+    from queues.engine.search_completion import InspectorSources, complete
+    from queues.redaction_access import rules
+
+    form = SearchCompletionForm(request.GET)
+    if not form.is_valid():
+        return JsonResponse({"error": first_error(form)}, status=400)
+    sources = InspectorSources(inspector(), rules())
+    found = complete(form.cleaned_data["q"], form.cleaned_data["cursor"], sources)
+    options = [{"text": o.text, "label": o.label, "detail": o.detail} for o in found.options]
+    return JsonResponse({"start": found.start, "end": found.end, "options": options})
 
 
 @operator_action

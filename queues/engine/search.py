@@ -34,7 +34,21 @@ from .message import TaskInfo
 
 MAX_QUERY = 1000  # characters
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-KEYS = ("queue", "type", "state", "id", "error", "fingerprint", "age", "payload.<path>")
+#: Every key the language reads, with what it takes: the one list (the error for an unknown key names them, the
+#: console's query box offers them as completions, ``search_completion``).
+KEY_HELP = {
+    "queue": "queues, by name or glob pattern",
+    "type": "task types, by name or pattern",
+    "state": "task states",
+    "id": "task ids",
+    "error": "text in the last error (any case)",
+    "fingerprint": "the error group of the last failure",
+    "age": "time since creation: >1h, <30m",
+    "payload.<path>": "a value in the JSON payload",
+}
+KEYS = tuple(KEY_HELP)
+#: The keys whose values are lists of names, comma-separated.
+LIST_KEYS = ("queue", "type", "state", "id")
 _TOKEN = re.compile(r'\s*(?:([A-Za-z_][\w.]*):)?(?:"((?:[^"\\]|\\.)*)"|(\S+))')
 
 
@@ -58,6 +72,9 @@ class Query:
 
     def queue_matches(self, queue: str) -> bool:
         return not self.queues or any(fnmatch.fnmatchcase(queue, p) for p in self.queues)
+
+    def type_matches(self, task_type: str) -> bool:
+        return not self.types or any(fnmatch.fnmatchcase(task_type, p) for p in self.types)
 
 
 def _fail(text: str, at: int, why: str) -> QuerySyntaxError:
@@ -90,7 +107,7 @@ class _Terms:
             self.lists["word"].append(value.casefold())
         elif key.startswith("payload.") and len(key) > len("payload."):
             self.payload.append((tuple(key[len("payload.") :].split(".")), value))
-        elif key in ("queue", "type", "state", "id"):
+        elif key in LIST_KEYS:
             self._names(key, value, at)
         elif key == "error":
             self.lists["error"].append(value.casefold())
@@ -162,7 +179,7 @@ _MISSING = object()
 
 def matches(query: Query, task: TaskInfo, now: float) -> bool:
     """Whether ``task`` (its payload as the searcher may see it: masked where TASKS_REDACT says) matches."""
-    if query.types and not any(fnmatch.fnmatchcase(task.type, p) for p in query.types):
+    if not query.type_matches(task.type):
         return False
     if query.ids and task.id not in query.ids:
         return False

@@ -34,7 +34,7 @@ PAGES = {
     "task-type": "/queues/emails/types/email:deliver/",
     "servers": "/servers/",
     "server": "/servers/{server}/",
-    "search": "/search/?q=queue:emails+type:email:*",
+    "search": "/search/?q=queue:emails+type:email:*",  # and with the query box's list open: ``completing``
     "schedulers": "/schedulers/",
     "history": "/history/",
     "workflows": "/workflows/",
@@ -121,6 +121,20 @@ def as_editing_staff(console: Any, theme: str) -> None:
     console.prefer(theme=theme)
 
 
+def completing(console: Any) -> Any:
+    """The search page with the query box's list open and its second option highlighted (the combobox's open
+    state: aria-expanded, aria-activedescendant, the listbox and its options); returns the driver."""
+    from selenium.webdriver.common.keys import Keys
+
+    console.get("/search/")
+    box = console.find("#search-q")
+    box.send_keys("state:")
+    console.wait_for(lambda d: len(console.find_all("#search-q-options [role=option]")) > 1, "the list open")
+    box.send_keys(Keys.ARROW_DOWN, Keys.ARROW_DOWN)
+    console.wait_for(lambda d: box.get_attribute("aria-activedescendant") == "search-q-options-1", "an option lit")
+    return console.driver
+
+
 @pytest.mark.parametrize("theme", THEMES)
 def test_every_page_passes_axe(console, engine, seed, redis_url, settings, theme):
     """Every page in one browser session, seeded once: the failure names each page that fails, and what fails."""
@@ -135,6 +149,9 @@ def test_every_page_passes_axe(console, engine, seed, redis_url, settings, theme
         found = violations(console.driver)
         if found:
             failing[page] = report(found)
+    found = violations(completing(console))
+    if found:
+        failing["search-completing"] = report(found)
     assert not failing, "\n".join(f"{page} ({theme}):\n{found}" for page, found in failing.items())
 
 

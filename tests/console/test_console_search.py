@@ -83,3 +83,63 @@ def test_actions_are_for_operators_and_a_bad_action_or_search_changes_nothing(
     assert operator_client.post(reverse("search-act"), {"q": "queue:mail", "action": "explode"}).status_code == 400
     assert operator_client.post(reverse("search-act"), {"q": "colour:red", "action": "delete"}).status_code == 400
     assert engine.queue_info("mail").archived == 3 and not AuditLog.objects.exists()
+
+
+def completions(client, q: str, **params) -> tuple[int, dict]:
+    response = client.get(reverse("search-complete"), {"q": q, **params})
+    assert response["Content-Type"] == "application/json"
+    return response.status_code, response.json()
+
+
+def test_the_query_box_completes_keys_then_values_at_the_cursor(viewer_client, mixed):
+    status, reply = completions(viewer_client, "state:retry qu error:x", cursor="14")
+    assert status == 200 and (reply["start"], reply["end"]) == (12, 14)
+    assert reply["options"] == [{"text": "queue:", "label": "queue:", "detail": "queues, by name or glob pattern"}]
+    assert [o["label"] for o in completions(viewer_client, "queue:")[1]["options"]] == ["low", "mail"]  # the end
+    assert [o["text"] for o in completions(viewer_client, "queue:mail type:em")[1]["options"]] == [
+        "type:email:deliver "
+    ]
+    assert [o["label"] for o in completions(viewer_client, "payload.")[1]["options"]] == ["payload.to:"]
+    page = viewer_client.get(reverse("search")).content.decode()
+    assert 'data-complete="/search/complete/"' in page and 'aria-controls="search-q-options"' in page
+    # The combobox role is query_box.js's to give: without JavaScript the box is a plain search input in a GET form.
+    assert 'role="combobox"' not in page and '<form method="get" class="toolbar" role="search"' in page
+
+
+def test_the_query_box_offers_masked_payloads_keys_never_their_values(viewer_client, seed, settings):
+    settings.TASKS_REDACT = {"types": ["billing:"], "keys": ["card"]}
+    seed.pending("shop:order", {"customer": {"id": 7}, "card": {"number": "4111-1111"}}, queue="shop")
+    seed.pending("billing:charge", {"iban": "DE89 3704"}, queue="shop")
+    status, reply = completions(viewer_client, "payload.")
+    assert status == 200 and [o["label"] for o in reply["options"]] == [
+        "payload.card:", "payload.customer:", "payload.customer.id:"]  # fmt: skip
+    for q in ("payload.card:", "payload.card.", "payload.card:4", "payload.", "queue:shop payload.i"):
+        body = viewer_client.get(reverse("search-complete"), {"q": q}).content.decode()
+        assert "4111" not in body and "number" not in body and "iban" not in body and "DE89" not in body
+
+
+@pytest.mark.parametrize(
+    ("params", "says"),
+    [
+        ({"q": "queue:", "cursor": "7"}, "cursor: a position in the search, 0 to its length (6)"),
+        ({"q": "queue:", "cursor": "x"}, "cursor: Enter a whole number."),
+        ({"q": "queue:", "cursor": "-1"}, "cursor: "),
+        ({"q": "x" * 1001}, "q: Ensure this value has at most 1000 characters"),
+    ],
+)
+def test_bad_input_to_the_query_box_is_a_400_that_says_why(viewer_client, mixed, params, says):
+    response = viewer_client.get(reverse("search-complete"), params)
+    assert response.status_code == 400 and response.json()["error"].startswith(says)
+
+
+def test_the_query_box_is_for_viewers_and_reads_only(client, nobody_client, viewer_client, mixed):
+    assert client.get(reverse("search-complete"), {"q": "queue:"}).status_code == 302  # to the login page
+    assert nobody_client.get(reverse("search-complete"), {"q": "queue:"}).status_code == 403
+    assert viewer_client.post(reverse("search-complete"), {"q": "queue:"}).status_code == 405
+    # A search that cannot be read whole still completes (it is half written); submitting it is a 400 that says
+    # what and where, as before.
+    assert [o["label"] for o in completions(viewer_client, "state:sleeping queue:m")[1]["options"]] == ["mail"]
+    refused = viewer_client.get(reverse("search"), {"q": "state:sleeping queue:mail"})
+    assert refused.status_code == 400
+    assert "unknown state &#x27;sleeping&#x27;; states are pending" in refused.content.decode()
+    assert "(at character 1 of the search" in refused.content.decode()

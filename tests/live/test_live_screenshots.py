@@ -85,6 +85,8 @@ def settled(console: Console, heading: str) -> None:
 
 
 def test_screenshots_of_the_main_pages(daphne, driver, engine, seed, start_worker, tmp_path):  # noqa: F811
+    from selenium.webdriver.common.keys import Keys
+
     detail = seed_the_pages(seed, engine, start_worker)
     add_user(daphne.env, OPERATOR, "view_console", "operate_console", "create_task")
     console = Console(driver, daphne.url, OPERATOR, SCREENSHOT_DIR)
@@ -110,6 +112,16 @@ def test_screenshots_of_the_main_pages(daphne, driver, engine, seed, start_worke
             console.click("details summary")
         shot = console.screenshot(name)
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # The query box completing (issue 27): the payload paths of the emails' retry tasks, one highlighted.
+    console.get("/search/?q=queue:emails+state:retry")
+    settled(console, "Search")
+    box = console.find("#search-q")
+    box.send_keys(Keys.END, " payload.")
+    console.wait_for(lambda d: "payload.vars.amount:" in console.text("#search-q-options"), "the payload paths")
+    box.send_keys(Keys.ARROW_DOWN, Keys.ARROW_DOWN)
+    console.wait_for(lambda d: box.get_attribute("aria-activedescendant") == "search-q-options-1", "an option lit")
+    assert console.screenshot("search-complete").stat().st_size > 0
 
     # A worker whose heartbeat is late (issue 27): its last one 12 s ago, at a 5 s interval; it is lost at 15 s.
     late = "host-7:4242:late"

@@ -23,6 +23,12 @@ from .queue_stats import QueueStats
 from .task_reads import TaskReads
 
 SCAN_LIMIT = 10_000  # tasks a filter looks at, at most, per request: it says how many it looked at
+#: Tasks ``payload_sample`` reads at most (the query box's payload paths: a glance, not a search), and how many
+#: from one queue and state, so one crowded list does not fill the sample alone.
+PAYLOAD_SAMPLE = 200
+PAYLOAD_SAMPLE_PER_LIST = 50
+#: Queues it reads the counts of, at most (the first by name among those the search reads).
+PAYLOAD_SAMPLE_QUEUES = 50
 #: A filter of ``search_tasks`` on a task's raw type, payload and last error (``_matches`` with its terms bound).
 _Match = Callable[[bytes, bytes | None, bytes | None], bool]
 Item = TypeVar("Item")
@@ -204,6 +210,43 @@ class TaskSearch(TaskReads, QueueStats):
         found.sort(key=lambda t: (-(t.created_at.timestamp() if t.created_at else 0), t.queue, t.id))
         first = (page - 1) * size
         return SearchPage(found[first : first + size], found, scanned, total, page, size, wanted)
+
+    def payload_sample(
+        self, query: str | Query, *, size: int = PAYLOAD_SAMPLE, redaction: Redaction | None = None
+    ) -> list[bytes]:
+        """The payloads (as ``redaction`` masks them) of at most ``size`` tasks among those ``query`` searches
+        (its queues, states and types; the other terms are not applied), the first of each list in turn, at most
+        ``PAYLOAD_SAMPLE_PER_LIST`` of one, from the first ``PAYLOAD_SAMPLE_QUEUES`` queues: the console's query
+        box collects payload paths from them. Reads the queues' counts, one range per list that has tasks until the
+        sample is full, and the payloads in one round trip per queue.
+
+        Raises:
+            QuerySyntaxError: the search cannot be read.
+            ValidationError: ``size`` is malformed.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        wanted = search_language.parse(query) if isinstance(query, str) else query
+        size = check.count(size, "size", 1, SCAN_LIMIT, "inspector.payload_sample")
+        states = [s for s in (wanted.states or STATES) if s != "aggregating"]
+        queues = [q for q in self.queues() if wanted.queue_matches(q)][:PAYLOAD_SAMPLE_QUEUES]
+        infos = self._counted(queues)[0]  # the counts alone: latency and memory take more round trips
+        payloads: list[tuple[str, bytes]] = []  # (type, payload)
+        for info in infos:
+            ids: list[tuple[bytes, float | None]] = []
+            for state in states:
+                room = min(size - len(payloads) - len(ids), PAYLOAD_SAMPLE_PER_LIST, info.counts().get(state, 0))
+                ids += self._id_range(info.queue, state, 0, room - 1) if room > 0 else []
+            payloads += self._payloads(info.queue, ids, wanted)
+        return [redaction.apply(t, p) or b"" for t, p in payloads] if redaction else [p for _t, p in payloads]
+
+    def _payloads(self, queue: str, ids: list[tuple[bytes, float | None]], wanted: Query) -> list[tuple[str, bytes]]:
+        """(type, payload) of the tasks of ``ids`` whose type ``wanted`` matches, in one round trip."""
+        pipe = self.conn.pipeline(transaction=False)
+        for task_id, _score in ids:
+            pipe.hmget(self.keys.queue(queue).task(task_id.decode()), "type", "payload")
+        rows = self._redis("payload_sample", pipe.execute) if ids else []
+        typed = [(ttype.decode("utf-8", "replace"), payload or b"") for ttype, payload in rows if ttype is not None]
+        return [(ttype, payload) for ttype, payload in typed if wanted.type_matches(ttype)]
 
 
 def _in_pages(read: Callable[[int, int], list[Item]], budget: int) -> Iterator[list[Item]]:
