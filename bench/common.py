@@ -24,7 +24,13 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def bench_url() -> str:
-    url = os.environ.get("BENCH_REDIS_URL", DEFAULT_URL)
+    return checked_url(os.environ.get("BENCH_REDIS_URL", DEFAULT_URL))
+
+
+def checked_url(url: str | None) -> str:
+    """``url`` (BENCH_REDIS_URL's when None) if it selects a database a benchmark may flush: not 0, not 10-15."""
+    if url is None:
+        return bench_url()
     path = urlparse(url).path.strip("/") or "0"
     db = int(path)
     if db == 0 or db >= 10:

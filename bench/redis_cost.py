@@ -36,7 +36,7 @@ from queues.engine import Client, Keys
 
 from .common import bench_url, connect, emit, flush
 from .measure import stop
-from .taskq_bench import QUEUE, start_worker
+from .taskq_bench import QUEUE, prefill, start_worker
 
 #: Commands the bench sends itself to watch the run; not the engine's cost.
 OWN_COMMANDS = frozenset({"get", "info", "flushdb", "config|resetstat", "ping"})
@@ -128,10 +128,7 @@ def task_life(mode: str, n: int, concurrency: int) -> dict[str, Any]:
             for _ in range(n):
                 client.enqueue("bench:noop", b"", queue=QUEUE)
         else:
-            items = [("bench:noop", b"")] * 1000
-            for _ in range(n // 1000):
-                client.enqueue_many(items, queue=QUEUE)
-            n = n // 1000 * 1000
+            prefill(client, "bench:noop", b"", n)
         wait_processed(conn, processed, n + 1, 600, worker)
         elapsed = time.perf_counter() - started
         cpu = main_thread_cpu(conn) - cpu0

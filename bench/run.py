@@ -46,10 +46,12 @@ TARGETS = {"enqueue": 15_000, "bulk1000": 100_000, "bulk10000": 100_000, "proces
 def plan(a: argparse.Namespace) -> list[tuple[str, str, list[str], bool]]:  # noqa: C901 - a flat list of cases
     """(workload, row, argv, repeated) for every measurement to make."""
     q = [sys.executable, "-m", "bench.taskq_bench"]
-    scale = 0.2 if a.quick else 1.0
+    scale = a.scale if a.scale is not None else 0.2 if a.quick else 1.0
 
-    def n(x: int) -> str:
-        return str(max(1000, int(x * scale) // 1000 * 1000))
+    def n(x: int, least: int = 10) -> str:
+        """``x`` tasks scaled: in thousands from 1,000 up, else as they come (a smoke run's), at least ``least``."""
+        count = x * scale
+        return str(max(least, int(count) // 1000 * 1000 if count >= 1000 else int(count)))
 
     jobs: list[tuple[str, str, list[str], bool]] = []
     c = str(a.concurrency)
@@ -69,7 +71,8 @@ def plan(a: argparse.Namespace) -> list[tuple[str, str, list[str], bool]]:  # no
             elif workload == "enqueue_4threads":
                 jobs.append((workload, "taskq", q + ["enqueue", "-n", n(40_000), "--threads", "4"], True))
             elif workload.startswith("bulk"):
-                jobs.append((workload, "taskq", q + ["bulk", "-n", n(100_000), "--batch", workload[4:]], True))
+                batch = workload[4:]
+                jobs.append((workload, "taskq", q + ["bulk", "-n", n(100_000, int(batch)), "--batch", batch], True))
             elif workload == "process" and worker:
                 jobs.append((workload, "taskq", q + ["process", "-n", n(100_000), "--concurrency", c], True))
                 jobs.append(
@@ -105,7 +108,8 @@ def plan(a: argparse.Namespace) -> list[tuple[str, str, list[str], bool]]:  # no
             if workload == "enqueue" and peer != "rq-fork":
                 jobs.append((workload, peer, p + ["enqueue", "-n", n(20_000)], True))
             elif workload.startswith("bulk") and peer == "rq":
-                jobs.append((workload, peer, p + ["bulk", "-n", n(100_000), "--batch", workload[4:]], True))
+                batch = workload[4:]
+                jobs.append((workload, peer, p + ["bulk", "-n", n(100_000, int(batch)), "--batch", batch], True))
             elif workload == "process":
                 size = {"rq": 5_000, "rq-fork": 1_000}.get(peer, 20_000)
                 jobs.append((workload, peer, p + ["process", "-n", n(size), "--concurrency", c], True))
@@ -157,6 +161,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the throughput workloads")
     parser.add_argument("--quick", action="store_true", help="a fifth of the task counts")
+    parser.add_argument("--scale", type=float, default=None, help="multiply the task counts (0.001: a smoke run)")
+    parser.add_argument("--results-dir", type=Path, default=BENCH / "results", help="where the JSON goes")
     parser.add_argument("--only", default="", help="comma-separated: taskq, peers, dramatiq, huey, celery, rq")
     parser.add_argument("--concurrency", type=int, default=10)
     parser.add_argument(
@@ -181,8 +187,8 @@ def main() -> None:
         print(f"note: no peers' venv at {a.peers_python}; peers skipped (see bench/README.md)", file=sys.stderr)
         a.peers_python = ""
     jobs = plan(a)
-    results_dir = BENCH / "results"
-    results_dir.mkdir(exist_ok=True)
+    results_dir = a.results_dir
+    results_dir.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     log = open(results_dir / f"{stamp}.log", "w")
     results: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -223,6 +229,9 @@ def main() -> None:
         results.setdefault((workload, row), []).append(result)
         doc = save()
     print(render(doc))
+    failed = [f"{row} {w}: {r['error']}" for (w, row), runs in results.items() for r in runs if "error" in r]
+    if failed:  # after the table: a long run keeps what it measured, and a broken bench still fails
+        raise SystemExit("measures that failed (their output is in " + log.name + "):\n" + "\n".join(failed))
 
 
 def _median(runs: list[dict[str, Any]], field: str) -> tuple[float, float, float] | None:

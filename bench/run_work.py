@@ -30,13 +30,16 @@ from .common import REPO
 PEERS = ("dramatiq", "huey", "celery")
 
 
-def cases(peers_python: str | None) -> list[tuple[str, str, list[str]]]:
-    """(workload, row, argv) of every measurement."""
+def cases(peers_python: str | None, scale: float = 1.0) -> list[tuple[str, str, list[str]]]:
+    """(workload, row, argv) of every measurement, with the task counts multiplied by ``scale``."""
     taskq = [sys.executable, "-m", "bench.taskq_bench", "process"]
     out: list[tuple[str, str, list[str]]] = []
 
+    def scaled(n: int) -> str:
+        return str(max(10, round(n * scale)))
+
     def add(workload: str, kind: str, concurrency: int, n: int, taskq_only: bool = False) -> None:
-        base = ["-n", str(n), "--concurrency", str(concurrency), "--work", kind]
+        base = ["-n", scaled(n), "--concurrency", str(concurrency), "--work", kind]
         out.append((workload, "taskq", taskq + base))
         if kind in ("sleep", "incr"):
             out.append((workload, "taskq-async", [*taskq, *base, "--async"]))
@@ -51,7 +54,7 @@ def cases(peers_python: str | None) -> list[tuple[str, str, list[str]]]:
         argv = [
             *taskq,
             "-n",
-            "2000",
+            scaled(2000),
             "--concurrency",
             "10",
             "--work",
@@ -79,24 +82,29 @@ def main() -> None:
     parser.add_argument(
         "--peers-python", default=os.environ.get("BENCH_PEERS_PYTHON", "/tmp/bench-peers-venv/bin/python")
     )
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply the task counts (0.005: a smoke run)")
+    parser.add_argument("--results-dir", type=Path, default=REPO / "bench" / "results", help="where the JSON goes")
     args = parser.parse_args()
     peers_python = args.peers_python if Path(args.peers_python).exists() else None
-    todo = [c for c in cases(peers_python) if not args.only or any(c[0].startswith(o) for o in args.only)]
+    todo = [c for c in cases(peers_python, args.scale) if not args.only or any(c[0].startswith(o) for o in args.only)]
     results: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in range(args.rounds):
         for i, (workload, row, argv) in enumerate(todo, 1):
             print(f"[round {r + 1}, {i}/{len(todo)}] {workload}: {row}", file=sys.stderr, flush=True)
             results.setdefault((workload, row), []).append(run_one(argv))
-    out_dir = REPO / "bench" / "results"
-    out_dir.mkdir(exist_ok=True)
+    out_dir = args.results_dir
+    out_dir.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     (out_dir / f"work-{stamp}.json").write_text(
         json.dumps([{"workload": w, "row": row, "runs": runs} for (w, row), runs in results.items()], indent=1)
     )
     print("| workload | library | tasks/s (median) | runs | worker cores | Redis cores |")
     print("|---|---|---|---|---|---|")
+    failed = []
     for (workload, row), runs in results.items():
         good = [x for x in runs if "tasks_per_s" in x]
+        if len(good) < len(runs):
+            failed.append(f"{workload}: {row}")
         if not good:
             print(f"| {workload} | {row} | failed: {runs[0].get('error', '?')[:80]} | | | |")
             continue
@@ -107,6 +115,9 @@ def main() -> None:
         print(
             f"| {workload} | {row} | **{statistics.median(rates):,.0f}** | {shown} | {worker:.2f} | {redis_cores:.2f} |"
         )
+
+    if failed:
+        raise SystemExit(f"{len(failed)} case(s) failed: {'; '.join(failed)}")
 
 
 if __name__ == "__main__":

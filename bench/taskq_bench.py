@@ -79,6 +79,12 @@ def enqueue_bulk(n: int, batch: int) -> dict[str, Any]:
     }
 
 
+def prefill(client: Client, task_type: str, payload: bytes, n: int) -> None:
+    """Enqueue ``n`` tasks in lists of 1,000 (the last one shorter)."""
+    for first in range(0, n, 1000):
+        client.enqueue_many([(task_type, payload)] * min(1000, n - first), queue=QUEUE)
+
+
 def memory(n: int, event_maxlen: int) -> dict[str, Any]:
     """Bytes per pending no-op task: used_memory delta / N, with the event stream (capped at event_maxlen) in,
     and per key family from MEMORY USAGE, so the stream's share and the per-task figure show separately."""
@@ -86,9 +92,7 @@ def memory(n: int, event_maxlen: int) -> dict[str, Any]:
     flush(conn)
     client = Client(bench_url(), limits=Limits(event_maxlen=event_maxlen))
     before = used_memory(conn)
-    items = [("bench:noop", b"")] * 1000
-    for _ in range(n // 1000):
-        client.enqueue_many(items, queue=QUEUE)
+    prefill(client, "bench:noop", b"", n)
     time.sleep(0.5)
     after = used_memory(conn)
     q = Keys().queue(QUEUE)
@@ -139,11 +143,9 @@ def process(n: int, concurrency: int, use_async: bool, extra: list[str], work: s
         task_type, payload = ("bench:anoop" if use_async else "bench:noop"), b""
     else:
         task_type, payload = ("bench:awork" if use_async else "bench:work"), work.encode()
-    items = [(task_type, payload)] * 1000
-    for _ in range(n // 1000):
-        client.enqueue_many(items, queue=QUEUE)
+    prefill(client, task_type, payload, n)
     q = Keys().queue(QUEUE)
-    total = n // 1000 * 1000
+    total = n
 
     def remaining() -> int:
         pipe = conn.pipeline(transaction=False)

@@ -45,8 +45,8 @@ class Peer:
 
     def prefill(self, n: int) -> None:
         if self.bulk is not None:
-            for _ in range(n // 1000):
-                self.bulk(1000)
+            for first in range(0, n, 1000):
+                self.bulk(min(1000, n - first))
         else:
             for _ in range(n):
                 self.enqueue_noop()

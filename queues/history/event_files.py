@@ -103,14 +103,20 @@ def write_batch(directory: str | Path, queue: str, entries: list[StreamEntry]) -
         folder.mkdir(parents=True, exist_ok=True)
         final = folder / name
         temp = folder / f".{name}.tmp"
-        table = pa.Table.from_pydict(columns, schema=SCHEMA).sort_by(SORT_KEYS)
-        pq.write_table(table, temp, compression="zstd", row_group_size=ROW_GROUP_ROWS)
+        write_table(pa.Table.from_pydict(columns, schema=SCHEMA), temp)
         with open(temp, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(temp, final)
         _fsync_dir(folder)
         written.append(final)
     return written
+
+
+def write_table(table: pa.Table, path: str | Path) -> None:
+    """Write events (a table of ``SCHEMA``) to one Parquet file in the export's layout: sorted by ``SORT_KEYS``,
+    zstd, row groups of ``ROW_GROUP_ROWS`` (not synced: ``write_batch`` does that; bench/pipeline.py writes its
+    synthetic events through here so that the analytics job reads what an export holds)."""
+    pq.write_table(table.sort_by(SORT_KEYS), path, compression="zstd", row_group_size=ROW_GROUP_ROWS)
 
 
 def _fsync_dir(folder: Path) -> None:

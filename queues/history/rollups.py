@@ -38,15 +38,26 @@ def compute(spark: Any, events_dir: str, days: list[str]) -> Any:
         spark.read.parquet(events_dir)
         .withColumn("date", F.col("date").cast("string"))
         .where(F.col("date").between(lo, max(days)))
-        .dropDuplicates(["queue", "stream_id"])
         .where(F.col("task_id") != "")
-    )  # a rewritten batch never doubles an event; a queue's own events (paused, running) are about no task
+    )  # a queue's own events (paused, running) are about no task
     by_task = Window.partitionBy("queue", "task_id").orderBy("at_ms", "stream_ms", "stream_seq")
+    # An event stored twice (a batch exported again under another name) is the same row twice: same task, time and
+    # stream id (``stream_ms``-``stream_seq``), so its copies sort next to it and a copy is a row whose stream id is
+    # the previous row's. Found in the sort the window needs anyway, it costs no shuffle of its own; dropDuplicates
+    # took one more, a third of the job's time on 10 million events (docs/benchmarks.md, "Pipeline").
+
+    def same(column: str) -> Any:
+        return F.col(column) == F.lag(column).over(by_task)
+
+    # The day is a date until the rows are grouped: formatting it as text for each of 10 million events cost
+    # seconds, for the 40 rows of the result it costs nothing.
     events = (
-        events.withColumn("prev_to", F.lag("to_state").over(by_task))
+        events.withColumn("copy", F.coalesce(same("stream_ms") & same("stream_seq"), F.lit(False)))
+        .where(~F.col("copy"))
+        .withColumn("prev_to", F.lag("to_state").over(by_task))
         .withColumn("prev_at", F.lag("at_ms").over(by_task))
-        .withColumn("day", F.date_format(F.timestamp_millis("at_ms"), "yyyy-MM-dd"))
-        .where(F.col("day").isin(days))
+        .withColumn("day", F.to_date(F.timestamp_millis("at_ms")))
+        .where(F.col("day").isin([date.fromisoformat(day) for day in days]))
     )
     frm, to = F.col("from_state"), F.col("to_state")
     started = (frm == "pending") & (to == "active")
@@ -69,6 +80,7 @@ def compute(spark: Any, events_dir: str, days: list[str]) -> Any:
         F.percentile_approx("run_ms", ps, ACCURACY).alias("run"),
     ]
     out = events.groupBy("day", "queue", F.col("type").alias("task_type")).agg(*aggs)
+    out = out.withColumn("day", F.col("day").cast("string"))  # ISO, yyyy-MM-dd
     decided = F.col("succeeded") + F.col("failed")
     out = out.withColumn("failure_rate", F.when(decided > 0, F.col("failed") / decided))
     for kind in ("wait", "run"):

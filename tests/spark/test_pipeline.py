@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shutil
 from datetime import date
 from pathlib import Path
 
@@ -107,6 +108,25 @@ def test_rollups_have_the_known_answers_and_a_rerun_replaces_only_its_day(spark,
     events.write(events_dir)
     assert analytics(spark, [D1], str(events_dir), rollup_dir) == 2
     assert TaskDailyRollup.objects.get(day=D1, queue="default").enqueued == 110
+
+    # Nor from a batch stored twice under two names (exported again after its offset was lost): every event of
+    # day 1 twice over counts once.
+    once = TaskDailyRollup.objects.get(day=D1, queue="default", task_type="email")
+    for original in list((events_dir / f"date={D1}").glob("*.parquet")):
+        shutil.copy(original, original.with_name(f"again-{original.name}"))
+    assert analytics(spark, [D1], str(events_dir), rollup_dir) == 2
+    again = TaskDailyRollup.objects.get(day=D1, queue="default", task_type="email")
+    assert (again.enqueued, again.started, again.succeeded, again.failed, again.retried, again.archived) == (
+        110,
+        121,
+        99,
+        22,
+        11,
+        11,
+    )
+    assert [getattr(again, f"{kind}_p{p}_ms") for kind in ("wait", "run") for p in (50, 95, 99)] == [
+        getattr(once, f"{kind}_p{p}_ms") for kind in ("wait", "run") for p in (50, 95, 99)
+    ]
 
 
 def test_the_shuffle_is_sized_to_the_days_read_and_the_session_setting_comes_back(spark, tmp_path, monkeypatch):
