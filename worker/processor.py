@@ -14,6 +14,14 @@ slots, and the handlers idle through every round trip. The tasks that wait are b
 only from queues without a concurrency cap or rate limit (both count leased tasks, so a capped queue is never
 fetched beyond its free slots), are in ``inflight`` so the heartbeat extends their leases and a cancel finds
 them, start their timeout when they start, and are requeued at once on shutdown and on an operator's quiet.
+
+Fetch-on-ack: a thread whose handler succeeded, with no prefetched attempt to take over, hands its slot to the
+acker rather than freeing it, and the script that acknowledges the success leases the slot's next task from the same
+queue (one script call per task instead of a dequeue and an ack; see worker/acker.py). Only when the queue is the
+one this worker's order would try first (a weighted draw, or the top priority when strict), so weighted and strict
+order hold as for the fetch thread, and only while the worker neither stops nor is quiet. The script applies the
+queue's pause, cap and rate limit exactly as dequeue, and a stale ack leases nothing; a slot the ack does not fill
+goes back to the fetch thread. Failures (retry, archive) free their slot as before.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from typing import Any
 
 from queues.engine import Registry, Task, TaskCancelledError, TaskMessage
 from queues.engine.broker import Broker
-from queues.engine.transitions import Leased
+from queues.engine.transitions import Dequeued, FetchNext, Leased
 
 from .acker import Acker
 from .attempt import Attempt, Outcome
@@ -151,6 +159,9 @@ class Processor:
         self._calls = itertools.count(1)
         # Queue -> engine time before which its rate limit admits no start (only the fetch thread touches it).
         self._resting: dict[str, float] = {}
+        self._resting_lock = threading.Lock()  # the acker sets it too, from what an ack that fetched was told
+        if config.fetch_on_ack:
+            acker.refill = self
         self._thread = threading.Thread(target=self._fetch_loop, name="processor", daemon=True)
 
     def start(self) -> None:
@@ -220,7 +231,8 @@ class Processor:
         to wait here (prefetch) from a queue without a concurrency cap or rate limit."""
         now = self.clock.now()
         # Forget windows that have opened (also of queues no longer served, which would never be visited).
-        self._resting = {queue: until for queue, until in self._resting.items() if until > now}
+        with self._resting_lock:
+            self._resting = {queue: until for queue, until in self._resting.items() if until > now}
         for queue in self.order.next():
             if queue in self._resting:
                 continue
@@ -243,11 +255,16 @@ class Processor:
             )
             if self.metrics is not None:
                 self.metrics.fetch_latency.observe(time.monotonic() - began)
-            if leased.limited_until is not None:
-                self._resting[queue] = leased.limited_until
+            self._rest(queue, leased)
             if leased:
                 return queue, leased
         return "", []
+
+    def _rest(self, queue: str, leased: Dequeued) -> None:
+        """Leave a queue alone until its rate limit admits a start, when the script that leased said so."""
+        if leased.limited_until is not None:
+            with self._resting_lock:
+                self._resting[queue] = leased.limited_until
 
     def _idle_wait(self) -> float:
         """How long to sleep when no queue gave work: the idle wait, or less when a rate-limited queue's window
@@ -312,6 +329,10 @@ class Processor:
         if not attempts:
             return
         self.capacity.take(len(attempts))
+        self._start_in_slots(attempts, now)
+
+    def _start_in_slots(self, attempts: list[Attempt], now: float) -> None:
+        """Run attempts in slots already taken for them."""
         if self.metrics is not None:
             for queue, count in Counter(a.queue for a in attempts).items():
                 self.metrics.started(queue, count)
@@ -425,12 +446,55 @@ class Processor:
         outcome counts only if nothing else ended the attempt first."""
         ran = attempt.ran = time.monotonic() - attempt.began
         self._run_time += (ran - self._run_time) / 8  # a float store: no lock needed for a heuristic
-        if not keep_slot:
+        hand_over = not keep_slot and self._fills_on_ack(attempt, outcome)
+        if not keep_slot and not hand_over:
             self.capacity.release()
         if self.metrics is not None:
             self.metrics.finished(attempt.queue, attempt.task.type, outcome.kind, ran)
         if attempt.claim():
+            attempt.holds_slot = hand_over  # before the acker can see it
             self.acker.submit(attempt, outcome)
+        elif hand_over:  # ended from outside meanwhile: that outcome frees no slot
+            self.capacity.release()
+
+    # -- fetch-on-ack (see the module's docstring and worker/acker.py) -------------------------------------------
+
+    def _fills_on_ack(self, attempt: Attempt, outcome: Outcome) -> bool:
+        """Whether the slot of a finished attempt goes to the acker, for its ack to lease the slot's next task."""
+        return (
+            self.acker.refill is self
+            and outcome.kind == "success"
+            and not self._stop.is_set()
+            and not self.quieted.is_set()
+            and attempt.queue not in self._resting
+            and self.order.first() == attempt.queue
+        )
+
+    def fetch_next(self, queue: str, slots: int) -> FetchNext | None:
+        """What the ack of ``queue`` leases for the ``slots`` handed over with its successes (the acker's thread)."""
+        if self._stop.is_set() or self.quieted.is_set():
+            return None
+        token_prefix = f"{self.config.server_id}:{next(self._calls)}:"
+        k = min(slots, self.config.fetch_batch)
+        return FetchNext(k, self.config.lease_seconds, token_prefix, self.queues.cap(queue), self.queues.rate(queue))
+
+    def fill_slots(self, queue: str, leased: Dequeued, slots: int) -> None:
+        """Start the tasks an ack leased in the ``slots`` handed over, and free the slots left over (the acker's
+        thread). Tasks leased while the worker went quiet or began to stop go back to their queue at once."""
+        self._rest(queue, leased)
+        now = self.clock.now()
+        attempts = [self._prepare(queue, item, now) for item in leased]
+        for attempt in attempts:
+            self.inflight[(queue, attempt.id)] = attempt
+        if self._stop.is_set() or self.quieted.is_set():
+            for attempt in attempts:
+                if attempt.claim():
+                    self.acker.submit(attempt, Outcome("requeue"))
+            attempts = []
+        for _ in range(slots - len(attempts)):
+            self.capacity.release()
+        if attempts:
+            self._start_in_slots(attempts, now)
 
     # -- ending attempts from outside --------------------------------------------------------------------------
 
