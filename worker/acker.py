@@ -6,10 +6,10 @@ Outcomes that cannot be written because Redis is away go to the syncer, which re
 runs out (after that the recoverer owns the task).
 
 Fetch-on-ack: a handler thread whose task succeeded may hand its slot to the acker (``Attempt.holds_slot``) instead
-of freeing it. The ``done`` (or ``complete``) call of the batch then also leases up to one task of the same queue per
-slot handed over (``FetchNext``), and ``Refill.fill_slots`` starts them in those slots and frees the ones left over; the
-processor decides when a slot may go this way (``Refill.fetch_next``). A slot handed over is freed exactly once, whatever
-the call's fate.
+of freeing it. The ``done`` (or ``complete``) call of the batch then also leases up to one task of the same queue
+per slot handed over (``FetchNext``), and ``Refill.fill_slots`` starts them in those slots and frees the ones left
+over; the processor decides when a slot may go this way (``Refill.fetch_next``). A slot handed over is freed
+exactly once, whatever the call's fate.
 
 Each outcome written (and not refused by the fence) is added to the time series tally (``queues.engine.series``),
 which the acker writes about once a second, between acknowledgements.

@@ -36,7 +36,8 @@ def complete(*leases: tuple[str, str, float], k: int):
 
 def leased(task_id: str, token: str) -> Leased:
     seeded = ACKING[Q.task(task_id)]
-    return Leased(task_id, b"email", msg().encode(), PAYLOAD, int(seeded.get("retried", 0)), token, int(seeded["since"]))
+    retried, since = int(seeded.get("retried", 0)), int(seeded["since"])
+    return Leased(task_id, b"email", msg().encode(), PAYLOAD, retried, token, since)
 
 
 def acked(*statuses: str, leased: tuple[Leased, ...] = (), until_ms: int | None = None) -> Acked:
