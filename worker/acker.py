@@ -48,8 +48,9 @@ class Refill(Protocol):
     def fetch_next(self, queue: str, slots: int) -> FetchNext | None:
         """What the ack of ``queue`` leases for ``slots`` slots, or None to lease nothing (quiet, stopping)."""
 
-    def fill_slots(self, queue: str, leased: Dequeued, slots: int) -> None:
-        """Start the tasks leased in the ``slots`` slots handed over, and free those left over."""
+    def fill_slots(self, queue: str, leased: Dequeued, slots: int, then: FetchNext | None) -> None:
+        """Start the tasks leased (``then`` asked for them) in the ``slots`` handed over, and free those left
+        over. Called once for each call of ``fetch_next``, and for each batch that handed slots over."""
 
 
 class Acker:
@@ -196,17 +197,21 @@ class Acker:
         for attempt, _ in items:
             slots += attempt.holds_slot
             attempt.holds_slot = False
+        then = None
+        if kind != "requeue" and self.refill is not None:
+            then = self.refill.fetch_next(queue_name, slots)
         leased = Dequeued()
         try:
-            return self._run_group(kind, queue_name, items, slots, leased)
+            return self._run_group(kind, queue_name, items, then, leased)
         finally:
-            if slots and self.refill is not None:
-                self.refill.fill_slots(queue_name, leased, slots)
+            if (slots or then is not None) and self.refill is not None:
+                self.refill.fill_slots(queue_name, leased, slots, then)
 
-    def _run_group(self, kind: str, queue_name: str, items: list[Item], slots: int, leased: Dequeued) -> list[Item]:
-        """Write a group of outcomes; the tasks its ack leased for the ``slots`` handed over go into ``leased``."""
+    def _run_group(
+        self, kind: str, queue_name: str, items: list[Item], then: FetchNext | None, leased: Dequeued
+    ) -> list[Item]:
+        """Write a group of outcomes; the tasks its ack leased (``then``) go into ``leased``."""
         started = [a.started for a, _ in items]
-        then = self.refill.fetch_next(queue_name, slots) if slots and self.refill is not None else None
         if kind == "complete":
             leases = [(a.id, a.token, a.task.message.retention) for a, _ in items]
             call = self.ops.complete(queue_name, leases, self.worker_id, started, then)

@@ -41,6 +41,7 @@ from queues.engine.transitions import Dequeued, FetchNext, Leased
 
 from .acker import Acker
 from .attempt import Attempt, Outcome
+from .capacity import Capacity
 from .config import WorkerConfig
 from .executors import LoopThread, ThreadPool
 from .metrics import WorkerMetrics
@@ -63,46 +64,6 @@ def no_handler_message(task_type: str) -> str:
         f"(@handler({task_type!r})), check that the worker imports its module (--import, or the app's tasks.py), "
         "and check the type's spelling (an operator may correct it with Edit and run)"
     )
-
-
-class Capacity:
-    """Free handler slots. Only the fetch thread takes; any thread gives back."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._free = size
-        self._nudged = False
-        self._cond = threading.Condition()
-
-    def wait_free(self, timeout: float) -> int:
-        """Wait for a free slot, or for a nudge (then there may be none), at most ``timeout`` seconds."""
-        with self._cond:
-            self._cond.wait_for(lambda: self._free > 0 or self._nudged, timeout)
-            self._nudged = False
-            return self._free
-
-    def nudge(self) -> None:
-        """Wake the fetch thread although no slot is free: the prefetched attempts run low."""
-        with self._cond:
-            self._nudged = True
-            self._cond.notify_all()
-
-    def take(self, n: int) -> None:
-        with self._cond:
-            self._free -= n
-
-    def release(self) -> None:
-        with self._cond:
-            self._free += 1
-            self._cond.notify_all()
-
-    def wait_idle(self, timeout: float) -> bool:
-        with self._cond:
-            return self._cond.wait_for(lambda: self._free == self.size, timeout)
-
-    @property
-    def busy(self) -> int:
-        return self.size - self._free
 
 
 class ResultWriter:
@@ -160,6 +121,8 @@ class Processor:
         # Queue -> engine time before which its rate limit admits no start (only the fetch thread touches it).
         self._resting: dict[str, float] = {}
         self._resting_lock = threading.Lock()  # the acker sets it too, from what an ack that fetched was told
+        self._ahead_lock = threading.Lock()
+        self._leasing_ahead = 0  # tasks being leased ahead (see _reserve_ahead), not yet in _ready
         if config.fetch_on_ack:
             acker.refill = self
         self._thread = threading.Thread(target=self._fetch_loop, name="processor", daemon=True)
@@ -203,37 +166,61 @@ class Processor:
                 self.wake.clear()
                 continue
             free -= self._start_ready(free)
-            ahead = max(0, self._prefetch - len(self._ready)) if self._run_time < PREFETCH_RUN_TIME else 0
-            if not free and (not ahead or len(self._ready) > self._prefetch // 2):
-                continue  # enough wait here; fetch ahead once half of them have started, not one at a time
-            # Clear before looking, so a wake-up published while we look is not lost.
-            self.wake.clear()
+            ahead = self._reserve_ahead()
             try:
-                queue, leased = self._dequeue(free, ahead)
-            except Exception as exc:  # Redis away, or refusing (READONLY after a failover): never stop fetching
-                if not failing:
-                    log.warning("cannot fetch: %s; retrying every second", exc)
-                failing = True
-                self._stop.wait(1.0)
-                continue
-            if failing:
-                log.info("fetching again")
-                failing = False
-            if not leased:
-                if free:  # every queue is empty (or limited): sleep until a wake-up or a limit's window opens
-                    self.wake.wait(self._idle_wait())
-                # else it was a fetch ahead with every slot busy: wait for a slot, then fetch as usual
-                continue
-            self._dispatch(queue, leased, free)
+                failing = self._fetch_round(free, ahead, failing)
+            finally:
+                self._unreserve_ahead(ahead)
 
-    def _dequeue(self, free: int, ahead: int = 0) -> tuple[str, list[Leased]]:
+    def _fetch_round(self, free: int, ahead: int, failing: bool) -> bool:
+        """Fetch for ``free`` slots and ``ahead`` tasks to wait here; returns whether fetching fails."""
+        if not free and (not ahead or len(self._ready) > self._prefetch // 2):
+            return failing  # enough wait here; fetch ahead once half of them have started, not one at a time
+        # Clear before looking, so a wake-up published while we look is not lost.
+        self.wake.clear()
+        try:
+            queue, leased, drained = self._dequeue(free, ahead)
+        except Exception as exc:  # Redis away, or refusing (READONLY after a failover): never stop fetching
+            if not failing:
+                log.warning("cannot fetch: %s; retrying every second", exc)
+            self._stop.wait(1.0)
+            return True
+        if failing:
+            log.info("fetching again")
+        if leased:
+            self._dispatch(queue, leased, free)
+        if drained and free > len(leased):
+            # Every queue is empty (or limited) and slots are left: sleep until a wake-up or a limit's window
+            # opens, rather than ask again at once for an empty answer. (With every slot busy it was a fetch
+            # ahead: wait for a slot, then fetch as usual.)
+            self.wake.wait(self._idle_wait())
+        return False
+
+    def _reserve_ahead(self, most: int = 1_000) -> int:
+        """How many tasks (at most ``most``) to lease ahead of a free slot now, reserved until they wait in
+        ``_ready``: the fetch thread and the acks that fetch both lease ahead, and together stay within prefetch."""
+        if self._run_time >= PREFETCH_RUN_TIME:
+            return 0
+        with self._ahead_lock:
+            ahead = max(0, min(most, self._prefetch - len(self._ready) - self._leasing_ahead))
+            self._leasing_ahead += ahead
+            return ahead
+
+    def _unreserve_ahead(self, ahead: int) -> None:
+        if ahead:
+            with self._ahead_lock:
+                self._leasing_ahead -= ahead
+
+    def _dequeue(self, free: int, ahead: int = 0) -> tuple[str, list[Leased], bool]:
         """Tasks of the first queue in this round's order that gives any: up to ``free``, plus up to ``ahead``
-        to wait here (prefetch) from a queue without a concurrency cap or rate limit."""
+        to wait here (prefetch) from a queue without a concurrency cap or rate limit. Also whether the round
+        drained every queue: each one it asked gave less than asked, and it asked them all."""
         now = self.clock.now()
         # Forget windows that have opened (also of queues no longer served, which would never be visited).
         with self._resting_lock:
             self._resting = {queue: until for queue, until in self._resting.items() if until > now}
-        for queue in self.order.next():
+        order = self.order.next()
+        for n, queue in enumerate(order, 1):
             if queue in self._resting:
                 continue
             limited = self.queues.cap(queue) or self.queues.rate(queue) is not None
@@ -257,8 +244,8 @@ class Processor:
                 self.metrics.fetch_latency.observe(time.monotonic() - began)
             self._rest(queue, leased)
             if leased:
-                return queue, leased
-        return "", []
+                return queue, leased, len(leased) < k and n == len(order)
+        return "", [], True
 
     def _rest(self, queue: str, leased: Dequeued) -> None:
         """Leave a queue alone until its rate limit admits a start, when the script that leased said so."""
@@ -471,16 +458,26 @@ class Processor:
         )
 
     def fetch_next(self, queue: str, slots: int) -> FetchNext | None:
-        """What the ack of ``queue`` leases for the ``slots`` handed over with its successes (the acker's thread)."""
+        """What the ack of a batch of ``queue``'s successes leases (the acker's thread): a task for each of the
+        ``slots`` handed over, and, when the queue is the one the order tries first and has no cap or rate limit,
+        tasks to wait here as the fetch thread leases them ahead (reserved; ``fill_slots`` gives the reservation
+        back). None to lease nothing."""
         if self._stop.is_set() or self.quieted.is_set():
             return None
-        token_prefix = f"{self.config.server_id}:{next(self._calls)}:"
-        k = min(slots, self.config.fetch_batch)
-        return FetchNext(k, self.config.lease_seconds, token_prefix, self.queues.cap(queue), self.queues.rate(queue))
+        k, ahead = min(slots, self.config.fetch_batch), 0
+        cap, rate = self.queues.cap(queue), self.queues.rate(queue)
+        if not cap and rate is None and queue not in self._resting and self.order.first() == queue:
+            ahead = self._reserve_ahead(self.config.fetch_batch - k)
+        if not k and not ahead:
+            return None
+        return FetchNext(
+            k, self.config.lease_seconds, f"{self.config.server_id}:{next(self._calls)}:", cap, rate, ahead
+        )
 
-    def fill_slots(self, queue: str, leased: Dequeued, slots: int) -> None:
-        """Start the tasks an ack leased in the ``slots`` handed over, and free the slots left over (the acker's
-        thread). Tasks leased while the worker went quiet or began to stop go back to their queue at once."""
+    def fill_slots(self, queue: str, leased: Dequeued, slots: int, then: FetchNext | None) -> None:
+        """Start the tasks an ack leased (``then`` asked for them) in the ``slots`` handed over, put those beyond
+        them with the tasks waiting here, and free the slots left over (the acker's thread). Tasks leased while the
+        worker went quiet or began to stop go back to their queue at once."""
         self._rest(queue, leased)
         now = self.clock.now()
         attempts = [self._prepare(queue, item, now) for item in leased]
@@ -491,10 +488,14 @@ class Processor:
                 if attempt.claim():
                     self.acker.submit(attempt, Outcome("requeue"))
             attempts = []
-        for _ in range(slots - len(attempts)):
+        self._ready.extend(attempts[slots:])
+        if then is not None:
+            self._unreserve_ahead(then.ahead)
+        starting = attempts[:slots]
+        for _ in range(slots - len(starting)):
             self.capacity.release()
-        if attempts:
-            self._start_in_slots(attempts, now)
+        if starting:
+            self._start_in_slots(starting, now)
 
     # -- ending attempts from outside --------------------------------------------------------------------------
 

@@ -145,8 +145,9 @@ def _dequeued(reply: list[Any]) -> Dequeued:
 @dataclass(frozen=True)
 class FetchNext:
     """Fetch-on-ack: what the ack scripts (done, complete) lease after the batch they acknowledge, from the same
-    queue, with dequeue's arguments: up to ``k`` tasks, but never more than the acks the fence let through (a
-    stale ack frees no slot), within the queue's pause, concurrency ``cap`` and ``rate`` limit exactly as
+    queue, with dequeue's arguments: up to ``k`` tasks for the slots the acks free, but never more than the acks
+    the fence let through, and ``ahead`` more (a worker's prefetch) when at least one went through: a stale ack
+    frees no slot and leases nothing. Within the queue's pause, concurrency ``cap`` and ``rate`` limit exactly as
     dequeue. One script call then both ends attempts and starts the next ones."""
 
     k: int
@@ -154,6 +155,7 @@ class FetchNext:
     token_prefix: str
     cap: int = 0
     rate: RateLimit | None = None
+    ahead: int = 0
 
 
 @dataclass
@@ -162,6 +164,10 @@ class Acked:
 
     statuses: list[str]
     leased: Dequeued
+
+
+def _fetches(then: FetchNext | None) -> bool:
+    return then is not None and (then.k > 0 or then.ahead > 0)
 
 
 def _acked(reply: list[Any]) -> Acked:
@@ -298,13 +304,13 @@ class Transitions:
 
     def _then(self, q: QueueKeys, then: FetchNext | None) -> tuple[list[str], list[Any]]:
         """The keys and arguments with which an ack script leases after it (``lease_after_ack`` in
-        ``lua/_lib.lua``); k 0 when it leases nothing."""
+        ``lua/_lib.lua``); k and ahead 0 when it leases nothing."""
         keys = [q.pending, q.paused, q.starts]
-        if then is None or then.k <= 0:
-            return keys, [0, "", "", 0, 0, 0]
+        if then is None or not _fetches(then):
+            return keys, [0, 0, "", "", 0, 0, 0]
         rate = then.rate or RateLimit()
         expiry = to_ms(self.clock.now() + then.lease_seconds)
-        return keys, [then.k, expiry, then.token_prefix, then.cap, rate.limit, to_ms(rate.period)]
+        return keys, [then.k, then.ahead, expiry, then.token_prefix, then.cap, rate.limit, to_ms(rate.period)]
 
     def done(
         self,
@@ -325,7 +331,7 @@ class Transitions:
             worker,
             [q.lease] + self._counters(q, "processed") + then_keys,
             [DAY_COUNTER_TTL, _start_times(started)] + then_args + _flatten(leases),
-            _statuses if then is None or then.k <= 0 else _acked,
+            _acked if _fetches(then) else _statuses,
         )
 
     def complete(
@@ -346,7 +352,7 @@ class Transitions:
             worker,
             [q.lease, q.completed] + self._counters(q, "processed") + then_keys,
             [DAY_COUNTER_TTL, _start_times(started)] + then_args + _flatten(rows),
-            _statuses if then is None or then.k <= 0 else _acked,
+            _acked if _fetches(then) else _statuses,
         )
 
     def _failure(self, q: QueueKeys, failure: Failure | None, grouped: bool) -> tuple[list[str], list[Any]]:

@@ -26,8 +26,8 @@ ACKING = {
 }
 
 
-def done(*leases: tuple[str, str], k: int, cap: int = 0, rate: RateLimit | None = None):
-    return lambda t: t.done("default", list(leases), W, then=FetchNext(k, 30, "new-", cap, rate))
+def done(*leases: tuple[str, str], k: int, cap: int = 0, rate: RateLimit | None = None, ahead: int = 0):
+    return lambda t: t.done("default", list(leases), W, then=FetchNext(k, 30, "new-", cap, rate, ahead))
 
 
 def complete(*leases: tuple[str, str, float], k: int):
@@ -118,6 +118,40 @@ A_DONE = (
         },
     ),
     Case(
+        "ahead: the worker's prefetch is leased too once an ack went through",
+        ACKING,
+        done(("a", "tok-1"), k=1, ahead=1),
+        returns=acked("OK", leased=(leased("d", "new-1"), leased("c", "new-2"))),
+        after=without(ACKING, Q.task("a"), Q.pending)
+        | started("d", "new-1")
+        | started("c", "new-2")
+        | processed(1)
+        | {
+            Q.lease: ZSet({"b": LEASE, "d": NEW_LEASE, "c": NEW_LEASE}),
+            Q.type_counts: counts(active__email=3, pending__email=0, processed__email=1),
+            Q.events: Stream(
+                [
+                    event("a", "active", "done", worker=W),
+                    event("d", "pending", "active", worker=W, lease="new-1"),
+                    event("c", "pending", "active", worker=W, lease="new-2"),
+                ]
+            ),
+        },
+    ),
+    Case(
+        "ahead alone (the slot went to a task already waiting in the worker): leased for the prefetch",
+        ACKING,
+        done(("a", "tok-1"), k=0, ahead=1),
+        returns=acked("OK", leased=(leased("d", "new-1"),)),
+        after=A_DONE_D_LEASED,
+    ),
+    Case(
+        "a stale ack leases nothing, not even ahead",
+        ACKING,
+        done(("a", "tok-0"), k=1, ahead=5),
+        returns=acked("LEASE_LOST"),
+    ),
+    Case(
         "a stale ack leases nothing and changes nothing",
         ACKING,
         done(("a", "tok-0"), k=1),
@@ -168,6 +202,13 @@ def test_done_then_lease(r, redis_url, case):
         "the cap is counted after the acknowledged task left the lease set",
         ACKING,
         done(("a", "tok-1"), k=1, cap=2),
+        returns=acked("OK", leased=(leased("d", "new-1"),)),
+        after=A_DONE_D_LEASED,
+    ),
+    Case(
+        "the cap bounds what is leased ahead as well",
+        ACKING,
+        done(("a", "tok-1"), k=1, cap=2, ahead=5),
         returns=acked("OK", leased=(leased("d", "new-1"),)),
         after=A_DONE_D_LEASED,
     ),

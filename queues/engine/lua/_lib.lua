@@ -199,23 +199,27 @@ local function lease_next(ctx, pending, lease_key, paused, starts_key, expiry, t
 end
 
 -- Fetch-on-ack: an ack script (done.lua, complete.lua) that ended a batch's attempts leases the next tasks of the
--- same queue for the slots it freed, saving the worker a dequeue call. ARGV[first_arg..first_arg + 5] hold k (0:
--- lease nothing), lease expiry, token prefix, cap, rate limit and period, as dequeue.lua's ARGV[5..10]; KEYS from
--- first_key on the queue's pending list, paused flag and starts set. Only a slot whose ack the fence let through is
--- freed: a stale ack (the lease was lost, the task recovered) leases nothing. The cap is counted after the acked
--- tasks left the lease set. Returns the statuses as they are when k is 0, else {statuses, lease_next's reply}.
+-- same queue for the slots it freed, saving the worker a dequeue call. ARGV[first_arg..first_arg + 6] hold k (most
+-- tasks for freed slots, 0: lease nothing), ahead (most tasks more, to wait in the worker: its prefetch), then lease
+-- expiry, token prefix, cap, rate limit and period as dequeue.lua's ARGV[5..10]; KEYS from first_key on the
+-- queue's pending list, paused flag and starts set. Only an ack the fence let through frees a slot, and an ack
+-- that frees none leases nothing, ahead included: a stale ack (the lease was lost, the task recovered) leases
+-- nothing. The cap is counted after the acked tasks left the lease set. Returns the statuses as they are when k
+-- and ahead are 0, else {statuses, lease_next's reply}.
 local function lease_after_ack(ctx, statuses, lease_key, first_key, first_arg)
   local k = tonumber(ARGV[first_arg]) or 0
-  if k <= 0 then return statuses end
+  local ahead = tonumber(ARGV[first_arg + 1]) or 0
+  if k <= 0 and ahead <= 0 then return statuses end
   local freed = 0
   for _, status in ipairs(statuses) do
     if status == "OK" then freed = freed + 1 end
   end
   local leased = {0}
   if freed > 0 then
-    leased = lease_next(ctx, KEYS[first_key], lease_key, KEYS[first_key + 1], KEYS[first_key + 2],
-      ARGV[first_arg + 1], ARGV[first_arg + 2], math.min(k, freed), tonumber(ARGV[first_arg + 3]) or 0,
-      tonumber(ARGV[first_arg + 4]) or 0, tonumber(ARGV[first_arg + 5]) or 0)
+    local a = first_arg + 2
+    leased = lease_next(ctx, KEYS[first_key], lease_key, KEYS[first_key + 1], KEYS[first_key + 2], ARGV[a],
+      ARGV[a + 1], math.min(k, freed) + ahead, tonumber(ARGV[a + 2]) or 0,
+      tonumber(ARGV[a + 3]) or 0, tonumber(ARGV[a + 4]) or 0)
   end
   return {statuses, leased}
 end
