@@ -25,9 +25,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import redis
-
 from .connection import is_cluster
+from .redis_errors import load_library, run_function
 
 LIBRARY_PREFIX = "taskq_"
 LUA_DIR = Path(__file__).with_name("lua")
@@ -70,29 +69,14 @@ def usable(conn: Any) -> bool:
     pool = conn.connection_pool
     known = _usable.get(pool)
     if known is None:
-        try:
-            known = _usable[pool] = load(conn)
-        except (redis.ConnectionError, redis.TimeoutError):
-            return False  # asked again next time; the EVALSHA that follows reports the outage
+        loaded = load_library(conn, library()[1])
+        if loaded is None:
+            return False  # Redis away: asked again next time; the EVALSHA that follows reports the outage
+        known = _usable[pool] = loaded
     return known
-
-
-def load(conn: Any) -> bool:
-    """Load the library; False when the server refuses it (no FUNCTION, an ACL, a Lua limit)."""
-    try:
-        conn.execute_command("FUNCTION", "LOAD", library()[1])
-    except redis.ResponseError as exc:
-        return "already exists" in str(exc)
-    return True
 
 
 def call(conn: Any, script: str, keys: list[str], args: list[Any]) -> Any:
     """FCALL of the script's function; after "function not found", the library is loaded again and the call sent
     once more."""
-    try:
-        return conn.execute_command("FCALL", function_name(script), len(keys), *keys, *args)
-    except redis.ResponseError as exc:
-        if "function not found" not in str(exc).lower():
-            raise
-        load(conn)
-        return conn.execute_command("FCALL", function_name(script), len(keys), *keys, *args)
+    return run_function(conn, function_name(script), keys, args, lambda: load_library(conn, library()[1]))

@@ -133,6 +133,29 @@ async def run_script_async(conn: Any, sha: str, source: str, keys: list[str], ar
         return await conn.eval(source, len(keys), *keys, *args)
 
 
+def run_function(conn: Any, name: str, keys: list[str], args: list[Any], load: Callable[[], Any]) -> Any:
+    """FCALL, and after a "function not found" reply ``load()`` and FCALL once more (see functions.py)."""
+    try:
+        return conn.execute_command("FCALL", name, len(keys), *keys, *args)
+    except redis.ResponseError as exc:
+        if "function not found" not in str(exc).lower():
+            raise
+    load()
+    return conn.execute_command("FCALL", name, len(keys), *keys, *args)
+
+
+def load_library(conn: Any, code: str) -> bool | None:
+    """FUNCTION LOAD: True when the library is there (loaded now or before), False when the server refuses it (no
+    FUNCTION, an ACL), None when Redis could not be reached."""
+    try:
+        conn.execute_command("FUNCTION", "LOAD", code)
+    except redis.ResponseError as exc:
+        return "already exists" in str(exc)
+    except (redis.ConnectionError, redis.TimeoutError):
+        return None
+    return True
+
+
 #: A script to run: its SHA, its source (sent after a NOSCRIPT reply), its keys and its arguments.
 ScriptRun = tuple[str, str, list[str], list[Any]]
 
