@@ -14,13 +14,15 @@ Whether a server takes functions is found out once per connection pool, by loadi
 FUNCTION (Redis 6.2), a user the ACL refuses it, or a Cluster client (the library would have to be on every master)
 keeps EVALSHA, as does a pool marked with ``use_evalsha``. A function missing later (FUNCTION FLUSH, a server that
 restarted without persistence) is loaded again and the call retried once, as EVALSHA resends a script after
-NOSCRIPT. Pipelines and a producer's write that waits for replicas keep EVALSHA.
+NOSCRIPT. Over maxmemory a call goes out as EVALSHA (a function would be refused before it runs, a script only at
+its first command that grows memory). Pipelines and a producer's write that waits for replicas keep EVALSHA.
 """
 
 from __future__ import annotations
 
 import hashlib
 import weakref
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -76,7 +78,7 @@ def usable(conn: Any) -> bool:
     return known
 
 
-def call(conn: Any, script: str, keys: list[str], args: list[Any]) -> Any:
+def call(conn: Any, script: str, keys: list[str], args: list[Any], as_script: Callable[[], Any]) -> Any:
     """FCALL of the script's function; after "function not found", the library is loaded again and the call sent
-    once more."""
-    return run_function(conn, function_name(script), keys, args, lambda: load_library(conn, library()[1]))
+    once more. Over maxmemory, ``as_script()`` runs it with EVALSHA (see ``redis_errors.run_function``)."""
+    return run_function(conn, function_name(script), keys, args, lambda: load_library(conn, library()[1]), as_script)

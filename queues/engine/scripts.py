@@ -31,7 +31,9 @@ class Script:
 
     def run(self, conn: Any, keys: list[str], args: list[Any]) -> Any:
         if self.as_function and functions.usable(conn):
-            return functions.call(conn, self.name, keys, args)
+            return functions.call(
+                conn, self.name, keys, args, lambda: run_script(conn, self.sha, self.source, keys, args)
+            )
         return run_script(conn, self.sha, self.source, keys, args)
 
     async def run_async(self, conn: Any, keys: list[str], args: list[Any]) -> Any:

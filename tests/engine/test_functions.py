@@ -4,10 +4,12 @@ pool was told to keep it. Every table-driven script case runs both ways as well 
 
 from __future__ import annotations
 
+import pytest
 import redis
 
-from queues.engine import functions
+from queues.engine import EngineError, TaskMessage, functions
 from queues.engine.broker import Broker
+from queues.engine.transitions import Placement
 from tests.redis_servers import started_redis
 
 LIBRARY = functions.library()[0]
@@ -58,3 +60,37 @@ def test_a_server_without_function_keeps_evalsha(tmp_path):
             assert "cmdstat_fcall" not in commands
         finally:
             broker.close()
+
+
+def test_over_maxmemory_an_ack_still_goes_through_as_with_evalsha(tmp_path):
+    """A script runs until its first command that would grow memory, so done (which starts by removing the task
+    from the lease set) goes through over maxmemory, and an enqueue is refused; a function would be refused before
+    it runs. Both ways must do what EVALSHA does."""
+    with started_redis(tmp_path, "--maxmemory-policy", "noeviction") as url:
+        for evalsha in (False, True):
+            broker = Broker(url)
+            if evalsha:
+                functions.use_evalsha(broker.conn)
+            try:
+                broker.conn.flushdb()
+                ops = broker.transitions
+                n = 1
+                broker.run(
+                    ops.enqueue("default", [Placement(TaskMessage(f"t{evalsha}{n}", "email", b"{}", "default"))])
+                )
+                n = 2
+                (leased,) = broker.run(ops.dequeue("default", 1, 30, "w1", "tok-"))
+                broker.conn.config_set("maxmemory", 1)  # every command that grows memory is refused from now on
+                try:
+                    with pytest.raises(EngineError, match="maxmemory"):
+                        broker.run(
+                            ops.enqueue(
+                                "default", [Placement(TaskMessage(f"t{evalsha}{n}", "email", b"{}", "default"))]
+                            )
+                        )
+                    assert broker.run(ops.done("default", [(leased.id, leased.token)], "w1")) == ["OK"]
+                finally:
+                    broker.conn.config_set("maxmemory", 0)
+                assert functions.usable(broker.conn) is not evalsha
+            finally:
+                broker.close()
