@@ -6,6 +6,7 @@ method runs). Time is the shared FakeClock; nothing is timed.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
@@ -162,3 +163,25 @@ def test_each_ack_tops_the_prefetched_tasks_up(make_server, registry, client, in
         g.set()
     wait_for(lambda: len(ran) == 8 and states(inspector) == (0, 0), what="all eight ran")
     assert ran == list(range(8))
+
+
+def test_async_handlers_get_their_next_task_from_the_ack_too(make_server, registry, client, inspector):
+    started, release = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    @handler("astep", registry=registry)
+    async def astep(task: Task) -> None:
+        ran.append(task.id)
+        if len(ran) == 1:
+            started.set()
+            await asyncio.get_running_loop().run_in_executor(None, release.wait, 10)
+
+    server = make_server(concurrency=1, prefetch=0)
+    filled = filled_by_acks(server)
+    first = client.enqueue("astep")
+    assert started.wait(10)
+    rest = [info.id for info in client.enqueue_many([("astep", b"")] * 4)]
+    release.set()
+    wait_for(lambda: len(ran) == 5 and states(inspector) == (0, 0), what="all five ran")
+    assert ran == [first.id, *rest]
+    assert filled == rest
