@@ -488,7 +488,9 @@ class Processor:
                 if attempt.claim():
                     self.acker.submit(attempt, Outcome("requeue"))
             attempts = []
-        self._ready.extend(attempts[slots:])
+        if waiting := attempts[slots:]:
+            self._ready.extend(waiting)
+            self.wake.set()  # a slot free meanwhile must not wait for the fetch thread's idle sleep to end
         if then is not None:
             self._unreserve_ahead(then.ahead)
         starting = attempts[:slots]
