@@ -7,6 +7,7 @@ Cluster slot) can carry. Run from the repository root with the project's venv:
     .venv/bin/python -m bench.redis_cost transitions --evalsha  # the same with EVALSHA where FCALL is the default
     .venv/bin/python -m bench.redis_cost failures         # what a stored traceback and error group add to retry
     .venv/bin/python -m bench.redis_cost ack-paths -n 10  # fetch-on-ack vs dequeue + done, FCALL vs EVALSHA (rounds)
+    .venv/bin/python -m bench.redis_cost call-cost -n 10  # the fixed cost of a script call, FCALL vs EVALSHA
 
 A worker (concurrency 10, no-op handlers) is started and warmed up first; the counters are read before the first
 task is enqueued and after the last one is processed, so the figures cover enqueue, fetch, acknowledgement and
@@ -364,6 +365,37 @@ def ack_paths(rounds: int, block: int = 200) -> dict[str, Any]:
     }
 
 
+def call_cost(rounds: int, block: int = 500) -> dict[str, Any]:
+    """The fixed cost of a script call, FCALL against EVALSHA: a done of a task that does not exist (the fence's
+    one HMGET, then the reply) and a dequeue of an empty queue, in turns of ``block`` calls, ``rounds`` times;
+    Redis µs per call, medians, and the median of the rounds' FCALL / EVALSHA ratios."""
+    conn = connect()
+    flush(conn)
+    brokers = {"fcall": Client(bench_url()).broker, "evalsha": Client(bench_url()).broker}
+    functions.use_evalsha(brokers["evalsha"].conn)
+    calls = {
+        "done of an unknown task": lambda ops: ops.done(QUEUE, [("nope", "tok")], "w"),
+        "dequeue of an empty queue": lambda ops: ops.dequeue(QUEUE, 1, 30, "w", "w:"),
+    }
+    out: dict[str, Any] = {}
+    for name, build in calls.items():
+        per_call: dict[str, list[float]] = {how: [] for how in brokers}
+        for _ in range(rounds):
+            for how, broker in brokers.items():
+                n, usec = script_usec(
+                    conn,
+                    lambda broker=broker, build=build: [broker.run(build(broker.transitions)) for _ in range(block)],
+                )
+                per_call[how].append(usec / n)
+        ratios = [f / e for f, e in zip(per_call["fcall"], per_call["evalsha"], strict=True)]
+        out[name] = {how: round(statistics.median(v), 2) for how, v in per_call.items()}
+        out[name]["fcall_over_evalsha"] = round(statistics.median(ratios), 2)
+    for broker in brokers.values():
+        broker.close()
+    flush(conn)
+    return {"lib": "taskq", "workload": "redis_cost_call_cost", "rounds": rounds, "block": block, "usec_per_call": out}
+
+
 def failures(n: int, rounds: int = 5) -> dict[str, Any]:
     """The retry script's Redis time per call without a traceback or error group (a lease that expired), with a
     realistic one (a 2 KB traceback, 20 groups in turn), and with a new group every call past the cap (each call
@@ -436,7 +468,7 @@ def failures(n: int, rounds: int = 5) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["live", "bulk", "transitions", "failures", "ack-paths"])
+    parser.add_argument("mode", choices=["live", "bulk", "transitions", "failures", "ack-paths", "call-cost"])
     parser.add_argument("-n", type=int, default=None, help="tasks (default: 5,000 live, 50,000 bulk)")
     parser.add_argument("--concurrency", type=int, default=10)
     parser.add_argument("--evalsha", action="store_true", help="transitions: run scripts with EVALSHA, not FCALL")
@@ -445,6 +477,8 @@ def main() -> None:
         emit(transitions(args.n or 5000, args.evalsha))
     elif args.mode == "ack-paths":
         emit(ack_paths(args.n or 10))
+    elif args.mode == "call-cost":
+        emit(call_cost(args.n or 10))
     elif args.mode == "failures":
         emit(failures(args.n or 1000))
     else:
