@@ -8,8 +8,8 @@ runs out (after that the recoverer owns the task).
 Fetch-on-ack: a handler thread whose task succeeded may hand its slot to the acker (``Attempt.holds_slot``) instead
 of freeing it. The ``done`` (or ``complete``) call of the batch then also leases up to one task of the same queue
 per slot handed over (``FetchNext``), and ``Refill.fill_slots`` starts them in those slots and frees the ones left
-over; the processor decides when a slot may go this way (``Refill.fetch_next``). A slot handed over is freed
-exactly once, whatever the call's fate.
+over; the processor decides when a slot may go this way and what to lease (``Refill.fetch_next``). A slot handed
+over is freed exactly once, whatever the call's fate.
 
 Each outcome written (and not refused by the fence) is added to the time series tally (``queues.engine.series``),
 which the acker writes about once a second, between acknowledgements.
@@ -48,9 +48,9 @@ class Refill(Protocol):
     def fetch_next(self, queue: str, slots: int) -> FetchNext | None:
         """What the ack of ``queue`` leases for ``slots`` slots, or None to lease nothing (quiet, stopping)."""
 
-    def fill_slots(self, queue: str, leased: Dequeued, slots: int, then: FetchNext | None) -> None:
-        """Start the tasks leased (``then`` asked for them) in the ``slots`` handed over, and free those left
-        over. Called once for each call of ``fetch_next``, and for each batch that handed slots over."""
+    def fill_slots(self, queue: str, leased: Dequeued, slots: int) -> None:
+        """Start the tasks leased in the ``slots`` handed over, and free those left over. Called once for each
+        batch that handed slots over, whatever became of its call."""
 
 
 class Acker:
@@ -197,15 +197,13 @@ class Acker:
         for attempt, _ in items:
             slots += attempt.holds_slot
             attempt.holds_slot = False
-        then = None
-        if kind != "requeue" and self.refill is not None:
-            then = self.refill.fetch_next(queue_name, slots)
+        then = self.refill.fetch_next(queue_name, slots) if slots and self.refill is not None else None
         leased = Dequeued()
         try:
             return self._run_group(kind, queue_name, items, then, leased)
         finally:
-            if (slots or then is not None) and self.refill is not None:
-                self.refill.fill_slots(queue_name, leased, slots, then)
+            if slots and self.refill is not None:
+                self.refill.fill_slots(queue_name, leased, slots)
 
     def _run_group(
         self, kind: str, queue_name: str, items: list[Item], then: FetchNext | None, leased: Dequeued

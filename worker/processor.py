@@ -21,7 +21,8 @@ queue (one script call per task instead of a dequeue and an ack; see worker/acke
 one this worker's order would try first (a weighted draw, or the top priority when strict), so weighted and strict
 order hold as for the fetch thread, and only while the worker neither stops nor is quiet. The script applies the
 queue's pause, cap and rate limit exactly as dequeue, and a stale ack leases nothing; a slot the ack does not fill
-goes back to the fetch thread. Failures (retry, archive) free their slot as before.
+goes back to the fetch thread. Failures (retry, archive) free their slot as before, and the prefetch stays the
+fetch thread's.
 """
 
 from __future__ import annotations
@@ -121,8 +122,6 @@ class Processor:
         # Queue -> engine time before which its rate limit admits no start (only the fetch thread touches it).
         self._resting: dict[str, float] = {}
         self._resting_lock = threading.Lock()  # the acker sets it too, from what an ack that fetched was told
-        self._ahead_lock = threading.Lock()
-        self._leasing_ahead = 0  # tasks being leased ahead (see _reserve_ahead), not yet in _ready
         if config.fetch_on_ack:
             acker.refill = self
         self._thread = threading.Thread(target=self._fetch_loop, name="processor", daemon=True)
@@ -166,11 +165,8 @@ class Processor:
                 self.wake.clear()
                 continue
             free -= self._start_ready(free)
-            ahead = self._reserve_ahead()
-            try:
-                failing = self._fetch_round(free, ahead, failing)
-            finally:
-                self._unreserve_ahead(ahead)
+            ahead = max(0, self._prefetch - len(self._ready)) if self._run_time < PREFETCH_RUN_TIME else 0
+            failing = self._fetch_round(free, ahead, failing)
 
     def _fetch_round(self, free: int, ahead: int, failing: bool) -> bool:
         """Fetch for ``free`` slots and ``ahead`` tasks to wait here; returns whether fetching fails."""
@@ -195,21 +191,6 @@ class Processor:
             # ahead: wait for a slot, then fetch as usual.)
             self.wake.wait(self._idle_wait())
         return False
-
-    def _reserve_ahead(self, most: int = 1_000) -> int:
-        """How many tasks (at most ``most``) to lease ahead of a free slot now, reserved until they wait in
-        ``_ready``: the fetch thread and the acks that fetch both lease ahead, and together stay within prefetch."""
-        if self._run_time >= PREFETCH_RUN_TIME:
-            return 0
-        with self._ahead_lock:
-            ahead = max(0, min(most, self._prefetch - len(self._ready) - self._leasing_ahead))
-            self._leasing_ahead += ahead
-            return ahead
-
-    def _unreserve_ahead(self, ahead: int) -> None:
-        if ahead:
-            with self._ahead_lock:
-                self._leasing_ahead -= ahead
 
     def _dequeue(self, free: int, ahead: int = 0) -> tuple[str, list[Leased], bool]:
         """Tasks of the first queue in this round's order that gives any: up to ``free``, plus up to ``ahead``
@@ -458,26 +439,19 @@ class Processor:
         )
 
     def fetch_next(self, queue: str, slots: int) -> FetchNext | None:
-        """What the ack of a batch of ``queue``'s successes leases (the acker's thread): a task for each of the
-        ``slots`` handed over, and, when the queue is the one the order tries first and has no cap or rate limit,
-        tasks to wait here as the fetch thread leases them ahead (reserved; ``fill_slots`` gives the reservation
-        back). None to lease nothing."""
+        """What the ack of a batch of ``queue``'s successes leases for the ``slots`` handed over with them (the
+        acker's thread): a task for each, or None while the worker is quiet or stopping. Not beyond them for the
+        prefetch: leasing ahead on the acker's thread too made a no-op drain slower (docs/benchmarks.md)."""
         if self._stop.is_set() or self.quieted.is_set():
             return None
-        k, ahead = min(slots, self.config.fetch_batch), 0
-        cap, rate = self.queues.cap(queue), self.queues.rate(queue)
-        if not cap and rate is None and queue not in self._resting and self.order.first() == queue:
-            ahead = self._reserve_ahead(self.config.fetch_batch - k)
-        if not k and not ahead:
-            return None
-        return FetchNext(
-            k, self.config.lease_seconds, f"{self.config.server_id}:{next(self._calls)}:", cap, rate, ahead
-        )
+        token_prefix = f"{self.config.server_id}:{next(self._calls)}:"
+        k = min(slots, self.config.fetch_batch)
+        return FetchNext(k, self.config.lease_seconds, token_prefix, self.queues.cap(queue), self.queues.rate(queue))
 
-    def fill_slots(self, queue: str, leased: Dequeued, slots: int, then: FetchNext | None) -> None:
-        """Start the tasks an ack leased (``then`` asked for them) in the ``slots`` handed over, put those beyond
-        them with the tasks waiting here, and free the slots left over (the acker's thread). Tasks leased while the
-        worker went quiet or began to stop go back to their queue at once."""
+    def fill_slots(self, queue: str, leased: Dequeued, slots: int) -> None:
+        """Start the tasks an ack leased in the ``slots`` handed over (never more tasks than slots), and free the
+        slots left over (the acker's thread). Tasks leased while the worker went quiet or began to stop go back to
+        their queue at once."""
         self._rest(queue, leased)
         now = self.clock.now()
         attempts = [self._prepare(queue, item, now) for item in leased]
@@ -488,16 +462,10 @@ class Processor:
                 if attempt.claim():
                     self.acker.submit(attempt, Outcome("requeue"))
             attempts = []
-        if waiting := attempts[slots:]:
-            self._ready.extend(waiting)
-            self.wake.set()  # a slot free meanwhile must not wait for the fetch thread's idle sleep to end
-        if then is not None:
-            self._unreserve_ahead(then.ahead)
-        starting = attempts[:slots]
-        for _ in range(slots - len(starting)):
+        for _ in range(slots - len(attempts)):
             self.capacity.release()
-        if starting:
-            self._start_in_slots(starting, now)
+        if attempts:
+            self._start_in_slots(attempts, now)
 
     # -- ending attempts from outside --------------------------------------------------------------------------
 

@@ -39,9 +39,9 @@ def filled_by_acks(server) -> list[str]:
     filled: list[str] = []
     original = server.processor.fill_slots
 
-    def spy(queue, leased, slots, then):
+    def spy(queue, leased, slots):
         filled.extend(item.id for item in leased)
-        original(queue, leased, slots, then)
+        original(queue, leased, slots)
 
     server.processor.fill_slots = spy
     return filled
@@ -139,30 +139,6 @@ def test_a_capped_queue_never_runs_more_than_its_cap(make_server, registry, clie
     wait_for(lambda: finished[0] == 20 and states(inspector) == (0, 0), what="all ran")
     assert most[0] == 1
     assert filled  # the acks did lease (the cap admitted the slot each freed)
-
-
-def test_each_ack_tops_the_prefetched_tasks_up(make_server, registry, client, inspector):
-    """With a prefetch, an ack that frees no slot (its thread took a waiting task over) still leases the one
-    task that keeps the prefetch full: it rides on a call the worker makes anyway."""
-    gates = [threading.Event() for _ in range(8)]
-    ran: list[int] = []
-
-    @handler("gate", registry=registry)
-    def gate(task: Task) -> None:
-        ran.append(int(task.payload))
-        gates[int(task.payload)].wait(10)
-
-    client.enqueue_many([("gate", str(i).encode()) for i in range(8)])
-    make_server(concurrency=1, prefetch=3)
-    wait_for(lambda: ran == [0] and states(inspector) == (4, 4), what="one running, three prefetched")
-    gates[0].set()
-    wait_for(lambda: ran == [0, 1] and states(inspector) == (3, 4), what="the ack of 0 leased one ahead")
-    gates[1].set()
-    wait_for(lambda: ran == [0, 1, 2] and states(inspector) == (2, 4), what="and the ack of 1 another")
-    for g in gates:
-        g.set()
-    wait_for(lambda: len(ran) == 8 and states(inspector) == (0, 0), what="all eight ran")
-    assert ran == list(range(8))
 
 
 def test_async_handlers_get_their_next_task_from_the_ack_too(make_server, registry, client, inspector):

@@ -197,8 +197,7 @@ def test_with_every_slot_busy_the_fetch_thread_tops_the_prefetched_tasks_up(make
         gates[int(task.payload)].wait(10)
 
     client.enqueue_many([("gate", str(i).encode()) for i in range(10)])
-    # The fetch thread's own top-up (with fetch-on-ack each ack tops up too: test_fetch_on_ack.py).
-    make_server(concurrency=1, prefetch=4, fetch_on_ack=False)
+    make_server(concurrency=1, prefetch=4)
     wait_for(lambda: ran == [0] and states(inspector) == (5, 5), what="one running, four prefetched")
     gates[0].set()
     # three still prefetched, more than half: nothing more is fetched
