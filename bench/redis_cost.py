@@ -4,7 +4,10 @@ Cluster slot) can carry. Run from the repository root with the project's venv:
     .venv/bin/python -m bench.redis_cost live -n 5000     # enqueued one by one into a running, idle worker
     .venv/bin/python -m bench.redis_cost bulk -n 50000    # enqueue_many (lists of 1,000) into a running worker
     .venv/bin/python -m bench.redis_cost transitions      # each script alone: Redis µs per call and per task
+    .venv/bin/python -m bench.redis_cost transitions --evalsha  # the same with EVALSHA where FCALL is the default
     .venv/bin/python -m bench.redis_cost failures         # what a stored traceback and error group add to retry
+    .venv/bin/python -m bench.redis_cost ack-paths -n 10  # fetch-on-ack vs dequeue + done, FCALL vs EVALSHA (rounds)
+    .venv/bin/python -m bench.redis_cost call-cost -n 10  # the fixed cost of a script call, FCALL vs EVALSHA
 
 A worker (concurrency 10, no-op handlers) is started and warmed up first; the counters are read before the first
 task is enqueued and after the last one is processed, so the figures cover enqueue, fetch, acknowledgement and
@@ -12,7 +15,7 @@ whatever the worker does meanwhile (heartbeats, lease extension, maintenance). T
 
 - ``redis_cpu_usec_per_task``: CPU of Redis's main thread (INFO cpu), everything included: parsing, network I/O,
   scripts, commands. This is what fills one core.
-- ``command_usec_per_task``: commandstats, top-level only: EVALSHA/EVAL (which include the commands their
+- ``command_usec_per_task``: commandstats, top-level only: EVALSHA/EVAL/FCALL (which include the commands their
   scripts call) plus the commands clients send directly. ``by_command`` lists every command; the ones a script
   calls are counted there too, inside their script's time, so that table does not add up to the total.
 
@@ -28,11 +31,13 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from functools import partial
 from typing import Any
 
 import redis
 
-from queues.engine import Client, Keys
+from queues.engine import Client, Keys, functions
+from queues.engine.transitions import FetchNext
 
 from .common import bench_url, connect, emit, flush
 from .measure import stop
@@ -145,7 +150,7 @@ def task_life(mode: str, n: int, concurrency: int) -> dict[str, Any]:
         "seconds": round(elapsed, 2),
         "redis_cpu_usec_per_task": round(cpu * 1e6 / n, 1),
         "command_usec_per_task": round(top_level / n, 1),
-        "script_calls_per_task": round(sum(spent.get(name, (0, 0))[0] for name in ("evalsha", "eval")) / n, 2),
+        "script_calls_per_task": round(sum(spent.get(name, (0, 0))[0] for name in SCRIPT_COMMANDS) / n, 2),
         "by_command": {
             name: {"calls_per_task": round(calls / n, 3), "usec_per_call": round(usec / calls, 2)}
             for name, (calls, usec) in sorted(spent.items(), key=lambda kv: -kv[1][1])
@@ -153,22 +158,36 @@ def task_life(mode: str, n: int, concurrency: int) -> dict[str, Any]:
     }
 
 
+#: The commands that run a transition script: EVALSHA (EVAL after NOSCRIPT) or FCALL (Redis functions).
+SCRIPT_COMMANDS = ("evalsha", "eval", "fcall")
+
+
 def script_usec(conn: redis.Redis, step: Any) -> tuple[int, int]:
-    """(EVALSHA calls, their µs) that ``step()`` costs, from commandstats."""
-    before = commandstats(conn).get("evalsha", (0, 0))
+    """(Script calls, their µs) that ``step()`` costs, from commandstats."""
+
+    def totals() -> tuple[int, int]:
+        stats = commandstats(conn)
+        runs = [stats.get(name, (0, 0)) for name in SCRIPT_COMMANDS]
+        return sum(calls for calls, _ in runs), sum(usec for _, usec in runs)
+
+    calls0, usec0 = totals()
     step()
-    calls, usec = commandstats(conn).get("evalsha", (0, 0))
-    return calls - before[0], usec - before[1]
+    calls, usec = totals()
+    return calls - calls0, usec - usec0
 
 
-def transitions(n: int) -> dict[str, Any]:
+def transitions(n: int, evalsha: bool = False) -> dict[str, Any]:
     """The Redis time of each transition of a task's life, alone, on a quiet queue: enqueue, dequeue and done one
     task per call (a worker fed one task at a time), and in batches (enqueue_many of 1,000, dequeue of 50, done of
-    50). Per call and per task; and the tasks per second one Redis core could carry for that life."""
+    50); then fetch-on-ack, where each done also leases the next task (or 50), so a life is an enqueue and one
+    done. Per call and per task; and the tasks per second one Redis core could carry for that life. Scripts run as
+    Redis functions where the server has them, as EVALSHA with ``evalsha``."""
     conn = connect()
     flush(conn)
     client = Client(bench_url())
     broker, ops = client.broker, client.broker.transitions
+    if evalsha:
+        functions.use_evalsha(broker.conn)
     client.enqueue("bench:noop", b"", queue=QUEUE)  # scripts loaded, queue known
     broker.run(ops.done(QUEUE, [(t.id, t.token) for t in broker.run(ops.dequeue(QUEUE, 1, 30, "w", "w:0:"))], "w"))
     rows: dict[str, dict[str, float]] = {}
@@ -208,23 +227,170 @@ def transitions(n: int) -> dict[str, Any]:
         50,
         lambda: [broker.run(ops.done(QUEUE, [(t.id, t.token) for t in b], "w")) for b in batches],
     )
+    fetch_on_ack(client, n, measure)
     client.close()
     flush(conn)
-    one = sum(rows[k]["usec_per_task"] for k in ("enqueue (1 per call)", "dequeue (1 per call)", "done (1 per call)"))
-    bulk = sum(
-        rows[k]["usec_per_task"]
-        for k in ("enqueue_many (1,000 per call)", "dequeue (50 per call)", "done (50 per call)")
-    )
+
+    def life(*names: str) -> float:
+        return round(sum(rows[name]["usec_per_task"] for name in names), 1)
+
+    one = life("enqueue (1 per call)", "dequeue (1 per call)", "done (1 per call)")
+    bulk = life("enqueue_many (1,000 per call)", "dequeue (50 per call)", "done (50 per call)")
     return {
         "lib": "taskq",
         "workload": "redis_cost_transitions",
+        "scripts_as": "evalsha" if evalsha or not functions.usable(conn) else "fcall",
         "tasks": n,
         "scripts": rows,
-        "life_usec_one_by_one": round(one, 1),
-        "life_usec_batched": round(bulk, 1),
+        "life_usec_one_by_one": one,
+        "life_usec_batched": bulk,
+        "life_usec_one_by_one_fetch_on_ack": life("enqueue (1 per call)", "done + lease the next (1 per call)"),
+        "life_usec_batched_fetch_on_ack": life("enqueue_many (1,000 per call)", "done + lease the next (50 per call)"),
         "ceiling_per_core_one_by_one": round(1e6 / one),
         "ceiling_per_core_batched": round(1e6 / bulk),
     }
+
+
+def fetch_on_ack(client: Client, n: int, measure: Any) -> None:
+    """Each done (of one task, or of 50) also leases as many next tasks, as a worker's ack does (FetchNext)."""
+    broker, ops = client.broker, client.broker.transitions
+    for size in (1, 50):
+        rounds = n // size
+        client.enqueue_many([("bench:noop", b"")] * (rounds * size + size), queue=QUEUE)
+        held = [list(broker.run(ops.dequeue(QUEUE, size, 30, "w", f"w:s{size}:")))]
+
+        def ack_and_lease(size: int = size, rounds: int = rounds, held: list[list[Any]] = held) -> None:
+            for i in range(rounds):
+                then = FetchNext(size, 30, f"w:a{size}:{i}:")
+                acked = broker.run(ops.done(QUEUE, [(t.id, t.token) for t in held[0]], "w", then=then))
+                held[0] = list(acked.leased)
+
+        measure(f"done + lease the next ({size} per call)", size, ack_and_lease)
+        broker.run(ops.done(QUEUE, [(t.id, t.token) for t in held[0]], "w"))
+
+
+class AckPaths:
+    """The variants ``ack_paths`` compares, on one queue with a backlog: a client that runs scripts as functions
+    and one that runs them with EVALSHA; dequeue + done against fetch-on-ack; 1 and 50 tasks per call."""
+
+    def __init__(self, block: int) -> None:
+        self.block = block
+        self.clients = {"fcall": Client(bench_url()), "evalsha": Client(bench_url())}
+        functions.use_evalsha(self.clients["evalsha"].broker.conn)
+        self.variants = [
+            (how, path, size) for how in self.clients for path in ("dequeue + done", "fetch-on-ack") for size in (1, 50)
+        ]
+        self.held: dict[tuple[str, int], list[Any]] = {}  # what each fetch-on-ack variant holds leased, to ack next
+
+    def fill(self, rounds: int) -> None:
+        """The backlog every round takes from, and the first leases of the fetch-on-ack variants."""
+        lists = len(self.variants) * rounds * self.block // 1000 + 2
+        self.clients["fcall"].enqueue_many([("bench:noop", b"")] * 1000 * lists, queue=QUEUE)
+        for how, path, size in self.variants:
+            if path == "fetch-on-ack":
+                broker = self.clients[how].broker
+                self.held[(how, size)] = list(broker.run(broker.transitions.dequeue(QUEUE, size, 60, "w", f"{how}:")))
+
+    def fetch_and_ack(self, how: str, path: str, size: int, round_: int) -> None:
+        broker = self.clients[how].broker
+        ops = broker.transitions
+        for i in range(self.block // size):
+            token = f"w:{how}{size}:{round_}:{i}:"
+            if path == "dequeue + done":
+                leased = broker.run(ops.dequeue(QUEUE, size, 60, "w", token))
+                broker.run(ops.done(QUEUE, [(t.id, t.token) for t in leased], "w"))
+            else:
+                acks = [(t.id, t.token) for t in self.held[(how, size)]]
+                self.held[(how, size)] = list(
+                    broker.run(ops.done(QUEUE, acks, "w", then=FetchNext(size, 60, token))).leased
+                )
+
+    def enqueue(self, how: str, size: int) -> int:
+        client = self.clients[how]
+        if size == 1:
+            for _ in range(self.block):
+                client.enqueue("bench:noop", b"", queue=QUEUE)
+            return self.block
+        client.enqueue_many([("bench:noop", b"")] * 1000, queue=QUEUE)
+        return 1000
+
+    def close(self) -> None:
+        for client in self.clients.values():
+            client.close()
+
+
+def ack_paths(rounds: int, block: int = 200) -> dict[str, Any]:
+    """Fetch-on-ack against a dequeue and a done, and FCALL against EVALSHA, on a queue with a backlog: the Redis
+    µs per task of fetching and acknowledging it, one task per call and 50 per call, and of enqueueing it (one by
+    one, and in lists of 1,000). The variants take turns in blocks of ``block`` tasks, ``rounds`` times, so a busy
+    moment of the machine hits each alike; each figure is the median over the rounds."""
+    conn = connect()
+    flush(conn)
+    paths = AckPaths(block)
+    paths.fill(rounds)
+    samples: dict[str, list[float]] = {}
+    for round_ in range(rounds):
+        for how, path, size in paths.variants:
+            _, usec = script_usec(conn, partial(paths.fetch_and_ack, how, path, size, round_))
+            samples.setdefault(f"{path}, {size} per call, {how}", []).append(usec / block)
+        for how in paths.clients:
+            for size in (1, 1000):
+                tasks: list[int] = []
+                _, usec = script_usec(
+                    conn, lambda how=how, size=size, tasks=tasks: tasks.append(paths.enqueue(how, size))
+                )
+                samples.setdefault(f"enqueue, {size} per call, {how}", []).append(usec / tasks[0])
+    paths.close()
+    flush(conn)
+    usec = {name: round(statistics.median(values), 2) for name, values in samples.items()}
+    lives = {
+        f"{path}, {how}, {label}": round(
+            usec[f"enqueue, {enq} per call, {how}"] + usec[f"{path}, {size} per call, {how}"], 1
+        )
+        for how in paths.clients
+        for label, size, enq in (("one by one", 1, 1), ("bulk", 50, 1000))
+        for path in ("dequeue + done", "fetch-on-ack")
+    }
+    return {
+        "lib": "taskq",
+        "workload": "redis_cost_ack_paths",
+        "rounds": rounds,
+        "block": block,
+        "usec_per_task": usec,
+        "life_usec_per_task": lives,
+        "runs": {name: [round(v, 1) for v in values] for name, values in samples.items()},
+    }
+
+
+def call_cost(rounds: int, block: int = 500) -> dict[str, Any]:
+    """The fixed cost of a script call, FCALL against EVALSHA: a done of a task that does not exist (the fence's
+    one HMGET, then the reply) and a dequeue of an empty queue, in turns of ``block`` calls, ``rounds`` times;
+    Redis µs per call, medians, and the median of the rounds' FCALL / EVALSHA ratios."""
+    conn = connect()
+    flush(conn)
+    brokers = {"fcall": Client(bench_url()).broker, "evalsha": Client(bench_url()).broker}
+    functions.use_evalsha(brokers["evalsha"].conn)
+    calls = {
+        "done of an unknown task": lambda ops: ops.done(QUEUE, [("nope", "tok")], "w"),
+        "dequeue of an empty queue": lambda ops: ops.dequeue(QUEUE, 1, 30, "w", "w:"),
+    }
+    out: dict[str, Any] = {}
+    for name, build in calls.items():
+        per_call: dict[str, list[float]] = {how: [] for how in brokers}
+        for _ in range(rounds):
+            for how, broker in brokers.items():
+                n, usec = script_usec(
+                    conn,
+                    lambda broker=broker, build=build: [broker.run(build(broker.transitions)) for _ in range(block)],
+                )
+                per_call[how].append(usec / n)
+        ratios = [f / e for f, e in zip(per_call["fcall"], per_call["evalsha"], strict=True)]
+        out[name] = {how: round(statistics.median(v), 2) for how, v in per_call.items()}
+        out[name]["fcall_over_evalsha"] = round(statistics.median(ratios), 2)
+    for broker in brokers.values():
+        broker.close()
+    flush(conn)
+    return {"lib": "taskq", "workload": "redis_cost_call_cost", "rounds": rounds, "block": block, "usec_per_call": out}
 
 
 def failures(n: int, rounds: int = 5) -> dict[str, Any]:
@@ -299,12 +465,17 @@ def failures(n: int, rounds: int = 5) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["live", "bulk", "transitions", "failures"])
+    parser.add_argument("mode", choices=["live", "bulk", "transitions", "failures", "ack-paths", "call-cost"])
     parser.add_argument("-n", type=int, default=None, help="tasks (default: 5,000 live, 50,000 bulk)")
     parser.add_argument("--concurrency", type=int, default=10)
+    parser.add_argument("--evalsha", action="store_true", help="transitions: run scripts with EVALSHA, not FCALL")
     args = parser.parse_args()
     if args.mode == "transitions":
-        emit(transitions(args.n or 5000))
+        emit(transitions(args.n or 5000, args.evalsha))
+    elif args.mode == "ack-paths":
+        emit(ack_paths(args.n or 10))
+    elif args.mode == "call-cost":
+        emit(call_cost(args.n or 10))
     elif args.mode == "failures":
         emit(failures(args.n or 1000))
     else:

@@ -5,6 +5,12 @@ one by one. Each task in a batch is still fenced by its own lease token, so batc
 Outcomes that cannot be written because Redis is away go to the syncer, which retries them until the lease
 runs out (after that the recoverer owns the task).
 
+Fetch-on-ack: a handler thread whose task succeeded may hand its slot to the acker (``Attempt.holds_slot``) instead
+of freeing it. The ``done`` (or ``complete``) call of the batch then also leases up to one task of the same queue
+per slot handed over (``FetchNext``), and ``Refill.fill_slots`` starts them in those slots and frees the ones left
+over; the processor decides when a slot may go this way and what to lease (``Refill.fetch_next``). A slot handed
+over is freed exactly once, whatever the call's fate.
+
 Each outcome written (and not refused by the fence) is added to the time series tally (``queues.engine.series``),
 which the acker writes about once a second, between acknowledgements.
 """
@@ -17,12 +23,13 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from typing import Protocol
 
 from queues.engine import EngineError, LeaseLostError, RedisUnavailableError, TaskNotFoundError, series
 from queues.engine.broker import Broker
 from queues.engine.redaction import NO_REDACTION, Redaction
 from queues.engine.sans_io import Request, drive, run_command
-from queues.engine.transitions import ArchiveLimits
+from queues.engine.transitions import Acked, ArchiveLimits, Dequeued, FetchNext
 
 from .attempt import Attempt, Outcome
 from .component import Component
@@ -33,6 +40,17 @@ log = logging.getLogger("worker.acker")
 Item = tuple[Attempt, Outcome]
 MAX_BATCH = 500
 SERIES_INTERVAL = 1.0  # seconds between two writes of the time series tally, at least
+
+
+class Refill(Protocol):
+    """Who fills the slots handed over with successes (the processor)."""
+
+    def fetch_next(self, queue: str, slots: int) -> FetchNext | None:
+        """What the ack of ``queue`` leases for ``slots`` slots, or None to lease nothing (quiet, stopping)."""
+
+    def fill_slots(self, queue: str, leased: Dequeued, slots: int) -> None:
+        """Start the tasks leased in the ``slots`` handed over, and free those left over. Called once for each
+        batch that handed slots over, whatever became of its call."""
 
 
 class Acker:
@@ -53,6 +71,7 @@ class Acker:
         self.on_written = on_written
         self.archive_limits = archive_limits or (lambda _queue: ArchiveLimits())
         self.syncer: Syncer | None = None
+        self.refill: Refill | None = None  # set by the processor: who fills the slots handed over (fetch-on-ack)
         self.refused = 0  # acknowledgements the fence refused (a zombie's, or the lease was recovered)
         self.abandoned = 0  # outcomes given up unwritten: Redis stayed away until their lease ran out
         self._items: queue.SimpleQueue[Item | None] = queue.SimpleQueue()
@@ -172,21 +191,43 @@ class Acker:
         return unwritten
 
     def _write_group(self, kind: str, queue_name: str, items: list[Item]) -> list[Item]:
+        # The slots handed over are freed (or filled) once, here, whatever becomes of the call: an outcome the
+        # syncer retries later holds none.
+        slots = 0
+        for attempt, _ in items:
+            slots += attempt.holds_slot
+            attempt.holds_slot = False
+        then = self.refill.fetch_next(queue_name, slots) if slots and self.refill is not None else None
+        leased = Dequeued()
+        try:
+            return self._run_group(kind, queue_name, items, then, leased)
+        finally:
+            if slots and self.refill is not None:
+                self.refill.fill_slots(queue_name, leased, slots)
+
+    def _run_group(
+        self, kind: str, queue_name: str, items: list[Item], then: FetchNext | None, leased: Dequeued
+    ) -> list[Item]:
+        """Write a group of outcomes; the tasks its ack leased (``then``) go into ``leased``."""
         started = [a.started for a, _ in items]
         if kind == "complete":
-            call = self.ops.complete(
-                queue_name, [(a.id, a.token, a.task.message.retention) for a, _ in items], self.worker_id, started
-            )
+            leases = [(a.id, a.token, a.task.message.retention) for a, _ in items]
+            call = self.ops.complete(queue_name, leases, self.worker_id, started, then)
         elif kind == "requeue":
             call = self.ops.requeue(queue_name, [(a.id, a.token) for a, _ in items], self.worker_id)
         else:
-            call = self.ops.done(queue_name, [(a.id, a.token) for a, _ in items], self.worker_id, started)
+            call = self.ops.done(queue_name, [(a.id, a.token) for a, _ in items], self.worker_id, started, then)
         try:
-            statuses = self.broker.run(call)
+            reply = self.broker.run(call)
         except EngineError as exc:  # Redis away or refusing writes (READONLY, OOM): the syncer retries
             if exc.code != "unavailable":
                 log.warning("cannot write %d outcome(s) to %s: %s; retrying", len(items), queue_name, exc)
             return items
+        statuses = reply
+        if isinstance(reply, Acked):
+            statuses = reply.statuses
+            leased.extend(reply.leased)
+            leased.limited_until = reply.leased.limited_until
         for (attempt, outcome), status in zip(items, statuses, strict=True):
             if status != "OK":
                 self._refused(attempt, status)

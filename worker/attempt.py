@@ -47,6 +47,8 @@ class Attempt:
         self.ran = 0.0  # seconds the handler ran, once it has returned (set by the processor)
         self.lease_until = 0.0  # when this worker's lease on the task runs out unless extended
         self.lease_confirmed = self.began  # when (monotonic) the lease was last taken or extended
+        # Its handler slot was handed to the acker with its success, to be filled by fetch-on-ack (worker/acker.py).
+        self.holds_slot = False
         self.ended_as = ""  # the kind of the outcome handed to the acker (for the record of a server that ends)
         #: Why the task's message could not be decoded ("" when it could): such an attempt runs no handler, and
         #: is archived with this as its error (see ``Processor._prepare``).

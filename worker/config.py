@@ -98,6 +98,9 @@ class WorkerConfig:
     # without a concurrency cap or rate limit. None: five times the concurrency, at most 50. 0 turns it off.
     prefetch: int | None = None
     idle_wait: float = 1.0  # longest sleep when idle; a published wake-up ends it at once
+    # Fetch-on-ack: a handler slot freed by a success is filled by the script that acknowledges it (one script call
+    # per task instead of two; see worker/processor.py). False: every slot is refilled by the fetch thread.
+    fetch_on_ack: bool = True
     limits: Limits = field(default_factory=Limits)
     metrics_port: int | None = None  # serve Prometheus metrics of this worker on this port (0: any free port)
     metrics_host: str = "0.0.0.0"

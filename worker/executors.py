@@ -61,12 +61,15 @@ class LoopThread:
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name="async-handlers", daemon=True)
         self._started = False
+        self._starting = threading.Lock()  # the fetch thread and the acker (fetch-on-ack) both submit
 
     def submit(self, attempts: list[Attempt]) -> None:
         """Start a batch of attempts with one cross-thread call."""
         if not self._started:
-            self._thread.start()
-            self._started = True
+            with self._starting:
+                if not self._started:
+                    self._thread.start()
+                    self._started = True
         self.loop.call_soon_threadsafe(self.spawn, attempts)
 
     def spawn(self, attempts: list[Attempt]) -> None:

@@ -32,6 +32,16 @@ class QueueOrder:
         self._tickets = [q for q, weight in weights.items() for _ in range(weight)]
         self._generation = served.generation
 
+    def first(self) -> str | None:
+        """The queue that ``next()`` would put first, drawn alike (a weighted draw, or the top priority when strict)
+        without building the whole order; safe from any thread. None when no queue is served."""
+        served = self.queue_set.snapshot()
+        if served.generation != self._generation:
+            self._rebuild(served)
+        if self.strict or len(self._by_priority) <= 1:
+            return self._by_priority[0] if self._by_priority else None
+        return self._rng.choice(self._tickets)
+
     def next(self) -> list[str]:
         served = self.queue_set.snapshot()
         if served.generation != self._generation:

@@ -14,6 +14,15 @@ slots, and the handlers idle through every round trip. The tasks that wait are b
 only from queues without a concurrency cap or rate limit (both count leased tasks, so a capped queue is never
 fetched beyond its free slots), are in ``inflight`` so the heartbeat extends their leases and a cancel finds
 them, start their timeout when they start, and are requeued at once on shutdown and on an operator's quiet.
+
+Fetch-on-ack: a thread whose handler succeeded, with no prefetched attempt to take over, hands its slot to the
+acker rather than freeing it, and the script that acknowledges the success leases the slot's next task from the same
+queue (one script call per task instead of a dequeue and an ack; see worker/acker.py). Only when the queue is the
+one this worker's order would try first (a weighted draw, or the top priority when strict), so weighted and strict
+order hold as for the fetch thread, and only while the worker neither stops nor is quiet. The script applies the
+queue's pause, cap and rate limit exactly as dequeue, and a stale ack leases nothing; a slot the ack does not fill
+goes back to the fetch thread. Failures (retry, archive) free their slot as before, and the prefetch stays the
+fetch thread's.
 """
 
 from __future__ import annotations
@@ -29,10 +38,11 @@ from typing import Any
 
 from queues.engine import Registry, Task, TaskCancelledError, TaskMessage
 from queues.engine.broker import Broker
-from queues.engine.transitions import Leased
+from queues.engine.transitions import Dequeued, FetchNext, Leased
 
 from .acker import Acker
 from .attempt import Attempt, Outcome
+from .capacity import Capacity
 from .config import WorkerConfig
 from .executors import LoopThread, ThreadPool
 from .metrics import WorkerMetrics
@@ -55,46 +65,6 @@ def no_handler_message(task_type: str) -> str:
         f"(@handler({task_type!r})), check that the worker imports its module (--import, or the app's tasks.py), "
         "and check the type's spelling (an operator may correct it with Edit and run)"
     )
-
-
-class Capacity:
-    """Free handler slots. Only the fetch thread takes; any thread gives back."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._free = size
-        self._nudged = False
-        self._cond = threading.Condition()
-
-    def wait_free(self, timeout: float) -> int:
-        """Wait for a free slot, or for a nudge (then there may be none), at most ``timeout`` seconds."""
-        with self._cond:
-            self._cond.wait_for(lambda: self._free > 0 or self._nudged, timeout)
-            self._nudged = False
-            return self._free
-
-    def nudge(self) -> None:
-        """Wake the fetch thread although no slot is free: the prefetched attempts run low."""
-        with self._cond:
-            self._nudged = True
-            self._cond.notify_all()
-
-    def take(self, n: int) -> None:
-        with self._cond:
-            self._free -= n
-
-    def release(self) -> None:
-        with self._cond:
-            self._free += 1
-            self._cond.notify_all()
-
-    def wait_idle(self, timeout: float) -> bool:
-        with self._cond:
-            return self._cond.wait_for(lambda: self._free == self.size, timeout)
-
-    @property
-    def busy(self) -> int:
-        return self.size - self._free
 
 
 class ResultWriter:
@@ -151,6 +121,9 @@ class Processor:
         self._calls = itertools.count(1)
         # Queue -> engine time before which its rate limit admits no start (only the fetch thread touches it).
         self._resting: dict[str, float] = {}
+        self._resting_lock = threading.Lock()  # the acker sets it too, from what an ack that fetched was told
+        if config.fetch_on_ack:
+            acker.refill = self
         self._thread = threading.Thread(target=self._fetch_loop, name="processor", daemon=True)
 
     def start(self) -> None:
@@ -193,35 +166,42 @@ class Processor:
                 continue
             free -= self._start_ready(free)
             ahead = max(0, self._prefetch - len(self._ready)) if self._run_time < PREFETCH_RUN_TIME else 0
-            if not free and (not ahead or len(self._ready) > self._prefetch // 2):
-                continue  # enough wait here; fetch ahead once half of them have started, not one at a time
-            # Clear before looking, so a wake-up published while we look is not lost.
-            self.wake.clear()
-            try:
-                queue, leased = self._dequeue(free, ahead)
-            except Exception as exc:  # Redis away, or refusing (READONLY after a failover): never stop fetching
-                if not failing:
-                    log.warning("cannot fetch: %s; retrying every second", exc)
-                failing = True
-                self._stop.wait(1.0)
-                continue
-            if failing:
-                log.info("fetching again")
-                failing = False
-            if not leased:
-                if free:  # every queue is empty (or limited): sleep until a wake-up or a limit's window opens
-                    self.wake.wait(self._idle_wait())
-                # else it was a fetch ahead with every slot busy: wait for a slot, then fetch as usual
-                continue
-            self._dispatch(queue, leased, free)
+            failing = self._fetch_round(free, ahead, failing)
 
-    def _dequeue(self, free: int, ahead: int = 0) -> tuple[str, list[Leased]]:
+    def _fetch_round(self, free: int, ahead: int, failing: bool) -> bool:
+        """Fetch for ``free`` slots and ``ahead`` tasks to wait here; returns whether fetching fails."""
+        if not free and (not ahead or len(self._ready) > self._prefetch // 2):
+            return failing  # enough wait here; fetch ahead once half of them have started, not one at a time
+        # Clear before looking, so a wake-up published while we look is not lost.
+        self.wake.clear()
+        try:
+            queue, leased, drained = self._dequeue(free, ahead)
+        except Exception as exc:  # Redis away, or refusing (READONLY after a failover): never stop fetching
+            if not failing:
+                log.warning("cannot fetch: %s; retrying every second", exc)
+            self._stop.wait(1.0)
+            return True
+        if failing:
+            log.info("fetching again")
+        if leased:
+            self._dispatch(queue, leased, free)
+        if drained and free > len(leased):
+            # Every queue is empty (or limited) and slots are left: sleep until a wake-up or a limit's window
+            # opens, rather than ask again at once for an empty answer. (With every slot busy it was a fetch
+            # ahead: wait for a slot, then fetch as usual.)
+            self.wake.wait(self._idle_wait())
+        return False
+
+    def _dequeue(self, free: int, ahead: int = 0) -> tuple[str, list[Leased], bool]:
         """Tasks of the first queue in this round's order that gives any: up to ``free``, plus up to ``ahead``
-        to wait here (prefetch) from a queue without a concurrency cap or rate limit."""
+        to wait here (prefetch) from a queue without a concurrency cap or rate limit. Also whether the round
+        drained every queue: each one it asked gave less than asked, and it asked them all."""
         now = self.clock.now()
         # Forget windows that have opened (also of queues no longer served, which would never be visited).
-        self._resting = {queue: until for queue, until in self._resting.items() if until > now}
-        for queue in self.order.next():
+        with self._resting_lock:
+            self._resting = {queue: until for queue, until in self._resting.items() if until > now}
+        order = self.order.next()
+        for n, queue in enumerate(order, 1):
             if queue in self._resting:
                 continue
             limited = self.queues.cap(queue) or self.queues.rate(queue) is not None
@@ -243,11 +223,16 @@ class Processor:
             )
             if self.metrics is not None:
                 self.metrics.fetch_latency.observe(time.monotonic() - began)
-            if leased.limited_until is not None:
-                self._resting[queue] = leased.limited_until
+            self._rest(queue, leased)
             if leased:
-                return queue, leased
-        return "", []
+                return queue, leased, len(leased) < k and n == len(order)
+        return "", [], True
+
+    def _rest(self, queue: str, leased: Dequeued) -> None:
+        """Leave a queue alone until its rate limit admits a start, when the script that leased said so."""
+        if leased.limited_until is not None:
+            with self._resting_lock:
+                self._resting[queue] = leased.limited_until
 
     def _idle_wait(self) -> float:
         """How long to sleep when no queue gave work: the idle wait, or less when a rate-limited queue's window
@@ -312,6 +297,10 @@ class Processor:
         if not attempts:
             return
         self.capacity.take(len(attempts))
+        self._start_in_slots(attempts, now)
+
+    def _start_in_slots(self, attempts: list[Attempt], now: float) -> None:
+        """Run attempts in slots already taken for them."""
         if self.metrics is not None:
             for queue, count in Counter(a.queue for a in attempts).items():
                 self.metrics.started(queue, count)
@@ -425,12 +414,58 @@ class Processor:
         outcome counts only if nothing else ended the attempt first."""
         ran = attempt.ran = time.monotonic() - attempt.began
         self._run_time += (ran - self._run_time) / 8  # a float store: no lock needed for a heuristic
-        if not keep_slot:
+        hand_over = not keep_slot and self._fills_on_ack(attempt, outcome)
+        if not keep_slot and not hand_over:
             self.capacity.release()
         if self.metrics is not None:
             self.metrics.finished(attempt.queue, attempt.task.type, outcome.kind, ran)
         if attempt.claim():
+            attempt.holds_slot = hand_over  # before the acker can see it
             self.acker.submit(attempt, outcome)
+        elif hand_over:  # ended from outside meanwhile: that outcome frees no slot
+            self.capacity.release()
+
+    # -- fetch-on-ack (see the module's docstring and worker/acker.py) -------------------------------------------
+
+    def _fills_on_ack(self, attempt: Attempt, outcome: Outcome) -> bool:
+        """Whether the slot of a finished attempt goes to the acker, for its ack to lease the slot's next task."""
+        return (
+            self.acker.refill is self
+            and outcome.kind == "success"
+            and not self._stop.is_set()
+            and not self.quieted.is_set()
+            and attempt.queue not in self._resting
+            and self.order.first() == attempt.queue
+        )
+
+    def fetch_next(self, queue: str, slots: int) -> FetchNext | None:
+        """What the ack of a batch of ``queue``'s successes leases for the ``slots`` handed over with them (the
+        acker's thread): a task for each, or None while the worker is quiet or stopping. Not beyond them for the
+        prefetch: leasing ahead on the acker's thread too made a no-op drain slower (docs/benchmarks.md)."""
+        if self._stop.is_set() or self.quieted.is_set():
+            return None
+        token_prefix = f"{self.config.server_id}:{next(self._calls)}:"
+        k = min(slots, self.config.fetch_batch)
+        return FetchNext(k, self.config.lease_seconds, token_prefix, self.queues.cap(queue), self.queues.rate(queue))
+
+    def fill_slots(self, queue: str, leased: Dequeued, slots: int) -> None:
+        """Start the tasks an ack leased in the ``slots`` handed over (never more tasks than slots), and free the
+        slots left over (the acker's thread). Tasks leased while the worker went quiet or began to stop go back to
+        their queue at once."""
+        self._rest(queue, leased)
+        now = self.clock.now()
+        attempts = [self._prepare(queue, item, now) for item in leased]
+        for attempt in attempts:
+            self.inflight[(queue, attempt.id)] = attempt
+        if self._stop.is_set() or self.quieted.is_set():
+            for attempt in attempts:
+                if attempt.claim():
+                    self.acker.submit(attempt, Outcome("requeue"))
+            attempts = []
+        for _ in range(slots - len(attempts)):
+            self.capacity.release()
+        if attempts:
+            self._start_in_slots(attempts, now)
 
     # -- ending attempts from outside --------------------------------------------------------------------------
 

@@ -133,6 +133,36 @@ async def run_script_async(conn: Any, sha: str, source: str, keys: list[str], ar
         return await conn.eval(source, len(keys), *keys, *args)
 
 
+def run_function(
+    conn: Any, name: str, keys: list[str], args: list[Any], load: Callable[[], Any], as_script: Callable[[], Any]
+) -> Any:
+    """FCALL, and after a "function not found" reply ``load()`` and FCALL once more (see functions.py). Over
+    maxmemory Redis refuses a function before it runs, where a script runs until its first command that would
+    grow memory (so an acknowledgement, which frees some, still goes through): an OOM reply runs ``as_script()``
+    (EVALSHA) instead, which keeps the script's behaviour exactly."""
+    for attempt in range(2):
+        try:
+            return conn.execute_command("FCALL", name, len(keys), *keys, *args)
+        except redis.ResponseError as exc:
+            if isinstance(exc, redis.exceptions.OutOfMemoryError):
+                return as_script()
+            if attempt or "function not found" not in str(exc).lower():
+                raise
+        load()
+
+
+def load_library(conn: Any, code: str) -> bool | None:
+    """FUNCTION LOAD: True when the library is there (loaded now or before), False when the server refuses it (no
+    FUNCTION, an ACL), None when Redis could not be reached."""
+    try:
+        conn.execute_command("FUNCTION", "LOAD", code)
+    except redis.ResponseError as exc:
+        return "already exists" in str(exc)
+    except (redis.ConnectionError, redis.TimeoutError):
+        return None
+    return True
+
+
 #: A script to run: its SHA, its source (sent after a NOSCRIPT reply), its keys and its arguments.
 ScriptRun = tuple[str, str, list[str], list[Any]]
 

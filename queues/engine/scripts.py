@@ -4,7 +4,8 @@ Each ``lua/<name>.lua`` is one transition. ``lua/_lib.lua`` holds the shared hel
 only the helpers it calls (and those they call) in front of it: every ``local function`` defined runs on every
 call, so carrying all of them cost each call Redis time for nothing. A script is run with EVALSHA; after a
 NOSCRIPT reply (Redis restarted or its script cache was flushed) it is sent once in full with EVAL, which also
-caches it again, so callers never see the difference.
+caches it again, so callers never see the difference. Where the server has Redis functions, a single call runs
+the same transition as a function instead (see functions.py), which costs Redis less per call.
 """
 
 from __future__ import annotations
@@ -12,22 +13,27 @@ from __future__ import annotations
 import hashlib
 import re
 from functools import cache
-from pathlib import Path
 from typing import Any
 
+from . import functions
 from .connection import is_cluster as is_cluster_client
+from .functions import LUA_DIR
+from .functions import all_script_names as all_script_names  # public here too: the scripts and their names
 from .redis_errors import is_missing_script, on_slot_master, run_script, run_script_async
-
-LUA_DIR = Path(__file__).with_name("lua")
 
 
 class Script:
-    def __init__(self, name: str, source: str) -> None:
+    def __init__(self, name: str, source: str, as_function: bool = False) -> None:
         self.name = name
         self.source = source
         self.sha = hashlib.sha1(source.encode()).hexdigest()
+        self.as_function = as_function  # a transition script of lua/: in the function library too (functions.py)
 
     def run(self, conn: Any, keys: list[str], args: list[Any]) -> Any:
+        if self.as_function and functions.usable(conn):
+            return functions.call(
+                conn, self.name, keys, args, lambda: run_script(conn, self.sha, self.source, keys, args)
+            )
         return run_script(conn, self.sha, self.source, keys, args)
 
     async def run_async(self, conn: Any, keys: list[str], args: list[Any]) -> Any:
@@ -131,8 +137,4 @@ def script(name: str) -> Script:
     body = (LUA_DIR / f"{name}.lua").read_text()
     needed = needed_helpers(body)
     lib = "".join(text for helper, text in helpers() if helper in needed)
-    return Script(name, lib + "\n" + body)
-
-
-def all_script_names() -> list[str]:
-    return sorted(p.stem for p in LUA_DIR.glob("*.lua") if not p.stem.startswith("_"))
+    return Script(name, lib + "\n" + body, as_function=True)

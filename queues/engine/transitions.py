@@ -142,6 +142,39 @@ def _dequeued(reply: list[Any]) -> Dequeued:
     return Dequeued(leased, limited_ms / 1000 if limited_ms else None)
 
 
+@dataclass(frozen=True)
+class FetchNext:
+    """Fetch-on-ack: what the ack scripts (done, complete) lease after the batch they acknowledge, from the same
+    queue, with dequeue's arguments: up to ``k`` tasks for the slots the acks free, but never more than the acks
+    the fence let through, and ``ahead`` more (a worker's prefetch) when at least one went through: a stale ack
+    frees no slot and leases nothing. Within the queue's pause, concurrency ``cap`` and ``rate`` limit exactly as
+    dequeue. One script call then both ends attempts and starts the next ones."""
+
+    k: int
+    lease_seconds: float
+    token_prefix: str
+    cap: int = 0
+    rate: RateLimit | None = None
+    ahead: int = 0
+
+
+@dataclass
+class Acked:
+    """The reply of an ack that fetched (``FetchNext``): one status per acknowledged task, and the tasks leased."""
+
+    statuses: list[str]
+    leased: Dequeued
+
+
+def _fetches(then: FetchNext | None) -> bool:
+    return then is not None and (then.k > 0 or then.ahead > 0)
+
+
+def _acked(reply: list[Any]) -> Acked:
+    statuses, leased = reply
+    return Acked(_statuses(statuses), _dequeued(leased))
+
+
 def _start_times(started: Sequence[float]) -> str:
     """The start times of a batch's attempts as the done and complete scripts read them (ms, comma-separated)."""
     return ",".join(str(to_ms(t)) if t else "0" for t in started)
@@ -269,32 +302,57 @@ class Transitions:
             lambda reply: [i.decode() for i in reply],
         )
 
-    def done(self, queue: str, leases: Sequence[tuple[str, str]], worker: str, started: Sequence[float] = ()) -> Call:
+    def _then(self, q: QueueKeys, then: FetchNext | None) -> tuple[list[str], list[Any]]:
+        """The keys and arguments with which an ack script leases after it (``lease_after_ack`` in
+        ``lua/_lib.lua``); k and ahead 0 when it leases nothing."""
+        keys = [q.pending, q.paused, q.starts]
+        if then is None or not _fetches(then):
+            return keys, [0, 0, "", "", 0, 0, 0]
+        rate = then.rate or RateLimit()
+        expiry = to_ms(self.clock.now() + then.lease_seconds)
+        return keys, [then.k, then.ahead, expiry, then.token_prefix, then.cap, rate.limit, to_ms(rate.period)]
+
+    def done(
+        self,
+        queue: str,
+        leases: Sequence[tuple[str, str]],
+        worker: str,
+        started: Sequence[float] = (),
+        then: FetchNext | None = None,
+    ) -> Call:
         """``started``: when each attempt's handler started (epoch seconds, 0 unknown), in the order of ``leases``,
-        for the task's timeline; empty when the caller does not know."""
+        for the task's timeline; empty when the caller does not know. Returns one status per task; with ``then``
+        (fetch-on-ack), an ``Acked`` with the tasks leased as well."""
         q = self.queue(queue)
+        then_keys, then_args = self._then(q, then)
         return self.transition(
             "done",
             q,
             worker,
-            [q.lease] + self._counters(q, "processed"),
-            [DAY_COUNTER_TTL, _start_times(started)] + _flatten(leases),
-            _statuses,
+            [q.lease] + self._counters(q, "processed") + then_keys,
+            [DAY_COUNTER_TTL, _start_times(started)] + then_args + _flatten(leases),
+            _acked if _fetches(then) else _statuses,
         )
 
     def complete(
-        self, queue: str, leases: Sequence[tuple[str, str, float]], worker: str, started: Sequence[float] = ()
+        self,
+        queue: str,
+        leases: Sequence[tuple[str, str, float]],
+        worker: str,
+        started: Sequence[float] = (),
+        then: FetchNext | None = None,
     ) -> Call:
-        """``leases`` holds (id, token, retention seconds); ``started`` as in ``done``."""
+        """``leases`` holds (id, token, retention seconds); ``started`` and ``then`` as in ``done``."""
         q = self.queue(queue)
         rows = [(task_id, token, to_ms(retention)) for task_id, token, retention in leases]
+        then_keys, then_args = self._then(q, then)
         return self.transition(
             "complete",
             q,
             worker,
-            [q.lease, q.completed] + self._counters(q, "processed"),
-            [DAY_COUNTER_TTL, _start_times(started)] + _flatten(rows),
-            _statuses,
+            [q.lease, q.completed] + self._counters(q, "processed") + then_keys,
+            [DAY_COUNTER_TTL, _start_times(started)] + then_args + _flatten(rows),
+            _acked if _fetches(then) else _statuses,
         )
 
     def _failure(self, q: QueueKeys, failure: Failure | None, grouped: bool) -> tuple[list[str], list[Any]]:

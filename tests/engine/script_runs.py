@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import redis
 
-from queues.engine import EngineError, FakeClock, Limits
+from queues.engine import EngineError, FakeClock, Limits, functions
 from queues.engine.broker import Broker
 from queues.engine.transitions import Call, Transitions
 
@@ -37,10 +37,21 @@ class Case:
 
 
 def run_case(r: redis.Redis, redis_url: str, case: Case) -> None:
+    """Run the case twice: as a Redis function (FCALL) and as a script (EVALSHA), from the same seed."""
     assert case.raises is None or case.after is None, "a refused call changes nothing"
+    for evalsha in (False, True):
+        r.flushdb()
+        _run_once(r, redis_url, case, evalsha)
+
+
+def _run_once(r: redis.Redis, redis_url: str, case: Case, evalsha: bool) -> None:
     seed(r, case.before)
     assert_db(r, case.before)  # the seed is exactly the state the case names
     broker = Broker(redis_url, clock=fake_clock(), limits=case.limits)
+    if evalsha:
+        functions.use_evalsha(broker.conn)
+    else:
+        assert functions.usable(broker.conn), "this Redis has functions (7+): the tests run both ways"
     try:
         call = case.call(broker.transitions)
         if case.raises is not None:

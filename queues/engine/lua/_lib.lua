@@ -130,6 +130,100 @@ local function moved(ctx, key, id, ttype, from, to, err, event_to, extra)
   emit(ctx, id, ttype, from, event_to or to, err)
 end
 
+-- Lease: pending -> active for up to k tasks, each under a fresh lease (expiry ms; token_prefix .. n, unique to
+-- the call). The one implementation of leasing: dequeue.lua calls it, and so do the ack scripts (done.lua,
+-- complete.lua) when they fetch on ack (lease_after_ack). Nothing from a paused queue; with a concurrency cap
+-- (> 0) nothing beyond cap active tasks in the queue, whichever workers hold them (the lease set is the queue's
+-- active set across all workers, so its size is the count to cap); with a rate limit (> 0) nothing beyond limit
+-- starts in any period ms (a sliding-window log: the starts set holds one member <task id>@<lease token> per
+-- start, scored by the caller's now, and is shared by every worker and consumer of the queue). Returns the time
+-- (ms) from which the rate limit admits another start, 0 when it holds nothing back, then 7 values per task: id,
+-- type, options, payload, retried, lease token, pending since (ms). Nothing is written when no task is taken.
+local function lease_next(ctx, pending, lease_key, paused, starts_key, expiry, token_prefix, k, cap, limit, period)
+  if redis.call("EXISTS", paused) == 1 then return {0} end
+  if cap > 0 then
+    k = math.min(k, cap - redis.call("ZCARD", lease_key))
+    if k <= 0 then return {0} end
+  end
+  local window_start = ctx.now - period -- a start counts while its time is after this
+  -- When the window holds n >= limit starts, another is admitted once all but limit - 1 of them have left it: at
+  -- the time of its (n - limit + 1)-th oldest start plus the period. Starts stamped after now (by a caller whose
+  -- clock runs ahead) count too, so no window over the recorded times ever holds more than limit starts.
+  local function admitted_from(in_window)
+    if in_window < limit then return 0 end
+    local oldest = redis.call("ZRANGEBYSCORE", starts_key, "(" .. window_start, "+inf", "WITHSCORES", "LIMIT",
+      in_window - limit, 1)
+    return tonumber(oldest[2]) + period
+  end
+  local in_window = 0
+  if limit > 0 then
+    in_window = redis.call("ZCOUNT", starts_key, "(" .. window_start, "+inf")
+    k = math.min(k, limit - in_window)
+    if k <= 0 then return {admitted_from(in_window)} end
+  end
+  local ids = redis.call("RPOP", pending, k)
+  if not ids then return {0} end
+  local out, leases, starts = {0}, {}, {}
+  for i, id in ipairs(ids) do
+    local key = ctx.prefix .. id
+    local f = redis.call("HMGET", key, "type", "msg", "payload", "retried", "since")
+    -- An id without a hash (never expected) is dropped rather than handed out as a task that cannot run.
+    if f[1] then
+      local token = token_prefix .. i
+      leases[#leases + 1] = expiry
+      leases[#leases + 1] = id
+      starts[#starts + 1] = ctx.now
+      starts[#starts + 1] = id .. "@" .. token
+      ctx.lease = token  -- into the event too (see emit)
+      moved(ctx, key, id, f[1], "pending", "active", nil, nil, {"lease", token})
+      ctx.lease = nil
+      out[#out + 1] = id
+      out[#out + 1] = f[1]
+      out[#out + 1] = f[2] or ""
+      out[#out + 1] = f[3] or ""
+      out[#out + 1] = f[4] or "0"
+      out[#out + 1] = token
+      out[#out + 1] = f[5] or "0"
+    end
+  end
+  if #leases > 0 then redis.call("ZADD", lease_key, unpack(leases)) end
+  if limit > 0 and #starts > 0 then
+    -- Starts that left the window never count again; the key expires after a quiet minute past the period (only
+    -- housekeeping: the window is always judged by the recorded times, never by the key's age).
+    redis.call("ZREMRANGEBYSCORE", starts_key, "-inf", window_start)
+    redis.call("ZADD", starts_key, unpack(starts))
+    redis.call("PEXPIRE", starts_key, period + 60000)
+    out[1] = admitted_from(in_window + #starts / 2)
+  end
+  return out
+end
+
+-- Fetch-on-ack: an ack script (done.lua, complete.lua) that ended a batch's attempts leases the next tasks of the
+-- same queue for the slots it freed, saving the worker a dequeue call. ARGV[first_arg..first_arg + 6] hold k (most
+-- tasks for freed slots, 0: lease nothing), ahead (most tasks more, to wait in the worker: its prefetch), then lease
+-- expiry, token prefix, cap, rate limit and period as dequeue.lua's ARGV[5..10]; KEYS from first_key on the
+-- queue's pending list, paused flag and starts set. Only an ack the fence let through frees a slot, and an ack
+-- that frees none leases nothing, ahead included: a stale ack (the lease was lost, the task recovered) leases
+-- nothing. The cap is counted after the acked tasks left the lease set. Returns the statuses as they are when k
+-- and ahead are 0, else {statuses, lease_next's reply}.
+local function lease_after_ack(ctx, statuses, lease_key, first_key, first_arg)
+  local k = tonumber(ARGV[first_arg]) or 0
+  local ahead = tonumber(ARGV[first_arg + 1]) or 0
+  if k <= 0 and ahead <= 0 then return statuses end
+  local freed = 0
+  for _, status in ipairs(statuses) do
+    if status == "OK" then freed = freed + 1 end
+  end
+  local leased = {0}
+  if freed > 0 then
+    local a = first_arg + 2
+    leased = lease_next(ctx, KEYS[first_key], lease_key, KEYS[first_key + 1], KEYS[first_key + 2], ARGV[a],
+      ARGV[a + 1], math.min(k, freed) + ahead, tonumber(ARGV[a + 2]) or 0,
+      tonumber(ARGV[a + 3]) or 0, tonumber(ARGV[a + 4]) or 0)
+  end
+  return {statuses, leased}
+end
+
 -- A unique lock is released only by the task that holds it (another task may hold it by now).
 local function release_unique(key, id)
   local ukey = redis.call("HGET", key, "unique")
