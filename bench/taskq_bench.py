@@ -139,11 +139,10 @@ def process(n: int, concurrency: int, use_async: bool, extra: list[str], work: s
         task_type, payload = ("bench:anoop" if use_async else "bench:noop"), b""
     else:
         task_type, payload = ("bench:awork" if use_async else "bench:work"), work.encode()
-    items = [(task_type, payload)] * 1000
-    for _ in range(n // 1000):
-        client.enqueue_many(items, queue=QUEUE)
+    for start in range(0, n, 1000):  # lists of 1,000 (the last one shorter), so that any n runs
+        client.enqueue_many([(task_type, payload)] * min(1000, n - start), queue=QUEUE)
     q = Keys().queue(QUEUE)
-    total = n // 1000 * 1000
+    total = n
 
     def remaining() -> int:
         pipe = conn.pipeline(transaction=False)
