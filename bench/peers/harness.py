@@ -56,6 +56,10 @@ class Peer:
         if self.bulk is not None:
             for _ in range(n // 1000):
                 self.bulk(1000)
+        elif self.enqueue_noops is not None:
+            self.enqueue_noops(n)
+        elif self.prefill_work is not None:
+            self.prefill_work("noop", n)
         else:
             for _ in range(n):
                 self.enqueue_noop()
