@@ -1,5 +1,6 @@
-"""``python -m bench.peers <dramatiq|huey|celery|rq|rq-fork> <workload> [options]``, from the repository root, with the
-peers' venv. The peer module is imported by its package name, so that the task names its worker sees match."""
+"""``python -m bench.peers <peer> <workload> [options]``, from the repository root, with the peers' venv (the peers:
+the keys of ``PEERS`` below). The peer module is imported by its package name, so that the task names its worker
+sees match."""
 
 import importlib
 import sys
@@ -12,6 +13,10 @@ PEERS = {
     "celery": ("celery_peer", "peer"),
     "rq": ("rq_peer", "peer"),
     "rq-fork": ("rq_peer", "peer_fork"),
+    "taskiq": ("taskiq_peer", "peer"),
+    "streaq": ("streaq_peer", "peer"),
+    "saq": ("saq_peer", "peer"),
+    "bullmq": ("bullmq_peer", "peer"),
 }
 
 if len(sys.argv) < 2 or sys.argv[1] not in PEERS:

@@ -35,6 +35,15 @@ class Peer:
     remaining: Callable[[redis.Redis], int]  # tasks not yet taken and acked/finished
     enqueue_work: Callable[[str], Any]  # a task running bench/work.py's workload of that kind
     bulk: Callable[[int], Any] | None = None  # enqueue n no-op tasks in one call of the library's bulk API
+    # enqueue n no-op tasks one by one, each awaited, in one call: asyncio peers run all n on one event loop run
+    # (so the figure is the library's, not a loop start per task); None: ``enqueue_noop`` n times
+    enqueue_noops: Callable[[int], Any] | None = None
+    # pre-fill n work tasks of a kind in one call (untimed), where a task per call would be slow (BullMQ runs in
+    # Node); None: ``enqueue_work`` n times
+    prefill_work: Callable[[str, int], Any] | None = None
+    # one-by-one enqueue of n no-op tasks timed by the library's side itself, in seconds (BullMQ: inside Node, so
+    # that Node's start-up is not in the figure); None: the harness times it
+    timed_enqueue: Callable[[int], float] | None = None
     concurrency_note: str = ""
     fixed_concurrency: int | None = None  # a worker that runs one task at a time whatever we ask
     notes: list[str] = field(default_factory=list)
@@ -47,6 +56,10 @@ class Peer:
         if self.bulk is not None:
             for first in range(0, n, 1000):
                 self.bulk(min(1000, n - first))
+        elif self.enqueue_noops is not None:
+            self.enqueue_noops(n)
+        elif self.prefill_work is not None:
+            self.prefill_work("noop", n)
         else:
             for _ in range(n):
                 self.enqueue_noop()
@@ -66,7 +79,14 @@ def python_m(command: str) -> Callable[[int], list[str]]:
 
 def enqueue(peer: Peer, n: int) -> dict[str, Any]:
     conn = connect()
-    elapsed = timed(conn, repeated(peer.enqueue_noop, 500), repeated(peer.enqueue_noop, n))
+    if peer.timed_enqueue is not None:
+        flush(conn)
+        elapsed = peer.timed_enqueue(n)
+    elif peer.enqueue_noops is not None:
+        add = peer.enqueue_noops
+        elapsed = timed(conn, lambda: add(500), lambda: add(n))
+    else:
+        elapsed = timed(conn, repeated(peer.enqueue_noop, 500), repeated(peer.enqueue_noop, n))
     left = peer.remaining(conn)
     flush(conn)
     assert left == n, f"{left} tasks in the queue after enqueuing {n}"
@@ -108,8 +128,16 @@ def memory(peer: Peer, n: int) -> dict[str, Any]:
 
 
 def start_worker(peer: Peer, concurrency: int) -> subprocess.Popen:
+    """Start ONE worker process of ``peer``. ``BENCH_CONCURRENCY`` in its environment is ``concurrency``, for the
+    libraries whose worker reads its concurrency from the module it imports (SAQ's settings, streaq's Worker)."""
     cmd = peer.worker_cmd(concurrency)
-    return start_logged(cmd, f"{peer.name.lower()}-bench-worker.log", BENCH_REDIS_URL=bench_url(), PYTHONPATH=str(REPO))
+    return start_logged(
+        cmd,
+        f"{peer.name.lower()}-bench-worker.log",
+        BENCH_REDIS_URL=bench_url(),
+        PYTHONPATH=str(REPO),
+        BENCH_CONCURRENCY=str(concurrency),
+    )
 
 
 def peer_stop_signal(peer: Peer) -> int:
@@ -122,6 +150,8 @@ def process(peer: Peer, n: int, concurrency: int, work: str | None = None) -> di
     flush(conn)
     if work is None:
         peer.prefill(n)
+    elif peer.prefill_work is not None:
+        peer.prefill_work(work, n)
     else:
         for _ in range(n):
             peer.enqueue_work(work)

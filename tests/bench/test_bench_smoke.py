@@ -43,6 +43,7 @@ LIBRARIES = {
     "work.py": "the handlers' workloads (run_work.py's smoke run)",
     "ws_client.py": "live_sockets.py's WebSockets",
     "peers/__init__.py": "the package",
+    "peers/aio.py": "the asyncio peers' workloads (run_ceiling's smoke runs of taskiq, streaq and SAQ)",
     "peers/harness.py": "every peer's workloads (run.py's smoke run, with RQ)",
     "peers/stamp.py": "the peers' latency handler (run.py's smoke run, with RQ)",
 }
@@ -59,6 +60,7 @@ class Smoke:
     check: Callable[[str, Path], None]
     needs: tuple[str, ...] = ()  # Python modules the run imports besides the project's (a peer's library)
     ports: int = 0  # free ports to append as --port
+    requires: Path | None = None  # a path that must exist, else the run is skipped (a peer outside Python)
     env: dict[str, str] = field(default_factory=dict)
 
 
@@ -116,6 +118,9 @@ RQ_ROWS = [f"{w}|rq" for w in ("enqueue", "bulk1000", "process", "latency", "mem
     "process|rq-fork",
     "latency|rq-fork",
 ]
+#: run_ceiling at a tiny size: one round of 200 tasks at concurrency 4 (the JSON goes to the test's folder).
+TINY_CEILING = ["-m", "bench.run_ceiling", "--rounds", "1", "-n", "200", "--concurrency", "4"]
+BULLMQ_MODULES = Path(os.environ.get("BENCH_BULLMQ_DIR", "/tmp/bench-bullmq")) / "node_modules" / "bullmq"
 TINY_RUN = ["bench/run.py", "--rounds", "1", "--scale", "0.0005", "--samples", "3", "--sweep", "", "--quiet", "0"]
 
 SMOKES = [
@@ -142,6 +147,30 @@ SMOKES = [
         )
         for peer in ("dramatiq", "huey", "celery")
     ],
+    Smoke(
+        "run_ceiling",
+        [*TINY_CEILING, "--only", "ceiling", "--only", "taskq", "--only", "ceiling-async", "--only", "taskq-async"],
+        ("run_ceiling.py", "ceiling.py"),
+        prints("| 4 | ceiling |", "| 4 | **taskq** |", "| 4 | ceiling-async |", "| 4 | **taskq-async** |"),
+        env={"BENCH_PEERS_PYTHON": "/nonexistent"},
+    ),
+    *[
+        Smoke(
+            f"run_ceiling-{peer}",
+            [*TINY_CEILING, "--only", peer, "--peers-python", "<peers>"],
+            (f"peers/{peer}_peer.py",),
+            prints(f"| 4 | {peer}"),
+            needs=(module,),
+        )
+        for peer, module in (("taskiq", "taskiq_redis"), ("streaq", "streaq"), ("saq", "saq"))
+    ],
+    Smoke(
+        "run_ceiling-bullmq",
+        [*TINY_CEILING, "--only", "bullmq", "--peers-python", sys.executable],
+        ("peers/bullmq_peer.py",),
+        prints("| 4 | bullmq"),
+        requires=BULLMQ_MODULES,
+    ),
     Smoke(
         "run_work",
         # W2 at concurrency 64 is W2 at 10 again with another number: left out for time
@@ -294,8 +323,10 @@ def test_bench_runs_at_a_tiny_size(smoke: Smoke, redis_client: Any, redis_url: s
             f"{', '.join(smoke.needs)} not installed here nor in the peers' venv ({PEERS_PYTHON}, "
             "$BENCH_PEERS_PYTHON): bench/README.md says how to make it"
         )
+    if smoke.requires is not None and not smoke.requires.exists():
+        pytest.skip(f"{smoke.requires} is missing: bench/README.md says how to install it")
     argv = [peers_python if arg == "<peers>" else redis_url if arg == "<redis>" else arg for arg in smoke.argv]
-    if argv[0] == "bench/run.py" or argv[:2] == ["-m", "bench.run_work"]:
+    if argv[0] == "bench/run.py" or argv[:2] in (["-m", "bench.run_work"], ["-m", "bench.run_ceiling"]):
         argv += ["--results-dir", str(tmp_path / "results")]
     for _ in range(smoke.ports):
         argv += ["--port", str(free_port(given_ports()))]
