@@ -33,7 +33,7 @@ from .eager import EagerRunner, unsupported
 from .handlers import Registry
 from .message import TaskInfo
 from .policies import PolicyCache, PolicySet
-from .producer_flows import enqueue_flow, wait_flow
+from .producer_flows import enqueue_flow, enqueue_one_flow, wait_flow
 from .sans_io import Flow, Pipeline, Request, drive, run_command
 from .settings import DEFAULTS, TaskqSettings
 from .transitions import Call, Limits, Placement
@@ -87,7 +87,7 @@ class Client(BrokerOwner):
         # Checked before the first request, not here: a client is often built while Redis is still starting.
         self._layout_checked = False
         # Concurrent enqueue calls from many threads share script calls (see coalescing).
-        self._coalescer = EnqueueCoalescer(self._write_queue, self._execute)
+        self._coalescer = EnqueueCoalescer(self._write_queue, self._write)
 
     @classmethod
     def from_settings(cls, settings: TaskqSettings, **options: Any) -> Client:
@@ -183,11 +183,20 @@ class Client(BrokerOwner):
     def _policies(self) -> PolicySet | None:
         if self.policies is None:
             return None
-        return cast(PolicySet, drive(self.policies.flow(), self._execute))
+        return self.policies.fresh() or cast(PolicySet, drive(self.policies.flow(), self._execute))
 
     def _write_queue(self, placements: list[Placement]) -> Flow:
         """The flow that writes one queue's placements in one script call (the coalescer runs it)."""
+        if len(placements) == 1:  # a caller alone, the common case: the lean flow
+            return enqueue_one_flow(self.broker.transitions, placements[0], to_ms(self.clock.now()))
         return enqueue_flow(self.broker.transitions, placements, to_ms(self.clock.now()))
+
+    def _write(self, request: Request) -> Any:
+        """The coalescer's executor. Its rounds never overlap (one writer at a time), so their script calls go on
+        one connection of their own, kept across calls, instead of a checkout from the pool per call."""
+        if isinstance(request, Pipeline) and self._layout_checked:
+            return self.broker.run_pipeline(request, replicated=True, own_connection=True)
+        return self._execute(request)
 
     def _execute(self, request: Request) -> Any:
         if isinstance(request, Call | Pipeline) and not self._layout_checked:

@@ -16,11 +16,13 @@ exception by itself.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import redis
+from hiredis import pack_command
 from redis.exceptions import NoScriptError
 
 from .errors import SCRIPT_ERRORS, EngineError, RedisCommandError, RedisUnavailableError, ValidationError
@@ -137,32 +139,63 @@ async def run_script_async(conn: Any, sha: str, source: str, keys: list[str], ar
 ScriptRun = tuple[str, str, list[str], list[Any]]
 
 
-def run_scripts_pipelined(conn: Any, runs: Sequence[ScriptRun], meanwhile: Callable[[], Any]) -> list[Any]:
-    """Send each script on one pooled connection without waiting for the replies before, so Redis runs one while
-    the next is packed and sent; run ``meanwhile()`` (the caller's own work) once all are sent; then read the
-    replies in order. An error reply is returned as its redis-py exception, not raised. A connection that fails
-    ends the list with that exception: the replies before it are known, the scripts after it unknown. Scripts
-    that answered NOSCRIPT (none ran) are sent again in full, in order, once the others are read."""
+class KeptConnection:
+    """One connection of a client's pool, kept by a caller that never runs two requests at once (the client's
+    enqueue rounds) instead of checked out of the pool and back for each call: that checkout is a good part of
+    redis-py's cost per command. Taken on first use; after a fork the child takes its own (the parent's socket is
+    left to the parent). Closing the client's pool disconnects it like any connection in use, and the next use
+    connects again."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+        self._connection: Any = None
+        self._pid = 0
+
+    def get(self) -> Any:
+        pid = os.getpid()
+        if self._connection is None or self._pid != pid:
+            self._connection = self._conn.connection_pool.get_connection()
+            self._pid = pid
+        return self._connection
+
+
+def run_scripts_pipelined(
+    conn: Any, runs: Sequence[ScriptRun], meanwhile: Callable[[], Any], kept: Any = None
+) -> list[Any]:
+    """Send each script on one pooled connection (or on ``kept``, a ``KeptConnection``'s) without waiting for the
+    replies before, so Redis runs one while the next is packed and sent; run ``meanwhile()`` (the caller's own
+    work) once all are sent; then read the replies in order. An error reply is returned as its redis-py
+    exception, not raised. A connection that fails ends the list with that exception: the replies before it are
+    known, the scripts after it unknown. Scripts that answered NOSCRIPT (none ran) are sent again in full, in
+    order, once the others are read. Each EVALSHA is packed by hiredis directly: redis-py's packer looks at every
+    argument in Python first."""
     pool = conn.connection_pool
-    try:
-        connection = pool.get_connection()
-    except (redis.ConnectionError, redis.TimeoutError) as exc:
-        return [exc]
+    connection = kept
+    if connection is None:
+        try:
+            connection = pool.get_connection()
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            return [exc]
     replies: list[Any] = []
+    read_all = False
     try:
         for sha, _source, keys, args in runs:
-            connection.send_command("EVALSHA", sha, len(keys), *keys, *args)
+            connection.send_packed_command((pack_command(("EVALSHA", sha, len(keys), *keys, *args)),))
         meanwhile()
         for _run in runs:
             try:
                 replies.append(connection.read_response())
             except redis.ResponseError as exc:
                 replies.append(exc)
+        read_all = True
     except (redis.ConnectionError, redis.TimeoutError) as exc:
         connection.disconnect()
         return [*replies, exc]
     finally:
-        pool.release(connection)
+        if kept is None:
+            pool.release(connection)  # the pool drops a connection that still has replies to read
+        elif not read_all:
+            connection.disconnect()  # interrupted: replies left unread would answer the next call
     for n, reply in enumerate(replies):
         if is_missing_script(reply):
             _sha, source, keys, args = runs[n]
