@@ -71,15 +71,18 @@ def wait_drained(
     drain_timeout: float = 600.0,
     pids: tuple[int, ...] = (),
     worker: subprocess.Popen | None = None,
+    count_from: int = 0,
 ) -> dict[str, Any]:
     """Time the draining of a pre-filled queue. ``remaining()`` returns how many tasks are not finished yet.
 
-    The clock starts at the first poll that sees fewer than ``total`` (so the worker's start-up is not counted)
-    and stops at the first poll that sees 0; the rate counts the tasks that were still there at the start."""
+    The clock starts at the first poll that sees fewer than ``total`` (so the worker's start-up is not counted), or
+    with ``count_from`` at the first that sees that many finished (so that the start-up of every process of a
+    ``--processes`` worker is left out too), and stops at the first poll that sees 0; the rate counts the tasks that
+    were still there at the start."""
     deadline = time.monotonic() + start_timeout
     while True:
         left = remaining()
-        if left < total:
+        if left < total and total - left >= count_from:
             break
         if worker is not None and worker.poll() is not None:
             raise RuntimeError(f"the worker exited with code {worker.returncode} before taking a task (see its log)")

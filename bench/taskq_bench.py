@@ -130,8 +130,11 @@ def start_worker(concurrency: int, extra: list[str]) -> subprocess.Popen:
     return start_logged(cmd, "taskq-bench-worker.log", REDIS_URL=bench_url())
 
 
-def process(n: int, concurrency: int, use_async: bool, extra: list[str], work: str | None = None) -> dict[str, Any]:
-    """Drain ``n`` pre-filled tasks: no-op ones, or with ``work`` the workload of ``bench/work.py`` it names."""
+def process(
+    n: int, concurrency: int, use_async: bool, extra: list[str], work: str | None = None, count_from: int = 0
+) -> dict[str, Any]:
+    """Drain ``n`` pre-filled tasks: no-op ones, or with ``work`` the workload of ``bench/work.py`` it names. The
+    clock starts at the first completion, or at the ``count_from``-th (see ``measure.wait_drained``)."""
     conn = connect()
     flush(conn)
     client = Client(bench_url())
@@ -139,11 +142,10 @@ def process(n: int, concurrency: int, use_async: bool, extra: list[str], work: s
         task_type, payload = ("bench:anoop" if use_async else "bench:noop"), b""
     else:
         task_type, payload = ("bench:awork" if use_async else "bench:work"), work.encode()
-    items = [(task_type, payload)] * 1000
-    for _ in range(n // 1000):
-        client.enqueue_many(items, queue=QUEUE)
+    for start in range(0, n, 1000):
+        client.enqueue_many([(task_type, payload)] * min(1000, n - start), queue=QUEUE)
     q = Keys().queue(QUEUE)
-    total = n // 1000 * 1000
+    total = n
 
     def remaining() -> int:
         pipe = conn.pipeline(transaction=False)
@@ -151,7 +153,7 @@ def process(n: int, concurrency: int, use_async: bool, extra: list[str], work: s
         pipe.zcard(q.lease)
         return sum(pipe.execute())
 
-    result = drain(conn, start_worker(concurrency, extra), remaining, total)
+    result = drain(conn, start_worker(concurrency, extra), remaining, total, count_from=count_from)
     processed = int(conn.get(q.processed) or 0)
     flush(conn)
     return {
@@ -160,6 +162,7 @@ def process(n: int, concurrency: int, use_async: bool, extra: list[str], work: s
         "concurrency": concurrency,
         "worker_args": extra,
         "processed_counter": processed,
+        "count_from": count_from,
         **result,
     }
 
@@ -195,6 +198,9 @@ def main() -> None:
     parser.add_argument("--event-maxlen", type=int, default=Limits().event_maxlen)
     parser.add_argument("--worker-arg", action="append", default=[], help="extra taskworker argument")
     parser.add_argument("--work", choices=KINDS, default=None, help="process: the handlers' work (bench/work.py)")
+    parser.add_argument(
+        "--count-from", type=int, default=0, help="process: start the clock at this completion (default: the first)"
+    )
     a = parser.parse_args()
     if a.workload == "enqueue":
         emit(enqueue_one_by_one(a.n or 50_000, a.threads))
@@ -203,7 +209,7 @@ def main() -> None:
     elif a.workload == "memory":
         emit(memory(a.n or 100_000, a.event_maxlen))
     elif a.workload == "process":
-        emit(process(a.n or 100_000, a.concurrency, a.use_async, a.worker_arg, a.work))
+        emit(process(a.n or 100_000, a.concurrency, a.use_async, a.worker_arg, a.work, a.count_from))
     else:
         emit(latency(a.samples, a.concurrency, a.use_async, a.worker_arg))
 
