@@ -10,7 +10,7 @@ spreads over all of them. Prints a markdown table of the medians and writes ever
 | W1 | no-op | 10 |
 | W2 | one Redis round trip (INCR, module-level redis-py client) | 10 and 64 |
 | W3 | ``time.sleep(0.01)`` (taskq also async: ``asyncio.sleep``) | 100 |
-| W4 | ~4 ms of pure Python; taskq with ``--processes 1`` and ``--processes 2``; 2,400 tasks, timed from the 200th completion | 10 |
+| W4 | ~4 ms of pure Python; taskq ``--processes 1`` and ``2``; 2,400 tasks, timed from the 200th completion | 10 |
 """
 
 from __future__ import annotations
