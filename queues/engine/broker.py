@@ -89,7 +89,7 @@ class Broker:
                 except EngineError as exc:
                     return [*outcomes, exc]
             return outcomes
-        kept = self._own.get() if own_connection else None
+        kept = self._own if own_connection else None
         replies = redis_errors.run_scripts_pipelined(self.conn, script_runs(pipeline.calls), pipeline.meanwhile, kept)
         return outcomes_of(pipeline.calls, replies)
 

@@ -152,15 +152,26 @@ class KeptConnection:
         self._pid = 0
 
     def get(self) -> Any:
+        """The kept connection, ready to send, as the pool checks one it hands out: connected, and with nothing
+        to read (the server closed it, after a restart or an idle timeout), else connected again."""
         pid = os.getpid()
         if self._connection is None or self._pid != pid:
-            self._connection = self._conn.connection_pool.get_connection()
+            self._connection = self._conn.connection_pool.get_connection()  # checked by the pool
             self._pid = pid
-        return self._connection
+            return self._connection
+        connection = self._connection
+        try:
+            connection.connect()  # nothing when it is connected
+            if connection.can_read():
+                raise redis.ConnectionError("connection has data")
+        except (redis.ConnectionError, redis.TimeoutError, OSError):
+            connection.disconnect()
+            connection.connect()
+        return connection
 
 
 def run_scripts_pipelined(
-    conn: Any, runs: Sequence[ScriptRun], meanwhile: Callable[[], Any], kept: Any = None
+    conn: Any, runs: Sequence[ScriptRun], meanwhile: Callable[[], Any], kept: KeptConnection | None = None
 ) -> list[Any]:
     """Send each script on one pooled connection (or on ``kept``, a ``KeptConnection``'s) without waiting for the
     replies before, so Redis runs one while the next is packed and sent; run ``meanwhile()`` (the caller's own
@@ -170,12 +181,10 @@ def run_scripts_pipelined(
     order, once the others are read. Each EVALSHA is packed by hiredis directly: redis-py's packer looks at every
     argument in Python first."""
     pool = conn.connection_pool
-    connection = kept
-    if connection is None:
-        try:
-            connection = pool.get_connection()
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            return [exc]
+    try:
+        connection = pool.get_connection() if kept is None else kept.get()
+    except (redis.ConnectionError, redis.TimeoutError) as exc:
+        return [exc]
     replies: list[Any] = []
     read_all = False
     try:
@@ -192,10 +201,12 @@ def run_scripts_pipelined(
         connection.disconnect()
         return [*replies, exc]
     finally:
+        if not read_all:
+            # Interrupted (KeyboardInterrupt...): a reply left unread would answer the next call on it. The pool's
+            # own check on checkout misses a reply that has not arrived yet.
+            connection.disconnect()
         if kept is None:
-            pool.release(connection)  # the pool drops a connection that still has replies to read
-        elif not read_all:
-            connection.disconnect()  # interrupted: replies left unread would answer the next call
+            pool.release(connection)
     for n, reply in enumerate(replies):
         if is_missing_script(reply):
             _sha, source, keys, args = runs[n]
