@@ -21,7 +21,7 @@ from typing import Any
 from queues.engine import Client, Keys, Limits
 
 from .common import bench_url, connect, emit, flush, keys_memory, rate, used_memory
-from .measure import drain, idle_pickup, repeated, start_logged, timed
+from .measure import drain, idle_pickup, repeated, start_logged, timed, timed_with_cpu
 from .work import KINDS
 
 QUEUE = "bench"
@@ -46,7 +46,7 @@ def enqueue_one_by_one(n: int, threads: int = 1) -> dict[str, Any]:
             thread.join()
 
     # the warm-up: connection, script cache, queue registration
-    elapsed = timed(conn, repeated(noop, 500), per_thread if threads == 1 else run)
+    elapsed, cpu = timed_with_cpu(conn, repeated(noop, 500), per_thread if threads == 1 else run)
     n = n // threads * threads
     left = conn.llen(Keys().queue(QUEUE).pending)
     assert left == n, f"{left} tasks pending after enqueuing {n}"
@@ -56,6 +56,7 @@ def enqueue_one_by_one(n: int, threads: int = 1) -> dict[str, Any]:
         "workload": "enqueue" if threads == 1 else f"enqueue_{threads}threads",
         "threads": threads,
         **rate(n, elapsed, per_task=True),
+        "client_cpu_us_per_task": round(cpu / n * 1e6, 1),
     }
 
 

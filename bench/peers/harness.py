@@ -19,7 +19,7 @@ from typing import Any
 import redis
 
 from ..common import REPO, bench_url, connect, emit, flush, keys_memory, rate, used_memory
-from ..measure import drain, idle_pickup, repeated, start_logged, timed
+from ..measure import drain, idle_pickup, repeated, start_logged, timed, timed_with_cpu
 from ..work import KINDS
 
 QUEUE = "bench"
@@ -66,11 +66,11 @@ def python_m(command: str) -> Callable[[int], list[str]]:
 
 def enqueue(peer: Peer, n: int) -> dict[str, Any]:
     conn = connect()
-    elapsed = timed(conn, repeated(peer.enqueue_noop, 500), repeated(peer.enqueue_noop, n))
+    elapsed, cpu = timed_with_cpu(conn, repeated(peer.enqueue_noop, 500), repeated(peer.enqueue_noop, n))
     left = peer.remaining(conn)
     flush(conn)
     assert left == n, f"{left} tasks in the queue after enqueuing {n}"
-    return peer.row("enqueue", **rate(n, elapsed, per_task=True))
+    return peer.row("enqueue", **rate(n, elapsed, per_task=True), client_cpu_us_per_task=round(cpu / n * 1e6, 1))
 
 
 def bulk(peer: Peer, n: int, batch: int) -> dict[str, Any]:
