@@ -4,10 +4,12 @@ The path of one ``client.enqueue(type, payload, **options)``, file by file: ``cl
 (``policies.PolicyCache``, at most once a second) and ``producer.plan`` validates the arguments into a
 ``transitions.Placement`` (the task message, where it goes, its unique lock); the call joins the client's
 ``coalescing.EnqueueCoalescer``, which gathers the calls of concurrent threads into rounds and runs each round's
-``coalescing.group_flow`` with ``sans_io.drive``, the one driver on the path; ``group_flow`` delegates the write to
-``producer_flows.enqueue_flow``, which yields one ``sans_io.Pipeline`` of ``transitions.Transitions.enqueue`` calls
+``coalescing.group_flow`` with ``sans_io.drive``, the one driver on the path (a caller alone runs its task's flow
+without a round); ``group_flow`` delegates the write to ``producer_flows.enqueue_flow`` (one task:
+``enqueue_one_flow``), which yields one ``sans_io.Pipeline`` of ``transitions.Transitions.enqueue`` calls
 (``lua/enqueue.lua``, one per chunk) and builds the TaskInfos while Redis runs them; the driver hands each request to
-``Client._execute``, which checks the key layout once (``layout``) and runs it on the ``broker.Broker``
+``Client._write``, which runs the rounds' script calls on the connection the broker keeps for them, and everything
+else through ``Client._execute``, which checks the key layout once (``layout``) and runs it on the ``broker.Broker``
 (``redis_errors`` names what Redis answers); a chunk the script refuses raises ``producer_flows.BulkEnqueueError`` with
 the refused task's position, and ``group_flow`` gives that caller its plain error (``DuplicateTaskError``,
 ``TaskIdConflictError``) and sends the others again. ``enqueue_many`` drives ``enqueue_flow`` itself, without the
