@@ -46,12 +46,6 @@ log = logging.getLogger("worker.processor")
 # cost and a prefetched task waits about as long. Longer tasks gain nothing from it, and a task waiting here
 # behind them would be a task another worker could have started.
 PREFETCH_RUN_TIME = 0.05
-# And no more tasks than the slots start within this time: what a prefetched task waits for a slot. Handlers that
-# compute (pure Python) run one at a time under the GIL, so each lasts about concurrency x its CPU time (40 ms for
-# ten 4 ms handlers): 50 tasks ahead would wait 200 ms here, and at the end of a burst one process of a
-# ``--processes`` worker would still be running those while the others had nothing left. A few round trips' worth
-# is all that prefetch is for.
-PREFETCH_WAIT = 0.01
 
 
 def no_handler_message(task_type: str) -> str:
@@ -198,9 +192,8 @@ class Processor:
                 self.wake.clear()
                 continue
             free -= self._start_ready(free)
-            depth = self._prefetch_depth()
-            ahead = max(0, depth - len(self._ready))
-            if not free and (not ahead or len(self._ready) > depth // 2):
+            ahead = max(0, self._prefetch - len(self._ready)) if self._run_time < PREFETCH_RUN_TIME else 0
+            if not free and (not ahead or len(self._ready) > self._prefetch // 2):
                 continue  # enough wait here; fetch ahead once half of them have started, not one at a time
             # Clear before looking, so a wake-up published while we look is not lost.
             self.wake.clear()
@@ -293,17 +286,6 @@ class Processor:
         except IndexError:
             return None
 
-    def _prefetch_depth(self) -> int:
-        """How many fetched tasks may wait here for a slot now: ``prefetch`` while handlers are short
-        (``PREFETCH_RUN_TIME``), at most what the slots start within ``PREFETCH_WAIT`` but at least one (so that the
-        next slot to free does not wait for a round trip)."""
-        run = self._run_time
-        if run >= PREFETCH_RUN_TIME or not self._prefetch:
-            return 0
-        if run <= 0:
-            return self._prefetch
-        return min(self._prefetch, max(1, int(PREFETCH_WAIT * self.capacity.size / run)))
-
     def _continuation(self, is_async: bool) -> Attempt | None:
         """The next prefetched attempt, for the thread (or event loop) whose handler just returned: it keeps the
         slot and runs the attempt itself, with no hand-off to the fetch thread and back (each costs a wake-up and
@@ -318,7 +300,7 @@ class Processor:
             if handler is None or handler.spark or handler.is_async != is_async:
                 self._ready.appendleft(attempt)
                 return None
-            if len(self._ready) <= self._prefetch_depth() // 2:
+            if len(self._ready) <= self._prefetch // 2:
                 self.capacity.nudge()  # the fetch thread fetches ahead again
             if self.metrics is not None:
                 self.metrics.started(attempt.queue, 1)

@@ -15,7 +15,6 @@ from worker_support import wait_for
 
 from queues.engine import Keys, Task, handler
 from queues.engine.policies import PolicySet, PolicyStore, QueueSpec
-from worker import processor as processor_module
 
 Q = "default"
 
@@ -186,13 +185,9 @@ def test_a_prefetched_task_of_the_other_kind_is_left_to_the_fetch_thread(make_se
     assert len(set(ran)) == 5
 
 
-def test_with_every_slot_busy_the_fetch_thread_tops_the_prefetched_tasks_up(
-    make_server, registry, client, inspector, monkeypatch
-):
+def test_with_every_slot_busy_the_fetch_thread_tops_the_prefetched_tasks_up(make_server, registry, client, inspector):
     """When the handler thread has taken half of the prefetched tasks, the fetch thread leases more while the
     only slot is still busy, so the next ones never wait for a round trip."""
-    # The gates keep each handler tens of ms: the whole prefetch of 4 stays allowed (the depth rule has its test).
-    monkeypatch.setattr(processor_module, "PREFETCH_WAIT", 60.0)
     gates = [threading.Event() for _ in range(10)]
     ran: list[int] = []
 
@@ -214,21 +209,3 @@ def test_with_every_slot_busy_the_fetch_thread_tops_the_prefetched_tasks_up(
         g.set()
     wait_for(lambda: len(ran) == 10 and states(inspector) == (0, 0), what="all ten ran")
     assert ran == list(range(10))
-
-
-def test_no_more_tasks_wait_ahead_than_the_slots_start_within_the_prefetch_wait(make_server):
-    """Handlers that compute share one core, so each lasts about concurrency x its CPU time: ten 4 ms handlers
-    last 40 ms, the slots start one task every 4 ms, and only what they start within PREFETCH_WAIT is fetched
-    ahead (but always one). Short handlers keep the whole prefetch, long ones none. Set through the run time the
-    worker measures."""
-    processor = make_server(start=False, concurrency=10, prefetch=50).processor
-    assert processor._prefetch_depth() == 50  # nothing measured yet
-    processor._run_time = 0.001  # 10 slots start 10,000 tasks a second: the whole prefetch
-    assert processor._prefetch_depth() == 50
-    processor._run_time = 0.04
-    assert processor._prefetch_depth() == int(processor_module.PREFETCH_WAIT * 10 / 0.04) == 2
-    lone = make_server(start=False, concurrency=1, prefetch=50).processor
-    lone._run_time = 0.04  # one slot starts one every 40 ms: one waits ahead
-    assert lone._prefetch_depth() == 1
-    processor._run_time = processor_module.PREFETCH_RUN_TIME
-    assert processor._prefetch_depth() == 0
