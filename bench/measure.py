@@ -54,12 +54,18 @@ def repeated(call: Callable[[], Any], n: int) -> Callable[[], None]:
 def timed(conn: redis.Redis, warm_up: Callable[[], Any], run: Callable[[], Any]) -> float:
     """Seconds ``run()`` takes on the emptied bench database, once ``warm_up()`` (connection, script cache, queue
     registration) has run and what it wrote has been flushed."""
+    return timed_with_cpu(conn, warm_up, run)[0]
+
+
+def timed_with_cpu(conn: redis.Redis, warm_up: Callable[[], Any], run: Callable[[], Any]) -> tuple[float, float]:
+    """``timed``, and the CPU seconds this process spent meanwhile: on a busy machine a producer's CPU per task
+    moves much less than its wall-clock rate, which includes every wait for a core."""
     flush(conn)
     warm_up()
     flush(conn)
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     run()
-    return time.perf_counter() - t
+    return time.perf_counter() - t, time.process_time() - cpu
 
 
 def wait_drained(
@@ -71,15 +77,18 @@ def wait_drained(
     drain_timeout: float = 600.0,
     pids: tuple[int, ...] = (),
     worker: subprocess.Popen | None = None,
+    count_from: int = 0,
 ) -> dict[str, Any]:
     """Time the draining of a pre-filled queue. ``remaining()`` returns how many tasks are not finished yet.
 
-    The clock starts at the first poll that sees fewer than ``total`` (so the worker's start-up is not counted)
-    and stops at the first poll that sees 0; the rate counts the tasks that were still there at the start."""
+    The clock starts at the first poll that sees fewer than ``total`` (so the worker's start-up is not counted), or
+    with ``count_from`` at the first that sees that many finished (so that the start-up of every process of a
+    ``--processes`` worker is left out too), and stops at the first poll that sees 0; the rate counts the tasks that
+    were still there at the start."""
     deadline = time.monotonic() + start_timeout
     while True:
         left = remaining()
-        if left < total:
+        if left < total and total - left >= count_from:
             break
         if worker is not None and worker.poll() is not None:
             raise RuntimeError(f"the worker exited with code {worker.returncode} before taking a task (see its log)")

@@ -21,7 +21,7 @@ from typing import Any
 from queues.engine import Client, Keys, Limits
 
 from .common import bench_url, connect, emit, flush, keys_memory, rate, used_memory
-from .measure import drain, idle_pickup, repeated, start_logged, timed
+from .measure import drain, idle_pickup, repeated, start_logged, timed, timed_with_cpu
 from .work import KINDS
 
 QUEUE = "bench"
@@ -46,7 +46,7 @@ def enqueue_one_by_one(n: int, threads: int = 1) -> dict[str, Any]:
             thread.join()
 
     # the warm-up: connection, script cache, queue registration
-    elapsed = timed(conn, repeated(noop, 500), per_thread if threads == 1 else run)
+    elapsed, cpu = timed_with_cpu(conn, repeated(noop, 500), per_thread if threads == 1 else run)
     n = n // threads * threads
     left = conn.llen(Keys().queue(QUEUE).pending)
     assert left == n, f"{left} tasks pending after enqueuing {n}"
@@ -56,6 +56,7 @@ def enqueue_one_by_one(n: int, threads: int = 1) -> dict[str, Any]:
         "workload": "enqueue" if threads == 1 else f"enqueue_{threads}threads",
         "threads": threads,
         **rate(n, elapsed, per_task=True),
+        "client_cpu_us_per_task": round(cpu / n * 1e6, 1),
     }
 
 
@@ -134,8 +135,11 @@ def start_worker(concurrency: int, extra: list[str]) -> subprocess.Popen:
     return start_logged(cmd, "taskq-bench-worker.log", REDIS_URL=bench_url())
 
 
-def process(n: int, concurrency: int, use_async: bool, extra: list[str], work: str | None = None) -> dict[str, Any]:
-    """Drain ``n`` pre-filled tasks: no-op ones, or with ``work`` the workload of ``bench/work.py`` it names."""
+def process(
+    n: int, concurrency: int, use_async: bool, extra: list[str], work: str | None = None, count_from: int = 0
+) -> dict[str, Any]:
+    """Drain ``n`` pre-filled tasks: no-op ones, or with ``work`` the workload of ``bench/work.py`` it names. The
+    clock starts at the first completion, or at the ``count_from``-th (see ``measure.wait_drained``)."""
     conn = connect()
     flush(conn)
     client = Client(bench_url())
@@ -153,7 +157,7 @@ def process(n: int, concurrency: int, use_async: bool, extra: list[str], work: s
         pipe.zcard(q.lease)
         return sum(pipe.execute())
 
-    result = drain(conn, start_worker(concurrency, extra), remaining, total)
+    result = drain(conn, start_worker(concurrency, extra), remaining, total, count_from=count_from)
     processed = int(conn.get(q.processed) or 0)
     flush(conn)
     return {
@@ -162,6 +166,7 @@ def process(n: int, concurrency: int, use_async: bool, extra: list[str], work: s
         "concurrency": concurrency,
         "worker_args": extra,
         "processed_counter": processed,
+        "count_from": count_from,
         **result,
     }
 
@@ -197,6 +202,9 @@ def main() -> None:
     parser.add_argument("--event-maxlen", type=int, default=Limits().event_maxlen)
     parser.add_argument("--worker-arg", action="append", default=[], help="extra taskworker argument")
     parser.add_argument("--work", choices=KINDS, default=None, help="process: the handlers' work (bench/work.py)")
+    parser.add_argument(
+        "--count-from", type=int, default=0, help="process: start the clock at this completion (default: the first)"
+    )
     a = parser.parse_args()
     if a.workload == "enqueue":
         emit(enqueue_one_by_one(a.n or 50_000, a.threads))
@@ -205,7 +213,7 @@ def main() -> None:
     elif a.workload == "memory":
         emit(memory(a.n or 100_000, a.event_maxlen))
     elif a.workload == "process":
-        emit(process(a.n or 100_000, a.concurrency, a.use_async, a.worker_arg, a.work))
+        emit(process(a.n or 100_000, a.concurrency, a.use_async, a.worker_arg, a.work, a.count_from))
     else:
         emit(latency(a.samples, a.concurrency, a.use_async, a.worker_arg))
 

@@ -19,7 +19,7 @@ from typing import Any
 import redis
 
 from ..common import REPO, bench_url, connect, emit, flush, keys_memory, rate, used_memory
-from ..measure import drain, idle_pickup, repeated, start_logged, timed
+from ..measure import drain, idle_pickup, repeated, start_logged, timed, timed_with_cpu
 from ..work import KINDS
 
 QUEUE = "bench"
@@ -79,18 +79,19 @@ def python_m(command: str) -> Callable[[int], list[str]]:
 
 def enqueue(peer: Peer, n: int) -> dict[str, Any]:
     conn = connect()
-    if peer.timed_enqueue is not None:
+    if peer.timed_enqueue is not None:  # timed inside the peer's own runtime (BullMQ): no client CPU to read here
         flush(conn)
-        elapsed = peer.timed_enqueue(n)
+        elapsed, cpu = peer.timed_enqueue(n), None
     elif peer.enqueue_noops is not None:
         add = peer.enqueue_noops
-        elapsed = timed(conn, lambda: add(500), lambda: add(n))
+        elapsed, cpu = timed_with_cpu(conn, lambda: add(500), lambda: add(n))
     else:
-        elapsed = timed(conn, repeated(peer.enqueue_noop, 500), repeated(peer.enqueue_noop, n))
+        elapsed, cpu = timed_with_cpu(conn, repeated(peer.enqueue_noop, 500), repeated(peer.enqueue_noop, n))
     left = peer.remaining(conn)
     flush(conn)
     assert left == n, f"{left} tasks in the queue after enqueuing {n}"
-    return peer.row("enqueue", **rate(n, elapsed, per_task=True))
+    cpu_us = None if cpu is None else round(cpu / n * 1e6, 1)
+    return peer.row("enqueue", **rate(n, elapsed, per_task=True), client_cpu_us_per_task=cpu_us)
 
 
 def bulk(peer: Peer, n: int, batch: int) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from .connection import DEFAULT_REDIS_URL, connect, is_cluster
 from .errors import EngineError, RedisUnavailableError
 from .keys import DEFAULT_PREFIX
 from .layout import LAYOUT_VERSION, check_flow
-from .redis_errors import translated
+from .redis_errors import KeptConnection, translated
 from .sans_io import Pipeline, drive, outcomes_of, run_command, script_runs
 from .transitions import Call, Limits, Transitions
 
@@ -57,9 +57,11 @@ class Broker:
     ):
         self.conn = conn if conn is not None else connect(redis_url)
         self.topology = topology.parse(redis_url)
-        self.transitions = Transitions(prefix, clock, limits, cluster=is_cluster(self.conn))
+        self.cluster = is_cluster(self.conn)  # asked once: the check is an isinstance against a union of classes
+        self.transitions = Transitions(prefix, clock, limits, cluster=self.cluster)
         self.keys = self.transitions.keys
         self.clock = self.transitions.clock
+        self._own = KeptConnection(self.conn)
 
     def run(self, call: Call, replicated: bool = False) -> Any:
         """Run a transition. ``replicated`` (a producer's write): with ``wait_replicas`` in the URL, return only
@@ -75,9 +77,11 @@ class Broker:
                 reply = call.script.run(self.conn, call.keys, call.args)
         return call.parse(reply)
 
-    def run_pipeline(self, pipeline: Pipeline, replicated: bool = False) -> list[Any]:
-        """Run a ``Pipeline`` (see there) and return its outcomes; ``replicated`` as in ``run``."""
-        if is_cluster(self.conn) or (replicated and self.topology.wait_replicas):
+    def run_pipeline(self, pipeline: Pipeline, replicated: bool = False, own_connection: bool = False) -> list[Any]:
+        """Run a ``Pipeline`` (see there) and return its outcomes; ``replicated`` as in ``run``. ``own_connection``:
+        on the connection this broker keeps for one caller at a time (the client's enqueue rounds), not on one
+        checked out of the pool."""
+        if self.cluster or (replicated and self.topology.wait_replicas):
             outcomes: list[Any] = []
             for call in pipeline.calls:
                 try:
@@ -85,7 +89,8 @@ class Broker:
                 except EngineError as exc:
                     return [*outcomes, exc]
             return outcomes
-        replies = redis_errors.run_scripts_pipelined(self.conn, script_runs(pipeline.calls), pipeline.meanwhile)
+        kept = self._own if own_connection else None
+        replies = redis_errors.run_scripts_pipelined(self.conn, script_runs(pipeline.calls), pipeline.meanwhile, kept)
         return outcomes_of(pipeline.calls, replies)
 
     def command(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:

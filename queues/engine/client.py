@@ -4,10 +4,12 @@ The path of one ``client.enqueue(type, payload, **options)``, file by file: ``cl
 (``policies.PolicyCache``, at most once a second) and ``producer.plan`` validates the arguments into a
 ``transitions.Placement`` (the task message, where it goes, its unique lock); the call joins the client's
 ``coalescing.EnqueueCoalescer``, which gathers the calls of concurrent threads into rounds and runs each round's
-``coalescing.group_flow`` with ``sans_io.drive``, the one driver on the path; ``group_flow`` delegates the write to
-``producer_flows.enqueue_flow``, which yields one ``sans_io.Pipeline`` of ``transitions.Transitions.enqueue`` calls
+``coalescing.group_flow`` with ``sans_io.drive``, the one driver on the path (a caller alone runs its task's flow
+without a round); ``group_flow`` delegates the write to ``producer_flows.enqueue_flow`` (one task:
+``enqueue_one_flow``), which yields one ``sans_io.Pipeline`` of ``transitions.Transitions.enqueue`` calls
 (``lua/enqueue.lua``, one per chunk) and builds the TaskInfos while Redis runs them; the driver hands each request to
-``Client._execute``, which checks the key layout once (``layout``) and runs it on the ``broker.Broker``
+``Client._write``, which runs the rounds' script calls on the connection the broker keeps for them, and everything
+else through ``Client._execute``, which checks the key layout once (``layout``) and runs it on the ``broker.Broker``
 (``redis_errors`` names what Redis answers); a chunk the script refuses raises ``producer_flows.BulkEnqueueError`` with
 the refused task's position, and ``group_flow`` gives that caller its plain error (``DuplicateTaskError``,
 ``TaskIdConflictError``) and sends the others again. ``enqueue_many`` drives ``enqueue_flow`` itself, without the
@@ -33,7 +35,7 @@ from .eager import EagerRunner, unsupported
 from .handlers import Registry
 from .message import TaskInfo
 from .policies import PolicyCache, PolicySet
-from .producer_flows import enqueue_flow, wait_flow
+from .producer_flows import enqueue_flow, enqueue_one_flow, wait_flow
 from .sans_io import Flow, Pipeline, Request, drive, run_command
 from .settings import DEFAULTS, TaskqSettings
 from .transitions import Call, Limits, Placement
@@ -87,7 +89,7 @@ class Client(BrokerOwner):
         # Checked before the first request, not here: a client is often built while Redis is still starting.
         self._layout_checked = False
         # Concurrent enqueue calls from many threads share script calls (see coalescing).
-        self._coalescer = EnqueueCoalescer(self._write_queue, self._execute)
+        self._coalescer = EnqueueCoalescer(self._write_queue, self._write)
 
     @classmethod
     def from_settings(cls, settings: TaskqSettings, **options: Any) -> Client:
@@ -183,11 +185,20 @@ class Client(BrokerOwner):
     def _policies(self) -> PolicySet | None:
         if self.policies is None:
             return None
-        return cast(PolicySet, drive(self.policies.flow(), self._execute))
+        return self.policies.fresh() or cast(PolicySet, drive(self.policies.flow(), self._execute))
 
     def _write_queue(self, placements: list[Placement]) -> Flow:
         """The flow that writes one queue's placements in one script call (the coalescer runs it)."""
+        if len(placements) == 1:  # a caller alone, the common case: the lean flow
+            return enqueue_one_flow(self.broker.transitions, placements[0], to_ms(self.clock.now()))
         return enqueue_flow(self.broker.transitions, placements, to_ms(self.clock.now()))
+
+    def _write(self, request: Request) -> Any:
+        """The coalescer's executor. Its rounds never overlap (one writer at a time), so their script calls go on
+        one connection of their own, kept across calls, instead of a checkout from the pool per call."""
+        if isinstance(request, Pipeline) and self._layout_checked:
+            return self.broker.run_pipeline(request, replicated=True, own_connection=True)
+        return self._execute(request)
 
     def _execute(self, request: Request) -> Any:
         if isinstance(request, Call | Pipeline) and not self._layout_checked:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from .errors import EngineError
 from .message import TaskInfo
@@ -115,6 +115,13 @@ class EnqueueCoalescer(_Rounds):
             if not call.writes:
                 return call.result()
         batch = self._take_round()
+        if len(batch) == 1:  # alone (the common case): no one to share the round with, nor to tell its outcome
+            try:
+                return cast(list[TaskInfo], drive(self._write([placement]), self._execute))[0]
+            except BulkEnqueueError as exc:
+                raise exc.alone() from None
+            finally:
+                self._hand_over()
         try:
             for group in by_queue(batch):
                 drive(group_flow(group, self._write), self._execute)

@@ -52,6 +52,14 @@ class TaskMessage:
         return self.timeout
 
     def encode_options(self) -> bytes:
+        if (
+            self.max_retry == DEFAULT_MAX_RETRY
+            and self.timeout is None
+            and not (self.deadline_ms or self.retention or self.unique_ttl or self.headers)
+            and self.results is None
+            and self.failure is None
+        ):  # every option at its default, the common task: what json.dumps would write, without its cost
+            return b'{"v":%d,"created":%d}' % (MESSAGE_VERSION, self.created_ms)
         doc: dict[str, Any] = {"v": MESSAGE_VERSION, "created": self.created_ms}
         if self.max_retry != DEFAULT_MAX_RETRY:
             doc["max_retry"] = self.max_retry

@@ -258,6 +258,14 @@ class PolicyCache:
         with self._lock:
             return self._current
 
+    def fresh(self) -> PolicySet | None:
+        """The current set when the last check is recent enough, else None (then run ``flow``). Without a lock:
+        reading one attribute is atomic, and a check that races a refresh sees the set before or after it."""
+        checked = self._checked
+        if checked is not None and self._monotonic() - checked < self.refresh:
+            return self._current
+        return None
+
     def flow(self) -> Flow:
         """Return the current set, first checking the version (and re-reading) when the last check is stale."""
         now = self._monotonic()

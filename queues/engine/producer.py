@@ -91,10 +91,18 @@ class Template:
 
 def template(now: float, options: Mapping[str, Any], op: str) -> Template:
     """Validate the options of a call. Raises ValidationError."""
-    unknown = set(options) - OPTION_NAMES
-    if unknown:
+    if not OPTION_NAMES.issuperset(options):
+        unknown = set(options) - OPTION_NAMES
         raise ValidationError(f"unknown option(s): {', '.join(sorted(unknown))}", op=op)
     t = Template(check.new_queue_name(options.get("queue", "default"), op), to_ms(now))
+    if len(options) > ("queue" in options):  # options besides the queue (most calls give none)
+        _check_options(t, now, options, op)
+    t.encoded = t.message("", "", b"").encode_options()
+    return t
+
+
+def _check_options(t: Template, now: float, options: Mapping[str, Any], op: str) -> None:
+    """The options of a call other than its queue, validated into ``t``."""
     if options.get("task_id") is not None:
         t.task_id = check.task_id(options["task_id"], op)
     if options.get("max_retry") is not None:
@@ -111,8 +119,6 @@ def template(now: float, options: Mapping[str, Any], op: str) -> Template:
         t.unique_given = True
     t.headers = check.headers(options.get("headers"), op)
     t.process_at_ms = _process_at(now, options, op)
-    t.encoded = t.message("", "", b"").encode_options()
-    return t
 
 
 def _process_at(now: float, options: Mapping[str, Any], op: str) -> int:

@@ -115,6 +115,23 @@ def enqueue_flow(transitions: Transitions, placements: list[Placement], now_ms: 
     return sorted(infos, key=lambda info: position[(info.queue, info.id)])
 
 
+def enqueue_one_flow(transitions: Transitions, placement: Placement, now_ms: int) -> Flow:
+    """``enqueue_flow`` for one task, the common case of ``Client.enqueue``: the same script call and TaskInfo,
+    without the grouping, chunking and reordering that only many tasks need. Returns its TaskInfo in a list, as
+    ``enqueue_flow`` does; a refusal raises the plain error (``DuplicateTaskError``, ``TaskIdConflictError``...)
+    that one ``enqueue`` call raises."""
+    queue = placement.message.queue
+    made: list[TaskInfo] = []
+    (outcome,) = yield Pipeline(
+        [transitions.enqueue(queue, (placement,))], lambda: made.append(info_of(placement, now_ms))
+    )
+    if isinstance(outcome, EngineError):
+        raise refusal(outcome, [placement], []).alone() from None
+    if outcome is True:  # the queue's first task: list it where the console and workers find queues
+        yield Command("sadd", (transitions.keys.queues, queue))
+    return made or [info_of(placement, now_ms)]
+
+
 def refusal(exc: EngineError, chunk: list[Placement], enqueued: list[TaskInfo]) -> BulkEnqueueError:
     """The error of a chunk that was refused (or could not be sent), with what the chunks before it enqueued.
 

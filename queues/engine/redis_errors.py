@@ -16,11 +16,13 @@ exception by itself.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import redis
+from hiredis import pack_command
 from redis.exceptions import NoScriptError
 
 from .errors import SCRIPT_ERRORS, EngineError, RedisCommandError, RedisUnavailableError, ValidationError
@@ -167,32 +169,74 @@ def load_library(conn: Any, code: str) -> bool | None:
 ScriptRun = tuple[str, str, list[str], list[Any]]
 
 
-def run_scripts_pipelined(conn: Any, runs: Sequence[ScriptRun], meanwhile: Callable[[], Any]) -> list[Any]:
-    """Send each script on one pooled connection without waiting for the replies before, so Redis runs one while
-    the next is packed and sent; run ``meanwhile()`` (the caller's own work) once all are sent; then read the
-    replies in order. An error reply is returned as its redis-py exception, not raised. A connection that fails
-    ends the list with that exception: the replies before it are known, the scripts after it unknown. Scripts
-    that answered NOSCRIPT (none ran) are sent again in full, in order, once the others are read."""
+class KeptConnection:
+    """One connection of a client's pool, kept by a caller that never runs two requests at once (the client's
+    enqueue rounds) instead of checked out of the pool and back for each call: that checkout is a good part of
+    redis-py's cost per command. Taken on first use; after a fork the child takes its own (the parent's socket is
+    left to the parent). Closing the client's pool disconnects it like any connection in use, and the next use
+    connects again."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+        self._connection: Any = None
+        self._pid = 0
+
+    def get(self) -> Any:
+        """The kept connection, ready to send, as the pool checks one it hands out: connected, and with nothing
+        to read (the server closed it, after a restart or an idle timeout), else connected again."""
+        pid = os.getpid()
+        if self._connection is None or self._pid != pid:
+            self._connection = self._conn.connection_pool.get_connection()  # checked by the pool
+            self._pid = pid
+            return self._connection
+        connection = self._connection
+        try:
+            connection.connect()  # nothing when it is connected
+            if connection.can_read():
+                raise redis.ConnectionError("connection has data")
+        except (redis.ConnectionError, redis.TimeoutError, OSError):
+            connection.disconnect()
+            connection.connect()
+        return connection
+
+
+def run_scripts_pipelined(
+    conn: Any, runs: Sequence[ScriptRun], meanwhile: Callable[[], Any], kept: KeptConnection | None = None
+) -> list[Any]:
+    """Send each script on one pooled connection (or on ``kept``, a ``KeptConnection``'s) without waiting for the
+    replies before, so Redis runs one while the next is packed and sent; run ``meanwhile()`` (the caller's own
+    work) once all are sent; then read the replies in order. An error reply is returned as its redis-py
+    exception, not raised. A connection that fails ends the list with that exception: the replies before it are
+    known, the scripts after it unknown. Scripts that answered NOSCRIPT (none ran) are sent again in full, in
+    order, once the others are read. Each EVALSHA is packed by hiredis directly: redis-py's packer looks at every
+    argument in Python first."""
     pool = conn.connection_pool
     try:
-        connection = pool.get_connection()
+        connection = pool.get_connection() if kept is None else kept.get()
     except (redis.ConnectionError, redis.TimeoutError) as exc:
         return [exc]
     replies: list[Any] = []
+    read_all = False
     try:
         for sha, _source, keys, args in runs:
-            connection.send_command("EVALSHA", sha, len(keys), *keys, *args)
+            connection.send_packed_command((pack_command(("EVALSHA", sha, len(keys), *keys, *args)),))
         meanwhile()
         for _run in runs:
             try:
                 replies.append(connection.read_response())
             except redis.ResponseError as exc:
                 replies.append(exc)
+        read_all = True
     except (redis.ConnectionError, redis.TimeoutError) as exc:
         connection.disconnect()
         return [*replies, exc]
     finally:
-        pool.release(connection)
+        if not read_all:
+            # Interrupted (KeyboardInterrupt...): a reply left unread would answer the next call on it. The pool's
+            # own check on checkout misses a reply that has not arrived yet.
+            connection.disconnect()
+        if kept is None:
+            pool.release(connection)
     for n, reply in enumerate(replies):
         if is_missing_script(reply):
             _sha, source, keys, args = runs[n]
