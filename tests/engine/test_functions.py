@@ -25,16 +25,19 @@ def delete_library(r: redis.Redis) -> None:
         r.execute_command("FUNCTION", "DELETE", LIBRARY)
 
 
-def test_a_library_that_went_missing_is_loaded_again_and_the_call_retried(r, redis_url):
-    broker = Broker(redis_url)
-    try:
-        assert list(broker.run(broker.transitions.dequeue("default", 1, 30, "w1", "tok-"))) == []
-        assert functions.usable(broker.conn) and library_loaded(r)
-        delete_library(r)  # as FUNCTION FLUSH, or a restart without persistence, would
-        assert list(broker.run(broker.transitions.dequeue("default", 1, 30, "w1", "tok-"))) == []
-        assert library_loaded(r)  # the FCALL found no function, loaded the library and ran again
-    finally:
-        broker.close()
+def test_a_library_that_went_missing_is_loaded_again_and_the_call_retried(tmp_path):
+    # A server of its own: the library is server-wide, and deleting it on the shared server would pull it from under
+    # every other test process's workers and schedulers at once.
+    with started_redis(tmp_path) as url:
+        broker = Broker(url)
+        try:
+            assert list(broker.run(broker.transitions.dequeue("default", 1, 30, "w1", "tok-"))) == []
+            assert functions.usable(broker.conn) and library_loaded(broker.conn)
+            delete_library(broker.conn)  # as FUNCTION FLUSH, or a restart without persistence, would
+            assert list(broker.run(broker.transitions.dequeue("default", 1, 30, "w1", "tok-"))) == []
+            assert library_loaded(broker.conn)  # the FCALL found no function, loaded the library and ran again
+        finally:
+            broker.close()
 
 
 def test_a_pool_told_to_keep_evalsha_never_calls_a_function(tmp_path):
