@@ -246,13 +246,19 @@ class Processor:
         """Start up to ``free`` of the tasks just leased; the rest wait in ``_ready`` for a slot. After a quiet
         that came while they were being fetched, none starts: the next round requeues them all."""
         now = self.clock.now()
-        attempts = [self._prepare(queue, item, now) for item in leased]
-        for attempt in attempts:
-            self.inflight[(queue, attempt.id)] = attempt
+        attempts = self._hold(queue, leased, now)
         if self.quieted.is_set():
             free = 0
         self._ready.extend(attempts[free:])
         self._start(attempts[:free], now)
+
+    def _hold(self, queue: str, leased: list[Leased], now: float) -> list[Attempt]:
+        """Attempts of tasks just leased (by a fetch or by an ack), held in ``inflight`` from now on, so the heartbeat
+        extends their leases and a cancel finds them, whether they start at once or wait."""
+        attempts = [self._prepare(queue, item, now) for item in leased]
+        for attempt in attempts:
+            self.inflight[(queue, attempt.id)] = attempt
+        return attempts
 
     def _start_ready(self, free: int) -> int:
         """Start prefetched attempts in up to ``free`` slots; returns how many slots they took. One that was
@@ -454,9 +460,7 @@ class Processor:
         their queue at once."""
         self._rest(queue, leased)
         now = self.clock.now()
-        attempts = [self._prepare(queue, item, now) for item in leased]
-        for attempt in attempts:
-            self.inflight[(queue, attempt.id)] = attempt
+        attempts = self._hold(queue, leased, now)
         if self._stop.is_set() or self.quieted.is_set():
             for attempt in attempts:
                 if attempt.claim():
