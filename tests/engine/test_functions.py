@@ -4,6 +4,10 @@ pool was told to keep it. Every table-driven script case runs both ways as well 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
 import pytest
 import redis
 
@@ -25,49 +29,51 @@ def delete_library(r: redis.Redis) -> None:
         r.execute_command("FUNCTION", "DELETE", LIBRARY)
 
 
-def test_a_library_that_went_missing_is_loaded_again_and_the_call_retried(tmp_path):
-    # A server of its own: the library is server-wide, and deleting it on the shared server would pull it from under
-    # every other test process's workers and schedulers at once.
-    with started_redis(tmp_path) as url:
+@contextmanager
+def own_broker(tmp_path: Path, *server_args: str) -> Iterator[Broker]:
+    """A Broker on a redis-server of its own. The function library is server-wide: deleting it on the shared server
+    would pull it from under every other test process's workers and schedulers, and another test process (xdist)
+    may load it there whatever the pool under test does."""
+    with started_redis(tmp_path, *server_args) as url:
         broker = Broker(url)
         try:
-            assert list(broker.run(broker.transitions.dequeue("default", 1, 30, "w1", "tok-"))) == []
-            assert functions.usable(broker.conn) and library_loaded(broker.conn)
-            delete_library(broker.conn)  # as FUNCTION FLUSH, or a restart without persistence, would
-            assert list(broker.run(broker.transitions.dequeue("default", 1, 30, "w1", "tok-"))) == []
-            assert library_loaded(broker.conn)  # the FCALL found no function, loaded the library and ran again
+            yield broker
         finally:
             broker.close()
+
+
+def dequeue_nothing(broker: Broker) -> None:
+    assert list(broker.run(broker.transitions.dequeue("default", 1, 30, "w1", "tok-"))) == []
+
+
+def assert_ran_as_scripts(broker: Broker) -> None:
+    commands = broker.conn.info("commandstats")
+    assert "cmdstat_evalsha" in commands or "cmdstat_eval" in commands
+    assert "cmdstat_fcall" not in commands
+
+
+def test_a_library_that_went_missing_is_loaded_again_and_the_call_retried(tmp_path):
+    with own_broker(tmp_path) as broker:
+        dequeue_nothing(broker)
+        assert functions.usable(broker.conn) and library_loaded(broker.conn)
+        delete_library(broker.conn)  # as FUNCTION FLUSH, or a restart without persistence, would
+        dequeue_nothing(broker)
+        assert library_loaded(broker.conn)  # the FCALL found no function, loaded the library and ran again
 
 
 def test_a_pool_told_to_keep_evalsha_never_calls_a_function(tmp_path):
-    # A server of its own: a function library is server-wide, so on the shared server another test process (xdist)
-    # may load it meanwhile, whatever this pool does.
-    with started_redis(tmp_path) as url:
-        broker = Broker(url)
+    with own_broker(tmp_path) as broker:
         functions.use_evalsha(broker.conn)
-        try:
-            assert list(broker.run(broker.transitions.dequeue("default", 1, 30, "w1", "tok-"))) == []
-            assert not library_loaded(broker.conn)
-            commands = broker.conn.info("commandstats")
-            assert "cmdstat_evalsha" in commands or "cmdstat_eval" in commands
-            assert "cmdstat_fcall" not in commands
-        finally:
-            broker.close()
+        dequeue_nothing(broker)
+        assert not library_loaded(broker.conn)
+        assert_ran_as_scripts(broker)
 
 
 def test_a_server_without_function_keeps_evalsha(tmp_path):
-    with started_redis(tmp_path, "--rename-command", "FUNCTION", '""') as url:
-        broker = Broker(url)
-        try:
-            client = broker.transitions
-            assert list(broker.run(client.dequeue("default", 1, 30, "w1", "tok-"))) == []
-            assert not functions.usable(broker.conn)
-            commands = broker.conn.info("commandstats")
-            assert "cmdstat_evalsha" in commands or "cmdstat_eval" in commands
-            assert "cmdstat_fcall" not in commands
-        finally:
-            broker.close()
+    with own_broker(tmp_path, "--rename-command", "FUNCTION", '""') as broker:
+        dequeue_nothing(broker)
+        assert not functions.usable(broker.conn)
+        assert_ran_as_scripts(broker)
 
 
 def test_over_maxmemory_an_ack_still_goes_through_as_with_evalsha(tmp_path):
