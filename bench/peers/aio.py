@@ -15,6 +15,20 @@ def call(coro: Coroutine[Any, Any, Any]) -> Any:
     return _loop.run_until_complete(coro)
 
 
+def once(start: Callable[[], Coroutine[Any, Any, Any]]) -> Callable[[], None]:
+    """A function that runs ``start()`` on the loop the first time it is called and does nothing after: a
+    producer's start-up (its connection, its scripts), before its first enqueue."""
+    started = False
+
+    def ready() -> None:
+        nonlocal started
+        if not started:
+            call(start())
+            started = True
+
+    return ready
+
+
 def repeat(make: Callable[[], Awaitable[Any]], n: int) -> None:
     """Await ``make()`` n times, one after the other (each enqueue awaited before the next, as a producer that
     wants to know its task is in would do)."""

@@ -39,15 +39,8 @@ async def work_task(kind: str) -> None:
     await work.run_async(kind)
 
 
-_entered = False
-
-
-def _ready() -> None:
-    """The producer enters the worker's context once (its connection, the Lua library), as streaq's docs show."""
-    global _entered
-    if not _entered:
-        aio.call(worker.__aenter__())
-        _entered = True
+# The producer enters the worker's context once (its connection, the Lua library), as streaq's docs show.
+_ready = aio.once(worker.__aenter__)
 
 
 async def _enqueue(registered, *args):

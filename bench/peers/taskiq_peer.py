@@ -37,15 +37,8 @@ async def work_task(kind: str) -> None:
     await work.run_async(kind)
 
 
-_started = False
-
-
-def _ready() -> None:
-    """The producer's broker start-up (its connection pool, the consumer group), once."""
-    global _started
-    if not _started:
-        aio.call(broker.startup())
-        _started = True
+# The producer's broker start-up (its connection pool, the consumer group), once.
+_ready = aio.once(broker.startup)
 
 
 def enqueue_noops(n: int) -> None:
