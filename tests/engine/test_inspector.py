@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
+import redis
 
 from queues.engine import (
     Client,
@@ -23,6 +24,7 @@ from queues.engine import (
     ValidationError,
 )
 from queues.engine.clock import utc_day
+from tests.redis_servers import started_redis
 
 from .dbstate import Hash, Set, Volatile, ZSet, assert_db, dump, seed
 from .task_state import DAY, NOW, NOW_MS, Q, counts, task
@@ -688,3 +690,24 @@ def test_memory_counts_aggregating_and_waiting_tasks_and_reads_the_same_while_no
     assert inspector.queue_info("notify").memory_bytes == grouped.memory_bytes
     client.enqueue("report", b"x", after=["not-yet"], queue="deps")
     assert inspector.queue_info("deps").memory_bytes > 0
+
+
+def test_queue_infos_without_a_memory_sample_read_no_task_and_no_structure(tmp_path):
+    """The time series sampler and search ask for sizes and latency only (memory_sample=0). Reading memory then
+    would walk every task: MEMORY USAGE with SAMPLES 0 reads every element, and a range to -1 lists every id (a
+    burst of 300,000 MEMORY USAGE calls once a minute under a 300,000-task backlog, found in a worker's profile)."""
+    with started_redis(tmp_path) as url:
+        conn = redis.Redis.from_url(url)
+        clock = FakeClock(NOW)
+        seed(conn, QUEUE)
+        inspector = Inspector(url, clock=clock)
+        try:
+            conn.config_resetstat()
+            (info,) = inspector.queue_infos(["default"], memory_sample=0)
+            commands = conn.info("commandstats")
+        finally:
+            inspector.broker.close()
+            conn.close()
+    assert (info.pending, info.active, info.scheduled, info.memory_bytes) == (3, 2, 3, 0)
+    assert info.latency == pytest.approx(9.999)
+    assert not {"cmdstat_memory", "cmdstat_lrange", "cmdstat_zrange", "cmdstat_sscan"} & set(commands)

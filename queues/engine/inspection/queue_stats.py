@@ -121,6 +121,8 @@ class QueueStats(InspectorBase):
     def queue_infos(self, queues: list[str], memory_sample: int = MEMORY_SAMPLE) -> list[QueueInfo]:
         """The QueueInfo of many queues in three round trips, however many queues (for the dashboard and
         /metrics). Names are not checked against the queue set: an unknown queue reads as empty.
+        ``memory_sample`` 0: no memory figure (``memory_bytes`` stays 0), for the readers that want only sizes and
+        latency (the time series sampler, search): two round trips, and nothing read per task.
 
         Raises:
             RedisUnavailableError: Redis cannot be reached.
@@ -210,7 +212,14 @@ class QueueStats(InspectorBase):
         """Latency is the age of the oldest pending task. Memory is approximate: the structures' own usage plus
         a per-state sample of task hashes, extrapolated (as asynq does)."""
         pipe = self.conn.pipeline(transaction=False)
-        plan = [self._memory_reads(pipe, info, head, memory_sample) for info, head in zip(infos, oldest, strict=True)]
+        # Without a sample no state is read: MEMORY USAGE with SAMPLES 0 walks every element of a structure, and a
+        # range to index -1 lists every task, which at a backlog of millions stalls Redis and this process.
+        plan = [
+            self._memory_reads(pipe, info, head, memory_sample)
+            if memory_sample > 0
+            else self._latency_read(pipe, info, head)
+            for info, head in zip(infos, oldest, strict=True)
+        ]
         replies = iter(self._redis("queue_info", pipe.execute)) if infos else iter(())
         now = self.broker.clock.now()
         samples = self.conn.pipeline(transaction=False)
@@ -225,7 +234,7 @@ class QueueStats(InspectorBase):
                 ids = next(replies)
                 self._sample_tasks(samples, info.queue, ids)
                 scale.append((info, len(ids), count))
-            if info.aggregating:
+            if info.aggregating and memory_sample > 0:
                 groups.append((info, next(replies), next(replies)[1][:MEMORY_GROUPS]))
         scale += self._aggregating_memory(groups, samples, memory_sample)
         usages = iter(self._redis("queue_info", samples.execute)) if scale else iter(())
@@ -234,14 +243,19 @@ class QueueStats(InspectorBase):
             if chunk:
                 info.memory_bytes += int(sum(chunk) / len(chunk) * count)
 
+    def _latency_read(self, pipe: Any, info: QueueInfo, head: bytes | None) -> list[tuple[str, int]]:
+        """Queue on ``pipe`` the oldest pending task's time only; no state is read for memory."""
+        if head is not None:
+            pipe.hget(self.keys.queue(info.queue).task(head.decode()), "since")
+        return []
+
     def _memory_reads(
         self, pipe: Any, info: QueueInfo, head: bytes | None, memory_sample: int
     ) -> list[tuple[str, int]]:
         """Queue on ``pipe`` what ``_latency_and_memory`` reads of one queue: the oldest pending task's time, each
         state's structure and first tasks, and the groups of its aggregating tasks. Returns the states read."""
+        self._latency_read(pipe, info, head)
         q = self.keys.queue(info.queue)
-        if head is not None:
-            pipe.hget(q.task(head.decode()), "since")
         states = [(state, getattr(info, state)) for state in _MEMORY_STATES if getattr(info, state)]
         for state, _count in states:
             key = q.state_key(state)
