@@ -64,6 +64,7 @@ def parse_queues(spec: str) -> dict[str, int]:
 
 
 POOLS = ("thread", "process")
+MAX_ACK_LINGER = 0.1  # seconds: a longer wait would hold every outcome back for nothing
 
 
 @dataclass
@@ -101,6 +102,8 @@ class WorkerConfig:
     # Fetch-on-ack: a handler slot freed by a success is filled by the script that acknowledges it (one script call
     # per task instead of two; see worker/processor.py). False: every slot is refilled by the fetch thread.
     fetch_on_ack: bool = True
+    # Seconds the acker waits for more outcomes before it writes a small batch (see worker/acker.py); 0: at once.
+    ack_linger: float = 0.002
     limits: Limits = field(default_factory=Limits)
     metrics_port: int | None = None  # serve Prometheus metrics of this worker on this port (0: any free port)
     metrics_host: str = "0.0.0.0"
@@ -129,6 +132,11 @@ class WorkerConfig:
                 )
             check.count(
                 self.max_tasks_per_child, "max tasks per child", 1, 1_000_000_000, "taskworker --max-tasks-per-child"
+            )
+        check.seconds(self.ack_linger, "ack linger", "taskworker --ack-linger", allow_zero=True)
+        if self.ack_linger > MAX_ACK_LINGER:
+            raise ValidationError(
+                f"ack linger must be at most {MAX_ACK_LINGER} s, got {self.ack_linger}", op="taskworker --ack-linger"
             )
         check.seconds(self.lease_seconds, "lease", "taskworker")
         check.seconds(self.shutdown_timeout, "shutdown timeout", "taskworker", allow_zero=True)

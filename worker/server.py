@@ -66,6 +66,7 @@ class Server:
             archive_limits=limits,
             metrics=self.metrics,
             redaction=config.redaction,
+            linger=config.ack_linger,
         )
         self.metrics_server: Any = None
         self.processor = Processor(self.broker, config, registry, self.acker, queues, self.metrics)

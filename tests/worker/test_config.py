@@ -43,6 +43,16 @@ def test_intervals_default_to_fractions_of_the_lease():
     assert (config.heartbeat_every, config.recoverer_every, config.skew) == (1, 3, 0)
 
 
+def test_fetch_on_ack_and_the_ack_linger_come_from_the_command_line_or_their_defaults():
+    from worker.management.commands.taskworker import Command
+
+    parser = Command().create_parser("manage.py", "taskworker")
+    given = Command.config(vars(parser.parse_args(["--no-fetch-on-ack", "--ack-linger", "0"])))
+    assert (given.fetch_on_ack, given.ack_linger) == (False, 0.0)
+    default = Command.config(vars(parser.parse_args([])))
+    assert (default.fetch_on_ack, default.ack_linger) == (True, 0.002)
+
+
 def test_prefetch_defaults_to_five_times_the_concurrency_at_most_50():
     assert [WorkerConfig(concurrency=c).prefetch for c in (1, 4, 10, 200)] == [5, 20, 50, 50]
     assert WorkerConfig(concurrency=10, prefetch=0).prefetch == 0
@@ -57,6 +67,9 @@ def test_prefetch_defaults_to_five_times_the_concurrency_at_most_50():
         ("prefetch", -1),
         ("prefetch", 1001),
         ("prefetch", 2.5),
+        ("ack_linger", -0.001),
+        ("ack_linger", 0.5),
+        ("ack_linger", "2ms"),
     ],
 )
 def test_config_rejects_bad_values(field, value):
@@ -91,6 +104,7 @@ def test_discovery_imports_tasks_modules_of_apps_and_named_modules():
         (["--queues", "a=zero"], "must be an integer"),
         (["--concurrency", "0"], "concurrency"),
         (["--prefetch", "-1"], "prefetch must be between 0 and 1000"),
+        (["--ack-linger", "1"], "ack linger must be at most 0.1 s"),
         (["--import", "no.such.module"], "cannot import handlers"),
     ],
 )

@@ -60,6 +60,20 @@ class Command(BaseCommand):
             "(default: 5 x the concurrency, at most 50; 0: off)",
         )
         parser.add_argument(
+            "--no-fetch-on-ack",
+            dest="fetch_on_ack",
+            action="store_false",
+            default=None,
+            help="refill the slot of a success from the fetch thread, not in the call that acknowledges it",
+        )
+        parser.add_argument(
+            "--ack-linger",
+            type=float,
+            default=None,
+            help="seconds the acker waits for more outcomes before it writes a small batch (default 0.002; 0: at "
+            "once; at most 0.1)",
+        )
+        parser.add_argument(
             "--shutdown-timeout",
             type=float,
             default=None,
@@ -118,6 +132,8 @@ class Command(BaseCommand):
             pool=options["pool"],
             max_tasks_per_child=options["max_tasks_per_child"],
             prefetch=options["prefetch"],
+            fetch_on_ack=options["fetch_on_ack"],
+            ack_linger=options["ack_linger"],
             shutdown_timeout=options["shutdown_timeout"],
             metrics_port=offset(options["metrics_port"]),
             metrics_host=options["metrics_host"],
