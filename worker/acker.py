@@ -168,20 +168,25 @@ class Acker:
     def _command(self, request: Request) -> object:
         return self.broker.command("acker.series", run_command, self.broker.conn, request)
 
-    def _counted(self, attempt: Attempt, outcome: Outcome) -> None:
-        """Add a written outcome to the time series: its run time, and its wait from pending to started."""
-        if outcome.kind in ("success", "complete"):
-            counted = "ok"
-        elif outcome.kind == "archive" or (outcome.kind == "retry" and outcome.is_failure):
-            counted = outcome.kind
-        else:
-            return  # a requeue at shutdown or a retry that is no failure: not an attempt's end
-        since = attempt.leased.pending_since_ms / 1000
-        waited = max(0.0, attempt.started - since) * 1000 if since else 0.0
-        self.processed += 1
-        self.failed += counted != "ok"
-        ran = attempt.ran or time.monotonic() - attempt.began  # an attempt ended from outside has no ran yet
-        self.series.finished(attempt.queue, attempt.task.type, counted, ran * 1000, waited, self.broker.clock.now())
+    def _counted(self, queue_name: str, written: list[Item]) -> None:
+        """Add outcomes of ``queue_name`` written now to the time series: each one's run time, and its wait from
+        pending to started (in one call for the batch: see ``SeriesTally.finished_many``)."""
+        ends = []
+        for attempt, outcome in written:
+            if outcome.kind in ("success", "complete"):
+                counted = "ok"
+            elif outcome.kind == "archive" or (outcome.kind == "retry" and outcome.is_failure):
+                counted = outcome.kind
+            else:
+                continue  # a requeue at shutdown or a retry that is no failure: not an attempt's end
+            since = attempt.leased.pending_since_ms / 1000
+            waited = max(0.0, attempt.started - since) * 1000 if since else 0.0
+            ran = attempt.ran or time.monotonic() - attempt.began  # an attempt ended from outside has no ran yet
+            ends.append((attempt.task.type, counted, ran * 1000, waited))
+            self.failed += counted != "ok"
+        self.processed += len(ends)
+        if ends:
+            self.series.finished_many(queue_name, self.broker.clock.now(), ends)
 
     def write(self, batch: list[Item]) -> list[Item]:
         """Write outcomes; returns those that could not be written because Redis is unreachable."""
@@ -239,11 +244,14 @@ class Acker:
             statuses = reply.statuses
             leased.extend(reply.leased)
             leased.limited_until = reply.leased.limited_until
-        for (attempt, outcome), status in zip(items, statuses, strict=True):
+        written = []
+        for item, status in zip(items, statuses, strict=True):
             if status != "OK":
-                self._refused(attempt, status)
+                self._refused(item[0], status)
             else:
-                self._counted(attempt, outcome)
+                written.append(item)
+        self._counted(queue_name, written)
+        for attempt, _ in items:
             self.on_written(attempt)
         return []
 
@@ -285,7 +293,7 @@ class Acker:
             log.warning("task %s: cannot write its outcome: %s; retrying", attempt.id, exc)
             return [(attempt, outcome)]
         else:
-            self._counted(attempt, outcome)
+            self._counted(attempt.queue, [(attempt, outcome)])
         self.on_written(attempt)
         return []
 

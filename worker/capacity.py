@@ -22,7 +22,11 @@ class Capacity:
             return self._free
 
     def nudge(self) -> None:
-        """Wake the fetch thread although no slot is free: the prefetched attempts run low."""
+        """Wake the fetch thread although no slot is free: the prefetched attempts run low. Every handler that takes a
+        prefetched attempt while they run low nudges, so a nudge already pending is left as it is (a read without the
+        lock: at worst one more nudge) rather than the lock taken and the fetch thread woken again for each."""
+        if self._nudged:
+            return
         with self._cond:
             self._nudged = True
             self._cond.notify_all()

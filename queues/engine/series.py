@@ -62,6 +62,19 @@ def point(seconds: float, resolution: str) -> int:
     return int(seconds // STEP[resolution])
 
 
+MAX_NAMED_TYPES = 1000
+
+
+class _TypeFields:
+    """The names of a task type's fields in the minute hashes: ok|<type>, r<bucket>|<type> and so on."""
+
+    def __init__(self, task_type: str) -> None:
+        self.ok, self.fail, self.retry, self.ms = (f"{name}|{task_type}" for name in ("ok", "fail", "retry", "ms"))
+        buckets = range(len(EDGES_MS) + 1)
+        self.run = [f"r{bucket}|{task_type}" for bucket in buckets]
+        self.waited = [f"w{bucket}|{task_type}" for bucket in buckets]
+
+
 class SeriesTally:
     """A worker's attempts since its last write, per queue and minute. Thread-safe: handler threads add, the
     acker drains."""
@@ -69,20 +82,39 @@ class SeriesTally:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._fields: dict[tuple[str, int], Counter[str]] = defaultdict(Counter)
+        self._names: dict[str, _TypeFields] = {}  # each task type's field names, built once
 
     def finished(self, queue: str, task_type: str, outcome: str, run_ms: float, waited_ms: float, at: float) -> None:
         """One attempt ended at ``at`` (epoch seconds): ``outcome`` is one of OUTCOMES."""
+        self.finished_many(queue, at, [(task_type, outcome, run_ms, waited_ms)])
+
+    def finished_many(self, queue: str, at: float, ends: Iterable[tuple[str, str, float, float]]) -> None:
+        """Attempts of ``queue`` that ended at ``at``, each as (task type, outcome, run ms, waited ms): the acker's
+        batch, counted under one lock and with the counts taken by ``Counter.update`` (one pass in C) rather than
+        six increments per attempt."""
+        counted: list[str] = []
+        run_ms_of: Counter[str] = Counter()
+        for task_type, outcome, run_ms, waited_ms in ends:
+            names = self._names.get(task_type) or self._named(task_type)
+            if outcome == "ok":
+                counted.append(names.ok)
+            else:
+                counted.append(names.fail)
+                if outcome == "retry":
+                    counted.append(names.retry)
+            counted.append(names.run[bucket_of(run_ms)])
+            counted.append(names.waited[bucket_of(waited_ms)])
+            run_ms_of[names.ms] += int(run_ms)
         with self._lock:
             fields = self._fields[(queue, point(at, "m"))]
-            if outcome == "ok":
-                fields["ok|" + task_type] += 1
-            else:
-                fields["fail|" + task_type] += 1
-                if outcome == "retry":
-                    fields["retry|" + task_type] += 1
-            fields["ms|" + task_type] += int(run_ms)
-            fields[f"r{bucket_of(run_ms)}|{task_type}"] += 1
-            fields[f"w{bucket_of(waited_ms)}|{task_type}"] += 1
+            fields.update(counted)
+            fields.update(run_ms_of)
+
+    def _named(self, task_type: str) -> _TypeFields:
+        if len(self._names) >= MAX_NAMED_TYPES:  # bounded whatever types are enqueued: built again when needed
+            self._names.clear()
+        names = self._names[task_type] = _TypeFields(task_type)
+        return names
 
     def drain(self) -> dict[tuple[str, int], Counter[str]]:
         with self._lock:

@@ -9,6 +9,7 @@ from queues.engine import Keys
 from queues.engine.sans_io import drive, run_command
 from queues.engine.series import (
     EDGES_MS,
+    MAX_NAMED_TYPES,
     RETENTION,
     SeriesTally,
     bucket_of,
@@ -109,3 +110,17 @@ def test_every_outcome_counts_its_run_time(outcome):
     fields = tally.drain()[("q", point(T0, "m"))]
     assert fields["r1|t"] == 1 and fields["ms|t"] == 2
     assert fields["ok|t"] == (outcome == "ok") and fields["fail|t"] == (outcome != "ok")
+
+
+def test_a_batch_counts_as_its_attempts_one_by_one_and_any_number_of_types_is_counted():
+    """``finished_many`` (the acker's batch) counts exactly what ``finished`` does per attempt, also past the bound on
+    the task types whose field names the tally keeps built (they are built again after it is reached)."""
+    ends = [
+        (f"type{n % (MAX_NAMED_TYPES + 5)}", ("ok", "retry", "archive")[n % 3], n % 700, n % 40) for n in range(3000)
+    ]
+    one_by_one, batched = SeriesTally(), SeriesTally()
+    for task_type, outcome, run_ms, waited_ms in ends:
+        one_by_one.finished("q", task_type, outcome, run_ms, waited_ms, T0)
+    batched.finished_many("q", T0, ends[:1500])
+    batched.finished_many("q", T0, ends[1500:])
+    assert batched.drain() == one_by_one.drain()
