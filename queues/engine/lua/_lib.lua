@@ -278,7 +278,7 @@ end
 -- so a heartbeat that extended it in the meantime wins. Returns nil and the task's type and unique key when the
 -- fence holds, else an error code.
 local function fence(lease_key, key, id, token, expired_before)
-  local f = redis.call("HMGET", key, "state", "lease", "type", "unique")
+  local f = redis.call("HMGET", key, "state", "lease", "type", "unique", "wf", "role")
   if not f[1] then return "NOT_FOUND" end
   if f[1] ~= "active" or f[2] ~= token then return "LEASE_LOST" end
   local expiry = redis.call("ZSCORE", lease_key, id)
@@ -286,7 +286,7 @@ local function fence(lease_key, key, id, token, expired_before)
   if expired_before and expired_before ~= "" and tonumber(expiry) > tonumber(expired_before) then
     return "PRECONDITION"
   end
-  return nil, f[3], f[4]
+  return nil, f[3], f[4], {wf = f[5], role = f[6]}
 end
 
 -- The start times (ms) of a batch's attempts, from the comma-separated list the worker sends ("0": unknown).
@@ -312,18 +312,19 @@ local function release_lock(ukey, id)
 end
 
 -- Run fn for each task of a batch whose fence holds. ARGV holds, from position first on, groups of width values
--- that start with id and lease token; fn(a, id, key, ttype, ukey) gets the group's position. Returns one status
--- per task: "OK", or the code that refused it (a refused task is left as it was).
+-- that start with id and lease token; fn(a, id, key, ttype, ukey, member) gets the group's position, and member the
+-- task's workflow and role as the fence read them (see after_success). Returns one status per task: "OK", or the
+-- code that refused it (a refused task is left as it was).
 local function each_fenced(ctx, lease_key, first, width, fn)
   local out = {}
   for a = first, #ARGV, width do
     local id = ARGV[a]
     local key = ctx.prefix .. id
-    local refused, ttype, ukey = fence(lease_key, key, id, ARGV[a + 1])
+    local refused, ttype, ukey, member = fence(lease_key, key, id, ARGV[a + 1])
     if refused then
       out[#out + 1] = refused
     else
-      fn(a, id, key, ttype, ukey)
+      fn(a, id, key, ttype, ukey, member)
       out[#out + 1] = "OK"
     end
   end
@@ -534,12 +535,14 @@ local function take_dependents(ctx, id)
 end
 
 -- A task succeeded (done or completed): record it in its workflow, release its dependents. Call it before the
--- task's hash is deleted: its result and workflow are read from it.
-local function after_success(ctx, key, id)
-  local f = redis.call("HMGET", key, "wf", "result", "role")
-  if f[1] then
-    local wkey = queue_key(ctx, "wf:" .. f[1])
-    if record_member(wkey, id, "succeeded", f[2]) and f[3] == "member" then
+-- task's hash is deleted: its result is read from it, only when a workflow or a dependent takes it (a plain task's
+-- success reads nothing more). member: the task's workflow and role, as the fence read them ({wf =, role =}).
+local function after_success(ctx, key, id, member)
+  local result
+  if member.wf then
+    local wkey = queue_key(ctx, "wf:" .. member.wf)
+    result = redis.call("HGET", key, "result")
+    if record_member(wkey, id, "succeeded", result) and member.role == "member" then
       local left = redis.call("HINCRBY", wkey, "left", -1)
       if left <= 0 and redis.call("HGET", wkey, "state") == "running" then
         workflow_ended(ctx, wkey, "succeeded")
@@ -556,7 +559,8 @@ local function after_success(ctx, key, id)
   end
   local dependents = take_dependents(ctx, id)
   if #dependents == 0 then return end
-  local value = result_json(f[2])
+  if not member.wf then result = redis.call("HGET", key, "result") end
+  local value = result_json(result)
   for _, dep in ipairs(dependents) do
     local dep_key = ctx.prefix .. dep
     local d = redis.call("HMGET", dep_key, "state", "type", "pass")
