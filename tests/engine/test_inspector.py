@@ -693,7 +693,7 @@ def test_memory_counts_aggregating_and_waiting_tasks_and_reads_the_same_while_no
 
 
 def test_queue_infos_without_a_memory_sample_read_no_task_and_no_structure(tmp_path):
-    """The time series sampler and search ask for sizes and latency only (memory_sample=0). Reading memory then
+    """The time series sampler asks for sizes and latency only (memory_sample=0). Reading memory then
     would walk every task: MEMORY USAGE with SAMPLES 0 reads every element, and a range to -1 lists every id (a
     burst of 300,000 MEMORY USAGE calls once a minute under a 300,000-task backlog, found in a worker's profile)."""
     with started_redis(tmp_path) as url:

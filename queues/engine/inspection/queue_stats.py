@@ -122,7 +122,7 @@ class QueueStats(InspectorBase):
         """The QueueInfo of many queues in three round trips, however many queues (for the dashboard and
         /metrics). Names are not checked against the queue set: an unknown queue reads as empty.
         ``memory_sample`` 0: no memory figure (``memory_bytes`` stays 0), for the readers that want only sizes and
-        latency (the time series sampler, search): two round trips, and nothing read per task.
+        latency (the time series sampler): two round trips, and nothing read per task.
 
         Raises:
             RedisUnavailableError: Redis cannot be reached.
