@@ -275,8 +275,8 @@ end
 -- The attempt fence. The task must be active under exactly this lease token: a worker whose lease expired and
 -- whose task was recovered (and perhaps handed to another attempt) holds a stale token and is refused, where
 -- asynq fences by task id only. With expired_before (the recoverer), the lease must also have run out by then,
--- so a heartbeat that extended it in the meantime wins. Returns nil and the task's type and unique key when the
--- fence holds, else an error code.
+-- so a heartbeat that extended it in the meantime wins. Returns nil and the task's type, unique key, workflow and
+-- role when the fence holds (read with its state in one HMGET: an ack needs them all), else an error code.
 local function fence(lease_key, key, id, token, expired_before)
   local f = redis.call("HMGET", key, "state", "lease", "type", "unique", "wf", "role")
   if not f[1] then return "NOT_FOUND" end
@@ -286,7 +286,7 @@ local function fence(lease_key, key, id, token, expired_before)
   if expired_before and expired_before ~= "" and tonumber(expiry) > tonumber(expired_before) then
     return "PRECONDITION"
   end
-  return nil, f[3], f[4], {wf = f[5], role = f[6]}
+  return nil, f[3], f[4], f[5], f[6]
 end
 
 -- The start times (ms) of a batch's attempts, from the comma-separated list the worker sends ("0": unknown).
@@ -312,19 +312,19 @@ local function release_lock(ukey, id)
 end
 
 -- Run fn for each task of a batch whose fence holds. ARGV holds, from position first on, groups of width values
--- that start with id and lease token; fn(a, id, key, ttype, ukey, member) gets the group's position, and member the
--- task's workflow and role as the fence read them (see after_success). Returns one status per task: "OK", or the
--- code that refused it (a refused task is left as it was).
+-- that start with id and lease token; fn(a, id, key, ttype, ukey, wf, role) gets the group's position, and wf and
+-- role the task's workflow and role as the fence read them (see after_success). Returns one status per task: "OK",
+-- or the code that refused it (a refused task is left as it was).
 local function each_fenced(ctx, lease_key, first, width, fn)
   local out = {}
   for a = first, #ARGV, width do
     local id = ARGV[a]
     local key = ctx.prefix .. id
-    local refused, ttype, ukey, member = fence(lease_key, key, id, ARGV[a + 1])
+    local refused, ttype, ukey, wf, role = fence(lease_key, key, id, ARGV[a + 1])
     if refused then
       out[#out + 1] = refused
     else
-      fn(a, id, key, ttype, ukey, member)
+      fn(a, id, key, ttype, ukey, wf, role)
       out[#out + 1] = "OK"
     end
   end
@@ -536,13 +536,13 @@ end
 
 -- A task succeeded (done or completed): record it in its workflow, release its dependents. Call it before the
 -- task's hash is deleted: its result is read from it, only when a workflow or a dependent takes it (a plain task's
--- success reads nothing more). member: the task's workflow and role, as the fence read them ({wf =, role =}).
-local function after_success(ctx, key, id, member)
+-- success reads nothing more). wf and role: the task's workflow and role, as the fence read them.
+local function after_success(ctx, key, id, wf, role)
   local result
-  if member.wf then
-    local wkey = queue_key(ctx, "wf:" .. member.wf)
+  if wf then
+    local wkey = queue_key(ctx, "wf:" .. wf)
     result = redis.call("HGET", key, "result")
-    if record_member(wkey, id, "succeeded", result) and member.role == "member" then
+    if record_member(wkey, id, "succeeded", result) and role == "member" then
       local left = redis.call("HINCRBY", wkey, "left", -1)
       if left <= 0 and redis.call("HGET", wkey, "state") == "running" then
         workflow_ended(ctx, wkey, "succeeded")
@@ -559,7 +559,7 @@ local function after_success(ctx, key, id, member)
   end
   local dependents = take_dependents(ctx, id)
   if #dependents == 0 then return end
-  if not member.wf then result = redis.call("HGET", key, "result") end
+  if not wf then result = redis.call("HGET", key, "result") end
   local value = result_json(result)
   for _, dep in ipairs(dependents) do
     local dep_key = ctx.prefix .. dep

@@ -11,7 +11,7 @@
 -- Returns what done.lua returns.
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local started = start_times(ARGV[6])
-local out = each_fenced(ctx, KEYS[3], 14, 3, function(a, id, key, ttype, ukey, member)
+local out = each_fenced(ctx, KEYS[3], 14, 3, function(a, id, key, ttype, ukey, wf, role)
   leave_active(KEYS[3], key, id)
   release_lock(ukey, id)
   redis.call("ZADD", KEYS[4], ctx.now + tonumber(ARGV[a + 2]), id)
@@ -19,7 +19,7 @@ local out = each_fenced(ctx, KEYS[3], 14, 3, function(a, id, key, ttype, ukey, m
   moved(ctx, key, id, ttype, "active", "completed", nil, nil, {"completed_at", ctx.now, "ran_ms", ran_ms(ctx)})
   ctx.started = nil
   count(ctx, KEYS[5], KEYS[6], ARGV[5], "processed", ttype)
-  after_success(ctx, key, id, member)
+  after_success(ctx, key, id, wf, role)
 end)
 out = lease_after_ack(ctx, out, KEYS[3], 7, 7)
 finish(ctx)

@@ -16,14 +16,14 @@
 -- dequeue.lua's reply for the tasks leased}.
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local started = start_times(ARGV[6])
-local out = each_fenced(ctx, KEYS[3], 14, 2, function(a, id, key, ttype, ukey, member)
+local out = each_fenced(ctx, KEYS[3], 14, 2, function(a, id, key, ttype, ukey, wf, role)
   redis.call("ZREM", KEYS[3], id)
   release_lock(ukey, id)
   ctx.started = started[(a - 14) / 2 + 1] or nil
   moved(ctx, key, id, ttype, "active", "", nil, "done")
   ctx.started = nil
   count(ctx, KEYS[4], KEYS[5], ARGV[5], "processed", ttype)
-  after_success(ctx, key, id, member)  -- reads the task's result and workflow, so before the DEL
+  after_success(ctx, key, id, wf, role)  -- reads the task's result and workflow, so before the DEL
   redis.call("DEL", key)
 end)
 out = lease_after_ack(ctx, out, KEYS[3], 6, 7)
