@@ -76,8 +76,8 @@ class _TypeFields:
 
 
 class SeriesTally:
-    """A worker's attempts since its last write, per queue and minute. Thread-safe: handler threads add, the
-    acker drains."""
+    """A worker's attempts since its last write, per queue and minute. Thread-safe: the acker and the syncer add,
+    the acker drains."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
