@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 from .settings import DEFAULTS
 
@@ -26,8 +27,10 @@ class QueueKeys:
     prefix: str
     queue: str
 
-    @property
+    @cached_property
     def base(self) -> str:
+        """What every key of the queue starts with; built once per QueueKeys (``Keys.queue`` hands out the same
+        one for a queue), since every enqueue and acknowledgement asks for several of the queue's keys."""
         return f"{self.prefix}:{{{self.queue}}}:"
 
     @property
@@ -209,7 +212,7 @@ class Keys:
         return f"{{{self.prefix}}}" if self.cluster else self.prefix
 
     def queue(self, name: str) -> QueueKeys:
-        return QueueKeys(self.prefix, name)
+        return _queue_keys(self.prefix, name)
 
     def queue_of_pending(self, key: str) -> str | None:
         """The queue whose pending list (and wake-up channel) is ``key``, the inverse of ``queue(q).pending``;
@@ -343,3 +346,8 @@ def cancel_request(data: bytes | str) -> tuple[str, str]:
         return str(queue), str(task_id)
     except (ValueError, TypeError):
         return "", ""
+
+
+#: The QueueKeys of a (prefix, queue), made once: a queue's key names never change, and the hot paths ask for them
+#: on every call.
+_queue_keys = lru_cache(maxsize=4096)(QueueKeys)

@@ -25,6 +25,12 @@ DEFAULT_TIMEOUT = 30 * 60.0
 MESSAGE_VERSION = 1
 
 
+def encode_default_options(created_ms: int) -> bytes:
+    """The options of a task with every option at its default, the common task: what json.dumps would write of
+    them, without its cost."""
+    return b'{"v":%d,"created":%d}' % (MESSAGE_VERSION, created_ms)
+
+
 @dataclass
 class TaskMessage:
     """What a producer asked for: everything needed to run the task, fixed at enqueue time."""
@@ -58,8 +64,8 @@ class TaskMessage:
             and not (self.deadline_ms or self.retention or self.unique_ttl or self.headers)
             and self.results is None
             and self.failure is None
-        ):  # every option at its default, the common task: what json.dumps would write, without its cost
-            return b'{"v":%d,"created":%d}' % (MESSAGE_VERSION, self.created_ms)
+        ):
+            return encode_default_options(self.created_ms)
         doc: dict[str, Any] = {"v": MESSAGE_VERSION, "created": self.created_ms}
         if self.max_retry != DEFAULT_MAX_RETRY:
             doc["max_retry"] = self.max_retry

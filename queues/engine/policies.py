@@ -89,6 +89,10 @@ class RetentionRule:
         return tier, len(self.type_prefix)
 
 
+#: How many (queue, type) pairs a PolicySet remembers the defaults of before it starts over.
+_MAX_REMEMBERED = 10_000
+
+
 @dataclass(frozen=True)
 class PolicySet:
     """Everything the admin defines, as read from Redis at ``version``."""
@@ -97,6 +101,22 @@ class PolicySet:
     unique: dict[str, float] = field(default_factory=dict)
     retention: tuple[RetentionRule, ...] = ()
     version: int = 0
+    #: (queue, type) -> (unique TTL, retention) as ``task_defaults`` found them; a PolicySet never changes (a new
+    #: one replaces it when the admin's policies do), so what it answered once stays true.
+    _defaults: dict[tuple[str, str], tuple[float | None, float | None]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def task_defaults(self, queue: str, task_type: str) -> tuple[float | None, float | None]:
+        """(``unique_ttl(task_type)``, ``completed_retention(queue, task_type)``), found once per queue and type:
+        every enqueue asks for them."""
+        key = (queue, task_type)
+        found = self._defaults.get(key)
+        if found is None:
+            if len(self._defaults) >= _MAX_REMEMBERED:
+                self._defaults.clear()
+            found = self._defaults[key] = (self.unique_ttl(task_type), self.completed_retention(queue, task_type))
+        return found
 
     def unique_ttl(self, task_type: str) -> float | None:
         """The default unique TTL of ``task_type``: the policy of the longest prefix of it, if any."""

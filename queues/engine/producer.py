@@ -17,7 +17,7 @@ from . import validation as check
 from .clock import from_ms, to_ms
 from .errors import ValidationError
 from .keys import Keys
-from .message import DEFAULT_MAX_RETRY, TaskInfo, TaskMessage
+from .message import DEFAULT_MAX_RETRY, TaskInfo, TaskMessage, encode_default_options
 from .transitions import Placement
 
 if TYPE_CHECKING:
@@ -97,7 +97,9 @@ def template(now: float, options: Mapping[str, Any], op: str) -> Template:
     t = Template(check.new_queue_name(options.get("queue", "default"), op), to_ms(now))
     if len(options) > ("queue" in options):  # options besides the queue (most calls give none)
         _check_options(t, now, options, op)
-    t.encoded = t.message("", "", b"").encode_options()
+        t.encoded = t.message("", "", b"").encode_options()
+    else:
+        t.encoded = encode_default_options(t.created_ms)
     return t
 
 
@@ -137,8 +139,9 @@ def with_policies(t: Template, task_type: str, policies: PolicySet | None) -> Te
     """The template with the policies' unique TTL and retention for this type where the caller gave none."""
     if policies is None or (t.retention_given and t.unique_given):
         return t
-    unique = t.unique_ttl if t.unique_given else policies.unique_ttl(task_type) or 0.0
-    retention = t.retention if t.retention_given else policies.completed_retention(t.queue, task_type) or 0.0
+    unique_default, retention_default = policies.task_defaults(t.queue, task_type)
+    unique = t.unique_ttl if t.unique_given else unique_default or 0.0
+    retention = t.retention if t.retention_given else retention_default or 0.0
     if unique == t.unique_ttl and retention == t.retention:
         return t
     own = replace(t, unique_ttl=unique, retention=retention)
@@ -172,7 +175,7 @@ def place(
             memo[checked] = known
     task_type, t = known
     message = t.message(task_id, task_type, check.payload(payload, op, limits))
-    placement = Placement(message, t.process_at_ms, encoded_options=t.encoded)
+    placement = Placement(message, t.process_at_ms, encoded_options=t.encoded, fresh_id=not t.task_id)
     if t.unique_ttl:
         placement.unique_key = keys.queue(t.queue).unique(message.type, unique_digest(message.payload))
         # asynq's rule: a scheduled task holds its lock for the ttl past its process time, so no duplicate

@@ -48,6 +48,9 @@ class Placement:
     unique_key: str = ""
     unique_ttl_ms: int = 0
     encoded_options: bytes = b""  # the message's encoded options, when shared with other tasks of the call
+    #: The id was made here (``producer.new_task_id``: 128 random bits), not named by a caller: it cannot exist yet
+    #: or repeat another, so the enqueue script need not look it up.
+    fresh_id: bool = False
 
 
 @dataclass
@@ -180,6 +183,11 @@ def _start_times(started: Sequence[float]) -> str:
     return ",".join(str(to_ms(t)) if t else "0" for t in started)
 
 
+def _is_new(reply: Any) -> bool:
+    """The enqueue script's reply: True when the queue had no event stream (the caller then lists it)."""
+    return reply == b"NEW"
+
+
 def _flatten(rows: Sequence[Sequence[Any]]) -> list[Any]:
     return [value for row in rows for value in row]
 
@@ -262,7 +270,8 @@ class Transitions:
             for p in items
         ]
         keys = [q.pending, q.scheduled, q.barrier(barrier)] if barrier else [q.pending, q.scheduled]
-        return self.transition("enqueue", q, actor, keys, _flatten(rows), lambda reply: reply == b"NEW")
+        fresh = "1" if all(p.fresh_id for p in items) else "0"
+        return self.transition("enqueue", q, actor, keys, [fresh, *_flatten(rows)], _is_new)
 
     # -- workers -----------------------------------------------------------------------------------------------
 

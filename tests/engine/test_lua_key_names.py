@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from functools import cached_property
 from typing import Any
 
 import pytest
@@ -71,7 +72,7 @@ def kinds_of(cls: type) -> set[str]:
     members = {
         name
         for name, member in vars(cls).items()
-        if not name.startswith("_") and (isinstance(member, property) or inspect.isfunction(member))
+        if not name.startswith("_") and (isinstance(member, property | cached_property) or inspect.isfunction(member))
     }
     return members - NOT_KINDS
 

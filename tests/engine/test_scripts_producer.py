@@ -17,9 +17,12 @@ UNIQUE = Q.unique("email", "d41d8cd98f00b204e9800998ecf8427e")
 OTHER_QUEUE = "tq:{other}:pending"  # another queue's key: no script may touch it
 
 
-def placed(task_id: str, at: int = 0, unique: str = "", ttl_ms: int = 0, task_type: str = "email") -> Placement:
+def placed(
+    task_id: str, at: int = 0, unique: str = "", ttl_ms: int = 0, task_type: str = "email", fresh: bool = False
+) -> Placement:
+    """``fresh``: an id the client made (``producer.new_task_id``), which the script does not look up."""
     message = TaskMessage(id=task_id, type=task_type, payload=b'{"to":"ada"}', queue="default", created_ms=NOW_MS)
-    return Placement(message, process_at_ms=at, unique_key=unique, unique_ttl_ms=ttl_ms)
+    return Placement(message, process_at_ms=at, unique_key=unique, unique_ttl_ms=ttl_ms, fresh_id=fresh)
 
 
 def enqueue(*items: Placement):
@@ -100,6 +103,34 @@ LOCKED = {
                 [event("b", "", "pending"), event("c", "", "scheduled"), event("d", "", "pending", type="sms")]
             ),
         },
+    ),
+    Case(
+        "ids the client made are not looked up, and the task is written as any other",
+        {OTHER_QUEUE: ["x"]},
+        enqueue(placed("a", fresh=True)),
+        after={OTHER_QUEUE: ["x"]} | PENDING_A,
+    ),
+    Case(
+        # What skipping the lookup means, shown on an id that cannot be made (128 random bits never meet one
+        # stored): the script trusts the client's own ids, so only they may be marked fresh.
+        "an id marked fresh is not checked against the tasks stored",
+        EXISTING,
+        enqueue(placed("a", fresh=True)),
+        returns=True,
+        after={
+            **EXISTING,
+            Q.task("a"): task("pending"),
+            Q.pending: ["a", "a"],
+            Q.type_counts: counts(pending__email=2),
+            Q.events: Stream([event("a", "", "pending")]),
+        },
+    ),
+    Case(
+        "one id a caller named makes the script check every id of the call",
+        EXISTING,
+        enqueue(placed("b", fresh=True), placed("a")),
+        raises=TaskIdConflictError,
+        detail="2",
     ),
     Case(
         "a queue with an event stream is not new",

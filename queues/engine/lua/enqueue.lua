@@ -6,7 +6,9 @@
 --         a refused call sets it (for a minute), and a call that finds it set is refused too, so nothing sent
 --         behind a refused call is written. Setting it is the one write a refusal makes.
 -- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] actor
--- ARGV[5..] 7 values per task: id, type, options (msg), payload, process at (ms), unique key ("" = none),
+-- ARGV[5] "1" when the client made every id of the call (128 random bits: none can exist or repeat), so they are
+--         not looked up; "0" when a caller named one, and then every id is checked
+-- ARGV[6..] 7 values per task: id, type, options (msg), payload, process at (ms), unique key ("" = none),
 --           unique lock ttl (ms)
 -- Returns "OK", or "NEW" when the queue had no event stream yet (it is new, or was deleted): the caller then
 -- adds it to the global queue set, which lives in another Cluster slot. Errors: "CONFLICT <i>" when task i's id exists, "DUPLICATE <i>" when its unique lock is held
@@ -20,16 +22,19 @@ local function refused(reason)
   return redis.error_reply(reason)
 end
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
-local WIDTH = 7
-local n = (#ARGV - 4) / WIDTH
+local WIDTH, FIRST = 7, 6
+local n = (#ARGV - FIRST + 1) / WIDTH
+local check_ids = ARGV[5] ~= "1"
 local ids, locks = {}, {}
 for i = 0, n - 1 do
-  local a = 5 + i * WIDTH
+  local a = FIRST + i * WIDTH
   local id, ukey = ARGV[a], ARGV[a + 5]
-  if ids[id] or redis.call("EXISTS", ctx.prefix .. id) == 1 then
-    return refused("CONFLICT " .. (i + 1))
+  if check_ids then
+    if ids[id] or redis.call("EXISTS", ctx.prefix .. id) == 1 then
+      return refused("CONFLICT " .. (i + 1))
+    end
+    ids[id] = true
   end
-  ids[id] = true
   if ukey ~= "" then
     if locks[ukey] or redis.call("EXISTS", ukey) == 1 then return refused("DUPLICATE " .. (i + 1)) end
     locks[ukey] = true
@@ -38,7 +43,7 @@ end
 local new_queue = redis.call("EXISTS", KEYS[2]) == 0
 local pending = {}
 for i = 0, n - 1 do
-  local a = 5 + i * WIDTH
+  local a = FIRST + i * WIDTH
   local id, ttype, ukey = ARGV[a], ARGV[a + 1], ARGV[a + 5]
   local fields = {"type", ttype, "msg", ARGV[a + 2], "payload", ARGV[a + 3]}
   if ukey ~= "" then
