@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Self, TypedDict
 
 import redis
 
-from . import redis_errors, topology
+from . import functions, redis_errors, topology
 from .clock import Clock
 from .connection import DEFAULT_REDIS_URL, connect, is_cluster
 from .errors import EngineError, RedisUnavailableError
@@ -90,7 +91,10 @@ class Broker:
                     return [*outcomes, exc]
             return outcomes
         kept = self._own if own_connection else None
-        replies = redis_errors.run_scripts_pipelined(self.conn, script_runs(pipeline.calls), pipeline.meanwhile, kept)
+        runs = script_runs(pipeline.calls, functions.usable(self.conn))
+        replies = redis_errors.run_scripts_pipelined(
+            self.conn, runs, pipeline.meanwhile, kept, partial(functions.load, self.conn)
+        )
         return outcomes_of(pipeline.calls, replies)
 
     def command(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:

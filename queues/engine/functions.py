@@ -15,7 +15,9 @@ FUNCTION (Redis 6.2), a user the ACL refuses it, or a Cluster client (the librar
 keeps EVALSHA, as does a pool marked with ``use_evalsha``. A function missing later (FUNCTION FLUSH, a server that
 restarted without persistence) is loaded again and the call retried once, as EVALSHA resends a script after
 NOSCRIPT. Over maxmemory a call goes out as EVALSHA (a function would be refused before it runs, a script only at
-its first command that grows memory). Pipelines and a producer's write that waits for replicas keep EVALSHA.
+its first command that grows memory). Pipelined calls (a producer's enqueue: ``broker.run_pipeline``) go out as
+FCALL too, and one that did not run is sent again by itself (``redis_errors.run_scripts_pipelined``); a producer's
+write that waits for replicas, and asyncio clients, keep EVALSHA.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import weakref
 from collections.abc import Callable
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -65,20 +67,28 @@ def use_evalsha(conn: Any) -> None:
 
 
 def usable(conn: Any) -> bool:
-    """Whether scripts run as functions on this connection's pool (loading the library the first time)."""
+    """Whether scripts run as functions on this connection's pool (loading the library the first time). Asked on
+    every producer's call: what is known of the pool is looked up first, before the slower check for a Cluster
+    client (which has no pool of its own)."""
+    pool = getattr(conn, "connection_pool", None)
+    known = _usable.get(pool) if pool is not None else None
+    if known is not None:
+        return known
     if is_cluster(conn):
         return False
-    pool = conn.connection_pool
-    known = _usable.get(pool)
-    if known is None:
-        loaded = load_library(conn, library()[1])
-        if loaded is None:
-            return False  # Redis away: asked again next time; the EVALSHA that follows reports the outage
-        known = _usable[pool] = loaded
-    return known
+    loaded = load_library(conn, library()[1])
+    if loaded is None:
+        return False  # Redis away: asked again next time; the EVALSHA that follows reports the outage
+    _usable[pool] = loaded
+    return loaded
+
+
+def load(conn: Any) -> bool | None:
+    """FUNCTION LOAD of the library (see ``redis_errors.load_library`` for the reply)."""
+    return load_library(conn, library()[1])
 
 
 def call(conn: Any, script: str, keys: list[str], args: list[Any], as_script: Callable[[], Any]) -> Any:
     """FCALL of the script's function; after "function not found", the library is loaded again and the call sent
     once more. Over maxmemory, ``as_script()`` runs it with EVALSHA (see ``redis_errors.run_function``)."""
-    return run_function(conn, function_name(script), keys, args, lambda: load_library(conn, library()[1]), as_script)
+    return run_function(conn, function_name(script), keys, args, partial(load, conn), as_script)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import redis
@@ -165,8 +166,18 @@ def load_library(conn: Any, code: str) -> bool | None:
     return True
 
 
-#: A script to run: its SHA, its source (sent after a NOSCRIPT reply), its keys and its arguments.
-ScriptRun = tuple[str, str, list[str], list[Any]]
+#: A script to run: its SHA, its source (sent after a NOSCRIPT reply), its keys, its arguments, and the name of the
+#: function that runs it where the server has them ("": none, or EVALSHA wanted; see functions.py).
+ScriptRun = tuple[str, str, list[str], list[Any], str]
+
+
+def function_did_not_run(reply: Any) -> bool:
+    """Whether an FCALL's error reply says the function never ran, so it may be sent again: the library is not
+    loaded (FUNCTION FLUSH, a restart without persistence), or Redis is over maxmemory and refused it before it
+    ran (see ``run_function``)."""
+    return isinstance(reply, redis.exceptions.OutOfMemoryError) or (
+        isinstance(reply, redis.ResponseError) and "function not found" in str(reply).lower()
+    )
 
 
 class KeptConnection:
@@ -201,15 +212,21 @@ class KeptConnection:
 
 
 def run_scripts_pipelined(
-    conn: Any, runs: Sequence[ScriptRun], meanwhile: Callable[[], Any], kept: KeptConnection | None = None
+    conn: Any,
+    runs: Sequence[ScriptRun],
+    meanwhile: Callable[[], Any],
+    kept: KeptConnection | None = None,
+    load: Callable[[], Any] | None = None,
 ) -> list[Any]:
     """Send each script on one pooled connection (or on ``kept``, a ``KeptConnection``'s) without waiting for the
     replies before, so Redis runs one while the next is packed and sent; run ``meanwhile()`` (the caller's own
     work) once all are sent; then read the replies in order. An error reply is returned as its redis-py
     exception, not raised. A connection that fails ends the list with that exception: the replies before it are
-    known, the scripts after it unknown. Scripts that answered NOSCRIPT (none ran) are sent again in full, in
-    order, once the others are read. Each EVALSHA is packed by hiredis directly: redis-py's packer looks at every
-    argument in Python first."""
+    known, the scripts after it unknown. A run that names its function goes out as FCALL, the others as EVALSHA.
+    Scripts that answered NOSCRIPT, and functions that did not run (not loaded: ``load()`` loads the library; over
+    maxmemory: EVALSHA instead, as ``run_function`` does), are sent again one by one, in order, once the others
+    are read. Each call is packed by hiredis directly: redis-py's packer looks at every argument in Python
+    first."""
     pool = conn.connection_pool
     try:
         connection = pool.get_connection() if kept is None else kept.get()
@@ -218,8 +235,9 @@ def run_scripts_pipelined(
     replies: list[Any] = []
     read_all = False
     try:
-        for sha, _source, keys, args in runs:
-            connection.send_packed_command((pack_command(("EVALSHA", sha, len(keys), *keys, *args)),))
+        for sha, _source, keys, args, function in runs:
+            command = ("FCALL", function) if function else ("EVALSHA", sha)
+            connection.send_packed_command((pack_command((*command, len(keys), *keys, *args)),))
         meanwhile()
         for _run in runs:
             try:
@@ -238,12 +256,15 @@ def run_scripts_pipelined(
         if kept is None:
             pool.release(connection)
     for n, reply in enumerate(replies):
-        if is_missing_script(reply):
-            _sha, source, keys, args = runs[n]
-            try:
+        sha, source, keys, args, function = runs[n]
+        try:
+            if is_missing_script(reply):
                 replies[n] = conn.eval(source, len(keys), *keys, *args)
-            except redis.RedisError as exc:
-                replies[n] = exc
+            elif function and function_did_not_run(reply):
+                as_script = partial(run_script, conn, sha, source, keys, args)
+                replies[n] = run_function(conn, function, keys, args, load or as_script, as_script)
+        except redis.RedisError as exc:
+            replies[n] = exc
     return replies
 
 
@@ -256,7 +277,7 @@ async def run_scripts_pipelined_async(conn: Any, runs: Sequence[ScriptRun], mean
         return [exc]
     replies: list[Any] = []
     try:
-        for sha, _source, keys, args in runs:
+        for sha, _source, keys, args, _function in runs:  # no functions on asyncio clients: EVALSHA
             await connection.send_command("EVALSHA", sha, len(keys), *keys, *args)
         meanwhile()
         for _run in runs:
@@ -271,7 +292,7 @@ async def run_scripts_pipelined_async(conn: Any, runs: Sequence[ScriptRun], mean
         await pool.release(connection)
     for n, reply in enumerate(replies):
         if is_missing_script(reply):
-            _sha, source, keys, args = runs[n]
+            _sha, source, keys, args, _function = runs[n]
             try:
                 replies[n] = await conn.eval(source, len(keys), *keys, *args)
             except redis.RedisError as exc:

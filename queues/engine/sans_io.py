@@ -129,8 +129,13 @@ async def drive_async(flow: Generator[Asked, Any, Any], execute: Callable[[Asked
         return stop.value
 
 
-def script_runs(calls: list[Call]) -> list[ScriptRun]:
-    return [(call.script.sha, call.script.source, call.keys, call.args) for call in calls]
+def script_runs(calls: list[Call], as_functions: bool = False) -> list[ScriptRun]:
+    """The calls to send; ``as_functions``: the server has this library of functions loaded (``functions.usable``),
+    so each transition that is one of them runs by FCALL."""
+    return [
+        (call.script.sha, call.script.source, call.keys, call.args, call.script.function if as_functions else "")
+        for call in calls
+    ]
 
 
 def outcomes_of(calls: list[Call], replies: list[Any]) -> list[Any]:

@@ -28,6 +28,9 @@ class Script:
         self.source = source
         self.sha = hashlib.sha1(source.encode()).hexdigest()
         self.as_function = as_function  # a transition script of lua/: in the function library too (functions.py)
+        #: The name of the function that runs this transition where the server has functions; "" for a script that is
+        #: in no library.
+        self.function = functions.function_name(name) if as_function else ""
 
     def run(self, conn: Any, keys: list[str], args: list[Any]) -> Any:
         if self.as_function and functions.usable(conn):

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 import redis
 
-from queues.engine import BulkEnqueueError, Client, FakeClock
+from queues.engine import BulkEnqueueError, Client, FakeClock, functions
 from queues.engine import broker as broker_module
 from queues.engine.errors import (
     DuplicateTaskError,
@@ -427,6 +427,9 @@ def test_unreachable_redis():
 
 
 def test_noscript_recovery(r, client, broker):
+    """Where scripts run by EVALSHA (a server without functions, or a pool told to keep it; see functions.py)."""
+    functions.use_evalsha(client.broker.conn)
+    functions.use_evalsha(broker.conn)
     client.enqueue("email", {})
     r.script_flush()
     assert r.script_exists(script("enqueue").sha) == [False]

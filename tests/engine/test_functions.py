@@ -13,6 +13,7 @@ import redis
 
 from queues.engine import EngineError, TaskMessage, functions
 from queues.engine.broker import Broker
+from queues.engine.sans_io import Pipeline
 from queues.engine.transitions import Placement
 from tests.redis_servers import started_redis
 
@@ -108,3 +109,45 @@ def test_over_maxmemory_an_ack_still_goes_through_as_with_evalsha(tmp_path):
                 assert functions.usable(broker.conn) is not evalsha
             finally:
                 broker.close()
+
+
+def enqueue_pipelined(broker: Broker, task_id: str) -> list:
+    """One enqueue the way a producer sends it: through ``run_pipeline`` (a Client's enqueue and enqueue_many)."""
+    call = broker.transitions.enqueue("default", [Placement(TaskMessage(task_id, "email", b"{}", "default"))])
+    return broker.run_pipeline(Pipeline([call], lambda: None))
+
+
+def test_a_producers_pipelined_calls_go_out_as_functions(tmp_path):
+    with own_broker(tmp_path) as broker:
+        assert enqueue_pipelined(broker, "a") == [True]
+        assert enqueue_pipelined(broker, "b") == [False]
+        commands = broker.conn.info("commandstats")
+        assert commands["cmdstat_fcall"]["calls"] == 2
+        assert "cmdstat_evalsha" not in commands and "cmdstat_eval" not in commands
+        assert broker.conn.lrange("tq:{default}:pending", 0, -1) == [b"b", b"a"]
+
+
+def test_a_pipelined_call_whose_function_went_missing_is_sent_again_and_the_library_loaded(tmp_path):
+    with own_broker(tmp_path) as broker:
+        assert enqueue_pipelined(broker, "a") == [True]
+        delete_library(broker.conn)
+        assert enqueue_pipelined(broker, "b") == [False]  # no error: sent again once the library was back
+        assert library_loaded(broker.conn)
+        assert broker.conn.lrange("tq:{default}:pending", 0, -1) == [b"b", b"a"]
+        assert broker.conn.info("commandstats")["cmdstat_fcall"]["calls"] == 4  # a, b refused, the load, b again
+
+
+def test_over_maxmemory_a_pipelined_enqueue_is_refused_as_with_evalsha(tmp_path):
+    """A function is refused before it runs over maxmemory: the call is sent again as a script, which gives
+    the script's own reply (the enqueue is refused at its first write, nothing written)."""
+    with own_broker(tmp_path, "--maxmemory-policy", "noeviction") as broker:
+        assert enqueue_pipelined(broker, "a") == [True]
+        broker.conn.config_set("maxmemory", 1)
+        try:
+            (outcome,) = enqueue_pipelined(broker, "b")
+        finally:
+            broker.conn.config_set("maxmemory", 0)
+        assert isinstance(outcome, EngineError) and "maxmemory" in outcome.message
+        assert "cmdstat_evalsha" in broker.conn.info("commandstats")  # the second try, as a script
+        assert broker.conn.lrange("tq:{default}:pending", 0, -1) == [b"a"]
+        assert not broker.conn.exists("tq:{default}:t:b")
