@@ -185,7 +185,7 @@ def _start_times(started: Sequence[float]) -> str:
 
 def _is_new(reply: Any) -> bool:
     """The enqueue script's reply: True when the queue had no event stream (the caller then lists it)."""
-    return reply == b"NEW"
+    return bool(reply == b"NEW")
 
 
 def _flatten(rows: Sequence[Sequence[Any]]) -> list[Any]:
