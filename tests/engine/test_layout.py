@@ -21,6 +21,7 @@ from queues.engine import (
     TaskMessage,
 )
 from queues.engine.broker import Broker
+from queues.engine.message import encode_default_options
 from queues.engine.migration import Step, migrate_keys
 
 from .dbstate import Set, dump, seed
@@ -123,6 +124,31 @@ def test_newer_release_refuses_an_older_stamp(r, broker):
 def test_messages_carry_version_1():
     encoded = TaskMessage("a", "email", b"{}", "default", created_ms=5).encode_options()
     assert json.loads(encoded) == {"v": 1, "created": 5}
+
+
+@pytest.mark.parametrize("created", [1, 5, 1764193811000, 2**53])
+def test_default_options_read_without_json_as_json_reads_them(created):
+    """A task with every option at its default is read without json.loads (the worker decodes every task it runs);
+    the message is the one json.loads of the same bytes gives."""
+    encoded = encode_default_options(created)
+    assert json.loads(encoded) == {"v": 1, "created": created}
+    fast = TaskMessage.decode("a", "default", b"email", b"{}", encoded)
+    spaced = json.dumps({"v": 1, "created": created}).encode()  # not the exact form: read by json.loads
+    assert fast == TaskMessage.decode("a", "default", b"email", b"{}", spaced)
+    assert fast == TaskMessage("a", "email", b"{}", "default", created_ms=created)
+
+
+@pytest.mark.parametrize(
+    "options", [b'{"v":1,"created":05}', b'{"v":1,"created":-5}', b'{"v":1,"created":5 }', b'{"v":1,"created":}']
+)
+def test_options_that_only_look_like_the_default_form_are_read_as_json_reads_them(options):
+    try:
+        expected = json.loads(options)["created"]
+    except ValueError:  # a leading zero, no number: a record no reader can decode
+        with pytest.raises(ValueError):
+            TaskMessage.decode("a", "default", b"email", b"{}", options)
+    else:
+        assert TaskMessage.decode("a", "default", b"email", b"{}", options).created_ms == expected
 
 
 def test_an_unversioned_message_reads_as_version_1():
