@@ -63,6 +63,7 @@ class Broker:
         self.keys = self.transitions.keys
         self.clock = self.transitions.clock
         self._own = KeptConnection(self.conn)
+        self._load_functions = partial(functions.load, self.conn)  # for a pipelined call whose function is missing
 
     def run(self, call: Call, replicated: bool = False) -> Any:
         """Run a transition. ``replicated`` (a producer's write): with ``wait_replicas`` in the URL, return only
@@ -92,9 +93,7 @@ class Broker:
             return outcomes
         kept = self._own if own_connection else None
         runs = script_runs(pipeline.calls, functions.usable(self.conn))
-        replies = redis_errors.run_scripts_pipelined(
-            self.conn, runs, pipeline.meanwhile, kept, partial(functions.load, self.conn)
-        )
+        replies = redis_errors.run_scripts_pipelined(self.conn, runs, pipeline.meanwhile, self._load_functions, kept)
         return outcomes_of(pipeline.calls, replies)
 
     def command(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:

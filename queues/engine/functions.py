@@ -76,7 +76,7 @@ def usable(conn: Any) -> bool:
         return known
     if is_cluster(conn):
         return False
-    loaded = load_library(conn, library()[1])
+    loaded = load(conn)
     if loaded is None:
         return False  # Redis away: asked again next time; the EVALSHA that follows reports the outage
     _usable[pool] = loaded

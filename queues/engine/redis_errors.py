@@ -215,8 +215,8 @@ def run_scripts_pipelined(
     conn: Any,
     runs: Sequence[ScriptRun],
     meanwhile: Callable[[], Any],
+    load: Callable[[], Any],
     kept: KeptConnection | None = None,
-    load: Callable[[], Any] | None = None,
 ) -> list[Any]:
     """Send each script on one pooled connection (or on ``kept``, a ``KeptConnection``'s) without waiting for the
     replies before, so Redis runs one while the next is packed and sent; run ``meanwhile()`` (the caller's own
@@ -224,7 +224,7 @@ def run_scripts_pipelined(
     exception, not raised. A connection that fails ends the list with that exception: the replies before it are
     known, the scripts after it unknown. A run that names its function goes out as FCALL, the others as EVALSHA.
     Scripts that answered NOSCRIPT, and functions that did not run (not loaded: ``load()`` loads the library and
-    the function is called again; over maxmemory, or without ``load``: EVALSHA instead, as ``run_function`` does),
+    the function is called again; over maxmemory: EVALSHA instead, as ``run_function`` does),
     are sent again one by one, in order, once the others are read. Each call is packed by hiredis directly:
     redis-py's packer looks at every argument in Python first."""
     pool = conn.connection_pool
@@ -262,7 +262,7 @@ def run_scripts_pipelined(
                 replies[n] = conn.eval(source, len(keys), *keys, *args)
             elif function and function_did_not_run(reply):
                 as_script = partial(run_script, conn, sha, source, keys, args)
-                replies[n] = as_script() if load is None else run_function(conn, function, keys, args, load, as_script)
+                replies[n] = run_function(conn, function, keys, args, load, as_script)
         except redis.RedisError as exc:
             replies[n] = exc
     return replies
