@@ -372,7 +372,41 @@ def a_done(processed: int) -> dict:
         done(("a", "tok-1")),
         returns=["LEASE_LOST"],
     ),
-    Case("lease entry gone", without(ACTIVE_A, Q.lease), done(("a", "tok-1")), returns=["LEASE_LOST"]),
+    Case(
+        # The hash's state and token are the fence (every script that takes a task out of the lease set changes its
+        # state too): an entry missing anyway (evicted) does not keep a live attempt from acknowledging.
+        "lease entry gone, the hash still active under the token",
+        without(ACTIVE_A, Q.lease),
+        done(("a", "tok-1")),
+        returns=["OK"],
+        after=a_done(1),
+    ),
+    Case(
+        "the same attempt twice in one call: the second is refused as after the first",
+        ACTIVE_A,
+        done(("a", "tok-1"), ("a", "tok-1")),
+        returns=["OK", "NOT_FOUND"],
+        after=a_done(1),
+    ),
+    Case(
+        "several tasks leave the lease set and are deleted in one call",
+        ACTIVE_A
+        | {
+            Q.task("b"): active("tok-2"),
+            Q.task("c"): active("tok-3"),
+            Q.lease: ZSet({"a": LEASE, "b": LEASE, "c": LEASE}),
+            Q.type_counts: counts(active__email=3),
+        },
+        done(("a", "tok-1"), ("b", "tok-2")),
+        returns=["OK", "OK"],
+        after=a_done(2)
+        | {
+            Q.task("c"): active("tok-3"),
+            Q.lease: ZSet({"c": LEASE}),
+            Q.type_counts: counts(active__email=1, processed__email=2),
+            Q.events: Stream([event("a", "active", "done", worker=W), event("b", "active", "done", worker=W)]),
+        },
+    ),
 )
 def test_done(r, redis_url, case):
     run_case(r, redis_url, case)
@@ -419,6 +453,32 @@ def test_done(r, redis_url, case):
     ),
     Case("stale token", ACTIVE_A, complete(("a", "tok-0", 3600)), returns=["LEASE_LOST"]),
     Case("unknown task", ACTIVE_A, complete(("nope", "tok-1", 3600)), returns=["NOT_FOUND"]),
+    Case(
+        "two tasks in one call, and the same attempt twice: the repeat is refused as after the first",
+        ACTIVE_A
+        | {
+            Q.task("b"): active("tok-2"),
+            Q.lease: ZSet({"a": LEASE, "b": LEASE}),
+            Q.type_counts: counts(active__email=2),
+        },
+        complete(("a", "tok-1", 3600), ("b", "tok-2", 60), ("a", "tok-1", 3600)),
+        returns=["OK", "OK", "LEASE_LOST"],
+        after={
+            Q.task("a"): hash_with(
+                ACTIVE_A[Q.task("a")], drop=("lease",), state="completed", since=NOW_MS, completed_at=NOW_MS, ran_ms=""
+            ),
+            Q.task("b"): hash_with(
+                active("tok-2"), drop=("lease",), state="completed", since=NOW_MS, completed_at=NOW_MS, ran_ms=""
+            ),
+            Q.completed: ZSet({"a": NOW_MS + 3_600_000, "b": NOW_MS + 60_000}),
+            Q.type_counts: counts(active__email=0, completed__email=2, processed__email=2),
+            Q.processed: "2",
+            Q.processed_on(DAY): Volatile("2"),
+            Q.events: Stream(
+                [event("a", "active", "completed", worker=W), event("b", "active", "completed", worker=W)]
+            ),
+        },
+    ),
 )
 def test_complete(r, redis_url, case):
     run_case(r, redis_url, case)
@@ -521,7 +581,13 @@ EXPIRED_A = ACTIVE_A | {Q.lease: ZSet({"a": NOW_MS - 1000})}
         retry(),
         raises=LeaseLostError,
     ),
-    Case("lease entry gone", without(ACTIVE_A, Q.lease), retry(), raises=LeaseLostError),
+    Case(  # the hash's state and token are the worker's fence (see done's case); the recoverer's reads the entry
+        "lease entry gone, the hash still active under the token",
+        without(ACTIVE_A, Q.lease) | COUNTED,
+        retry(),
+        after=RETRIED,
+    ),
+    Case("recoverer: lease entry gone", without(ACTIVE_A, Q.lease), retry(expired_before=NOW), raises=LeaseLostError),
 )
 def test_retry(r, redis_url, case):
     run_case(r, redis_url, case)

@@ -274,17 +274,20 @@ end
 
 -- The attempt fence. The task must be active under exactly this lease token: a worker whose lease expired and
 -- whose task was recovered (and perhaps handed to another attempt) holds a stale token and is refused, where
--- asynq fences by task id only. With expired_before (the recoverer), the lease must also have run out by then,
--- so a heartbeat that extended it in the meantime wins. Returns nil and the task's type, unique key, workflow and
--- role when the fence holds (read with its state in one HMGET: an ack needs them all), else an error code.
+-- asynq fences by task id only. The hash's state and token are the fence: every script that takes a task out of
+-- the lease set changes its state in the same call, so its entry there is not read again for an ack (a call per
+-- task on the worker's hot path). With expired_before (the recoverer), the lease must also have run out by then,
+-- so a heartbeat that extended it in the meantime wins: that reads the entry's expiry. Returns nil and the task's
+-- type, unique key, workflow and role when the fence holds (read with its state in one HMGET: an ack needs them
+-- all), else an error code.
 local function fence(lease_key, key, id, token, expired_before)
   local f = redis.call("HMGET", key, "state", "lease", "type", "unique", "wf", "role")
   if not f[1] then return "NOT_FOUND" end
   if f[1] ~= "active" or f[2] ~= token then return "LEASE_LOST" end
-  local expiry = redis.call("ZSCORE", lease_key, id)
-  if not expiry then return "LEASE_LOST" end
-  if expired_before and expired_before ~= "" and tonumber(expiry) > tonumber(expired_before) then
-    return "PRECONDITION"
+  if expired_before and expired_before ~= "" then
+    local expiry = redis.call("ZSCORE", lease_key, id)
+    if not expiry then return "LEASE_LOST" end
+    if tonumber(expiry) > tonumber(expired_before) then return "PRECONDITION" end
   end
   return nil, f[3], f[4], f[5], f[6]
 end
@@ -313,20 +316,17 @@ end
 
 -- Run fn for each task of a batch whose fence holds. ARGV holds, from position first on, groups of width values
 -- that start with id and lease token; fn(a, id, key, ttype, ukey, wf, role) gets the group's position, and wf and
--- role the task's workflow and role as the fence read them (see after_success). Returns one status per task: "OK",
--- or the code that refused it (a refused task is left as it was).
+-- role the task's workflow and role as the fence read them (see after_success); fn may refuse the task itself by
+-- returning a code. Returns one status per task: "OK", or the code that refused it (a refused task is left as it
+-- was).
 local function each_fenced(ctx, lease_key, first, width, fn)
   local out = {}
   for a = first, #ARGV, width do
     local id = ARGV[a]
     local key = ctx.prefix .. id
     local refused, ttype, ukey, wf, role = fence(lease_key, key, id, ARGV[a + 1])
-    if refused then
-      out[#out + 1] = refused
-    else
-      fn(a, id, key, ttype, ukey, wf, role)
-      out[#out + 1] = "OK"
-    end
+    if not refused then refused = fn(a, id, key, ttype, ukey, wf, role) end
+    out[#out + 1] = refused or "OK"
   end
   return out
 end
@@ -421,6 +421,20 @@ local function trim_archive(ctx, archived, max_size, max_age)
     drop(ctx, key, id, redis.call("HGET", key, "type") or "", "archived", "trimmed from the archive")
   end
   return #victims
+end
+
+-- One command for many items (ZREM's members of key, or DEL's keys when key is nil) instead of a call per item: in
+-- a batch's script each redis.call costs more than the command it runs. In chunks (unpack has a stack limit) of an
+-- even size, so that ZADD's score-member pairs stay whole.
+local function call_chunked(command, key, items)
+  for first = 1, #items, 1000 do
+    local last = math.min(first + 999, #items)
+    if key then
+      redis.call(command, key, unpack(items, first, last))
+    else
+      redis.call(command, unpack(items, first, last))
+    end
+  end
 end
 
 -- The structure of a state: pending is a list, the others sorted sets.
