@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from queues import conf
 from queues.engine import LayoutVersionError, ValidationError
+from worker import heap
 from worker.config import WorkerConfig, parse_queues, split_patterns
 from worker.discovery import add_import_option, import_handlers, log_to_stderr
 from worker.server import Server
@@ -114,7 +115,9 @@ class Command(BaseCommand):
             Supervisor([sys.executable, *child_arguments(sys.argv)], processes, config.shutdown_timeout).run()
             return
         try:
-            Server(config).run()
+            server = Server(config)
+            heap.settle()  # the process is built: what start-up made lives as long as it does (see worker/heap.py)
+            server.run()
         except LayoutVersionError as exc:  # exit non-zero, naming both layouts, instead of corrupting the keyspace
             raise CommandError(str(exc)) from None
 
