@@ -437,6 +437,27 @@ local function call_chunked(command, key, items)
   end
 end
 
+-- The batch of an ack script (done.lua, complete.lua): every task fenced first, then those the fence let through taken
+-- out of the lease set in one ZREM, then fn(a, id, key, ttype, ukey, wf, role) called for each, in order (as
+-- each_fenced calls it). The ZREM is the script's first write: over maxmemory a script runs until its first command
+-- that could grow memory unless it has written already, and an ack must go through then (it frees memory). An
+-- attempt named twice in one call is refused the second time with repeat_code, what the fence would say once the
+-- first was applied. Returns one status per task, as each_fenced.
+local function ack_batch(ctx, lease_key, first, width, repeat_code, fn)
+  local seen, acked, ids = {}, {}, {}
+  local out = each_fenced(ctx, lease_key, first, width, function(a, id, key, ttype, ukey, wf, role)
+    if seen[id] then return repeat_code end
+    seen[id] = true
+    acked[#acked + 1] = {a, id, key, ttype, ukey, wf, role}
+    ids[#ids + 1] = id
+  end)
+  call_chunked("ZREM", lease_key, ids)
+  for _, t in ipairs(acked) do
+    fn(unpack(t, 1, 7))  -- explicit bounds: ukey, wf or role may be nil
+  end
+  return out
+end
+
 -- The structure of a state: pending is a list, the others sorted sets.
 local function remove_from(state_key, state, id)
   if state == "pending" then return redis.call("LREM", state_key, 1, id) end

@@ -11,20 +11,10 @@
 -- Returns what done.lua returns.
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local started = start_times(ARGV[6])
--- As in done.lua: the fence first for the whole batch, then one ZREM out of the lease set (the first write, which
--- frees memory) and one ZADD into the completed set for the tasks it let through, rather than a call each.
-local seen, acked, ids, completed = {}, {}, {}, {}
-local out = each_fenced(ctx, KEYS[3], 14, 3, function(a, id, key, ttype, ukey, wf, role)
-  if seen[id] then return "LEASE_LOST" end  -- the first ack of the two completed it
-  seen[id] = true
-  acked[#acked + 1] = {a, id, key, ttype, ukey, wf, role}
-  ids[#ids + 1] = id
-  completed[#completed + 1] = ctx.now + tonumber(ARGV[a + 2])
-  completed[#completed + 1] = id
-end)
-call_chunked("ZREM", KEYS[3], ids)
-for _, t in ipairs(acked) do
-  local a, id, key, ttype, ukey, wf, role = unpack(t, 1, 7)  -- explicit: ukey, wf or role may be nil
+-- The batch leaves the lease set in one ZREM (ack_batch) and enters the completed set in one ZADD. An attempt named
+-- twice is refused the second time as a completed task is (LEASE_LOST).
+local completed = {}
+local out = ack_batch(ctx, KEYS[3], 14, 3, "LEASE_LOST", function(a, id, key, ttype, ukey, wf, role)
   redis.call("HDEL", key, "lease")
   release_lock(ukey, id)
   ctx.started = started[(a - 14) / 3 + 1] or nil
@@ -32,7 +22,9 @@ for _, t in ipairs(acked) do
   ctx.started = nil
   count(ctx, KEYS[5], KEYS[6], ARGV[5], "processed", ttype)
   after_success(ctx, key, id, wf, role)
-end
+  completed[#completed + 1] = ctx.now + tonumber(ARGV[a + 2])
+  completed[#completed + 1] = id
+end)
 call_chunked("ZADD", KEYS[4], completed)
 out = lease_after_ack(ctx, out, KEYS[3], 7, 7)
 finish(ctx)

@@ -16,28 +16,18 @@
 -- dequeue.lua's reply for the tasks leased}.
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local started = start_times(ARGV[6])
--- The tasks whose fence holds leave the lease set in one ZREM and are deleted in one DEL, not a call each. The ZREM
--- comes first, before any write that could grow memory: over maxmemory a script runs until its first such command
--- unless it has written already, and an ack must go through then (it frees memory). Until the DEL their hashes
--- still read active, so an id acknowledged twice in one call is refused the second time, as it is once deleted.
-local seen, acked, ids, keys = {}, {}, {}, {}
-local out = each_fenced(ctx, KEYS[3], 14, 2, function(a, id, key, ttype, ukey, wf, role)
-  if seen[id] then return "NOT_FOUND" end
-  seen[id] = true
-  acked[#acked + 1] = {a, id, key, ttype, ukey, wf, role}
-  ids[#ids + 1] = id
-  keys[#keys + 1] = key
-end)
-call_chunked("ZREM", KEYS[3], ids)
-for _, t in ipairs(acked) do
-  local a, id, key, ttype, ukey, wf, role = unpack(t, 1, 7)  -- explicit: ukey, wf or role may be nil
+-- The batch leaves the lease set in one ZREM (ack_batch) and is deleted in one DEL, not a call per task. Until the
+-- DEL the hashes still read active, so ack_batch refuses an attempt named twice as a deleted task is (NOT_FOUND).
+local keys = {}
+local out = ack_batch(ctx, KEYS[3], 14, 2, "NOT_FOUND", function(a, id, key, ttype, ukey, wf, role)
   release_lock(ukey, id)
   ctx.started = started[(a - 14) / 2 + 1] or nil
   moved(ctx, key, id, ttype, "active", "", nil, "done")
   ctx.started = nil
   count(ctx, KEYS[4], KEYS[5], ARGV[5], "processed", ttype)
   after_success(ctx, key, id, wf, role)  -- reads the task's result and workflow, so before the DEL
-end
+  keys[#keys + 1] = key
+end)
 call_chunked("DEL", nil, keys)
 out = lease_after_ack(ctx, out, KEYS[3], 6, 7)
 finish(ctx)
