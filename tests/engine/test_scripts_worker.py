@@ -294,6 +294,12 @@ ACTIVE_A = {
     UNIQUE: Volatile("a"),
     Q.type_counts: counts(active__email=1),
 }
+# A second task active beside "a", under its own token.
+ACTIVE_AB = ACTIVE_A | {
+    Q.task("b"): active("tok-2"),
+    Q.lease: ZSet({"a": LEASE, "b": LEASE}),
+    Q.type_counts: counts(active__email=2),
+}
 COUNTED = {Q.processed: "5", Q.processed_on(DAY): Volatile("5"), Q.failed: "2", Q.failed_on(DAY): Volatile("2")}
 
 
@@ -342,12 +348,7 @@ def a_done(processed: int) -> dict:
     ),
     Case(
         "each task fenced on its own",
-        ACTIVE_A
-        | {
-            Q.task("b"): active("tok-2"),
-            Q.lease: ZSet({"a": LEASE, "b": LEASE}),
-            Q.type_counts: counts(active__email=2),
-        },
+        ACTIVE_AB,
         done(("b", "stale"), ("a", "tok-1")),
         returns=["LEASE_LOST", "OK"],
         after=a_done(1)
@@ -390,9 +391,8 @@ def a_done(processed: int) -> dict:
     ),
     Case(
         "several tasks leave the lease set and are deleted in one call",
-        ACTIVE_A
+        ACTIVE_AB
         | {
-            Q.task("b"): active("tok-2"),
             Q.task("c"): active("tok-3"),
             Q.lease: ZSet({"a": LEASE, "b": LEASE, "c": LEASE}),
             Q.type_counts: counts(active__email=3),
@@ -455,12 +455,7 @@ def test_done(r, redis_url, case):
     Case("unknown task", ACTIVE_A, complete(("nope", "tok-1", 3600)), returns=["NOT_FOUND"]),
     Case(
         "two tasks in one call, and the same attempt twice: the repeat is refused as after the first",
-        ACTIVE_A
-        | {
-            Q.task("b"): active("tok-2"),
-            Q.lease: ZSet({"a": LEASE, "b": LEASE}),
-            Q.type_counts: counts(active__email=2),
-        },
+        ACTIVE_AB,
         complete(("a", "tok-1", 3600), ("b", "tok-2", 60), ("a", "tok-1", 3600)),
         returns=["OK", "OK", "LEASE_LOST"],
         after={
