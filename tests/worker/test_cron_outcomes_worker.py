@@ -69,7 +69,10 @@ def test_a_failed_run_is_recorded_then_archived_when_its_retries_are_spent(
 
     retried = schedule("@every 10s", "cron:bad", {"n": 1}, queue=Q, registry=ScheduleRegistry(), max_retry=1)
     spent = schedule("@every 10s", "cron:bad", {"n": 2}, queue=Q, registry=ScheduleRegistry(), max_retry=0)
-    make_server(queues={Q: 1})
+    # Each fire moves the clock 10 s on while the worker runs. A fetch in flight at that moment leases with the
+    # time it read before the move: a lease shorter than the move would look expired at once, and the recoverer
+    # would end the attempt before its handler does.
+    make_server(queues={Q: 1}, lease_seconds=60.0)
     # One run at a time: two handlers moving the shared clock at once would each see both moves.
     retried_id = fire_one(scheduler, clock, retried)
     failed = the_run(scheduler, retried, retried_id, "failed")
