@@ -49,6 +49,7 @@ PENDING_A = {  # "a" enqueued into an empty queue
     Q.type_counts: counts(pending__email=1),
     Q.events: Stream([event("a", "", "pending")]),
 }
+ATTACHED = {Q.event_offset: Hash({"committed": "0-0", "cap": "1000"})}  # an exporter reads the queue's stream
 LOCKED = {
     Q.task("z"): task("scheduled", since=NOW_MS - 1000, unique=UNIQUE),
     Q.scheduled: ZSet({"z": NOW_MS + 60_000}),
@@ -138,6 +139,33 @@ LOCKED = {
         enqueue(placed("a")),
         returns=False,
         after={
+            Q.task("a"): task("pending"),
+            Q.pending: ["a"],
+            Q.type_counts: counts(pending__email=1),
+            Q.events: Stream([event("x", "", "pending"), event("a", "", "pending")]),
+        },
+    ),
+    Case(
+        # A stream trimmed at the exporter's offset (MINID) tells a new queue as the capped one (MAXLEN) does.
+        "with an exporter attached and no stream, the queue is new and every event is written once",
+        ATTACHED,
+        enqueue(placed("a"), placed("b")),
+        after={
+            **ATTACHED,
+            Q.task("a"): task("pending"),
+            Q.task("b"): task("pending"),
+            Q.pending: ["b", "a"],
+            Q.type_counts: counts(pending__email=2),
+            Q.events: Stream([event("a", "", "pending"), event("b", "", "pending")]),
+        },
+    ),
+    Case(
+        "with an exporter attached and a stream, the queue is not new",
+        ATTACHED | {Q.events: Stream([event("x", "", "pending")])},
+        enqueue(placed("a")),
+        returns=False,
+        after={
+            **ATTACHED,
             Q.task("a"): task("pending"),
             Q.pending: ["a"],
             Q.type_counts: counts(pending__email=1),
