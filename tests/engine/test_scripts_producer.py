@@ -50,6 +50,13 @@ PENDING_A = {  # "a" enqueued into an empty queue
     Q.events: Stream([event("a", "", "pending")]),
 }
 ATTACHED = {Q.event_offset: Hash({"committed": "0-0", "cap": "1000"})}  # an exporter reads the queue's stream
+STREAM_X = {Q.events: Stream([event("x", "", "pending")])}  # a queue that is not new: its stream holds an event
+PENDING_A_AFTER_X = {  # "a" enqueued into that queue
+    Q.task("a"): task("pending"),
+    Q.pending: ["a"],
+    Q.type_counts: counts(pending__email=1),
+    Q.events: Stream([event("x", "", "pending"), event("a", "", "pending")]),
+}
 LOCKED = {
     Q.task("z"): task("scheduled", since=NOW_MS - 1000, unique=UNIQUE),
     Q.scheduled: ZSet({"z": NOW_MS + 60_000}),
@@ -135,15 +142,10 @@ LOCKED = {
     ),
     Case(
         "a queue with an event stream is not new",
-        {Q.events: Stream([event("x", "", "pending")])},
+        STREAM_X,
         enqueue(placed("a")),
         returns=False,
-        after={
-            Q.task("a"): task("pending"),
-            Q.pending: ["a"],
-            Q.type_counts: counts(pending__email=1),
-            Q.events: Stream([event("x", "", "pending"), event("a", "", "pending")]),
-        },
+        after=PENDING_A_AFTER_X,
     ),
     Case(
         # A stream trimmed at the exporter's offset (MINID) tells a new queue as the capped one (MAXLEN) does.
@@ -161,16 +163,10 @@ LOCKED = {
     ),
     Case(
         "with an exporter attached and a stream, the queue is not new",
-        ATTACHED | {Q.events: Stream([event("x", "", "pending")])},
+        ATTACHED | STREAM_X,
         enqueue(placed("a")),
         returns=False,
-        after={
-            **ATTACHED,
-            Q.task("a"): task("pending"),
-            Q.pending: ["a"],
-            Q.type_counts: counts(pending__email=1),
-            Q.events: Stream([event("x", "", "pending"), event("a", "", "pending")]),
-        },
+        after=ATTACHED | PENDING_A_AFTER_X,
     ),
 )
 def test_enqueue(r, redis_url, case):
