@@ -184,7 +184,8 @@ def payload_as_text(payload: bytes) -> dict[str, str]:
 class PayloadForm(forms.Form):
     """A payload as an operator types it (JSON, text or base64), turned into the bytes stored
     (``cleaned_data["payload_bytes"]``): the edit form's and the new task form's. JSON is checked for its depth
-    here (``TASKS_MAX_PAYLOAD_DEPTH``) and stored compact; the engine checks the size."""
+    here (``TASKS_MAX_PAYLOAD_DEPTH``) and stored compact; the engine checks the size. A payload that cannot be read
+    is refused on the Payload field, where the other fields show their own refusals, not above the form."""
 
     ENCODINGS = (("json", "JSON"), ("text", "text (UTF-8)"), ("base64", "base64 (raw bytes)"))
 
@@ -198,7 +199,9 @@ class PayloadForm(forms.Form):
         import json
 
         data: dict[str, Any] = super().clean() or {}
-        text, encoding = data.get("payload", ""), data.get("encoding")
+        if "payload" not in data:  # refused by the field itself (too long): one reason is enough
+            return data
+        text, encoding = data["payload"], data.get("encoding")
         if encoding == "json":
             from queues.conf import taskq_settings
             from queues.engine import nesting
@@ -206,15 +209,16 @@ class PayloadForm(forms.Form):
             try:
                 value = nesting.loads(text, taskq_settings().max_payload_depth)
             except nesting.TooDeepError as exc:
-                raise ValidationError(f"the payload is {exc} (TASKS_MAX_PAYLOAD_DEPTH)") from None
+                self.add_error("payload", f"the payload is {exc} (TASKS_MAX_PAYLOAD_DEPTH)")
             except ValueError as exc:
-                raise ValidationError(f"the payload is not valid JSON: {exc}") from None
-            data["payload_bytes"] = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+                self.add_error("payload", f"the payload is not valid JSON: {exc}")
+            else:
+                data["payload_bytes"] = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
         elif encoding == "base64":
             try:
                 data["payload_bytes"] = base64.b64decode(text.strip(), validate=True)
             except (binascii.Error, ValueError) as exc:
-                raise ValidationError(f"the payload is not valid base64: {exc}") from None
+                self.add_error("payload", f"the payload is not valid base64: {exc}")
         elif encoding == "text":
             data["payload_bytes"] = text.encode()
         return data

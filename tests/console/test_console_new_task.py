@@ -236,8 +236,8 @@ DEEP = "[" * 65 + "]" * 65  # one level past TASKS_MAX_PAYLOAD_DEPTH's default, 
 @pytest.mark.parametrize(
     ("change", "field", "says"),
     [
-        ({"payload": "{not json"}, "__all__", "the payload is not valid JSON"),
-        ({"payload": "***", "encoding": "base64"}, "__all__", "the payload is not valid base64"),
+        ({"payload": "{not json"}, "payload", "the payload is not valid JSON"),
+        ({"payload": "***", "encoding": "base64"}, "payload", "the payload is not valid base64"),
         ({"encoding": "yaml"}, "encoding", "Select a valid choice. yaml is not one of the available choices."),
         ({"max_retry": "many"}, "max_retry", "Enter a whole number."),
         ({"max_retry": "1001"}, "max_retry", "less than or equal to 1000"),
@@ -256,7 +256,7 @@ DEEP = "[" * 65 + "]" * 65  # one level past TASKS_MAX_PAYLOAD_DEPTH's default, 
         ({"headers": "\n".join(f"h{n}: v" for n in range(65))}, "headers", "not created: headers must be a dict of"),
         ({"process_in": str(400 * 86400)}, "process_in", "not created: process_in must be 0 and at most"),
         ({"payload": "x" * (1024 * 1024 + 1), "encoding": "text"}, "payload", "not created: payload is 1048577 bytes"),
-        ({"payload": DEEP}, "__all__", "the payload is nested deeper than 64 levels"),
+        ({"payload": DEEP}, "payload", "the payload is nested deeper than 64 levels"),
         ({"payload": base64.b64encode(DEEP.encode()).decode(), "encoding": "base64"}, "payload",
          "not created: payload is nested deeper than 64 levels"),
     ],
@@ -271,6 +271,17 @@ def test_each_refusal_is_named_on_the_form_and_writes_nothing(creator, seed, red
     assert any(says in message for message in errors.get(field, [])), errors
     assert "New task" in response.content.decode()  # the form again, with what was typed
     assert snapshot(redis_client) == before and not AuditLog.objects.exists()
+
+
+@pytest.mark.parametrize("payload", ["{not json", DEEP])
+def test_a_refused_payload_is_shown_on_the_payload_field_beside_the_other_fields_refusals(creator, payload):
+    form = {"type": "email:deliver", "queue": "emails", "payload": payload, "encoding": "json",
+            "process_at": "2030-01-01T00:00:00", "process_in": "5"}  # fmt: skip
+    page = creator.post(NEW, form).content.decode()
+    fields = {part.split('"', 1)[0]: part for part in page.split('<label for="id_')[1:]}
+    assert 'class="errors"' not in page.split('<label for="id_')[0]  # nothing above the fields
+    assert "the payload is" in fields["payload"] and 'class="errors"' in fields["payload"]
+    assert "give process at or process in" in fields["process_in"]  # checked too, not hidden behind the payload's
 
 
 def test_a_duplicate_unique_task_is_refused_and_writes_nothing(creator, engine, redis_client):
