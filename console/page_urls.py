@@ -53,6 +53,7 @@ urlpatterns = [
     path("workflows/", workflows.workflow_list, name="workflows"),
     path("search/act/", search.search_action, name="search-act"),
     path("tasks/new/", new_task.new_task, name="task-new"),
+    path("queues/", dashboard.queue_list, name="queues"),
     path("queues/<queue:queue>/", queues.queue_detail, name="queue"),
     path("queues/<queue:queue>/pause/", actions.pause_queue, name="queue-pause"),
     path("queues/<queue:queue>/resume/", actions.resume_queue, name="queue-resume"),

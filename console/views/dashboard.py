@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any, NamedTuple
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.template.defaultfilters import filesizeformat, floatformat
 from django.urls import reverse
 from django.utils.safestring import SafeString
@@ -78,6 +78,13 @@ def size_chart(infos: Sequence[Any]) -> SafeString:
         SIZE_SERIES,
         title="Queue size by state",
     )
+
+
+@viewer_page
+def queue_list(request: HttpRequest) -> HttpResponse:
+    """Access: viewers. ``/queues/``, the parent of every queue's URL, is where someone trimming a queue page's
+    URL lands: the queues are listed in the dashboard's queues table, which the navigation's "Queues" opens too."""
+    return redirect(reverse("dashboard") + "#queues-table")
 
 
 @viewer_page

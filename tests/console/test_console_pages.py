@@ -264,6 +264,14 @@ def test_navigation_and_admin_link(viewer_client, engine, db):
     assert 'href="/admin/"' in staff.get("/servers/").content.decode()
 
 
+def test_the_queues_url_leads_to_the_queues_table(client, viewer_client, seed):
+    seed.pending(queue="emails")
+    response = viewer_client.get("/queues/", follow=True)
+    assert response.redirect_chain == [("/#queues-table", 302)]  # where the navigation's "Queues" opens
+    assert 'id="queues-table"' in response.content.decode() and 'href="/queues/emails/"' in response.content.decode()
+    assert client.get("/queues/").url.startswith("/accounts/login/")  # a viewer's page, like the table
+
+
 def test_static_script_is_served(client):
     response = client.get("/static/console/console.js")
     assert response.status_code == 200
