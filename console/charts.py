@@ -25,6 +25,15 @@ SIZE_SERIES = ("active", "pending", "aggregating", "waiting", "scheduled", "retr
 #: Widths of the two drawings, in user units (at 1:1, CSS px).
 WIDE, NARROW = 520, 330
 
+#: Width of one character of an axis figure at 12 px, in user units (measured: "500 ms" takes 44.6), rounded up.
+AXIS_CHAR_WIDTH = 7.5
+
+
+def _axis_margin(ticks: Sequence[str], least: int) -> int:
+    """The left margin that holds a vertical axis's figures (drawn ending 6 units left of the axis): at least
+    ``least``, more for a wide figure, which was cut at the drawing's edge ("500 ms" read "00 ms")."""
+    return max(least, 8 + round(AXIS_CHAR_WIDTH * max(len(tick) for tick in ticks)))
+
 
 def _fitted(draw: Callable[[bool], str]) -> SafeString:
     """Both drawings of a chart (``draw(narrow)``), for the container query to pick from."""
@@ -86,12 +95,14 @@ def stacked_bars(bars: Sequence[Bar], series: Sequence[str], *, title: str) -> S
 def _stacked_bars(bars: Sequence[Bar], series: Sequence[str], title: str, narrow: bool) -> str:
     row, top = 26, 8
     label_w, chars = (100, 13) if narrow else (140, 19)  # about 7 units a character at 12 px
-    width = (NARROW if narrow else WIDE) - label_w - 20
     scale_max = _nice_max(max((sum(b.values.get(s, 0) for s in series) for b in bars), default=0))
+    # The last figure of the axis is centred on its end: the right margin holds its half ("20,000" ran out).
+    right = max(20, 4 + round(AXIS_CHAR_WIDTH * len(f"{scale_max:,}") / 2))
+    width = (NARROW if narrow else WIDE) - label_w - right
     height = top + row * max(len(bars), 1) + 24
     # With links on its labels the chart is a group, not an image: an image's content is not interactive.
     role = "group" if any(bar.href for bar in bars) else "img"
-    out = [_svg_open("chart", label_w + width + 20, height, role, title, narrow)]
+    out = [_svg_open("chart", label_w + width + right, height, role, title, narrow)]
     for index, bar in enumerate(bars):
         y = top + index * row
         name = escape(bar.label if len(bar.label) <= chars else bar.label[: chars - 1] + "…")
@@ -130,18 +141,19 @@ def grouped_columns(bars: Sequence[Bar], series: Sequence[str], *, title: str) -
 
 
 def _grouped_columns(bars: Sequence[Bar], series: Sequence[str], title: str, narrow: bool) -> str:
-    left, height, bottom = (40, 150, 28) if narrow else (48, 180, 28)
-    width = (NARROW if narrow else WIDE) - left - 10
+    height, bottom = (150, 28) if narrow else (180, 28)
     scale_max = _nice_max(max((v for b in bars for v in b.values.values()), default=0))
+    ticks = [_short(scale_max * i // 4, "") for i in range(5)]
+    left = _axis_margin(ticks, 40 if narrow else 48)
+    width = (NARROW if narrow else WIDE) - left - 10
     slot = width / max(len(bars), 1)
     col = max(slot * 0.8 / len(series), 1.0)
     out = [_svg_open("chart", left + width + 10, height + bottom + 10, "img", title, narrow)]
-    for i in range(5):
-        value = scale_max * i // 4
+    for i, tick in enumerate(ticks):
         y = 10 + height - height * i / 4
         out.append(
             f'<line class="grid" x1="{left}" x2="{left + width}" y1="{y:.1f}" y2="{y:.1f}"/>'
-            f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{_short(value, "")}</text>'
+            f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{tick}</text>'
         )
     label_every = max(1, -(-len(bars) // (5 if narrow else 10)))
     for index, bar in enumerate(bars):
@@ -212,23 +224,24 @@ def _legend(lines: Sequence[Line], left: int, right: int) -> tuple[list[str], in
 def _time_chart(
     labels: Sequence[str], lines: Sequence[Line], title: str, stacked: bool, unit: str, narrow: bool
 ) -> str:
-    left, height, bottom = (44, 130, 22) if narrow else (56, 150, 22)
-    width = (NARROW if narrow else WIDE) - left - 10
-    n = max(len(labels), 1)
-    slot = width / n
+    height, bottom = (130, 22) if narrow else (150, 22)
     if stacked:
         peak = max((sum(line.values[i] or 0 for line in lines) for i in range(len(labels))), default=0)
     else:
         peak = max((v for line in lines for v in line.values if v is not None), default=0)
     scale = _nice_max(int(peak) + (0 if peak == int(peak) else 1))
+    ticks = [_short(scale * i / 4, unit) for i in range(5)]
+    left = _axis_margin(ticks, 44 if narrow else 56)
+    width = (NARROW if narrow else WIDE) - left - 10
+    n = max(len(labels), 1)
+    slot = width / n
     legend, top = _legend(lines, left, left + width)
     out = [_svg_open("chart time", left + width + 10, top + height + bottom + 4, "img", title, narrow), *legend]
-    for i in range(5):
-        value = scale * i / 4
+    for i, tick in enumerate(ticks):
         y = top + height - height * i / 4
         out.append(
             f'<line class="grid" x1="{left}" x2="{left + width}" y1="{y:.1f}" y2="{y:.1f}"/>'
-            f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{escape(_short(value, unit))}</text>'
+            f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{escape(tick)}</text>'
         )
     out += _columns(labels, lines, left, top, height, slot, scale, unit) if stacked else []
     out += [] if stacked else _lines(labels, lines, left, top, height, slot, scale, unit)

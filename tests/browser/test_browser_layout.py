@@ -1,0 +1,70 @@
+"""What only a laid-out page shows, in a real headless Chromium: every chart's axis figures drawn whole inside their
+drawing (the Latency chart's "500 ms" read "00 ms", cut at the drawing's left edge), at a desktop's width and a
+phone's."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from queues.engine import Keys
+from queues.engine.sans_io import drive, run_command
+from queues.engine.series import gauge_flow
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"width": 375, "height": 900, "deviceScaleFactor": 1, "mobile": True}
+
+#: Each shown chart's axis texts that do not fit its drawing: [chart title, text, left, right, drawing's width].
+CUT_AXIS_TEXT = """
+const cut = [];
+for (const svg of document.querySelectorAll("svg.chart")) {
+  if (svg.getBoundingClientRect().width === 0) continue;  // the other drawing of the pair, hidden
+  const width = svg.viewBox.baseVal.width;
+  for (const text of svg.querySelectorAll("text.axis")) {
+    const box = text.getBBox();
+    if (box.x < 0 || box.x + box.width > width) {
+      cut.push([svg.getAttribute("aria-label"), text.textContent, box.x, box.x + box.width, width]);
+    }
+  }
+}
+return cut;
+"""
+
+
+def test_every_axis_figure_is_drawn_whole(console, seed, redis_client):
+    seed.pending(queue="emails")
+    # 2 s of latency: the axis reads 0 ms, 500 ms, 1 s, 1.5 s, 2 s; its widest figure is "500 ms".
+    drive(gauge_flow(Keys(), {"emails": (1, 2.0)}, time.time()), lambda request: run_command(redis_client, request))
+    console.login("/queues/emails/")
+    for metrics in (None, PHONE):
+        if metrics:
+            console.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+        console.get("/queues/emails/")
+        console.find("svg.chart")
+        labels = console.driver.execute_script(
+            "return Array.from(document.querySelectorAll('svg.chart text.axis')).map(t => t.textContent)"
+        )
+        assert "500 ms" in labels
+        assert console.driver.execute_script(CUT_AXIS_TEXT) == [], metrics
+
+
+def test_the_dashboards_axis_figures_are_drawn_whole(console, seed, redis_client):
+    from queues.engine.clock import utc_day
+
+    seed.pending(queue="emails")
+    emails = Keys().queue("emails")
+    redis_client.set(emails.processed_on(utc_day(time.time())), 8000)  # the columns' axis: 2,000 ... 8,000
+    redis_client.rpush(emails.pending, *(f"filler-{n}" for n in range(19_999)))  # the bars' axis ends at 20,000
+    console.login("/")
+    for metrics in (None, PHONE):
+        if metrics:
+            console.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+        console.get("/")
+        console.find("svg.chart")
+        labels = console.driver.execute_script(
+            "return Array.from(document.querySelectorAll('svg.chart text.axis')).map(t => t.textContent)"
+        )
+        assert "8,000" in labels and "20,000" in labels, labels
+        assert console.driver.execute_script(CUT_AXIS_TEXT) == [], metrics
