@@ -95,10 +95,10 @@ def test_an_unknown_server_page_is_404_and_a_malformed_id_400(viewer_client, ope
     assert audit == []
 
 
-def ended_record(engine, how: str) -> None:
+def ended_record(engine, how: str, ago: float = 60) -> None:
     """The record a server leaves: at a graceful exit (written by the worker) or once found lost (the recoverer),
-    a minute ago (older than ``keep`` would be trimmed from the list as it is written)."""
-    ended = int(time.time() * 1000) - 60_000
+    ``ago`` seconds ago (older than ``keep`` would be trimmed from the list as it is written)."""
+    ended = int((time.time() - ago) * 1000)
     server = {"id": SERVER, "host": "host-1", "pid": 42, "started": ended - 60_000, "status": "stopped",
               "how": how, "reason": "stopped by an operator", "ended": ended, "queues": {"default": 3},
               "processed": 12, "failed": 1}  # fmt: skip
@@ -125,6 +125,14 @@ def test_a_stopped_server_shows_its_record_on_its_page_and_on_the_list(viewer_cl
     listing = viewer_client.get("/servers/").content.decode()
     assert "Ended in the last hour" in listing and f'data-ended-server="{SERVER}"' in listing
     assert reverse("server", args=[SERVER]) in listing and "No worker is running" in listing
+
+
+@pytest.mark.parametrize(("ago", "says"), [(5, "(just now)"), (6 * 60 + 5, "(6\xa0minutes ago)")])
+def test_a_servers_end_reads_how_long_ago_in_words(viewer_client, engine, ago, says):
+    ended_record(engine, "graceful", ago)
+    for url in (reverse("server", args=[SERVER]), reverse("servers")):
+        body = viewer_client.get(url).content.decode()
+        assert says in body and "(0\xa0minutes" not in body, url  # it read "(0 minutes ago)" for its first minute
 
 
 def test_a_lost_server_says_so(viewer_client, engine):
