@@ -102,15 +102,19 @@ def retries_text(task: TaskInfo) -> str:
     a broken limit. The worker archives in the same script call that records the failure (``lua/archive.lua``
     writes ``failed_at`` and ``since`` with one clock), so an archived task whose failure time is its state's time
     was archived by its last attempt: with retries spent, or by SkipRetry when some were left. An operator's archive
-    leaves ``failed_at`` as it was.
+    leaves ``failed_at`` as it was. A workflow's cascade (a member cancelled because another failed) and its archive
+    action write ``failed_at`` too, but archive a task no attempt of which failed: ``retried`` is 0, which SkipRetry
+    never leaves (it counts the attempt that raised it).
     """
     failures, limit = task.retried, task.max_retry
     if task.state == "archived":
         if task.last_failed_at is None or task.last_failed_at != task.state_since:
             return f"archived by an operator after {failures} failed attempt{'s' if failures != 1 else ''}"
+        if failures == 0:
+            return "archived before it ran" if task.last_run_seconds is None else "archived with no failed attempt"
         if failures > limit:
             return f"retried {limit} of {limit}, then archived"
-        if failures <= 1:
+        if failures == 1:
             return "no retry (SkipRetry)"
         return f"retried {failures - 1} of {limit}, then no retry (SkipRetry)"
     if task.state == "retry":

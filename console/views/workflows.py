@@ -27,25 +27,26 @@ from .common import acting_inspector, inspector
 LIST_SIZE = 20
 
 #: Each action on a workflow: the button, what it does (the page's guidance and the confirmation), and what the
-#: message after it says. Keys name the URL and, prefixed with ``workflow_``, the audit action.
+#: message after it says of one step and of several ("1 step runs again", "2 steps run again"). Keys name the URL
+#: and, prefixed with ``workflow_``, the audit action.
 ACTIONS = {
     "retry": (
         "Retry the failed step",
         "The failed step runs again (its retry count as it is) and the steps its failure cancelled wait for it "
         "again, as if it had not failed; the workflow is running again. The on_error callback is not run again.",
-        "runs again",
+        ("runs again", "run again"),
     ),
     "cancel": (
         "Cancel the rest",
         "Every step that has not started is archived as cancelled; steps running now finish on their own. Nothing "
         "more of the workflow runs: not on_success, and not on_error unless a failure released it already.",
-        "cancelled",
+        ("cancelled", "cancelled"),
     ),
     "archive": (
         "Archive the stuck step",
         "Steps that have not started (pending, or waiting for a retry or a later time) are archived now, as if "
         "their retries were spent: the workflow fails, its waiting steps are cancelled and on_error runs.",
-        "archived",
+        ("archived", "archived"),
     ),
 }
 
@@ -144,5 +145,7 @@ def workflow_action(request: HttpRequest, queue: str, workflow_id: str, action: 
     except FailedPreconditionError as exc:
         return error_page(request, 409, f"{ACTIONS[action][0]}: not now", exc.message)
     record_action(request.user, f"{action}_workflow", queue=queue, detail=f"workflow {workflow_id}: {moved} member(s)")
-    messages.success(request, f"Workflow {workflow_id}: {moved} step{'s' if moved != 1 else ''} {ACTIONS[action][2]}.")
+    one, several = ACTIONS[action][2]
+    steps = f"1 step {one}" if moved == 1 else f"{moved} steps {several}"
+    messages.success(request, f"Workflow {workflow_id}: {steps}.")
     return redirect("workflow", queue=queue, workflow_id=workflow_id)

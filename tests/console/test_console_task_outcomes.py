@@ -84,12 +84,13 @@ def test_bad_expected_counts_are_refused_and_change_nothing(operator_client, see
     assert response.status_code == 400 and engine.queue_info("default").archived == 1
 
 
-def task(state: str, retried: int, max_retry: int, failed_with_state: bool = True) -> TaskInfo:
+def task(
+    state: str, retried: int, max_retry: int, failed_with_state: bool = True, ran: float | None = None
+) -> TaskInfo:
     since = datetime(2024, 5, 1, 6, 25, 57, tzinfo=UTC)
     failed = since if failed_with_state else since - timedelta(hours=1)
-    return TaskInfo(
-        "t", "x", "q", state, retried=retried, max_retry=max_retry, last_failed_at=failed, state_since=since
-    )
+    return TaskInfo("t", "x", "q", state, retried=retried, max_retry=max_retry, last_failed_at=failed,
+                    state_since=since, last_run_seconds=ran)  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -99,6 +100,8 @@ def task(state: str, retried: int, max_retry: int, failed_with_state: bool = Tru
         (task("archived", 1, 5), "no retry (SkipRetry)"),  # read "1/5"
         (task("archived", 3, 5), "retried 2 of 5, then no retry (SkipRetry)"),
         (task("archived", 1, 5, failed_with_state=False), "archived by an operator after 1 failed attempt"),
+        (task("archived", 0, 5), "archived before it ran"),  # a workflow member cancelled: read "no retry (SkipRetry)"
+        (task("archived", 0, 5, ran=0.4), "archived with no failed attempt"),  # retried without failure, then archived
         (task("retry", 1, 2), "retry 1 of 2 due"),
         (task("retry", 0, 2), "retry due, not counted (0 of 2 used)"),
         (task("completed", 2, 2), "retried 2 of 2"),

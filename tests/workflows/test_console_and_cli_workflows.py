@@ -150,6 +150,16 @@ def test_a_failed_workflow_page_says_what_happened_and_offers_its_actions(failed
 
 
 @pytest.mark.django_db
+def test_a_member_that_never_ran_reads_so_and_the_retry_counts_its_steps_in_words(failed):
+    operator = logged_in(make_user("otto", "operate_console"))
+    cancelled = operator.get(f"/queues/{Q}/tasks/{failed.members[1].id}/").content.decode()
+    assert '<dt>Retries</dt><dd data-live-field="retried">archived before it ran</dd>' in cancelled
+    assert "SkipRetry" not in operator.get(f"/queues/{Q}/?state=archived").content.decode()  # the tab's column
+    response = operator.post(f"/queues/{Q}/workflows/wf-1/retry/", follow=True)
+    assert "Workflow wf-1: 2 steps run again." in response.content.decode()  # read "2 steps runs again."
+
+
+@pytest.mark.django_db
 def test_the_list_shows_progress_and_the_failing_step(failed, engine):
     engine.submit(chain(sig("fetch", 3)), queue=Q, workflow_id="wf-2")
     html = logged_in(make_user("vera", "view_console")).get(f"/workflows/?queue={Q}").content.decode()
