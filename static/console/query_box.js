@@ -2,7 +2,7 @@
    input is the combobox, the list below it a listbox of options; ArrowDown/ArrowUp move through them (the
    input keeps the focus, aria-activedescendant names the option), Tab accepts the highlighted option (the first
    when none is), Enter accepts the highlighted one (with none highlighted it runs the search), Escape closes the
-   list. The completions come from /search/complete/ (data-complete); without JavaScript the box is a plain
+   list and never clears the box (a search input's own Escape would: a second one erased the query). The completions come from /search/complete/ (data-complete); without JavaScript the box is a plain
    input that submits. No dependencies. */
 (function () {
   "use strict";
@@ -73,6 +73,7 @@
     }
 
     function forget() {
+      clearTimeout(state.timer);  // a question about to be asked is not: the list stays closed
       state.asked++;  // an answer on its way is dropped
       state.stale = state.acceptFirst = false;
       close();
@@ -139,8 +140,10 @@
       } else if (event.key === "Enter" && open && state.active >= 0) {
         event.preventDefault();
         accept(state.active);
-      } else if (event.key === "Escape" && (open || state.stale)) {
-        event.preventDefault();  // closes the list only: a search box would also clear what was typed
+      } else if (event.key === "Escape") {
+        // Closes the list, if any, and nothing more, list or not: the search input's own Escape clears the box,
+        // which lost a long query to a second press meant to close a list already closed.
+        event.preventDefault();
         forget();
       } else if (event.key === "ArrowLeft" || event.key === "ArrowRight" || event.key === "Home" ||
                  event.key === "End") {
