@@ -90,3 +90,30 @@ def test_errors_are_matched_case_insensitively(r, redis_url, clock, tasks):
         assert ids(insp.search('error:"smtp 451"')) == [leased.id] == ids(insp.search("greylisted state:retry"))
         assert ids(insp.search("error:550")) == []
         assert ids(insp.search("id:e2,s1")) == ["e2", "s1"]
+
+
+class TrafficBetweenReads(Inspector):
+    """An inspector on real Redis that lets a producer enqueue ``arrivals`` more tasks right after it counted the
+    lists and before it reads them: the moment traffic hits a search, made deterministic instead of timed."""
+
+    def __init__(self, *args, arrivals, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.arrivals = arrivals
+
+    def _counted(self, queues, also=None):
+        counted = super()._counted(queues, also)
+        self.arrivals()
+        return counted
+
+
+def test_a_search_under_traffic_never_reads_more_tasks_than_it_counted(r, redis_url, clock, tasks):
+    with Client(redis_url, clock=clock) as client:
+
+        def arrivals():
+            for n in range(2):
+                client.enqueue("email:deliver", {"to": f"late{n}@example.com"}, queue="critical")
+
+        with TrafficBetweenReads(redis_url, clock=clock, arrivals=arrivals) as insp:
+            page = insp.search("queue:critical")
+    # Counted: e1 and e2. The list held four when read; the page read them all ("4 of 2") and matched the newcomers.
+    assert (page.scanned, page.total, page.complete, sorted(ids(page))) == (2, 2, True, ["e1", "e2"])

@@ -196,16 +196,17 @@ class TaskSearch(TaskReads, QueueStats):
         now, found, scanned = self.broker.clock.now(), [], 0
         for info in infos:
             for state in states:
-                count, read = info.counts().get(state, 0), 0
-                for ids in _in_pages(partial(self._id_range, info.queue, state), scan_limit - scanned if count else 0):
-                    read, scanned = read + len(ids), scanned + len(ids)
+                # The lists are counted in one round trip and read in others: under traffic a list holds more when
+                # read than when counted. Each is read up to its count, not a page further, so the tasks read never
+                # outnumber the total counted ("among 3688 of 3687 tasks"); one that grew since is not chased.
+                budget = min(info.counts().get(state, 0), scan_limit - scanned)
+                for ids in _in_pages(partial(self._id_range, info.queue, state), budget):
+                    scanned += len(ids)
                     for task in self._read_tasks("search", info.queue, ids):
                         if redaction:
                             task = replace(task, payload=redaction.apply(task.type, task.payload) or b"")
                         if search_language.matches(wanted, task, now):
                             found.append(task)
-                    if read >= count:
-                        break  # as many as the state held when counted: one that grew since is not chased
         # Newest first: what an operator looks for is most often what just happened.
         found.sort(key=lambda t: (-(t.created_at.timestamp() if t.created_at else 0), t.queue, t.id))
         first = (page - 1) * size
