@@ -1,6 +1,6 @@
 """What only a laid-out page shows, in a real headless Chromium: every chart's axis figures drawn whole inside their
 drawing (the Latency chart's "500 ms" read "00 ms", cut at the drawing's left edge), at a desktop's width and a
-phone's."""
+phone's; a server's page holds the tasks it runs inside its card at 1,400 px."""
 
 from __future__ import annotations
 
@@ -68,3 +68,24 @@ def test_the_dashboards_axis_figures_are_drawn_whole(console, seed, redis_client
         )
         assert "8,000" in labels and "20,000" in labels, labels
         assert console.driver.execute_script(CUT_AXIS_TEXT) == [], metrics
+
+
+def test_the_server_pages_active_workers_stay_inside_their_card_at_1400_px(console, seed, start_worker):
+    for n in range(2):
+        seed.pending(f"hold:nightly-report-{n}", {"n": n}, queue="reports")
+    server = start_worker(queues={"reports": 1}, concurrency=2)
+    console.login("/servers/")
+    console.driver.set_window_size(1400, 900)
+    console.get(f"/servers/{server.config.server_id}/")
+    console.wait_text("2 / 2 busy", "table.servers")  # the tasks it runs, listed open under it
+    inner = console.find("table.servers details table.inner")
+    card = console.find("section.card:has(table.servers)")
+    measures = console.driver.execute_script(
+        "var card = arguments[1], table = card.querySelector('table.servers');"
+        "return [arguments[0].getBoundingClientRect().right, table.getBoundingClientRect().right,"
+        " card.getBoundingClientRect().right, card.scrollWidth - card.clientWidth, window.innerWidth];",
+        inner,
+        card,
+    )
+    inner_right, table_right, card_right, overflow, width = measures
+    assert width == 1400 and inner_right <= card_right and table_right <= card_right and overflow == 0, measures
