@@ -173,3 +173,30 @@
     });
   });
 })();
+
+// Phones: console.css stacks task tables, a task a block and a column a line, and names each line by its column:
+// data-label, copied here from the header onto each cell, and onto the rows a live page adds or redraws later.
+(function () {
+  "use strict";
+
+  function label(table) {
+    var names = Array.prototype.map.call(table.querySelectorAll("thead th"), function (th) {
+      return th.textContent.trim();
+    });
+    table.querySelectorAll("tbody > tr").forEach(function (tr) {
+      Array.prototype.forEach.call(tr.cells, function (td, at) {
+        if (names[at] && !td.hasAttribute("data-label")) { td.setAttribute("data-label", names[at]); }
+      });
+    });
+  }
+  function labelWithin(node) {
+    if (node.nodeType !== 1) { return; }
+    var table = node.closest("table.data.tasks");
+    if (table) { label(table); return; }
+    node.querySelectorAll("table.data.tasks").forEach(label);
+  }
+  labelWithin(document.body);
+  new MutationObserver(function (records) {
+    records.forEach(function (record) { Array.prototype.forEach.call(record.addedNodes, labelWithin); });
+  }).observe(document.body, {childList: true, subtree: true});
+})();
