@@ -200,3 +200,42 @@
     records.forEach(function (record) { Array.prototype.forEach.call(record.addedNodes, labelWithin); });
   }).observe(document.body, {childList: true, subtree: true});
 })();
+
+// Countdowns (the task page's Expires): the time left when the page or its live update was rendered
+// (data-seconds-left), counted down every second from when it arrived, so an open page does not freeze at
+// "in 59m 59s". Time left rather than a time of day: the browser's clock may be off, its stopwatch is not.
+(function () {
+  "use strict";
+
+  // As the console's duration filter writes it: "42.0 s", "59m 59s", "2h 5m", "3d 4h".
+  function duration(seconds) {
+    if (seconds < 60) { return seconds.toFixed(1) + " s"; }
+    var whole = Math.floor(seconds), minutes = Math.floor(whole / 60), hours = Math.floor(minutes / 60);
+    var days = Math.floor(hours / 24);
+    if (days) { return days + "d " + (hours % 24) + "h"; }
+    if (hours) { return hours + "h " + (minutes % 60) + "m"; }
+    return minutes + "m " + (whole % 60) + "s";
+  }
+  // When each countdown ends, on this browser's clock, from the moment it was first seen.
+  function start() {
+    var now = Date.now();
+    document.querySelectorAll("[data-seconds-left]").forEach(function (el) {
+      if (el.taskqEndsAt === undefined) { el.taskqEndsAt = now + 1000 * Number(el.getAttribute("data-seconds-left")); }
+    });
+  }
+  function tick() {
+    start();
+    var now = Date.now();
+    document.querySelectorAll("[data-seconds-left]").forEach(function (el) {
+      var left = (el.taskqEndsAt - now) / 1000;
+      var text = left > 0 ? "in " + duration(left) : "due now";
+      if (el.textContent !== text) { el.textContent = text; }
+    });
+  }
+  if (!document.querySelector("[data-seconds-left], [data-live=task]")) { return; }
+  tick();
+  setInterval(tick, 1000);
+  // Live updates redraw the fields: a new countdown starts when it arrives, not at the next tick (start() writes
+  // nothing, so the observer does not wake itself).
+  new MutationObserver(start).observe(document.body, {childList: true, subtree: true});
+})();

@@ -1,6 +1,6 @@
 """What only a laid-out page shows, in a real headless Chromium: every chart's axis figures drawn whole inside their
 drawing (the Latency chart's "500 ms" read "00 ms", cut at the drawing's left edge), at a desktop's width and a
-phone's; a server's page holds the tasks it runs inside its card at 1,400 px."""
+phone's; a server's page holds the tasks it runs inside its card at 1,400 px; a task page's Expires counts down."""
 
 from __future__ import annotations
 
@@ -89,3 +89,23 @@ def test_the_server_pages_active_workers_stay_inside_their_card_at_1400_px(conso
     )
     inner_right, table_right, card_right, overflow, width = measures
     assert width == 1400 and inner_right <= card_right and table_right <= card_right and overflow == 0, measures
+
+
+def _expires_in(console) -> float:
+    """The seconds the task page's Expires field says are left ("(in 9m 58s)")."""
+    import re
+
+    text = console.driver.find_element("xpath", "//dt[.='Expires']/following-sibling::dd[1]").text
+    found = re.search(r"\(in (?:(\d+)m )?([\d.]+) ?s\)", text)
+    assert found, text
+    return 60 * int(found[1] or 0) + float(found[2])
+
+
+def test_expires_counts_down_on_an_open_task_page(console, seed):
+    task_id = seed.completed(queue="emails")  # kept for 600 s
+    console.login(f"/queues/emails/tasks/{task_id}/")
+    first = _expires_in(console)
+    assert 500 < first <= 600
+    # Not how fast: only that it moves on an open page (it stayed at what the page was rendered with).
+    console.wait_for(lambda d: _expires_in(console) < first - 1, "Expires to count down")
+    assert _expires_in(console) > 500
