@@ -2,8 +2,9 @@
    input is the combobox, the list below it a listbox of options; ArrowDown/ArrowUp move through them (the
    input keeps the focus, aria-activedescendant names the option), Tab accepts the highlighted option (the first
    when none is), Enter accepts the highlighted one (with none highlighted it runs the search), Escape closes the
-   list and never clears the box (a search input's own Escape would: a second one erased the query). The completions come from /search/complete/ (data-complete); without JavaScript the box is a plain
-   input that submits. No dependencies. */
+   list and never clears the box (a search input's own Escape would: a second one erased the query). The
+   completions come from /search/complete/ (data-complete); without JavaScript the box is a plain input that
+   submits. No dependencies. */
 (function () {
   "use strict";
 
