@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from .errors import ValidationError
@@ -42,7 +42,7 @@ except ImportError:  # pragma: no cover - Pythons before 3.11 call it sre_parse;
 
 def compile_patterns(patterns: Any) -> tuple[re.Pattern[str], ...]:
     """``patterns`` compiled; raises ``ValidationError`` naming the setting and the first bad entry."""
-    if isinstance(patterns, str | bytes) or not isinstance(patterns, Iterable):
+    if not isinstance(patterns, list | tuple):  # a string or a dict is iterable too, but no list of patterns
         raise ValidationError(
             f"{SETTING} must be a list of regular expressions (strings), got {type(patterns).__name__} "
             f"{_shown(patterns)}",
