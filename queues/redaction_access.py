@@ -17,6 +17,7 @@ __all__ = [
     "can_see_unredacted",
     "is_redacted",
     "mask_detail",
+    "mask_error_groups",
     "mask_event_entry",
     "mask_events",
     "mask_string",
@@ -118,6 +119,15 @@ def mask_event_entry(entry: dict[str, Any], redaction: Redaction | None = None) 
         return entry
     redaction = rules() if redaction is None else redaction
     return {**entry, "error": redaction.mask_string(error)}
+
+
+def mask_error_groups(groups: list[Any]) -> list[Any]:
+    """Error groups (``ErrorGroup``) with their messages masked by the patterns: a worker masks a failure before
+    it is grouped, but a group may be older than a pattern."""
+    redaction = rules()
+    if not redaction.patterns:
+        return groups
+    return [replace(g, message=redaction.mask_string(g.message)) for g in groups]
 
 
 def mask_string(text: str) -> str:

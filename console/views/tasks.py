@@ -54,6 +54,8 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
     context = {
         **sections_context(insp, queue, task, events),
         "operator_actions": _operator_actions(queue, task_id),
+        # As this viewer may see them, like the payload: the live sections' ``task`` is masked for every viewer.
+        "headers": {} if gone else task.headers,
         "payload": None if gone else render_bytes(task.payload, full=full == "payload"),
         "django_task": None if gone else django_task(task),
         "result": render_bytes(task.result, full=full == "result") if not gone and task.result is not None else None,
