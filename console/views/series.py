@@ -66,7 +66,9 @@ def task_type(request: HttpRequest, queue: str, task_type: str) -> HttpResponse:
     for state in ("retry", "archived"):
         found = insp.search_tasks(queue, state, task_type=task_type, limit=ERROR_SAMPLE, scan_limit=ERROR_SAMPLE)
         scanned += found.scanned
-        errors.update(mask_string(t.last_error) or "(no error recorded)" for t in found.tasks if t.type == task_type)
+        errors.update(
+            mask_string(t.last_error or "") or "(no error recorded)" for t in found.tasks if t.type == task_type
+        )
     context = {
         "queue": queue,
         "task_type": task_type,
