@@ -22,6 +22,7 @@ __all__ = [
     "mask_events",
     "mask_string",
     "mask_task_text",
+    "mask_workflow",
     "masked",
     "record_unredacted_view",
     "record_with_payload",
@@ -35,6 +36,7 @@ from typing import Any, TypeVar
 from .conf import taskq_settings
 from .engine import TaskInfo
 from .engine.redaction import Redaction
+from .engine.workflows import WorkflowInfo
 from .redaction_rules import mask_detail, rules
 
 T = TypeVar("T")
@@ -119,6 +121,17 @@ def mask_event_entry(entry: dict[str, Any], redaction: Redaction | None = None) 
         return entry
     redaction = rules() if redaction is None else redaction
     return {**entry, "error": redaction.mask_string(error)}
+
+
+def mask_workflow(info: WorkflowInfo) -> WorkflowInfo:
+    """A workflow with its error and its members' errors masked by the patterns: they are the error text of the
+    member that failed or stalls."""
+    redaction = rules()
+    if not redaction.patterns:
+        return info
+    members = [replace(m, error=redaction.mask_string(m.error)) if m.error else m for m in info.members]
+    error = redaction.mask_string(info.error) if info.error else info.error
+    return replace(info, members=members, error=error)
 
 
 def mask_error_groups(groups: list[Any]) -> list[Any]:

@@ -289,9 +289,10 @@ TEXT_SECRET = "sk_live_RESULT77"
 CARD_NUMBER = 4111222233334444
 EDITED_SECRET = "EDITED-pw-1"
 CREATED_SECRET = "sk_live_CREATED5"
+FLOW_ERROR_SECRET = "sk_live_FLOW3"
 FREE_SECRETS = (
     NOTE_SECRET, HEADER_SECRET, ERROR_SECRET, TRACE_SECRET, TEXT_SECRET, str(CARD_NUMBER), EDITED_SECRET,
-    CREATED_SECRET,
+    CREATED_SECRET, FLOW_ERROR_SECRET,
 )  # fmt: skip
 FREE_PATTERNS = [r"(?i)password is \S+", r"sk_live_\w+", r"\b4111\d{12}\b"]
 
@@ -305,6 +306,7 @@ def assert_no_free_secret(body: str, where: str) -> None:
 def free_text(settings, seed):
     """No key rule names any of these: the secrets sit in free text, a header, error text an API consumer (or a
     worker from before the pattern) wrote, a traceback, a plain-text result and a number."""
+    from queues.engine import chain, sig
     from queues.engine.failures import Failure
 
     settings.TASKS_REDACT_PATTERNS = FREE_PATTERNS
@@ -322,7 +324,18 @@ def free_text(settings, seed):
         headers={"authorization": f"Bearer {HEADER_SECRET}"},
     )  # fmt: skip
     header_only = seed.pending(queue="hooks", task_type="hook:call", payload={"n": 1}, headers={"x-key": HEADER_SECRET})
-    return {"failed": failed, "done": done, "archived": archived, "note": note, "header_only": header_only}
+    # A workflow whose first step failed with the secret in its error (a consumer's fail, say): the workflow and
+    # its member carry that error text.
+    flow = seed.client.submit(
+        chain(sig("user:signup", {"n": 1}), sig("user:welcome", {"n": 2})), workflow_id="wf-free", queue="flows"
+    )
+    [lease] = seed.broker.run(seed.ops.dequeue("flows", 1, 60, "test-worker", "tok-"))
+    error = f"signup refused: key {FLOW_ERROR_SECRET}"
+    seed.broker.run(seed.ops.archive("flows", lease.id, lease.token, error, worker="test-worker"))
+    return {
+        "failed": failed, "done": done, "archived": archived, "note": note, "header_only": header_only,
+        "flow_member": flow.members[0].id,
+    }  # fmt: skip
 
 
 def test_free_text_no_page_search_or_cli_output_shows_a_secret_matched_by_a_pattern(free_text, free_staff):
@@ -346,9 +359,14 @@ def test_free_text_no_page_search_or_cli_output_shows_a_secret_matched_by_a_patt
         ("/admin/queues/tasks/", {"queue": "default", "state": "retry"}),
         ("/admin/queues/tasks/", {"queue": "default", "state": "pending"}),
         ("/admin/queues/tasks/", {"queue": "default", "state": "completed"}),
+        ("/workflows/", {}),
+        ("/queues/flows/workflows/wf-free/", {}),
+        (f"/queues/flows/tasks/{ids['flow_member']}/", {}),
+        ("/queues/flows/", {"state": "archived"}),
     ]
     for url, params in pages:
         assert_no_free_secret(get(staff, url, **params), f"{url} {params}")
+    assert f"signup refused: key {MASK}" in get(staff, "/queues/flows/workflows/wf-free/")
     shown = get(staff, f"/queues/default/tasks/{ids['note']}/", full="payload")
     assert f"my {MASK}" in shown and f"Bearer {MASK}" in shown  # masked, the rest still there
     failed = get(staff, f"/queues/default/tasks/{ids['failed']}/")
