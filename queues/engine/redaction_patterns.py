@@ -112,6 +112,27 @@ def _nested_unbounded(parsed: Any, inside: bool) -> bool:
     return False
 
 
+def context_free(pattern: re.Pattern[str]) -> bool:
+    """Whether ``pattern`` matches a JSON string's text the same inside the JSON as alone: no anchor (``^``, ``$``,
+    ``\\A``...) and no lookaround. Word boundaries (``\\b``, ``\\B``) are kept: what surrounds a string or a number
+    in JSON (quotes, commas, brackets, blanks) is no word character, as nothing at the ends of a text is. False
+    where the parser is not at hand."""
+    if _PARSER is None:
+        return False
+    return _looks_at_nothing_around(_PARSER.parse(pattern.pattern, pattern.flags))
+
+
+def _looks_at_nothing_around(parsed: Any) -> bool:
+    for op, arg in parsed:
+        if op in (_PARSER.ASSERT, _PARSER.ASSERT_NOT):
+            return False
+        if op == _PARSER.AT and arg not in (_PARSER.AT_BOUNDARY, _PARSER.AT_NON_BOUNDARY):
+            return False
+        if not all(_looks_at_nothing_around(child) for child in _subpatterns(arg)):
+            return False
+    return True
+
+
 def _subpatterns(arg: Any) -> Iterator[Any]:
     """The parsed subpatterns inside an operation's argument (groups, branches, lookarounds, conditionals)."""
     if isinstance(arg, _PARSER.SubPattern):

@@ -163,3 +163,32 @@ def test_bad_patterns_are_refused_naming_the_setting_and_the_entry(patterns, mes
 )
 def test_possessive_atomic_and_bounded_repetitions_are_accepted(pattern):
     assert Redaction.build(patterns=[pattern]).patterns[0].pattern == pattern
+
+
+@pytest.mark.parametrize(
+    ("patterns", "payload", "shown"),
+    [
+        # The raw JSON escapes what the string holds: the search of the raw text cannot stand for the walk.
+        ([r"passé is \S+"], b'{"note": "pass\\u00e9 is x1"}', {"note": MASK}),
+        ([r'say "hi"'], b'{"note": "say \\"hi\\" now"}', {"note": f"{MASK} now"}),
+        # Anchors and lookarounds read around a match, which differs inside the JSON: always walked.
+        ([r"^token-\w+"], b'{"a": "token-1", "b": "my token-2"}', {"a": MASK, "b": "my token-2"}),
+        ([r"\w+-pw$"], b'{"a": "s3cret-pw", "b": "s3cret-pw!"}', {"a": MASK, "b": "s3cret-pw!"}),
+        ([r"(?<!x)sk_\w+"], b'{"a": "sk_1", "b": "xsk_2"}', {"a": MASK, "b": "xsk_2"}),
+        # Word boundaries read the same: what surrounds a JSON value is no word character.
+        (
+            [r"\b4111\d{12}\b"],
+            b'{"card": 4111222233334444, "id": 941112222333344445}',
+            {"card": MASK, "id": 941112222333344445},
+        ),
+    ],
+)
+def test_a_payload_that_escapes_or_an_anchored_pattern_is_walked_not_prefiltered(patterns, payload, shown):
+    assert json.loads(Redaction.build(patterns=patterns).apply("t", payload)) == shown
+
+
+def test_a_payload_no_pattern_can_match_is_returned_as_it_is(rules):
+    clean = json.dumps({"user": "ada", "items": [{"sku": "a-1", "qty": 2}], "note": "gift wrap"}).encode()
+    assert rules.apply("t", clean) is clean
+    both = Redaction.build(keys=["user"], patterns=PATTERNS)
+    assert json.loads(both.apply("t", clean))["user"] == MASK  # keys still apply when no pattern can match
