@@ -62,6 +62,7 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
         "redacted": redacted,
         "unredacted": unredacted,
         "redacted_type": rules().covers_type(task.type),
+        "redacted_patterns": bool(rules().patterns),
         "can_unredact": can_see_unredacted(request.user),
         # Every action's button is rendered, those the state does not take hidden: the live page shows the ones
         # the task's new state takes, as a fresh load would.
