@@ -92,13 +92,16 @@ def read_task(insp: Any, queue: str, task_id: str) -> tuple[Any, list[Any] | Non
 
 def sections_context(insp: Any, queue: str, task: Any, events: list[Any] | None = None) -> dict[str, Any]:
     """What the live sections render: the same for every viewer (they hold no payload nor result, which
-    ``TASKS_REDACT`` masks per viewer), so one rendering feeds every open page of the task."""
+    ``TASKS_REDACT`` masks per viewer), so one rendering feeds every open page of the task. The error text they
+    hold is masked by ``TASKS_REDACT_PATTERNS`` for every viewer alike."""
     from queues.engine.error_groups import group_search
+    from queues.redaction_access import mask_events, mask_task_text
 
     if events is None:
         events, source = history(insp, queue, task)
     else:
         source = "the queue's event stream" + ("" if events and not events[0].from_state else " (its oldest part)")
+    task, events = mask_task_text(task), mask_events(events)
     return {
         "task": task,
         "queue": queue,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .models import AuditLog
+from .redaction_rules import mask_detail
 
 MAX_DETAIL = 10_000
 #: Task ids an entry keeps, at most; ``task_count`` says how many tasks the action took (a "delete all" of a
@@ -32,7 +33,9 @@ def record_action(
     ``username`` names an actor that is no Django user (the CLI's ``cli:<login>``). ``task_count`` is how many
     tasks the action took when that is more than the ids given (a whole state's); by default, the ids'.
     ``detail`` holds what the actor was allowed to see (payloads masked by ``TASKS_REDACT``); ``unredacted_detail``
-    the same in full, which the caller passes only when ``TASKS_AUDIT_UNREDACTED`` asks for it.
+    the same in full, which the caller passes only when ``TASKS_AUDIT_UNREDACTED`` asks for it. Whatever the
+    caller wrote, ``detail`` is kept with what ``TASKS_REDACT_PATTERNS`` matches masked (a header, a search, an
+    error quoted in it), since everyone who reads the log reads it.
 
     ``action`` is named ``<verb>_<object>`` (``action_name``) after the button that does it (the Resume button:
     ``resume_queue``), wherever it is pressed: the console and the admin write the same names."""
@@ -45,7 +48,7 @@ def record_action(
         queue=queue[:128],
         task_ids=ids[:AUDIT_TASK_IDS],
         task_count=len(ids) if task_count is None else task_count,
-        detail=detail[:MAX_DETAIL],
+        detail=mask_detail(detail)[:MAX_DETAIL],
         unredacted_detail=unredacted_detail[:MAX_DETAIL],
     )
     return entry

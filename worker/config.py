@@ -157,7 +157,9 @@ class WorkerConfig:
             group_settings=GroupSettings.from_settings(taskq),
             spark=SparkSettings.from_settings(taskq),
             export_dir=taskq.event_export_dir if taskq.event_export else None,
-            redaction=Redaction.build(taskq.redact_types, taskq.redact_keys, taskq.max_payload_depth),
+            redaction=Redaction.build(
+                taskq.redact_types, taskq.redact_keys, taskq.max_payload_depth, taskq.redact_patterns
+            ),
         )
         return cls(**(configured | given))
 

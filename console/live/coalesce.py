@@ -19,6 +19,13 @@ from queues.engine.events import StreamEvent
 MAX_TASKS_PER_MESSAGE = 500
 
 
+def shown(event: StreamEvent) -> dict[str, Any]:
+    """The event as every page may see it: its error text masked by TASKS_REDACT_PATTERNS."""
+    from queues.redaction_access import mask_event_entry
+
+    return mask_event_entry(event.as_dict())
+
+
 @dataclass
 class QueueWindow:
     """What happened in one queue during a window."""
@@ -31,7 +38,7 @@ class QueueWindow:
     def add(self, event: StreamEvent) -> None:
         self.events += 1
         self.last_id = event.event_id
-        entry = event.as_dict()
+        entry = shown(event)
         previous = self.tasks.pop(event.task_id, None)  # pop + insert keeps the dict in order of last change
         if previous is not None:
             entry["from"] = previous["from"]
@@ -68,7 +75,7 @@ class Coalescer:
             self.window.queues.setdefault(event.queue, QueueWindow()).add(event)
             key = (event.queue, event.task_id)
             if key in watched_tasks:
-                self.window.histories.setdefault(key, []).append(event.as_dict())
+                self.window.histories.setdefault(key, []).append(shown(event))
 
     def touch(self, queue: str) -> None:
         """Have the next window name ``queue`` even without events (its counts are to be read again)."""

@@ -442,7 +442,7 @@ def task_detail(inspector: Any, queue: str, task_id: str, last_to: str) -> dict[
     payload nor result."""
     from console.forms import TASK_ACTIONS
     from console.task_page import EDITABLE, GoneTask, read_task, render_sections, sections_context
-    from queues.redaction_access import masked
+    from queues.redaction_access import mask_string, masked
     from queues.rendering import render_bytes
 
     try:
@@ -470,7 +470,7 @@ def task_detail(inspector: Any, queue: str, task_id: str, last_to: str) -> dict[
         "since": _iso(task.state_since),
         "retried": task.retried,
         "max_retry": task.max_retry,
-        "last_error": task.last_error or "",
+        "last_error": mask_string(task.last_error or ""),
         "result": result,
         "progress": list(task.progress) if task.progress else None,
         "sections": sections,

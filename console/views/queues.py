@@ -26,7 +26,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
     would tell what it holds, and only the task page's audited reveal may do that."""
     from queues.engine import TaskNotFoundError, serving
     from queues.engine.inspector import WAITING_ON_LISTED
-    from queues.redaction_access import masked, rules
+    from queues.redaction_access import mask_error_groups, mask_task_text, masked, rules
 
     query = TaskListQuery(request.GET)
     if not query.is_valid():
@@ -74,7 +74,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
         "definition": insp.queue_definition(queue),
         "tabs": [(s, counts[s], queue_url(queue, state=s)) for s in STATES],
         "state": state,
-        "rows": [(task, preview(masked(task.type, task.payload))) for task in tasks],
+        "rows": [(mask_task_text(task), preview(masked(task.type, task.payload))) for task in tasks],
         "total": total,
         "page": page,
         "pages": pages,
@@ -93,7 +93,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
         "live_cursor": live_cursor,
         "groups": insp.groups(queue) if state == "aggregating" else [],
         "waiting_on_listed": WAITING_ON_LISTED,
-        "error_groups": insp.error_groups(queue, limit=ERROR_GROUPS_SHOWN),
+        "error_groups": mask_error_groups(insp.error_groups(queue, limit=ERROR_GROUPS_SHOWN)),
     }
     return render(request, "console/queue.html", context)
 

@@ -32,7 +32,7 @@ def search(request: HttpRequest) -> HttpResponse:
     """Access: viewers. Reads at most the inspector's scan bound of tasks (it says when the bound stopped it).
     Payloads are shown and searched as TASKS_REDACT masks them, whoever looks."""
     from queues.engine.search import KEYS, QuerySyntaxError
-    from queues.redaction_access import masked, rules
+    from queues.redaction_access import mask_task_text, masked, rules
 
     form = SearchForm(request.GET)
     if not form.is_valid():
@@ -46,7 +46,7 @@ def search(request: HttpRequest) -> HttpResponse:
             context["error"] = exc.message
             return render(request, "console/search.html", context, status=400)
         context["result"] = result
-        context["rows"] = [(task, preview(masked(task.type, task.payload))) for task in result.tasks]
+        context["rows"] = [(mask_task_text(task), preview(masked(task.type, task.payload))) for task in result.tasks]
         window = range(max(1, result.page - 2), min(result.pages, result.page + 2) + 1)
         context["page_links"] = [(n, search_url(query, page=n, size=form.cleaned_data["size"])) for n in window]
         # Only what some match's state allows, with how many it would act on: no "Cancel all 45" with none active.

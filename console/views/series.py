@@ -51,7 +51,9 @@ def page_or_fragment(request: HttpRequest, template: str, context: dict[str, Any
 def task_type(request: HttpRequest, queue: str, task_type: str) -> HttpResponse:
     """Access: viewers. One task type of one queue: its time charts, the range's figures, its counts per state,
     its most frequent last errors among its retry and archived tasks (a bounded scan of each), and its error
-    groups."""
+    groups. Error text reads as TASKS_REDACT_PATTERNS masks it."""
+    from queues.redaction_access import mask_error_groups, mask_string
+
     query = SeriesQuery(request.GET)
     if not query.is_valid():
         return bad_request(request, first_error(query))
@@ -64,7 +66,9 @@ def task_type(request: HttpRequest, queue: str, task_type: str) -> HttpResponse:
     for state in ("retry", "archived"):
         found = insp.search_tasks(queue, state, task_type=task_type, limit=ERROR_SAMPLE, scan_limit=ERROR_SAMPLE)
         scanned += found.scanned
-        errors.update(t.last_error or "(no error recorded)" for t in found.tasks if t.type == task_type)
+        errors.update(
+            mask_string(t.last_error or "") or "(no error recorded)" for t in found.tasks if t.type == task_type
+        )
     context = {
         "queue": queue,
         "task_type": task_type,
@@ -73,7 +77,7 @@ def task_type(request: HttpRequest, queue: str, task_type: str) -> HttpResponse:
         "states": STATES,
         "top_errors": errors.most_common(TOP_ERRORS),
         "errors_scanned": scanned,
-        "error_groups": insp.error_groups(queue, task_type, limit=ERROR_GROUPS_SHOWN),
+        "error_groups": mask_error_groups(insp.error_groups(queue, task_type, limit=ERROR_GROUPS_SHOWN)),
         **series_context(request, type_charts(points, range_name, task_type)),
     }
     return page_or_fragment(request, "console/task_type.html", context, query.cleaned_data["fragment"])

@@ -54,12 +54,15 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
     context = {
         **sections_context(insp, queue, task, events),
         "operator_actions": _operator_actions(queue, task_id),
+        # As this viewer may see them, like the payload: the live sections' ``task`` is masked for every viewer.
+        "headers": {} if gone else task.headers,
         "payload": None if gone else render_bytes(task.payload, full=full == "payload"),
         "django_task": None if gone else django_task(task),
         "result": render_bytes(task.result, full=full == "result") if not gone and task.result is not None else None,
         "redacted": redacted,
         "unredacted": unredacted,
         "redacted_type": rules().covers_type(task.type),
+        "redacted_patterns": bool(rules().patterns),
         "can_unredact": can_see_unredacted(request.user),
         # Every action's button is rendered, those the state does not take hidden: the live page shows the ones
         # the task's new state takes, as a fresh load would.

@@ -59,6 +59,8 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
     query = WorkflowListQuery(request.GET)
     if not query.is_valid():
         return bad_request(request, first_error(query))
+    from queues.redaction_access import mask_workflow
+
     queue, page = query.cleaned_data["queue"], query.cleaned_data["page"]
     insp = inspector()
     sections = []
@@ -67,7 +69,7 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
         if not rows and not queue:
             continue
         shown = rows[:LIST_SIZE]
-        found = insp.workflow_summaries(name, [wf for wf, _ in shown])
+        found = {wf: mask_workflow(info) for wf, info in insp.workflow_summaries(name, [w for w, _ in shown]).items()}
         sections.append(
             {
                 "queue": name,
@@ -101,6 +103,9 @@ def workflow_detail(request: HttpRequest, queue: str, workflow_id: str) -> HttpR
 def workflow_context(insp: Any, queue: str, info: Any) -> dict[str, Any]:
     """What ``console/_workflow_live.html`` shows: the same for the page and for its live updates, so a live page
     reads as a fresh load."""
+    from queues.redaction_access import mask_workflow
+
+    info = mask_workflow(info)  # error text, for every viewer alike (the live page renders this too)
     types = {m.id: m.type for m in info.members}
     rows = [(m, [(dep, types.get(dep, "")) for dep in m.after], _result(m.type, m.result)) for m in info.members]
     counts: dict[str, int] = {}

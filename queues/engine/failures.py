@@ -101,6 +101,8 @@ class Failure:
             head, colon, message = part.partition(": ")
             if colon:
                 text = text.replace(part, head + colon + redaction.mask_text(task_type, payload, message))
+        # Patterns match wherever they are: in a source line or a local's repr the traceback quotes, too.
+        text = redaction.mask_string(text)
         return replace(
             self,
             message=redaction.mask_text(task_type, payload, self.message),

@@ -21,6 +21,7 @@ the variable, so a typo fails at start-up instead of running with a default.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -209,6 +210,16 @@ class TaskqSettings:
     redact_keys: tuple[str, ...] = _setting(
         "TASKS_REDACT_KEYS", (), "list", "JSON keys whose values people see masked, in every task"
     )
+    #: As given (a list becomes a tuple): the patterns are checked where the rules are built
+    #: (``redaction_patterns``), and a bad value is reported by the system check ``taskq.E110``.
+    redact_patterns: Any = _setting(
+        "TASKS_REDACT_PATTERNS",
+        (),
+        "patterns",
+        "regular expressions whose matches people see masked in every string of every task: payload, result, "
+        "headers, error text, and in the audit log and search ([Redaction](console.md#redaction)); in the "
+        "environment a JSON array, `TASKS_REDACT_PATTERNS='[\"(?i)password is \\\\S+\"]'`",
+    )
     audit_unredacted: bool = _setting(
         "TASKS_AUDIT_UNREDACTED",
         False,
@@ -263,6 +274,12 @@ def redact_lists(value: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``TASKS_REDACT``'s (types, keys); ValidationError naming the setting when it is not a dict of those two
     lists of strings. An empty value is no rules."""
     value = value or {}
+    if isinstance(value, Mapping) and "patterns" in value:
+        raise ValidationError(
+            f'{REDACT_SETTING} takes "types" and "keys"; value patterns are a setting of their own, '
+            "TASKS_REDACT_PATTERNS",
+            op="settings",
+        )
     if not isinstance(value, Mapping) or not set(value) <= set(_REDACT_FIELDS):
         raise ValidationError(
             f'{REDACT_SETTING} must be a dict with "types" and "keys" lists, got {value!r}', op="settings"
@@ -286,14 +303,16 @@ def _typed(name: str, kind: str, value: Any) -> Any:
         raise ValidationError(f"{name} must be {what}, got {value!r}", op="settings") from None
     if kind == "bool":
         return bool(value)
-    if kind == "list":
+    if kind == "list" or (kind == "patterns" and isinstance(value, list | tuple)):
         return tuple(value)
-    return value
+    return value  # text, and patterns that are no list: the system check names what is wrong with them
 
 
 def parse_value(name: str, kind: str, raw: str) -> Any:
-    """A variable's text as ``kind`` (str, int, float, optional float, bool, list): the one parser of taskq's
-    settings and of the console's Django ones (``console/env.py``). Raises ValidationError naming ``name``."""
+    """A variable's text as ``kind`` (str, int, float, optional float, bool, list, patterns): the one parser of
+    taskq's settings and of the console's Django ones (``console/env.py``). Raises ValidationError naming ``name``.
+    Patterns are a JSON array (a regular expression may hold commas); text that is not JSON is kept as it is, for
+    the system check that reads the patterns to refuse, naming the setting."""
     if kind in ("int", "float", "optional float"):
         return _typed(name, kind, raw)
     if kind == "bool":
@@ -303,6 +322,11 @@ def parse_value(name: str, kind: str, raw: str) -> Any:
         raise ValidationError(f"{name} must be one of 1/true/yes/on or 0/false/no/off, got {raw!r}", op="settings")
     if kind == "list":
         return tuple(item.strip() for item in raw.split(",") if item.strip())
+    if kind == "patterns":
+        try:
+            return _typed(name, kind, json.loads(raw))
+        except ValueError:
+            return raw
     return raw
 
 

@@ -2,7 +2,12 @@
 without ``queues.view_unredacted``, wherever a payload or result appears: the console's pages, the audit log (after
 an edit, a bulk action and a look), the admin, the RQ bridge, the CLI and /metrics. The edit form is a look and
 is audited; the audit log keeps an unredacted original only with TASKS_AUDIT_UNREDACTED, and reading it takes the
-permission and is audited too."""
+permission and is audited too.
+
+Every path is walked twice: once masked by key rules, once by value patterns (``TASKS_REDACT_PATTERNS``) that
+match the same secrets. The patterns also mask what no key names (issue 35): a secret in free text (the issue's
+``{"note": "my password is s3cret-pw"}``), in headers, in error text an API consumer or an older worker wrote and
+in a result that is plain text; ``test_free_text_*`` walks the same paths for those."""
 
 from __future__ import annotations
 
@@ -28,9 +33,17 @@ RQ_PASSWORD = "RQ-SECRET-pw"
 SECRETS = (PASSWORD, CARD, TOKEN, RESULT_TOKEN, ARCHIVED, FLOW, RQ_PASSWORD)
 
 
-@pytest.fixture
-def redact(settings):
-    settings.TASKS_REDACT = {"types": [], "keys": ["password", "card", "token"]}
+#: Two ways to mask the same secrets: by the keys that hold them, or by patterns that match their values.
+RULES = {
+    "keys": {"TASKS_REDACT": {"types": [], "keys": ["password", "card", "token"]}},
+    "patterns": {"TASKS_REDACT_PATTERNS": [r"\b[A-Z]+-SECRET-[\w-]+", r"\b\d{4}-\d{4}-\d{4}-\d{4}\b"]},
+}
+
+
+@pytest.fixture(params=sorted(RULES))
+def redact(request, settings):
+    for name, value in RULES[request.param].items():
+        setattr(settings, name, value)
     return settings
 
 
@@ -264,3 +277,168 @@ def test_a_periodic_task_payload_is_masked_and_read_only_in_the_admin_without_th
     assert (entry.spec, entry.payload["password"]) == ("@hourly", PASSWORD)
     revealer = logged_in(make_user("ursa", is_staff=True, is_superuser=True))  # a superuser holds every permission
     assert 'name="payload"' in revealer.get(url).content.decode()
+
+
+# -- what only value patterns mask: free text, headers, error text, text results (issue 35) ---------------------
+
+NOTE_SECRET = "s3cret-pw"  # the issue's example
+HEADER_SECRET = "sk_live_HEADER42"
+ERROR_SECRET = "hunter2-ERR"
+TRACE_SECRET = "sk_live_TRACE9"
+TEXT_SECRET = "sk_live_RESULT77"
+CARD_NUMBER = 4111222233334444
+EDITED_SECRET = "EDITED-pw-1"
+CREATED_SECRET = "sk_live_CREATED5"
+FLOW_ERROR_SECRET = "sk_live_FLOW3"
+FREE_SECRETS = (
+    NOTE_SECRET, HEADER_SECRET, ERROR_SECRET, TRACE_SECRET, TEXT_SECRET, str(CARD_NUMBER), EDITED_SECRET,
+    CREATED_SECRET, FLOW_ERROR_SECRET,
+)  # fmt: skip
+FREE_PATTERNS = [r"(?i)password is \S+", r"sk_live_\w+", r"\b4111\d{12}\b"]
+
+
+def assert_no_free_secret(body: str, where: str) -> None:
+    leaked = [secret for secret in FREE_SECRETS if secret in body]
+    assert not leaked, f"{where} shows {leaked}"
+
+
+@pytest.fixture
+def free_text(settings, seed):
+    """No key rule names any of these: the secrets sit in free text, a header, error text an API consumer (or a
+    worker from before the pattern) wrote, a traceback, a plain-text result and a number."""
+    from queues.engine import chain, sig
+    from queues.engine.failures import Failure
+
+    settings.TASKS_REDACT_PATTERNS = FREE_PATTERNS
+    trace = f"Traceback (most recent call last):\n  charge(card='{TRACE_SECRET}')\nValueError: declined"
+    failed = seed.retry(
+        task_type="shop:charge", payload={"amount": 5}, error=f"login refused: password is {ERROR_SECRET}",
+        failure=Failure(kind="ValueError", message="declined", frame="shop:charge", traceback=trace),
+    )  # fmt: skip
+    done = seed.completed(
+        task_type="shop:order", payload={"card": CARD_NUMBER, "sku": "a-1"}, result=f"token {TEXT_SECRET}".encode()
+    )
+    archived = seed.archived(task_type="user:reset", payload={"note": f"password is {EDITED_SECRET}", "to": "bob"})
+    note = seed.pending(
+        task_type="user:login", payload={"note": f"my password is {NOTE_SECRET}"},
+        headers={"authorization": f"Bearer {HEADER_SECRET}"},
+    )  # fmt: skip
+    header_only = seed.pending(queue="hooks", task_type="hook:call", payload={"n": 1}, headers={"x-key": HEADER_SECRET})
+    # A workflow whose first step failed with the secret in its error (a consumer's fail, say): the workflow and
+    # its member carry that error text.
+    flow = seed.client.submit(
+        chain(sig("user:signup", {"n": 1}), sig("user:welcome", {"n": 2})), workflow_id="wf-free", queue="flows"
+    )
+    [lease] = seed.broker.run(seed.ops.dequeue("flows", 1, 60, "test-worker", "tok-"))
+    error = f"signup refused: key {FLOW_ERROR_SECRET}"
+    seed.broker.run(seed.ops.archive("flows", lease.id, lease.token, error, worker="test-worker"))
+    return {
+        "failed": failed, "done": done, "archived": archived, "note": note, "header_only": header_only,
+        "flow_member": flow.members[0].id,
+    }  # fmt: skip
+
+
+def test_free_text_no_page_search_or_cli_output_shows_a_secret_matched_by_a_pattern(free_text, free_staff):
+    from tests.cli.helpers import invoke
+
+    staff = free_staff
+    ids = free_text
+    queue_tasks = [ids[name] for name in ("failed", "done", "archived", "note")]
+    pages = [
+        ("/", {}),
+        *[("/queues/default/", {"state": state}) for state in ("pending", "retry", "archived", "completed")],
+        ("/queues/hooks/", {"state": "pending"}),
+        *[(f"/queues/default/tasks/{task_id}/", {}) for task_id in queue_tasks],
+        *[(f"/queues/default/tasks/{task_id}/", {"full": "payload"}) for task_id in queue_tasks],
+        (f"/queues/default/tasks/{ids['done']}/", {"full": "result"}),
+        (f"/queues/hooks/tasks/{ids['header_only']}/", {}),
+        ("/search/", {"q": "refused"}),
+        ("/search/", {"q": "type:user:*"}),
+        ("/queues/default/", {"state": "retry", "text": "refused"}),
+        ("/queues/default/types/shop:charge/", {}),
+        ("/admin/queues/tasks/", {"queue": "default", "state": "retry"}),
+        ("/admin/queues/tasks/", {"queue": "default", "state": "pending"}),
+        ("/admin/queues/tasks/", {"queue": "default", "state": "completed"}),
+        ("/workflows/", {}),
+        ("/queues/flows/workflows/wf-free/", {}),
+        (f"/queues/flows/tasks/{ids['flow_member']}/", {}),
+        ("/queues/flows/", {"state": "archived"}),
+    ]
+    for url, params in pages:
+        assert_no_free_secret(get(staff, url, **params), f"{url} {params}")
+    assert f"signup refused: key {MASK}" in get(staff, "/queues/flows/workflows/wf-free/")
+    shown = get(staff, f"/queues/default/tasks/{ids['note']}/", full="payload")
+    assert f"my {MASK}" in shown and f"Bearer {MASK}" in shown  # masked, the rest still there
+    failed = get(staff, f"/queues/default/tasks/{ids['failed']}/")
+    assert f"login refused: {MASK}" in failed and "ValueError: declined" in failed
+    # Free text finds nothing a pattern masks, in the payload or in the error (the page echoes the query itself).
+    for secret in (NOTE_SECRET, ERROR_SECRET, str(CARD_NUMBER), "password"):
+        assert "No task matches" in get(staff, "/search/", q=secret), secret
+    assert "No task matches" not in get(staff, "/search/", q="refused")
+    assert "0 matches" in get(staff, "/queues/default/", state="retry", text=ERROR_SECRET)
+    assert "1 match:" in get(staff, "/queues/default/", state="retry", text="refused")
+    for argv in (
+        ("task", "ls", "--queue", "default", "--state", "pending", "--json"),
+        ("task", "ls", "--queue", "default", "--state", "retry"),
+        ("task", "inspect", ids["note"], "--queue", "default", "--json"),
+        ("task", "inspect", ids["failed"], "--queue", "default"),
+        ("task", "inspect", ids["done"], "--queue", "default", "--json"),
+    ):
+        result = invoke(*argv)
+        assert result.code == 0, result.err
+        assert_no_free_secret(result.out + result.err, " ".join(argv))
+
+
+@pytest.fixture
+def free_editor(free_text):
+    """Edits and may see unredacted values, under the free-text patterns alone (``editor`` brings a rule set)."""
+    return logged_in(make_user("edda", "view_console", "operate_console", "edit_task", "view_unredacted"))
+
+
+@pytest.fixture
+def free_staff(free_text):
+    return logged_in(make_user("sam", "view_console", "operate_console", is_staff=True))
+
+
+def test_free_text_forms_that_show_it_take_the_permission_and_the_reveal_is_audited(free_text, db):
+    again = reverse("task-again", args=["hooks", free_text["header_only"]])
+    without = logged_in(make_user("eve", "view_console", "edit_task", "create_task"))
+    for url in (reverse("task-edit", args=["default", free_text["archived"]]), again):
+        response = without.get(url)
+        assert response.status_code == 403 and not any(s in response.content.decode() for s in FREE_SECRETS), url
+    una = logged_in(make_user("una", "view_console", "view_unredacted"))
+    page = get(una, f"/queues/default/tasks/{free_text['note']}/", unredacted="1")
+    assert NOTE_SECRET in page and HEADER_SECRET in page
+    look = AuditLog.objects.get(action=VIEW_ACTION)
+    assert (look.username, look.task_ids) == ("una", [free_text["note"]])
+
+
+def test_free_text_the_audit_log_and_the_admin_show_no_secret(free_text, free_editor, free_staff):
+    editor, staff = free_editor, free_staff
+    url = reverse("task-edit", args=["default", free_text["archived"]])
+    assert EDITED_SECRET in get(editor, url)
+    assert editor.post(url, {"payload": '{"to": "bob"}', "encoding": "json"}).status_code == 302
+    creator = logged_in(make_user("cora", "view_console", "create_task"))
+    created = creator.post(reverse("task-new"), {
+        "type": "user:signup", "queue": "default", "encoding": "json",
+        "payload": json.dumps({"note": f"api key {CREATED_SECRET}"}), "headers": f"authorization: {CREATED_SECRET}",
+    })  # fmt: skip
+    assert created.status_code == 302, created.content.decode()[:2000]
+    batch = staff.post(reverse("task-batch", args=["default"]), {"action": "archive", "task_ids": [free_text["note"]]})
+    assert batch.status_code == 302
+    act = staff.post(reverse("search-act"), {"q": f'"password is {ERROR_SECRET}"', "action": "delete", "expected": 0})
+    assert act.status_code == 302
+    actions = set(AuditLog.objects.values_list("action", flat=True))
+    assert {"edit_task", "create_task", "search_delete"} <= actions, actions
+    for entry in AuditLog.objects.all():
+        assert_no_free_secret(entry.detail, f"audit entry {entry.action}")
+    detail = json.loads(AuditLog.objects.get(action="edit_task").detail)
+    assert json.loads(detail["original_payload"]) == {"note": MASK, "to": "bob"}
+    creation = json.loads(AuditLog.objects.get(action="create_task").detail)
+    assert json.loads(creation["payload"]) == {"note": f"api key {MASK}"}
+    for url, params in [
+        ("/admin/queues/auditlog/", {}),
+        ("/admin/queues/auditlog/", {"q": "password"}),
+        *[(f"/admin/queues/auditlog/{entry.pk}/change/", {}) for entry in AuditLog.objects.all()],
+    ]:
+        assert_no_free_secret(get(staff, url, **params), f"{url} {params}")

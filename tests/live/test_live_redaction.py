@@ -47,3 +47,41 @@ def test_live_frames_of_queue_and_task_pages_are_masked(live_engine, viewer_cook
             assert PASSWORD not in text and TOKEN not in text, frame
 
     run(body)
+
+
+ERROR_SECRET = "LIVE-hunter2"
+
+
+def test_live_frames_mask_what_the_patterns_match_in_error_text(live_engine, viewer_cookie, moves, redis_url, settings):
+    """TASKS_REDACT_PATTERNS (issue 35): error text an API consumer wrote (the worker masks its own before storing
+    it) reaches no socket unmasked: not the queue page's row, not the task page's detail, history or sections."""
+    import time
+
+    settings.TASKS_REDACT_PATTERNS = [r"(?i)password is \S+"]
+    cursor = EventStreams(redis_url).cursor(["a"])
+    task = moves.client.enqueue("user:login", {"user": "ada"}, queue="a").id
+
+    async def body():
+        rows, _ = await open_socket(viewer_cookie)
+        frames = [await subscribe(rows, "queue", queue="a", cursor=cursor)]
+        detail, _ = await open_socket(viewer_cookie)
+        frames.append(await subscribe(detail, "task", queue="a", task=task, cursor=cursor))
+        [(task_id, token)] = moves.start("a")
+        error = f"login refused: password is {ERROR_SECRET}"
+        moves.broker.run(moves.ops.retry("a", task_id, token, time.time() + 600, error, worker="test-worker"))
+
+        def retried(ms):
+            return any(row["to"] == "retry" for m in ms for row in m.get("history", ()))
+
+        task_frames: list[dict] = []
+        await receive_until(detail, retried, task_frames)
+        assert task_frames[-1]["detail"]["last_error"] == f"login refused: {MASK}"
+        queue_frames: list[dict] = []
+        await receive_until(
+            rows, lambda ms: latest_rows(ms).get(task, {}).get("to") == "retry", queue_frames, kinds=("update",)
+        )
+        assert latest_rows(queue_frames)[task]["error"] == f"login refused: {MASK}"
+        for frame in [*frames, *task_frames, *queue_frames]:
+            assert ERROR_SECRET not in json.dumps(frame, ensure_ascii=False), frame
+
+    run(body)

@@ -8,7 +8,7 @@ queues, and says how many it read of how many there are: one that stopped at the
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
@@ -204,7 +204,7 @@ class TaskSearch(TaskReads, QueueStats):
                     scanned += len(ids)
                     for task in self._read_tasks("search", info.queue, ids):
                         if redaction:
-                            task = replace(task, payload=redaction.apply(task.type, task.payload) or b"")
+                            task = redaction.searchable(task)
                         if search_language.matches(wanted, task, now):
                             found.append(task)
         # Newest first: what an operator looks for is most often what just happened.
@@ -275,11 +275,15 @@ def _matches(
     redaction: Redaction | None = None,
 ) -> bool:
     """The search filter, on raw fields: type starts with ``prefix``; payload or last error contains ``needle``
-    (the payload as ``redaction`` shows it, when given)."""
+    (each as ``redaction`` shows it, when given)."""
     if prefix and not task_type.startswith(prefix):
         return False
-    if not needle or needle in (error or b""):
+    if not needle:
         return True
+    if error and needle in error:
+        # Only errors that hold the needle get masked: the patterns then run on a few, not on every task.
+        if redaction is None or needle in redaction.mask_string(error.decode("utf-8", "replace")).encode():
+            return True
     if needle not in (payload or b""):
         return False
     # Only payloads that hold the needle get parsed, so a redacted search stays about as fast as a plain one.
