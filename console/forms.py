@@ -135,12 +135,40 @@ class TaskBatchForm(forms.Form):
     next = forms.CharField(max_length=2000, required=False)
 
 
+#: The most match ids a filter's bulk bar posts with its count: above it only the count is confirmed, and the
+#: message counts the matches that went without naming them (a page of ten thousand ids is not worth its weight).
+CONFIRMED_IDS = MAX_BATCH
+
+
+class ConfirmedIdsField(forms.CharField):
+    """The ids of the matches the operator confirmed, as the page found them: a JSON array of task ids."""
+
+    def to_python(self, value: object) -> list[str] | None:
+        import json
+
+        text = super().to_python(value)
+        if not text:
+            return None
+        try:
+            ids = json.loads(text)
+        except ValueError:
+            raise ValidationError("expected a JSON array of task ids") from None
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise ValidationError("expected a JSON array of task ids")
+        if len(ids) > CONFIRMED_IDS:
+            raise ValidationError(f"at most {CONFIRMED_IDS} task ids, got {len(ids)}")
+        if not all(0 < len(i) <= MAX_TASK_ID for i in ids):
+            raise ValidationError(f"a task id is 1 to {MAX_TASK_ID} characters long")
+        return list(dict.fromkeys(ids))
+
+
 class StateBulkForm(TaskFilter):
     """An action on every task of a state or, while a filter is given, on every match of the filter."""
 
     action = forms.ChoiceField(choices=[(a, a) for a in STATE_ACTIONS])
     state = forms.ChoiceField(choices=[(s, s) for s in STATES])
     expected = forms.IntegerField(min_value=0, required=False)  # the count the confirmation named
+    confirmed = ConfirmedIdsField(required=False, strip=True)  # with a filter: the ids the confirmation named
 
     def clean(self) -> dict[str, Any]:
         data: dict[str, Any] = super().clean()

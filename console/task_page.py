@@ -8,6 +8,9 @@ in the browser, and no event is listed twice (the history is rendered whole from
 A task that is gone (deleted on success without retention, deleted by an operator, expired, aggregated) but
 still has events in its queue's stream is rendered from those events, marked as gone (``GoneTask``), instead of
 a 404: after "Edit and run", "Run" or "Retry" the operator sees what became of the task even once it is deleted.
+Such a task also leaves a record (``queues/engine/task_records.py``) for ``TASKS_TASK_RECORD_SECONDS``: its page is
+then rendered from the record, marked as the record of a deleted task, once the capped stream no longer holds the
+task's events from its creation on (a busy queue trims them within a minute).
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ class GoneTask:
     last_error: str
     last_failed_at: datetime | None
     gone: bool = True
+    record: Any = None  # the TaskRecord it left, when an operator had acted on it
+    source: str = ""  # where its attempts and history were read, when not from the stream alone
 
     @classmethod
     def from_events(cls, queue: str, task_id: str, events: list[Any]) -> GoneTask:
@@ -71,12 +76,40 @@ class GoneTask:
             last_failed_at=failures[-1].at if failures else None,
         )
 
+    @classmethod
+    def from_record(cls, record: Any, events: list[Any]) -> GoneTask:
+        """From the record the task left, its stream ``events`` rendered when they reach back to its creation (the
+        fuller history), else the record's own."""
+        outcome = RECORDED.get(record.outcome, "no longer stored")
+        failures = record.failures()
+        whole = bool(events) and not events[0].from_state
+        return cls(
+            id=record.id,
+            queue=record.queue,
+            type=record.type,
+            state="completed",
+            outcome=outcome,
+            state_since=record.at,
+            last_error=failures[-1].error if failures else "",
+            last_failed_at=failures[-1].at if failures else None,
+            record=record,
+            source="" if whole else "the record it left (the queue's event stream no longer holds its start)",
+        )
+
+
+#: How a record reads by its outcome (``TaskRecord.outcome``).
+RECORDED = {
+    "done": "completed and deleted (no retention)",
+    "expired": "completed, then deleted when its retention ended",
+}
+
 
 def read_task(insp: Any, queue: str, task_id: str) -> tuple[Any, list[Any] | None]:
-    """The task, or a ``GoneTask`` with the events it was read from (else None: the page reads them itself).
+    """The task, or a ``GoneTask`` with the events it was read from (else None: the page reads them itself): from
+    the record it left when it has one, else from its events.
 
     Raises:
-        TaskNotFoundError: no task of that id, and no event of it in the queue's stream either.
+        TaskNotFoundError: no task of that id, no record of it, and no event of it in the queue's stream either.
         QueueNotFoundError, ValidationError, RedisUnavailableError: as ``Inspector.get_task``.
     """
     from queues.engine import TaskNotFoundError
@@ -84,7 +117,11 @@ def read_task(insp: Any, queue: str, task_id: str) -> tuple[Any, list[Any] | Non
     try:
         return insp.get_task(queue, task_id), None
     except TaskNotFoundError:
-        events = insp.task_events(queue, task_id)
+        record = insp.task_record(queue, task_id)
+        events = insp.task_events(queue, task_id, window=record.window() if record else None)
+        if record is not None:
+            gone = GoneTask.from_record(record, events)
+            return gone, events if not gone.source else record.events()
         if not events:
             raise
         return GoneTask.from_events(queue, task_id, events), events
@@ -97,8 +134,11 @@ def sections_context(insp: Any, queue: str, task: Any, events: list[Any] | None 
     from queues.engine.error_groups import group_search
     from queues.redaction_access import mask_events, mask_task_text
 
+    record = getattr(task, "record", None)
     if events is None:
         events, source = history(insp, queue, task)
+    elif getattr(task, "source", ""):
+        source = task.source
     else:
         source = "the queue's event stream" + ("" if events and not events[0].from_state else " (its oldest part)")
     task, events = mask_task_text(task), mask_events(events)
@@ -106,7 +146,7 @@ def sections_context(insp: Any, queue: str, task: Any, events: list[Any] | None 
         "task": task,
         "queue": queue,
         "events": events,
-        "attempts": attempts_of(events),
+        "attempts": record.attempts() if record is not None and task.source else attempts_of(events),
         "history_source": source,
         "running_servers": {server.id for server in insp.servers()},
         "fingerprint_search": group_search(queue, task.type, getattr(task, "error_fingerprint", None) or ""),

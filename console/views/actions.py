@@ -8,6 +8,7 @@ the engine's inspector, records an audit entry of what it did, and redirects bac
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib import messages
@@ -111,17 +112,27 @@ def refusal_report(refused: Refusals, noun: str = "task") -> str:
     """Every refused task, counted, and why, its ids named (IDS_NAMED per reason at most): "2 tasks refused, left
     as they were — task is active, it cannot be run (1): a1; gone since the page was read (…) (1): b2."."""
     total = sum(len(ids) for ids in refused.values())
-    parts = []
-    for why, ids in refused.items():
-        named = ", ".join(ids[:IDS_NAMED]) + (f" and {len(ids) - IDS_NAMED} more" if len(ids) > IDS_NAMED else "")
-        parts.append(f"{why} ({len(ids)}): {named}")
+    parts = [f"{why} ({len(ids)}): {_named(ids)}" for why, ids in refused.items()]
     left = "left as it was" if total == 1 else "left as they were"
     return f"{total} {noun}{'s' if total != 1 else ''} refused, {left} — " + "; ".join(parts) + "."
 
 
-def unmatched_report(expected: int | None, found: int, what: str) -> str:
+def _named(ids: list[str]) -> str:
+    """The ids, IDS_NAMED of them at most, the rest counted: "a1, b2 and 12 more"."""
+    return ", ".join(ids[:IDS_NAMED]) + (f" and {len(ids) - IDS_NAMED} more" if len(ids) > IDS_NAMED else "")
+
+
+def unmatched_report(expected: int | None, found: int, what: str, unmatched: Refusals | None = None) -> str:
     """When the operator confirmed ``expected`` tasks and the action found ``found``: what became of the others,
-    so no task of the count the confirmation named goes unmentioned (issue 23)."""
+    so no task of the count the confirmation named goes unmentioned. ``unmatched``: the confirmed tasks that no
+    longer matched, by why, when their ids are known: each is named (IDS_NAMED per reason at most), as refusals
+    are."""
+    if unmatched:
+        gone = sum(len(ids) for ids in unmatched.values())
+        said = f"You confirmed {expected}; {gone} of them no longer {what} when the action ran and were left alone — "
+        said += "; ".join(f"{why} ({len(ids)}): {_named(ids)}" for why, ids in unmatched.items()) + "."
+        extra = found - ((expected or 0) - gone)
+        return said + (f" {extra} more {what} by the time the action ran, and were included." if extra > 0 else "")
     if expected is None or expected == found:
         return ""
     if found < expected:
@@ -133,6 +144,16 @@ def unmatched_report(expected: int | None, found: int, what: str) -> str:
     return f"You confirmed {expected}; {found - expected} more {what} by the time the action ran, and were included."
 
 
+@dataclass(frozen=True)
+class Confirmed:
+    """The ids of a filter's matches the operator confirmed, as the page found them in ``queue``'s ``state`` tab
+    (it posts them up to ``forms.CONFIRMED_IDS`` matches)."""
+
+    ids: list[str]
+    queue: str
+    state: str
+
+
 def act_on_matches(
     request: HttpRequest,
     insp: Any,
@@ -142,17 +163,22 @@ def act_on_matches(
     terms: str,
     read: tuple[int, int],
     expected: int | None = None,
+    confirmed: Confirmed | None = None,
 ) -> None:
     """Apply one of TASK_ACTIONS to every match (queue, task id, state) that ``source`` found: the search page's
     "act on every match" (``search``) and the queue page's bulk bar while a filter is active (``filter``), task by
     task (``act_on_tasks``: each a short script call, so Redis is never blocked). A match in a state the action does
     not take is refused without a call; one that moved or went since it was read is refused by the inspector.
     Audited once per queue acted on (once if none) as ``<source>_<action>``, with ``terms`` (the search or the
-    filter) and the counts. ``read`` is (tasks read, tasks held): fewer read means the search stopped at its bound,
-    and the messages say to run the action again for the rest. ``expected``: the count the operator confirmed;
-    the messages account for every task of it (issue 23)."""
+    filter) and the counts: done, refused, and any confirmed tasks that no longer matched (skipped). ``read`` is
+    (tasks read, tasks held): fewer read means the search stopped at its bound, and the messages say to run the
+    action again for the rest. ``expected``: the count the operator confirmed, and ``confirmed`` the ids when the
+    page posted them; the messages account for every task of it, and name each one that no longer matched, and
+    why."""
     from queues.audit import record_action
 
+    if confirmed is not None:
+        expected = len(confirmed.ids)  # what the confirmation named, counted from the ids it named
     allowed = TASK_ACTIONS[action][1]
     takes = [(queue, task_id) for queue, task_id, state in matches if state in allowed]
     not_taken: Refusals = {}
@@ -163,9 +189,12 @@ def act_on_matches(
     refused_by_why = {**not_taken, **refused_moved}
     refused = sum(len(ids) for ids in refused_by_why.values())
     count = sum(len(ids) for ids in done.values())
+    unmatched = _unmatched(insp, confirmed, {task_id for _queue, task_id, _state in matches})
+    skipped = _skipped(expected, confirmed, len(matches), unmatched)
     scanned, total = read
     bound = "" if scanned >= total else f"; the {source} read {scanned} of {total} tasks (its bound)"
-    detail = f"{source} {terms}: {count} done, {refused} refused{bound}"
+    gone = f", {skipped} no longer matched (skipped)" if skipped else ""
+    detail = f"{source} {terms}: {count} done, {refused} refused{gone}{bound}"
     for queue, ids in done.items():
         record_action(request.user, f"{source}_{action}", queue=queue, task_ids=ids, detail=detail)
     if not done:
@@ -173,12 +202,43 @@ def act_on_matches(
     messages.success(request, f"{count} matching task{'s' if count != 1 else ''} {DONE[action]}.")
     if refused:
         messages.warning(request, refusal_report(refused_by_why, "matching task"))
-    unmatched = unmatched_report(expected, len(matches), "matched")
-    if unmatched:
-        messages.warning(request, unmatched)
+    said = unmatched_report(expected, len(matches), "matched", unmatched)
+    if said:
+        messages.warning(request, said)
     if bound:
         read_of = f"{scanned} of {total} tasks read"
         messages.warning(request, f"The {source} stopped at its bound ({read_of}): run the action again for the rest.")
+
+
+def _unmatched(insp: Any, confirmed: Confirmed | None, found: set[str]) -> Refusals:
+    """The confirmed ids the action no longer found among the matches, by why: gone, in another state now, or
+    still in the tab's state but no longer matching the filter (its type or payload changed, an edit)."""
+    from queues.engine import TaskNotFoundError
+
+    unmatched: Refusals = {}
+    if confirmed is None:
+        return unmatched
+    for task_id in confirmed.ids:
+        if task_id in found:
+            continue
+        try:
+            now = insp.get_task(confirmed.queue, task_id).state
+        except TaskNotFoundError:
+            why = GONE
+        else:
+            why = (
+                f"now {now}, no longer {confirmed.state}" if now != confirmed.state else "no longer matches the filter"
+            )
+        unmatched.setdefault(why, []).append(task_id)
+    return unmatched
+
+
+def _skipped(expected: int | None, confirmed: Confirmed | None, found: int, unmatched: Refusals) -> int:
+    """How many confirmed tasks were left alone because they no longer matched: those named when the ids were
+    posted, else what the count says (the confirmed count less the matches found, when fewer were found)."""
+    if confirmed is not None:
+        return sum(len(ids) for ids in unmatched.values())
+    return 0 if expected is None else max(0, expected - found)
 
 
 @operator_action
@@ -220,9 +280,11 @@ def state_bulk(request: HttpRequest, queue: str) -> HttpResponse:
     action, state = form.cleaned_data["action"], form.cleaned_data["state"]
     insp = acting_inspector(request)
     count = insp.cancel_all(queue) if action == "cancel_all" else getattr(insp, action)(queue, state)
-    _audit(request, action, queue, detail=f"state={state}", task_count=count)
+    expected = form.cleaned_data["expected"]
+    went = f"; confirmed {expected}, {expected - count} no longer {state} (skipped)" if (expected or 0) > count else ""
+    _audit(request, action, queue, detail=f"state={state}{went}", task_count=count)
     messages.success(request, f"{count} {state} task{'s' if count != 1 else ''} {DONE[action.removesuffix('_all')]}.")
-    unmatched = unmatched_report(form.cleaned_data["expected"], count, f"were {state}")
+    unmatched = unmatched_report(expected, count, f"were {state}")
     if unmatched:
         messages.warning(request, unmatched)
     return redirect(queue_url(queue, state=state))
@@ -242,5 +304,8 @@ def filter_bulk(request: HttpRequest, queue: str, data: dict[str, Any]) -> HttpR
     terms = f"state={state} type={task_type!r} text={text!r}"
     matches = [(queue, task_id, state) for task_id in found.match_ids]
     read = (found.scanned, found.total)
-    act_on_matches(request, insp, action.removesuffix("_all"), matches, "filter", terms, read, data["expected"])
+    confirmed = Confirmed(data["confirmed"], queue, state) if data["confirmed"] is not None else None
+    act_on_matches(
+        request, insp, action.removesuffix("_all"), matches, "filter", terms, read, data["expected"], confirmed
+    )
     return redirect(queue_url(queue, state=state, type=task_type, text=text))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from math import ceil
 
 from django.contrib import messages
@@ -13,7 +14,7 @@ from queues.rendering import preview
 
 from ..access import viewer_page
 from ..errors import bad_request
-from ..forms import STATE_ACTIONS, STATES, TASK_ACTIONS, TaskListQuery, first_error
+from ..forms import CONFIRMED_IDS, STATE_ACTIONS, STATES, TASK_ACTIONS, TaskListQuery, first_error
 from ..series_charts import queue_charts
 from .common import FILTER_SCAN, inspector, page_cursor, preference, queue_url
 from .series import ERROR_GROUPS_SHOWN, page_or_fragment, series_context
@@ -83,6 +84,8 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
             queue, page, pages, state=state, size=params["size"], type=params["type"], text=params["text"]
         ),
         "search": search,
+        # The matches the filter's bulk bar confirms, by id, so the action can name each one that no longer matches.
+        "confirmed_ids": json.dumps(search.match_ids) if search and len(search.match_ids) <= CONFIRMED_IDS else "",
         "filter_type": params["type"],
         "filter_text": params["text"],
         "types": sorted(insp.type_counts(queue).items()),

@@ -191,6 +191,11 @@ class QueueKeys:
         """Sorted set of workflow ids, scored by creation time (ms)."""
         return self.base + "workflows"
 
+    def task_record(self, task_id: str) -> str:
+        """JSON record of a deleted task an operator had acted on (its end, failures and actions), with a TTL
+        (built in Lua as ``rec:<id>``; see ``leave_record`` in ``lua/_lib.lua`` and ``task_records.py``)."""
+        return f"{self.base}rec:{task_id}"
+
     def state_key(self, state: str) -> str:
         """The structure holding tasks of ``state`` (the lease set for active)."""
         return self.lease if state == "active" else self.base + state

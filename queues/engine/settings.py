@@ -111,6 +111,14 @@ class TaskqSettings:
         "how long a stopped or lost worker's record (how it ended, what became of its tasks) is kept "
         "([Quieting and stopping](console.md#quieting-and-stopping-a-worker))",
     )
+    task_record_seconds: float = _setting(
+        "TASKS_TASK_RECORD_SECONDS",
+        3600.0,
+        "float",
+        "how long a task an operator edited, ran or retried keeps a record (outcome, failures, actions) once it is "
+        "deleted on success or after its retention, for its page ([records](console.md#the-record-of-a-deleted-task)); "
+        "0: none",
+    )
     scheduler_interval: float = _setting(
         "TASKS_SCHEDULER_INTERVAL", 1.0, "float", "default of `taskscheduler --interval`"
     )

@@ -75,11 +75,17 @@ class Limits:
     archive_max_age: float = DEFAULTS.archive_max_age_seconds
     error_groups_max: int = 200  # error groups kept per queue (see failures.py)
     error_groups_max_age: float = 30 * 86400  # seconds: a group unseen this long goes
+    task_record_seconds: float = DEFAULTS.task_record_seconds  # how long a deleted task's record is kept (mark_kept)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_settings(cls, settings: TaskqSettings) -> Limits:
-        return cls(settings.event_stream_maxlen, settings.archive_max_size, settings.archive_max_age_seconds)
+        return cls(
+            settings.event_stream_maxlen,
+            settings.archive_max_size,
+            settings.archive_max_age_seconds,
+            task_record_seconds=settings.task_record_seconds,
+        )
 
 
 @dataclass(frozen=True)
@@ -486,17 +492,19 @@ class Transitions:
 
     def run_task(self, queue: str, task_id: str, actor: str) -> Call:
         q = self.queue(queue)
-        return self.transition(
-            "run_task", q, actor, [q.pending, q.scheduled, q.retry, q.archived, q.waiting], [task_id]
-        )
+        keys = [q.pending, q.scheduled, q.retry, q.archived, q.waiting]
+        return self.transition("run_task", q, actor, keys, [task_id, self._record_ms()])
 
     def edit_task(
         self, queue: str, task_id: str, payload: bytes, options: bytes, actor: str, task_type: str = ""
     ) -> Call:
         q = self.queue(queue)
-        return self.transition(
-            "edit_task", q, actor, [q.pending, q.retry, q.archived], [task_id, payload, options, task_type]
-        )
+        args = [task_id, payload, options, task_type, self._record_ms()]
+        return self.transition("edit_task", q, actor, [q.pending, q.retry, q.archived], args)
+
+    def _record_ms(self) -> int:
+        """How long a task an operator acts on keeps its record once deleted (ms; see mark_kept in _lib.lua)."""
+        return max(0, to_ms(self.limits.task_record_seconds))
 
     def archive_task(self, queue: str, task_id: str, actor: str, archive_limits: ArchiveLimits | None = None) -> Call:
         q = self.queue(queue)

@@ -17,6 +17,7 @@ them, by ``script_runs``.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +53,31 @@ class Set(_Typed, set):
 
 class Stream(_Typed, list):
     pass
+
+
+class JsonText(str):
+    """A string value written as JSON by a script (``cjson.encode``, whose key order is Lua's table order): equal
+    to any string that parses to the same value. Seeded as its compact JSON."""
+
+    def __new__(cls, value: Any) -> JsonText:
+        text = super().__new__(cls, json.dumps(value, separators=(",", ":")))
+        text.value = value
+        return text
+
+    value: Any
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, str):
+            return False
+        try:
+            return bool(json.loads(other) == self.value)
+        except ValueError:
+            return False
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = str.__hash__
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import Any
 from queues.engine import FakeClock, Keys
 from queues.engine.clock import to_ms, utc_day
 
-from .dbstate import Hash, Stream
+from .dbstate import Hash, JsonText, Stream, Volatile
 
 NOW = 1_700_000_000.0  # the FakeClock's start
 NOW_MS = to_ms(NOW)
@@ -103,3 +103,32 @@ def on_error_released(failed: str, error: str, workflow: str = "WF") -> Hash:
     """An on_error callback its workflow's failure released: pending, with the failed member's type, id and error."""
     failure = {"type": "email", "task": failed, "error": error}
     return task("pending", wf=workflow, role="on_error", options=msg(failure=failure).replace(", ", ","))
+
+
+# -- records of deleted tasks (mark_kept and leave_record in lua/_lib.lua) ---------------------------------------
+
+RECORD_MS = 3_600_000  # Limits().task_record_seconds in ms: how long a deleted task's record is kept
+
+
+def acted(kind: str, by: str = "operator", at: int = NOW_MS) -> dict[str, Any]:
+    """An operator's action on a record's trail: "edit" or "run"."""
+    return {"kind": kind, "at": at, "by": by}
+
+
+def failed_at(at: int, error: str, to: str = "retry", ran_ms: int | None = None) -> dict[str, Any]:
+    """A failure on a record's trail, as the task's hash carried it (error, failed_at, ran_ms)."""
+    return {"kind": "failed", "at": at, "error": error, "to": to} | ({} if ran_ms is None else {"ran_ms": ran_ms})
+
+
+def kept(base: Hash, *trail: dict[str, Any], keep: int = RECORD_MS) -> Hash:
+    """A task hash an operator acted on: marked to leave a record (keep, ms) with its ``trail``."""
+    out = Hash(base)
+    out["keep"] = str(keep)
+    out["trail"] = JsonText(list(trail))
+    return out
+
+
+def task_record(task_id: str, outcome: str, trail: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
+    """The record key a marked task leaves when it is deleted: {key: its JSON, with a TTL}."""
+    doc = {"type": "email", "outcome": outcome, "at": NOW_MS, "retried": 0, "created": NOW_MS, "trail": trail}
+    return {Q.task_record(task_id): Volatile(JsonText(doc | fields))}

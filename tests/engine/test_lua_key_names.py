@@ -38,6 +38,7 @@ QUEUE_KEY = {
     "wf:": "workflow",
     "deps:": "dependents",
     "cron:history:": "cron_history",
+    "rec:": "task_record",
 }
 #: ``base .. "<literal>" .. <id>`` in delete_queue.lua (``base``: the task prefix minus its ``t:``) -> the kind.
 DELETE_QUEUE = {"g:": "group", "agg:": "aggregation_set", "deps:": "dependents", "wf:": "workflow"}

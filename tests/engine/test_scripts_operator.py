@@ -10,7 +10,7 @@ from queues.engine.clock import utc_day
 
 from .dbstate import Hash, Set, Stream, Volatile, ZSet, assert_db, hash_with, seed, without
 from .script_runs import Case, cases, run_case
-from .task_state import DAY, NOW, NOW_MS, Q, counts, event, task
+from .task_state import DAY, NOW, NOW_MS, Q, acted, counts, event, failed_at, kept, task, task_record
 
 OP = "operator"
 UNIQUE = Q.unique("email", "d41d8cd98f00b204e9800998ecf8427e")
@@ -118,6 +118,16 @@ EXPIRING = {
     Q.type_counts: counts(completed__email=3),
 }
 RETENTION_ENDED = "retention ended"
+#: c1 run by an operator, then failed once (into retry) and completed: its hash carries that failure.
+KEPT_EXPIRING = EXPIRING | {
+    Q.task("c1"): kept(
+        task(
+            "completed", completed_at=NOW_MS - 9000, unique=UNIQUE, error="SMTP 451", failed_at=NOW_MS - 12_000,
+            retried=1, ran_ms=700,
+        ),
+        acted("run", at=NOW_MS - 20_000),
+    )
+}  # fmt: skip
 
 
 @cases(
@@ -155,6 +165,27 @@ RETENTION_ENDED = "retention ended"
         without(EXPIRING, Q.task("c1"), Q.task("c2")) | {Q.completed: ZSet({"c3": NOW_MS + 1})},
         lambda t: t.delete_expired("default"),
         returns=0,
+    ),
+    Case(
+        "a task an operator acted on leaves its record: trail, a failure since the action, how it ended",
+        KEPT_EXPIRING,
+        lambda t: t.delete_expired("default", limit=1),
+        returns=1,
+        after=without(KEPT_EXPIRING, Q.task("c1"), UNIQUE)
+        | {
+            Q.completed: ZSet({"c2": NOW_MS, "c3": NOW_MS + 1}),
+            Q.type_counts: counts(completed__email=2),
+            Q.events: Stream([event("c1", "completed", "deleted", worker="janitor", error=RETENTION_ENDED)]),
+        }
+        | task_record(
+            "c1",
+            "expired",
+            [acted("run", at=NOW_MS - 20_000), failed_at(NOW_MS - 12_000, "SMTP 451")],
+            by="janitor",
+            retried=1,
+            completed_at=NOW_MS - 9000,
+            ran_ms=700,
+        ),
     ),
 )
 def test_delete_expired(r, redis_url, case):
@@ -236,9 +267,37 @@ def test_delete_task(r, redis_url, case):
     run_case(r, redis_url, case)
 
 
+def ran_a(state: str, *trail: dict, before: dict | None = None) -> dict:
+    """one_in(state) (or ``before``) after the operator ran a: pending, marked to leave a record with ``trail``."""
+    after = moved_a(state, "pending", ["a"])
+    if before is not None:
+        after[Q.task("a")] = hash_with(before[Q.task("a")], state="pending", since=NOW_MS)
+    after[Q.task("a")] = kept(after[Q.task("a")], *trail)
+    return after
+
+
+FAILED_BEFORE = NOW_MS - 30_000  # when a's last attempt failed, 1.2 s after it started
+#: a archived by a failed attempt: the hash carries the failure (error, failed_at, ran_ms).
+FAILED_A = one_in("archived") | {
+    Q.task("a"): hash_with(one_in("archived")[Q.task("a")], error="SMTP 550", failed_at=FAILED_BEFORE, ran_ms=1200)
+}
+FAILURE = failed_at(FAILED_BEFORE, "SMTP 550", "archived", ran_ms=1200)
+#: a, already run once by an operator after that failure, failed again since (into retry).
+RAN_BEFORE = one_in("retry") | {
+    Q.task("a"): kept(
+        hash_with(one_in("retry")[Q.task("a")], error="SMTP 451", failed_at=NOW_MS - 1000, ran_ms=300),
+        FAILURE,
+        acted("run", at=FAILED_BEFORE + 5000),
+    )
+}
+#: a with a full trail (TRAIL_KEPT, 20 entries): the oldest goes when one more comes.
+FULL_TRAIL = [acted("run", at=NOW_MS - 100_000 + n) for n in range(20)]
+FULL_A = one_in("scheduled") | {Q.task("a"): kept(one_in("scheduled")[Q.task("a")], *FULL_TRAIL)}
+
+
 @cases(
     *(
-        Case(f"run {state} now", one_in(state), action("run_task"), after=moved_a(state, "pending", ["a"]))
+        Case(f"run {state} now", one_in(state), action("run_task"), after=ran_a(state, acted("run")))
         for state in ("scheduled", "retry", "archived")
     ),
     *(
@@ -246,6 +305,39 @@ def test_delete_task(r, redis_url, case):
         for state in ("pending", "active", "completed")
     ),
     Case("run unknown", one_in("scheduled"), action("run_task", "nope"), raises=TaskNotFoundError, detail="nope"),
+    Case(
+        "run a failed task: the failure it carries joins its trail before the run",
+        FAILED_A,
+        action("run_task"),
+        after=ran_a("archived", FAILURE, acted("run"), before=FAILED_A),
+    ),
+    Case(
+        "run it again: the new failure joins, the one already kept is not repeated",
+        RAN_BEFORE,
+        action("run_task"),
+        after=ran_a(
+            "retry",
+            FAILURE,
+            acted("run", at=FAILED_BEFORE + 5000),
+            failed_at(NOW_MS - 1000, "SMTP 451", "retry", ran_ms=300),
+            acted("run"),
+            before=RAN_BEFORE,
+        ),
+    ),
+    Case(
+        "a full trail drops its oldest entry",
+        FULL_A,
+        action("run_task"),
+        after=ran_a("scheduled", *FULL_TRAIL[1:], acted("run"), before=FULL_A),
+    ),
+    Case(
+        "records off (TASKS_TASK_RECORD_SECONDS=0): nothing marked",
+        FAILED_A,
+        action("run_task"),
+        after=moved_a("archived", "pending", ["a"])
+        | {Q.task("a"): hash_with(FAILED_A[Q.task("a")], state="pending", since=NOW_MS)},
+        limits=Limits(task_record_seconds=0),
+    ),
 )
 def test_run_task(r, redis_url, case):
     run_case(r, redis_url, case)
@@ -268,9 +360,18 @@ def retyped_a() -> dict:
 def edited_a(state: str) -> dict:
     """one_in(state) after the edit: pending with the new payload and options, its retry count back to 0."""
     after = moved_a(state, "pending", ["a"])
-    after[Q.task("a")] = hash_with(
-        after[Q.task("a")], payload='{"to":"bob"}', msg='{"v":1,"created":1,"max_retry":2}', retried="0"
+    after[Q.task("a")] = kept(
+        hash_with(after[Q.task("a")], payload='{"to":"bob"}', msg='{"v":1,"created":1,"max_retry":2}', retried="0"),
+        acted("edit"),
     )
+    return after
+
+
+def edited_failed_a() -> dict:
+    """FAILED_A after the edit: the failure it carried kept on its trail, before the edit."""
+    after = edited_a("archived")
+    edited = hash_with(FAILED_A[Q.task("a")], state="pending", since=NOW_MS, payload='{"to":"bob"}', retried="0")
+    after[Q.task("a")] = kept(hash_with(edited, msg='{"v":1,"created":1,"max_retry":2}'), FAILURE, acted("edit"))
     return after
 
 
@@ -286,6 +387,7 @@ def edited_a(state: str) -> dict:
     Case("edit unknown", one_in("retry"), edit("nope"), raises=TaskNotFoundError, detail="nope"),
     Case("edit with a new type: the counts follow it", one_in("retry"), edit(task_type="mail"), after=retyped_a()),
     Case("edit with the same type", one_in("retry"), edit(task_type="email"), after=edited_a("retry")),
+    Case("edit a failed task: its failure joins the trail", FAILED_A, edit(), after=edited_failed_a()),
 )
 def test_edit_task(r, redis_url, case):
     run_case(r, redis_url, case)

@@ -8,7 +8,7 @@ from queues.engine.transitions import ArchiveLimits, Dequeued, Leased, RateLimit
 
 from .dbstate import Stream, Volatile, ZSet, hash_with, without
 from .script_runs import Case, cases, run_case
-from .task_state import DAY, NOW, NOW_MS, Q, counts, event, msg, task
+from .task_state import DAY, NOW, NOW_MS, Q, acted, counts, event, failed_at, kept, msg, task, task_record
 
 W = "w1"
 LEASE = NOW_MS + 5_000  # the seeded tasks' lease expiry
@@ -303,6 +303,10 @@ ACTIVE_AB = ACTIVE_A | {
 COUNTED = {Q.processed: "5", Q.processed_on(DAY): Volatile("5"), Q.failed: "2", Q.failed_on(DAY): Volatile("2")}
 
 
+#: The trail of a task archived by a failure, then edited and run by an operator (mark_kept).
+EDIT_TRAIL = [failed_at(NOW_MS - 60_000, "SMTP 550", "archived", ran_ms=1200), acted("edit", at=NOW_MS - 10_000)]
+
+
 def done(*leases: tuple[str, str], started: tuple[float, ...] = ()):
     return lambda t: t.done("default", list(leases), W, started)
 
@@ -407,6 +411,42 @@ def a_done(processed: int) -> dict:
             Q.events: Stream([event("a", "active", "done", worker=W), event("b", "active", "done", worker=W)]),
         },
     ),
+    Case(
+        "a task an operator acted on leaves its record: its trail, how it ended, when its handler started",
+        ACTIVE_A | {Q.task("a"): kept(active(unique=UNIQUE), EDIT_TRAIL[0], EDIT_TRAIL[1])},
+        done(("a", "tok-1"), started=(STARTED,)),
+        returns=["OK"],
+        after=a_done(1)
+        | {Q.events: Stream([event("a", "active", "done", worker=W, started=NOW_MS - 2500)])}
+        | task_record("a", "done", EDIT_TRAIL, by=W, started=NOW_MS - 2500, ran_ms=2500),
+    ),
+    Case(
+        "a failure since the operator's action (an automatic retry) joins the record's trail",
+        ACTIVE_A
+        | {
+            Q.task("a"): kept(
+                active(unique=UNIQUE, error="SMTP 451", failed_at=NOW_MS - 4000, ran_ms=90, retried=1),
+                EDIT_TRAIL[0],
+                EDIT_TRAIL[1],
+            )
+        },
+        done(("a", "tok-1")),
+        returns=["OK"],
+        after=a_done(1)
+        | task_record("a", "done", [*EDIT_TRAIL, failed_at(NOW_MS - 4000, "SMTP 451")], by=W, retried=1),
+    ),
+    Case(
+        "of two in one call, only the marked task leaves a record",
+        ACTIVE_AB | {Q.task("b"): kept(active("tok-2"), acted("run"))},
+        done(("a", "tok-1"), ("b", "tok-2")),
+        returns=["OK", "OK"],
+        after=a_done(2)
+        | {
+            Q.type_counts: counts(active__email=0, processed__email=2),
+            Q.events: Stream([event("a", "active", "done", worker=W), event("b", "active", "done", worker=W)]),
+        }
+        | task_record("b", "done", [acted("run")], by=W),
+    ),
 )
 def test_done(r, redis_url, case):
     run_case(r, redis_url, case)
@@ -430,6 +470,30 @@ def test_done(r, redis_url, case):
             Q.events: Stream([event("a", "active", "completed", worker=W)]),
         },
     ),
+    Case(
+        "a task an operator acted on keeps its mark while kept: the janitor's deletion leaves the record",
+        ACTIVE_A | {Q.task("a"): kept(active(unique=UNIQUE), *EDIT_TRAIL)},
+        complete(("a", "tok-1", 3600)),
+        returns=["OK"],
+        after={
+            Q.task("a"): kept(
+                hash_with(
+                    active(unique=UNIQUE),
+                    drop=("lease",),
+                    state="completed",
+                    since=NOW_MS,
+                    completed_at=NOW_MS,
+                    ran_ms="",
+                ),
+                *EDIT_TRAIL,
+            ),
+            Q.completed: ZSet({"a": NOW_MS + 3_600_000}),
+            Q.type_counts: counts(active__email=0, completed__email=1, processed__email=1),
+            Q.processed: "1",
+            Q.processed_on(DAY): Volatile("1"),
+            Q.events: Stream([event("a", "active", "completed", worker=W)]),
+        },
+    ),  # fmt: skip
     Case(
         "how long the attempt ran is kept, its start in the event",
         ACTIVE_A,

@@ -12,8 +12,10 @@ from tests.engine.script_runs import Case, cases, run_case
 from tests.engine.task_state import (
     NOW_MS,
     Q,
+    acted,
     counts,
     failed_dependency,
+    kept,
     moved_by,
     msg,
     on_error_released,
@@ -119,7 +121,7 @@ def test_delete_waiting(r, redis_url, case):
         run("B"),
         after={
             **{k: v for k, v in B_WAITS.items() if k != Q.dependents("C")},
-            Q.task("B"): task("pending", after='["A", "C"]'),
+            Q.task("B"): kept(task("pending", after='["A", "C"]'), acted("run", by="op")),  # the audit log names it
             Q.pending: ["B", "A"],
             Q.waiting: ZSet({"D": NOW_MS, "Z": NOW_MS}),
             Q.dependents("A"): Set({"Z"}),
@@ -137,8 +139,14 @@ def test_delete_waiting(r, redis_url, case):
         },
         run("B"),
         after={
-            Q.task("B"): task(
-                "pending", options=msg(results=[{"n": 1}, None]).replace(", ", ","), after='["A", "C"]', **{"pass": 1}
+            Q.task("B"): kept(
+                task(
+                    "pending",
+                    options=msg(results=[{"n": 1}, None]).replace(", ", ","),
+                    after='["A", "C"]',
+                    **{"pass": 1},
+                ),
+                acted("run", by="op"),
             ),
             Q.pending: ["B"],
             Q.type_counts: counts(waiting__email=0, pending__email=1),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from .. import validation as check
@@ -18,6 +18,7 @@ from ..error_groups import read_flow as read_error_groups
 from ..errors import TaskNotFoundError, ValidationError
 from ..keys import STATES
 from ..message import TaskInfo
+from ..task_records import TaskRecord
 from .groups_workflows import GroupsAndWorkflows
 from .inspector_base import MAX_PAGE_SIZE
 
@@ -226,6 +227,26 @@ class TaskReads(GroupsAndWorkflows):
         for group in groups:
             group.sample_exists = (queue, group.sample) in existing
         return groups
+
+    def task_record(self, queue: str, task_id: str) -> TaskRecord | None:
+        """The record a deleted task left because an operator had acted on it (``task_records.py``), while it is
+        kept; None for any other task, or once the record expired.
+
+        Raises:
+            ValidationError: the queue name or task id is malformed.
+            QueueNotFoundError: there is no queue of that name.
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        self._known(queue, "task_record", task_id)
+        key = self.keys.queue(queue).task_record(task_id)
+        pipe = self.conn.pipeline(transaction=False)
+        pipe.get(key)
+        pipe.pttl(key)
+        raw, ttl = self._redis("task_record", pipe.execute)
+        if raw is None:
+            return None
+        now = datetime.fromtimestamp(self.broker.clock.now(), UTC)
+        return TaskRecord.parse(queue, task_id, raw, ttl, now)
 
     def task_events(
         self, queue: str, task_id: str, scan_limit: int = EVENT_SCAN_LIMIT, *, window: tuple[int, int] | None = None

@@ -278,10 +278,10 @@ end
 -- the lease set changes its state in the same call, so its entry there is not read again for an ack (a call per
 -- task on the worker's hot path). With expired_before (the recoverer), the lease must also have run out by then,
 -- so a heartbeat that extended it in the meantime wins: that reads the entry's expiry. Returns nil and the task's
--- type, unique key, workflow and role when the fence holds (read with its state in one HMGET: an ack needs them
--- all), else an error code.
+-- type, unique key, workflow, role and keep (see mark_kept) when the fence holds (read with its state in one HMGET:
+-- an ack needs them all), else an error code.
 local function fence(lease_key, key, id, token, expired_before)
-  local f = redis.call("HMGET", key, "state", "lease", "type", "unique", "wf", "role")
+  local f = redis.call("HMGET", key, "state", "lease", "type", "unique", "wf", "role", "keep")
   if not f[1] then return "NOT_FOUND" end
   if f[1] ~= "active" or f[2] ~= token then return "LEASE_LOST" end
   if expired_before and expired_before ~= "" then
@@ -289,7 +289,7 @@ local function fence(lease_key, key, id, token, expired_before)
     if not expiry then return "LEASE_LOST" end
     if tonumber(expiry) > tonumber(expired_before) then return "PRECONDITION" end
   end
-  return nil, f[3], f[4], f[5], f[6]
+  return nil, f[3], f[4], f[5], f[6], f[7]
 end
 
 -- The start times (ms) of a batch's attempts, from the comma-separated list the worker sends ("0": unknown).
@@ -315,8 +315,8 @@ local function release_lock(ukey, id)
 end
 
 -- Run fn for each task of a batch whose fence holds. ARGV holds, from position first on, groups of width values
--- that start with id and lease token; fn(a, id, key, ttype, ukey, wf, role) gets the group's position, and wf and
--- role the task's workflow and role as the fence read them (see after_success); fn may refuse the task itself by
+-- that start with id and lease token; fn(a, id, key, ttype, ukey, wf, role, keep) gets the group's position, and wf,
+-- role and keep as the fence read them (see after_success, mark_kept); fn may refuse the task itself by
 -- returning a code. Returns one status per task: "OK", or the code that refused it (a refused task is left as it
 -- was).
 local function each_fenced(ctx, lease_key, first, width, fn)
@@ -324,8 +324,8 @@ local function each_fenced(ctx, lease_key, first, width, fn)
   for a = first, #ARGV, width do
     local id = ARGV[a]
     local key = ctx.prefix .. id
-    local refused, ttype, ukey, wf, role = fence(lease_key, key, id, ARGV[a + 1])
-    if not refused then refused = fn(a, id, key, ttype, ukey, wf, role) end
+    local refused, ttype, ukey, wf, role, keep = fence(lease_key, key, id, ARGV[a + 1])
+    if not refused then refused = fn(a, id, key, ttype, ukey, wf, role, keep) end
     out[#out + 1] = refused or "OK"
   end
   return out
@@ -438,22 +438,22 @@ local function call_chunked(command, key, items)
 end
 
 -- The batch of an ack script (done.lua, complete.lua): every task fenced first, then those the fence let through taken
--- out of the lease set in one ZREM, then fn(a, id, key, ttype, ukey, wf, role) called for each, in order (as
+-- out of the lease set in one ZREM, then fn(a, id, key, ttype, ukey, wf, role, keep) called for each, in order (as
 -- each_fenced calls it). The ZREM is the script's first write: over maxmemory a script runs until its first command
 -- that could grow memory unless it has written already, and an ack must go through then (it frees memory). An
 -- attempt named twice in one call is refused the second time with repeat_code, what the fence would say once the
 -- first was applied. Returns one status per task, as each_fenced.
 local function ack_batch(ctx, lease_key, first, width, repeat_code, fn)
   local seen, acked, ids = {}, {}, {}
-  local out = each_fenced(ctx, lease_key, first, width, function(a, id, key, ttype, ukey, wf, role)
+  local out = each_fenced(ctx, lease_key, first, width, function(a, id, key, ttype, ukey, wf, role, keep)
     if seen[id] then return repeat_code end
     seen[id] = true
-    acked[#acked + 1] = {a, id, key, ttype, ukey, wf, role}
+    acked[#acked + 1] = {a, id, key, ttype, ukey, wf, role, keep}
     ids[#ids + 1] = id
   end)
   call_chunked("ZREM", lease_key, ids)
   for _, t in ipairs(acked) do
-    fn(unpack(t, 1, 7))  -- explicit bounds: ukey, wf or role may be nil
+    fn(unpack(t, 1, 8))  -- explicit bounds: ukey, wf, role or keep may be nil
   end
   return out
 end
@@ -683,4 +683,61 @@ end
 -- The members of a workflow, from its record: {id, type, role, after} each, in submit order (dependencies first).
 local function workflow_members(wkey)
   return cjson.decode(redis.call("HGET", wkey, "members") or "[]")
+end
+
+-- == Records of deleted tasks (see records.py) =====================================================================
+-- An operator's action on a task (edit_task.lua, run_task.lua) makes the audit log name it, so the task is marked to
+-- be remembered: its hash gets keep (how long, in ms, its record outlives it) and trail (JSON array, oldest first,
+-- at most TRAIL_KEPT entries: the failure the task carried when the operator acted, then the action). A task no one
+-- acted on carries neither field and pays nothing here. When a marked task is deleted on success (done.lua), or by
+-- the janitor once its retention ends (delete_expired.lua), it leaves queue_key "rec:<id>" (keys.py
+-- QueueKeys.task_record): JSON of its type, creation, retries, trail and end, expiring keep ms later. So its page
+-- stays readable after the hash and (in a busy queue) its events are gone.
+local TRAIL_KEPT = 20
+
+local function trail_of(raw)
+  if not raw then return {} end
+  local ok, trail = pcall(cjson.decode, raw)
+  if ok and type(trail) == "table" then return trail end
+  return {}
+end
+
+-- The failure a task's hash carries (its latest: error, failed_at, ran_ms) onto the trail, unless it is there.
+-- ended_in: where the failure sent the task (retry or archived).
+local function trail_failure(trail, err, failed_at, ran, ended_in)
+  local at = tonumber(failed_at)
+  if not at then return end
+  for _, entry in ipairs(trail) do
+    if entry.kind == "failed" and entry.at == at then return end
+  end
+  trail[#trail + 1] = {kind = "failed", at = at, error = err or "", ran_ms = tonumber(ran), to = ended_in}
+end
+
+local function mark_kept(ctx, key, action, keep_ms)
+  local keep = tonumber(keep_ms)
+  if not keep or keep <= 0 then return end
+  local f = redis.call("HMGET", key, "trail", "error", "failed_at", "ran_ms", "state")
+  local trail = trail_of(f[1])
+  trail_failure(trail, f[2], f[3], f[4], f[5] == "archived" and "archived" or "retry")
+  trail[#trail + 1] = {kind = action, at = ctx.now, by = ctx.actor}
+  while #trail > TRAIL_KEPT do table.remove(trail, 1) end
+  redis.call("HSET", key, "keep", keep, "trail", cjson.encode(trail))
+end
+
+-- Call before the task's hash is deleted; keep is its keep field. outcome: "done" (deleted on success) or
+-- "expired" (its retention ended after it completed). A failure since the last action (an automatic retry) joins
+-- the trail: it sent the task to retry, or the task could not have succeeded without another operator action.
+local function leave_record(ctx, key, id, ttype, keep, outcome)
+  local f = redis.call("HMGET", key, "trail", "error", "failed_at", "retried", "msg", "completed_at", "ran_ms")
+  local trail = trail_of(f[1])
+  trail_failure(trail, f[2], f[3], nil, "retry")
+  local ok, msg = pcall(cjson.decode, f[5] or "")
+  local record = {type = ttype, outcome = outcome, at = ctx.now, by = ctx.actor, retried = tonumber(f[4]) or 0,
+    created = ok and type(msg) == "table" and tonumber(msg.created) or nil, trail = trail}
+  if outcome == "done" then
+    record.started, record.ran_ms = tonumber(ctx.started), tonumber(ran_ms(ctx))
+  else
+    record.completed_at, record.ran_ms = tonumber(f[6]), tonumber(f[7])
+  end
+  redis.call("SET", queue_key(ctx, "rec:" .. id), cjson.encode(record), "PX", keep)
 end

@@ -1,4 +1,5 @@
--- delete expired completed: completed -> gone once the retention has passed (the janitor), up to a limit.
+-- delete expired completed: completed -> gone once the retention has passed (the janitor), up to a limit. A task
+-- an operator acted on (marked by mark_kept in _lib.lua) leaves a record first (leave_record).
 -- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] completed
 -- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] actor
 -- ARGV[5] most tasks to delete
@@ -8,7 +9,9 @@ local ids = redis.call("ZRANGEBYSCORE", KEYS[3], "-inf", ctx.now, "LIMIT", 0, to
 for _, id in ipairs(ids) do
   local key = ctx.prefix .. id
   redis.call("ZREM", KEYS[3], id)
-  drop(ctx, key, id, redis.call("HGET", key, "type") or "", "completed", "retention ended")
+  local f = redis.call("HMGET", key, "type", "keep")
+  if f[2] then leave_record(ctx, key, id, f[1] or "", f[2], "expired") end
+  drop(ctx, key, id, f[1] or "", "completed", "retention ended")
 end
 finish(ctx)
 return #ids

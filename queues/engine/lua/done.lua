@@ -2,7 +2,7 @@
 -- counts them as processed, and releases the tasks waiting for them (after_success in _lib.lua). Each task is
 -- fenced by its lease token; a refused task changes nothing. Asked to, it then leases up to k more tasks of the
 -- queue: at most one per task acknowledged, and a few more for the worker's prefetch (fetch-on-ack: lease_after_ack
--- in _lib.lua).
+-- in _lib.lua). A task an operator acted on (marked by mark_kept in _lib.lua) leaves a record first (leave_record).
 -- KEYS[1] per-type counts    KEYS[2] event stream    KEYS[3] lease set    KEYS[4] processed total
 -- KEYS[5] processed today    KEYS[6] pending    KEYS[7] paused flag    KEYS[8] starts set (KEYS[6..8]: as
 -- dequeue.lua's, read only when it leases)
@@ -19,9 +19,10 @@ local started = start_times(ARGV[6])
 -- The batch leaves the lease set in one ZREM (ack_batch) and is deleted in one DEL, not a call per task. Until the
 -- DEL the hashes still read active, so ack_batch refuses an attempt named twice as a deleted task is (NOT_FOUND).
 local keys = {}
-local out = ack_batch(ctx, KEYS[3], 14, 2, "NOT_FOUND", function(a, id, key, ttype, ukey, wf, role)
+local out = ack_batch(ctx, KEYS[3], 14, 2, "NOT_FOUND", function(a, id, key, ttype, ukey, wf, role, keep)
   release_lock(ukey, id)
   ctx.started = started[(a - 14) / 2 + 1] or nil
+  if keep then leave_record(ctx, key, id, ttype, keep, "done") end
   moved(ctx, key, id, ttype, "active", "", nil, "done")
   ctx.started = nil
   count(ctx, KEYS[4], KEYS[5], ARGV[5], "processed", ttype)

@@ -17,9 +17,11 @@ if state == "waiting" then
     return redis.error_reply("PRECONDITION task is the on_error callback of workflow " .. (f[2] or "?") ..
       ", it runs only if the workflow fails; delete it instead")
   end
+  mark_kept(ctx, key, "run", ARGV[6])
   leave_dependencies(ctx, key, id)
   release_waiting(ctx, key, id, ttype)
 else
+  mark_kept(ctx, key, "run", ARGV[6])
   redis.call("ZREM", from, id)
   to_pending(ctx, KEYS[3], key, id, ttype, state)
 end
