@@ -187,12 +187,12 @@ def test_two_hundred_long_polling_consumers_race_for_tasks(api):
 
 
 def test_a_consume_over_the_limit_gets_429_and_the_waiters_still_get_their_tasks(api):
-    """MAX_WAITERS + 16 consumers long-poll an empty queue with a long timeout: the waiters beyond the limit are
+    """MAX_WAITERS + 16 consumers long-poll an empty queue with the longest timeout: the waiters beyond the limit are
     refused at once with the 429 that names it; those waiting then each get one of the tasks published, and a
     freed slot admits a new long poll."""
     queue = "limit"
     extra = 16
-    body = {"queues": [queue], "timeout": 30, "count": 1}
+    body = {"queues": [queue], "timeout": 60, "count": 1}  # the longest: the waiters outlast a slow machine
     with ThreadPoolExecutor(MAX_WAITERS + extra) as pool:
         futures = [pool.submit(api.call, "POST", "/api/v1/consume", body) for _ in range(MAX_WAITERS + extra)]
         refused = []
