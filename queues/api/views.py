@@ -52,7 +52,8 @@ DEAD_LETTER_QUERY = {"GET": ("limit", "cursor"), "DELETE": ("limit",)}
 def consumer() -> RemoteConsumer:
     """The shared remote consumer for the configured Redis (see ``queues.handles``)."""
     taskq = conf.taskq_settings()
-    url, prefix, skew, most = taskq.redis_url, taskq.key_prefix, taskq.api_recovery_skew_seconds, taskq.api_max_waiters
+    url, prefix, skew = taskq.redis_url, taskq.key_prefix, taskq.api_recovery_skew_seconds
+    most = waiters().limit  # checked there: a bad TASKS_API_MAX_WAITERS is named as such, for every request
     return handles.shared(
         ("remote_consumer", url, prefix, skew, most),
         lambda: RemoteConsumer(
