@@ -171,7 +171,7 @@ PATHS: dict[str, Any] = {
             "Take the next task(s) of one or more queues, each leased for its TTR; long-polls up to "
             "timeout seconds. An empty list means nothing arrived. Unknown queues are simply empty.",
             ("200", "Tasks (possibly none)", "Consumed"),
-            "400 401 403 503",
+            "400 401 403 429 503",
             body="ConsumeRequest",
             links={
                 **delivery_links("/tasks/0"),
@@ -294,6 +294,9 @@ PATHS: dict[str, Any] = {
     },
 }
 PATHS["/api/v1/queues/{queue}/tasks"]["post"]["responses"]["201"]["headers"] = LOCATION
+PATHS["/api/v1/consume"]["post"]["responses"]["429"]["headers"] = {
+    "Retry-After": {"description": "Seconds to wait before consuming again", "schema": {"type": "integer"}}
+}
 
 
 @cache

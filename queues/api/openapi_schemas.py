@@ -105,6 +105,7 @@ ERROR_CODES = [
     "already_exists",
     "failed_precondition",
     "too_large",
+    "too_many_waiters",
     "unavailable",
     "layout_mismatch",
     "bad_request",
@@ -328,5 +329,7 @@ ERRORS = {
     "not allow it (failed_precondition).",
     "413": "The body is over 2 MiB (too_large): answered from Content-Length before reading, or as soon as a "
     "body without one runs past the limit.",
+    "429": "A consume with a timeout while TASKS_API_MAX_WAITERS consumes wait already in this server process "
+    "(too_many_waiters): consume again after Retry-After seconds, or with timeout 0.",
     "503": "Redis is unavailable, or its keyspace is at another key layout.",
 }

@@ -6,10 +6,8 @@ thread), takes JSON and answers JSON, and goes through the engine only.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
@@ -41,6 +39,7 @@ from .http import (
     no_content,
 )
 from .openapi import document
+from .waiting import Waiters
 
 PUBLISH_FIELDS = frozenset({"type", "payload", "payload_base64", "delay", "ttl", "tries", "unique", "id", "headers"})
 CONSUME_FIELDS = frozenset({"queues", "ttr", "timeout", "count"})
@@ -54,9 +53,12 @@ def consumer() -> RemoteConsumer:
     """The shared remote consumer for the configured Redis (see ``queues.handles``)."""
     taskq = conf.taskq_settings()
     url, prefix, skew = taskq.redis_url, taskq.key_prefix, taskq.api_recovery_skew_seconds
+    most = waiters().limit  # checked there: a bad TASKS_API_MAX_WAITERS is named as such, for every request
     return handles.shared(
-        ("remote_consumer", url, prefix, skew),
-        lambda: RemoteConsumer(url, prefix=prefix, limits=Limits.from_settings(taskq), actor="api", skew=skew),
+        ("remote_consumer", url, prefix, skew, most),
+        lambda: RemoteConsumer(
+            url, prefix=prefix, limits=Limits.from_settings(taskq), actor="api", skew=skew, max_waiters=most
+        ),
     )
 
 
@@ -70,13 +72,12 @@ def actor(token: ApiToken) -> str:
 
 
 @lru_cache(maxsize=1)
-def _waiters(size: int) -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=size, thread_name_prefix="api-consume")
+def _waiters(limit: int) -> Waiters:
+    return Waiters(limit)
 
 
-def waiters() -> ThreadPoolExecutor:
-    """Long polls block a thread each; they get their own pool so they never hold up Django's sync views (which
-    run on one thread under ASGI) or the event loop's default executor."""
+def waiters() -> Waiters:
+    """The long polls of this process: at most TASKS_API_MAX_WAITERS at once, on threads of their own."""
     return _waiters(conf.taskq_settings().api_max_waiters)
 
 
@@ -286,14 +287,16 @@ def _authorize_consume(request: HttpRequest) -> HttpResponse | tuple[ApiToken, t
 
 @csrf_exempt
 async def consume(request: HttpRequest) -> HttpResponse:
-    """Async so that a long poll holds no request thread: the token check runs where Django's ORM expects it, the
-    wait itself on the waiters' pool."""
+    """Async so that a long poll holds no request thread: the token check runs where Django's ORM expects it, a
+    consume that may wait on a waiter's thread (or refused with 429 when all are taken, see ``waiting``), one with
+    timeout 0 on a request thread like any other request."""
     checked = await sync_to_async(_authorize_consume)(request)
     if isinstance(checked, HttpResponse):
         return checked
     token, (queues, ttr, count, timeout) = checked
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(waiters(), lambda: guarded(_consume, request, token, queues, ttr, count, timeout))
+    if timeout <= 0:
+        return await sync_to_async(guarded)(_consume, request, token, queues, ttr, count, timeout)
+    return await waiters().run(lambda: guarded(_consume, request, token, queues, ttr, count, timeout))
 
 
 consume.api_methods = ("POST",)

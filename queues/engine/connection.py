@@ -23,16 +23,27 @@ DEFAULT_REDIS_URL = DEFAULTS.redis_url  # REDIS_URL's default
 
 # A connection that hangs forever is worse than one that fails: the worker's loops must get control back.
 _SOCKET_OPTIONS = {"socket_connect_timeout": 5.0, "health_check_interval": 30}
+# Seconds a caller of a sized pool (``connect(pool_size=...)``) waits for a free connection. Each is held for one
+# command or pipeline, so a wait this long means a pool far too small for its callers, not a busy moment.
+POOL_WAIT = 30.0
 
 
-def connect(url: str = DEFAULT_REDIS_URL, **options: Any) -> redis.Redis:
+def connect(url: str = DEFAULT_REDIS_URL, *, pool_size: int | None = None, **options: Any) -> redis.Redis:
     """A client for the Redis a URL names (see ``topology``): ``redis://``, ``rediss://`` (TLS) or ``unix://``
     for one server, ``redis+sentinel://`` for the master a set of sentinels watch (it follows a failover),
     ``redis+cluster://`` for a Redis Cluster (a ``redis.cluster.RedisCluster``, typed as a ``redis.Redis``: it
-    answers the same commands, routed by key slot)."""
+    answers the same commands, routed by key slot).
+
+    ``pool_size``: a pool of that many connections instead of redis-py's default (100): one where a caller beyond
+    them waits for a free connection, for one server; the size alone for a sentinel-managed pool, which cannot
+    wait; nothing for a cluster, whose pools (one per node) are unbounded."""
     with connecting(url):
         where = topology.parse(url)
         options = _data_options(where, options)
+        if pool_size is not None and where.kind == "single":
+            return _waiting_pool(url, pool_size, options)
+        if pool_size is not None and where.kind == "sentinel":
+            options = {"max_connections": pool_size, **options}  # a sentinel-managed pool cannot wait
         if where.kind == "sentinel":
             sentinels = redis.sentinel.Sentinel(
                 list(where.nodes),  # type: ignore[no-untyped-call]
@@ -73,6 +84,16 @@ def _data_options(where: topology.Topology, options: dict[str, Any]) -> dict[str
     """Keyword arguments of the data connections: timeouts, the URL's credentials and TLS, the caller's own."""
     tls = {"ssl": True} if where.tls else {}
     return {**_SOCKET_OPTIONS, **where.credentials(), **tls, **options}
+
+
+def _waiting_pool(url: str, size: int, options: dict[str, Any]) -> redis.Redis:
+    """A client of one server whose pool holds ``size`` connections, where a caller beyond them waits (up to
+    ``POOL_WAIT`` seconds) for one to come free: redis-py's default pool (100) fails at once with "Too many
+    connections"."""
+    pool = redis.BlockingConnectionPool.from_url(url, max_connections=size, timeout=POOL_WAIT, **options)
+    client = redis.Redis(connection_pool=pool)
+    client.auto_close_connection_pool = True  # closing the client closes its pool, as from_url's clients do
+    return client
 
 
 def _sentinel_options(where: topology.Topology) -> dict[str, Any]:

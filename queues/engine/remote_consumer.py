@@ -12,9 +12,10 @@ do this at once: every transition is fenced and re-checks its precondition insid
 
 Queue definitions' concurrency caps and rate limits hold for remote consumers as for workers: the same script
 enforces them. Long polling waits on the pending lists' wake-up channels (``notify_if_first`` in
-``lua/_lib.lua``), bounded by the caller's timeout, by the next due time of a scheduled, retry or leased task, by
-the time a rate-limited queue admits its next start and, for a queue at its concurrency cap with tasks pending, by
-a short recheck (a freed slot publishes nothing), so it never spins.
+``lua/_lib.lua``), heard for every wait of the process on one connection (``wakeups``), bounded by the caller's
+timeout, by the next due time of a scheduled, retry or leased task, by the time a rate-limited queue admits its
+next start and, for a queue at its concurrency cap with tasks pending, by a short recheck (a freed slot publishes
+nothing), so it never spins.
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ from . import redis_errors
 from . import validation as check
 from .broker import Broker, BrokerOptions
 from .clock import Clock, to_ms
-from .connection import DEFAULT_REDIS_URL
-from .errors import EngineError, LeaseLostError, TaskNotFoundError, ValidationError
+from .connection import DEFAULT_REDIS_URL, connect
+from .errors import LeaseLostError, TaskNotFoundError, ValidationError
 from .message import TaskMessage
 from .policies import PolicyCache, PolicySet
 from .settings import DEFAULTS
 from .transitions import BULK_CHUNK, PERIODIC_LIMIT, Leased
+from .wakeups import WakeUps, glob_escape
 from .worker_store import WorkerStore
 
 MAX_QUEUES = 16  # queues one consume may read
@@ -41,6 +43,7 @@ MAX_COUNT = 100  # tasks one consume may take
 MAX_WAIT = 60.0  # seconds a consume may wait
 MAX_TTR = 24 * 3600.0  # seconds a lease may last before it must be extended
 MAX_ERROR = 4096
+MAX_WAITERS = 10_000  # consumes one process may let wait at once: each holds a thread and, in turn, a connection
 MIN_WAIT_SLICE = 0.2  # seconds: the shortest sleep between two fetches while waiting, so nothing ever spins
 # A slot freed under a concurrency cap publishes nothing (an ack would have to wake every subscriber), so a long
 # poll on a queue held at its cap with tasks pending looks again this often.
@@ -48,6 +51,9 @@ CAPPED_RECHECK = 0.2
 TTR_EXPIRED = "ttr expired: the consumer neither acknowledged nor extended the task in time"
 TTL_EXPIRED = "ttl expired: nobody consumed the task before its deadline"
 UNDECODABLE = "undecodable task message"
+#: Connections of a remote consumer's pool beyond one per waiting consume and one for the wake-ups: for the
+#: requests that do not wait (ack, fail, extend, a consume without a timeout, dead letters).
+REQUEST_CONNECTIONS = 16
 #: Seconds between two notes that this process consumes a queue (``Keys.api_consumed``); well inside
 #: ``serving.API_SERVED_WINDOW``, so a queue polled at least that often never looks unserved.
 MARK_EVERY = 5.0
@@ -95,7 +101,13 @@ def _ttr(ttr: Any, op: str) -> float:
 
 class RemoteConsumer:
     """``RemoteConsumer(redis_url)``; ``actor`` names the consumer in the events of its transitions. ``skew`` is how
-    long past its expiry a lease is left alone before it is recovered (clock differences between machines)."""
+    long past its expiry a lease is left alone before it is recovered (clock differences between machines).
+
+    ``max_waiters``: how many consumes may wait at once in this process (the caller bounds them; the HTTP API with
+    ``TASKS_API_MAX_WAITERS``). Without a ``conn``, the pool is sized from it: a waiting consume uses one
+    connection at a time for its fetches, the wake-ups of all of them one more (``wakeups``), and
+    ``REQUEST_CONNECTIONS`` serve the acks, fails and extends in flight, which wait for a free connection when
+    they outnumber them."""
 
     def __init__(
         self,
@@ -103,8 +115,12 @@ class RemoteConsumer:
         *,
         actor: str = "api",
         skew: float = DEFAULTS.api_recovery_skew_seconds,
+        max_waiters: int = DEFAULTS.api_max_waiters,
         **options: Unpack[BrokerOptions],
     ) -> None:
+        max_waiters = check.count(max_waiters, "max_waiters", 1, MAX_WAITERS, "consumer")
+        if options.get("conn") is None:
+            options["conn"] = connect(redis_url, pool_size=max_waiters + 1 + REQUEST_CONNECTIONS)
         self.broker = Broker(redis_url, **options)
         self.store = WorkerStore(self.broker)
         self.keys = self.broker.keys
@@ -113,6 +129,9 @@ class RemoteConsumer:
         self.skew = skew
         self.policies = PolicyCache(self.keys)
         self._marked: dict[str, float] = {}  # queue -> when this consumer last wrote it to Keys.api_consumed
+        # Every queue's wake-up channel: the prefix taken literally, any queue name between the braces.
+        pending = self.keys.queue("*").pending
+        self.wakeups = WakeUps(self.broker.conn, glob_escape(self.keys.prefix) + pending[len(self.keys.prefix) :])
 
     @property
     def clock(self) -> Clock:
@@ -143,22 +162,15 @@ class RemoteConsumer:
         if got or timeout <= 0:
             return got
         end = self.clock.now() + timeout
-        pubsub = self.broker.conn.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
-        try:
-            # Subscribe before fetching again: a push between that fetch and the wait still wakes us.
-            self._redis("consume", pubsub.subscribe, *[self.keys.queue(q).pending for q in names])
+        with self.wakeups.watching([self.keys.queue(q).pending for q in names]) as woken:
             while True:
+                woken.clear()  # before the fetch: a push while it runs makes the wait below return at once
                 got, limited_until = self._fetch(names, ttr, count, actor)
                 now = self.clock.now()
                 if got or now >= end:
                     return got
                 until = min(t for t in (end, self.next_due(names), limited_until) if t is not None)
-                self._redis("consume", pubsub.get_message, timeout=max(MIN_WAIT_SLICE, until - now))
-        finally:
-            try:
-                self._redis("consume", pubsub.close)
-            except EngineError:
-                pass  # the wait is over either way; a connection that fails to close is dropped
+                woken.wait(max(MIN_WAIT_SLICE, until - now))
 
     def _mark_consumed(self, queues: Sequence[str]) -> None:
         """Note in Redis that the API consumes from ``queues`` (``Keys.api_consumed``), so the console does not
@@ -418,6 +430,7 @@ class RemoteConsumer:
         return total
 
     def close(self) -> None:
+        self.wakeups.close()
         self.broker.close()
 
 

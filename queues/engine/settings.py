@@ -182,7 +182,11 @@ class TaskqSettings:
         "HTTP API: grace past a TTR before a consume recovers the lease",
     )
     api_max_waiters: int = _setting(
-        "TASKS_API_MAX_WAITERS", 64, "int", "HTTP API: long polls waiting at once per console process"
+        "TASKS_API_MAX_WAITERS",
+        64,
+        "int",
+        "HTTP API: consumes with a `timeout` that may wait at once per console process (a thread each); one more "
+        "is refused with 429 `too_many_waiters` ([HTTP API](http-api.md))",
     )
     eager: bool = _setting(
         "TASKS_EAGER",

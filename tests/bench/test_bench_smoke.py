@@ -279,6 +279,14 @@ SMOKES = [
         ports=1,
     ),
     Smoke(
+        "api_long_poll",
+        # More consumers than places, so the 429 path runs too
+        ["bench/api_long_poll.py", "--consumers", "12", "--tasks", "30", "--max-waiters", "4", "--redis", "<redis>"],
+        ("api_long_poll.py",),
+        has_keys("consumes", "refused_429", "errors", "lost", "tasks_per_s", "console_redis_connections_max"),
+        ports=1,
+    ),
+    Smoke(
         "metrics_scrape",
         ["bench/metrics_scrape.py", "--queues", "2", "--tasks", "5", "--rounds", "2"],
         ("metrics_scrape.py",),
