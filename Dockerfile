@@ -32,4 +32,6 @@ RUN useradd --create-home --uid 1000 taskq
 USER taskq
 
 EXPOSE 8000
-CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "console.asgi:application"]
+# A listen backlog of 1024, not daphne's 50: hundreds of API consumers long-polling at once would otherwise be reset
+# before daphne accepts them (docs/http-api.md).
+CMD ["daphne", "-e", "tcp:8000:interface=0.0.0.0:backlog=1024", "console.asgi:application"]

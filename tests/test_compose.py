@@ -212,8 +212,12 @@ def test_services_have_healthchecks(name):
 def served_port(name: str) -> int:
     """The port the app service's own command serves its health check on."""
     argv = shell_commands(SERVICES[name]["command"])[-1]
-    option = "--health-port" if name == "worker" else "-p"
-    return int(argv[argv.index(option) + 1])
+    if name == "worker":
+        return int(argv[argv.index("--health-port") + 1])
+    # daphne listens on a Twisted endpoint (``-e tcp:PORT:interface=...:backlog=...``) for its larger backlog.
+    endpoint = argv[argv.index("-e") + 1].split(":")
+    assert endpoint[0] == "tcp", f"{name}: teach this test the endpoint {endpoint!r}"
+    return int(endpoint[1])
 
 
 def health_url(name: str) -> tuple[int, str]:
