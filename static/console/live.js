@@ -16,14 +16,16 @@
   // and its indicator keeps saying the page is not live.
   var summaryOnly = !root && document.querySelector("[data-fleet-summary]");
   if (summaryOnly) { root = summaryOnly; }
+  function staticIndicator() {
+    if (!indicator) { return; }
+    indicator.hidden = false;
+    indicator.textContent = "○ not live";
+    indicator.className = "live-status static";
+    indicator.title = "This page does not update by itself: reload it to see changes" +
+      (summaryOnly ? " (the summary bar above does)." : ".");
+  }
   if (!root || !window.WebSocket || summaryOnly) {
-    if (indicator) {
-      indicator.hidden = false;
-      indicator.textContent = "○ not live";
-      indicator.className = "live-status static";
-      indicator.title = "This page does not update by itself: reload it to see changes" +
-        (summaryOnly ? " (the summary bar above does)." : ".");
-    }
+    staticIndicator();
     if (!root || !window.WebSocket) { return; }
   }
   var scope = root.getAttribute("data-live") || "summary";
@@ -113,8 +115,11 @@
   // server's page, once its server has ended, reads the page again: the server's record, as a reload shows it.
   var refreshServers = refresher("[data-live-servers-part]", function () { return location.href; }, LISTS_EVERY,
     true, "serverRefreshes");
+  // The record does not update by itself: the indicator then says so, as on a load of it (the summary bar stays live).
   var refreshServerPage = refresher("main", function () { return location.href; }, LISTS_EVERY, true,
-    "serverRefreshes");
+    "serverRefreshes", function (old, fresh) {
+      if (!fresh.querySelector("[data-live]")) { summaryOnly = true; staticIndicator(); }
+    });
   live.serverRefreshes = 0;
   var serverEnded = false;
 

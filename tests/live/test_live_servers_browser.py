@@ -54,7 +54,8 @@ return {
   title: text(document.querySelector(".banner h1")),
   badge: text(document.querySelector(".banner .badge")),
   note: Array.prototype.map.call(document.querySelectorAll(".banner p.note"), text),
-  figures: Array.prototype.map.call(document.querySelectorAll(".banner dl.figures dt"), text)
+  figures: Array.prototype.map.call(document.querySelectorAll(".banner dl.figures dt"), text),
+  indicator: text(document.querySelector("[data-live-status]"))
 };
 """
 
@@ -145,7 +146,7 @@ def test_a_stopped_servers_page_shows_its_record_without_a_reload(site, workers)
     workers.remove(server)
     shown = agrees(console, path, READ_SERVER)
     assert shown["badge"] == "stopped" and "stopped gracefully" in shown["note"][0]
-    assert "Last heartbeat" in shown["figures"]
+    assert "Last heartbeat" in shown["figures"] and shown["indicator"] == "○ not live"  # a record does not update
 
 
 # The browser's clock moves on by a minute and a half right after the page has loaded, before the ages first
