@@ -3,9 +3,11 @@
 The socket is accepted only for a logged-in user with ``queues.view_console`` (or operate; superusers hold
 both); ``console/asgi.py`` has already refused foreign Origins. The page then sends one subscription::
 
-    {"op": "subscribe", "scope": "dashboard" | "queue" | "task" | "servers" | "workflow" | "schedulers" | "summary",
+    {"op": "subscribe", "scope": "dashboard" | "queue" | "task" | "servers" | "workflow" | "workflows" | "schedulers"
+     | "summary",
      "queue": "<name>", "task": "<id>", "workflow": "<id>", "cursor": {"<queue>": "<last event id seen>"},
-     "summary": true}  (the summary bar's figures too, beside the scope's own messages)
+     "summary": true,  (the summary bar's figures too, beside the scope's own messages)
+     "tab": {"state": "retry", "page": 1, "size": 20}}  (a queue page: the rows of the tab it shows too)
 
 and gets, at once, what it missed since ``cursor`` (replayed from the stream with XRANGE; the page renders the
 cursor it was read at, so even the first connection misses nothing), then the live updates of its group::
@@ -16,7 +18,9 @@ cursor it was read at, so even the first connection misses nothing), then the li
     {"kind": "servers", "servers": [...]}
     {"kind": "dashboard", "chart": "<svg…>", "rows": [{"queue", "href", "paused", "cells"}]}  (see dashboard.py)
     {"kind": "workflow", "queue", "workflow", "state", "actions", "html"}  (see workflow_page.py)
+    {"kind": "tab", "queue", "state", "page", "size", "ids", "rows": "<tr…>"}  (see queue_tabs.py)
     {"kind": "schedulers"}  (read the page's sections again: see schedulers_page.py)
+    {"kind": "workflows"}  (tasks moved: the workflows list reads itself again)
     {"kind": "summary", "summary": {"processed_today": ..., "servers_up": ...}}  (all pages: console/summary_bar.py)
 
 A subscription replaces the previous one. Bad input gets ``{"kind": "error"}`` and changes nothing. A page the
@@ -53,15 +57,17 @@ from .hub import (
     SUMMARY,
     TASK,
     WORKFLOW,
+    WORKFLOWS,
     Key,
     LiveHub,
     LiveMessage,
     live_hub,
     queue_message,
 )
+from .queue_tabs import parse_tab, tab_key
 from .workflow_page import workflow_snapshot
 
-SCOPES = ("dashboard", "queue", "task", "servers", "workflow", "schedulers", "summary")
+SCOPES = ("dashboard", "queue", "task", "servers", "workflow", "workflows", "schedulers", "summary")
 REPLAY_LIMIT = 10_000  # events replayed to one queue page; past it the page is told to resync
 TASK_REPLAY_SCAN = 20_000  # stream entries scanned to replay one task's events
 MAX_CURSOR_ENTRIES = 1000
@@ -99,6 +105,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             return
         self.subscription: Key | None = None
         self.summary_too = False  # also watching the summary bar (the subscribe message asked for it)
+        self.tab: Key | None = None  # also watching the rows of a queue tab (the subscribe message named it)
         self.seen: dict[str, str] = {}
         self.inbox: asyncio.Queue[tuple[int, LiveMessage]] = asyncio.Queue(INBOX)
         self.generation = 0  # of the subscription; messages queued for an earlier one are dropped
@@ -116,7 +123,8 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         try:
             scope, queue, task, cursor = parse_subscription(content)
-        except BadSubscription as exc:
+            tab = parse_tab(content) if scope == "queue" else None
+        except (BadSubscription, ValueError) as exc:
             await self.send_json({"kind": "error", "message": str(exc)})
             return
         async with self.turn:
@@ -136,6 +144,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
                 "dashboard": (GLOBAL,),
                 "servers": (SERVERS,),
                 "schedulers": (SCHEDULERS,),
+                "workflows": (WORKFLOWS,),
                 "summary": (SUMMARY,),
                 "queue": (QUEUE, queue),
                 "workflow": (WORKFLOW, queue, task),
@@ -146,6 +155,10 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
                 # The page's summary bar too (issue 27): its messages come beside the subscription's own.
                 self.hub.watch(self, SUMMARY)
                 self.summary_too = True
+            if tab is not None:
+                # The rows of the page's tab too: the hub renders them as the page does (queue_tabs.py).
+                self.tab = tab_key(queue, *tab)
+                self.hub.watch(self, *self.tab)
             try:
                 async with self.hub.catch_up_reads:
                     await self._catch_up(scope, queue, task, cursor)
@@ -178,6 +191,10 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             if getattr(self, "summary_too", False):
                 self.hub.unwatch(self, SUMMARY)
                 self.summary_too = False
+            tab = getattr(self, "tab", None)
+            if tab is not None:
+                self.hub.unwatch(self, *tab)
+                self.tab = None
             self.subscription = None
             self.seen = {}
             self.generation += 1
@@ -201,9 +218,9 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             figures = await asyncio.to_thread(summary_figures, self.hub.inspector())
             await self.send_json({"kind": "summary", "summary": figures, "replay": True})
             return
-        if scope == "schedulers":
+        if scope in ("schedulers", "workflows"):
             # The page reads its sections again now: whatever changed while it loaded or was disconnected shows.
-            await self.send_json({"kind": "schedulers", "replay": True})
+            await self.send_json({"kind": scope, "replay": True})
             return
         if scope == "workflow":
             # A snapshot read now is exact, as the dashboard's counts are: nothing to replay. The hub reads the

@@ -31,6 +31,7 @@ from ..summary_bar import summary_figures
 from .coalesce import Coalescer, QueueWindow, Window
 from .dashboard import DASHBOARD_IDLE, DASHBOARD_INTERVAL, DashboardDelta, dashboard_snapshot
 from .queue_page import QueuePageDelta, queue_page_snapshots
+from .queue_tabs import TAB, SnapshotDelta, tab_snapshots
 from .schedulers_page import CRON_TASK_PREFIX, schedulers_fingerprint
 from .workflow_page import workflow_snapshot
 
@@ -42,6 +43,7 @@ SERVERS_REFRESH = 5.0  # the server registry emits no events: re-read it this of
 RESULT_PREVIEW_BYTES = 4096
 
 GLOBAL, QUEUE, TASK, SERVERS, WORKFLOW, SCHEDULERS = "all", "q", "t", "servers", "wf", "cron"
+WORKFLOWS = "wfs"  # the workflows list
 SUMMARY = "summary"  # a page that is live for its summary bar only
 
 
@@ -113,6 +115,7 @@ class LiveHub:
         self._dashboard_due = asyncio.Event()  # events arrived since the last dashboard snapshot
         self._dashboard_delta = DashboardDelta()
         self._queue_page_delta = QueuePageDelta()
+        self._tab_delta = SnapshotDelta()
         # Per watched workflow: its member ids (which events concern it) and the snapshot last sent.
         self._workflow_members: dict[Key, set[str]] = {}
         self._workflow_sent: dict[Key, str] = {}
@@ -132,6 +135,9 @@ class LiveHub:
             self._dashboard_delta.reset()  # likewise: the next round sends the whole dashboard
         if kind == QUEUE:
             self._queue_page_delta.reset(key[0])  # and the queue's banner figures and task types
+            self._dashboard_due.set()
+        if kind == TAB:
+            self._tab_delta.reset((kind, *key))  # the next round sends the tab's rows, whatever was sent before
             self._dashboard_due.set()
         if kind == WORKFLOW:
             self._workflow_sent.pop((kind, *key), None)  # the next change is sent, whatever was sent before
@@ -232,6 +238,7 @@ class LiveHub:
             self._dashboard_due.clear()
             await self._guarded(self._dashboard, None)
             await self._guarded(self._queue_pages, None)
+            await self._guarded(self._queue_tabs, None)
             await self._guarded(self._schedulers_page, None)
             await self._guarded(self._summary, None)
             await asyncio.sleep(self.dashboard_interval)
@@ -284,6 +291,10 @@ class LiveHub:
             task_id.startswith(CRON_TASK_PREFIX) for qwin in window.queues.values() for task_id in qwin.tasks
         ):
             self._send((SCHEDULERS,), {"kind": "schedulers"})  # a run moved: the pages read their sections again
+        if self.watching(WORKFLOWS) and window.events:
+            # Any task may be a workflow's member, and events do not say which: the lists read themselves again
+            # (at most every 2 s, live.js), whatever moved, and settle on a fresh load's rows.
+            self._send((WORKFLOWS,), {"kind": "workflows"})
         if (
             any(w.active_moved for w in window.queues.values())
             or time.monotonic() - self._servers_read_at >= SERVERS_REFRESH
@@ -361,6 +372,19 @@ class LiveHub:
             return
         for snapshot in self._queue_page_delta(snapshots):
             self._send((QUEUE, snapshot["queue"]), snapshot)
+
+    async def _queue_tabs(self, _arg: Any) -> None:
+        """Send each watched queue tab's rows when they changed since the last round (``queue_tabs.py``)."""
+        keys = sorted(key for key in self.watchers if key[0] == TAB)
+        if not keys:
+            return
+        try:
+            snapshots = await asyncio.to_thread(tab_snapshots, self.inspector(), keys)
+        except EngineError as exc:  # Redis away: the next round tries again
+            log.warning("live: cannot read the queue tabs (%s)", exc)
+            return
+        for key, snapshot in self._tab_delta(snapshots):
+            self._send(key, snapshot)
 
     async def _schedulers_page(self, _arg: Any) -> None:
         """Tell the schedulers pages to read their sections again when what changes there without an event (a

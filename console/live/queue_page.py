@@ -25,7 +25,7 @@ TAB_PLACEHOLDER = "@tab@"
 
 
 def queue_page_snapshots(inspector: Any, queues: list[str]) -> dict[str, dict[str, Any]]:
-    """Per queue: ``{"kind": "queue", "queue", "figures": {"memory", "latency"}, "types": "<table…>",
+    """Per queue: ``{"kind": "queue", "queue", "paused", "figures": {"memory", "latency"}, "types": "<table…>",
     "groups": "<chips…>", "placeholder"}``, in two batched reads for all ``queues``, and a read of the groups of
     each queue that holds aggregating tasks (issue 23: the chips kept "user:42 · 5" after the cut)."""
     infos = inspector.queue_infos(queues)
@@ -34,6 +34,8 @@ def queue_page_snapshots(inspector: Any, queues: list[str]) -> dict[str, dict[st
         info.queue: {
             "kind": "queue",
             "queue": info.queue,
+            # A pause or a resume writes no event: without it here, an idle page would keep the old state.
+            "paused": info.paused,
             "figures": {"memory": str(filesizeformat(info.memory_bytes)), "latency": duration(info.latency)},
             "types": render_to_string(
                 "console/_task_types.html",

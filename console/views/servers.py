@@ -26,8 +26,11 @@ def servers(request: HttpRequest) -> HttpResponse:
         fleet_form("quiet", [s.id for s in listed if s.status == "active"]),
         fleet_form("stop", [s.id for s in listed if s.status != "stopping"]),
     ]
+    from queues.engine.clock import to_ms
+
     rows = [server_row(s) for s in listed]
-    return render(request, "console/servers.html", {"rows": rows, "ended": engine.ended_servers(), "fleet": fleet})
+    context = {"rows": rows, "ended": engine.ended_servers(), "fleet": fleet, "rendered_at": to_ms(time.time())}
+    return render(request, "console/servers.html", context)
 
 
 def server_row(server: Any) -> dict[str, Any]:
@@ -83,9 +86,7 @@ def server_detail(request: HttpRequest, server_id: str) -> HttpResponse:
         record = engine.ended_server(server_id)  # a ServerNotFoundError of its own: a 404 naming both cases
         queues = sorted(record.server.queues.items(), key=lambda item: (-item[1], item[0]))
         return render(request, "console/server_ended.html", {"record": record, "queues": queues})
-    now = time.time()
-    heartbeat_age = now - server.heartbeat_at.timestamp() if server.heartbeat_at else None
-    context = {"row": server_row(server), "heartbeat_age": heartbeat_age, "open_details": True}
+    context = {"row": server_row(server), "open_details": True}
     return render(request, "console/server.html", context)
 
 

@@ -22,13 +22,19 @@
 
   // Heartbeat ages on the servers pages tick every second, and a heartbeat older than two intervals is marked
   // "late" in words (a colour alone would say nothing to a screen reader). The console's clock at rendering
-  // (data-rendered-at) corrects for a browser clock that is off; the live page moves data-heartbeat-at on.
+  // (data-rendered-at) corrects for a browser clock that is off; the live page moves data-heartbeat-at on. The
+  // correction is taken now, as the page loads: taken at the first tick, a second later, ages read a second young.
   var clockOffset = null;
+  function takeClockOffset() {
+    var rendered = document.querySelector("[data-rendered-at]");
+    if (clockOffset === null && rendered) { clockOffset = Number(rendered.getAttribute("data-rendered-at")) - Date.now() || 0; }
+  }
+  takeClockOffset();
   function tickHeartbeats() {
     document.querySelectorAll("[data-heartbeat-age]").forEach(function (age) {
       var at = Number(age.getAttribute("data-heartbeat-at"));
       if (!at) { return; }
-      if (clockOffset === null) { clockOffset = Number(age.getAttribute("data-rendered-at")) - Date.now() || 0; }
+      takeClockOffset();
       var now = Date.now() + clockOffset;
       age.textContent = Math.max(0, Math.floor((now - at) / 1000)) + " s ago";
       var lateAfter = Number(age.getAttribute("data-late-after"));

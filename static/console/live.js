@@ -1,6 +1,6 @@
 /* taskq console: live updates over the /ws/live/ WebSocket. No dependencies, no polling.
 
-   A page opts in with one element carrying data-live="dashboard|queue|task|servers|workflow|search|schedulers"
+   A page opts in with one element carrying data-live="dashboard|queue|task|servers|workflow|workflows|search|schedulers"
    (plus data-live-queue, data-live-task, data-live-workflow, data-live-state and data-live-cursor, the stream
    position the page was rendered at). The server replays what happened since the cursor, then pushes coalesced
    updates; on a disconnect we reconnect with the newest cursor seen. When the server cannot replay the gap (the
@@ -16,14 +16,16 @@
   // and its indicator keeps saying the page is not live.
   var summaryOnly = !root && document.querySelector("[data-fleet-summary]");
   if (summaryOnly) { root = summaryOnly; }
+  function staticIndicator() {
+    if (!indicator) { return; }
+    indicator.hidden = false;
+    indicator.textContent = "○ not live";
+    indicator.className = "live-status static";
+    indicator.title = "This page does not update by itself: reload it to see changes" +
+      (summaryOnly ? " (the summary bar above does)." : ".");
+  }
   if (!root || !window.WebSocket || summaryOnly) {
-    if (indicator) {
-      indicator.hidden = false;
-      indicator.textContent = "○ not live";
-      indicator.className = "live-status static";
-      indicator.title = "This page does not update by itself: reload it to see changes" +
-        (summaryOnly ? " (the summary bar above does)." : ".");
-    }
+    staticIndicator();
     if (!root || !window.WebSocket) { return; }
   }
   var scope = root.getAttribute("data-live") || "summary";
@@ -37,7 +39,10 @@
   var cursor = {};
   try { cursor = JSON.parse(root.getAttribute("data-live-cursor") || "{}") || {}; } catch (e) { cursor = {}; }
   var live = window.taskqLive = {status: "connecting", messages: 0, received: [], onmessage: null};
-  var retryDelay = 500, socket = null, newRows = 0, MAX_NEW_ROWS = 50;
+  var retryDelay = 500, socket = null;
+  // A queue page's tab ("page:size", absent on a filtered page): the hub sends its rows as a fresh load renders them.
+  var tab = (root.getAttribute("data-live-tab") || "").split(":");
+  tab = tab.length === 2 ? {state: shownState, page: Number(tab[0]), size: Number(tab[1])} : null;
   var SERIES_EVERY = 5000, SEARCH_EVERY = 2000, LISTS_EVERY = 1000;
   live.seriesRefreshes = 0;
   live.searchRefreshes = 0;
@@ -105,6 +110,24 @@
       });
     });
 
+  // The servers page reads its parts (the Quiet all and Stop all forms, rendered per user; the running list; the
+  // servers that ended) again when servers start, stop or change state, so it lists what a fresh load lists. One
+  // server's page, once its server has ended, reads the page again: the server's record, as a reload shows it.
+  var refreshServers = refresher("[data-live-servers-part]", function () { return location.href; }, LISTS_EVERY,
+    true, "serverRefreshes");
+  // The record does not update by itself: the indicator then says so, as on a load of it (the summary bar stays live).
+  var refreshServerPage = refresher("main", function () { return location.href; }, LISTS_EVERY, true,
+    "serverRefreshes", function (old, fresh) {
+      if (!fresh.querySelector("[data-live]")) { summaryOnly = true; staticIndicator(); }
+    });
+  live.serverRefreshes = 0;
+  var serverEnded = false;
+
+  // The workflows list reads itself again when tasks move (the hub cannot tell a workflow's member by its event).
+  var refreshWorkflows = refresher("[data-live-workflows]", function () { return location.href; }, SEARCH_EVERY,
+    true, "workflowRefreshes");
+  live.workflowRefreshes = 0;
+
   function setStatus(status, title) {
     live.status = status;
     if (!indicator || summaryOnly) { return; }
@@ -114,12 +137,6 @@
     indicator.title = title || "";
   }
 
-  // A name as one path segment, as queues/segments.py writes it: "~" as ~7E, "/" as ~2F, "." and ".." as ~2E per dot.
-  function segment(name) {
-    name = String(name);
-    if (name === "." || name === "..") { return name.replace(/\./g, "~2E"); }
-    return name.replace(/~/g, "~7E").replace(/\//g, "~2F");
-  }
   function idKey(id) { var p = String(id).split("-"); return [Number(p[0]) || 0, Number(p[1]) || 0]; }
   function newer(a, b) { var x = idKey(a), y = idKey(b); return x[0] > y[0] || (x[0] === y[0] && x[1] > y[1]); }
 
@@ -128,7 +145,7 @@
     socket = new WebSocket(url);
     socket.onopen = function () {
       socket.send(JSON.stringify({op: "subscribe", scope: subscribeScope, queue: queue, task: taskId, workflow: workflowId, cursor: cursor,
-        summary: !!document.querySelector("[data-fleet-summary]")}));
+        summary: !!document.querySelector("[data-fleet-summary]"), tab: tab || undefined}));
     };
     socket.onmessage = function (event) {
       var data = JSON.parse(event.data);
@@ -172,9 +189,14 @@
       if (data.kind === "schedulers") { refreshSchedulers(); }
       return;
     }
+    if (scope === "workflows") {
+      if (data.kind === "workflows") { refreshWorkflows(); }
+      return;
+    }
     if (data.kind === "servers") { servers(data.servers); return; }
     if (data.kind === "dashboard") { dashboard(data); return; }
     if (data.kind === "queue") { queuePage(data); return; }
+    if (data.kind === "tab") { tabRows(data); return; }
     if (data.kind === "workflow") { workflowPage(data); return; }
     Object.keys(data.cursor || {}).forEach(function (q) {
       if (!cursor[q] || newer(data.cursor[q], cursor[q])) { cursor[q] = data.cursor[q]; }
@@ -186,7 +208,7 @@
     if (!(data.detail && data.detail.sections)) { (data.history || []).forEach(historyRow); }
     if (data.detail) { detail(data.detail); }
     if (data.resync || data.more) {
-      if (document.querySelector("[data-live-resync]")) { newRows = 0; refreshLists(); }
+      if (document.querySelector("[data-live-resync]")) { refreshLists(); }
       else if (data.resync) { notice("Some changes could not be replayed; reload for the full picture."); }
     } else if (refreshLists.pending() && (data.tasks || []).length) {
       refreshLists();  // rows that moved while the lists were being read: read them once more after
@@ -227,6 +249,26 @@
         var name = el.getAttribute("data-live-pages");
         if (name in figures) { el.textContent = String(Math.max(1, Math.ceil(figures[name] / Number(el.getAttribute("data-size"))))); }
       });
+    });
+    if (scope === "queue" && q === queue && "paused" in figures) { pausedState(figures.paused); }
+    if (scope === "queue" && q === queue && tab && shownState in figures) { tabShape(figures[shownState]); }
+  }
+
+  // Queue page: a first page whose tab count says it now has rows, or none, or needs a pager, where the page has not,
+  // reads its lists again (the table, its bulk bar and pager are rendered per user with the page).
+  function tabShape(count) {
+    var lists = document.querySelector("[data-live-resync]");
+    if (!lists || tab.page !== 1) { return; }
+    var rows = count > 0, pager = count > tab.size;
+    if (rows !== !!lists.querySelector("table.tasks") || pager !== !!lists.querySelector("nav.pager")) { refreshLists(); }
+  }
+
+  // Queue page: the badge and the Pause or Resume button of the state the queue is in (both are in the page, one
+  // hidden), from the counts of every update and from the page snapshot (a pause writes no event).
+  function pausedState(paused) {
+    var now = paused ? "1" : "0";
+    document.querySelectorAll("[data-live-paused]").forEach(function (el) {
+      el.hidden = el.getAttribute("data-live-paused") !== now;
     });
   }
 
@@ -285,6 +327,7 @@
   // formatted and rendered them; the table's filter links get this page's tab for the server's placeholder.
   function queuePage(d) {
     if (scope !== "queue" || d.queue !== queue) { return; }
+    if (d.paused !== undefined) { pausedState(d.paused); }
     Object.keys(d.figures).forEach(function (name) {
       document.querySelectorAll('[data-live-figure="' + name + '"]').forEach(function (el) { el.textContent = d.figures[name]; });
     });
@@ -319,12 +362,12 @@
     if (box) { box.hidden = d.actions.length === 0; }
   }
 
-  // Queue page: a row leaving the shown state is marked with where it went; a task entering it is listed on top.
+  // Queue page: a row leaving the shown state is marked with where it went, at once; a task entering it is listed
+  // with the tab's rows, which the hub renders as the page does (tabRows).
   function row(t) {
     if (scope !== "queue" || t.queue !== queue) { return; }
     var tr = document.querySelector('tr[data-live-task="' + CSS.escape(t.id) + '"]');
-    // A row is added or kept for the state the task is in: "done" is none (it succeeded and was deleted, having
-    // no retention), so no tab lists it (issue 16: the completed tab listed such tasks, their links 404s).
+    // "done" is no state (it succeeded and was deleted, having no retention): no tab lists it.
     if (tr) {
       var mark = tr.querySelector(".live-moved");
       if (t.to === shownState) {
@@ -339,37 +382,50 @@
         tr.querySelector("td.id").appendChild(mark);
       }
       mark.textContent = "→ " + t.to;
-      return;
     }
-    if (t.to !== shownState || root.hasAttribute("data-live-frozen")) { return; }
-    var body = document.querySelector("table.tasks tbody");
-    if (!body || newRows >= MAX_NEW_ROWS) { notice("New " + shownState + " tasks arrived; reload to list them."); return; }
-    newRows += 1;
-    tr = document.createElement("tr");
-    tr.className = "live-new";
-    tr.setAttribute("data-live-task", t.id);
-    var cols = document.querySelectorAll("table.tasks thead th").length;
-    if (document.querySelector("table.tasks thead th.check")) { tr.appendChild(document.createElement("td")); cols -= 1; }
-    var idCell = document.createElement("td");
-    idCell.className = "id";
-    var link = document.createElement("a");
-    link.href = "?task_id=" + encodeURIComponent(t.id);
-    link.textContent = t.id.length > 24 ? t.id.slice(0, 23) + "…" : t.id;
-    link.title = t.id;
-    idCell.appendChild(link);
-    tr.appendChild(idCell);
-    var typeCell = document.createElement("td");
-    var typeLink = document.createElement("a");  // the task type page
-    typeLink.href = "types/" + encodeURIComponent(segment(t.type)) + "/";
-    typeLink.textContent = t.type;
-    typeCell.appendChild(typeLink);
-    tr.appendChild(typeCell);
-    var rest = document.createElement("td");
-    rest.colSpan = Math.max(1, cols - 2);
-    rest.className = "muted";
-    rest.textContent = "new · " + utc(t.at) + " UTC";
-    tr.appendChild(rest);
-    body.insertBefore(tr, body.firstChild);
+  }
+
+  // Queue page: the rows of its tab as the hub rendered them with the page's own template (console/_task_rows.html),
+  // in a fresh load's order. A row struck through as gone stays where it was until the next load; the selection is
+  // kept. A table that appears or empties (its bulk bar and pager too) is read again from the server.
+  function tabRows(d) {
+    if (scope !== "queue" || !tab || d.queue !== queue || d.state !== shownState || d.page !== tab.page ||
+        d.size !== tab.size) { return; }
+    var body = document.querySelector("table.tasks tbody[data-live-rows]");
+    if (!body || !d.ids.length) {
+      // Page 1 of a tab that filled or emptied: as a fresh load, with the bulk bar or the "No … tasks" line. A
+      // later page past the tab's end keeps its struck rows (a fresh load would show the last page instead).
+      if (tab.page === 1 && (body || d.ids.length)) { refreshLists(); return; }
+      if (!body) { return; }
+    }
+    var holder = document.createElement("template");
+    holder.innerHTML = d.rows;
+    var checks = !!document.querySelector("table.tasks thead th.check");
+    var had = {}, checked = {}, left = [];
+    Array.prototype.forEach.call(body.querySelectorAll("tr[data-live-task]"), function (tr, i) {
+      var id = tr.getAttribute("data-live-task");
+      had[id] = true;
+      var box = tr.querySelector("input[name=task_ids]");
+      if (box && box.checked) { checked[id] = true; }
+      if (tr.classList.contains("live-left")) { left.push([i, tr]); }
+    });
+    var fresh = Array.prototype.slice.call(holder.content.querySelectorAll("tr[data-live-task]"));
+    var listed = {};
+    fresh.forEach(function (tr) {
+      var id = tr.getAttribute("data-live-task");
+      listed[id] = true;
+      if (!checks) { tr.querySelectorAll("td.check").forEach(function (td) { td.remove(); }); }
+      var box = tr.querySelector("input[name=task_ids]");
+      if (box) { box.checked = !!checked[id]; }
+      if (!had[id]) { tr.classList.add("live-new"); }
+    });
+    left.forEach(function (pair) {
+      if (!listed[pair[1].getAttribute("data-live-task")]) { fresh.splice(Math.min(pair[0], fresh.length), 0, pair[1]); }
+    });
+    body.replaceChildren.apply(body, fresh);
+    var any = body.querySelector("input[name=task_ids]");
+    // console.js counts the selection on a change: the batch buttons and "N selected" follow what is still listed.
+    if (any) { any.dispatchEvent(new Event("change", {bubbles: true})); }
   }
 
   // Task page: its sections as the server rendered them (badges, fields, attempts, history: console/task_page.py),
@@ -430,72 +486,80 @@
     body.appendChild(tr);
   }
 
-  // Servers page: busy counts and running tasks per server; servers that stopped are marked, new ones listed.
+  // Servers page: busy counts, resources and heartbeats per server, in place; servers that started, stopped or
+  // changed state: the page's parts read again (refreshServers). One server's page: its row and header follow it.
   function servers(list) {
-    var ids = {};
-    var body = document.querySelector("table.servers > tbody");
-    var only = root.getAttribute("data-live-only");  // one server's page: its own row, redrawn with its tasks
-    list.forEach(function (s) {
-      if (only && s.id !== only) { return; }
-      ids[s.id] = true;
-      var tr = document.querySelector('tr[data-live-server="' + CSS.escape(s.id) + '"]');
-      var running = s.running.map(function (t) { return t.id; }).join(" ");
-      if (only && tr && s.row && tr.getAttribute("data-live-running") !== running) {
-        var fresh = document.createElement("template");
-        fresh.innerHTML = s.row.trim();
-        var next = fresh.content.firstElementChild;
-        next.setAttribute("data-live-running", running);
-        var details = next.querySelector("details");
-        if (details) { details.open = true; }
-        tr.replaceWith(next);
-        tr = next;
-      }
-      if (!tr && body && s.row) {
-        // The server's row as the page renders it (console/_server_row.html, escaped by the template engine).
-        var holder = document.createElement("template");
-        holder.innerHTML = s.row.trim();
-        tr = holder.content.firstElementChild;
-        tr.classList.add("live-new");
-        body.appendChild(tr);
-      }
-      if (!tr) { return; }
-      tr.classList.remove("live-left");
-      var busy = tr.querySelector("[data-live-busy]");
-      if (busy) { busy.textContent = s.running.length + " / " + s.concurrency + " busy"; }
+    var only = root.getAttribute("data-live-only");  // one server's page
+    if (only) { serverPage(list, only); return; }
+    var listed = list.map(function (s) { return s.id + " " + s.status; }).sort().join(",");
+    var shown = Array.prototype.map.call(document.querySelectorAll("tr[data-live-server]"), function (tr) {
       var status = tr.querySelector("[data-live-server-status]");
-      if (status) { serverBadge(status, s.status); }
-      // Resources and the heartbeat (issue 27): console.js ticks the age and marks it late from these.
-      var u = s.usage || {};
-      [["rss", u.rss], ["cpu", u.cpu], ["processed", u.processed]].forEach(function (pair) {
-        var cell = tr.querySelector("[data-live-" + pair[0] + "]");
-        if (cell && pair[1] !== undefined) { cell.textContent = pair[1]; }
-      });
-      var beat = tr.querySelector("[data-heartbeat-age]");
-      if (beat && u.heartbeat) {
-        beat.setAttribute("data-heartbeat-at", u.heartbeat);
-        beat.setAttribute("data-late-after", u.late_after || "");
-      }
-    });
-    document.querySelectorAll("tr[data-live-server]").forEach(function (tr) {
-      if (!ids[tr.getAttribute("data-live-server")]) { tr.classList.add("live-left"); }
-    });
-    // One server's page: the header's badge and actions follow its state (quiet: no Quiet; stopping or gone:
-    // no action at all), as they would after a reload.
-    if (only) {
-      var state = null;
-      list.forEach(function (s) { if (s.id === only) { state = s.status; } });
-      var badge = document.querySelector("[data-live-server-badge]");
-      if (badge) { serverBadge(badge, state || "stopped"); }
-      document.querySelectorAll("[data-live-server-action]").forEach(function (form) {
-        var action = form.getAttribute("data-live-server-action");
-        form.hidden = !state || state === "stopping" || (action === "quiet" && state !== "active");
-      });
+      return tr.getAttribute("data-live-server") + " " + (status ? status.textContent : "");
+    }).sort().join(",");
+    list.forEach(function (s) { serverFigures(document.querySelector('tr[data-live-server="' + CSS.escape(s.id) + '"]'), s); });
+    if (listed !== shown) { refreshServers(); }
+  }
+
+  function serverPage(list, only) {
+    if (serverEnded) {  // its record is shown, or being read (again, if the read failed)
+      if (document.contains(root)) { refreshServerPage(); }
+      return;
     }
-    // One server's page empties once its server has gone (its row stays, marked as left, until a reload).
-    var gone = only && !list.some(function (s) { return s.id === only; });
-    var filled = !gone && document.querySelectorAll("tr[data-live-server]").length > 0;
-    document.querySelectorAll("[data-live-filled]").forEach(function (el) { el.hidden = !filled; });
-    document.querySelectorAll("[data-live-empty]").forEach(function (el) { el.hidden = filled; });
+    var s = null;
+    list.forEach(function (each) { if (each.id === only) { s = each; } });
+    if (!s) {
+      // Gone: the page becomes the server's record (how it ended, what became of its tasks), as a reload shows it.
+      serverEnded = true;
+      document.querySelectorAll("[data-live-empty]").forEach(function (el) { el.hidden = false; });
+      document.querySelectorAll("[data-live-filled]").forEach(function (el) { el.hidden = true; });
+      refreshServerPage();
+      return;
+    }
+    var tr = document.querySelector('tr[data-live-server="' + CSS.escape(only) + '"]');
+    var running = s.running.map(function (t) { return t.id; }).join(" ");
+    if (tr && s.row && tr.getAttribute("data-live-running") !== running) {
+      var fresh = document.createElement("template");
+      fresh.innerHTML = s.row.trim();
+      var next = fresh.content.firstElementChild;
+      next.setAttribute("data-live-running", running);
+      var details = next.querySelector("details");
+      if (details) { details.open = true; }
+      tr.replaceWith(next);
+      tr = next;
+    }
+    serverFigures(tr, s);
+    // The header's heartbeat ticks from the same time as the row's.
+    var beat = document.querySelector(".banner [data-heartbeat-age]");
+    if (beat && s.usage && s.usage.heartbeat) {
+      beat.setAttribute("data-heartbeat-at", s.usage.heartbeat);
+      beat.setAttribute("data-late-after", s.usage.late_after || "");
+    }
+    // The header's badge and actions follow its state (quiet: no Quiet; stopping: no action), as after a reload.
+    var badge = document.querySelector("[data-live-server-badge]");
+    if (badge) { serverBadge(badge, s.status); }
+    document.querySelectorAll("[data-live-server-action]").forEach(function (form) {
+      var action = form.getAttribute("data-live-server-action");
+      form.hidden = s.status === "stopping" || (action === "quiet" && s.status !== "active");
+    });
+  }
+
+  // A server's row: its busy count, status, resources and heartbeat (console.js ticks the age and marks it late).
+  function serverFigures(tr, s) {
+    if (!tr) { return; }
+    var busy = tr.querySelector("[data-live-busy]");
+    if (busy) { busy.textContent = s.running.length + " / " + s.concurrency + " busy"; }
+    var status = tr.querySelector("[data-live-server-status]");
+    if (status) { serverBadge(status, s.status); }
+    var u = s.usage || {};
+    [["rss", u.rss], ["cpu", u.cpu], ["processed", u.processed]].forEach(function (pair) {
+      var cell = tr.querySelector("[data-live-" + pair[0] + "]");
+      if (cell && pair[1] !== undefined) { cell.textContent = pair[1]; }
+    });
+    var beat = tr.querySelector("[data-heartbeat-age]");
+    if (beat && u.heartbeat) {
+      beat.setAttribute("data-heartbeat-at", u.heartbeat);
+      beat.setAttribute("data-late-after", u.late_after || "");
+    }
   }
 
   function serverBadge(el, status) {

@@ -85,3 +85,21 @@ def test_live_frames_mask_what_the_patterns_match_in_error_text(live_engine, vie
             assert ERROR_SECRET not in json.dumps(frame, ensure_ascii=False), frame
 
     run(body)
+
+
+def test_the_rows_of_a_watched_tab_are_masked_as_the_lists_are(live_engine, viewer_cookie, moves, settings):
+    """The hub renders an open tab's rows with their payload previews: masked for every watcher, as lists are."""
+    settings.TASKS_REDACT = {"types": [], "keys": ["password"]}
+    moves.client.enqueue("user:signup", {"user": "ada", "login": [{"Password": PASSWORD}]}, queue="a")
+
+    async def body():
+        socket, _ = await open_socket(viewer_cookie)
+        frames = [await subscribe(socket, "queue", queue="a", tab={"state": "pending", "page": 1, "size": 20})]
+        await receive_until(socket, lambda ms: any(m["kind"] == "tab" for m in ms), frames)
+        return frames
+
+    frames = run(body)
+    (tab,) = [frame for frame in frames if frame["kind"] == "tab"]
+    assert "ada" in tab["rows"] and MASK in tab["rows"]
+    for frame in frames:
+        assert PASSWORD not in json.dumps(frame, ensure_ascii=False), frame

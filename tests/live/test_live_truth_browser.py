@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
 QUEUE = "web"
 WORKLOAD_SECONDS = 20.0
 SETTLE_TIMEOUT = 60.0  # a guard: the pages agree within about a second of the last event
-RETAINED_AT_MOST = 35  # the completed tab lists them all: the live page adds up to 50 rows before a reload note
+RETAINED_AT_MOST = 35  # the completed tab lists them all on its one page of 100
 TYPES = ("email:send", "thumbnail:resize", "report:build")
 OUTCOMES = ("retained", "done", "archive", "retry", "scheduled", "delete_pending", "archive", "delete_archived")
 QUEUE_PAGE = f"/queues/{QUEUE}/?state=completed&size=100"
