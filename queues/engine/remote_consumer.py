@@ -310,6 +310,7 @@ class RemoteConsumer:
         check.task_id(task_id, op)
         if not isinstance(token, str) or not token or len(token) > 256:
             raise ValidationError("lease must be the non-empty lease token that consume returned", op=op)
+        check.text(token, "lease", op)
         fields = self._redis(
             op,
             self.broker.conn.hmget,
@@ -371,7 +372,8 @@ class RemoteConsumer:
             delay = check.seconds(delay, "delay", op, allow_zero=True)
         message, retried = self._attempt(queue, task_id, token, op)
         actor = actor or self.actor
-        error = error[:MAX_ERROR] or "failed by the consumer"
+        # Stored with what UTF-8 cannot encode replaced, not refused: the task must still be failed.
+        error = check.encodable(error[:MAX_ERROR]) or "failed by the consumer"
         if skip_retry or retried >= message.max_retry:
             limits = self._policies().archive_limits(queue)
             self.broker.run(self.ops.archive(queue, task_id, token, error, worker=actor, archive_limits=limits))

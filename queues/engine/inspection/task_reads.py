@@ -153,7 +153,7 @@ class TaskReads(GroupsAndWorkflows):
     def _list_aggregating(self, queue: str, group: str | None, start: int, stop: int) -> list[TaskInfo]:
         q = self.keys.queue(queue)
         if group is not None:
-            names = [check.task_type(group, "inspector.list_tasks")]
+            names = [check.task_type(group, "inspector.list_tasks", visible=False)]
         else:
             names = [g.name for g in self.groups(queue)]
         ids: list[tuple[bytes, float | None]] = []
@@ -220,7 +220,7 @@ class TaskReads(GroupsAndWorkflows):
         """
         check.queue_name(queue, "inspector.error_groups")
         if task_type is not None:
-            check.task_type(task_type, "inspector.error_groups")
+            check.task_type(task_type, "inspector.error_groups", visible=False)
         groups: list[ErrorGroup] = self._drive("error_groups", read_error_groups(self.keys, queue, task_type, limit))
         existing = self.existing_tasks((queue, group.sample) for group in groups)
         for group in groups:
