@@ -180,7 +180,7 @@ def publish_options(doc: dict[str, Any], now: float) -> dict[str, Any]:
     if unique is not None:
         options["unique"] = unique
     if doc.get("id") is not None:
-        options["task_id"] = inputs.task_id(doc["id"])
+        options["task_id"] = inputs.task_id(doc["id"], new=True)
     if doc.get("headers") is not None:
         options["headers"] = inputs.headers(doc["headers"])
     return options

@@ -111,10 +111,10 @@ def test_enqueue_duplicate_id_and_unique_conflicts(cli):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--queue", "bad{name}"], "error: invalid input: queue name 'bad{name}' may not contain '{' or '}'\n"),
+        (["--queue", "bad{name}"], "error: invalid input: queue name \"bad{name}\" may not contain '{' or '}'\n"),
         (
             ["--retention", "1e12"],
-            "error: invalid input: retention must be 0 and at most 31622400 seconds, got 1000000000000.0\n",
+            "error: invalid input: retention must be from 0 to 31622400 seconds, got 1000000000000.0\n",
         ),
     ],
 )
