@@ -139,6 +139,18 @@ def text(doc: dict[str, Any], field: str) -> str:
     return str(_checked(field, check.text, value, field, "api"))
 
 
+def error_text(doc: dict[str, Any], field: str) -> str:
+    """A failure's error message ("" when absent): any string, stored with what UTF-8 cannot encode replaced
+    (``validation.encodable``) rather than refused, so a consumer that cut its message inside an emoji can still
+    fail its task."""
+    value = doc.get(field)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidArgument(field, f"{field} must be a string, got {shown(value)}")
+    return check.encodable(value)
+
+
 def headers(value: Any) -> dict[str, str]:
     """An object of at most ``MAX_HEADERS`` members, each a non-empty name with a string value, every string under
     the rule for every string (the engine's ``validation.headers``)."""

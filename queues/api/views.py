@@ -312,7 +312,7 @@ def lease_of(doc: dict[str, Any]) -> str:
     lease = doc.get("lease")
     if not isinstance(lease, str) or not 0 < len(lease) <= inputs.MAX_LEASE:
         raise ApiError(400, "invalid_argument", "lease must be the lease token that consume returned", "lease")
-    return lease
+    return inputs.text(doc, "lease")
 
 
 def lease_lost(task_id: str) -> ApiError:
@@ -340,7 +340,7 @@ def ack(request: HttpRequest, token: ApiToken, queue: str, task_id: str) -> Http
 def fail(request: HttpRequest, token: ApiToken, queue: str, task_id: str) -> HttpResponse:
     doc = json_body(request, LEASE_FIELDS | {"error", "delay", "skip_retry"})
     lease = lease_of(doc)
-    error = inputs.text(doc, "error")
+    error = inputs.error_text(doc, "error")
     skip = inputs.boolean(doc, "skip_retry")
     delay = inputs.number(doc, "delay", check.MAX_DURATION, zero=True)
     try:

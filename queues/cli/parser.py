@@ -81,7 +81,7 @@ def unencodable_argument(args: argparse.Namespace) -> str | None:
         for item in value if isinstance(value, list) else [value]:
             problem = text_problem(item) if isinstance(item, str) else None
             if problem:
-                return f"{dest.replace('_', '-')} {shown(item)} {problem}"
+                return f"{dest.replace('_', ' ')} {shown(item)} {problem}"
     return None
 
 

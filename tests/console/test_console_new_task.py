@@ -279,7 +279,7 @@ def test_a_duplicate_unique_task_is_refused_and_writes_nothing(creator, engine, 
     before = snapshot(redis_client)
     response = creator.post(NEW, form)
     assert response.status_code == 409
-    assert "already holds its lock in queue &#x27;reports&#x27;" in response.content.decode()
+    assert "already holds its lock in queue &quot;reports&quot;" in response.content.decode()
     assert snapshot(redis_client) == before and AuditLog.objects.count() == 1
     assert engine.queue_info("reports").pending == 1
 
