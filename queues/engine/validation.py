@@ -229,7 +229,7 @@ def _json_refusal(exc: Exception) -> str:
     if "NaN" in reason or "Infinity" in reason or "out of range float" in reason.lower():
         return "NaN and infinite numbers are not JSON"
     if "int_max_str_digits" in reason:
-        return "an integer has more digits than JSON readers take (4300)"
+        return "a number has more than 4300 digits"
     if "keys must be" in reason:
         return "object keys must be strings, numbers, booleans or null"
     if "circular" in reason.lower():
