@@ -8,6 +8,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from . import nesting
@@ -53,6 +54,32 @@ def shown(value: Any) -> str:
 
 def _hidden(char: str) -> bool:
     return unicodedata.category(char) in HIDDEN_CATEGORIES or char in _FILLERS
+
+
+@lru_cache(maxsize=1)
+def invisible_class() -> str:
+    """The characters a visible name may not hold (``name_problem``), lone surrogates aside (JSON text from a
+    conforming client has none), as the inside of a regular expression's character class: for the HTTP API's
+    OpenAPI patterns, built from the same categories so the document and the check cannot drift apart. BMP
+    characters are written ``\\uXXXX`` (read alike by Python's ``re`` and ECMA-262); others literally."""
+    ranges: list[list[int]] = []
+    # The planes that hold controls and format characters (the BMP, plane 1, and 14's tags); the others are
+    # ideographs, unassigned or private use. One pass over them costs about 0.1 s, once per process.
+    category, categories = unicodedata.category, HIDDEN_CATEGORIES
+    points = [p for plane in (0, 1, 14) for p in range(plane << 16, (plane + 1) << 16)]
+    hidden = sorted({p for p in points if category(chr(p)) in categories} | {ord(c) for c in _FILLERS})
+    for point in hidden:
+        if 0xD800 <= point <= 0xDFFF:
+            continue
+        if ranges and ranges[-1][1] == point - 1:
+            ranges[-1][1] = point
+        else:
+            ranges.append([point, point])
+
+    def char(point: int) -> str:
+        return f"\\u{point:04x}" if point <= 0xFFFF else chr(point)
+
+    return "".join(char(a) if a == b else f"{char(a)}-{char(b)}" for a, b in ranges)
 
 
 def text_problem(value: str) -> str | None:
