@@ -4,7 +4,8 @@ values shown as JSON (``true``, ``null``), each field named once, ranges stated 
 
 Every optional field given as ``null`` takes its default, as if it were absent (JSON encoders write ``null`` for
 an unset member). A check that fails raises ``InvalidArgument``, which the views answer with a 400 naming the
-field.
+field. Names and strings are checked by the engine's one rule (``queues.engine.validation``), its refusal named
+against the request's field here.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ GLOB = "*?["
 #: The strict form ``payload_base64`` must have: groups of four, padded.
 BASE64 = "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 _BASE64 = re.compile(BASE64)
-DOT_NAMES = frozenset({".", ".."})
 #: A dead-letter listing's cursor: archive time in ms, then the task id's UTF-8 in hex (``views.encode_cursor``).
 CURSOR_PATTERN = "^[0-9]{1,16}-(?:[0-9a-f]{2}){1,512}$"
 CURSOR = re.compile(CURSOR_PATTERN)

@@ -84,8 +84,9 @@ def invisible_class() -> str:
 
 def text_problem(value: str) -> str | None:
     """Why ``value`` is not a string taskq can store (it is: every str but one holding a lone surrogate), or
-    None. The rule for every string at every way in; names add ``name_problem``'s."""
-    surrogate = _SURROGATE.search(value)
+    None. The rule for every string at every way in; names add ``name_problem``'s. ASCII text (CPython knows
+    it without a scan) holds no surrogate: a payload's JSON text is scanned only when it holds other characters."""
+    surrogate = None if value.isascii() else _SURROGATE.search(value)
     if surrogate is None:
         return None
     return f"holds a lone surrogate (U+{ord(surrogate.group()):04X}), which is not Unicode text: UTF-8 cannot encode it"
