@@ -11,6 +11,9 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from queues.engine import ValidationError as EngineValidationError
+from queues.engine import validation as check
+from queues.engine.validation import shown
 from queues.models import validate_queue_name
 
 from .models import ROWS_PER_PAGE_CHOICES, ConsolePreference
@@ -35,6 +38,26 @@ STATE_ACTIONS = {
     "delete_all": {"pending", "scheduled", "retry", "archived", "completed"},
     "cancel_all": {"active"},
 }
+
+
+def valid_text(value: str) -> None:
+    """Every text field: the engine's rule for every string (``validation.text_problem``). A browser sends UTF-8
+    that Django decodes (bytes that are not UTF-8 become U+FFFD there), so this refuses what code handing a form
+    its data directly may give."""
+    try:
+        check.text(value, "the text", "console")
+    except EngineValidationError as exc:
+        raise ValidationError(exc.message) from None
+
+
+def validate_new_type(value: str) -> None:
+    """A new task's type (the new task and edit forms): the engine's rule for names (``validation.task_type``):
+    visible, without control or invisible characters and without leading or trailing blanks. Not stripped
+    first: a name is taken as typed or refused, never rewritten."""
+    try:
+        check.task_type(value, "console")
+    except EngineValidationError as exc:
+        raise ValidationError(exc.message) from None
 
 
 def first_error(form: forms.Form) -> str:
@@ -81,8 +104,8 @@ class TaskFilter(forms.Form):
     """The queue page's filter of a state's tasks: a type prefix and a text in the payload or last error. The
     page's query string carries it, and so does the bulk bar's action while it is active."""
 
-    type = forms.CharField(max_length=256, required=False, strip=True)
-    text = forms.CharField(max_length=200, required=False, strip=False)
+    type = forms.CharField(max_length=256, required=False, strip=True, validators=[valid_text])
+    text = forms.CharField(max_length=200, required=False, strip=False, validators=[valid_text])
 
     @property
     def filtering(self) -> bool:
@@ -95,7 +118,7 @@ class TaskListQuery(SeriesQuery, TaskFilter):
     state = forms.ChoiceField(choices=[(s, s) for s in STATES], required=False)
     page = forms.IntegerField(min_value=1, required=False)
     size = forms.TypedChoiceField(choices=ROWS_PER_PAGE_CHOICES, coerce=int, required=False)
-    task_id = forms.CharField(max_length=MAX_TASK_ID, required=False, strip=True)
+    task_id = forms.CharField(max_length=MAX_TASK_ID, required=False, strip=True, validators=[valid_text])
 
     def clean_state(self) -> str:
         return self.cleaned_data.get("state") or "active"
@@ -132,7 +155,7 @@ class TaskIdsField(forms.Field):
 class TaskBatchForm(forms.Form):
     action = forms.ChoiceField(choices=[(a, a) for a in TASK_ACTIONS])
     task_ids = TaskIdsField(required=False)
-    next = forms.CharField(max_length=2000, required=False)
+    next = forms.CharField(max_length=2000, required=False, validators=[valid_text])
 
 
 #: The most match ids a filter's bulk bar posts with its count: above it only the count is confirmed, and the
@@ -198,9 +221,11 @@ def payload_as_text(payload: bytes) -> dict[str, str]:
     import json
 
     from queues.engine import nesting
+    from queues.engine.validation import escape_surrogates
 
     try:
-        return {"payload": json.dumps(nesting.loads(payload), indent=2, ensure_ascii=False), "encoding": "json"}
+        pretty = json.dumps(nesting.loads(payload), indent=2, ensure_ascii=False)
+        return {"payload": escape_surrogates(pretty), "encoding": "json"}
     except ValueError:
         pass
     try:
@@ -218,7 +243,7 @@ class PayloadForm(forms.Form):
     ENCODINGS = (("json", "JSON"), ("text", "text (UTF-8)"), ("base64", "base64 (raw bytes)"))
 
     payload = forms.CharField(widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}), required=False,
-                              strip=False, max_length=4 * 1024 * 1024)  # fmt: skip
+                              strip=False, max_length=4 * 1024 * 1024, validators=[valid_text])  # fmt: skip
     encoding = forms.ChoiceField(choices=ENCODINGS)
 
     def clean(self) -> dict[str, Any]:
@@ -256,11 +281,10 @@ class EditTaskForm(PayloadForm):
     """Edit and retry: the new payload (as JSON, text or base64), its type and the options an operator may change
     (the engine checks the type and the queue name: ``Inspector.edit_task``)."""
 
-    type = forms.CharField(
-        max_length=256, required=False, strip=True, help_text="change it when no worker handles this one (misspelt)"
-    )
+    type = forms.CharField(max_length=256, required=False, strip=False, validators=[validate_new_type],
+                           help_text="change it when no worker handles this one (misspelt)")  # fmt: skip
     # Moving a task gives the other queue a new task: named as enqueue names one (no '.', '..', '*', '?', '[').
-    queue = forms.CharField(max_length=128, required=False, strip=True, help_text="empty: its own queue",
+    queue = forms.CharField(max_length=128, required=False, strip=False, help_text="empty: its own queue",
                             validators=[validate_queue_name])  # fmt: skip
     max_retry = forms.IntegerField(min_value=0, max_value=1000, required=False)
     timeout = forms.FloatField(min_value=0.001, required=False, help_text="seconds")
@@ -269,8 +293,8 @@ class EditTaskForm(PayloadForm):
 class NewTaskQuery(forms.Form):
     """The new task form's query string: the context it was opened from (a queue page, a task type page)."""
 
-    queue = forms.CharField(max_length=128, required=False, strip=True)
-    type = forms.CharField(max_length=256, required=False, strip=True)
+    queue = forms.CharField(max_length=128, required=False, strip=True, validators=[valid_text])
+    type = forms.CharField(max_length=256, required=False, strip=True, validators=[valid_text])
 
 
 def _datetime_field(label: str) -> forms.DateTimeField:
@@ -300,9 +324,10 @@ class NewTaskForm(PayloadForm):
 
     field_order = ["type", "queue", "payload", "encoding"]
 
-    type = forms.CharField(max_length=256, strip=True, help_text="suggested: the types this queue has seen",
+    type = forms.CharField(max_length=256, strip=False, validators=[validate_new_type],
+                           help_text="suggested: the types this queue has seen",
                            widget=forms.TextInput(attrs={"list": "task-types", "autocomplete": "off"}))  # fmt: skip
-    queue = forms.CharField(max_length=128, strip=True, validators=[validate_queue_name], help_text="a new name "
+    queue = forms.CharField(max_length=128, strip=False, validators=[validate_queue_name], help_text="a new name "
                             "creates the queue", widget=forms.TextInput(attrs={"list": "queue-names"}))  # fmt: skip
     process_at = _datetime_field("Process at")
     process_in = _seconds_field("Process in", "seconds from now; empty (and no process at): now")
@@ -313,7 +338,8 @@ class NewTaskForm(PayloadForm):
                             "empty: the unique policy, if any", 0.001)  # fmt: skip
     retention = _seconds_field("Retention", "seconds a completed task is kept; empty: the retention policy, if any")
     headers = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}), required=False,
-                              max_length=64 * 1024, help_text="one per line: name: value")  # fmt: skip
+                              max_length=64 * 1024, validators=[valid_text],
+                              help_text="one per line: name: value")  # fmt: skip
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         from django.utils import timezone
@@ -332,7 +358,7 @@ class NewTaskForm(PayloadForm):
             if not colon or not name.strip():
                 raise ValidationError(f"line {number}: write a header as name: value")
             if name.strip() in headers:
-                raise ValidationError(f"line {number}: header {name.strip()!r} is given twice")
+                raise ValidationError(f"line {number}: header {shown(name.strip())} is given twice")
             headers[name.strip()] = value.strip()
         return headers
 
@@ -370,7 +396,7 @@ class WorkflowListQuery(forms.Form):
 class SearchForm(forms.Form):
     """The search page's query string: the search (``queues/engine/search.py`` has the language) and the page."""
 
-    q = forms.CharField(max_length=1000, required=False, strip=True)
+    q = forms.CharField(max_length=1000, required=False, strip=True, validators=[valid_text])
     page = forms.IntegerField(min_value=1, max_value=MAX_PAGE, required=False)
     size = forms.TypedChoiceField(choices=ROWS_PER_PAGE_CHOICES, coerce=int, required=False)
 
@@ -379,7 +405,7 @@ class SearchCompletionForm(forms.Form):
     """The query box's question: the search as typed so far and where the cursor is in it (its end when not
     given)."""
 
-    q = forms.CharField(max_length=1000, required=False, strip=False)
+    q = forms.CharField(max_length=1000, required=False, strip=False, validators=[valid_text])
     cursor = forms.IntegerField(min_value=0, max_value=1000, required=False)
 
     def clean(self) -> dict[str, Any]:
@@ -395,6 +421,6 @@ class SearchCompletionForm(forms.Form):
 class SearchActionForm(forms.Form):
     """An action on every task a search matches."""
 
-    q = forms.CharField(max_length=1000, strip=True)
+    q = forms.CharField(max_length=1000, strip=True, validators=[valid_text])
     action = forms.ChoiceField(choices=[(a, a) for a in TASK_ACTIONS])
     expected = forms.IntegerField(min_value=0, required=False)  # the count the confirmation named

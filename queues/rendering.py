@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .engine import nesting
+from .engine.validation import escape_surrogates
 
 if TYPE_CHECKING:
     from .engine import TaskInfo
@@ -62,7 +63,7 @@ def _decode(data: bytes, hex_bytes: int, max_depth: int) -> tuple[str, str, int]
         if _printable(text):
             return "text", text, len(data)
         return "hex", hex_dump(data[:hex_bytes]), min(len(data), hex_bytes)
-    return "json", json.dumps(value, indent=2, ensure_ascii=False), len(data)
+    return "json", escape_surrogates(json.dumps(value, indent=2, ensure_ascii=False)), len(data)
 
 
 def _printable(text: str) -> bool:

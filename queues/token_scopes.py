@@ -27,7 +27,7 @@ def _names(values: Any, what: str) -> list[str]:
         except EngineValidationError as exc:
             raise ValidationError(f"{what}: {exc.message}") from None
         if what == "namespaces" and NAMESPACE_SEPARATOR in name:
-            raise ValidationError(f"namespaces: {name!r} may not contain {NAMESPACE_SEPARATOR!r}")
+            raise ValidationError(f"namespaces: {check.shown(name)} may not contain {check.shown(NAMESPACE_SEPARATOR)}")
         out.append(name)
     return list(dict.fromkeys(out))
 

@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 from typing import Any, cast
+from urllib.parse import unquote_to_bytes
 
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
+from django.utils.encoding import repercent_broken_unicode
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 
@@ -85,8 +87,9 @@ def engine_error_response(exc: EngineError) -> JsonResponse:
 
 
 def too_large(size: int | None = None) -> ApiError:
-    """413, with the size when Content-Length declared it."""
-    return ApiError(413, "too_large", f"the body is {'over' if size is None else size} bytes; the limit is {MAX_BODY}")
+    """413, with the size when Content-Length declared it (a chunked body is refused once past the limit)."""
+    size_text = f"more than {MAX_BODY}" if size is None else str(size)
+    return ApiError(413, "too_large", f"the body is {size_text} bytes; the limit is {MAX_BODY}")
 
 
 def guarded(fn: Callable[..., HttpResponse], *args: Any, **kwargs: Any) -> HttpResponse:
@@ -124,8 +127,46 @@ def authorize_queues(token: ApiToken, queues: list[str]) -> None:
             raise ApiError(403, "permission_denied", f"this token may not use queue {inputs.shown(queue)}", "queue")
 
 
-def path_arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
+#: The URL arguments that hold names, and the field each is reported as.
+PATH_FIELDS = {"queue": "queue", "task_id": "id"}
+
+
+def path_bytes(request: HttpRequest) -> bytes | None:
+    """The request's path as the client sent it, percent-decoded, before the server made text of it: an ASGI
+    server's ``raw_path``, or the request line's URI that WSGI servers such as gunicorn (``RAW_URI``) and uWSGI
+    (``REQUEST_URI``) pass on. None when the server gives neither (Django's ``PATH_INFO`` has the undecodable
+    bytes percent-encoded again, as text that cannot be told from a name that holds ``%FF``)."""
+    scope = getattr(request, "scope", None)
+    raw = scope.get("raw_path") if scope is not None else None
+    if raw is None:
+        uri = request.META.get("RAW_URI") or request.META.get("REQUEST_URI")
+        raw = uri.partition("?")[0].encode("latin-1", "replace") if isinstance(uri, str) else None
+    return unquote_to_bytes(raw) if isinstance(raw, bytes) else None
+
+
+def undecodable_path(request: HttpRequest, kwargs: dict[str, Any]) -> None:
+    """Refuse a path with a segment that is not UTF-8 once percent-decoded (``h3%FFbad``), naming the argument
+    it stands for. The server would otherwise hand the view a name it made up (U+FFFD for each bad byte under
+    ASGI, the bytes percent-encoded again under WSGI), and different bad inputs would name the same queue."""
+    raw = path_bytes(request)
+    if raw is None:
+        return
+    for segment in raw.split(b"/"):
+        try:
+            segment.decode()
+        except UnicodeDecodeError as exc:
+            renditions = {segment.decode("utf-8", "replace"), repercent_broken_unicode(segment).decode()}
+            field = next((f for arg, f in PATH_FIELDS.items() if kwargs.get(arg) in renditions), "path")
+            raise inputs.InvalidArgument(
+                field,
+                f"{field}: the path segment is not UTF-8 once percent-decoded (byte 0x{segment[exc.start]:02x}); "
+                "percent-encode the name's UTF-8 bytes",
+            ) from None
+
+
+def path_arguments(request: HttpRequest, kwargs: dict[str, Any]) -> dict[str, Any]:
     """The URL's queue and task id, unescaped and validated (400 naming the one at fault)."""
+    undecodable_path(request, kwargs)
     out = dict(kwargs)
     if "queue" in out:
         out["queue"] = inputs.queue(inputs.segment(out["queue"], "queue"))
@@ -158,11 +199,11 @@ def json_body(request: HttpRequest, allowed: set[str] | frozenset[str]) -> dict[
         return {}
     limit = conf.taskq_settings().max_payload_depth + ENVELOPE_DEPTH
     try:
-        doc = nesting.loads(raw, limit)
+        doc = nesting.loads(raw, limit, unique_keys=True)
     except (nesting.TooDeepError, RecursionError):  # RecursionError: text the measure misreads (UTF-16, say)
         raise ApiError(400, "invalid_argument", too_deep(limit), "body") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ApiError(400, "invalid_argument", f"the body is not valid JSON: {exc}", "body") from None
+    except ValueError as exc:  # UnicodeDecodeError and nesting.DuplicateKeyError among them
+        raise ApiError(400, "invalid_argument", f"the body is not valid JSON: {nesting.reason(exc)}", "body") from None
     if not isinstance(doc, dict):
         raise ApiError(400, "invalid_argument", "the body must be a JSON object", "body")
     for name in doc:
@@ -203,7 +244,7 @@ def endpoint(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[
         def view(request: HttpRequest, **kwargs: Any) -> HttpResponse:
             def run() -> HttpResponse:
                 token = authorize(request, methods, [])
-                args = path_arguments(kwargs)
+                args = path_arguments(request, kwargs)
                 if "queue" in args:
                     authorize_queues(token, [args["queue"]])
                 return fn(request, token, **args)

@@ -4,30 +4,30 @@ values shown as JSON (``true``, ``null``), each field named once, ranges stated 
 
 Every optional field given as ``null`` takes its default, as if it were absent (JSON encoders write ``null`` for
 an unset member). A check that fails raises ``InvalidArgument``, which the views answer with a 400 naming the
-field.
+field. Names and strings are checked by the engine's one rule (``queues.engine.validation``), its refusal named
+against the request's field here.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import json
 import math
 import re
 from typing import Any
 
 from queues import segments
-from queues.engine.validation import MAX_HEADERS, MAX_QUEUE_NAME, MAX_TASK_ID, MAX_TYPE_NAME
+from queues.engine import ValidationError
+from queues.engine import validation as check
+from queues.engine.validation import MAX_HEADERS
 
-#: C0 and C1 control characters and DEL, which no queue name, task id or type may hold (as the engine's checks).
+#: C0 and C1 control characters and DEL, which no queue name, task id or type may hold (the engine's checks).
 CONTROL = "\\x00-\\x1f\\x7f-\\x9f"
-_CONTROL = re.compile(f"[{CONTROL}]")
 #: Characters a new queue may not hold: ``taskworker --queues`` reads them as a glob pattern.
 GLOB = "*?["
 #: The strict form ``payload_base64`` must have: groups of four, padded.
 BASE64 = "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 _BASE64 = re.compile(BASE64)
-DOT_NAMES = frozenset({".", ".."})
 #: A dead-letter listing's cursor: archive time in ms, then the task id's UTF-8 in hex (``views.encode_cursor``).
 CURSOR_PATTERN = "^[0-9]{1,16}-(?:[0-9a-f]{2}){1,512}$"
 CURSOR = re.compile(CURSOR_PATTERN)
@@ -45,9 +45,8 @@ class InvalidArgument(Exception):
 
 
 def shown(value: Any) -> str:
-    """``value`` as JSON text, control characters escaped, cut at 60 characters."""
-    text = _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False, default=str))
-    return text if len(text) <= 60 else text[:59] + "…"
+    """``value`` as JSON text, control and invisible characters escaped, cut at 60 characters (the engine's)."""
+    return check.shown(value)
 
 
 def _number_text(value: float) -> str:
@@ -57,47 +56,33 @@ def _number_text(value: float) -> str:
 # -- names -------------------------------------------------------------------------------------------------
 
 
-def name(value: Any, field: str, limit: int, *, braces: bool = True) -> str:
-    """A non-empty string of at most ``limit`` characters, without control characters (nor ``{`` or ``}`` unless
-    ``braces``)."""
-    if not isinstance(value, str) or not value:
-        raise InvalidArgument(field, f"{field} must be a non-empty string, got {shown(value)}")
-    if len(value) > limit:
-        raise InvalidArgument(field, f"{field} is {len(value)} characters long; the limit is {limit}")
-    control = _CONTROL.search(value)
-    if control:
-        raise InvalidArgument(field, f"{field} {shown(value)} holds a control character (U+{ord(control.group()):04X})")
-    if not braces and ("{" in value or "}" in value):
-        # They would break the Redis Cluster hash tag that keeps a queue's keys in one slot.
-        raise InvalidArgument(field, f"{field} {shown(value)} may not hold '{{' or '}}'")
-    return value
+def _checked(field: str, check_fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """The engine's check (``queues.engine.validation``, the one rule for names and strings), its refusal as an
+    InvalidArgument naming ``field``."""
+    try:
+        return check_fn(*args, **kwargs)
+    except ValidationError as exc:
+        raise InvalidArgument(field, exc.message) from None
 
 
 def queue(value: Any, field: str = "queue") -> str:
     """A queue name as readers take it (any queue already in Redis stays reachable)."""
-    return name(value, field, MAX_QUEUE_NAME, braces=False)
+    return str(_checked(field, check.queue_name, value, "api", what=field))
 
 
 def new_queue(value: Any, field: str = "queue") -> str:
-    """A queue name for a new task: also not ``.`` or ``..`` (steps of a URL path) nor with ``*``, ``?`` or ``[``
-    (``taskworker --queues`` would read it as a pattern)."""
-    checked = queue(value, field)
-    if checked in DOT_NAMES:
-        raise InvalidArgument(field, f"{field} {shown(checked)} is refused for new tasks: it is a step of a URL path")
-    if any(c in checked for c in GLOB):
-        raise InvalidArgument(
-            field,
-            f"{field} {shown(checked)} may not hold '*', '?' or '[' for new tasks: workers read them as a pattern",
-        )
-    return checked
+    """A queue name for a new task: also visible, not ``.`` or ``..`` (steps of a URL path) nor with ``*``, ``?``
+    or ``[`` (``taskworker --queues`` would read it as a pattern)."""
+    return str(_checked(field, check.new_queue_name, value, "api", what=field))
 
 
-def task_id(value: Any, field: str = "id") -> str:
-    return name(value, field, MAX_TASK_ID)
+def task_id(value: Any, field: str = "id", *, new: bool = False) -> str:
+    """A task id: any a reader may name, or for a ``new`` task a visible one."""
+    return str(_checked(field, check.task_id, value, "api", what=field, visible=new))
 
 
 def task_type(value: Any) -> str:
-    return name(value, "type", MAX_TYPE_NAME)
+    return str(_checked("type", check.task_type, value, "api", what="type"))
 
 
 def segment(value: str, field: str) -> str:
@@ -147,24 +132,31 @@ def boolean(doc: dict[str, Any], field: str) -> bool:
 
 
 def text(doc: dict[str, Any], field: str) -> str:
+    """A string field ("" when absent), under the rule for every string (``validation.text_problem``)."""
+    value = doc.get(field)
+    if value is None:
+        return ""
+    return str(_checked(field, check.text, value, field, "api"))
+
+
+def error_text(doc: dict[str, Any], field: str) -> str:
+    """A failure's error message ("" when absent): any string, stored with what UTF-8 cannot encode replaced
+    (``validation.encodable``) rather than refused, so a consumer that cut its message inside an emoji can still
+    fail its task."""
     value = doc.get(field)
     if value is None:
         return ""
     if not isinstance(value, str):
         raise InvalidArgument(field, f"{field} must be a string, got {shown(value)}")
-    return value
+    return check.encodable(value)
 
 
 def headers(value: Any) -> dict[str, str]:
-    """An object of at most ``MAX_HEADERS`` members, each a non-empty name with a string value."""
-    if not isinstance(value, dict) or len(value) > MAX_HEADERS:
+    """An object of at most ``MAX_HEADERS`` members, each a non-empty name with a string value, every string under
+    the rule for every string (the engine's ``validation.headers``)."""
+    if not isinstance(value, dict):
         raise InvalidArgument("headers", f"headers must be an object of at most {MAX_HEADERS} string members")
-    for key, val in value.items():
-        if not key or not isinstance(val, str):
-            raise InvalidArgument(
-                "headers", f"header {shown(key)}: a header needs a non-empty name and a string value, got {shown(val)}"
-            )
-    return dict(value)
+    return dict(_checked("headers", check.headers, value, "api"))
 
 
 def base64_bytes(value: Any, field: str) -> bytes:

@@ -18,6 +18,7 @@ from queues.engine.validation import (
     MAX_RETRY_LIMIT,
     MAX_TASK_ID,
     MAX_TYPE_NAME,
+    invisible_class,
 )
 
 from .inputs import BASE64, CONTROL, GLOB, MAX_DEAD_LETTER_BATCH, MAX_LEASE
@@ -52,27 +53,33 @@ def seconds(high: float, *, zero: bool) -> dict[str, Any]:
     return {"type": "number", **bound, "maximum": high}
 
 
-def name_pattern(limit: int, forbidden: str = "") -> str:
-    """A name in a JSON body: 1 to ``limit`` characters, none a control character or one of ``forbidden``."""
-    return f"^[^{CONTROL}{forbidden}]{{1,{limit}}}$"
+def name_pattern(limit: int, forbidden: str = "", *, visible: bool = False) -> str:
+    """A name in a JSON body: 1 to ``limit`` characters, none a control character or one of ``forbidden``; a
+    ``visible`` one (a new task's) also without invisible characters and without a leading or trailing blank
+    (``validation.name_problem``)."""
+    if not visible:
+        return f"^[^{CONTROL}{forbidden}]{{1,{limit}}}$"
+    return rf"^(?!\s)[^{invisible_class()}{forbidden}]{{1,{limit}}}(?<!\s)$"
 
 
 def segment_pattern(limit: int, forbidden: str = "", *, new: bool = False) -> str:
     """A name as one URL path segment (what the server reads after percent-decoding): ``/`` is written ``~2F``,
     ``~`` as ``~7E``, and a name that is only dots with ``~2E`` per dot (``queues.segments``), so a bare ``.`` or
     ``..`` (a path step, which clients remove) is no segment. ``new``: the name may not be ``.`` or ``..`` at all,
-    however written (a new queue). Up to ``limit`` characters once unescaped: an escape counts as one."""
-    plain = f"[^{CONTROL}/~{forbidden}]"
+    however written (a new queue), and the name must be visible (``name_pattern``). Up to ``limit`` characters
+    once unescaped: an escape counts as one."""
+    plain = f"[^{invisible_class() if new else CONTROL}/~{forbidden}]"
     unit = f"(?:{plain}|~7E|~2F|~2E)"
     if new:
         dot, other = r"(?:\.|~2E)", f"(?:{plain[:-1]}.]|~7E|~2F)"
     else:
         dot, other = r"\.", f"(?:{plain[:-1]}.]|~7E|~2F|~2E)"
-    return f"^(?:{other}|{other}{unit}|{dot}{other}|{unit}{{3,{limit}}})$"
+    body = f"(?:{other}|{other}{unit}|{dot}{other}|{unit}{{3,{limit}}})"
+    return rf"^(?!\s){body}(?<!\s)$" if new else f"^{body}$"
 
 
 QUEUE_IN_BODY = {"type": "string", "pattern": name_pattern(MAX_QUEUE_NAME, "{}")}
-TASK_ID_IN_BODY = {"type": "string", "pattern": name_pattern(MAX_TASK_ID)}
+TASK_ID_IN_BODY = {"type": "string", "pattern": name_pattern(MAX_TASK_ID, visible=True)}  # a new task's
 QUEUE_SEGMENT = {"type": "string", "pattern": segment_pattern(MAX_QUEUE_NAME, "{}")}
 NEW_QUEUE_SEGMENT = {
     "type": "string",
@@ -123,7 +130,7 @@ SCHEMAS: dict[str, Any] = {
     "PublishRequest": {
         **obj(
             {
-                "type": {"type": "string", "pattern": name_pattern(MAX_TYPE_NAME)},
+                "type": {"type": "string", "pattern": name_pattern(MAX_TYPE_NAME, visible=True)},
                 "payload": {
                     "description": "Any JSON value, null included (stored as compact JSON, at most 1 MiB). Give "
                     "payload or payload_base64, or neither for no payload: both at once are refused (400)."

@@ -181,7 +181,7 @@ def publish_options(doc: dict[str, Any], now: float) -> dict[str, Any]:
     if unique is not None:
         options["unique"] = unique
     if doc.get("id") is not None:
-        options["task_id"] = inputs.task_id(doc["id"])
+        options["task_id"] = inputs.task_id(doc["id"], new=True)
     if doc.get("headers") is not None:
         options["headers"] = inputs.headers(doc["headers"])
     return options
@@ -315,7 +315,7 @@ def lease_of(doc: dict[str, Any]) -> str:
     lease = doc.get("lease")
     if not isinstance(lease, str) or not 0 < len(lease) <= inputs.MAX_LEASE:
         raise ApiError(400, "invalid_argument", "lease must be the lease token that consume returned", "lease")
-    return lease
+    return inputs.text(doc, "lease")
 
 
 def lease_lost(task_id: str) -> ApiError:
@@ -343,7 +343,7 @@ def ack(request: HttpRequest, token: ApiToken, queue: str, task_id: str) -> Http
 def fail(request: HttpRequest, token: ApiToken, queue: str, task_id: str) -> HttpResponse:
     doc = json_body(request, LEASE_FIELDS | {"error", "delay", "skip_retry"})
     lease = lease_of(doc)
-    error = inputs.text(doc, "error")
+    error = inputs.error_text(doc, "error")
     skip = inputs.boolean(doc, "skip_retry")
     delay = inputs.number(doc, "delay", check.MAX_DURATION, zero=True)
     try:

@@ -29,6 +29,7 @@ from queues.engine import (
     ValidationError,
 )
 from queues.engine.redis_errors import translated
+from queues.engine.validation import shown
 
 from . import (
     cron_commands,
@@ -44,7 +45,7 @@ from . import (
 )
 from . import output as out
 from .context import Context
-from .parser import PROG, Parser, UsageError, json_flag, subcommands
+from .parser import PROG, Parser, UsageError, json_flag, subcommands, unencodable_argument
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -92,6 +93,9 @@ def main(argv: list[str], stdout: IO[str] | None = None, stderr: IO[str] | None 
         return fail(stderr, f"{exc.prog}: error: {exc} (see '{exc.prog} --help')", EXIT_USAGE)
     except SystemExit as exc:  # --help printed its text and asked to exit
         return exc.code if isinstance(exc.code, int) else EXIT_OK
+    unencodable = unencodable_argument(args)
+    if unencodable:
+        return fail(stderr, f"error: invalid input: {unencodable}", EXIT_USAGE)
 
     try:
         # A raw redis-py error from a command that talks to Redis itself is reported like the engine's.
@@ -131,13 +135,13 @@ def target(args: argparse.Namespace) -> str:
     """What the command acted on, for error messages: ``task 'x' in queue 'q'``, ``queue 'q'``, ``periodic entry
     'e'``."""
     if getattr(args, "entry", None) is not None:
-        return f"periodic entry {args.entry!r}"
+        return f"periodic entry {shown(args.entry)}"
     queue = getattr(args, "queue", None)
     if getattr(args, "id", None) is not None:
-        return f"task {args.id!r} in queue {queue!r}"
+        return f"task {shown(args.id)} in queue {shown(queue)}"
     if getattr(args, "state", None) is not None:
-        return f"{args.state} tasks in queue {queue!r}"
-    return f"queue {queue!r}" if queue is not None else "it"
+        return f"{args.state} tasks in queue {shown(queue)}"
+    return f"queue {shown(queue)}" if queue is not None else "it"
 
 
 def refused_action(exc: Exception) -> TypeGuard[EngineError]:
@@ -155,20 +159,20 @@ def describe(exc: Exception, args: argparse.Namespace) -> tuple[str, int]:
     if isinstance(exc, ValidationError):
         return f"invalid input: {exc.message}", EXIT_USAGE
     if isinstance(exc, QueueNotFoundError):
-        return (f"queue {queue!r} not found" if queue else exc.message), EXIT_ERROR
+        return (f"queue {shown(queue)} not found" if queue else exc.message), EXIT_ERROR
     if isinstance(exc, TaskNotFoundError):
         return (f"{target(args)} not found" if getattr(args, "id", None) else exc.message), EXIT_ERROR
     if isinstance(exc, QueueNotEmptyError):
         reason = exc.message.split(";")[0]
         hint = "; use --force to delete them too" if not getattr(args, "force", False) else ""
-        return f"cannot delete queue {queue!r}: {reason}{hint}", EXIT_ERROR
+        return f"cannot delete queue {shown(queue)}: {reason}{hint}", EXIT_ERROR
     if refused_action(exc):
         return f"cannot {verb} {target(args)}: {exc.message}", EXIT_ERROR
     if isinstance(exc, TaskIdConflictError):
-        return f"a task with id {args.task_id!r} already exists in queue {queue!r}", EXIT_ERROR
+        return f"a task with id {shown(args.task_id)} already exists in queue {shown(queue)}", EXIT_ERROR
     if isinstance(exc, DuplicateTaskError):
         return (
-            f"a unique task of type {args.type!r} with the same payload is already in queue {queue!r}; "
+            f"a unique task of type {shown(args.type)} with the same payload is already in queue {shown(queue)}; "
             f"it was not enqueued again"
         ), EXIT_ERROR
     if isinstance(exc, RedisUnavailableError):

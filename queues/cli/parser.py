@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from queues.engine import nesting
+from queues.engine.validation import shown, text_problem
 
 PROG = "tasks"
 
@@ -72,6 +73,18 @@ def group(sub: argparse._SubParsersAction[Any], name: str, help_text: str) -> ar
     return subcommands(parser, f"{name} commands")
 
 
+def unencodable_argument(args: argparse.Namespace) -> str | None:
+    """Why a string of the parsed command line breaks the rule for every string (``validation.text_problem``),
+    naming its option, or None. A command line's bytes that are not UTF-8 reach Python as lone surrogates
+    (``surrogateescape``); refused here, before any command runs, whatever the command does with them."""
+    for dest, value in vars(args).items():
+        for item in value if isinstance(value, list) else [value]:
+            problem = text_problem(item) if isinstance(item, str) else None
+            if problem:
+                return f"{dest.replace('_', ' ')} {shown(item)} {problem}"
+    return None
+
+
 # -- argument types: each raises ArgumentTypeError, which argparse reports as a usage error -----------------
 
 
@@ -79,7 +92,7 @@ def _int_at_least(text: str, low: int, expected: str) -> int:
     try:
         value = int(text, 10)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {shown(text)}") from None
     if value < low:
         raise argparse.ArgumentTypeError(f"expected {expected}, got {value}")
     return value
@@ -97,10 +110,10 @@ def _seconds(text: str, allow_zero: bool) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {shown(text)}") from None
     if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
         low = ">= 0" if allow_zero else "> 0"
-        raise argparse.ArgumentTypeError(f"expected a number of seconds {low}, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a number of seconds {low}, got {shown(text)}")
     return value
 
 
@@ -113,16 +126,26 @@ def non_negative_seconds(text: str) -> float:
 
 
 def json_value(text: str) -> Any:
-    """JSON text, parsed without recursing past ``nesting.DEPTH_CEILING`` (the client then holds a payload to
-    ``TASKS_MAX_PAYLOAD_DEPTH``)."""
+    """JSON text, parsed to the payload's depth limit (``TASKS_MAX_PAYLOAD_DEPTH``, read from the settings),
+    without recursing past it; an object that gives a key twice is refused, as the HTTP API refuses it."""
+    from queues.conf import taskq_settings  # settings: read on use, so ``tasks --help`` needs no Django set up
+
+    limit = taskq_settings().max_payload_depth
     try:
-        return nesting.loads(text)
+        return nesting.loads(text, limit, unique_keys=True)
+    except nesting.TooDeepError:
+        raise argparse.ArgumentTypeError(
+            f"the payload is nested deeper than {limit} levels of arrays and objects (the limit is "
+            "TASKS_MAX_PAYLOAD_DEPTH)"
+        ) from None
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not valid JSON ({exc})") from None
+        raise argparse.ArgumentTypeError(f"not valid JSON: {nesting.reason(exc)}") from None
 
 
 def base64_bytes(text: str) -> bytes:
     try:
         return base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise argparse.ArgumentTypeError(f"not valid base64 ({exc})") from None
+    except (binascii.Error, ValueError):
+        raise argparse.ArgumentTypeError(
+            "not valid base64 (A-Z a-z 0-9 + /, in groups of four, padded with =)"
+        ) from None

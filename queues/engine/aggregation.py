@@ -63,13 +63,7 @@ class GroupSettings:
 
 
 def group_name(value: Any, op: str = "") -> str:
-    if not isinstance(value, str) or not value:
-        raise ValidationError(f"group must be a non-empty string, got {value!r:.80}", op=op)
-    if len(value) > MAX_GROUP_NAME or any(ord(ch) < 32 or 127 <= ord(ch) < 160 for ch in value):
-        raise ValidationError(
-            f"group {value!r:.80} is longer than {MAX_GROUP_NAME} characters or contains control characters", op=op
-        )
-    return value
+    return check.name(value, "group", MAX_GROUP_NAME, op)
 
 
 # -- aggregation functions -----------------------------------------------------------------------------------------

@@ -115,7 +115,7 @@ def submit_workflow_flow(
         if callback is not None and not isinstance(callback, Signature):
             raise ValidationError(f"{name} must be sig(...)", op=op)
     queue = check.new_queue_name(queue, op)
-    wf_id = check.task_id(workflow_id, op) if workflow_id is not None else producer.new_task_id()
+    wf_id = check.task_id(workflow_id, op, visible=True) if workflow_id is not None else producer.new_task_id()
     keep_seconds = DEFAULT_KEEP if keep is None else check.seconds(keep, "keep", op)
     members = compile_workflow(workflow, on_success, on_error)
     if len({m.id for m in members}) != len(members):

@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import Any
 
 from .redaction import Redaction
+from .validation import encodable
 
 MAX_TRACEBACK = 16 * 1024  # characters kept of a traceback: its end
 MAX_ERROR_LENGTH = 4096  # characters kept of a last error (class and message)
@@ -119,14 +120,16 @@ def capture(exc: BaseException, handler: Any = None) -> Failure:
     while chained is not None:
         messages.append("".join(chained.format_exception_only()))
         chained = chained.__cause__ or (None if chained.__suppress_context__ else chained.__context__)
+    # Stored, not refused: what UTF-8 cannot encode (a message cut inside an emoji) is replaced, so the failure
+    # can still be written (``validation.encodable``).
     return Failure(
         kind=type(exc).__name__,
-        message=str(exc),
+        message=encodable(str(exc)),
         frame=handler_frame(exc.__traceback__, handler),
         # An exception never raised (a timeout or cancel the worker decided on) has no frames: no traceback.
         # Whole here: redaction must see every message before the cut (``bounded``, when it is written).
-        traceback="".join(te.format()) if exc.__traceback__ is not None else "",
-        messages=tuple(m for m in messages if m.strip()),
+        traceback=encodable("".join(te.format())) if exc.__traceback__ is not None else "",
+        messages=tuple(encodable(m) for m in messages if m.strip()),
     )
 
 

@@ -16,13 +16,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from . import nesting
 from .clock import from_ms
 from .errors import MessageVersionError
+from .validation import encodable
 
 DEFAULT_MAX_RETRY = 25
 DEFAULT_TIMEOUT = 30 * 60.0
 #: The version of the message this code writes, and the newest it reads.
 MESSAGE_VERSION = 1
+#: Characters of stored headers that are not an object, kept under one name for readers to show.
+MAX_SHOWN_HEADER = 1000
 
 
 #: How the options of a task with every option at its default begin; its creation time (ms) and ``}`` follow.
@@ -105,7 +109,7 @@ class TaskMessage:
         created = _default_options_created(options)
         if created is not None:
             return cls(task_id, task_type.decode(), payload, queue, created_ms=created)
-        doc = json.loads(options) if options else {}
+        doc = nesting.loads(options) if options else {}  # bounded: a record written past any writer's depth
         if not isinstance(doc, dict):
             raise ValueError("task options are not a JSON object")
         version = doc.get("v", 1)
@@ -126,7 +130,7 @@ class TaskMessage:
             deadline_ms=int(doc.get("deadline", 0)),
             retention=float(doc.get("retention", 0)),
             unique_ttl=float(doc.get("unique_ttl", 0)),
-            headers=dict(doc.get("headers", {})),
+            headers=_stored_headers(doc.get("headers")),
             created_ms=int(doc.get("created", 0)),
             results=doc.get("results"),
             failure=doc.get("failure"),
@@ -232,6 +236,21 @@ class TaskInfo:
         elif state == "pending":
             info.next_process_at = info.state_since
         return info
+
+
+def _stored_headers(value: Any) -> dict[str, str]:
+    """Headers as stored, as strings every reader can print: producers are held to string pairs of valid
+    Unicode, but a task written by an older version or straight into Redis may hold anything JSON does (a lone
+    surrogate escaped as ``\\ud800``, numbers, nested values). Those are read, never refused: a task page,
+    a listing and a worker must still get the task."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        return {"(headers)": encodable(json.dumps(value, ensure_ascii=False))[:MAX_SHOWN_HEADER]}
+    return {
+        encodable(str(key)): encodable(val if isinstance(val, str) else json.dumps(val, ensure_ascii=False))
+        for key, val in value.items()
+    }
 
 
 def _text(value: bytes | None) -> str | None:

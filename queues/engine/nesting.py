@@ -81,12 +81,49 @@ def value_deeper_than(value: Any, limit: int) -> bool:
     return False
 
 
-def loads(data: bytes | str, limit: int = DEPTH_CEILING) -> Any:
+class DuplicateKeyError(ValueError):
+    """An object that gives one key twice: ``json.loads`` would keep the last silently, and a proxy or another
+    reader may keep the first, so the two would disagree on what was sent. Readers that take input refuse it."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {json.dumps(key)} is given twice in one object")
+        self.key = key
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    doc = dict(pairs)
+    if len(doc) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyError(key)
+            seen.add(key)
+    return doc
+
+
+def loads(data: bytes | str, limit: int = DEPTH_CEILING, *, unique_keys: bool = False) -> Any:
     """``json.loads(data)``, or TooDeepError when the text nests deeper than ``limit``; ValueError (with
-    UnicodeDecodeError) for text that is not JSON, as ``json.loads`` raises."""
+    UnicodeDecodeError) for text that is not JSON, as ``json.loads`` raises; with ``unique_keys``,
+    DuplicateKeyError for an object that gives a key twice (input, where the last one would win silently)."""
     if deeper_than(data, limit):
         raise TooDeepError(limit)
+    if unique_keys:
+        return json.loads(data, object_pairs_hook=_unique_pairs)
     return json.loads(data)
+
+
+def reason(exc: ValueError) -> str:
+    """Why text is not JSON, in words for people who do not read Python (json's own messages name Python calls
+    and codecs): where the syntax breaks, bytes that are not UTF-8, a key given twice, a number too long."""
+    if isinstance(exc, (TooDeepError, DuplicateKeyError)):
+        return str(exc)
+    if isinstance(exc, UnicodeDecodeError):
+        return f"it is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at position {exc.start})"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg.lower()} at line {exc.lineno}, column {exc.colno}"
+    if "int_max_str_digits" in str(exc) or "integer string conversion" in str(exc):
+        return "a number has more than 4300 digits"
+    return "it cannot be read as JSON"
 
 
 def looks_like_json_container(data: bytes) -> bool:

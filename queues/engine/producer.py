@@ -106,7 +106,7 @@ def template(now: float, options: Mapping[str, Any], op: str) -> Template:
 def _check_options(t: Template, now: float, options: Mapping[str, Any], op: str) -> None:
     """The options of a call other than its queue, validated into ``t``."""
     if options.get("task_id") is not None:
-        t.task_id = check.task_id(options["task_id"], op)
+        t.task_id = check.task_id(options["task_id"], op, visible=True)
     if options.get("max_retry") is not None:
         t.max_retry = check.count(options["max_retry"], "max_retry", 0, check.MAX_RETRY_LIMIT, op)
     if options.get("timeout") is not None:

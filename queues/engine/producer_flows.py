@@ -22,6 +22,7 @@ from .message import TaskInfo
 from .producer import by_queue, chunks, info_of, new_task_id
 from .sans_io import Command, Flow, Pipeline
 from .transitions import BULK_CHUNK, Placement, Transitions
+from .validation import shown
 
 
 class BulkEnqueueError(EngineError):
@@ -146,11 +147,11 @@ def refusal(exc: EngineError, chunk: list[Placement], enqueued: list[TaskInfo]) 
     message = chunk[position].message
     if isinstance(exc, DuplicateTaskError):
         text = (
-            f"a unique task of type {message.type!r} with the same payload already holds its lock in queue "
-            f"{message.queue!r}; nothing was enqueued"
+            f"a unique task of type {shown(message.type)} with the same payload already holds its lock in queue "
+            f"{shown(message.queue)}; nothing was enqueued"
         )
     else:
-        text = f"task id {message.id!r} already exists in queue {message.queue!r}; nothing was enqueued"
+        text = f"task id {shown(message.id)} already exists in queue {shown(message.queue)}; nothing was enqueued"
     return kind(text, op="client.enqueue", enqueued=enqueued, position=position)
 
 
@@ -180,7 +181,7 @@ def wait_flow(keys: Keys, queue: str, task_id: str, timeout: float | None) -> Fl
             return replace(last_seen, state="completed")
         elif ended_as == "deleted" or last_seen is None:
             raise TaskNotFoundError(
-                f"no task {task_id} in queue {queue!r}"
+                f"no task {task_id} in queue {shown(queue)}"
                 + (
                     " (it was deleted)"
                     if ended_as

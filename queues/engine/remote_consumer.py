@@ -155,7 +155,9 @@ class RemoteConsumer:
         ttr = _ttr(ttr, op)
         count = check.count(count, "count", 1, MAX_COUNT, op)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 <= timeout <= MAX_WAIT:
-            raise ValidationError(f"timeout must be between 0 and {MAX_WAIT:.0f} seconds, got {timeout!r:.40}", op=op)
+            raise ValidationError(
+                f"timeout must be between 0 and {MAX_WAIT:.0f} seconds, got {check.shown(timeout)}", op=op
+            )
         actor = actor or self.actor
         self._mark_consumed(names)
         got, _ = self._fetch(names, ttr, count, actor)
@@ -322,6 +324,7 @@ class RemoteConsumer:
         check.task_id(task_id, op)
         if not isinstance(token, str) or not token or len(token) > 256:
             raise ValidationError("lease must be the non-empty lease token that consume returned", op=op)
+        check.text(token, "lease", op)
         fields = self._redis(
             op,
             self.broker.conn.hmget,
@@ -334,10 +337,10 @@ class RemoteConsumer:
             "state",
         )
         if fields[0] is None:
-            raise TaskNotFoundError(f"no task {task_id!r} in queue {queue!r}", op=op)
+            raise TaskNotFoundError(f"no task {check.shown(task_id)} in queue {check.shown(queue)}", op=op)
         if fields[5] != b"active" or (fields[4] or b"").decode() != token:
             raise LeaseLostError(
-                f"the lease of task {task_id!r} is not held by this token (it expired, or the "
+                f"the lease of task {check.shown(task_id)} is not held by this token (it expired, or the "
                 "task was acknowledged already)",
                 op=op,
             )
@@ -359,9 +362,9 @@ class RemoteConsumer:
             call = self.ops.done(queue, [(task_id, token)], actor)
         status = self.broker.run(call)[0]
         if status == "NOT_FOUND":
-            raise TaskNotFoundError(f"no task {task_id!r} in queue {queue!r}", op=op)
+            raise TaskNotFoundError(f"no task {check.shown(task_id)} in queue {check.shown(queue)}", op=op)
         if status != "OK":
-            raise LeaseLostError(f"the lease of task {task_id!r} is not held by this token", op=op)
+            raise LeaseLostError(f"the lease of task {check.shown(task_id)} is not held by this token", op=op)
 
     def fail(
         self,
@@ -383,7 +386,8 @@ class RemoteConsumer:
             delay = check.seconds(delay, "delay", op, allow_zero=True)
         message, retried = self._attempt(queue, task_id, token, op)
         actor = actor or self.actor
-        error = error[:MAX_ERROR] or "failed by the consumer"
+        # Stored with what UTF-8 cannot encode replaced, not refused: the task must still be failed.
+        error = check.encodable(error[:MAX_ERROR]) or "failed by the consumer"
         if skip_retry or retried >= message.max_retry:
             limits = self._policies().archive_limits(queue)
             self.broker.run(self.ops.archive(queue, task_id, token, error, worker=actor, archive_limits=limits))
@@ -403,7 +407,7 @@ class RemoteConsumer:
         self._attempt(queue, task_id, token, op)
         lost = self.broker.run(self.ops.extend_leases(queue, [(task_id, token)], ttr))
         if lost:
-            raise LeaseLostError(f"the lease of task {task_id!r} is not held by this token", op=op)
+            raise LeaseLostError(f"the lease of task {check.shown(task_id)} is not held by this token", op=op)
         return self.clock.now() + ttr
 
     # -- dead letters (archived tasks) ---------------------------------------------------------------------------

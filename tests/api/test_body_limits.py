@@ -93,6 +93,8 @@ def test_a_chunked_body_without_content_length_is_a_json_413(api, engine):
     chunks = [b'{"type": "t", "payload": "'] + [b"x" * 64 * 1024] * 48 + [b'"}']  # 3 MiB
     status, body = asgi_post(api.secret or "", chunks, [(b"content-type", b"application/json")])
     assert (status, body["error"]) == (413, "too_large")
+    # The size it is over is named (it read "the body is over bytes" once).
+    assert body["message"] == f"the body is more than {MAX_BODY} bytes; the limit is {MAX_BODY}", body
     assert engine.dbsize() == 0
 
 

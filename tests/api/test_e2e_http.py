@@ -184,3 +184,18 @@ def test_oversized_and_deep_bodies_answer_json(server):
         got, content_type, doc = raw_post(port, tokens["all"], "/api/v1/queues/jobs/tasks", body)
         assert (got, content_type, doc["error"]) == (status, "application/json", code)
     assert size() == before
+
+
+def test_names_a_server_would_rewrite_are_refused_and_nothing_is_written(api, redis_url):
+    """daphne decodes a path segment that is not UTF-8 with U+FFFD; the API reads the bytes the client sent and
+    refuses them (it used to create the queue "h3\ufffdbad", the same for every bad byte). A lone surrogate in
+    the body, which Node writes when it cuts a string inside an emoji, is a 400 too, not a 500."""
+    import redis
+
+    for segment in ("h3%FFbad", "h3%FEbad", "%ED%A0%80"):
+        status, body = api.call("POST", f"/api/v1/queues/{segment}/tasks", {"type": "t"})
+        assert (status, body["field"]) == (400, "queue") and "not UTF-8" in body["message"], body
+    for doc, field in (({"type": "\ud800"}, "type"), ({"type": "t", "id": "\udfff"}, "id")):
+        status, body = api.call("POST", "/api/v1/queues/jobs/tasks", doc)
+        assert (status, body["field"]) == (400, field) and "lone surrogate" in body["message"], body
+    assert not [key for key in redis.Redis.from_url(redis_url).scan_iter("*h3*")]

@@ -21,4 +21,4 @@ def test_call_command_failure_raises_command_error(cli):
     with pytest.raises(CommandError) as raised:
         call_command("tasks", "queue", "inspect", "nope", stdout=io.StringIO(), stderr=stderr)
     assert raised.value.returncode == 1
-    assert stderr.getvalue() == "error: queue 'nope' not found\n"
+    assert stderr.getvalue() == 'error: queue "nope" not found\n'

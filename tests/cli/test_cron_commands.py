@@ -76,7 +76,7 @@ def test_pause_and_resume_are_audited_and_refused_twice_without_change(cli, fire
     flag = redis_client.hget("tq:{low}:cron:paused", entry.id)
     again = cli("cron", "pause", entry.id)
     assert (again.code, again.out) == (1, "")
-    assert again.err_lines == [f"error: cannot pause periodic entry '{entry.id}': entry {entry.id} is paused already"]
+    assert again.err_lines == [f'error: cannot pause periodic entry "{entry.id}": entry {entry.id} is paused already']
     assert redis_client.hget("tq:{low}:cron:paused", entry.id) == flag  # the first pause's record is kept
     assert cli("cron", "resume", entry.id, "--json").json() == {"id": entry.id, "paused": False}
     assert not redis_client.exists("tq:{low}:cron:paused")

@@ -75,34 +75,34 @@ def args(**values) -> argparse.Namespace:
             args(),
             ("invalid input: page must be an integer", 2),
         ),
-        (errors.QueueNotFoundError("no queue named 'q'"), args(), ("queue 'q' not found", 1)),
-        (errors.TaskNotFoundError("t1"), args(id="t1"), ("task 't1' in queue 'q' not found", 1)),
+        (errors.QueueNotFoundError("no queue named 'q'"), args(), ('queue "q" not found', 1)),
+        (errors.TaskNotFoundError("t1"), args(id="t1"), ('task "t1" in queue "q" not found', 1)),
         (
             errors.QueueNotEmptyError("3 tasks left; force to delete them"),
             args(command_name="rm", force=False),
-            ("cannot delete queue 'q': 3 tasks left; use --force to delete them too", 1),
+            ('cannot delete queue "q": 3 tasks left; use --force to delete them too', 1),
         ),
         (
             errors.FailedPreconditionError("task is active; cancel it before deleting"),
             args(id="t1"),
-            ("cannot delete task 't1' in queue 'q': task is active; cancel it before deleting", 1),
+            ('cannot delete task "t1" in queue "q": task is active; cancel it before deleting', 1),
         ),
         (
             errors.FailedPreconditionError("not paused"),
             args(command_name="resume"),
-            ("cannot resume queue 'q': not paused", 1),
+            ('cannot resume queue "q": not paused', 1),
         ),
         (
             errors.FailedPreconditionError("x"),
             args(command_name="runall", state="retry"),
-            ("cannot run all retry tasks in queue 'q': x", 1),
+            ('cannot run all retry tasks in queue "q": x', 1),
         ),
-        (errors.TaskIdConflictError("1"), args(task_id="t1"), ("a task with id 't1' already exists in queue 'q'", 1)),
+        (errors.TaskIdConflictError("1"), args(task_id="t1"), ('a task with id "t1" already exists in queue "q"', 1)),
         (
             errors.DuplicateTaskError("1"),
             args(type="email"),
             (
-                "a unique task of type 'email' with the same payload is already in queue 'q';"
+                'a unique task of type "email" with the same payload is already in queue "q";'
                 " it was not enqueued again",
                 1,
             ),
@@ -128,13 +128,13 @@ def test_actions_on_a_keyspace_at_another_key_layout_fail_naming_both_and_change
     before = {key: redis_client.dump(key) for key in redis_client.keys("*")}
     layouts = "the Redis keyspace has key layout 2, but this taskq reads and writes layout 1: upgrade this process"
     for argv, what in [
-        (["queue", "pause", "default"], "pause queue 'default'"),
-        (["queue", "rm", "default", "--force"], "delete queue 'default'"),
-        (["task", "run", archived, "--queue", "default"], f"run task '{archived}' in queue 'default'"),
-        (["task", "cancel", pending, "--queue", "default"], f"cancel task '{pending}' in queue 'default'"),
+        (["queue", "pause", "default"], 'pause queue "default"'),
+        (["queue", "rm", "default", "--force"], 'delete queue "default"'),
+        (["task", "run", archived, "--queue", "default"], f'run task "{archived}" in queue "default"'),
+        (["task", "cancel", pending, "--queue", "default"], f'cancel task "{pending}" in queue "default"'),
         (
             ["task", "deleteall", "--queue", "default", "--state", "pending", "--json"],
-            "delete all pending tasks in queue 'default'",
+            'delete all pending tasks in queue "default"',
         ),
     ]:
         result = cli(*argv)

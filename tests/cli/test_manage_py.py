@@ -77,13 +77,13 @@ def test_every_read_command_emits_only_json(url):
 def test_failures_under_debug_logging_still_leave_stdout_empty(url):
     run = tasks(url, "task", "inspect", "x", "--queue", "nope", "--json", noisy=True)
     assert (run.returncode, run.stdout) == (1, "")
-    assert run.stderr.endswith("error: queue 'nope' not found\n")
+    assert run.stderr.endswith('error: queue "nope" not found\n')
 
 
 def test_not_found_exits_1_with_one_line(url):
     run = tasks(url, "queue", "inspect", "nope", "--json")
     assert (run.returncode, run.stdout) == (1, "")
-    assert run.stderr == "error: queue 'nope' not found\n"
+    assert run.stderr == 'error: queue "nope" not found\n'
 
 
 def test_usage_error_exits_2_with_one_line(url):

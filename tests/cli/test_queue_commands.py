@@ -82,7 +82,7 @@ def test_queue_inspect_text(cli, busy):
 def test_queue_inspect_unknown_queue(cli):
     result = cli("queue", "inspect", "nope", "--json")
     assert (result.code, result.out) == (1, "")
-    assert result.err == "error: queue 'nope' not found\n"
+    assert result.err == 'error: queue "nope" not found\n'
 
 
 def test_queue_history_lists_days_newest_first(cli, busy):
@@ -114,23 +114,23 @@ def test_pause_and_resume(cli, busy):
 
     again = cli("queue", "pause", "default")
     assert again.code == 1
-    assert again.err == "error: cannot pause queue 'default': already paused\n"
+    assert again.err == 'error: cannot pause queue "default": already paused\n'
 
     result = cli("queue", "resume", "default")
     assert (result.code, result.out) == (0, "Resumed queue 'default'\n")
     assert cli("queue", "inspect", "default", "--json").json()["paused"] is False
-    assert cli("queue", "resume", "default").err == "error: cannot resume queue 'default': not paused\n"
+    assert cli("queue", "resume", "default").err == 'error: cannot resume queue "default": not paused\n'
 
 
 def test_pause_unknown_queue(cli):
     result = cli("queue", "pause", "ghost")
-    assert (result.code, result.err) == (1, "error: queue 'ghost' not found\n")
+    assert (result.code, result.err) == (1, 'error: queue "ghost" not found\n')
 
 
 def test_rm_refuses_a_queue_with_tasks_unless_forced(cli, busy):
     result = cli("queue", "rm", "default", "--json")
     assert (result.code, result.out) == (1, "")
-    assert result.err.startswith("error: cannot delete queue 'default': ")
+    assert result.err.startswith('error: cannot delete queue "default": ')
     assert "use --force" in result.err
 
     assert cli("queue", "rm", "default", "--force", "--json").json() == {
@@ -152,4 +152,4 @@ def test_rm_force_refuses_while_tasks_are_active(cli, seed):
     seed.active(queue="busy")
     result = cli("queue", "rm", "busy", "--force")
     assert result.code == 1
-    assert result.err == "error: cannot delete queue 'busy': 1 tasks are active\n"
+    assert result.err == 'error: cannot delete queue "busy": 1 tasks are active\n'

@@ -100,21 +100,21 @@ def test_enqueue_duplicate_id_and_unique_conflicts(cli):
     assert cli("task", "enqueue", "t", "--payload", "1", "--id", "same").code == 0
     result = cli("task", "enqueue", "t", "--payload", "2", "--id", "same", "--json")
     assert (result.code, result.out) == (1, "")
-    assert result.err == "error: a task with id 'same' already exists in queue 'default'\n"
+    assert result.err == 'error: a task with id "same" already exists in queue "default"\n'
 
     assert cli("task", "enqueue", "u", "--payload", "{}", "--unique", "60").code == 0
     result = cli("task", "enqueue", "u", "--payload", "{}", "--unique", "60")
     assert result.code == 1
-    assert result.err.startswith("error: a unique task of type 'u' with the same payload is already in queue")
+    assert result.err.startswith('error: a unique task of type "u" with the same payload is already in queue')
 
 
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--queue", "bad{name}"], "error: invalid input: queue name 'bad{name}' may not contain '{' or '}'\n"),
+        (["--queue", "bad{name}"], "error: invalid input: queue name \"bad{name}\" may not contain '{' or '}'\n"),
         (
             ["--retention", "1e12"],
-            "error: invalid input: retention must be 0 and at most 31622400 seconds, got 1000000000000.0\n",
+            "error: invalid input: retention must be from 0 to 31622400 seconds, got 1000000000000.0\n",
         ),
     ],
 )
@@ -213,9 +213,9 @@ def test_text_output_escapes_control_characters(cli, seed):
 def test_inspect_unknown_task_and_queue(cli, seed):
     seed.pending()
     result = cli("task", "inspect", "missing", "--queue", "default", "--json")
-    assert (result.code, result.out, result.err) == (1, "", "error: task 'missing' in queue 'default' not found\n")
+    assert (result.code, result.out, result.err) == (1, "", 'error: task "missing" in queue "default" not found\n')
     result = cli("task", "inspect", "missing", "--queue", "nowhere")
-    assert (result.code, result.out, result.err) == (1, "", "error: queue 'nowhere' not found\n")
+    assert (result.code, result.out, result.err) == (1, "", 'error: queue "nowhere" not found\n')
 
 
 # -- ls --------------------------------------------------------------------------------------------------------
@@ -295,19 +295,19 @@ def test_actions_on_a_missing_task(cli, seed):
     for name in ("run", "archive", "delete", "cancel"):
         result = cli("task", name, "ghost", "--queue", "default", "--json")
         assert (result.code, result.out) == (1, ""), name
-        assert result.err == "error: task 'ghost' in queue 'default' not found\n", name
+        assert result.err == 'error: task "ghost" in queue "default" not found\n', name
 
 
 def test_actions_refused_by_state(cli, seed):
     active_id, _ = seed.active()
     result = cli("task", "delete", active_id, "--queue", "default")
     assert result.code == 1
-    assert result.err.startswith(f"error: cannot delete task '{active_id}' in queue 'default': task is active")
+    assert result.err.startswith(f'error: cannot delete task "{active_id}" in queue "default": task is active')
     pending_id = seed.pending()
     result = cli("task", "run", pending_id, "--queue", "default")
     assert (result.code, result.err) == (
         1,
-        f"error: cannot run task '{pending_id}' in queue 'default': task is pending, it cannot be run now\n",
+        f'error: cannot run task "{pending_id}" in queue "default": task is pending, it cannot be run now\n',
     )
 
 
@@ -332,7 +332,7 @@ def test_cancel_refuses_a_task_that_is_not_active(cli, seed):
     task_id = seed.pending()
     result = cli("task", "cancel", task_id, "--queue", "default")
     assert result.code == 1
-    assert result.err.startswith(f"error: cannot cancel task '{task_id}' in queue 'default': ")
+    assert result.err.startswith(f'error: cannot cancel task "{task_id}" in queue "default": ')
     assert "not active" in result.err
 
 
@@ -360,7 +360,7 @@ def test_runall_archiveall_deleteall(cli, seed):
 
 def test_bulk_on_unknown_queue(cli):
     result = cli("task", "runall", "--queue", "ghost", "--state", "retry")
-    assert (result.code, result.err) == (1, "error: queue 'ghost' not found\n")
+    assert (result.code, result.err) == (1, 'error: queue "ghost" not found\n')
 
 
 def test_times_are_utc_iso8601(cli, seed):

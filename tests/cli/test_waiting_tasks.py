@@ -64,10 +64,10 @@ def test_bad_input_is_a_named_error(cli, chain):
     result = cli("task", "run", "A", "--queue", "default")
     assert (result.code, result.err) == (
         1,
-        "error: cannot run task 'A' in queue 'default': task is pending, it cannot be run now\n",
+        'error: cannot run task "A" in queue "default": task is pending, it cannot be run now\n',
     )
     result = cli("task", "delete", "ghost", "--queue", "default")
-    assert (result.code, result.err) == (1, "error: task 'ghost' in queue 'default' not found\n")
+    assert (result.code, result.err) == (1, 'error: task "ghost" in queue "default" not found\n')
     result = cli("task", "ls", "--queue", "default", "--state", "waitin")
     assert result.code == 2 and "invalid choice: 'waitin'" in result.err
     assert state_of(cli, "B") == "waiting"

@@ -66,7 +66,7 @@ def test_duplicate_and_conflict(r, redis_url):
     async def body(client):
         await client.enqueue("email", {"to": "ada"}, unique=60, task_id="t1")
         before = dump(r)
-        with pytest.raises(DuplicateTaskError, match="'email'"):
+        with pytest.raises(DuplicateTaskError, match='"email"'):
             await client.enqueue("email", {"to": "ada"}, unique=60)
         with pytest.raises(TaskIdConflictError, match="t1"):
             await client.enqueue("sms", {}, task_id="t1")

@@ -188,7 +188,7 @@ def test_unique_duplicate_is_refused_and_named(r, client):
     before = dump(r)
     with pytest.raises(DuplicateTaskError) as refused:
         client.enqueue("email", {"to": "ada"}, unique=60)
-    assert "'email'" in str(refused.value) and "'default'" in str(refused.value)
+    assert '"email"' in str(refused.value) and '"default"' in str(refused.value)
     assert refused.value.op == "client.enqueue"
     assert type(refused.value) is DuplicateTaskError  # one enqueue: the plain error, not a bulk one
     assert dump(r) == before
@@ -260,7 +260,7 @@ def test_enqueue_many_duplicate_in_a_later_chunk(r, client):
     assert len(enqueued) == BULK_CHUNK  # the first chunk went in; the second, with the duplicate, did not
     assert [i.json() for i in enqueued[:7]] == [{"i": 0}, {"i": 1}, {"i": 2}, {"i": 3}, {"i": 4}, {"same": 1}, {"i": 6}]
     assert {i.id.encode() for i in enqueued} == set(r.lrange(Q.pending, 0, -1))  # the second chunk wrote nothing
-    assert "'u'" in str(refused.value)
+    assert '"u"' in str(refused.value)
 
 
 @pytest.mark.parametrize("one_by_one", [False, True], ids=["pipelined", "one after another"])

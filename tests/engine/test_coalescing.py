@@ -89,8 +89,8 @@ def test_a_refused_call_gets_its_own_error_and_the_others_are_written(client: Cl
         lambda: client.enqueue("d"),
     ]
     results = concurrently(calls, gate)
-    assert isinstance(results[2], DuplicateTaskError) and "'held'" in results[2].message
-    assert isinstance(results[4], TaskIdConflictError) and "'fixed-id'" in results[4].message
+    assert isinstance(results[2], DuplicateTaskError) and '"held"' in results[2].message
+    assert isinstance(results[4], TaskIdConflictError) and '"fixed-id"' in results[4].message
     written = [results[i] for i in (0, 1, 3, 5)]
     assert [info.type for info in written] == ["a", "b", "c", "d"]
     q = Keys().queue("default")

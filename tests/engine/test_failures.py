@@ -170,3 +170,15 @@ def test_a_redacted_type_has_its_messages_masked_whole():
 def test_without_rules_nothing_changes():
     failure = capture(raised(leaky, PAYLOAD), leaky)
     assert failure.redacted(Redaction(), "charge", PAYLOAD) is failure
+
+
+def test_a_message_utf8_cannot_encode_is_captured_replaced():
+    """A handler's message cut inside an emoji (half a surrogate pair) could not be sent to Redis; the failure
+    is stored with U+FFFD in its place instead, as a consumer's fail over the API is."""
+    try:
+        raise ValueError("upload of \U0001f4e6"[:-1] + "\ud83d")
+    except ValueError as exc:
+        failure = capture(exc)
+    assert failure.error == "ValueError: upload of \ufffd"
+    for text in (failure.message, failure.traceback, *failure.messages):
+        text.encode("utf-8")  # every part can be written

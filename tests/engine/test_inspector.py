@@ -297,7 +297,7 @@ def test_unknown_queue(r, inspector, method, args):
     # The queue's keys exist (e.g. left by a producer without registration): only the registry counts.
     state = {k: v for k, v in QUEUE.items() if k != "tq:queues"} | {"tq:queues": Set({"other"})}
     seed(r, state)
-    with pytest.raises(QueueNotFoundError, match="'default'"):
+    with pytest.raises(QueueNotFoundError, match='"default"'):
         getattr(inspector, method)("default", *args)
     with pytest.raises(ValidationError):
         getattr(inspector, method)("bad{name}", *args)
@@ -670,7 +670,7 @@ def test_an_edit_into_a_queue_that_has_the_id_changes_nothing(r, inspector):
 
     seed(r, QUEUE | {"tq:{repair}:t:x1": task("pending"), "tq:{repair}:pending": ["x1"]})
     before = dump(r)
-    with pytest.raises(TaskIdConflictError, match="queue 'repair' already holds a task 'x1'"):
+    with pytest.raises(TaskIdConflictError, match='queue "repair" already holds a task "x1"'):
         inspector.edit_task("default", "x1", b"{}", to_queue="repair")
     assert dump(r) == before
 

@@ -19,8 +19,8 @@ EARLIER = [TaskInfo(id="before", type="t", queue="default", state="pending")]
 @pytest.mark.parametrize(
     ("plain", "text"),
     [
-        (errors.DuplicateTaskError("2", op="client.enqueue_many"), "a unique task of type 't' with the same payload"),
-        (errors.TaskIdConflictError("2", op="client.enqueue_many"), "task id 'id-1' already exists in queue 'default'"),
+        (errors.DuplicateTaskError("2", op="client.enqueue_many"), 'a unique task of type "t" with the same payload'),
+        (errors.TaskIdConflictError("2", op="client.enqueue_many"), 'task id "id-1" already exists in queue "default"'),
     ],
     ids=["duplicate", "conflict"],
 )

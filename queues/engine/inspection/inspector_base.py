@@ -67,7 +67,7 @@ class InspectorBase(BrokerOwner):
         well formed too."""
         check.queue_name(queue, f"inspector.{op}")
         if not self._redis(op, self.conn.sismember, self.keys.queues, queue):
-            raise QueueNotFoundError(f"no queue named {queue!r}", op=f"inspector.{op}")
+            raise QueueNotFoundError(f"no queue named {check.shown(queue)}", op=f"inspector.{op}")
         if task_id is not None:
             check.task_id(task_id, f"inspector.{op}")
         return queue

@@ -59,7 +59,7 @@ class QueueHistory(InspectorBase):
         """
         found = self.histories([queue], days)
         if queue not in found:
-            raise QueueNotFoundError(f"no queue named {queue!r}", op="inspector.history")
+            raise QueueNotFoundError(f"no queue named {check.shown(queue)}", op="inspector.history")
         return found[queue]
 
     def histories(self, queues: list[str], days: int = 7) -> dict[str, list[DailyStats]]:

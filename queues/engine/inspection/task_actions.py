@@ -174,7 +174,8 @@ class TaskActions(TaskReads, QueueStats):
             new_queue = self.broker.run(self.ops.enqueue(message.queue, [Placement(message)], self.actor))
         except TaskIdConflictError:
             raise TaskIdConflictError(
-                f"queue {message.queue!r} already holds a task {message.id!r}; nothing was changed",
+                f"queue {check.shown(message.queue)} already holds a task {check.shown(message.id)}; nothing was "
+                "changed",
                 op="inspector.edit_task",
             ) from None
         if new_queue:
@@ -211,7 +212,8 @@ class TaskActions(TaskReads, QueueStats):
         allowed = _BULK_STATES[name]
         if state not in allowed:
             raise ValidationError(
-                f"{name} takes a state among {', '.join(sorted(allowed))}, not {state!r}", op=f"inspector.{name}"
+                f"{name} takes a state among {', '.join(sorted(allowed))}, not {check.shown(state)}",
+                op=f"inspector.{name}",
             )
         total = 0
         extra = {"archive_limits": self.archive_limits(queue)} if name == "archive_all" else {}

@@ -62,7 +62,7 @@ class TaskReads(GroupsAndWorkflows):
         self._known(queue, "list_tasks")
         op = "inspector.list_tasks"
         if state not in STATES:
-            raise ValidationError(f"unknown state {state!r}; one of {', '.join(STATES)}", op=op)
+            raise ValidationError(f"unknown state {check.shown(state)}; one of {', '.join(STATES)}", op=op)
         page, size = self._paged(op, page, size)
         start, stop = (page - 1) * size, page * size - 1
         if state == "aggregating":
@@ -84,7 +84,7 @@ class TaskReads(GroupsAndWorkflows):
         self._known(queue, "list_tasks_after")
         op = "inspector.list_tasks_after"
         if state not in ("archived", "completed"):
-            raise ValidationError(f"state {state!r} is not archived or completed", op=op)
+            raise ValidationError(f"state {check.shown(state)} is not archived or completed", op=op)
         size = check.count(size, "size", 1, MAX_PAGE_SIZE, op)
         key = self.keys.queue(queue).state_key(state)
         start = 0
@@ -154,7 +154,7 @@ class TaskReads(GroupsAndWorkflows):
     def _list_aggregating(self, queue: str, group: str | None, start: int, stop: int) -> list[TaskInfo]:
         q = self.keys.queue(queue)
         if group is not None:
-            names = [check.task_type(group, "inspector.list_tasks")]
+            names = [check.task_type(group, "inspector.list_tasks", visible=False)]
         else:
             names = [g.name for g in self.groups(queue)]
         ids: list[tuple[bytes, float | None]] = []
@@ -182,7 +182,9 @@ class TaskReads(GroupsAndWorkflows):
         q = self.keys.queue(queue)
         fields = self._redis("get_task", self.conn.hgetall, q.task(task_id))
         if not fields:
-            raise TaskNotFoundError(f"no task {task_id!r} in queue {queue!r}", op="inspector.get_task")
+            raise TaskNotFoundError(
+                f"no task {check.shown(task_id)} in queue {check.shown(queue)}", op="inspector.get_task"
+            )
         state = fields.get(b"state", b"").decode()
         score = None
         if state in ("scheduled", "retry", "completed", "archived", "active"):
@@ -221,7 +223,7 @@ class TaskReads(GroupsAndWorkflows):
         """
         check.queue_name(queue, "inspector.error_groups")
         if task_type is not None:
-            check.task_type(task_type, "inspector.error_groups")
+            check.task_type(task_type, "inspector.error_groups", visible=False)
         groups: list[ErrorGroup] = self._drive("error_groups", read_error_groups(self.keys, queue, task_type, limit))
         existing = self.existing_tasks((queue, group.sample) for group in groups)
         for group in groups:
