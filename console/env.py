@@ -16,6 +16,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from queues.engine.errors import ValidationError
+from queues.engine.quoting import shown
 from queues.engine.settings import parse_value
 
 
@@ -73,7 +74,7 @@ def env_networks(name: str) -> list[str]:
         try:
             ipaddress.ip_network(value, strict=False)
         except ValueError:
-            raise ImproperlyConfigured(f"{name}: {value!r} is not a network (CIDR such as 10.0.0.0/8)") from None
+            raise ImproperlyConfigured(f"{name}: {shown(value)} is not a network (CIDR such as 10.0.0.0/8)") from None
     return values
 
 
@@ -120,7 +121,7 @@ def env_database(name: str, default: str) -> dict[str, Any]:
         # dj-database-url leaves it among the driver's options, where psycopg would refuse it at the first connection.
         seconds = options.pop("conn_max_age")
         if not isinstance(seconds, int) or isinstance(seconds, bool):
-            raise ImproperlyConfigured(f"{name}: conn_max_age must be a whole number of seconds, got {seconds!r}")
+            raise ImproperlyConfigured(f"{name}: conn_max_age must be a whole number of seconds, got {shown(seconds)}")
         config["CONN_MAX_AGE"] = seconds
         if not options:
             del config["OPTIONS"]

@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 
 from queues.engine import ValidationError as EngineValidationError
 from queues.engine import validation as check
-from queues.engine.validation import shown
+from queues.engine.quoting import shown
 from queues.models import validate_queue_name
 
 from .models import ROWS_PER_PAGE_CHOICES, ConsolePreference

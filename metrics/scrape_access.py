@@ -20,6 +20,8 @@ from functools import lru_cache
 
 from django.http import HttpRequest
 
+from queues.engine.quoting import shown
+
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 log = logging.getLogger("metrics.scrape_access")
 
@@ -79,5 +81,5 @@ def parse_networks(values: tuple[str, ...]) -> tuple[Network, ...]:
         try:
             networks.append(ipaddress.ip_network(value.strip(), strict=False))
         except ValueError:
-            raise ValueError(f"METRICS_ALLOW: {value!r} is not a network (CIDR such as 10.0.0.0/8)") from None
+            raise ValueError(f"METRICS_ALLOW: {shown(value)} is not a network (CIDR such as 10.0.0.0/8)") from None
     return tuple(networks)

@@ -24,6 +24,8 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 
+from queues.engine.quoting import shown
+
 from . import conf
 from .audit import action_name, record_action
 from .engine import EngineError, LayoutVersionError, QueueNotFoundError
@@ -390,7 +392,8 @@ class ApiTokenAdmin(admin.ModelAdmin):
         if secret:
             messages.warning(
                 request,
-                f"The token of {obj.name!r} is {secret} — copy it now: it is not stored and will not be shown again.",
+                f"The token of {shown(obj.name)} is {secret} — copy it now: "
+                "it is not stored and will not be shown again.",
             )
 
     @admin.action(description="Revoke the selected tokens")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from queues.engine.quoting import shown
 from queues.engine.settings import DEFAULTS, TaskqSettings
 
 DEFAULT_MASTER = DEFAULTS.spark_master
@@ -60,7 +61,7 @@ def parse_conf(text: str) -> dict[str, str]:
             continue
         key, sep, value = part.partition("=")
         if not sep or not key.strip():
-            raise ValueError(f"SPARK_CONF entry {part!r} is not key=value")
+            raise ValueError(f"SPARK_CONF entry {shown(part)} is not key=value")
         conf[key.strip()] = value.strip()
     return conf
 

@@ -17,6 +17,8 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 
+from queues.engine.quoting import shown
+
 from .audit import action_name, record_action
 from .conf import taskq_settings
 from .engine import STATES, EngineError, LayoutVersionError, QueueNotFoundError, RedisUnavailableError
@@ -136,7 +138,7 @@ class TaskBrowser:
                 if page > 1 and not context["tasks"]:
                     messages.warning(self.request, f"Page {page} is past the last page of {state} tasks.")
         except QueueNotFoundError:
-            messages.error(self.request, f"There is no queue named {queue!r}.")
+            messages.error(self.request, f"There is no queue named {shown(queue)}.")
             context["queue"] = ""
         except RedisUnavailableError as exc:
             messages.error(self.request, f"Redis is unreachable: {exc.message}")

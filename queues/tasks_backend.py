@@ -19,6 +19,8 @@ from typing import Any
 from django.apps import apps
 from django.db import transaction
 
+from queues.engine.quoting import shown
+
 from . import conf
 from . import tasks_framework as fw
 from . import tasks_results as results
@@ -119,7 +121,7 @@ class TaskqBackend(fw.BaseTaskBackend):
     def _refuse_bad_options(self) -> None:
         errors = [m for m in backend_checks(self, with_redis=False) if m.is_serious()]
         if errors:
-            raise fw.InvalidTask(f"TASKS[{self.alias!r}] is misconfigured: {errors[0].msg}")
+            raise fw.InvalidTask(f"TASKS[{shown(self.alias)}] is misconfigured: {errors[0].msg}")
 
     # -- results -------------------------------------------------------------------------------------------------
 
@@ -130,7 +132,7 @@ class TaskqBackend(fw.BaseTaskBackend):
         task = find_task(info.type)
         if task is None:
             raise fw.TaskResultDoesNotExist(
-                f"{result_id}: its function {info.type!r} is no longer a task of this backend"
+                f"{result_id}: its function {shown(info.type)} is no longer a task of this backend"
             )
         return results.build(as_enqueued(task, info), info, results.reconciled(info, results.journal_of(info)))
 

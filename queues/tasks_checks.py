@@ -18,6 +18,8 @@ from typing import Any
 
 from django.core import checks
 
+from queues.engine.quoting import shown
+
 from . import conf
 from .engine import EngineError, ValidationError, topology
 from .engine import validation as check
@@ -43,21 +45,21 @@ def backend_checks(backend: Any, *, with_redis: bool) -> list[checks.CheckMessag
 
 
 def _options(backend: Any) -> Iterator[checks.CheckMessage]:
-    where = f"TASKS[{backend.alias!r}]['OPTIONS']"
+    where = f"TASKS[{shown(backend.alias)}]['OPTIONS']"
     if not isinstance(backend.options, dict):
         yield checks.Error(f"{where} must be a dict, not {type(backend.options).__name__}", id="taskq.E101")
         return
     for name, value in backend.options.items():
         if name not in OPTION_TYPES:
             yield checks.Error(
-                f"{where} has {name!r}, which the taskq backend does not read",
+                f"{where} has {shown(name)}, which the taskq backend does not read",
                 hint=f"Its options are {', '.join(OPTION_TYPES)}.",
                 id="taskq.E101",
             )
             continue
         wanted, test = OPTION_TYPES[name]
         if not test(value):
-            yield checks.Error(f"{where}[{name!r}] must be {wanted}, not {value!r:.80}", id="taskq.E101")
+            yield checks.Error(f"{where}[{shown(name)}] must be {wanted}, not {shown(value)}", id="taskq.E101")
 
 
 def _queue_names(backend: Any) -> Iterator[checks.CheckMessage]:
@@ -65,7 +67,7 @@ def _queue_names(backend: Any) -> Iterator[checks.CheckMessage]:
         try:
             check.new_queue_name(name, "tasks_backend.check")
         except ValidationError as exc:
-            yield checks.Error(f"TASKS[{backend.alias!r}]['QUEUES']: {exc}", id="taskq.E102")
+            yield checks.Error(f"TASKS[{shown(backend.alias)}]['QUEUES']: {exc}", id="taskq.E102")
 
 
 def _redis_url() -> Iterator[checks.CheckMessage]:
@@ -78,7 +80,7 @@ def _redis_url() -> Iterator[checks.CheckMessage]:
         )
         return
     if not isinstance(url, str) or "://" not in url:
-        yield checks.Error(f"REDIS_URL must be a redis:// URL, not {url!r:.80}", id="taskq.E103")
+        yield checks.Error(f"REDIS_URL must be a redis:// URL, not {shown(url)}", id="taskq.E103")
         return
     try:
         topology.parse(url)
@@ -94,7 +96,7 @@ def _unserved(backend: Any) -> Iterator[checks.CheckMessage]:
         servers = conf.get_inspector("tasks_backend").servers()
     except EngineError as exc:
         yield checks.Warning(
-            f"cannot check which queues of TASKS[{backend.alias!r}] workers serve: {exc}",
+            f"cannot check which queues of TASKS[{shown(backend.alias)}] workers serve: {exc}",
             id="taskq.W105",
         )
         return
@@ -104,7 +106,8 @@ def _unserved(backend: Any) -> Iterator[checks.CheckMessage]:
         if queue == "default" and not defined:
             continue  # a taskworker without --queues serves "default" while no queue is defined
         yield checks.Warning(
-            f"TASKS[{backend.alias!r}] queue {queue!r} has no queue definition and no running worker reads it: "
+            f"TASKS[{shown(backend.alias)}] queue {shown(queue)} has no queue definition "
+            "and no running worker reads it: "
             "its tasks would wait",
             hint=f"Define the queue in the admin, or start a worker with --queues {queue}.",
             id="taskq.W104",

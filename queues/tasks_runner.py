@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from queues.engine.quoting import shown
+
 from . import conf
 from . import tasks_framework as fw
 from . import tasks_results as results
@@ -60,7 +62,7 @@ class Run:
         alias = attempt.headers.get(results.BACKEND_HEADER, "")
         backend = taskq_backend(alias)
         if backend is None:
-            raise NotATaskqTask(f"task {attempt.id}: TASKS has no taskq backend {alias!r} (its header)")
+            raise NotATaskqTask(f"task {attempt.id}: TASKS has no taskq backend {shown(alias)} (its header)")
         self.backend: TaskqBackend = backend
         info = conf.get_inspector("worker").get_task(attempt.queue, attempt.id)
         self.journal = results.reconciled(info, results.journal_of(info))

@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 
 from queues.engine import ValidationError as EngineValidationError
 from queues.engine import validation as check
+from queues.engine.quoting import shown
 
 MAX_SCOPES = 1000
 NAMESPACE_SEPARATOR = ":"
@@ -27,7 +28,7 @@ def _names(values: Any, what: str) -> list[str]:
         except EngineValidationError as exc:
             raise ValidationError(f"{what}: {exc.message}") from None
         if what == "namespaces" and NAMESPACE_SEPARATOR in name:
-            raise ValidationError(f"namespaces: {check.shown(name)} may not contain {check.shown(NAMESPACE_SEPARATOR)}")
+            raise ValidationError(f"namespaces: {shown(name)} may not contain {shown(NAMESPACE_SEPARATOR)}")
         out.append(name)
     return list(dict.fromkeys(out))
 

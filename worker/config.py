@@ -13,6 +13,7 @@ from typing import Any
 
 from queues.engine import DEFAULT_PREFIX, DEFAULT_REDIS_URL, GroupSettings, Limits, ValidationError
 from queues.engine import validation as check
+from queues.engine.quoting import shown
 from queues.engine.redaction import NO_REDACTION, Redaction
 from queues.engine.settings import DEFAULTS, TaskqSettings
 from queues.sparkconf import SparkSettings
@@ -55,9 +56,9 @@ def parse_queues(spec: str) -> dict[str, int]:
             value = int(weight) if weight else 1
         except ValueError:
             raise ValidationError(
-                f"weight of queue {name!r} must be an integer, got {weight!r}", op="taskworker --queues"
+                f"weight of queue {shown(name)} must be an integer, got {shown(weight)}", op="taskworker --queues"
             ) from None
-        queues[name] = check.count(value, f"weight of queue {name!r}", 1, 1000, "taskworker --queues")
+        queues[name] = check.count(value, f"weight of queue {shown(name)}", 1, 1000, "taskworker --queues")
     if not queues:
         raise ValidationError("no queues given", op="taskworker --queues")
     return queues
@@ -124,7 +125,9 @@ class WorkerConfig:
             self.prefetch = min(5 * self.concurrency, 50)
         check.count(self.prefetch, "prefetch", 0, 1_000, "taskworker --prefetch")
         if self.pool not in POOLS:
-            raise ValidationError(f"pool must be one of {', '.join(POOLS)}, got {self.pool!r}", op="taskworker --pool")
+            raise ValidationError(
+                f"pool must be one of {', '.join(POOLS)}, got {shown(self.pool)}", op="taskworker --pool"
+            )
         if self.max_tasks_per_child is not None:
             if self.pool != "process":
                 raise ValidationError(

@@ -33,6 +33,7 @@ from typing import Any
 
 from queues.engine import Registry, ValidationError
 from queues.engine.failures import Failure
+from queues.engine.quoting import shown
 
 from .attempt import Attempt, Outcome
 from .process_child import STOP_SIGNAL, STOPPED_EXIT_CODE, Ref, child_main, portable
@@ -163,7 +164,7 @@ class ProcessPool:
         self.finish, self.write, self.now = finish, write, now
         self.max_tasks_per_child = max_tasks_per_child
         self.handlers = {
-            h.type: importable(h.func, f"handler {h.type!r}")
+            h.type: importable(h.func, f"handler {shown(h.type)}")
             for t in registry.types()
             if (h := registry.route(t)) is not None and not h.spark
         }
@@ -243,7 +244,8 @@ class ProcessPool:
         if attempt.handler.type not in self.handlers:
             return attempt.failure(
                 LookupError(
-                    f"handler {attempt.handler.type!r} was registered after the worker started its handler processes"
+                    f"handler {shown(attempt.handler.type)} was registered "
+                    "after the worker started its handler processes"
                 ),
                 self.now(),
             )
@@ -282,7 +284,7 @@ class ProcessPool:
         reply: tuple[str, Any] = ("ok", None)
         try:
             if field not in WRITABLE:
-                raise ValidationError(f"a handler process may write {WRITABLE}, not {field!r}", op="write_result")
+                raise ValidationError(f"a handler process may write {WRITABLE}, not {shown(field)}", op="write_result")
             self.write(attempt, field, value)
         except Exception as exc:
             reply = ("error", portable(exc))

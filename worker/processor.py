@@ -38,6 +38,7 @@ from typing import Any
 
 from queues.engine import Registry, Task, TaskCancelledError, TaskMessage
 from queues.engine.broker import Broker
+from queues.engine.quoting import shown
 from queues.engine.transitions import Dequeued, FetchNext, Leased
 
 from .acker import Acker
@@ -61,8 +62,8 @@ PREFETCH_RUN_TIME = 0.05
 def no_handler_message(task_type: str) -> str:
     """Why a task failed that no handler takes, and what to do: the console's task page shows it as it is."""
     return (
-        f"no handler for task type {task_type!r}: no worker registered a handler for this type. Register one "
-        f"(@handler({task_type!r})), check that the worker imports its module (--import, or the app's tasks.py), "
+        f"no handler for task type {shown(task_type)}: no worker registered a handler for this type. Register one "
+        f"(@handler({shown(task_type)})), check that the worker imports its module (--import, or the app's tasks.py), "
         "and check the type's spelling (an operator may correct it with Edit and run)"
     )
 

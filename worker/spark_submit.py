@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from queues.engine import SkipRetry, Task, handler
+from queues.engine.quoting import shown
 from queues.engine.settings import TaskqSettings
 from queues.sparkconf import DEFAULT_MASTER
 
@@ -70,7 +71,7 @@ def _check_app(app: Any) -> str:
         raise SkipRetry("spark:submit: payload needs 'app', the path of a .py file or a jar")
     allowed = [d for d in os.environ.get("SPARK_SUBMIT_ALLOWED_DIRS", "").split(":") if d]
     if allowed and not any(Path(app).resolve().is_relative_to(Path(d).resolve()) for d in allowed):
-        raise SkipRetry(f"spark:submit: {app!r} is outside SPARK_SUBMIT_ALLOWED_DIRS")
+        raise SkipRetry(f"spark:submit: {shown(app)} is outside SPARK_SUBMIT_ALLOWED_DIRS")
     return app
 
 

@@ -30,6 +30,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from queues.engine.quoting import shown
+
 log = logging.getLogger("worker.supervisor")
 
 #: The variable that tells a child its index, for its port offsets.
@@ -47,7 +49,7 @@ def process_count(text: str) -> int:
     try:
         count = int(text, 10)
     except ValueError:
-        raise ValueError(f"--processes takes a whole number or 'auto', got {text!r:.40}") from None
+        raise ValueError(f"--processes takes a whole number or 'auto', got {shown(text)}") from None
     if not 1 <= count <= 256:
         raise ValueError(f"--processes must be between 1 and 256, got {count}")
     return count

@@ -43,6 +43,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from queues.engine.errors import EngineError
 from queues.engine.events import later, stream_id_key
+from queues.engine.quoting import shown
 from queues.engine.validation import queue_name as check_queue_name
 from queues.engine.validation import task_id as check_task_id
 
@@ -327,6 +328,6 @@ def parse_subscription(content: Any) -> tuple[str, str, str, dict[str, str]]:
     cursor = {}
     for name, position in raw.items():
         if not isinstance(position, str) or not _STREAM_ID.match(position):
-            raise BadSubscription(f"bad stream id in cursor: {position!r}")
+            raise BadSubscription(f"bad stream id in cursor: {shown(position)}")
         cursor[str(name)] = position
     return scope, queue, task, cursor

@@ -34,6 +34,7 @@ from rq.registry import BaseRegistry
 from rq.utils import get_call_string
 
 from queues.engine.errors import OperationError, RedisUnavailableError
+from queues.engine.quoting import shown
 from queues.engine.redaction import MASK, TOO_DEEP, Redaction
 from queues.engine.redis_errors import translated
 
@@ -298,7 +299,7 @@ def requeue_failed(queue_name: str, job_id: str) -> str:
             queue.failed_job_registry.requeue(job)
         except InvalidJobOperation:
             raise InvalidJobStateError(
-                f"job {job_id} is not in the failed registry of {queue_name!r} (status {_status(job)})", op=op
+                f"job {job_id} is not in the failed registry of {shown(queue_name)} (status {_status(job)})", op=op
             ) from None
     return job_id
 
@@ -332,12 +333,14 @@ def _configured_queues() -> dict[str, Any]:
 
 def _check_queue(queue_name: str, op: str) -> None:
     if queue_name not in _configured_queues():
-        raise UnknownQueueError(f"no RQ queue named {queue_name!r} in RQ_QUEUES", op=op)
+        raise UnknownQueueError(f"no RQ queue named {shown(queue_name)} in RQ_QUEUES", op=op)
 
 
 def _check_registry(registry: str, op: str) -> None:
     if registry not in REGISTRIES:
-        raise UnknownRegistryError(f"unknown registry {registry!r}; expected one of {', '.join(REGISTRIES)}", op=op)
+        raise UnknownRegistryError(
+            f"unknown registry {shown(registry)}; expected one of {', '.join(REGISTRIES)}", op=op
+        )
 
 
 @contextlib.contextmanager
@@ -404,13 +407,15 @@ def _fetch(queue: Queue, job_id: str, op: str) -> Job:
     """The job, if it exists and belongs to ``queue``; anything else is ``JobNotFoundError``."""
     # Checked before any Redis call: RQ's fetch splits on ":" (execution keys), so "a:b" would fetch job "a".
     if len(job_id) > MAX_JOB_ID_LENGTH or not JOB_ID_PATTERN.fullmatch(job_id):
-        raise JobNotFoundError(f"no job {job_id[:80]!r} in RQ queue {queue.name!r} (not a valid RQ job id)", op=op)
+        raise JobNotFoundError(f"no job {job_id[:80]!r} in RQ queue {shown(queue.name)} (not a valid RQ job id)", op=op)
     try:
         job = queue.job_class.fetch(job_id, connection=queue.connection, serializer=queue.serializer)
     except NoSuchJobError:
-        raise JobNotFoundError(f"no job {job_id!r} in RQ queue {queue.name!r}", op=op) from None
+        raise JobNotFoundError(f"no job {shown(job_id)} in RQ queue {shown(queue.name)}", op=op) from None
     if job.origin != queue.name:
-        raise JobNotFoundError(f"no job {job_id!r} in RQ queue {queue.name!r} (it belongs to {job.origin!r})", op=op)
+        raise JobNotFoundError(
+            f"no job {shown(job_id)} in RQ queue {shown(queue.name)} (it belongs to {shown(job.origin)})", op=op
+        )
     return job
 
 

@@ -7,6 +7,7 @@ the engine's inspector, records an audit entry of what it did, and redirects bac
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -301,7 +302,10 @@ def filter_bulk(request: HttpRequest, queue: str, data: dict[str, Any]) -> HttpR
     found = insp.search_tasks(
         queue, state, task_type=task_type or None, text=text or None, limit=1, scan_limit=FILTER_SCAN, redaction=rules()
     )
-    terms = f"state={state} type={task_type!r} text={text!r}"
+    # The audit entry keeps the filter whole, written as JSON like every value the console quotes.
+    terms = (
+        f"state={state} type={json.dumps(task_type, ensure_ascii=False)} text={json.dumps(text, ensure_ascii=False)}"
+    )
     matches = [(queue, task_id, state) for task_id in found.match_ids]
     read = (found.scanned, found.total)
     confirmed = Confirmed(data["confirmed"], queue, state) if data["confirmed"] is not None else None

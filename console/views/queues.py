@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from queues.engine.quoting import shown
 from queues.rendering import preview
 
 from ..access import viewer_page
@@ -43,7 +44,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
         try:
             task = insp.get_task(queue, params["task_id"])
         except TaskNotFoundError:
-            messages.warning(request, f"No task with id {params['task_id']!r} in queue {queue!r}.")
+            messages.warning(request, f"No task with id {shown(params['task_id'])} in queue {shown(queue)}.")
         else:
             return redirect(reverse("task", args=[queue, task.id]))
     state, size = params["state"], params["size"] or preference(request).rows_per_page

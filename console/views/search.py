@@ -8,6 +8,7 @@ after their pages), that the language it runs.
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -88,5 +89,5 @@ def search_action(request: HttpRequest) -> HttpResponse:
     result = insp.search(query, size=1, redaction=rules())  # QuerySyntaxError is a 400 (engine_errors)
     matches = [(task.queue, task.id, task.state) for task in result.matches]
     read, expected = (result.scanned, result.total), form.cleaned_data["expected"]
-    act_on_matches(request, insp, action, matches, "search", repr(query), read, expected)
+    act_on_matches(request, insp, action, matches, "search", json.dumps(query, ensure_ascii=False), read, expected)
     return redirect(search_url(query))

@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from queues.engine.quoting import shown
 from queues.rendering import preview
 
 from ..access import operator_action, viewer_page
@@ -143,7 +144,7 @@ def workflow_action(request: HttpRequest, queue: str, workflow_id: str, action: 
     from queues.engine import FailedPreconditionError
 
     if action not in ACTIONS:  # the URLconf names only these; kept for a view called otherwise
-        return bad_request(request, f"unknown workflow action {action!r}")
+        return bad_request(request, f"unknown workflow action {shown(action)}")
     method = getattr(acting_inspector(request), f"{action}_workflow")
     try:
         moved = method(queue, workflow_id)

@@ -30,6 +30,7 @@ from queues.engine import (
     nesting,
 )
 from queues.engine import ValidationError as EngineValidationError
+from queues.engine.quoting import shown
 from queues.models import ApiToken
 
 from . import inputs
@@ -124,7 +125,7 @@ def authorize(request: HttpRequest, methods: tuple[str, ...], queues: list[str])
 def authorize_queues(token: ApiToken, queues: list[str]) -> None:
     for queue in queues:
         if not token.allows(queue):
-            raise ApiError(403, "permission_denied", f"this token may not use queue {inputs.shown(queue)}", "queue")
+            raise ApiError(403, "permission_denied", f"this token may not use queue {shown(queue)}", "queue")
 
 
 #: The URL arguments that hold names, and the field each is reported as.
@@ -211,7 +212,7 @@ def json_body(request: HttpRequest, allowed: set[str] | frozenset[str]) -> dict[
             raise ApiError(
                 400,
                 "invalid_argument",
-                f"unknown field {inputs.shown(name)}; known: {', '.join(sorted(allowed))}",
+                f"unknown field {shown(name)}; known: {', '.join(sorted(allowed))}",
                 name,
             )
     return doc

@@ -19,6 +19,7 @@ from typing import Any
 from queues import segments
 from queues.engine import ValidationError
 from queues.engine import validation as check
+from queues.engine.quoting import shown
 from queues.engine.validation import MAX_HEADERS
 
 #: C0 and C1 control characters and DEL, which no queue name, task id or type may hold (the engine's checks).
@@ -42,11 +43,6 @@ class InvalidArgument(Exception):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(message)
         self.field, self.message = field, message
-
-
-def shown(value: Any) -> str:
-    """``value`` as JSON text, control and invisible characters escaped, cut at 60 characters (the engine's)."""
-    return check.shown(value)
 
 
 def _number_text(value: float) -> str:

@@ -21,6 +21,7 @@ from django.views.decorators.csrf import csrf_exempt
 from queues import conf, handles
 from queues.engine import FailedPreconditionError, Inspector, Limits, TaskInfo, TaskNotFoundError, nesting
 from queues.engine import validation as check
+from queues.engine.quoting import shown
 from queues.engine.records import picked
 from queues.engine.remote_consumer import MAX_COUNT, MAX_QUEUES, MAX_TTR, MAX_WAIT, Delivery, RemoteConsumer
 from queues.models import ApiToken
@@ -227,7 +228,7 @@ def task(request: HttpRequest, token: ApiToken, queue: str, task_id: str) -> Htt
             raise ApiError(
                 409,
                 "failed_precondition",
-                f"task {inputs.shown(task_id)} is active: the consumer holding its lease must ack or fail it, or "
+                f"task {shown(task_id)} is active: the consumer holding its lease must ack or fail it, or "
                 "let its lease run out, before it can be deleted",
             ) from None
         return no_content()
@@ -254,7 +255,7 @@ def consume_arguments(request: HttpRequest) -> tuple[list[str], float, int, floa
     queues = doc.get("queues")
     if not isinstance(queues, list) or not queues or len(queues) > MAX_QUEUES:
         raise inputs.InvalidArgument(
-            "queues", f"queues must be a list of 1 to {MAX_QUEUES} queue names, got {inputs.shown(queues)}"
+            "queues", f"queues must be a list of 1 to {MAX_QUEUES} queue names, got {shown(queues)}"
         )
     names = [inputs.queue(q, "queues") for q in queues]
     ttr = ttr_of(doc)
@@ -324,7 +325,7 @@ def lease_lost(task_id: str) -> ApiError:
     return ApiError(
         409,
         "lease_lost",
-        f"no lease on task {inputs.shown(task_id)} is held by this token: the task was acknowledged, failed or "
+        f"no lease on task {shown(task_id)} is held by this token: the task was acknowledged, failed or "
         "deleted already, or its lease ran out",
     )
 
@@ -378,7 +379,7 @@ def dead_letter_query(request: HttpRequest) -> None:
             )
         if name not in DEAD_LETTER_QUERY[str(request.method)]:
             known = ", ".join(DEAD_LETTER_QUERY[str(request.method)])
-            raise inputs.InvalidArgument(name, f"unknown query parameter {inputs.shown(name)}; known: {known}")
+            raise inputs.InvalidArgument(name, f"unknown query parameter {shown(name)}; known: {known}")
 
 
 def encode_cursor(mark: tuple[float, str] | None) -> str | None:
@@ -437,16 +438,14 @@ def respawn_dead_letters(request: HttpRequest, token: ApiToken, queue: str) -> H
 def no_such_task(queue: str, task_id: str) -> ApiError:
     """404 for a task a script found gone (its own error names the id alone): between the read that found the task
     and the action, something else (a consumer, a respawn) moved or removed it."""
-    return ApiError(404, "not_found", f"no task {inputs.shown(task_id)} in queue {inputs.shown(queue)}")
+    return ApiError(404, "not_found", f"no task {shown(task_id)} in queue {shown(queue)}")
 
 
 def _dead_letter(ins: Inspector, queue: str, task_id: str) -> TaskInfo:
     """The task, when it is a dead letter: 404 when there is no such task, 409 when it is in another state."""
     task = ins.get_task(queue, task_id)
     if task.state != "archived":
-        raise FailedPreconditionError(
-            f"task {inputs.shown(task_id)} is {task.state}, not a dead letter", op="api.dead_letter"
-        )
+        raise FailedPreconditionError(f"task {shown(task_id)} is {task.state}, not a dead letter", op="api.dead_letter")
     return task
 
 

@@ -18,6 +18,7 @@ from typing import TypeVar
 from django.core.exceptions import ImproperlyConfigured
 from django.http import JsonResponse
 
+from queues.engine.quoting import shown
 from queues.engine.remote_consumer import MAX_WAITERS
 
 from .http import error_response
@@ -33,7 +34,7 @@ class Waiters:
 
     def __init__(self, limit: int) -> None:
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_WAITERS:
-            raise ImproperlyConfigured(f"{SETTING} must be an integer from 1 to {MAX_WAITERS}, got {limit!r}")
+            raise ImproperlyConfigured(f"{SETTING} must be an integer from 1 to {MAX_WAITERS}, got {shown(limit)}")
         self.limit = limit
         self._places = threading.BoundedSemaphore(limit)
         self._threads = ThreadPoolExecutor(max_workers=limit, thread_name_prefix="api-consume")

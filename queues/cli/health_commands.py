@@ -7,6 +7,7 @@ import argparse
 from typing import Any
 
 from queues.engine import EngineError, ServerInfo
+from queues.engine.quoting import shown
 
 from . import output as out
 from .context import Context
@@ -38,7 +39,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def health(args: argparse.Namespace, ctx: Context) -> out.Output:
     servers = [s for s in ctx.inspector.servers() if args.server is None or args.server in (s.id, s.host)]
-    whom = f"server {args.server!r}" if args.server else "any worker"
+    whom = f"server {shown(args.server)}" if args.server else "any worker"
     if not servers:
         raise UnhealthyError(f"no heartbeat from {whom}", op="tasks health")
     now = ctx.now()

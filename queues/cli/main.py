@@ -28,8 +28,8 @@ from queues.engine import (
     TaskNotFoundError,
     ValidationError,
 )
+from queues.engine.quoting import shown
 from queues.engine.redis_errors import translated
-from queues.engine.validation import shown
 
 from . import (
     cron_commands,

@@ -18,7 +18,8 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from queues.engine import nesting
-from queues.engine.validation import shown, text_problem
+from queues.engine.quoting import shown
+from queues.engine.validation import text_problem
 
 PROG = "tasks"
 

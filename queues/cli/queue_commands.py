@@ -7,6 +7,7 @@ from typing import Any
 
 from queues.engine import STATES, QueueInfo
 from queues.engine.policies import QueueSpec
+from queues.engine.quoting import shown
 
 from . import output as out
 from .context import Context
@@ -150,14 +151,14 @@ def history(args: argparse.Namespace, ctx: Context) -> out.Output:
 
 def pause(args: argparse.Namespace, ctx: Context) -> out.Output:
     ctx.inspector.pause_queue(args.queue)
-    return out.Output({"queue": args.queue, "paused": True}, f"Paused queue {args.queue!r}")
+    return out.Output({"queue": args.queue, "paused": True}, f"Paused queue {shown(args.queue)}")
 
 
 def resume(args: argparse.Namespace, ctx: Context) -> out.Output:
     ctx.inspector.unpause_queue(args.queue)
-    return out.Output({"queue": args.queue, "paused": False}, f"Resumed queue {args.queue!r}")
+    return out.Output({"queue": args.queue, "paused": False}, f"Resumed queue {shown(args.queue)}")
 
 
 def remove(args: argparse.Namespace, ctx: Context) -> out.Output:
     ctx.inspector.delete_queue(args.queue, force=args.force)
-    return out.Output({"queue": args.queue, "deleted": True, "force": args.force}, f"Deleted queue {args.queue!r}")
+    return out.Output({"queue": args.queue, "deleted": True, "force": args.force}, f"Deleted queue {shown(args.queue)}")

@@ -9,6 +9,7 @@ import argparse
 from typing import Any
 
 from queues.engine import EngineError
+from queues.engine.quoting import shown
 from queues.engine.server_records import ServerRecord
 
 from . import output as out
@@ -106,7 +107,7 @@ def control(args: argparse.Namespace, ctx: Context) -> out.Output:
     ack = ctx.inspector.wait_for_acknowledgement(server_id, action, args.timeout)
     if ack is None:
         raise NotAcknowledgedError(
-            f"asked server {server_id!r} to {action}, but it did not acknowledge within {args.timeout:g} s; "
+            f"asked server {shown(server_id)} to {action}, but it did not acknowledge within {args.timeout:g} s; "
             "it acts at its next heartbeat if it is alive (see `tasks server ls`)",
             op=f"tasks server {action}",
         )

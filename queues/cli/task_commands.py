@@ -8,6 +8,7 @@ from typing import Any
 
 from queues.engine import STATES, TaskInfo
 from queues.engine.inspector import ARCHIVABLE, DELETABLE, RUNNABLE
+from queues.engine.quoting import shown
 from queues.redaction_access import is_redacted, record_unredacted_view, redact_task
 from queues.rendering import retries_text
 
@@ -115,7 +116,7 @@ def register_enqueue(sub: argparse._SubParsersAction[Any]) -> None:
 # -- commands --------------------------------------------------------------------------------------------------
 
 
-def shown(args: argparse.Namespace, tasks: list[TaskInfo]) -> list[TaskInfo]:
+def as_printed(args: argparse.Namespace, tasks: list[TaskInfo]) -> list[TaskInfo]:
     """The tasks as the command may print them: masked by TASKS_REDACT, or with ``--unredacted`` in full and
     an audit entry naming the login and the tasks that had masked values."""
     if not args.unredacted:
@@ -127,7 +128,7 @@ def shown(args: argparse.Namespace, tasks: list[TaskInfo]) -> list[TaskInfo]:
 
 
 def list_tasks(args: argparse.Namespace, ctx: Context) -> out.Output:
-    tasks = shown(args, ctx.inspector.list_tasks(args.queue, args.state, page=args.page, size=args.size))
+    tasks = as_printed(args, ctx.inspector.list_tasks(args.queue, args.state, page=args.page, size=args.size))
     doc = {
         "queue": args.queue,
         "state": args.state,
@@ -136,7 +137,9 @@ def list_tasks(args: argparse.Namespace, ctx: Context) -> out.Output:
         "tasks": [out.task_doc(t) for t in tasks],
     }
     if not tasks:
-        text = f"No {args.state} tasks in queue {args.queue!r}" + (f" on page {args.page}." if args.page > 1 else ".")
+        text = f"No {args.state} tasks in queue {shown(args.queue)}" + (
+            f" on page {args.page}." if args.page > 1 else "."
+        )
     else:
         headers, row = COLUMNS.get(args.state, COLUMNS["pending"])
         now = ctx.now()
@@ -193,7 +196,7 @@ COLUMNS: dict[str, tuple[list[str], Callable[[TaskInfo, float], list[Any]]]] = {
 
 
 def inspect(args: argparse.Namespace, ctx: Context) -> out.Output:
-    task = shown(args, [ctx.inspector.get_task(args.queue, args.id)])[0]
+    task = as_printed(args, [ctx.inspector.get_task(args.queue, args.id)])[0]
     return out.Output(out.task_doc(task), render_task(task, ctx.now()))
 
 
@@ -238,7 +241,7 @@ def cancel(args: argparse.Namespace, ctx: Context) -> out.Output:
     note = "" if listeners else " (no worker is listening: the request was lost; the lease will expire)"
     return out.Output(
         {"id": args.id, "queue": args.queue, "cancel_requested": True, "listeners": listeners},
-        f"Requested cancellation of task {args.id!r}{note}",
+        f"Requested cancellation of task {shown(args.id)}{note}",
     )
 
 
@@ -248,7 +251,7 @@ def action(method: str, done: str) -> Callable[[argparse.Namespace, Context], ou
         verb = "Queued to run" if done == "run" else done.capitalize()
         return out.Output(
             {"id": args.id, "queue": args.queue, "action": method.removesuffix("_task"), "ok": True},
-            f"{verb} task {args.id!r} of queue {args.queue!r}",
+            f"{verb} task {shown(args.id)} of queue {shown(args.queue)}",
         )
 
     return run
@@ -259,7 +262,7 @@ def bulk_action(method: str, verb: str) -> Callable[[argparse.Namespace, Context
         count = getattr(ctx.inspector, method)(args.queue, args.state)
         return out.Output(
             {"queue": args.queue, "state": args.state, "action": method, "count": count},
-            f"{verb} {count} {args.state} task{'' if count == 1 else 's'} of queue {args.queue!r}",
+            f"{verb} {count} {args.state} task{'' if count == 1 else 's'} of queue {shown(args.queue)}",
         )
 
     return run

@@ -11,6 +11,7 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 
 from queues.engine import ValidationError
+from queues.engine.quoting import shown
 
 from . import output as out
 from .context import Context
@@ -46,14 +47,14 @@ def create_token(args: argparse.Namespace, ctx: Context) -> out.Output:
     if not args.queues and not args.namespaces:
         raise ValidationError("give --queues and/or --namespaces: a token without a scope can do nothing")
     if ApiToken.objects.filter(name=args.name).exists():
-        raise ValidationError(f"a token named {args.name!r} exists already")
+        raise ValidationError(f"a token named {shown(args.name)} exists already")
     try:
         token, secret = create(args.name, args.queues, args.namespaces)
     except DjangoValidationError as exc:
         raise ValidationError("; ".join(exc.messages)) from None
     doc = {**_doc(token), "token": secret}
     text = (
-        f"Created token {token.name!r} for queues {', '.join(token.queues) or '-'}"
+        f"Created token {shown(token.name)} for queues {', '.join(token.queues) or '-'}"
         f"{' and namespaces ' + ', '.join(token.namespaces) if token.namespaces else ''}.\n"
         f"Token (shown once, store it now): {secret}"
     )
@@ -96,5 +97,5 @@ def revoke_token(args: argparse.Namespace, ctx: Context) -> out.Output:
     if token is None:
         from queues.engine import TaskNotFoundError
 
-        raise TaskNotFoundError(f"no token named {args.name!r}")
-    return out.Output(_doc(token), f"Revoked token {token.name!r}.")
+        raise TaskNotFoundError(f"no token named {shown(args.name)}")
+    return out.Output(_doc(token), f"Revoked token {shown(token.name)}.")

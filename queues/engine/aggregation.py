@@ -32,6 +32,7 @@ from .errors import ValidationError
 from .handlers import Task
 from .message import TaskMessage
 from .producer import new_task_id
+from .quoting import shown
 from .scripts import script
 from .settings import DEFAULTS, TaskqSettings
 from .transitions import Call, Placement, Transitions
@@ -82,7 +83,7 @@ class Aggregator:
         result = self.func(group, tasks) if wants_group else self.func(tasks)
         if not (isinstance(result, tuple) and len(result) == 2):
             raise ValidationError(
-                f"aggregator {self.type!r} must return (type, payload), got {result!r:.80}", op="aggregator"
+                f"aggregator {shown(self.type)} must return (type, payload), got {shown(result)}", op="aggregator"
             )
         return result
 
@@ -246,10 +247,10 @@ class GroupStore:
         """Step two, in Python: run the aggregation function over the set's tasks. Raises when there is none."""
         tasks = self.set_tasks(queue, set_id)
         if not tasks:
-            raise LookupError(f"aggregation set {set_id} of group {group!r} is empty")
+            raise LookupError(f"aggregation set {set_id} of group {shown(group)} is empty")
         func = self.registry.route(tasks[0].type)
         if func is None:
-            raise LookupError(f"no aggregator for task type {tasks[0].type!r}")
+            raise LookupError(f"no aggregator for task type {shown(tasks[0].type)}")
         task_type, payload = func(group, tasks)
         op = "aggregator"
         return TaskMessage(

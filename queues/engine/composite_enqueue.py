@@ -15,6 +15,7 @@ from .errors import EngineError, TaskIdConflictError, ValidationError
 from .handlers import Registry, member_defaults
 from .handlers import registry as default_registry
 from .message import TaskInfo
+from .quoting import shown
 from .sans_io import Command, Flow
 from .transitions import Transitions
 from .workflows import (
@@ -63,7 +64,7 @@ def enqueue_composite_flow(
             new_queue = yield enqueue_group(t, queue, name, [placement])
         except TaskIdConflictError:
             raise TaskIdConflictError(
-                f"task id {placement.message.id!r} already exists in queue {queue!r}", op=OP
+                f"task id {shown(placement.message.id)} already exists in queue {shown(queue)}", op=OP
             ) from None
         if new_queue:
             yield Command("sadd", (t.keys.queues, queue))
@@ -109,7 +110,7 @@ def submit_workflow_flow(
     routes = handlers if handlers is not None else default_registry
     if not isinstance(workflow, (Signature, Chain, Group, Chord)):
         raise ValidationError(
-            f"submit takes chain(...), group(...), chord(...) or sig(...), got {workflow!r:.80}", op=op
+            f"submit takes chain(...), group(...), chord(...) or sig(...), got {shown(workflow)}", op=op
         )
     for name, callback in (("on_success", on_success), ("on_error", on_error)):
         if callback is not None and not isinstance(callback, Signature):
@@ -126,7 +127,7 @@ def submit_workflow_flow(
             defaults = member_defaults(routes, m.signature.type)
             placement = placement_of(t.keys, now, m.signature, queue, m.id, op, limits, defaults)
         except EngineError as exc:
-            raise ValidationError(f"member {m.signature.type!r}: {exc.message}", op=op) from None
+            raise ValidationError(f"member {shown(m.signature.type)}: {exc.message}", op=op) from None
         tasks.append((placement, m.after, m.role, m.pass_results))
     submission = Submission(queue, tasks, wf_id, keep_seconds)
     yield from submit_flow(t, submission, op)

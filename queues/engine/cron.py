@@ -26,6 +26,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ValidationError
+from .quoting import shown
 
 OP = "cron.parse"
 MAX_SPEC = 256
@@ -77,23 +78,23 @@ _FIELDS = (
 def time_zone(name: str) -> tzinfo:
     """The zone called ``name`` (IANA, e.g. ``Europe/Paris``; ``UTC``). Raises ValidationError."""
     if not isinstance(name, str) or not name or len(name) > 64:
-        raise ValidationError(f"time zone must be an IANA name such as 'Europe/Paris', got {name!r:.80}", op=OP)
+        raise ValidationError(f"time zone must be an IANA name such as 'Europe/Paris', got {shown(name)}", op=OP)
     if name.upper() == "UTC":
         return UTC
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise ValidationError(f"unknown time zone {name!r}", op=OP) from None
+        raise ValidationError(f"unknown time zone {shown(name)}", op=OP) from None
 
 
 def _value(text: str, field: _Field, spec: str) -> int:
     if field.names and text.lower() in field.names:
         return field.names[text.lower()]
     if not text.isdigit():
-        raise ValidationError(f"{field.name}: {text!r} is not a number in {spec!r}", op=OP)
+        raise ValidationError(f"{field.name}: {shown(text)} is not a number in {shown(spec)}", op=OP)
     value = int(text)
     if not field.low <= value <= field.high:
-        raise ValidationError(f"{field.name}: {value} is out of range {field.low}-{field.high} in {spec!r}", op=OP)
+        raise ValidationError(f"{field.name}: {value} is out of range {field.low}-{field.high} in {shown(spec)}", op=OP)
     return value
 
 
@@ -103,7 +104,9 @@ def _part(part: str, field: _Field, spec: str) -> set[int]:
     step = 1
     if slash:
         if not step_text.isdigit() or int(step_text) == 0:
-            raise ValidationError(f"{field.name}: step {step_text!r} must be a positive number in {spec!r}", op=OP)
+            raise ValidationError(
+                f"{field.name}: step {shown(step_text)} must be a positive number in {shown(spec)}", op=OP
+            )
         step = int(step_text)
     if base == "*":
         low, high = field.low, field.high
@@ -111,7 +114,7 @@ def _part(part: str, field: _Field, spec: str) -> set[int]:
         first, _, last = base.partition("-")
         low, high = _value(first, field, spec), _value(last, field, spec)
         if low > high:
-            raise ValidationError(f"{field.name}: range {base!r} runs backwards in {spec!r}", op=OP)
+            raise ValidationError(f"{field.name}: range {shown(base)} runs backwards in {shown(spec)}", op=OP)
     else:
         low = _value(base, field, spec)
         high = field.high if slash else low  # "a/n" means a to the maximum, every n
@@ -120,7 +123,7 @@ def _part(part: str, field: _Field, spec: str) -> set[int]:
 
 def _field(text: str, field: _Field, spec: str) -> frozenset[int]:
     if not text:
-        raise ValidationError(f"{field.name} is empty in {spec!r}", op=OP)
+        raise ValidationError(f"{field.name} is empty in {shown(spec)}", op=OP)
     values: set[int] = set()
     for part in text.split(","):
         values |= _part(part, field, spec)
@@ -287,19 +290,19 @@ class Cron(Schedule):
 def parse_every(text: str, spec: str) -> Every:
     body = text.strip().replace(" ", "")
     if not body or _DURATION.sub("", body):
-        raise ValidationError(f"{spec!r}: expected a duration such as 30s, 5m, 1h30m or 2d after @every", op=OP)
+        raise ValidationError(f"{shown(spec)}: expected a duration such as 30s, 5m, 1h30m or 2d after @every", op=OP)
     period = sum(float(number) * UNITS[unit] for number, unit in _DURATION.findall(body))
     if not MIN_EVERY <= period <= MAX_EVERY:
-        raise ValidationError(f"{spec!r}: the period must be between 1s and 366d", op=OP)
+        raise ValidationError(f"{shown(spec)}: the period must be between 1s and 366d", op=OP)
     if period != int(period):
-        raise ValidationError(f"{spec!r}: the period must be a whole number of seconds", op=OP)
+        raise ValidationError(f"{shown(spec)}: the period must be a whole number of seconds", op=OP)
     return Every(spec, float(period))
 
 
 def parse(spec: str, tz: str = "UTC") -> Schedule:
     """Parse a schedule. Raises ValidationError naming what is wrong."""
     if not isinstance(spec, str) or not spec.strip():
-        raise ValidationError(f"schedule must be a non-empty string, got {spec!r:.80}", op=OP)
+        raise ValidationError(f"schedule must be a non-empty string, got {shown(spec)}", op=OP)
     if len(spec) > MAX_SPEC:
         raise ValidationError(f"schedule is {len(spec)} characters long; the limit is {MAX_SPEC}", op=OP)
     zone = time_zone(tz)
@@ -309,12 +312,14 @@ def parse(spec: str, tz: str = "UTC") -> Schedule:
         return parse_every(text[len("@every") :], spec)
     if lowered.startswith("@"):
         if lowered not in MACROS:
-            raise ValidationError(f"unknown macro {text!r}; use one of {', '.join(sorted(MACROS))} or @every", op=OP)
+            raise ValidationError(
+                f"unknown macro {shown(text)}; use one of {', '.join(sorted(MACROS))} or @every", op=OP
+            )
         text = MACROS[lowered]
     parts = text.split()
     if len(parts) != 5:
         raise ValidationError(
-            f"{spec!r} has {len(parts)} fields; cron needs 5: minute hour day-of-month month day-of-week", op=OP
+            f"{shown(spec)} has {len(parts)} fields; cron needs 5: minute hour day-of-month month day-of-week", op=OP
         )
     minutes, hours, days, months, weekdays = (_field(part, f, spec) for part, f in zip(parts, _FIELDS, strict=True))
     schedule = Cron(
@@ -329,5 +334,5 @@ def parse(spec: str, tz: str = "UTC") -> Schedule:
         weekdays_restricted=not parts[4].startswith("*"),
     )
     if schedule._next_wall(datetime(2000, 1, 1)) is None:
-        raise ValidationError(f"{spec!r} never fires (no such day)", op=OP)
+        raise ValidationError(f"{shown(spec)} never fires (no such day)", op=OP)
     return schedule

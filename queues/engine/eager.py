@@ -23,6 +23,7 @@ from .errors import HandlerNotFoundError, RetryWithoutFailure, SkipRetry, Valida
 from .handlers import Handler, Registry, Task
 from .handlers import registry as default_registry
 from .message import TaskInfo, TaskMessage
+from .quoting import shown
 
 
 class EagerAttempt:
@@ -56,7 +57,7 @@ class EagerRunner:
         handler = self.registry.route(message.type)
         if handler is None:
             raise HandlerNotFoundError(
-                f"no handler for task type {message.type!r}: eager mode runs handlers inline, so the module that "
+                f"no handler for task type {shown(message.type)}: eager mode runs handlers inline, so the module that "
                 "registers it must be imported first",
                 op=op,
             )
@@ -123,7 +124,7 @@ def _await_here(awaitable: Any, task: Task) -> None:
         return
     awaitable.close()  # never awaited: close it so Python does not warn about it
     raise ValidationError(
-        f"eager mode cannot run the async handler of {task.type!r} from inside a running event loop (it runs "
+        f"eager mode cannot run the async handler of {shown(task.type)} from inside a running event loop (it runs "
         "handlers in the calling thread); enqueue from synchronous code",
         op="client.enqueue",
     )

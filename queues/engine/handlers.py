@@ -24,6 +24,7 @@ from .clock import from_ms
 from .errors import ValidationError
 from .message import TaskInfo, TaskMessage
 from .process_defaults import Enqueuer
+from .quoting import shown
 from .type_routes import TypeRoutes
 from .validation import task_type as check_type
 
@@ -252,7 +253,9 @@ def handler(
 
     def register(func: Callable[[Task], Any]) -> Handler:
         if spark and inspect.iscoroutinefunction(func):
-            raise ValidationError(f"Spark handler {task_type!r} must be a plain function, not async def", op="handler")
+            raise ValidationError(
+                f"Spark handler {shown(task_type)} must be a plain function, not async def", op="handler"
+            )
         return registry.add(Handler(task_type, func, defaults, retry_delay or default_retry_delay, spark))
 
     return register

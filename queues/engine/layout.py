@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from .errors import LayoutVersionError
 from .keys import Keys
+from .quoting import shown
 from .sans_io import Batch, Command, Flow
 
 #: The layout this code reads and writes. Bump it together with a step in ``migration.STEPS``.
@@ -32,7 +33,7 @@ def parse_stamp(raw: bytes | str | None) -> int | None:
     text = raw.decode("ascii", "replace") if isinstance(raw, bytes) else raw
     if not text.isdigit() or int(text) < 1:
         raise LayoutVersionError(
-            f"the key layout stamp {text!r} is not a version number; set it right by hand",
+            f"the key layout stamp {shown(text)} is not a version number; set it right by hand",
             found=0,
             expected=LAYOUT_VERSION,
         )

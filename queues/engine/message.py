@@ -19,6 +19,7 @@ from typing import Any
 from . import nesting
 from .clock import from_ms
 from .errors import MessageVersionError
+from .quoting import shown
 from .validation import encodable
 
 DEFAULT_MAX_RETRY = 25
@@ -115,7 +116,7 @@ class TaskMessage:
         version = doc.get("v", 1)
         if not isinstance(version, int) or version > MESSAGE_VERSION:
             raise MessageVersionError(
-                f"task message version {version!r} is not one this worker reads (up to "
+                f"task message version {shown(version)} is not one this worker reads (up to "
                 f"{MESSAGE_VERSION}); upgrade the worker",
                 op="message.decode",
             )

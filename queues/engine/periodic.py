@@ -26,6 +26,7 @@ from . import validation as check
 from .cron import Schedule, parse
 from .errors import EngineError, ValidationError
 from .producer import template
+from .quoting import shown
 from .records import picked
 
 #: What a scheduler does with ticks that passed while no scheduler ran (or that it reached too late):
@@ -49,7 +50,7 @@ class AmbiguousEntryError(ValidationError):
 def check_options(options: Mapping[str, Any], op: str = OP) -> dict[str, Any]:
     """The enqueue options of an entry, validated as ``enqueue`` would. Raises ValidationError."""
     if not isinstance(options, Mapping):
-        raise ValidationError(f"options must be a mapping of enqueue options, got {options!r:.80}", op=op)
+        raise ValidationError(f"options must be a mapping of enqueue options, got {shown(options)}", op=op)
     unknown = set(options) - ENTRY_OPTIONS
     if unknown:
         raise ValidationError(
@@ -139,7 +140,7 @@ def make_entry(
     queue = check.new_queue_name(queue, OP)
     data = check.payload(payload, OP)
     if missed not in MISSED_POLICIES:
-        raise ValidationError(f"missed must be one of {', '.join(MISSED_POLICIES)}, got {missed!r:.40}", op=OP)
+        raise ValidationError(f"missed must be one of {', '.join(MISSED_POLICIES)}, got {shown(missed)}", op=OP)
     opts = check_options(options or {})
     return Entry(
         spec,

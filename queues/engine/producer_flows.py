@@ -20,9 +20,9 @@ from .errors import (
 from .keys import Keys
 from .message import TaskInfo
 from .producer import by_queue, chunks, info_of, new_task_id
+from .quoting import shown
 from .sans_io import Command, Flow, Pipeline
 from .transitions import BULK_CHUNK, Placement, Transitions
-from .validation import shown
 
 
 class BulkEnqueueError(EngineError):

@@ -30,6 +30,7 @@ from . import nesting
 from . import validation as check
 from .errors import ValidationError
 from .message import TaskInfo
+from .quoting import shown
 from .redaction_patterns import compile_patterns, context_free
 
 MASK = "[redacted]"
@@ -308,7 +309,7 @@ def _forms(value: Any) -> set[str]:
 
 def _key(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ValidationError(f"a redacted key must be a non-empty string, got {value!r}", op=_OP)
+        raise ValidationError(f"a redacted key must be a non-empty string, got {shown(value)}", op=_OP)
     if len(value) > MAX_KEY or value != value.strip() or any(not ch.isprintable() for ch in value):
         raise ValidationError(
             f"a redacted key is 1 to {MAX_KEY} printable characters with no surrounding "

@@ -27,6 +27,7 @@ from hiredis import pack_command
 from redis.exceptions import NoScriptError
 
 from .errors import SCRIPT_ERRORS, EngineError, RedisCommandError, RedisUnavailableError, ValidationError
+from .quoting import shown
 from .topology import redact
 
 # A Redis Cluster passing through a failover: a slot with no master yet (CLUSTERDOWN, MASTERDOWN), a slot that
@@ -79,8 +80,8 @@ def _bad_url(url: str, exc: Exception) -> RedisUnavailableError:
     if isinstance(exc, ValidationError):
         return RedisUnavailableError(exc.message, op="connect")
     if isinstance(exc, redis.RedisError | redis.RedisClusterException):
-        return RedisUnavailableError(f"Redis at {redact(url)!r} is unreachable: {exc}", op="connect")
-    return RedisUnavailableError(f"bad Redis URL {redact(url)!r}: {exc}", op="connect")
+        return RedisUnavailableError(f"Redis at {shown(redact(url))} is unreachable: {exc}", op="connect")
+    return RedisUnavailableError(f"bad Redis URL {shown(redact(url))}: {exc}", op="connect")
 
 
 @contextmanager

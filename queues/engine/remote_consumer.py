@@ -33,6 +33,7 @@ from .connection import DEFAULT_REDIS_URL, connect
 from .errors import LeaseLostError, TaskNotFoundError, ValidationError
 from .message import TaskMessage
 from .policies import PolicyCache, PolicySet
+from .quoting import shown
 from .settings import DEFAULTS
 from .transitions import BULK_CHUNK, PERIODIC_LIMIT, Leased
 from .wakeups import WakeUps, glob_escape
@@ -155,9 +156,7 @@ class RemoteConsumer:
         ttr = _ttr(ttr, op)
         count = check.count(count, "count", 1, MAX_COUNT, op)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 <= timeout <= MAX_WAIT:
-            raise ValidationError(
-                f"timeout must be between 0 and {MAX_WAIT:.0f} seconds, got {check.shown(timeout)}", op=op
-            )
+            raise ValidationError(f"timeout must be between 0 and {MAX_WAIT:.0f} seconds, got {shown(timeout)}", op=op)
         actor = actor or self.actor
         self._mark_consumed(names)
         got, _ = self._fetch(names, ttr, count, actor)
@@ -337,10 +336,10 @@ class RemoteConsumer:
             "state",
         )
         if fields[0] is None:
-            raise TaskNotFoundError(f"no task {check.shown(task_id)} in queue {check.shown(queue)}", op=op)
+            raise TaskNotFoundError(f"no task {shown(task_id)} in queue {shown(queue)}", op=op)
         if fields[5] != b"active" or (fields[4] or b"").decode() != token:
             raise LeaseLostError(
-                f"the lease of task {check.shown(task_id)} is not held by this token (it expired, or the "
+                f"the lease of task {shown(task_id)} is not held by this token (it expired, or the "
                 "task was acknowledged already)",
                 op=op,
             )
@@ -362,9 +361,9 @@ class RemoteConsumer:
             call = self.ops.done(queue, [(task_id, token)], actor)
         status = self.broker.run(call)[0]
         if status == "NOT_FOUND":
-            raise TaskNotFoundError(f"no task {check.shown(task_id)} in queue {check.shown(queue)}", op=op)
+            raise TaskNotFoundError(f"no task {shown(task_id)} in queue {shown(queue)}", op=op)
         if status != "OK":
-            raise LeaseLostError(f"the lease of task {check.shown(task_id)} is not held by this token", op=op)
+            raise LeaseLostError(f"the lease of task {shown(task_id)} is not held by this token", op=op)
 
     def fail(
         self,
@@ -407,7 +406,7 @@ class RemoteConsumer:
         self._attempt(queue, task_id, token, op)
         lost = self.broker.run(self.ops.extend_leases(queue, [(task_id, token)], ttr))
         if lost:
-            raise LeaseLostError(f"the lease of task {check.shown(task_id)} is not held by this token", op=op)
+            raise LeaseLostError(f"the lease of task {shown(task_id)} is not held by this token", op=op)
         return self.clock.now() + ttr
 
     # -- dead letters (archived tasks) ---------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from .clock import from_ms, to_ms
 from .errors import ValidationError
 from .periodic import AmbiguousEntryError, Entry, EntryNotFoundError
 from .policies import PolicyCache
+from .quoting import shown
 from .scripts import script
 from .transitions import Call
 
@@ -363,7 +364,7 @@ class SchedulerStore(BrokerStore):
         if len(named) > 1:
             ids = ", ".join(info.id for info in named)
             raise AmbiguousEntryError(
-                f"{len(named)} periodic entries are named {ref!r:.80}; give one of their ids: {ids}",
+                f"{len(named)} periodic entries are named {shown(ref)}; give one of their ids: {ids}",
                 op="scheduler.resolve",
             )
         if not named:
@@ -383,7 +384,7 @@ class SchedulerStore(BrokerStore):
 
 def _not_found(ref: str, what: str) -> EntryNotFoundError:
     return EntryNotFoundError(
-        f"no periodic entry {ref!r:.80} (no running scheduler has it and the admin defines none with this {what})",
+        f"no periodic entry {shown(ref)} (no running scheduler has it and the admin defines none with this {what})",
         op="scheduler.entry",
     )
 

@@ -31,6 +31,7 @@ from .errors import ValidationError
 from .failures import FINGERPRINT
 from .keys import STATES
 from .message import TaskInfo
+from .quoting import shown
 
 MAX_QUERY = 1000  # characters
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -78,13 +79,13 @@ class Query:
 
 
 def _fail(text: str, at: int, why: str) -> QuerySyntaxError:
-    return QuerySyntaxError(f"{why} (at character {at + 1} of the search {text!r:.120})", op="search")
+    return QuerySyntaxError(f"{why} (at character {at + 1} of the search {shown(text)})", op="search")
 
 
 def _seconds(text: str, at: int, value: str) -> float:
     match = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd])", value)
     if not match:
-        raise _fail(text, at, f"age needs a number and a unit (s, m, h, d), like age:>1h, not {value!r:.40}")
+        raise _fail(text, at, f"age needs a number and a unit (s, m, h, d), like age:>1h, not {shown(value)}")
     return float(match.group(1)) * UNITS[match.group(2)]
 
 
@@ -113,7 +114,7 @@ class _Terms:
             self.lists["error"].append(value.casefold())
         elif key == "fingerprint":
             if not FINGERPRINT.fullmatch(value):
-                raise _fail(self.text, at, f"an error fingerprint is 16 hex digits (0-9, a-f), not {value!r:.40}")
+                raise _fail(self.text, at, f"an error fingerprint is 16 hex digits (0-9, a-f), not {shown(value)}")
             self.lists["fingerprint"].append(value)
         elif key == "age" and value[:1] in (">", "<"):
             if value[0] == ">":
@@ -123,7 +124,7 @@ class _Terms:
         elif key == "age":
             raise _fail(self.text, at, "age needs > or <, like age:>1h (older than an hour)")
         else:
-            raise _fail(self.text, at, f"unknown key {key!r}; keys are {', '.join(KEYS)}")
+            raise _fail(self.text, at, f"unknown key {shown(key)}; keys are {', '.join(KEYS)}")
 
     def _names(self, key: str, value: str, at: int) -> None:
         parts = [v for v in value.split(",") if v]
@@ -131,7 +132,7 @@ class _Terms:
             raise _fail(self.text, at, f"{key}: needs a value")
         bad = [s for s in parts if s not in STATES] if key == "state" else []
         if bad:
-            raise _fail(self.text, at, f"unknown state {bad[0]!r}; states are {', '.join(STATES)}")
+            raise _fail(self.text, at, f"unknown state {shown(bad[0])}; states are {', '.join(STATES)}")
         self.lists[key] += parts
 
     def query(self) -> Query:

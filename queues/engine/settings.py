@@ -28,6 +28,7 @@ from typing import Any
 
 from .errors import ValidationError
 from .nesting import DEPTH_CEILING
+from .quoting import shown
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
@@ -294,12 +295,14 @@ def redact_lists(value: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
         )
     if not isinstance(value, Mapping) or not set(value) <= set(_REDACT_FIELDS):
         raise ValidationError(
-            f'{REDACT_SETTING} must be a dict with "types" and "keys" lists, got {value!r}', op="settings"
+            f'{REDACT_SETTING} must be a dict with "types" and "keys" lists, got {shown(value)}', op="settings"
         )
     lists = [value.get(name) or [] for name in _REDACT_FIELDS]
     for name, items in zip(_REDACT_FIELDS, lists, strict=True):
         if not isinstance(items, list | tuple) or not all(isinstance(item, str) for item in items):
-            raise ValidationError(f'{REDACT_SETTING}["{name}"] must be a list of strings, got {items!r}', op="settings")
+            raise ValidationError(
+                f'{REDACT_SETTING}["{name}"] must be a list of strings, got {shown(items)}', op="settings"
+            )
     return tuple(lists[0]), tuple(lists[1])
 
 
@@ -312,7 +315,7 @@ def _typed(name: str, kind: str, value: Any) -> Any:
             return float(value)
     except (TypeError, ValueError):
         what = "an integer" if kind == "int" else "a number"
-        raise ValidationError(f"{name} must be {what}, got {value!r}", op="settings") from None
+        raise ValidationError(f"{name} must be {what}, got {shown(value)}", op="settings") from None
     if kind == "bool":
         return bool(value)
     if kind == "list" or (kind == "patterns" and isinstance(value, list | tuple)):
@@ -331,7 +334,7 @@ def parse_value(name: str, kind: str, raw: str) -> Any:
         lowered = raw.lower()
         if lowered in _TRUE or lowered in _FALSE:
             return lowered in _TRUE
-        raise ValidationError(f"{name} must be one of 1/true/yes/on or 0/false/no/off, got {raw!r}", op="settings")
+        raise ValidationError(f"{name} must be one of 1/true/yes/on or 0/false/no/off, got {shown(raw)}", op="settings")
     if kind == "list":
         return tuple(item.strip() for item in raw.split(",") if item.strip())
     if kind == "patterns":

@@ -19,6 +19,7 @@ from typing import Literal
 from urllib.parse import parse_qs, unquote, urlsplit, urlunsplit
 
 from .errors import ValidationError
+from .quoting import shown
 
 SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")
 CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
@@ -73,7 +74,7 @@ def redact(url: str) -> str:
 
 
 def _bad(url: str, why: str) -> ValidationError:
-    return ValidationError(f"bad Redis URL {redact(url)!r}: {why}", op="connect")
+    return ValidationError(f"bad Redis URL {shown(redact(url))}: {why}", op="connect")
 
 
 def _nodes(url: str, hosts: str, default_port: int) -> tuple[tuple[str, int], ...]:
@@ -89,14 +90,14 @@ def _nodes(url: str, hosts: str, default_port: int) -> tuple[tuple[str, int], ..
         elif part.count(":") == 1:
             host, port = part.split(":")
         if not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise _bad(url, f"{part!r} is not host:port")
+            raise _bad(url, f"{shown(part)} is not host:port")
         nodes.append((host, int(port)))
     return tuple(nodes)
 
 
 def _db(url: str, text: str) -> int:
     if not text.isdigit():
-        raise _bad(url, f"database {text!r} is not a number")
+        raise _bad(url, f"database {shown(text)} is not a number")
     return int(text)
 
 

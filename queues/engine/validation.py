@@ -13,6 +13,7 @@ from typing import Any
 
 from . import nesting
 from .errors import PayloadTooDeepError, ValidationError
+from .quoting import CONTROL, FILLERS, HIDDEN_CATEGORIES, is_hidden, shown
 from .settings import DEFAULTS
 
 MAX_QUEUE_NAME = 128
@@ -26,34 +27,9 @@ MAX_HEADERS = 64
 MAX_EPOCH_SECONDS = 253_402_300_799.0  # 9999-12-31T23:59:59Z, the last instant a datetime can hold
 
 
-# C0 and C1 control characters and DEL; a compiled class is several times faster than a per-character loop,
-# and every enqueue validates its queue and type names.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 # Lone UTF-16 surrogates: a Python str may hold them (JSON's "\\ud800", a command line's undecodable bytes), but
 # they are not Unicode characters and UTF-8 cannot encode them, so Redis could not be sent the string.
 _SURROGATE = re.compile("[\ud800-\udfff]")
-#: Unicode categories a name may not hold: controls, format characters (zero-width space, bidi marks, BOM...),
-#: surrogates and the line and paragraph separators. None of them draws anything a person could read or click.
-HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
-#: Letters that draw nothing (the Hangul fillers), refused in names as the invisible characters above are.
-_FILLERS = frozenset("\u115f\u1160\u3164\uffa0")
-_SHOWN_LIMIT = 60
-
-
-def shown(value: Any) -> str:
-    """``value`` as messages show it: JSON text (``"name"``, ``true``, ``null``), with control, invisible and
-    surrogate characters escaped (``"\\u200b"``), cut at 60 characters."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError, RecursionError):  # keys JSON cannot hold, numbers past int's string limit
-        text = json.dumps(f"{type(value).__name__} value")
-    if not text.isascii() or _CONTROL.search(text):
-        text = "".join(f"\\u{ord(c):04x}" if _hidden(c) else c for c in text)
-    return text if len(text) <= _SHOWN_LIMIT else text[: _SHOWN_LIMIT - 1] + "\u2026"
-
-
-def _hidden(char: str) -> bool:
-    return unicodedata.category(char) in HIDDEN_CATEGORIES or char in _FILLERS
 
 
 @lru_cache(maxsize=1)
@@ -67,7 +43,7 @@ def invisible_class() -> str:
     # ideographs, unassigned or private use. One pass over them costs about 0.1 s, once per process.
     category, categories = unicodedata.category, HIDDEN_CATEGORIES
     points = [p for plane in (0, 1, 14) for p in range(plane << 16, (plane + 1) << 16)]
-    hidden = sorted({p for p in points if category(chr(p)) in categories} | {ord(c) for c in _FILLERS})
+    hidden = sorted({p for p in points if category(chr(p)) in categories} | {ord(c) for c in FILLERS})
     for point in hidden:
         if 0xD800 <= point <= 0xDFFF:
             continue
@@ -98,13 +74,13 @@ def name_problem(value: str, *, visible: bool = True) -> str | None:
     leading or trailing blank. Readers take names that are not visible, so what an older version wrote stays
     reachable. ASCII names, nearly all, take the quick way."""
     if value.isascii():
-        control = _CONTROL.search(value)
+        control = CONTROL.search(value)
         hidden = control.group() if control else None
     else:
         problem = text_problem(value)
         if problem:
             return problem
-        hidden = next((c for c in value if (_hidden(c) if visible else _CONTROL.match(c))), None)
+        hidden = next((c for c in value if (is_hidden(c) if visible else CONTROL.match(c))), None)
     if hidden is not None:
         kind = "control" if unicodedata.category(hidden) == "Cc" else "invisible"
         return f"contains {kind} characters (U+{ord(hidden):04X})"

@@ -38,6 +38,7 @@ from .clock import from_ms, to_ms
 from .errors import EngineError, FailedPreconditionError, TaskIdConflictError, ValidationError
 from .keys import Keys
 from .message import TaskInfo
+from .quoting import shown
 from .sans_io import Batch, Command, Flow
 from .transitions import Call, Placement, Transitions
 
@@ -104,7 +105,7 @@ def _nodes(items: Sequence[Any], what: str) -> tuple[Node, ...]:
     for item in items:
         if not isinstance(item, (Signature, Chain, Group, Chord)):
             raise ValidationError(
-                f"a {what} member must be sig(...), chain, group or chord, got {item!r:.80}", op="workflow"
+                f"a {what} member must be sig(...), chain, group or chord, got {shown(item)}", op="workflow"
             )
     return tuple(items)
 
@@ -253,10 +254,12 @@ def explain(exc: EngineError, s: Submission, op: str) -> EngineError:
     if isinstance(exc, TaskIdConflictError) and exc.message.isdigit():
         index = int(exc.message)
         if index == 0:
-            return TaskIdConflictError(f"workflow id {s.workflow_id!r} already exists in queue {s.queue!r}", op=op)
+            return TaskIdConflictError(
+                f"workflow id {shown(s.workflow_id)} already exists in queue {shown(s.queue)}", op=op
+            )
         message = s.tasks[index - 1][0].message
         return TaskIdConflictError(
-            f"task id {message.id!r} already exists in queue {s.queue!r}; nothing was submitted", op=op
+            f"task id {shown(message.id)} already exists in queue {shown(s.queue)}; nothing was submitted", op=op
         )
     if isinstance(exc, FailedPreconditionError) and exc.message.startswith("dependency cycle"):
         return FailedPreconditionError(
@@ -484,7 +487,9 @@ def wait_flow(keys: Keys, queue: str, workflow_id: str, timeout: float | None) -
     while True:
         info = yield from read_flow(keys, queue, workflow_id)
         if info is None:
-            raise TaskNotFoundError(f"no workflow {workflow_id!r} in queue {queue!r}", op="client.wait_workflow")
+            raise TaskNotFoundError(
+                f"no workflow {shown(workflow_id)} in queue {shown(queue)}", op="client.wait_workflow"
+            )
         if info.done:
             return info
         block = RECHECK_MS if deadline is None else min(RECHECK_MS, int((deadline - time.monotonic()) * 1000))

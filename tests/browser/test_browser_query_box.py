@@ -91,8 +91,8 @@ def test_escape_closes_the_list_and_a_bad_query_gets_the_parsers_error(console, 
     box.send_keys(Keys.ESCAPE)  # the list is closed: a second Escape leaves the query as it is (it erased it)
     assert value(console) == "state:re" and console.find(LIST).get_attribute("hidden") is not None
     box.send_keys(Keys.ENTER)
-    console.wait_text("unknown state 're'; states are pending, active", ".errors")
-    assert "(at character 1 of the search 'state:re')" in console.text(".errors")
+    console.wait_text('unknown state "re"; states are pending, active', ".errors")
+    assert '(at character 1 of the search "state:re")' in console.text(".errors")
     # A click on an option accepts it too.
     box = console.find(BOX)
     box.clear()

@@ -109,7 +109,7 @@ def test_an_entry_is_named_by_its_id_or_its_unique_name(cli, admin_entries, redi
     assert cli("cron", "history", "nightly", "--json").json() == {"id": nightly.id, "history": []}
     twins = cli("cron", "pause", "twin")
     assert (twins.code, twins.out) == (2, "")
-    assert "2 periodic entries are named 'twin'" in twins.err
+    assert '2 periodic entries are named "twin"' in twins.err
     assert admin_entries[1].id in twins.err and admin_entries[2].id in twins.err
     assert cli("cron", "pause", admin_entries[2].id).code == 0  # by id, either twin
     assert redis_client.hkeys("tq:{default}:cron:paused") and len(audit()) == 2

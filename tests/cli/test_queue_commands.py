@@ -117,7 +117,7 @@ def test_pause_and_resume(cli, busy):
     assert again.err == 'error: cannot pause queue "default": already paused\n'
 
     result = cli("queue", "resume", "default")
-    assert (result.code, result.out) == (0, "Resumed queue 'default'\n")
+    assert (result.code, result.out) == (0, 'Resumed queue "default"\n')
     assert cli("queue", "inspect", "default", "--json").json()["paused"] is False
     assert cli("queue", "resume", "default").err == 'error: cannot resume queue "default": not paused\n'
 
@@ -145,7 +145,7 @@ def test_rm_an_empty_queue(cli, seed):
     task_id = seed.pending(queue="scratch")
     assert cli("task", "delete", task_id, "--queue", "scratch").code == 0
     result = cli("queue", "rm", "scratch")
-    assert (result.code, result.out) == (0, "Deleted queue 'scratch'\n")
+    assert (result.code, result.out) == (0, 'Deleted queue "scratch"\n')
 
 
 def test_rm_force_refuses_while_tasks_are_active(cli, seed):

@@ -247,7 +247,7 @@ def test_ls_pages(cli, seed):
     assert [t["id"] for t in first["tasks"]] == ids[:2]  # next to run first
     assert [t["id"] for t in third["tasks"]] == ids[4:]
     empty = cli("task", "ls", "--queue", "default", "--state", "pending", "--page", "9")
-    assert empty.out == "No pending tasks in queue 'default' on page 9.\n"
+    assert empty.out == 'No pending tasks in queue "default" on page 9.\n'
 
 
 def test_ls_retry_table_shows_the_error(cli, seed):
@@ -282,7 +282,7 @@ def test_run_archive_delete(cli, seed):
     assert state_of(cli, task_id) == "pending"
 
     result = cli("task", "archive", task_id, "--queue", "default")
-    assert result.out == f"Archived task '{task_id}' of queue 'default'\n"
+    assert result.out == f'Archived task "{task_id}" of queue "default"\n'
     assert state_of(cli, task_id) == "archived"
 
     assert cli("task", "delete", task_id, "--queue", "default", "--json").json()["action"] == "delete"
@@ -325,7 +325,7 @@ def test_cancel_publishes_to_running_workers(cli, seed, redis_client):
     pubsub.close()
 
     text = cli("task", "cancel", task_id, "--queue", "default").out
-    assert text.startswith(f"Requested cancellation of task '{task_id}'")
+    assert text.startswith(f'Requested cancellation of task "{task_id}"')
 
 
 def test_cancel_refuses_a_task_that_is_not_active(cli, seed):
@@ -346,7 +346,7 @@ def test_runall_archiveall_deleteall(cli, seed):
     assert {state_of(cli, t) for t in scheduled} == {"pending"}
 
     result = cli("task", "archiveall", "--queue", "default", "--state", "pending")
-    assert result.out == "Archived 3 pending tasks of queue 'default'\n"
+    assert result.out == 'Archived 3 pending tasks of queue "default"\n'
     assert cli("queue", "inspect", "default", "--json").json()["archived"] == 3
 
     assert cli("task", "deleteall", "--queue", "default", "--state", "archived", "--json").json()["count"] == 3
@@ -354,7 +354,7 @@ def test_runall_archiveall_deleteall(cli, seed):
     assert info["size"] == 0
 
     assert cli("task", "deleteall", "--queue", "default", "--state", "retry").out == (
-        "Deleted 0 retry tasks of queue 'default'\n"
+        'Deleted 0 retry tasks of queue "default"\n'
     )
 
 

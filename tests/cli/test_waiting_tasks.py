@@ -41,7 +41,7 @@ def test_inspect_names_the_dependencies(cli, chain):
 
 def test_delete_takes_a_waiting_task_and_archives_its_dependents(cli, chain):
     result = cli("task", "delete", "B", "--queue", "default")
-    assert (result.code, result.out) == (0, "Deleted task 'B' of queue 'default'\n")
+    assert (result.code, result.out) == (0, 'Deleted task "B" of queue "default"\n')
     assert state_of(cli, "B") is None
     assert state_of(cli, "C") == "archived"
     assert state_of(cli, "A") == "pending"
@@ -49,7 +49,7 @@ def test_delete_takes_a_waiting_task_and_archives_its_dependents(cli, chain):
 
 def test_run_takes_a_waiting_task_now(cli, chain):
     result = cli("task", "run", "B", "--queue", "default")
-    assert (result.code, result.out) == (0, "Queued to run task 'B' of queue 'default'\n")
+    assert (result.code, result.out) == (0, 'Queued to run task "B" of queue "default"\n')
     assert state_of(cli, "B") == "pending"
     assert state_of(cli, "C") == "waiting"
 

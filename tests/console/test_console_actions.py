@@ -259,7 +259,7 @@ def test_bulk_bar_with_a_filter_acts_on_the_matches_only(operator_client, seed, 
     [entry] = audit
     verb = action.removesuffix("_all")
     assert entry["action"] == f"filter_{verb}" and sorted(entry["task_ids"]) == sorted(matching)
-    assert entry["detail"] == f"filter state={state} type='email:' text='ada': 2 done, 0 refused"
+    assert entry["detail"] == f'filter state={state} type="email:" text="ada": 2 done, 0 refused'
 
 
 def test_bulk_bar_with_a_filter_works_in_bounded_batches(operator_client, seed, engine, audit, monkeypatch):
@@ -279,7 +279,7 @@ def test_bulk_bar_with_a_filter_works_in_bounded_batches(operator_client, seed, 
     assert engine.queue_info("default").pending == 2
     assert (
         audit[-1]["detail"]
-        == "filter state=pending type='email:' text='': 3 done, 0 refused; the filter read 3 of 5 tasks (its bound)"
+        == 'filter state=pending type="email:" text="": 3 done, 0 refused; the filter read 3 of 5 tasks (its bound)'
     )
     second = operator_client.post("/queues/default/all/", data)
     assert "2 matching tasks deleted." in texts(second) and engine.queue_info("default").pending == 0

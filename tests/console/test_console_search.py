@@ -72,7 +72,7 @@ def test_an_action_on_every_match_is_audited_and_refused_where_the_state_does_no
     assert engine.queue_info("mail").pending == 5 and engine.queue_info("low").archived == 1
     entry = AuditLog.objects.get(action="search_run")
     assert entry.queue == "mail" and sorted(entry.task_ids) == sorted([*mixed["archived"], mixed["retry"]])
-    assert "search 'queue:mail': 4 done, 1 refused" in entry.detail
+    assert 'search "queue:mail": 4 done, 1 refused' in entry.detail
 
 
 def test_actions_are_for_operators_and_a_bad_action_or_search_changes_nothing(

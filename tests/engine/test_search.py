@@ -30,7 +30,7 @@ def test_parse_every_key():
     [
         ("colour:red", "unknown key 'colour'", 1),
         ("type:email colour:red", "unknown key 'colour'", 12),
-        ("state:sleeping", "unknown state 'sleeping'", 1),
+        ("state:sleeping", 'unknown state "sleeping"', 1),
         ("age:1h", "age needs > or <", 1),
         ("age:>soon", "a number and a unit", 1),
         ('error:"SMTP', "a quote is not closed", 7),

@@ -159,7 +159,7 @@ def test_tasks_health_by_age_and_server(cli, redis_url):
 
     stale = cli("health", "--max-age", "30", "--server", "old:1:a")
     assert stale.code == 1
-    assert "no heartbeat from server 'old:1:a' in the last 30 s; the newest is 1m" in stale.err
+    assert 'no heartbeat from server "old:1:a" in the last 30 s; the newest is 1m' in stale.err
     assert cli("health", "--max-age", "90", "--server", "old-host").code == 0
     assert cli("health", "--max-age", "30", "--server", "other").code == 1
 

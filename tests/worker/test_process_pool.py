@@ -282,7 +282,7 @@ def test_a_handler_a_child_cannot_import_is_refused_at_start(make_server):
     def defined_here(task: Task) -> None:
         pass
 
-    with pytest.raises(ValidationError, match=r"handler 'local' .*<locals>.* define it at the top level"):
+    with pytest.raises(ValidationError, match=r'handler "local" .*<locals>.* define it at the top level'):
         make_server(registry_=local, start=False, pool="process")
     assert isinstance(local.route("local"), Handler)
 
@@ -306,7 +306,7 @@ def test_a_handler_registered_after_the_start_fails_its_tasks_clearly(make_serve
     info = client.enqueue("proc:pid")
     wait_for(lambda: state_of(inspector, Q, info.id) == "retry", what="in retry")
     assert inspector.get_task(Q, info.id).last_error == (
-        "LookupError: handler 'proc:pid' was registered after the worker started its handler processes"
+        'LookupError: handler "proc:pid" was registered after the worker started its handler processes'
     )
     assert result_pid(inspector, client.enqueue("proc:add", [1], retention=60).id) > 0
 

@@ -8,6 +8,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import redis
 
 from queues.engine import ValidationError
+from queues.engine.quoting import shown
 
 #: Used when neither the ``--taskq-redis-url`` option nor ``$TASKQ_TEST_REDIS_URL`` names one.
 DEFAULT_TEST_REDIS_URL = "redis://127.0.0.1:6379/9"
@@ -27,13 +28,14 @@ def test_redis_url(url: str | None = None, allowed: range | None = None) -> str:
     db = database_of(url)
     if db == 0:
         raise ValidationError(
-            f"the test Redis URL {url!r} selects database 0; tests flush their database, so give "
+            f"the test Redis URL {shown(url)} selects database 0; tests flush their database, so give "
             "one set aside for them (e.g. redis://127.0.0.1:6379/9)",
             op="taskq.testing",
         )
     if allowed is not None and db not in allowed:
         raise ValidationError(
-            f"the test Redis URL {url!r} selects database {db}; use one between {allowed.start} and {allowed.stop - 1}",
+            f"the test Redis URL {shown(url)} selects database {db}; "
+            f"use one between {allowed.start} and {allowed.stop - 1}",
             op="taskq.testing",
         )
     return url
@@ -51,7 +53,7 @@ def xdist_worker_url(url: str, worker: str | None, allowed: range | None = None)
     db = database_of(url) - index
     if db < 1:
         raise ValidationError(
-            f"pytest-xdist worker {worker} would use database {db} (the database of {url!r} less {index}); "
+            f"pytest-xdist worker {worker} would use database {db} (the database of {shown(url)} less {index}); "
             "start from a higher database or run fewer workers",
             op="taskq.testing",
         )

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from queues.engine import DEFAULT_PREFIX, Clock, Inspector, Registry, registry
+from queues.engine.quoting import shown
 from worker.config import WorkerConfig
 from worker.server import Server
 
@@ -102,7 +103,7 @@ class WorkerThread:
         give_up = time.monotonic() + timeout
         while (left := self.inspector.outstanding(queue)) > 0:
             if time.monotonic() > give_up:
-                raise TimeoutError(f"queue {queue!r} still has {left} task(s) to run after {timeout:g} s")
+                raise TimeoutError(f"queue {shown(queue)} still has {left} task(s) to run after {timeout:g} s")
             time.sleep(POLL)
         after = self.inspector.queue_infos([queue])[0]
         processed, failed = self._since[queue]

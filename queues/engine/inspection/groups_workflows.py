@@ -9,6 +9,7 @@ from datetime import datetime
 
 from ..clock import from_ms
 from ..errors import TaskNotFoundError
+from ..quoting import shown
 from ..workflows import WorkflowInfo, action_call, read_flow, read_many_flow
 from .inspector_base import InspectorBase
 
@@ -63,7 +64,8 @@ class GroupsAndWorkflows(InspectorBase):
         info = self._drive("workflow", read_flow(self.keys, queue, workflow_id))
         if not isinstance(info, WorkflowInfo):
             raise TaskNotFoundError(
-                f"no workflow {workflow_id!r} in queue {queue!r} (a finished workflow is kept for its keep time)",
+                f"no workflow {shown(workflow_id)} in queue {shown(queue)} "
+                "(a finished workflow is kept for its keep time)",
                 op="inspector.workflow",
             )
         return info

@@ -18,6 +18,7 @@ from .. import validation as check
 from ..broker import Broker, BrokerOptions, BrokerOwner
 from ..errors import QueueNotFoundError
 from ..policies import PolicyCache
+from ..quoting import shown
 from ..sans_io import Flow, drive, run_command
 
 MAX_PAGE_SIZE = 1000
@@ -67,7 +68,7 @@ class InspectorBase(BrokerOwner):
         well formed too."""
         check.queue_name(queue, f"inspector.{op}")
         if not self._redis(op, self.conn.sismember, self.keys.queues, queue):
-            raise QueueNotFoundError(f"no queue named {check.shown(queue)}", op=f"inspector.{op}")
+            raise QueueNotFoundError(f"no queue named {shown(queue)}", op=f"inspector.{op}")
         if task_id is not None:
             check.task_id(task_id, f"inspector.{op}")
         return queue

@@ -12,6 +12,7 @@ from .. import validation as check
 from ..connection import is_cluster
 from ..errors import QueueNotFoundError, ValidationError
 from ..export_store import ExportStatus, ExportStore
+from ..quoting import shown
 from ..series import Point
 from .inspector_base import InspectorBase
 
@@ -39,7 +40,7 @@ class QueueHistory(InspectorBase):
         """
         if range_name not in time_series.RANGES:
             raise ValidationError(
-                f"range must be one of {', '.join(time_series.RANGES)}, not {range_name!r}", op="inspector.series"
+                f"range must be one of {', '.join(time_series.RANGES)}, not {shown(range_name)}", op="inspector.series"
             )
         if queue is not None:
             check.queue_name(queue, "inspector.series")
@@ -59,7 +60,7 @@ class QueueHistory(InspectorBase):
         """
         found = self.histories([queue], days)
         if queue not in found:
-            raise QueueNotFoundError(f"no queue named {check.shown(queue)}", op="inspector.history")
+            raise QueueNotFoundError(f"no queue named {shown(queue)}", op="inspector.history")
         return found[queue]
 
     def histories(self, queues: list[str], days: int = 7) -> dict[str, list[DailyStats]]:

@@ -13,6 +13,7 @@ from .. import validation as check
 from ..clock import from_ms, to_ms
 from ..connection import database_of
 from ..errors import RedisCommandError, ServerNotFoundError, ValidationError
+from ..quoting import shown
 from ..server_records import (
     CONTROL_TTL,
     SERVER_ACTIONS,
@@ -72,7 +73,7 @@ class ServerOps(InspectorBase):
         for server in self.servers():
             if server.id == server_id:
                 return server
-        raise ServerNotFoundError(f"no running server {server_id!r}", op="inspector.server")
+        raise ServerNotFoundError(f"no running server {shown(server_id)}", op="inspector.server")
 
     def ended_servers(self, limit: int = 50) -> list[ServerRecord]:
         """The records of servers that stopped or were lost within ``TASKS_SERVER_RECORD_SECONDS``, the latest
@@ -102,7 +103,7 @@ class ServerOps(InspectorBase):
         record = server_record(self._redis("ended_server", self.conn.hgetall, self.keys.ended_server(server_id)))
         if record is None:
             raise ServerNotFoundError(
-                f"no server {server_id!r} is running or ended in the last hour", op="inspector.ended_server"
+                f"no server {shown(server_id)} is running or ended in the last hour", op="inspector.ended_server"
             )
         return record
 
@@ -218,4 +219,4 @@ class ServerOps(InspectorBase):
 
 def _check_action(action: str, op: str) -> None:
     if action not in SERVER_ACTIONS:
-        raise ValidationError(f"action must be one of {', '.join(SERVER_ACTIONS)}, not {action!r:.40}", op=op)
+        raise ValidationError(f"action must be one of {', '.join(SERVER_ACTIONS)}, not {shown(action)}", op=op)

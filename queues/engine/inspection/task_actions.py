@@ -22,6 +22,7 @@ from ..errors import (
 )
 from ..keys import cancel_message
 from ..message import TaskInfo, TaskMessage
+from ..quoting import shown
 from ..transitions import Placement
 from .queue_stats import QueueStats
 from .task_reads import TaskReads
@@ -174,8 +175,7 @@ class TaskActions(TaskReads, QueueStats):
             new_queue = self.broker.run(self.ops.enqueue(message.queue, [Placement(message)], self.actor))
         except TaskIdConflictError:
             raise TaskIdConflictError(
-                f"queue {check.shown(message.queue)} already holds a task {check.shown(message.id)}; nothing was "
-                "changed",
+                f"queue {shown(message.queue)} already holds a task {shown(message.id)}; nothing was changed",
                 op="inspector.edit_task",
             ) from None
         if new_queue:
@@ -212,7 +212,7 @@ class TaskActions(TaskReads, QueueStats):
         allowed = _BULK_STATES[name]
         if state not in allowed:
             raise ValidationError(
-                f"{name} takes a state among {', '.join(sorted(allowed))}, not {check.shown(state)}",
+                f"{name} takes a state among {', '.join(sorted(allowed))}, not {shown(state)}",
                 op=f"inspector.{name}",
             )
         total = 0

@@ -18,6 +18,7 @@ from ..error_groups import read_flow as read_error_groups
 from ..errors import TaskNotFoundError, ValidationError
 from ..keys import STATES
 from ..message import TaskInfo
+from ..quoting import shown
 from ..task_records import TaskRecord
 from .groups_workflows import GroupsAndWorkflows
 from .inspector_base import MAX_PAGE_SIZE
@@ -62,7 +63,7 @@ class TaskReads(GroupsAndWorkflows):
         self._known(queue, "list_tasks")
         op = "inspector.list_tasks"
         if state not in STATES:
-            raise ValidationError(f"unknown state {check.shown(state)}; one of {', '.join(STATES)}", op=op)
+            raise ValidationError(f"unknown state {shown(state)}; one of {', '.join(STATES)}", op=op)
         page, size = self._paged(op, page, size)
         start, stop = (page - 1) * size, page * size - 1
         if state == "aggregating":
@@ -84,7 +85,7 @@ class TaskReads(GroupsAndWorkflows):
         self._known(queue, "list_tasks_after")
         op = "inspector.list_tasks_after"
         if state not in ("archived", "completed"):
-            raise ValidationError(f"state {check.shown(state)} is not archived or completed", op=op)
+            raise ValidationError(f"state {shown(state)} is not archived or completed", op=op)
         size = check.count(size, "size", 1, MAX_PAGE_SIZE, op)
         key = self.keys.queue(queue).state_key(state)
         start = 0
@@ -182,9 +183,7 @@ class TaskReads(GroupsAndWorkflows):
         q = self.keys.queue(queue)
         fields = self._redis("get_task", self.conn.hgetall, q.task(task_id))
         if not fields:
-            raise TaskNotFoundError(
-                f"no task {check.shown(task_id)} in queue {check.shown(queue)}", op="inspector.get_task"
-            )
+            raise TaskNotFoundError(f"no task {shown(task_id)} in queue {shown(queue)}", op="inspector.get_task")
         state = fields.get(b"state", b"").decode()
         score = None
         if state in ("scheduled", "retry", "completed", "archived", "active"):

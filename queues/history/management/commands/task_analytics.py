@@ -9,6 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from queues import conf
+from queues.engine.quoting import shown
 from queues.history.rollups import analytics, day_range
 from queues.sparkconf import SparkSettings, build_session
 
@@ -17,7 +18,7 @@ def _day(text: str) -> date:
     try:
         return date.fromisoformat(text)
     except ValueError:
-        raise CommandError(f"not a date (YYYY-MM-DD): {text!r}") from None
+        raise CommandError(f"not a date (YYYY-MM-DD): {shown(text)}") from None
 
 
 class Command(BaseCommand):
