@@ -87,7 +87,7 @@ def test_djangos_values_are_made_the_fields_types_and_bad_ones_are_named():
     typed = TaskqSettings.from_lookup(lambda name, missing: values.get(name, missing))
     assert (typed.lease_seconds, typed.group_max_size, typed.redact_keys) == (12.0, 7, ("card",))
     assert typed.heartbeat_seconds is None and typed.janitor_seconds == DEFAULTS.janitor_seconds
-    with pytest.raises(ValidationError, match="TASKS_LEASE_SECONDS must be a number, got 'soon'"):
+    with pytest.raises(ValidationError, match='TASKS_LEASE_SECONDS must be a number, got "soon"'):
         TaskqSettings.from_lookup(lambda name, missing: "soon" if name == "TASKS_LEASE_SECONDS" else missing)
 
 

@@ -121,7 +121,7 @@ def test_an_unknown_entry_fails_and_changes_nothing(cli, fired, redis_client, ve
     result = cli("cron", verb, "nope", "--json")
     assert (result.code, result.out) == (1, "")
     assert result.err_lines == [
-        "error: no periodic entry 'nope' (no running scheduler has it and the admin defines none with this id or "
+        'error: no periodic entry "nope" (no running scheduler has it and the admin defines none with this id or '
         "name) (not_found)"
     ]
     assert sorted(redis_client.keys("*")) == before and audit() == []

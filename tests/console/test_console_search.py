@@ -141,5 +141,5 @@ def test_the_query_box_is_for_viewers_and_reads_only(client, nobody_client, view
     assert [o["label"] for o in completions(viewer_client, "state:sleeping queue:m")[1]["options"]] == ["mail"]
     refused = viewer_client.get(reverse("search"), {"q": "state:sleeping queue:mail"})
     assert refused.status_code == 400
-    assert "unknown state &#x27;sleeping&#x27;; states are pending" in refused.content.decode()
+    assert "unknown state &quot;sleeping&quot;; states are pending" in refused.content.decode()
     assert "(at character 1 of the search" in refused.content.decode()

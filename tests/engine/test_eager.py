@@ -153,7 +153,7 @@ def test_without_propagation_the_info_says_where_a_worker_would_put_the_task(
 
 
 def test_an_unknown_type_is_a_named_error(eager: Client) -> None:
-    with pytest.raises(HandlerNotFoundError, match="no handler for task type 'nobody:home'") as raised:
+    with pytest.raises(HandlerNotFoundError, match='no handler for task type "nobody:home"') as raised:
         eager.enqueue("nobody:home")
     assert raised.value.code == "no_handler" and raised.value.op == "client.enqueue"
 

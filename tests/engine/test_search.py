@@ -28,8 +28,8 @@ def test_parse_every_key():
 @pytest.mark.parametrize(
     ("text", "says", "at"),
     [
-        ("colour:red", "unknown key 'colour'", 1),
-        ("type:email colour:red", "unknown key 'colour'", 12),
+        ("colour:red", 'unknown key "colour"', 1),
+        ("type:email colour:red", 'unknown key "colour"', 12),
         ("state:sleeping", 'unknown state "sleeping"', 1),
         ("age:1h", "age needs > or <", 1),
         ("age:>soon", "a number and a unit", 1),

@@ -145,7 +145,7 @@ def test_named_errors_for_bad_input(rq_queue):
     for bad_id in ["x" * 10_000, f"{job.id}:execution", "../etc", ""]:
         with pytest.raises(bridge.JobNotFoundError):
             bridge.rq_job("low", bad_id)
-    with pytest.raises(bridge.JobNotFoundError, match="belongs to 'low'"):
+    with pytest.raises(bridge.JobNotFoundError, match='belongs to "low"'):
         bridge.requeue_failed("default", job.id)
     with pytest.raises(bridge.InvalidJobStateError, match="status queued"):
         bridge.requeue_failed("low", job.id)

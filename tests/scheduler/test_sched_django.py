@@ -168,7 +168,7 @@ def test_cron_ls_and_history(engine, redis_url):
 
 def test_cron_bad_input(engine):
     code, out, err = cli("cron", "history", "nope")
-    assert (code, out) == (1, "") and "no periodic entry 'nope'" in err
+    assert (code, out) == (1, "") and 'no periodic entry "nope"' in err
     code, out, err = cli("cron", "history", "x", "--limit", "0")
     assert code == 2 and out == ""
     code, out, _ = cli("cron", "ls")
