@@ -65,7 +65,7 @@ def test_client_refuses_a_deep_payload_as_a_value_or_as_bytes(engine, redis_url,
             client.enqueue_many([("ok", {"a": 1}), ("deep:task", deep_value())])
         with pytest.raises(PayloadTooDeepError):
             client.enqueue("deep:task", deep_value(), group="g")
-        with pytest.raises(ValidationError, match="member 'deep:task': payload is nested deeper than 64"):
+        with pytest.raises(ValidationError, match='member "deep:task": payload is nested deeper than 64'):
             client.submit(chain(sig("ok", {}), sig("deep:task", deep_value())))
     nothing_written(r)
 

@@ -139,4 +139,4 @@ def test_manage_py_check_warns_and_a_bad_network_in_the_environment_fails_at_sta
     allowed = manage_py_check(METRICS_ALLOW="10.0.0.0/8")
     assert allowed.returncode == 0 and "metrics.W001" not in allowed.stdout + allowed.stderr
     bad = manage_py_check(METRICS_ALLOW="10.0.0.0/8,not-a-network")
-    assert bad.returncode != 0 and "METRICS_ALLOW: 'not-a-network' is not a network" in bad.stderr
+    assert bad.returncode != 0 and 'METRICS_ALLOW: "not-a-network" is not a network' in bad.stderr

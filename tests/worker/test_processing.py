@@ -437,7 +437,7 @@ def test_unknown_type_goes_to_retry_with_a_clear_error(make_server, registry, cl
     info = client.enqueue("unknown:type")
     wait_for(lambda: state_of(inspector, Q, info.id) == "retry", what="in retry")
     task = inspector.get_task(Q, info.id)
-    assert task.last_error.startswith("LookupError: no handler for task type 'unknown:type': no worker registered")
+    assert task.last_error.startswith('LookupError: no handler for task type "unknown:type": no worker registered')
     assert "--import" in task.last_error and "spelling" in task.last_error  # what to do about it
     assert task.retried == 1
 
