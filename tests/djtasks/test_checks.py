@@ -89,7 +89,7 @@ def test_a_queue_no_worker_is_configured_for(settings):
     """No worker runs and no queue is defined: "default" is what a plain taskworker would serve, the others wait."""
     findings = taskq_findings()
     unserved = sorted(msg.split("queue ")[1].split(" ")[0] for found_id, msg in findings if found_id == "taskq.W104")
-    assert unserved == ["'djtasks-mail'", "'djtasks-retry'", "'djtasks-short'"]
+    assert unserved == ['"djtasks-mail"', '"djtasks-retry"', '"djtasks-short"']
     assert {found_id for found_id, _ in findings} == {"taskq.W104"}
 
 
