@@ -14,6 +14,9 @@ Each attempt, in the worker:
    path and traceback in the journal and raises it to the worker, which retries or archives the task as any
    other, sending ``task_finished`` when the attempt was the last (the task is FAILED).
 
+The handler stands for the ``@task`` function (``__wrapped__``), so a failure's error group names that function,
+not this module (see ``queues.engine.failures.handler_frame``).
+
 A handler that reads the task back needs the worker's own Redis connection, so Django tasks stay in the worker
 process under ``--pool process`` too (``Handler.in_worker``).
 """
@@ -121,6 +124,7 @@ def _run_sync(task: Any) -> Callable[[Task], None]:
         with current.recording():
             current.succeeded(task.func(*current.args, **current.kwargs))
 
+    run.__wrapped__ = task.func  # type: ignore[attr-defined]
     return run
 
 
@@ -130,4 +134,5 @@ def _run_async(task: Any) -> Callable[[Task], Any]:
         with current.recording():
             current.succeeded(await task.func(*current.args, **current.kwargs))
 
+    run.__wrapped__ = task.func  # type: ignore[attr-defined]
     return run

@@ -191,3 +191,14 @@ def test_the_worker_runs_only_functions_decorated_as_tasks(taskworker, taskq_red
     for task_id in ids:
         archived = wait_for(lambda i=task_id: (t := inspector.get_task("default", i)).state == "archived" and t)
         assert "no handler" in archived.last_error
+
+
+def test_error_groups_name_the_task_function(taskworker, inspector):
+    finished(tasks.fail, tasks.fail.enqueue("grouped").id)
+    finished(tasks.not_json, tasks.not_json.enqueue().id)  # raised by the runner, after the function returned
+    frames = {group.task_type: group.frame for group in inspector.error_groups("default")}
+    assert frames == {
+        "tests.djtasks.tasks.fail": "tests.djtasks.tasks:fail",
+        "tests.djtasks.tasks.not_json": "tests.djtasks.tasks:not_json",
+    }
+
