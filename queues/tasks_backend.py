@@ -18,6 +18,7 @@ from typing import Any
 
 from django.apps import apps
 from django.db import transaction
+from django.utils import timezone
 
 from queues.engine.quoting import shown
 
@@ -90,8 +91,11 @@ class TaskqBackend(fw.BaseTaskBackend):
         client.validate(task.module_path, payload, op="tasks_backend.enqueue", **options)
 
         def write() -> None:
-            info = client.enqueue(task.module_path, payload, **options)
-            object.__setattr__(result, "enqueued_at", info.created_at)
+            # Kept whole in a header: the task message's own time has milliseconds, Django's results microseconds.
+            enqueued_at = timezone.now()
+            options["headers"][results.ENQUEUED_AT_HEADER] = results.stamp(enqueued_at)
+            object.__setattr__(result, "enqueued_at", enqueued_at)
+            client.enqueue(task.module_path, payload, **options)
             fw.signals.task_enqueued.send(type(self), task_result=result)
 
         # A task that reads rows written in the open transaction must not run before they are committed. Only
