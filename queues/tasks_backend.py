@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from queues.engine.quoting import shown
 
-from . import conf
+from . import conf, tasks_eager
 from . import tasks_framework as fw
 from . import tasks_results as results
 from .engine import PayloadTooDeepError, QueueNotFoundError, TaskNotFoundError, ValidationError, nesting
@@ -95,6 +95,9 @@ class TaskqBackend(fw.BaseTaskBackend):
             enqueued_at = timezone.now()
             options["headers"][results.ENQUEUED_AT_HEADER] = results.stamp(enqueued_at)
             object.__setattr__(result, "enqueued_at", enqueued_at)
+            if tasks_eager.enabled():
+                tasks_eager.run(type(self), result, payload, options)
+                return
             client.enqueue(task.module_path, payload, **options)
             fw.signals.task_enqueued.send(type(self), task_result=result)
 
@@ -131,7 +134,10 @@ class TaskqBackend(fw.BaseTaskBackend):
 
     def get_result(self, result_id: str) -> Any:
         """The TaskResult of the task ``result_id`` enqueued through this backend, from any process. Raises
-        TaskResultDoesNotExist for an id it never gave, and for one whose result is past its retention."""
+        TaskResultDoesNotExist for an id it never gave, and for one whose result is past its retention. In eager
+        mode, the result of a run in this process (see ``queues.tasks_eager``)."""
+        if tasks_eager.enabled():
+            return tasks_eager.get_result(self.alias, result_id)
         info = self.find(result_id)
         task = find_task(info.type)
         if task is None:

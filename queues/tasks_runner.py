@@ -6,7 +6,8 @@ Each attempt, in the worker:
 
 1. reads the task back (its journal of earlier attempts), adds an entry for this attempt (this worker, now) and
    writes it, fenced by the lease: from then on ``get_result`` in any process reads RUNNING, the start time and
-   the worker ids;
+   the worker ids (in eager mode, where the attempt runs inline and the task is in no Redis, the message is all
+   there is to read: the backend keeps the outcome, see ``queues.tasks_eager``);
 2. sends the framework's ``task_started``, and calls the function (``context`` first for ``takes_context``, with
    the result id and the attempt number);
 3. on success writes the return value (which must be JSON: one that is not fails the task at once, as a
@@ -31,6 +32,8 @@ from typing import Any
 
 from django.utils import timezone
 
+from queues.engine.clock import from_ms
+from queues.engine.message import TaskInfo
 from queues.engine.quoting import shown
 
 from . import conf
@@ -68,9 +71,10 @@ class Run:
         if backend is None:
             raise NotATaskqTask(f"task {attempt.id}: TASKS has no taskq backend {shown(alias)} (its header)")
         self.backend: TaskqBackend = backend
-        info = conf.get_inspector("worker").get_task(attempt.queue, attempt.id)
+        info = read_back(attempt)
         self.journal = results.reconciled(info, results.journal_of(info))
-        self.journal.append({"worker": attempt.worker_id, "started": results.stamp(timezone.now())})
+        worker = attempt.worker_id or INLINE_WORKER
+        self.journal.append({"worker": worker, "started": results.stamp(timezone.now())})
         attempt.write_journal(self.journal)
         self.result = results.build(as_enqueued(task, info), info, self.journal, status=fw.TaskResultStatus.RUNNING)
         self.task = self.result.task
@@ -122,6 +126,28 @@ class Run:
     def _set(self, finished: Any, **fields: Any) -> None:
         for name, value in {"finished_at": finished, **fields}.items():
             object.__setattr__(self.result, name, value)
+
+
+#: The worker id of an attempt run inline (eager mode), in ``TaskResult.worker_ids``.
+INLINE_WORKER = "eager"
+
+
+def read_back(attempt: Task) -> TaskInfo:
+    """The task as stored, read through the worker's connection; for an attempt run inline, what its message
+    says (there is no earlier attempt: eager mode runs a task once)."""
+    if not attempt.inline:
+        return conf.get_inspector("worker").get_task(attempt.queue, attempt.id)
+    message = attempt.message
+    return TaskInfo(
+        id=message.id,
+        type=message.type,
+        queue=message.queue,
+        state="active",
+        payload=message.payload,
+        max_retry=message.max_retry,
+        headers=message.headers,
+        created_at=from_ms(message.created_ms),
+    )
 
 
 def _run_sync(task: Any) -> Callable[[Task], None]:
