@@ -7,6 +7,9 @@ events, metrics and the console.
     TASKS = {"default": {"BACKEND": "queues.tasks_backend.TaskqBackend", "QUEUES": ["default", "mail"],
                          "OPTIONS": {"MAX_RETRIES": 3, "TIMEOUT": 600, "RESULT_RETENTION": 86400}}}
 
+With ``TASKS_EAGER = True`` (tests) nothing goes to Redis: ``enqueue`` runs the function at once and ``get_result``
+reads its outcome from this process's memory (``queues.tasks_eager``).
+
 Priority is not supported (``supports_priority = False``): a taskq queue is first in, first out, and ordering
 between queues comes from the workers' weights, not from the task.
 """

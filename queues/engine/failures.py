@@ -143,7 +143,10 @@ def handler_frame(tb: TracebackType | None, handler: Any = None) -> str:
     call (the Django tasks runner refusing a return value) is the wrapped function's, so the group names the
     user's code, never the wrapper's."""
     func = getattr(handler, "func", handler)  # a Handler, or a plain function
-    target = inspect.unwrap(func) if callable(func) else func
+    try:
+        target = inspect.unwrap(func) if callable(func) else func
+    except ValueError:  # a chain of __wrapped__ that loops: the failure is still recorded, under the handler
+        target = func
     code = getattr(target, "__code__", None)
     home = code.co_filename if code is not None else None
     innermost = in_home = None

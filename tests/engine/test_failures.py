@@ -190,3 +190,11 @@ def test_a_message_utf8_cannot_encode_is_captured_replaced():
     assert failure.error == "ValueError: upload of \ufffd"
     for text in (failure.message, failure.traceback, *failure.messages):
         text.encode("utf-8")  # every part can be written
+
+
+def test_a_wrapper_loop_is_captured_under_the_handler_itself():
+    def looping(text):
+        return _parse(text)
+
+    looping.__wrapped__ = looping  # inspect.unwrap refuses a loop
+    assert capture(raised(looping, "{not json"), looping).frame == f"{__name__}:_parse"
