@@ -7,6 +7,9 @@ events, metrics and the console.
     TASKS = {"default": {"BACKEND": "queues.tasks_backend.TaskqBackend", "QUEUES": ["default", "mail"],
                          "OPTIONS": {"MAX_RETRIES": 3, "TIMEOUT": 600, "RESULT_RETENTION": 86400}}}
 
+With ``TASKS_EAGER = True`` (tests) nothing goes to Redis: ``enqueue`` runs the function at once and ``get_result``
+reads its outcome from this process's memory (``queues.tasks_eager``).
+
 Priority is not supported (``supports_priority = False``): a taskq queue is first in, first out, and ordering
 between queues comes from the workers' weights, not from the task.
 """
@@ -18,10 +21,11 @@ from typing import Any
 
 from django.apps import apps
 from django.db import transaction
+from django.utils import timezone
 
 from queues.engine.quoting import shown
 
-from . import conf
+from . import conf, tasks_eager
 from . import tasks_framework as fw
 from . import tasks_results as results
 from .engine import PayloadTooDeepError, QueueNotFoundError, TaskNotFoundError, ValidationError, nesting
@@ -90,8 +94,14 @@ class TaskqBackend(fw.BaseTaskBackend):
         client.validate(task.module_path, payload, op="tasks_backend.enqueue", **options)
 
         def write() -> None:
-            info = client.enqueue(task.module_path, payload, **options)
-            object.__setattr__(result, "enqueued_at", info.created_at)
+            # Kept whole in a header: the task message's own time has milliseconds, Django's results microseconds.
+            enqueued_at = timezone.now()
+            options["headers"][results.ENQUEUED_AT_HEADER] = results.stamp(enqueued_at)
+            object.__setattr__(result, "enqueued_at", enqueued_at)
+            if tasks_eager.enabled():
+                tasks_eager.run(type(self), result, payload, options)
+                return
+            client.enqueue(task.module_path, payload, **options)
             fw.signals.task_enqueued.send(type(self), task_result=result)
 
         # A task that reads rows written in the open transaction must not run before they are committed. Only
@@ -127,7 +137,10 @@ class TaskqBackend(fw.BaseTaskBackend):
 
     def get_result(self, result_id: str) -> Any:
         """The TaskResult of the task ``result_id`` enqueued through this backend, from any process. Raises
-        TaskResultDoesNotExist for an id it never gave, and for one whose result is past its retention."""
+        TaskResultDoesNotExist for an id it never gave, and for one whose result is past its retention. In eager
+        mode, the result of a run in this process (see ``queues.tasks_eager``)."""
+        if tasks_eager.enabled():
+            return tasks_eager.get_result(self.alias, result_id)
         info = self.find(result_id)
         task = find_task(info.type)
         if task is None:

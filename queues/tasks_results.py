@@ -2,8 +2,10 @@
 value (its ``result``); the journal (``TaskInfo.journal``, written by ``queues.tasks_runner``) gives one entry per
 attempt: the worker that ran it, when it started, and the error it raised.
 
-Journal entries: ``{"worker": server id, "started": epoch ms, "error": {"class": exception class path,
-"traceback": text}}``, the error only on an attempt that raised. An attempt can also end without its handler
+Journal entries: ``{"worker": server id, "started": moment, "finished": moment, "error": {"class": exception class
+path, "traceback": text}}``, ``finished`` only on an attempt whose function returned or raised, the error only on one
+that raised. Moments are ISO 8601 with microseconds, as Django's own backends keep them (the task hash keeps
+milliseconds); a number is epoch milliseconds, from journals written before. An attempt can also end without its handler
 raising: a timeout, a cancel, a lost lease, a worker that died. The retry or archive transition then writes only
 the task's last error; ``reconciled`` gives such an attempt that error, so no failed attempt is left without one.
 """
@@ -27,6 +29,8 @@ STATUS = {"active": "RUNNING", "completed": "SUCCESSFUL", "archived": "FAILED"}
 BACKEND_HEADER = "django-tasks-backend"
 #: Header holding the task's ``run_after`` (ISO 8601), so its TaskResult shows the Task as it was enqueued.
 RUN_AFTER_HEADER = "django-tasks-run-after"
+#: Header holding when the task was written (ISO 8601, microseconds): the message's own time has milliseconds.
+ENQUEUED_AT_HEADER = "django-tasks-enqueued-at"
 
 
 def journal_of(info: TaskInfo) -> list[dict[str, Any]]:
@@ -60,8 +64,21 @@ def reconciled(info: TaskInfo, journal: list[dict[str, Any]]) -> list[dict[str, 
     return [*journal[:-1], {**journal[-1], "error": error}]
 
 
-def _at(ms: Any) -> datetime | None:
-    return datetime.fromtimestamp(ms / 1000, UTC) if isinstance(ms, (int, float)) else None
+def stamp(moment: datetime) -> str:
+    """How the journal and the headers write a moment (read back by ``moment_of``)."""
+    return moment.isoformat()
+
+
+def moment_of(value: Any) -> datetime | None:
+    """A moment ``stamp`` wrote; a number is epoch milliseconds; None for anything else."""
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value / 1000, UTC)
+    return None
 
 
 def status_of(info: TaskInfo) -> Any:
@@ -72,17 +89,21 @@ def build(task: Any, info: TaskInfo, journal: list[dict[str, Any]], status: Any 
     """The framework's TaskResult for the Django task ``task`` (as enqueued) from its taskq task ``info``."""
     status = status if status is not None else status_of(info)
     payload = json.loads(info.payload) if info.payload else {}
-    finished = info.completed_at if info.state == "completed" else None
-    if info.state == "archived":
-        finished = info.state_since
+    last = journal[-1] if journal else {}
+    finished = None
+    if info.state in ("completed", "archived"):
+        # The transition's own time (milliseconds) only for an attempt the worker ended from outside.
+        finished = moment_of(last.get("finished")) or (
+            info.completed_at if info.state == "completed" else info.state_since
+        )
     result = fw.TaskResult(
         task=task,
         id=info.id,
         status=status,
-        enqueued_at=info.created_at,
-        started_at=_at(journal[0].get("started")) if journal else None,
+        enqueued_at=moment_of(info.headers.get(ENQUEUED_AT_HEADER)) or info.created_at,
+        started_at=moment_of(journal[0].get("started")) if journal else None,
         finished_at=finished,
-        last_attempted_at=_at(journal[-1].get("started")) if journal else None,
+        last_attempted_at=moment_of(last.get("started")),
         args=payload.get("args", []),
         kwargs=payload.get("kwargs", {}),
         backend=info.headers.get(BACKEND_HEADER, ""),

@@ -6,13 +6,17 @@ Each attempt, in the worker:
 
 1. reads the task back (its journal of earlier attempts), adds an entry for this attempt (this worker, now) and
    writes it, fenced by the lease: from then on ``get_result`` in any process reads RUNNING, the start time and
-   the worker ids;
+   the worker ids (in eager mode, where the attempt runs inline and the task is in no Redis, the message is all
+   there is to read: the backend keeps the outcome, see ``queues.tasks_eager``);
 2. sends the framework's ``task_started``, and calls the function (``context`` first for ``takes_context``, with
    the result id and the attempt number);
 3. on success writes the return value (which must be JSON: one that is not fails the task at once, as a
-   re-run would only repeat the side effects) and sends ``task_finished``; on an exception records its class
-   path and traceback in the journal and raises it to the worker, which retries or archives the task as any
-   other, sending ``task_finished`` when the attempt was the last (the task is FAILED).
+   re-run would only repeat the side effects) and the end time, and sends ``task_finished``; on an exception
+   records its class path, traceback and end time in the journal and raises it to the worker, which retries or
+   archives the task as any other, sending ``task_finished`` when the attempt was the last (the task is FAILED).
+
+The handler stands for the ``@task`` function (``__wrapped__``), so a failure's error group names that function,
+not this module (see ``queues.engine.failures.handler_frame``).
 
 A handler that reads the task back needs the worker's own Redis connection, so Django tasks stay in the worker
 process under ``--pool process`` too (``Handler.in_worker``).
@@ -21,12 +25,15 @@ process under ``--pool process`` too (``Handler.in_worker``).
 from __future__ import annotations
 
 import inspect
-import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from django.utils import timezone
+
+from queues.engine.clock import from_ms
+from queues.engine.message import TaskInfo
 from queues.engine.quoting import shown
 
 from . import conf
@@ -64,9 +71,10 @@ class Run:
         if backend is None:
             raise NotATaskqTask(f"task {attempt.id}: TASKS has no taskq backend {shown(alias)} (its header)")
         self.backend: TaskqBackend = backend
-        info = conf.get_inspector("worker").get_task(attempt.queue, attempt.id)
+        info = read_back(attempt)
         self.journal = results.reconciled(info, results.journal_of(info))
-        self.journal.append({"worker": attempt.worker_id, "started": int(time.time() * 1000)})
+        worker = attempt.worker_id or INLINE_WORKER
+        self.journal.append({"worker": worker, "started": results.stamp(timezone.now())})
         attempt.write_journal(self.journal)
         self.result = results.build(as_enqueued(task, info), info, self.journal, status=fw.TaskResultStatus.RUNNING)
         self.task = self.result.task
@@ -93,7 +101,7 @@ class Run:
             raise ReturnValueNotJSON(
                 f"{self.task.module_path} returned {type(value).__name__}, which is not JSON: {exc}"
             ) from exc
-        self._set(status=fw.TaskResultStatus.SUCCESSFUL, _return_value=normalized)
+        self._set(self._finish(), status=fw.TaskResultStatus.SUCCESSFUL, _return_value=normalized)
         fw.signals.task_finished.send(type(self.backend), task_result=self.result)
 
     def failed(self, exc: BaseException) -> None:
@@ -102,17 +110,44 @@ class Run:
         kind = type(exc)
         error = {"class": f"{kind.__module__}.{kind.__qualname__}", "traceback": bounded(traceback.format_exc())}
         self.journal[-1]["error"] = error
-        self.attempt.write_journal(self.journal)
+        finished = self._finish()
         if isinstance(exc, SkipRetry) or self.attempt.retried >= self.attempt.max_retry:
             self.result.errors.append(fw.TaskError(exception_class_path=error["class"], traceback=error["traceback"]))
-            self._set(status=fw.TaskResultStatus.FAILED)
+            self._set(finished, status=fw.TaskResultStatus.FAILED)
             fw.signals.task_finished.send(type(self.backend), task_result=self.result)
 
-    def _set(self, **fields: Any) -> None:
-        from django.utils import timezone
+    def _finish(self) -> Any:
+        """Record the attempt's end in the journal (written, fenced by the lease) and return it."""
+        finished = timezone.now()
+        self.journal[-1]["finished"] = results.stamp(finished)
+        self.attempt.write_journal(self.journal)
+        return finished
 
-        for name, value in {"finished_at": timezone.now(), **fields}.items():
+    def _set(self, finished: Any, **fields: Any) -> None:
+        for name, value in {"finished_at": finished, **fields}.items():
             object.__setattr__(self.result, name, value)
+
+
+#: The worker id of an attempt run inline (eager mode), in ``TaskResult.worker_ids``.
+INLINE_WORKER = "eager"
+
+
+def read_back(attempt: Task) -> TaskInfo:
+    """The task as stored, read through the worker's connection; for an attempt run inline, what its message
+    says (there is no earlier attempt: eager mode runs a task once)."""
+    if not attempt.inline:
+        return conf.get_inspector("worker").get_task(attempt.queue, attempt.id)
+    message = attempt.message
+    return TaskInfo(
+        id=message.id,
+        type=message.type,
+        queue=message.queue,
+        state="active",
+        payload=message.payload,
+        max_retry=message.max_retry,
+        headers=message.headers,
+        created_at=from_ms(message.created_ms),
+    )
 
 
 def _run_sync(task: Any) -> Callable[[Task], None]:
@@ -121,6 +156,7 @@ def _run_sync(task: Any) -> Callable[[Task], None]:
         with current.recording():
             current.succeeded(task.func(*current.args, **current.kwargs))
 
+    run.__wrapped__ = task.func  # type: ignore[attr-defined]
     return run
 
 
@@ -130,4 +166,5 @@ def _run_async(task: Any) -> Callable[[Task], Any]:
         with current.recording():
             current.succeeded(await task.func(*current.args, **current.kwargs))
 
+    run.__wrapped__ = task.func  # type: ignore[attr-defined]
     return run

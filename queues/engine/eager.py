@@ -3,12 +3,12 @@ calling thread, instead of writing the task to Redis. Meant for tests and script
 ``task_always_eager``.
 
 One enqueue is one attempt: the handler registered for the type (longest prefix, as a worker routes) runs once
-with a real ``Task``, inside the registry's middleware. When it returns, ``enqueue`` returns a ``TaskInfo`` in
-state ``completed`` with whatever the handler wrote with ``write_result`` and ``progress``. When it raises, the
-exception propagates to the caller unless propagation is off; then the ``TaskInfo`` says where a worker would
-have put the task (``retry``, with ``next_process_at`` from the handler's ``retry_delay``, or ``archived``)
-and why (``last_error``). Nothing is retried, nothing is read from
-or written to Redis, and nothing waits for ``process_at``/``process_in``.
+with a real ``Task`` (``task.inline`` is true), inside the registry's middleware. When it returns, ``enqueue``
+returns a ``TaskInfo`` in state ``completed`` with whatever the handler wrote with ``write_result``, ``progress``
+and ``write_journal``. When it raises, the exception propagates to the caller unless propagation is off; then the
+``TaskInfo`` says where a worker would have put the task (``retry``, with ``next_process_at`` from the handler's
+``retry_delay``, or ``archived``) and why (``last_error``). Nothing is retried, nothing is read from or written to
+Redis, and nothing waits for ``process_at``/``process_in``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from .quoting import shown
 
 
 class EagerAttempt:
-    """Keeps what the handler writes through ``Task.write_result`` and ``Task.progress`` in memory."""
+    """Keeps what the handler writes through ``Task.write_result``, ``Task.progress`` and ``Task.write_journal`` in
+    memory."""
 
     def __init__(self) -> None:
         self.fields: dict[str, bytes] = {}
@@ -62,7 +63,7 @@ class EagerRunner:
                 op=op,
             )
         attempt = EagerAttempt()
-        task = Task(message, 0, attempt)
+        task = Task(message, 0, attempt, inline=True)
         state, error, retry_in = "completed", None, 0.0
         began = self.clock.now()
         try:
@@ -91,6 +92,7 @@ class EagerRunner:
             completed_at=now if state == "completed" else None,
             last_run_seconds=seconds - began,
             result=attempt.fields.get("result"),
+            journal=attempt.fields.get("journal"),
             progress=attempt.progress(),
             state_since=now,
             next_process_at=from_ms(to_ms(seconds + retry_in)) if state == "retry" else None,

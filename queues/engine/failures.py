@@ -13,6 +13,7 @@ attempt's retry or archive transition (``lua/retry.lua``, ``lua/archive.lua``), 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import re
 import traceback
@@ -135,14 +136,26 @@ def capture(exc: BaseException, handler: Any = None) -> Failure:
 
 def handler_frame(tb: TracebackType | None, handler: Any = None) -> str:
     """``module:function`` of the innermost frame in the handler's module (the module of ``handler``'s code),
-    else of the innermost frame; "" without a traceback."""
-    code = getattr(getattr(handler, "func", handler), "__code__", None)  # a Handler, or a plain function
+    else of the innermost frame; "" without a traceback.
+
+    A handler that wraps another function (``__wrapped__``, as ``functools.wraps`` sets it) stands for that
+    function: its home is the wrapped function's module, and a failure its own code raised after or around the
+    call (the Django tasks runner refusing a return value) is the wrapped function's, so the group names the
+    user's code, never the wrapper's."""
+    func = getattr(handler, "func", handler)  # a Handler, or a plain function
+    try:
+        target = inspect.unwrap(func) if callable(func) else func
+    except ValueError:  # a chain of __wrapped__ that loops: the failure is still recorded, under the handler
+        target = func
+    code = getattr(target, "__code__", None)
     home = code.co_filename if code is not None else None
     innermost = in_home = None
     for frame, _line in traceback.walk_tb(tb):
         innermost = frame
         if frame.f_code.co_filename == home:
             in_home = frame
+    if in_home is None and innermost is not None and target is not func and code is not None:
+        return f"{getattr(target, '__module__', '?')}:{code.co_qualname}"
     chosen = in_home or innermost
     if chosen is None:
         return ""

@@ -48,12 +48,17 @@ class Task:
     lease; ``cancelled`` turns true when the task is cancelled, times out or passes its deadline (sync handlers
     should check it in long loops: a thread cannot be stopped from outside)."""
 
-    def __init__(self, message: TaskMessage, retried: int, attempt: Any = None, worker_id: str = "") -> None:
+    def __init__(
+        self, message: TaskMessage, retried: int, attempt: Any = None, worker_id: str = "", *, inline: bool = False
+    ) -> None:
         self._message = message
         self.retried = retried
         self._attempt = attempt
         #: The id of the worker server running this attempt ("" outside a worker).
         self.worker_id = worker_id
+        #: Whether the attempt runs in the caller's thread (eager mode): the task is in no Redis, so a handler
+        #: cannot read it back, and what it writes stays with the attempt.
+        self.inline = inline
         self._cancelled = False
         self._on_cancel: list[Callable[[], None]] = []
         #: The worker's SparkSession, for handlers registered with ``spark=True`` (None otherwise).

@@ -29,6 +29,9 @@ def _record(name: str):
         path = os.environ.get(SIGNAL_LOG)
         if path:
             line = {"signal": name, "id": task_result.id, "status": str(task_result.status), "pid": os.getpid()}
+            for moment in ("enqueued_at", "started_at", "finished_at"):
+                when = getattr(task_result, moment)
+                line[moment] = when.isoformat() if when else None
             with open(path, "a") as log:
                 log.write(json.dumps(line) + "\n")
 

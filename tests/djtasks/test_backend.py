@@ -191,3 +191,30 @@ def test_the_worker_runs_only_functions_decorated_as_tasks(taskworker, taskq_red
     for task_id in ids:
         archived = wait_for(lambda i=task_id: (t := inspector.get_task("default", i)).state == "archived" and t)
         assert "no handler" in archived.last_error
+
+
+def test_error_groups_name_the_task_function(taskworker, inspector):
+    finished(tasks.fail, tasks.fail.enqueue("grouped").id)
+    finished(tasks.not_json, tasks.not_json.enqueue().id)  # raised by the runner, after the function returned
+    frames = {group.task_type: group.frame for group in inspector.error_groups("default")}
+    assert frames == {
+        "tests.djtasks.tasks.fail": "tests.djtasks.tasks:fail",
+        "tests.djtasks.tasks.not_json": "tests.djtasks.tasks:not_json",
+    }
+
+
+def test_result_times_keep_microseconds(taskworker, signal_log: Path):
+    seen = []
+    task_enqueued.connect(on_enqueued := lambda sender, task_result, **kw: seen.append(task_result.enqueued_at))
+    try:
+        enqueued = tasks.add.enqueue(1, 1)
+    finally:
+        task_enqueued.disconnect(on_enqueued)
+    result = finished(tasks.add, enqueued.id)
+    lines = {line["signal"]: line for line in map(json.loads, signal_log.read_text().splitlines())}
+    # The very moments the enqueuing process and the worker told the signals, not ones cut to milliseconds.
+    assert result.enqueued_at == enqueued.enqueued_at == seen[0]
+    assert result.started_at.isoformat() == lines["started"]["started_at"]
+    assert result.finished_at.isoformat() == lines["finished"]["finished_at"]
+    moments = (result.enqueued_at, result.started_at, result.finished_at)
+    assert any(moment.microsecond % 1000 for moment in moments)  # all three on whole milliseconds: 1 in 10^9

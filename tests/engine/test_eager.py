@@ -244,3 +244,14 @@ def test_the_default_client_is_eager_when_tasks_eager_is_set(monkeypatch: pytest
     monkeypatch.setattr(process_defaults, "_client", None)
     monkeypatch.setenv("TASKS_EAGER", "0")
     assert client_module.default_client().eager is None
+
+
+def test_the_task_says_it_runs_inline_and_its_journal_is_returned(lenient: Client, handlers: Registry) -> None:
+    @handler("journaled", registry=handlers)
+    def journaled(task: Task) -> None:
+        task.write_journal([{"inline": task.inline}])
+        raise ValueError("after writing")
+
+    info = lenient.enqueue("journaled", max_retry=0)
+    assert info.state == "archived"
+    assert info.journal == b'[{"inline":true}]'

@@ -3,6 +3,7 @@ bounded traceback, and its redaction (a redacted payload value never reaches the
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -81,6 +82,13 @@ def test_frame_of_a_handler_object_is_found_through_its_function():
 
     exc = raised(charge, "{not json")
     assert capture(exc, Wrapped()).frame == f"{__name__}:_parse"
+
+
+def test_frame_of_a_wrapped_function_is_found_in_the_wrapped_module():
+    # The wrapper's code lives elsewhere (here in C): the group still names the wrapped function's frames.
+    cached = functools.lru_cache(charge)
+    exc = raised(cached, "{not json")
+    assert capture(exc, cached).frame == f"{__name__}:_parse"
 
 
 def test_frame_without_a_handler_is_the_innermost():
@@ -182,3 +190,11 @@ def test_a_message_utf8_cannot_encode_is_captured_replaced():
     assert failure.error == "ValueError: upload of \ufffd"
     for text in (failure.message, failure.traceback, *failure.messages):
         text.encode("utf-8")  # every part can be written
+
+
+def test_a_wrapper_loop_is_captured_under_the_handler_itself():
+    def looping(text):
+        return _parse(text)
+
+    looping.__wrapped__ = looping  # inspect.unwrap refuses a loop
+    assert capture(raised(looping, "{not json"), looping).frame == f"{__name__}:_parse"
