@@ -34,7 +34,12 @@ def console(request: HttpRequest) -> dict[str, object]:
 
 def _summary_bar() -> object:
     from queues import conf
+    from queues.engine import EngineError
 
     from .summary_bar import summary_bar
 
-    return summary_bar(conf.get_inspector()) or []
+    try:
+        inspector = conf.get_inspector()
+    except EngineError:  # a malformed REDIS_URL: no bar, and the page's own content says what is wrong
+        return []
+    return summary_bar(inspector) or []

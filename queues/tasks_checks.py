@@ -3,8 +3,8 @@ framework's own check of every TASKS backend:
 
 - taskq.E101: OPTIONS is not a dict, names an option the backend does not read, or gives one a wrong type;
 - taskq.E102: a queue of QUEUES that taskq refuses for new tasks (``validation.new_queue_name``);
-- taskq.W103 / taskq.E103: no ``REDIS_URL`` setting (taskq then uses a local Redis, which a deployment rarely
-  means) / one that is empty or cannot be read;
+- taskq.W103: no ``REDIS_URL`` setting (taskq then uses a local Redis, which a deployment rarely means). A
+  malformed one is taskq.E103, the queues app's own check (``redis_url_checks``), since nothing of taskq can use it;
 - taskq.W104: a queue of QUEUES that no worker is configured for: no queue definition in the admin, no live
   worker reading it (by name or pattern), and not ``default`` while nothing is defined (what a plain
   ``taskworker`` serves). Tasks enqueued there would wait until a worker serves it;
@@ -21,7 +21,7 @@ from django.core import checks
 from queues.engine.quoting import shown
 
 from . import conf
-from .engine import EngineError, ValidationError, topology
+from .engine import EngineError, ValidationError
 from .engine import validation as check
 
 #: OPTIONS the backend reads, each with its check: a description of the wanted value, and the test.
@@ -39,9 +39,14 @@ def _positive(value: Any) -> bool:
 def backend_checks(backend: Any, *, with_redis: bool) -> list[checks.CheckMessage]:
     """Every finding for ``backend``; ``with_redis`` also asks Redis which queues workers are configured for."""
     found = [*_options(backend), *_queue_names(backend), *_redis_url()]
-    if with_redis and not any(m.is_serious() for m in found):
+    # A malformed REDIS_URL is reported once, by taskq.E103, not here for each backend; nothing can be asked then.
+    if with_redis and not any(m.is_serious() for m in found) and conf.redis_url_problem(_url()) is None:
         found.extend(_unserved(backend))
     return found
+
+
+def _url() -> object:
+    return conf.taskq_settings().redis_url
 
 
 def _options(backend: Any) -> Iterator[checks.CheckMessage]:
@@ -71,21 +76,12 @@ def _queue_names(backend: Any) -> Iterator[checks.CheckMessage]:
 
 
 def _redis_url() -> Iterator[checks.CheckMessage]:
-    url = conf.taskq_settings().redis_url
     if not conf.project_sets("REDIS_URL"):
         yield checks.Warning(
-            f"REDIS_URL is not set: Django tasks go to the local default, {url}",
+            f"REDIS_URL is not set: Django tasks go to the local default, {_url()}",
             hint="Set REDIS_URL to the Redis your workers read.",
             id="taskq.W103",
         )
-        return
-    if not isinstance(url, str) or "://" not in url:
-        yield checks.Error(f"REDIS_URL must be a redis:// URL, not {shown(url)}", id="taskq.E103")
-        return
-    try:
-        topology.parse(url)
-    except ValidationError as exc:
-        yield checks.Error(f"REDIS_URL cannot be read: {exc}", id="taskq.E103")
 
 
 def _unserved(backend: Any) -> Iterator[checks.CheckMessage]:
