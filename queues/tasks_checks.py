@@ -6,14 +6,18 @@ framework's own check of every TASKS backend:
 - taskq.W103: no ``REDIS_URL`` setting (taskq then uses a local Redis, which a deployment rarely means). A
   malformed one is taskq.E103, the queues app's own check (``redis_url_checks``), since nothing of taskq can use it;
 - taskq.W104: a queue of QUEUES that no worker is configured for: no queue definition in the admin, no live
-  worker reading it (by name or pattern), and not ``default`` while nothing is defined (what a plain
-  ``taskworker`` serves). Tasks enqueued there would wait until a worker serves it;
+  worker reading it (by name or pattern), not ``default`` while nothing is defined (what a plain ``taskworker``
+  serves), and not one the command running the checks is about to serve (``serving``: ``taskworker --queues``).
+  Tasks enqueued there would wait until a worker serves it;
 - taskq.W105: Redis did not answer, so W104 could not be checked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from fnmatch import fnmatchcase
 from typing import Any
 
 from django.core import checks
@@ -30,6 +34,29 @@ OPTION_TYPES: dict[str, tuple[str, Any]] = {
     "TIMEOUT": ("None or a number of seconds above 0", lambda v: v is None or _positive(v)),
     "RESULT_RETENTION": ("a number of seconds above 0", lambda v: _positive(v)),
 }
+
+
+#: The queue names and glob patterns the command running the checks will serve once they pass (see ``serving``).
+_ABOUT_TO_SERVE: ContextVar[tuple[frozenset[str], tuple[str, ...]]] = ContextVar(
+    "taskq_about_to_serve", default=(frozenset(), ())
+)
+
+
+@contextmanager
+def serving(queues: Collection[str], patterns: Collection[str] = ()) -> Iterator[None]:
+    """Run the checks inside as a process about to serve ``queues`` (names) and ``patterns`` (globs): W104 leaves
+    them out. A worker's checks run before it starts, so it is not yet among the live servers, and would
+    otherwise be told that nobody reads the very queues it was started for."""
+    token = _ABOUT_TO_SERVE.set((frozenset(queues), tuple(patterns)))
+    try:
+        yield
+    finally:
+        _ABOUT_TO_SERVE.reset(token)
+
+
+def _served_here(queue: str) -> bool:
+    names, patterns = _ABOUT_TO_SERVE.get()
+    return queue in names or any(fnmatchcase(queue, pattern) for pattern in patterns)
 
 
 def _positive(value: Any) -> bool:
@@ -97,7 +124,7 @@ def _unserved(backend: Any) -> Iterator[checks.CheckMessage]:
         )
         return
     for queue in sorted(backend.queues, key=str):
-        if queue in defined or any(server.reads(queue) for server in servers):
+        if queue in defined or _served_here(queue) or any(server.reads(queue) for server in servers):
             continue
         if queue == "default" and not defined:
             continue  # a taskworker without --queues serves "default" while no queue is defined

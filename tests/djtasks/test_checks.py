@@ -6,6 +6,7 @@ import pytest
 from django.apps import apps
 from django.core import checks
 
+from queues import tasks_checks
 from tests.djtasks import tasks
 from tests.djtasks.framework import InvalidTask
 from tests.djtasks.settings import TASKS
@@ -80,8 +81,20 @@ def test_a_queue_no_worker_is_configured_for(settings):
     """No worker runs and no queue is defined: "default" is what a plain taskworker would serve, the others wait."""
     findings = taskq_findings()
     unserved = sorted(msg.split("queue ")[1].split(" ")[0] for found_id, msg in findings if found_id == "taskq.W104")
-    assert unserved == ["'djtasks-mail'", "'djtasks-retry'", "'djtasks-short'"]
+    assert unserved == ['"djtasks-mail"', '"djtasks-retry"', '"djtasks-short"']
     assert {found_id for found_id, _ in findings} == {"taskq.W104"}
+
+
+def unserved_queues() -> list[str]:
+    return sorted(msg.split('"')[3] for found_id, msg in taskq_findings() if found_id == "taskq.W104")
+
+
+def test_the_queues_a_worker_is_about_to_serve(settings):
+    """Checks run by a command about to serve queues (``taskworker --queues``) leave those out, by name or
+    pattern, and still warn about the others (tests/djtasks/test_worker_checks.py runs the real command)."""
+    with tasks_checks.serving({"djtasks-mail"}, ["djtasks-r*"]):
+        assert unserved_queues() == ["djtasks-short"]
+    assert unserved_queues() == ["djtasks-mail", "djtasks-retry", "djtasks-short"]  # only while it runs
 
 
 def test_redis_that_does_not_answer(settings):
