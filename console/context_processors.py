@@ -1,4 +1,10 @@
-"""Template context every console page needs: the user's theme, what the user may do, and the summary bar."""
+"""Template context every console page needs: the user's theme, what the user may do, and the summary bar.
+
+Installed in a project's TEMPLATES, the processor runs for every template rendered with a request, the project's own
+pages too. Only the console's own pages (those whose view lives in this package) get what costs a query (the
+user's preferences, their permissions, the summary bar); every other page gets the values that cost nothing, so a
+project's pages make no query on the console's behalf.
+"""
 
 from __future__ import annotations
 
@@ -18,9 +24,14 @@ def preference(request: HttpRequest) -> ConsolePreference:
     return cached
 
 
+#: The console's package ("console."): its views are the console's pages.
+CONSOLE_PACKAGE = __name__.rpartition(".")[0] + "."
+
+
 def console(request: HttpRequest) -> dict[str, object]:
     user = getattr(request, "user", None)
-    if user is None or not user.is_authenticated:
+    # The user's test comes after the page's: reading request.user loads the user, a query of its own.
+    if not on_console_page(request) or user is None or not user.is_authenticated:
         return {"console_theme": ConsolePreference.Theme.SYSTEM, "console_read_only": read_only(), "can_operate": False}
     return {
         "console_theme": preference(request).theme,
@@ -34,7 +45,23 @@ def console(request: HttpRequest) -> dict[str, object]:
 
 def _summary_bar() -> object:
     from queues import conf
+    from queues.engine import EngineError
 
     from .summary_bar import summary_bar
 
-    return summary_bar(conf.get_inspector()) or []
+    try:
+        inspector = conf.get_inspector()
+    except EngineError:  # a malformed REDIS_URL: no bar, and the page's own content says what is wrong
+        return []
+    return summary_bar(inspector) or []
+
+
+def on_console_page(request: HttpRequest) -> bool:
+    """Whether ``request`` was routed to one of the console's views (a function view, or a class-based view's
+    ``view_class``, defined in this package). Also true of the error page a console view answers with (a 404 for
+    an unknown queue), false of a URL that matched no view."""
+    match = getattr(request, "resolver_match", None)
+    if match is None:
+        return False
+    view = getattr(match.func, "view_class", match.func)
+    return str(getattr(view, "__module__", "")).startswith(CONSOLE_PACKAGE)

@@ -11,7 +11,9 @@ class QueuesConfig(AppConfig):
         # Register the Redis of the Django settings as this process's default (see queues.engine.process_defaults):
         # a bare ``Client()`` or ``AsyncClient()`` (in a view, in ``manage.py shell``) and ``handler.enqueue(...)``
         # then write where this process's worker command and console read. The engine imports no Django, so it
-        # is told here. The connection opens lazily, so this costs nothing at start-up.
+        # is told here. Nothing is built, parsed or connected at start-up: a malformed REDIS_URL must not stop
+        # every command with a traceback from here. The system check taskq.E103 names it (redis_url_checks), and
+        # a process that runs no checks meets it, named, at its first use of Redis (conf.usable_redis_url).
         from django.core.signals import setting_changed
 
         configure_default_client()
@@ -25,7 +27,7 @@ class QueuesConfig(AppConfig):
         # Registers the system check of TASKS_REDACT and TASKS_REDACT_PATTERNS (taskq.E110): a bad value stops
         # every command that runs checks (runserver, migrate, taskworker) with the check's message, and fails
         # closed everywhere else (each masking place asks for the rules, which raise).
-        from . import redaction_checks  # noqa: F401
+        from . import redaction_checks, redis_url_checks  # noqa: F401
 
 
 #: The settings the engine's default client is built from.
@@ -57,10 +59,14 @@ def install_tasks_resolver() -> None:
 
 
 def configure_default_client() -> None:
+    """Make the settings' Redis and key prefix this process's default, and the settings' shared client the one
+    ``handler.enqueue`` uses, built at its first use."""
     from . import conf
-    from .engine import configure_from_settings
+    from .engine import process_defaults
 
-    configure_from_settings(conf.taskq_settings())
+    taskq = conf.taskq_settings()
+    process_defaults.register(taskq.redis_url, taskq.key_prefix)
+    process_defaults.defer_default_client(conf.get_client)
 
 
 def _reconfigure(setting: str, **kwargs: object) -> None:

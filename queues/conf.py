@@ -23,7 +23,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
 from . import handles
-from .engine import Client, Inspector, Limits, ValidationError
+from .engine import Client, Inspector, Limits, RedisUnavailableError, ValidationError, topology
+from .engine.quoting import shown
 from .engine.settings import TaskqSettings
 from .engine.validation import PayloadLimits
 
@@ -49,6 +50,29 @@ def project_sets(name: str) -> bool:
     return hasattr(settings, name)
 
 
+def redis_url_problem(url: object) -> str | None:
+    """Why ``url``, as the REDIS_URL setting, cannot be used (malformed: checked without connecting), or None.
+    The system check ``taskq.E103`` reports it, and the first use of Redis in a process that runs no checks raises
+    it (``usable_redis_url``)."""
+    if not isinstance(url, str):
+        return f"REDIS_URL must be a Redis URL (a string), not {shown(url)}"
+    try:
+        topology.validate(url)
+    except ValidationError as exc:
+        return f"REDIS_URL: {exc.message}"
+    return None
+
+
+def usable_redis_url(s: TaskqSettings) -> str:
+    """``s.redis_url``, once it is known to be well formed; a malformed one raises RedisUnavailableError with the
+    text of ``taskq.E103``, naming the setting (what every surface reports as "Redis unavailable": the console's
+    error page, the CLI's error line, the HTTP API's 503)."""
+    problem = redis_url_problem(s.redis_url)
+    if problem is not None:
+        raise RedisUnavailableError(problem, op="settings")
+    return s.redis_url
+
+
 def _forget_settings(**kwargs: Any) -> None:
     # Every change, not only taskq's: telling them apart costs more than building the object again on next use.
     _settings_in.cache_clear()
@@ -64,8 +88,13 @@ def get_client() -> Client:
     s = taskq_settings()
     return handles.shared(
         ("client", s.redis_url, s.key_prefix, s.eager, s.eager_propagates, s.max_payload_depth),
-        lambda: Client.from_settings(s),
+        lambda: _new_client(s),
     )
+
+
+def _new_client(s: TaskqSettings) -> Client:
+    usable_redis_url(s)  # named as the setting's fault, before the engine meets it as a bad URL
+    return Client.from_settings(s)
 
 
 def get_inspector(actor: str = "operator") -> Inspector:
@@ -74,7 +103,7 @@ def get_inspector(actor: str = "operator") -> Inspector:
     return handles.shared(
         ("inspector", s.redis_url, s.key_prefix, actor, s.max_payload_depth),
         lambda: Inspector(
-            s.redis_url,
+            usable_redis_url(s),
             prefix=s.key_prefix,
             actor=actor,
             limits=Limits.from_settings(s),

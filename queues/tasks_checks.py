@@ -3,17 +3,21 @@ framework's own check of every TASKS backend:
 
 - taskq.E101: OPTIONS is not a dict, names an option the backend does not read, or gives one a wrong type;
 - taskq.E102: a queue of QUEUES that taskq refuses for new tasks (``validation.new_queue_name``);
-- taskq.W103 / taskq.E103: no ``REDIS_URL`` setting (taskq then uses a local Redis, which a deployment rarely
-  means) / one that is empty or cannot be read;
+- taskq.W103: no ``REDIS_URL`` setting (taskq then uses a local Redis, which a deployment rarely means). A
+  malformed one is taskq.E103, the queues app's own check (``redis_url_checks``), since nothing of taskq can use it;
 - taskq.W104: a queue of QUEUES that no worker is configured for: no queue definition in the admin, no live
-  worker reading it (by name or pattern), and not ``default`` while nothing is defined (what a plain
-  ``taskworker`` serves). Tasks enqueued there would wait until a worker serves it;
+  worker reading it (by name or pattern), not ``default`` while nothing is defined (what a plain ``taskworker``
+  serves), and not one the command running the checks is about to serve (``serving``: ``taskworker --queues``).
+  Tasks enqueued there would wait until a worker serves it;
 - taskq.W105: Redis did not answer, so W104 could not be checked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from fnmatch import fnmatchcase
 from typing import Any
 
 from django.core import checks
@@ -21,7 +25,7 @@ from django.core import checks
 from queues.engine.quoting import shown
 
 from . import conf
-from .engine import EngineError, ValidationError, topology
+from .engine import EngineError, ValidationError
 from .engine import validation as check
 
 #: OPTIONS the backend reads, each with its check: a description of the wanted value, and the test.
@@ -32,6 +36,29 @@ OPTION_TYPES: dict[str, tuple[str, Any]] = {
 }
 
 
+#: The queue names and glob patterns the command running the checks will serve once they pass (see ``serving``).
+_ABOUT_TO_SERVE: ContextVar[tuple[frozenset[str], tuple[str, ...]]] = ContextVar(
+    "taskq_about_to_serve", default=(frozenset(), ())
+)
+
+
+@contextmanager
+def serving(queues: Collection[str], patterns: Collection[str] = ()) -> Iterator[None]:
+    """Run the checks inside as a process about to serve ``queues`` (names) and ``patterns`` (globs): W104 leaves
+    them out. A worker's checks run before it starts, so it is not yet among the live servers, and would
+    otherwise be told that nobody reads the very queues it was started for."""
+    token = _ABOUT_TO_SERVE.set((frozenset(queues), tuple(patterns)))
+    try:
+        yield
+    finally:
+        _ABOUT_TO_SERVE.reset(token)
+
+
+def _served_here(queue: str) -> bool:
+    names, patterns = _ABOUT_TO_SERVE.get()
+    return queue in names or any(fnmatchcase(queue, pattern) for pattern in patterns)
+
+
 def _positive(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
@@ -39,9 +66,14 @@ def _positive(value: Any) -> bool:
 def backend_checks(backend: Any, *, with_redis: bool) -> list[checks.CheckMessage]:
     """Every finding for ``backend``; ``with_redis`` also asks Redis which queues workers are configured for."""
     found = [*_options(backend), *_queue_names(backend), *_redis_url()]
-    if with_redis and not any(m.is_serious() for m in found):
+    # A malformed REDIS_URL is reported once, by taskq.E103, not here for each backend; nothing can be asked then.
+    if with_redis and not any(m.is_serious() for m in found) and conf.redis_url_problem(_url()) is None:
         found.extend(_unserved(backend))
     return found
+
+
+def _url() -> object:
+    return conf.taskq_settings().redis_url
 
 
 def _options(backend: Any) -> Iterator[checks.CheckMessage]:
@@ -71,21 +103,12 @@ def _queue_names(backend: Any) -> Iterator[checks.CheckMessage]:
 
 
 def _redis_url() -> Iterator[checks.CheckMessage]:
-    url = conf.taskq_settings().redis_url
     if not conf.project_sets("REDIS_URL"):
         yield checks.Warning(
-            f"REDIS_URL is not set: Django tasks go to the local default, {url}",
+            f"REDIS_URL is not set: Django tasks go to the local default, {_url()}",
             hint="Set REDIS_URL to the Redis your workers read.",
             id="taskq.W103",
         )
-        return
-    if not isinstance(url, str) or "://" not in url:
-        yield checks.Error(f"REDIS_URL must be a redis:// URL, not {shown(url)}", id="taskq.E103")
-        return
-    try:
-        topology.parse(url)
-    except ValidationError as exc:
-        yield checks.Error(f"REDIS_URL cannot be read: {exc}", id="taskq.E103")
 
 
 def _unserved(backend: Any) -> Iterator[checks.CheckMessage]:
@@ -101,7 +124,7 @@ def _unserved(backend: Any) -> Iterator[checks.CheckMessage]:
         )
         return
     for queue in sorted(backend.queues, key=str):
-        if queue in defined or any(server.reads(queue) for server in servers):
+        if queue in defined or _served_here(queue) or any(server.reads(queue) for server in servers):
             continue
         if queue == "default" and not defined:
             continue  # a taskworker without --queues serves "default" while no queue is defined

@@ -561,7 +561,7 @@ def live_hub() -> LiveHub:
     hub = _hubs.get(loop)
     if hub is None:
         taskq = conf.taskq_settings()
-        streams = AsyncEventStreams(taskq.redis_url, prefix=taskq.key_prefix)
+        streams = AsyncEventStreams(conf.usable_redis_url(taskq), prefix=taskq.key_prefix)
         hub = _hubs[loop] = LiveHub(streams)
         hub.start()
     return hub

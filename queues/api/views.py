@@ -58,7 +58,12 @@ def consumer() -> RemoteConsumer:
     return handles.shared(
         ("remote_consumer", url, prefix, skew, most),
         lambda: RemoteConsumer(
-            url, prefix=prefix, limits=Limits.from_settings(taskq), actor="api", skew=skew, max_waiters=most
+            conf.usable_redis_url(taskq),
+            prefix=prefix,
+            limits=Limits.from_settings(taskq),
+            actor="api",
+            skew=skew,
+            max_waiters=most,
         ),
     )
 

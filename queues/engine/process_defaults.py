@@ -85,6 +85,7 @@ class Enqueuer(Protocol):
 
 _client: Enqueuer | None = None
 _build: Callable[[], Enqueuer] | None = None
+_deferred: Callable[[], Enqueuer] | None = None
 _client_lock = threading.Lock()
 
 
@@ -95,17 +96,28 @@ def install_default_client(build: Callable[[], Enqueuer]) -> None:
 
 
 def set_default_client(client: Enqueuer) -> None:
-    global _client
+    global _client, _deferred
     with _client_lock:
-        _client = client
+        _client, _deferred = client, None
+
+
+def defer_default_client(build: Callable[[], Enqueuer]) -> None:
+    """Forget the default client and have ``build`` make the next one, on first use rather than now: the Django
+    app registers this at start-up, so a process whose settings name a malformed Redis URL still starts (its
+    system checks say what is wrong) and only its first enqueue meets the error."""
+    global _client, _deferred
+    with _client_lock:
+        _client, _deferred = None, build
 
 
 def default_enqueuer() -> Enqueuer:
-    """The default client: the one set, or one built on first use."""
+    """The default client: the one set, or one built on first use (by the deferred builder, if one is
+    registered, else by the one ``client`` installs)."""
     global _client
     with _client_lock:
         if _client is None:
-            if _build is None:  # pragma: no cover - queues.engine always loads client with handlers
+            build = _deferred or _build
+            if build is None:  # pragma: no cover - queues.engine always loads client with handlers
                 raise RuntimeError("no default client: pass client=, or import queues.engine.client")
-            _client = _build()
+            _client = build()
         return _client

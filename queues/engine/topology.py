@@ -18,9 +18,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import parse_qs, unquote, urlsplit, urlunsplit
 
+from redis.connection import parse_url
+
 from .errors import ValidationError
 from .quoting import shown
 
+SINGLE_SCHEMES = ("redis", "rediss", "unix")
 SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")
 CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
 DEFAULT_PORTS = {"sentinel": 26379, "cluster": 6379}
@@ -71,6 +74,34 @@ def redact(url: str) -> str:
         return url
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
     return urlunsplit(parts._replace(netloc=netloc))
+
+
+def validate(url: str) -> Topology:
+    """``parse``, and for one server also what redis-py refuses only when a client is built (a scheme it does not
+    speak, a port that is no number, a query option of the wrong type) or silently ignores (a database that is no
+    number, read as database 0). Connects to nothing: a process checks its URL with it before anything connects,
+    so a bad one is named as a setting's error rather than met as a traceback at start-up.
+
+    Raises ValidationError naming the URL (password left out) and what is wrong with it.
+    """
+    where = parse(url)
+    if where.kind == "single":
+        _check_single(url)
+    return where
+
+
+def _check_single(url: str) -> None:
+    scheme, has_scheme, _ = url.partition("://")
+    if not has_scheme or scheme not in SINGLE_SCHEMES:
+        known = ", ".join(f"{name}://" for name in SINGLE_SCHEMES + SENTINEL_SCHEMES + CLUSTER_SCHEMES)
+        raise _bad(url, f"it must start with one of {known}")
+    try:
+        options = parse_url(url)  # type: ignore[no-untyped-call]
+    except ValueError as exc:  # redis-py's reason: a port that is no number, a query option of the wrong type
+        raise _bad(url, str(exc)) from None
+    database = urlsplit(url).path.replace("/", "")
+    if scheme != "unix" and "db" not in options and database:
+        _db(url, database)
 
 
 def _bad(url: str, why: str) -> ValidationError:

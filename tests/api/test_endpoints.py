@@ -294,6 +294,24 @@ def test_redis_down_is_a_503(api, settings):
         assert response.json()["error"] == "unavailable"
 
 
+def test_a_malformed_redis_url_is_a_503_naming_the_setting(api, settings):
+    """Under daphne, which runs no system checks (taskq.E103 stops runserver), the API starts and says why."""
+    settings.REDIS_URL = "redis://host:notaport/8"
+    clear_caches()
+    try:
+        for response in (
+            publish(api),
+            api.get(f"{Q}/size"),
+            api.post("/api/v1/consume", {"queues": ["jobs"]}),
+            api.post(f"{Q}/tasks/x/ack", {"lease": "l"}),
+        ):
+            assert response.status_code == 503, response.content
+            assert response.json()["error"] == "unavailable"
+            assert 'REDIS_URL: bad Redis URL "redis://host:notaport/8"' in response.json()["message"]
+    finally:
+        clear_caches()
+
+
 def test_a_keyspace_at_another_key_layout_is_a_503_and_stays_untouched(api, redis_client):
     redis_client.set("tq:layout", "2")
     clear_caches()  # a fresh client, which checks the layout before its first write

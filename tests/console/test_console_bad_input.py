@@ -124,5 +124,23 @@ def test_redis_down_on_actions_is_a_503_page(operator_client, redis_down, audit)
     assert audit == []
 
 
+@pytest.mark.parametrize("url", ["redis://:::bad", "http://x", "redis://host:notaport/0"])
+def test_a_malformed_redis_url_is_a_503_page_naming_the_setting(viewer_client, settings, engine, url):
+    """Under daphne, which runs no system checks, the console starts with a malformed REDIS_URL (taskq.E103 stops
+    runserver and migrate): every page then says what is wrong, the summary bar included, never a 500."""
+    from queues import handles
+
+    settings.REDIS_URL = url
+    handles.reset()
+    try:
+        for page in ("/", "/queues/default/", "/servers/"):
+            response = viewer_client.get(page)
+            assert response.status_code == 503, page
+            assert b"REDIS_URL: bad Redis URL" in response.content, page
+        assert viewer_client.get("/settings/").status_code == 200
+    finally:
+        handles.reset()
+
+
 def test_settings_page_works_while_redis_is_down(viewer_client, redis_down):
     assert viewer_client.get("/settings/").status_code == 200

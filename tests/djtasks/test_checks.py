@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 from django.apps import apps
 from django.core import checks
-from django.core.signals import setting_changed
 
-from queues.apps import _reconfigure
+from queues import tasks_checks
 from tests.djtasks import tasks
 from tests.djtasks.framework import InvalidTask
 from tests.djtasks.settings import TASKS
@@ -63,26 +62,19 @@ def test_a_queue_taskq_refuses(settings):
     assert ids() == ["taskq.E102"]
 
 
-@pytest.fixture
-def unconnected(settings):
-    """The settings, with the queues app no longer rebuilding its default client when REDIS_URL changes: that
-    client refuses a bad URL at once, and the check is what should report it here."""
-    setting_changed.disconnect(dispatch_uid="queues.default_client")
-    try:
-        yield settings
-    finally:
-        setting_changed.connect(_reconfigure, dispatch_uid="queues.default_client")
-
-
 def test_a_missing_redis_url(settings):
     del settings.REDIS_URL
     assert "taskq.W103" in ids()
 
 
-@pytest.mark.parametrize("url", ["", "localhost:6379", "redis+sentinel://"])
-def test_a_bad_redis_url(unconnected, url):
-    unconnected.REDIS_URL = url
-    assert set(ids()) == {"taskq.E103"}  # from each of the three backends
+@pytest.mark.parametrize(
+    "url", ["", "localhost:6379", "redis+sentinel://", "redis://:::bad", "http://x", "redis://host:notaport/0"]
+)
+def test_a_bad_redis_url(settings, url):
+    """The queues app follows the change without building a client (which would refuse the URL at once): the
+    check reports it, once for the process rather than once per backend, and W104 asks Redis nothing."""
+    settings.REDIS_URL = url
+    assert ids() == ["taskq.E103"]
 
 
 def test_a_queue_no_worker_is_configured_for(settings):
@@ -91,6 +83,18 @@ def test_a_queue_no_worker_is_configured_for(settings):
     unserved = sorted(msg.split("queue ")[1].split(" ")[0] for found_id, msg in findings if found_id == "taskq.W104")
     assert unserved == ['"djtasks-mail"', '"djtasks-retry"', '"djtasks-short"']
     assert {found_id for found_id, _ in findings} == {"taskq.W104"}
+
+
+def unserved_queues() -> list[str]:
+    return sorted(msg.split('"')[3] for found_id, msg in taskq_findings() if found_id == "taskq.W104")
+
+
+def test_the_queues_a_worker_is_about_to_serve(settings):
+    """Checks run by a command about to serve queues (``taskworker --queues``) leave those out, by name or
+    pattern, and still warn about the others (tests/djtasks/test_worker_checks.py runs the real command)."""
+    with tasks_checks.serving({"djtasks-mail"}, ["djtasks-r*"]):
+        assert unserved_queues() == ["djtasks-short"]
+    assert unserved_queues() == ["djtasks-mail", "djtasks-retry", "djtasks-short"]  # only while it runs
 
 
 def test_redis_that_does_not_answer(settings):

@@ -237,6 +237,8 @@ def test_no_redis_is_needed(handlers: Registry) -> None:
 
 
 def test_the_default_client_is_eager_when_tasks_eager_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    # As in a process without Django: no client set, and none deferred to the Django settings' (queues.apps).
+    monkeypatch.setattr(process_defaults, "_deferred", None)
     monkeypatch.setattr(process_defaults, "_client", None)
     monkeypatch.setenv("REDIS_URL", NOWHERE)
     monkeypatch.setenv("TASKS_EAGER", "true")

@@ -6,7 +6,7 @@ import pytest
 
 from console.channel_layers import IN_PROCESS_LAYER, REDIS_LAYER, channel_layers
 from queues.engine import RedisUnavailableError, ValidationError, connect
-from queues.engine.topology import Topology, parse
+from queues.engine.topology import Topology, parse, validate
 
 
 @pytest.mark.parametrize(
@@ -47,11 +47,11 @@ def test_parse(url: str, expected: Topology):
     "url, why",
     [
         ("redis+sentinel://h1:26379", "/<service name>"),
-        ("redis+sentinel://h1:26379/svc/x", "database 'x' is not a number"),
+        ("redis+sentinel://h1:26379/svc/x", 'database "x" is not a number'),
         ("redis+sentinel://h1:26379/svc/1/extra", "/<service name>"),
         ("redis+sentinel:///svc", "no host:port"),
-        ("redis+sentinel://h1:port/svc", "'h1:port' is not host:port"),
-        ("redis+sentinel://h1:99999/svc", "'h1:99999' is not host:port"),
+        ("redis+sentinel://h1:port/svc", '"h1:port" is not host:port'),
+        ("redis+sentinel://h1:99999/svc", '"h1:99999" is not host:port'),
         ("redis+sentinel://h1,,h2/svc", "an empty host"),
         ("redis+cluster://h1:7000/3", "only database 0"),
         ("redis+cluster://h1:7000?timeout=3", "unknown option(s) timeout"),
@@ -64,6 +64,49 @@ def test_bad_urls_are_refused_by_name(url: str, why: str):
     with pytest.raises(ValidationError, match="bad Redis URL") as refused:
         parse(url)
     assert why in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "url, why",
+    [
+        ("redis://:::bad", "Port could not be cast to integer value as '::bad'"),
+        ("redis://host:notaport/0", "Port could not be cast to integer value as 'notaport'"),
+        ("redis://host:99999/0", "Port out of range"),
+        ("http://x", "it must start with one of redis://, rediss://, unix://, redis+sentinel://"),
+        ("localhost:6379", "it must start with one of"),
+        ("", "it must start with one of"),
+        ("redis://host/three", 'database "three" is not a number'),  # redis-py would quietly use database 0
+        ("redis://host/0?socket_timeout=soon", "Invalid value for 'socket_timeout'"),
+        ("redis+cluster://h1:7000/3", "only database 0"),  # and everything parse refuses
+    ],
+)
+def test_validate_refuses_what_a_client_would_refuse_later(url: str, why: str):
+    """``parse`` reads only sentinel and cluster URLs; ``validate`` also reads one server's as redis-py will,
+    without connecting, so a setting can be checked at start-up (taskq.E103)."""
+    with pytest.raises(ValidationError, match="bad Redis URL") as refused:
+        validate(url)
+    assert why in refused.value.message
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://127.0.0.1:1/3",  # nothing listens there: validate connects to nothing
+        "rediss://ada:pw@cache.example:6380/2",
+        "redis://host/3?db=4",
+        "unix:///run/redis.sock?db=2",
+        "redis+sentinel://h1:26379/svc/1",
+        "redis+cluster://h1:7000",
+    ],
+)
+def test_validate_accepts_well_formed_urls(url: str):
+    assert validate(url) == parse(url)
+
+
+def test_validate_leaves_the_password_out():
+    with pytest.raises(ValidationError) as refused:
+        validate("redis://ada:s3cret@host:notaport/0")
+    assert "s3cret" not in refused.value.message and "ada:***@host" in refused.value.message
 
 
 def test_wait_replicas_is_read_from_a_sentinel_url():

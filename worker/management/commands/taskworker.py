@@ -8,7 +8,7 @@ from typing import Any
 from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError
 
-from queues import conf
+from queues import conf, tasks_checks
 from queues.engine import LayoutVersionError, ValidationError
 from worker import heap
 from worker.config import WorkerConfig, parse_queues, split_patterns
@@ -19,6 +19,27 @@ from worker.supervisor import Supervisor, child_arguments, process_count, proces
 
 class Command(BaseCommand):
     help = "Run a task worker: fetch tasks from the given queues and run their handlers."
+
+    #: The ``--queues`` of this run (None: the queue definitions), for its system checks.
+    queues_option: str | None = None
+
+    def execute(self, *args: Any, **options: Any) -> Any:
+        self.queues_option = options.get("queues")
+        return super().execute(*args, **options)
+
+    def check(self, *args: Any, **kwargs: Any) -> None:
+        """The system checks, as a worker about to serve its ``--queues``: taskq.W104 must not warn that nobody
+        reads them (this worker is not running yet, so no live server does). Without ``--queues`` it serves the
+        queue definitions, or ``default`` while none is defined, which W104 leaves out already."""
+        queues: dict[str, int] = {}
+        patterns: dict[str, int] = {}
+        if self.queues_option is not None:
+            try:
+                queues, patterns = split_patterns(parse_queues(self.queues_option))
+            except ValidationError:
+                pass  # handle() refuses a bad --queues, naming what is wrong with it
+        with tasks_checks.serving(queues, patterns):
+            super().check(*args, **kwargs)
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument(
