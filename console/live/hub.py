@@ -22,7 +22,7 @@ import logging
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from queues.engine.errors import EngineError, TaskNotFoundError
 from queues.engine.events import AsyncEventStreams, StreamEvent
@@ -36,6 +36,7 @@ from .schedulers_page import CRON_TASK_PREFIX, schedulers_fingerprint
 from .workflow_page import workflow_snapshot
 
 log = logging.getLogger("console.live")
+T = TypeVar("T")
 
 LIVE_INTERVAL = 0.25  # seconds between two messages of one subscription key, at least
 BLOCK_MS = 1000  # XREAD BLOCK timeout: how long the reader waits before re-listing queues
@@ -365,10 +366,8 @@ class LiveHub:
         queues = sorted(key[1] for key in self.watchers if key[0] == QUEUE)
         if not queues:
             return
-        try:
-            snapshots = await asyncio.to_thread(queue_page_snapshots, self.inspector(), queues)
-        except EngineError as exc:  # Redis away: the next round tries again
-            log.warning("live: cannot read the queue pages (%s)", exc)
+        snapshots = await read_or_warn("the queue pages", queue_page_snapshots, self.inspector(), queues)
+        if snapshots is None:
             return
         for snapshot in self._queue_page_delta(snapshots):
             self._send((QUEUE, snapshot["queue"]), snapshot)
@@ -378,12 +377,10 @@ class LiveHub:
         keys = sorted(key for key in self.watchers if key[0] == TAB)
         if not keys:
             return
-        try:
-            snapshots = await asyncio.to_thread(tab_snapshots, self.inspector(), keys)
-        except EngineError as exc:  # Redis away: the next round tries again
-            log.warning("live: cannot read the queue tabs (%s)", exc)
+        tabs = await read_or_warn("the queue tabs", tab_snapshots, self.inspector(), keys)
+        if tabs is None:
             return
-        for key, snapshot in self._tab_delta(snapshots):
+        for key, snapshot in self._tab_delta(tabs):
             self._send(key, snapshot)
 
     async def _schedulers_page(self, _arg: Any) -> None:
@@ -394,10 +391,8 @@ class LiveHub:
             return
         from queues.periodic_sync import scheduler_store
 
-        try:
-            fingerprint = await asyncio.to_thread(schedulers_fingerprint, scheduler_store())
-        except EngineError as exc:  # Redis away: the next round tries again
-            log.warning("live: cannot read the schedulers (%s)", exc)
+        fingerprint = await read_or_warn("the schedulers", schedulers_fingerprint, scheduler_store())
+        if fingerprint is None:
             return
         if fingerprint != self._schedulers_seen:
             self._schedulers_seen = fingerprint
@@ -408,10 +403,8 @@ class LiveHub:
         one read for all the pages of the process."""
         if not self.watching(SUMMARY):
             return
-        try:
-            figures = await asyncio.to_thread(summary_figures, self.inspector())
-        except EngineError as exc:  # Redis away: the next round tries again
-            log.warning("live: cannot read the summary bar (%s)", exc)
+        figures = await read_or_warn("the summary bar", summary_figures, self.inspector())
+        if figures is None:
             return
         encoded = json.dumps(figures, sort_keys=True)
         if encoded != self._summary_sent:
@@ -441,6 +434,16 @@ class LiveHub:
         message = LiveMessage(data)
         for subscriber in list(self.watchers.get(key, ())):
             subscriber.deliver(message)
+
+
+async def read_or_warn(what: str, read: Callable[..., T], *args: Any) -> T | None:
+    """``read(*args)`` on a thread, so the event loop keeps serving sockets; None, with a warning naming ``what``,
+    while Redis is away: the hub's next round reads again."""
+    try:
+        return await asyncio.to_thread(read, *args)
+    except EngineError as exc:
+        log.warning("live: cannot read %s (%s)", what, exc)
+        return None
 
 
 def queue_message(queue: str, qwin: QueueWindow, counts: dict[str, int] | None) -> dict[str, Any]:
