@@ -79,12 +79,15 @@ if [[ -z ${version:-} ]]; then
     exit 1
 fi
 
-if $installed_here; then
-    # A throwaway cluster: loopback connections need no password, as on CI's machines. Our lines go first, as
-    # pg_hba.conf's first match wins.
+# A cluster installed here, or one the machine's image ships stopped (Debian's package, never started), is a
+# throwaway one that this script starts: its loopback connections need no password, as on CI's machines. Our lines
+# go first, as pg_hba.conf's first match wins, and only once. A cluster that already runs is someone's: left as is.
+if $installed_here || [[ $status != online ]]; then
     hba=/etc/postgresql/$version/$cluster/pg_hba.conf
-    echo "ensure-postgres: letting loopback connections in without a password ($hba)" >&2
-    as_root sed -i '1i host all all 127.0.0.1/32 trust\nhost all all ::1/128 trust' "$hba"
+    if ! as_root grep -q '^host all all 127.0.0.1/32 trust$' "$hba"; then
+        echo "ensure-postgres: letting loopback connections in without a password ($hba)" >&2
+        as_root sed -i '1i host all all 127.0.0.1/32 trust\nhost all all ::1/128 trust' "$hba"
+    fi
 fi
 
 if [[ $status == online ]]; then
