@@ -193,11 +193,15 @@ class TaskqSettings:
         "TASKS_EAGER",
         False,
         "bool",
-        "for tests: enqueueing runs the handler inline and writes nothing "
-        "([Testing your handlers](handlers.md#testing-your-handlers))",
+        "for tests: enqueueing runs the handler (or the `@task` function) inline and writes nothing "
+        "([Testing your handlers](handlers.md#testing-your-handlers), [Testing your tasks](testing.md))",
     )
     eager_propagates: bool = _setting(
-        "TASKS_EAGER_PROPAGATES", True, "bool", "for tests: an eager handler's exception reaches the caller"
+        "TASKS_EAGER_PROPAGATES",
+        True,
+        "bool",
+        "for tests: an eager handler's exception reaches the caller (not a `@task` function's: its result is "
+        "`FAILED`, as Django's `ImmediateBackend` reports it)",
     )
     console_read_only: bool = _setting(
         "TASKS_CONSOLE_READ_ONLY",
