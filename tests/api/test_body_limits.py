@@ -4,23 +4,18 @@ without recursion, and nothing reaches Redis (issue 22)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 import pytest
-from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.core.handlers.asgi import ASGIHandler
-from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
 from django.test import RequestFactory
 from django.urls import get_resolver
 
 from queues import conf
 from queues.api.http import ENVELOPE_DEPTH, MAX_BODY, bad_request, server_error
-from tests.asgi_http import http_scope
+from tests.asgi_http import call_django, http_scope
 
 PUBLISH = "/api/v1/queues/jobs/tasks"
 MiB = 1024 * 1024
@@ -62,31 +57,10 @@ def test_django_reads_more_than_the_api_so_the_api_answers_first():
 
 def asgi_post(token: str, chunks: list[bytes], headers: list[tuple[bytes, bytes]]) -> tuple[int, Any]:
     """POST through Django's ASGI handler, the body in ``chunks`` messages, as a server passes a chunked body on
-    (no Content-Length). async_to_sync keeps the handler's database access on this thread, and the signals
-    that would close its connection are off, as Django's test client has them (the test's transaction)."""
-    sent: list[dict[str, Any]] = []
+    (no Content-Length)."""
     messages = [{"type": "http.request", "body": c, "more_body": i < len(chunks) - 1} for i, c in enumerate(chunks)]
-
-    async def receive() -> dict[str, Any]:
-        if not messages:  # the client waits for its answer: Django takes a disconnect as the end of the request
-            await asyncio.Event().wait()
-        return messages.pop(0)
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
     headers = [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {token}".encode()), *headers]
-    scope = http_scope("POST", PUBLISH, headers)
-    request_started.disconnect(close_old_connections)
-    request_finished.disconnect(close_old_connections)
-    try:
-        async_to_sync(ASGIHandler())(scope, receive, send)
-    finally:
-        request_started.connect(close_old_connections)
-        request_finished.connect(close_old_connections)
-    start = next(m for m in sent if m["type"] == "http.response.start")
-    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-    return start["status"], json.loads(body)
+    return call_django(http_scope("POST", PUBLISH, headers), messages)
 
 
 def test_a_chunked_body_without_content_length_is_a_json_413(api, engine):

@@ -13,19 +13,15 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 import pytest
-from asgiref.sync import async_to_sync
 from console_support import logged_in, make_user
 from console_support import redis_snapshot as snapshot
-from django.core.handlers.asgi import ASGIHandler
-from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
 from django.test import Client as DjangoClient
 from django.urls import reverse
 
 from queues import conf
 from queues.api.tokens import create_token
 from queues.engine import AsyncClient, Client, ValidationError
-from tests.asgi_http import http_scope
+from tests.asgi_http import call_django, http_scope
 from tests.cli.helpers import invoke
 
 pytestmark = pytest.mark.django_db
@@ -143,29 +139,10 @@ def test_api_fail_stores_an_error_that_utf8_cannot_encode_replaced(api, engine, 
 def asgi_call(method: str, raw_path: str, token: str, body: bytes = b"") -> tuple[int, dict[str, Any]]:
     """One request through Django's ASGI handler with the scope daphne builds: ``path`` decoded with U+FFFD for
     bytes that are not UTF-8, ``raw_path`` as the client sent it."""
-    sent: list[dict[str, Any]] = []
-    messages = [{"type": "http.request", "body": body, "more_body": False}]
-
-    async def receive() -> dict[str, Any]:
-        if not messages:
-            await asyncio.Event().wait()
-        return messages.pop(0)
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
     headers = [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {token}".encode()),
                (b"content-type", b"application/json")]  # fmt: skip
     scope = {**http_scope(method, unquote(raw_path, errors="replace"), headers), "raw_path": raw_path.encode()}
-    request_started.disconnect(close_old_connections)
-    request_finished.disconnect(close_old_connections)
-    try:
-        async_to_sync(ASGIHandler())(scope, receive, send)
-    finally:
-        request_started.connect(close_old_connections)
-        request_finished.connect(close_old_connections)
-    start = next(m for m in sent if m["type"] == "http.response.start")
-    return start["status"], json.loads(b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body"))
+    return call_django(scope, [{"type": "http.request", "body": body, "more_body": False}])
 
 
 #: A path segment: percent-encoded text, or bytes that are not UTF-8 (``%FF``, a surrogate's would-be UTF-8).
