@@ -41,10 +41,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.common import checked_url, connect, flush  # noqa: E402
-from bench.live_latency import console_env  # noqa: E402
+from bench.live_latency import console_env, serve_console  # noqa: E402
 from bench.live_sockets import cpu_seconds, redis_connections  # noqa: E402
 from queues.engine import Client, Inspector  # noqa: E402
-from tests.ports import accepting  # noqa: E402
 
 QUEUE = "bench-poll"
 
@@ -152,23 +151,7 @@ def start_console(url: str, port: int, workdir: Path, max_waiters: int) -> tuple
         capture_output=True,
         text=True,
     )
-    server = subprocess.Popen(
-        # Hundreds of consumers connect at once: daphne's default listen backlog (50) would reset some of them.
-        [
-            sys.executable,
-            "-m",
-            "daphne",
-            "-e",
-            f"tcp:{port}:interface=127.0.0.1:backlog=1024",
-            "console.asgi:application",
-        ],
-        cwd=REPO,
-        env=env,
-        stdout=open(workdir / "daphne.log", "wb"),
-        stderr=subprocess.STDOUT,
-    )
-    if not accepting(server, port, 30):
-        sys.exit((workdir / "daphne.log").read_text())
+    server = serve_console(env, port, workdir)
     return server, json.loads(created.stdout)["token"]
 
 

@@ -79,8 +79,22 @@ def start_console(url: str, port: int, workdir: Path) -> subprocess.Popen:
         env=env,
         check=True,
     )
+    return serve_console(env, port, workdir)
+
+
+def serve_console(env: dict[str, str], port: int, workdir: Path) -> subprocess.Popen:
+    """daphne serving the console on 127.0.0.1:``port``, its log in ``workdir``, once it accepts connections.
+    A listen backlog of 1024, not daphne's 50: a bench's clients connect by the hundred at once, and a busy
+    machine resets some of them before daphne accepts them."""
     server = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"],
+        [
+            sys.executable,
+            "-m",
+            "daphne",
+            "-e",
+            f"tcp:{port}:interface=127.0.0.1:backlog=1024",
+            "console.asgi:application",
+        ],
         cwd=REPO,
         env=env,
         stdout=open(workdir / "daphne.log", "wb"),
