@@ -1,7 +1,8 @@
 """Only what pyproject.toml cannot say: the console's templates and static files live at the repository root
-(``templates/``, ``static/``: Django's DIRS and STATICFILES_DIRS in a checkout), and a wheel must carry them inside
-the console app (``console/templates``, ``console/static``), where an installed project's APP_DIRS template
-loader and AppDirectoriesFinder find them."""
+(``templates/``, ``static/``: Django's DIRS and STATICFILES_DIRS in a checkout), and a wheel must carry them inside the
+console app (``taskq/console/templates``, ``taskq/console/static``), where an installed project's APP_DIRS template
+loader and AppDirectoriesFinder find them.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 #: (directory in the checkout, where it goes in the installed packages)
-CONSOLE_ASSETS = [("templates", "console/templates"), ("static", "console/static")]
+CONSOLE_ASSETS = [("templates", "taskq/console/templates"), ("static", "taskq/console/static")]
 
 
 class BuildPyWithConsoleAssets(build_py):

@@ -44,8 +44,8 @@ def console(request: HttpRequest) -> dict[str, object]:
 
 
 def _summary_bar() -> object:
-    from queues import conf
-    from queues.engine import EngineError
+    from taskq.queues import conf
+    from taskq.queues.engine import EngineError
 
     from .summary_bar import summary_bar
 

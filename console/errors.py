@@ -19,7 +19,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 if TYPE_CHECKING:
-    from queues.engine import LayoutVersionError
+    from taskq.queues.engine import LayoutVersionError
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 def error_page(request: HttpRequest, status: int, title: str, message: str, detail: str = "") -> HttpResponse:
     return render(
         request,
-        "console/error.html",
+        "taskq/error.html",
         {"status": status, "title": title, "message": message, "detail": detail[:500]},
         status=status,
     )
@@ -70,7 +70,7 @@ def engine_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         # Imported per call, not at module level, so the URLconf (admin, login) loads even if the engine cannot.
-        from queues.engine import (
+        from taskq.queues.engine import (
             LayoutVersionError,
             QueueNotFoundError,
             RedisUnavailableError,

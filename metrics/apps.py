@@ -4,7 +4,8 @@ from django.apps import AppConfig
 class MetricsConfig(AppConfig):
     """Prometheus metrics for queues and workers."""
 
-    name = "metrics"
+    name = "taskq.metrics"
+    label = "taskq_metrics"
     verbose_name = "Metrics"
 
     def ready(self) -> None:

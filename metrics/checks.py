@@ -16,7 +16,7 @@ def check_metrics_access(app_configs: Any = None, **kwargs: Any) -> list[checks.
     try:
         parse_networks(allow)
     except ValueError as exc:
-        return [checks.Error(str(exc), hint="List CIDRs separated by commas.", id="metrics.E001")]
+        return [checks.Error(str(exc), hint="List CIDRs separated by commas.", id="taskq.E201")]
     if settings.DEBUG or getattr(settings, "METRICS_TOKEN", "") or allow:
         return []
     return [
@@ -24,6 +24,6 @@ def check_metrics_access(app_configs: Any = None, **kwargs: Any) -> list[checks.
             "/metrics answers only scrapes from loopback: neither METRICS_TOKEN nor METRICS_ALLOW is set.",
             hint="Set METRICS_TOKEN (Prometheus sends it as a bearer token) or METRICS_ALLOW (the CIDRs Prometheus "
             "scrapes from), or your Prometheus will be refused (403).",
-            id="metrics.W001",
+            id="taskq.W201",
         )
     ]

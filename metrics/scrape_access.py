@@ -20,10 +20,10 @@ from functools import lru_cache
 
 from django.http import HttpRequest
 
-from queues.engine.quoting import shown
+from taskq.queues.engine.quoting import shown
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-log = logging.getLogger("metrics.scrape_access")
+log = logging.getLogger("taskq.metrics.scrape_access")
 
 #: Headers a proxy adds to the requests it relays.
 FORWARDING_HEADERS = ("X-Forwarded-For", "Forwarded")
@@ -56,7 +56,7 @@ class MetricsAccess:
             return True
         try:
             networks = self.networks
-        except ValueError as exc:  # set in Python, not the environment (that fails at start); check says metrics.E001
+        except ValueError as exc:  # set in Python, not the environment (that fails at start); check says taskq.E201
             log.error("%s: refusing every scrape that needs it", exc)
             return False
         return any(address in network for network in networks)

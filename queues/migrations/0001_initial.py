@@ -5,7 +5,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-import queues.models
+import taskq.queues.models
 
 
 class Migration(migrations.Migration):
@@ -77,7 +77,7 @@ class Migration(migrations.Migration):
                         default="UTC",
                         help_text="IANA name, e.g. Europe/Paris; cron fields are read on its wall clock.",
                         max_length=64,
-                        validators=[queues.models.validate_time_zone],
+                        validators=[taskq.queues.models.validate_time_zone],
                         verbose_name="time zone",
                     ),
                 ),
@@ -88,7 +88,9 @@ class Migration(migrations.Migration):
                 ),
                 (
                     "queue",
-                    models.CharField(default="default", max_length=128, validators=[queues.models.validate_queue_name]),
+                    models.CharField(
+                        default="default", max_length=128, validators=[taskq.queues.models.validate_queue_name]
+                    ),
                 ),
                 (
                     "options",
@@ -96,7 +98,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=dict,
                         help_text='Enqueue options: {"max_retry": 3, "timeout": 60, "retention": 3600, "unique": 300, "headers": {}}.',
-                        validators=[queues.models.validate_periodic_options],
+                        validators=[taskq.queues.models.validate_periodic_options],
                     ),
                 ),
                 (
@@ -119,7 +121,10 @@ class Migration(migrations.Migration):
             name="QueueDefinition",
             fields=[
                 ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("name", models.CharField(max_length=128, unique=True, validators=[queues.models.validate_queue_name])),
+                (
+                    "name",
+                    models.CharField(max_length=128, unique=True, validators=[taskq.queues.models.validate_queue_name]),
+                ),
                 (
                     "weight",
                     models.PositiveIntegerField(
@@ -212,7 +217,7 @@ class Migration(migrations.Migration):
                         help_text="A task-type prefix, e.g. 'email:' or 'invoice:send'.",
                         max_length=256,
                         unique=True,
-                        validators=[queues.models.validate_type_pattern],
+                        validators=[taskq.queues.models.validate_type_pattern],
                     ),
                 ),
                 (
@@ -272,7 +277,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         help_text="Blank: any queue.",
                         max_length=128,
-                        validators=[queues.models.validate_queue_name],
+                        validators=[taskq.queues.models.validate_queue_name],
                     ),
                 ),
                 (
@@ -281,7 +286,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         help_text="A task-type prefix; blank: any type.",
                         max_length=256,
-                        validators=[queues.models.validate_type_pattern],
+                        validators=[taskq.queues.models.validate_type_pattern],
                     ),
                 ),
                 (

@@ -18,7 +18,7 @@ def create_groups(apps, schema_editor):
     ContentType = apps.get_model("contenttypes", "ContentType")
     Permission = apps.get_model("auth", "Permission")
     Group = apps.get_model("auth", "Group")
-    content_type, _ = ContentType.objects.get_or_create(app_label="queues", model="auditlog")
+    content_type, _ = ContentType.objects.get_or_create(app_label="taskq", model="auditlog")
     permissions = {
         codename: Permission.objects.get_or_create(
             codename=codename, content_type=content_type, defaults={"name": name}
@@ -36,7 +36,7 @@ def remove_groups(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("queues", "0001_initial"),
+        ("taskq", "0001_initial"),
         ("auth", "0012_alter_user_first_name_max_length"),
         ("contenttypes", "0002_remove_content_type_name"),
     ]

@@ -5,7 +5,7 @@ from django.db import migrations
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("queues", "0002_console_groups"),
+        ("taskq", "0002_console_groups"),
     ]
 
     operations = [

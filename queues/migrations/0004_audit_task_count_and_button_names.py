@@ -8,7 +8,7 @@ RENAMED = {"unpause_queue": "resume_queue"}
 
 
 def count_and_rename(apps, schema_editor):
-    AuditLog = apps.get_model("queues", "AuditLog")
+    AuditLog = apps.get_model("taskq", "AuditLog")
     for entry in AuditLog.objects.only("id", "task_ids").iterator():
         AuditLog.objects.filter(pk=entry.pk).update(task_count=len(entry.task_ids or []))
     for old, new in RENAMED.items():
@@ -16,14 +16,14 @@ def count_and_rename(apps, schema_editor):
 
 
 def rename_back(apps, schema_editor):
-    AuditLog = apps.get_model("queues", "AuditLog")
+    AuditLog = apps.get_model("taskq", "AuditLog")
     for old, new in RENAMED.items():
         AuditLog.objects.filter(action=new).update(action=old)
 
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("queues", "0003_edit_task_permission"),
+        ("taskq", "0003_edit_task_permission"),
     ]
 
     operations = [

@@ -13,15 +13,15 @@ def mask_old_edits(apps, schema_editor):
     # The settings in force when the migration runs decide, as the rules they mask with already do: the typed
     # object is what the product reads them through (a data migration of the audit log, run once, not a schema
     # a historical model could disagree with).
-    from queues.conf import taskq_settings
-    from queues.engine.redaction import MASK
-    from queues.redaction_access import rules
+    from taskq.queues.conf import taskq_settings
+    from taskq.queues.engine.redaction import MASK
+    from taskq.queues.redaction_access import rules
 
     redaction = rules()
     if not redaction:
         return
     keep = taskq_settings().audit_unredacted
-    AuditLog = apps.get_model("queues", "AuditLog")
+    AuditLog = apps.get_model("taskq", "AuditLog")
     for entry in AuditLog.objects.filter(action="edit_task").only("id", "detail").iterator():
         try:
             detail = json.loads(entry.detail)
@@ -42,7 +42,7 @@ def mask_old_edits(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("queues", "0004_audit_task_count_and_button_names"),
+        ("taskq", "0004_audit_task_count_and_button_names"),
     ]
 
     operations = [

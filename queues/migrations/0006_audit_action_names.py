@@ -4,7 +4,7 @@ Old admin entries are renamed to the console's form, so a filter on one name fin
 
 from django.db import migrations
 
-#: Written by the admin before this migration. ``task.view_unredacted`` (queues.redaction_access.VIEW_ACTION) keeps
+#: Written by the admin before this migration. ``task.view_unredacted`` (taskq.queues.redaction_access.VIEW_ACTION) keeps
 #: its name: the redaction code still writes it.
 OBJECTS = ("queue", "task", "queuedefinition", "uniquepolicy", "retentionpolicy", "periodictask", "apitoken")
 KEPT = {"task.view_unredacted"}
@@ -18,7 +18,7 @@ def renamed(action: str) -> str | None:
 
 
 def rename(apps, schema_editor):
-    AuditLog = apps.get_model("queues", "AuditLog")
+    AuditLog = apps.get_model("taskq", "AuditLog")
     for action in AuditLog.objects.values_list("action", flat=True).distinct():
         new = renamed(action)
         if new:
@@ -26,7 +26,7 @@ def rename(apps, schema_editor):
 
 
 def rename_back(apps, schema_editor):
-    AuditLog = apps.get_model("queues", "AuditLog")
+    AuditLog = apps.get_model("taskq", "AuditLog")
     for action in AuditLog.objects.values_list("action", flat=True).distinct():
         verb, _, what = action.rpartition("_")
         if verb and what in OBJECTS and "." not in action:
@@ -37,7 +37,7 @@ def rename_back(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("queues", "0005_audit_unredacted_detail"),
+        ("taskq", "0005_audit_unredacted_detail"),
     ]
 
     operations = [migrations.RunPython(rename, rename_back)]

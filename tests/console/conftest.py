@@ -41,15 +41,15 @@ def nobody_client(nobody) -> Client:
 @pytest.fixture
 def audit(monkeypatch):
     """Every record_action call the console makes, passed on to the real audit log."""
-    import queues.audit
+    import taskq.queues.audit
 
     calls: list[dict] = []
-    real = queues.audit.record_action
+    real = taskq.queues.audit.record_action
 
     def spy(user, action, queue="", task_ids=None, detail="", task_count=None, **more):
         call = {"user": user.get_username(), "action": action, "queue": queue, "task_ids": task_ids, "detail": detail}
         calls.append(call if task_count is None else {**call, "task_count": task_count})
         return real(user, action, queue=queue, task_ids=task_ids, detail=detail, task_count=task_count, **more)
 
-    monkeypatch.setattr(queues.audit, "record_action", spy)
+    monkeypatch.setattr(taskq.queues.audit, "record_action", spy)
     return calls

@@ -25,7 +25,7 @@ def test_pause_and_resume(operator_client, seed, engine, audit):
         ("otto", "pause_queue", "default"),
         ("otto", "resume_queue", "default"),  # named after the Resume button, not the engine's unpause
     ]
-    from queues.models import AuditLog
+    from taskq.queues.models import AuditLog
 
     assert list(AuditLog.objects.filter(username="otto", queue="default").values_list("action", flat=True)) == [
         "resume_queue",
@@ -79,7 +79,7 @@ def test_delete_queue_refused_while_tasks_are_active(operator_client, seed, engi
     ],
 )
 def test_batch_action_on_selected_tasks(operator_client, seed, engine, audit, make, action, expect):
-    from queues.engine import TaskNotFoundError
+    from taskq.queues.engine import TaskNotFoundError
 
     ids = [getattr(seed, make)() for _ in range(1 if make in ("retry", "archived", "completed") else 3)]
     here = f"/queues/default/?state={make}"
@@ -263,10 +263,10 @@ def test_bulk_bar_with_a_filter_acts_on_the_matches_only(operator_client, seed, 
 
 
 def test_bulk_bar_with_a_filter_works_in_bounded_batches(operator_client, seed, engine, audit, monkeypatch):
-    import console.views.actions
-    import console.views.queues
+    import taskq.console.views.actions
+    import taskq.console.views.queues
 
-    for module in (console.views.actions, console.views.queues):
+    for module in (taskq.console.views.actions, taskq.console.views.queues):
         monkeypatch.setattr(module, "FILTER_SCAN", 3)  # the bound of one filter's read (10,000 in production)
     for n in range(5):
         seed.pending(task_type="email:deliver", payload={"n": n})

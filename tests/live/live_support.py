@@ -13,8 +13,8 @@ from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
 from django.test import Client as HttpClient
 
-from queues.engine import Client
-from queues.engine.broker import Broker
+from taskq.queues.engine import Client
+from taskq.queues.engine.broker import Broker
 
 ORIGIN = b"http://localhost"
 WAIT = 10.0  # seconds a test waits for an expected message before failing (a guard, not a timing assertion)
@@ -57,7 +57,7 @@ def session_cookie(user) -> str:
 
 
 async def open_socket(cookie: str | None, origin: bytes = ORIGIN) -> tuple[WebsocketCommunicator, bool]:
-    from console.asgi import application
+    from taskq.console.asgi import application
 
     headers = [(b"origin", origin), (b"host", b"localhost")]
     if cookie:
@@ -91,7 +91,7 @@ async def receive_until(
 
 async def stop_hub() -> None:
     """Stop this loop's hub and close its connection (a console process going away)."""
-    from console.live import hub as hub_module
+    from taskq.console.live import hub as hub_module
 
     hub = hub_module._hubs.pop(asyncio.get_running_loop(), None)
     if hub is not None:

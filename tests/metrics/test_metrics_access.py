@@ -49,7 +49,7 @@ def test_the_networks_of_metrics_allow_are_answered(client, nothing_set):
     assert status(client, "192.0.2.6") == 403
     assert status(client, REMOTE) == 403
     assert status(client, "10.20.30.40", HTTP_X_FORWARDED_FOR=REMOTE) == 403
-    nothing_set.METRICS_ALLOW = ["10.0.0.0/8", "not-a-network"]  # what `manage.py check` calls metrics.E001
+    nothing_set.METRICS_ALLOW = ["10.0.0.0/8", "not-a-network"]  # what `manage.py check` calls taskq.E201
     assert status(client, "10.20.30.40") == 403 and status(client, "127.0.0.1") == 200
 
 
@@ -107,7 +107,7 @@ def metrics_checks() -> list[checks.CheckMessage]:
 
 
 def test_the_system_check_warns_when_neither_setting_is_set(nothing_set):
-    assert [m.id for m in metrics_checks()] == ["metrics.W001"]
+    assert [m.id for m in metrics_checks()] == ["taskq.W201"]
     nothing_set.METRICS_TOKEN = "s3cret-token"
     assert metrics_checks() == []
     nothing_set.METRICS_TOKEN = ""
@@ -115,7 +115,7 @@ def test_the_system_check_warns_when_neither_setting_is_set(nothing_set):
     assert metrics_checks() == []
     nothing_set.METRICS_ALLOW = ["10.0.0.0/33"]
     [error] = metrics_checks()
-    assert error.id == "metrics.E001" and "10.0.0.0/33" in error.msg
+    assert error.id == "taskq.E201" and "10.0.0.0/33" in error.msg
     nothing_set.METRICS_ALLOW = []
     nothing_set.DEBUG = True
     assert metrics_checks() == []
@@ -135,8 +135,8 @@ def manage_py_check(**env: str) -> subprocess.CompletedProcess:
 
 def test_manage_py_check_warns_and_a_bad_network_in_the_environment_fails_at_start():
     warned = manage_py_check()
-    assert warned.returncode == 0 and "metrics.W001" in warned.stdout + warned.stderr
+    assert warned.returncode == 0 and "taskq.W201" in warned.stdout + warned.stderr
     allowed = manage_py_check(METRICS_ALLOW="10.0.0.0/8")
-    assert allowed.returncode == 0 and "metrics.W001" not in allowed.stdout + allowed.stderr
+    assert allowed.returncode == 0 and "taskq.W201" not in allowed.stdout + allowed.stderr
     bad = manage_py_check(METRICS_ALLOW="10.0.0.0/8,not-a-network")
     assert bad.returncode != 0 and 'METRICS_ALLOW: "not-a-network" is not a network' in bad.stderr

@@ -10,9 +10,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from taskq.worker.server import Server
+
 # One way to wait, shared by every suite that runs workers.
 from tests.waiting import WAIT, state_of, wait_for  # noqa: F401 - the suites import them from here
-from worker.server import Server
 
 
 @contextmanager
