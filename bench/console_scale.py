@@ -83,7 +83,7 @@ def fill_series(redis_url: str, queues: list[str]) -> None:
     workers would leave them: one type per queue, a few run and wait buckets, the sampled size and latency."""
     import redis
 
-    from taskq.queues.engine import Keys
+    from taskq import Keys
     from taskq.queues.engine.series import RETENTION, point
 
     keys, conn, now = Keys(), redis.Redis.from_url(redis_url), time.time()
@@ -115,7 +115,7 @@ def fill_series(redis_url: str, queues: list[str]) -> None:
 
 def fill(redis_url: str, pending: int, archived: int, queues: int) -> None:
     """``archived`` tasks enqueued then archived in bulk, then ``pending`` more: all through the engine."""
-    from taskq.queues.engine import Client, Inspector, Limits
+    from taskq import Client, Inspector, Limits
 
     limits = Limits(archive_max_size=max(archived, 1) * 2)  # the default archive cap would trim them
     client = Client(redis_url, limits=limits)
@@ -157,7 +157,7 @@ def fill_exported(redis_url: str, directory: str, per_file: int) -> None:
     pending task's event falls at its real creation time)."""
     import redis
 
-    from taskq.queues.engine import Inspector, Keys
+    from taskq import Inspector, Keys
     from taskq.queues.engine.export_store import StreamEntry
     from taskq.queues.history.event_files import write_batch
 

@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> None:
     django.setup()
     from taskq.console.live.dashboard import DashboardDelta, dashboard_snapshot
     from taskq.queues import conf
-    from taskq.queues.engine import Client
+    from taskq import Client
 
     conn, client = connect(url), Client(url)
     print("| queues | queue_infos (median / p95) | snapshot (median / p95) | full message | delta after one enqueue |")

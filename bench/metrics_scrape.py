@@ -21,7 +21,7 @@ from bench.common import bench_url, connect, flush
 
 
 def fill(url: str, queues: int, tasks: int) -> None:
-    from taskq.queues.engine import Client
+    from taskq import Client
 
     client = Client(url)
     broker = client.broker

@@ -183,7 +183,7 @@ def bench_analytics(n_events: int, file_events: int, driver_memory: str, stages:
 
 
 def bench_exporter(n_events: int, redis_url: str) -> dict[str, Any]:
-    from taskq.queues.engine import Client
+    from taskq import Client
     from taskq.queues.engine.broker import Broker
     from taskq.queues.engine.export_store import ExportStore
     from taskq.worker.event_exporter import EventExporter

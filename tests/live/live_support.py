@@ -41,7 +41,7 @@ return {
 
 def make_user(username: str, *codenames: str, **extra: Any):
     user = get_user_model().objects.create_user(username, password="pw-for-tests-only", **extra)
-    content_type, _ = ContentType.objects.get_or_create(app_label="queues", model="auditlog")
+    content_type, _ = ContentType.objects.get_or_create(app_label="taskq", model="auditlog")
     for codename in codenames:
         permission, _ = Permission.objects.get_or_create(
             codename=codename, content_type=content_type, defaults={"name": codename}

@@ -4,7 +4,7 @@ subprocess, so it registers into its global registry."""
 
 from __future__ import annotations
 
-from taskq.queues.engine import Task, handler
+from taskq import Task, handler
 
 
 @handler("email:deliver")

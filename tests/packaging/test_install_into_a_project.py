@@ -80,7 +80,7 @@ urlpatterns += [
 """
 
 SHOP_TASKS = """
-from taskq.queues.engine import handler
+from taskq import handler
 
 @handler("shop:receipt", queue="mail")
 def receipt(task):

@@ -24,7 +24,7 @@ import pytest
 import redis
 
 from taskq.queues import conf
-from taskq.queues.engine import Inspector
+from taskq import Inspector
 from tests.worker.worker_support import kill_process, start_taskworker
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -47,7 +47,7 @@ def rollups():
 def login(web, *perms):
     user = User.objects.create_user("u", password="pw-history-1")
     for perm in perms:
-        user.user_permissions.add(Permission.objects.get(codename=perm, content_type__app_label="queues"))
+        user.user_permissions.add(Permission.objects.get(codename=perm, content_type__app_label="taskq"))
     web.force_login(user)
 
 
@@ -102,7 +102,7 @@ def test_operators_run_the_analytics_job_for_today_from_the_page(web, engine, re
     assert 'action="/history/run/"' not in web.get("/history/").content.decode()
     assert web.post("/history/run/").status_code == 403
     User.objects.get(username="u").user_permissions.add(
-        Permission.objects.get(codename="operate_console", content_type__app_label="queues")
+        Permission.objects.get(codename="operate_console", content_type__app_label="taskq")
     )
     assert 'action="/history/run/"' in web.get("/history/").content.decode()
     assert web.get("/history/run/").status_code == 405
