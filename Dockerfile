@@ -16,6 +16,8 @@ WORKDIR /app
 # Dependencies first so code changes do not reinstall them. Explicit COPYs (not `COPY . .`) keep a local
 # .venv, db.sqlite3 and caches out of the image.
 COPY pyproject.toml ./
+# taskq/ links the app folders below (taskq/queues -> ../queues...): the one import name, taskq.
+COPY taskq ./taskq
 COPY console ./console
 COPY queues ./queues
 COPY worker ./worker
