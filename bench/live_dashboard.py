@@ -52,9 +52,9 @@ def main(argv: list[str] | None = None) -> None:
     import django
 
     django.setup()
+    from taskq import Client
     from taskq.console.live.dashboard import DashboardDelta, dashboard_snapshot
     from taskq.queues import conf
-    from taskq import Client
 
     conn, client = connect(url), Client(url)
     print("| queues | queue_infos (median / p95) | snapshot (median / p95) | full message | delta after one enqueue |")

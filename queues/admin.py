@@ -269,7 +269,7 @@ class AuditLogAdmin(ReadOnlyAdmin):
         reveal = path(
             "<int:object_id>/unredacted/",
             self.admin_site.admin_view(self.unredacted_view),
-            name="queues_auditlog_unredacted",
+            name="taskq_auditlog_unredacted",
         )
         return [reveal, *super().get_urls()]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCT = ("queues", "worker", "console", "metrics", "demo")
+PRODUCT = ("taskq", "queues", "worker", "console", "metrics", "demo")
 
 #: The fixed phrase a module's docstring carries when it shares its name on purpose.
 DECLARATION = "deliberately shares its name with"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PRODUCT = ("queues", "worker", "console", "metrics")
+PRODUCT = ("taskq", "queues", "worker", "console", "metrics")
 MOST_LINES = 600
 
 

@@ -23,7 +23,7 @@ from taskq.queues.engine.settings import DEFAULTS, TaskqSettings
 from taskq.worker.config import WorkerConfig
 
 ROOT = Path(__file__).resolve().parents[1]
-PRODUCT = ("queues", "worker", "console", "metrics")
+PRODUCT = ("taskq", "queues", "worker", "console", "metrics")
 #: Where settings may be read by name: the object's declaration, the Django glue that fills it from Django's
 #: settings (and caches it), and the Django project's settings file that fills it from the environment.
 SETTINGS_MODULES = frozenset({"queues/engine/settings.py", "queues/conf.py", "console/settings.py"})

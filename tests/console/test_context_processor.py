@@ -58,7 +58,7 @@ def test_a_console_page_still_gets_what_the_processor_provides(seed):
     page, queries = statements(client, "/")
     assert 'data-theme="dark"' in page
     assert 'class="summary-bar"' in page
-    assert "console_consolepreference" in queries
+    assert "taskq_console_consolepreference" in queries
     viewer = make_user("vera", "view_console")
     ConsolePreference.objects.create(user=viewer, theme="light")
     seed.pending()

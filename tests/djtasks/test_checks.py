@@ -18,7 +18,7 @@ def taskq_findings() -> list[tuple[str, str]]:
     # Every registered check, as `manage.py check worker` runs them: scoped to an app without models, because the
     # model checks of the others probe the database (Django 6 asks SQLite whether it has JSON), which these tests
     # do not open. The framework's check of the TASKS backends ignores the scope.
-    found = checks.run_checks(app_configs=[apps.get_app_config("worker")])
+    found = checks.run_checks(app_configs=[apps.get_app_config("taskq_worker")])
     return sorted((m.id, m.msg) for m in found if str(m.id).startswith("taskq."))
 
 

@@ -21,7 +21,7 @@ from tests.ports import free_port
 from tests.redis_servers import redis_without_info
 
 ROOT = Path(__file__).resolve().parents[2]
-PRODUCT = ("queues", "worker", "console", "metrics", "demo")
+PRODUCT = ("taskq", "queues", "worker", "console", "metrics", "demo")
 TRANSLATION = ROOT / "queues" / "engine" / "redis_errors.py"
 
 

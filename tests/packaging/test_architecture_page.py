@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-ROOTS = ("queues", "worker", "console", "metrics", "demo")
+ROOTS = ("taskq", "queues", "worker", "console", "metrics", "demo")
 # Django's own places inside each app: described once above the table, not row by row.
 DJANGO_PLACES = {"migrations", "management", "commands"}
 

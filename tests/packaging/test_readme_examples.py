@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from taskq.queues import conf
 from taskq import Inspector
+from taskq.queues import conf
 from tests.worker.worker_support import kill_process, start_taskworker
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -51,8 +51,8 @@ def test_the_audit_pages_show_the_time_to_the_second_and_the_tasks():
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_counts_old_entries_and_renames_unpause_queue_after_its_button():
     executor = MigrationExecutor(connection)
-    executor.migrate([("queues", "0003_edit_task_permission")])
-    old = executor.loader.project_state([("queues", "0003_edit_task_permission")]).apps.get_model("queues", "AuditLog")
+    executor.migrate([("taskq", "0003_edit_task_permission")])
+    old = executor.loader.project_state([("taskq", "0003_edit_task_permission")]).apps.get_model("taskq", "AuditLog")
     resumed = old.objects.create(action="unpause_queue", queue="mail")
     deleted = old.objects.create(action="delete_task", queue="mail", task_ids=["a", "b", "c"])
     executor = MigrationExecutor(connection)
