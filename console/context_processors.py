@@ -11,8 +11,8 @@ from __future__ import annotations
 from django.http import HttpRequest
 from django.utils.functional import SimpleLazyObject
 
-from .access import can_create, can_operate, can_view, read_only
 from .models import ConsolePreference
+from .permissions import can_create, can_operate, can_view, read_only
 
 
 def preference(request: HttpRequest) -> ConsolePreference:

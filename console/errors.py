@@ -16,7 +16,8 @@ from functools import wraps
 from typing import TYPE_CHECKING, Any
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+
+from .page_render import render
 
 if TYPE_CHECKING:
     from queues.engine import LayoutVersionError

@@ -1,3 +1,7 @@
+"""The standalone console's URLconf (``ROOT_URLCONF`` of console/settings.py): everything taskq serves, at the root,
+as a project would include it, plus what a project has of its own (admin, login pages, a health probe, the
+favicon) and the error handlers."""
+
 from django.contrib import admin
 from django.urls import include, path
 
@@ -9,10 +13,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("healthz", views.healthz, name="healthz"),
     path("favicon.ico", favicon, name="favicon"),
-    path("api/v1/", include("queues.api.urls")),
-    path("", include("metrics.urls")),
-    path("rq/", include("console.rq.urls")),
-    path("", include("console.page_urls")),
+    path("", include("taskq.urls")),
 ]
 
 # Under /api/ these answer JSON, as every API error does (queues.api.http); elsewhere they are Django's pages.
