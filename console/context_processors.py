@@ -38,7 +38,7 @@ def console(request: HttpRequest) -> dict[str, object]:
         "console_read_only": read_only(),
         "can_operate": can_operate(user),
         "can_create": can_create(user),
-        # Read only when a page renders the bar (base.html): fragments and redirects cost no Redis read.
+        # Read only when a page renders the bar (console/base.html): fragments and redirects cost no Redis read.
         "fleet_summary": SimpleLazyObject(_summary_bar) if can_view(user) else None,
     }
 

@@ -34,6 +34,14 @@ def error_page(request: HttpRequest, status: int, title: str, message: str, deta
     )
 
 
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """The standalone console's 404 for a URL no route matches (``handler404`` in console/urls.py). Its template
+    is not the bare ``404.html``, which would take over the 404 pages of a project the console is mounted in."""
+    from django.views import defaults
+
+    return defaults.page_not_found(request, exception, template_name="console/404.html")
+
+
 def not_found(request: HttpRequest, message: str) -> HttpResponse:
     return error_page(request, 404, "Not found", message)
 

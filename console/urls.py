@@ -19,3 +19,4 @@ urlpatterns = [
 # Under /api/ these answer JSON, as every API error does (queues.api.http); elsewhere they are Django's pages.
 handler400 = "queues.api.http.bad_request"
 handler500 = "queues.api.http.server_error"
+handler404 = "console.errors.page_not_found"

@@ -1,5 +1,5 @@
 """``/favicon.ico``: browsers ask for it at the root whatever the page says, so it answers there (public, like the
-login page it appears on) instead of logging a 404 per visit. Pages link the SVG (``templates/base.html``)."""
+login page it appears on) instead of logging a 404 per visit. Pages link the SVG (``templates/console/base.html``)."""
 
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ MUST_SHIP = [
     "queues/engine/lua/enqueue.lua",
     "queues/engine/lua/_lib.lua",
     "queues/engine/py.typed",
-    "console/templates/base.html",
+    "console/templates/console/base.html",
     "console/templates/console/dashboard.html",
     "console/templates/registration/login.html",
     "console/static/console/console.css",
