@@ -94,6 +94,10 @@ def test_the_console_mounted_in_a_project_is_live(tmp_path, chromium, redis_clie
         producer.enqueue("shop:receipt", {"order": 2}, queue="mail")
         console.wait_for(lambda d: d.find_element("css selector", MAIL_SIZE).text == "2", "the size to move to 2")
 
+        # The keyboard's "g s" goes to the console's servers page, under ops/ as the rest.
+        console.find("body").send_keys("g", "s")
+        console.wait_for(lambda d: d.current_url == f"{url}/ops/servers/", "g s: the console's servers page")
+
         console.get("/")
         assert "The shop's own dashboard" in console.text("body")
     producer.close()

@@ -60,11 +60,9 @@ MUST_SHIP = [
     "worker/testing/pytest_plugin.py",
 ]
 
-# The settings of docs/getting-started.md, "Installing into an existing Django project", appended to
-# startproject's settings.py.
+# The settings of docs/getting-started.md, "Add taskq to your project", appended to startproject's settings.py.
 SETTINGS = """
 INSTALLED_APPS += ["console", "queues", "queues.history", "worker", "metrics", "shop"]
-TEMPLATES[0]["OPTIONS"]["context_processors"].append("console.context_processors.console")
 REDIS_URL = os.environ["TASKQ_TEST_REDIS_URL"]
 """
 
@@ -73,9 +71,7 @@ from django.urls import include
 
 urlpatterns += [
     path("accounts/", include("django.contrib.auth.urls")),
-    path("tasks/", include("console.page_urls")),
-    path("api/v1/", include("queues.api.urls")),
-    path("", include("metrics.urls")),
+    path("tasks/", include("taskq.urls")),
 ]
 """
 
@@ -146,7 +142,7 @@ assert web.get("/tasks/").status_code == 302  # login first
 web.force_login(admin)
 page = web.get("/tasks/")
 assert page.status_code == 200 and b"console/console.css" in page.content, page.status_code
-metrics = web.get("/metrics")
+metrics = web.get("/tasks/metrics")
 assert metrics.status_code == 200 and b"taskq_" in metrics.content, metrics.status_code
 print("pages ok")
 """
