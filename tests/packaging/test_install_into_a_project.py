@@ -37,6 +37,7 @@ SOURCES = [
     "queues",
     "worker",
     "metrics",
+    "taskq",
     "templates",
     "static",
 ]
