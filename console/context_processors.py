@@ -1,10 +1,10 @@
 """Template context every console page needs: the user's theme, what the user may do, and the summary bar.
 
 The console's views render with it themselves (``console.page_render``), so a project need not install the
-processor. Installed in a project's TEMPLATES anyway, the processor runs for every template rendered with a request, the project's own
-pages too. Only the console's own pages (those whose view lives in this package) get what costs a query (the
-user's preferences, their permissions, the summary bar); every other page gets the values that cost nothing, so a
-project's pages make no query on the console's behalf.
+processor. Installed in a project's TEMPLATES anyway, the processor runs for every template rendered with a request,
+the project's own pages too. Only the console's own pages (those whose view lives in this package) get what costs a
+query (the user's preferences, their permissions, the summary bar); every other page gets the values that cost
+nothing, so a project's pages make no query on the console's behalf.
 """
 
 from __future__ import annotations
