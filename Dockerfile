@@ -34,4 +34,4 @@ USER taskq
 EXPOSE 8000
 # A listen backlog of 1024, not daphne's 50: hundreds of API consumers long-polling at once would otherwise be reset
 # before daphne accepts them (docs/http-api.md).
-CMD ["daphne", "-e", "tcp:8000:interface=0.0.0.0:backlog=1024", "console.asgi:application"]
+CMD ["daphne", "-e", "tcp:8000:interface=0.0.0.0:backlog=1024", "taskq.console.asgi:application"]

@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO))
 from bench.common import checked_url, connect, flush  # noqa: E402
 from bench.live_latency import console_env, serve_console  # noqa: E402
 from bench.live_sockets import cpu_seconds, redis_connections  # noqa: E402
-from queues.engine import Client, Inspector  # noqa: E402
+from taskq.queues.engine import Client, Inspector  # noqa: E402
 
 QUEUE = "bench-poll"
 

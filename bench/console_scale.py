@@ -61,7 +61,7 @@ def check_database(url: str) -> None:
 def setup_django(redis_url: str, workdir: str) -> None:
     """Django on a throwaway SQLite database, the engine on the bench's Redis database."""
     sys.path.insert(0, str(ROOT))
-    os.environ["DJANGO_SETTINGS_MODULE"] = "console.settings"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "taskq.console.settings"
     os.environ["REDIS_URL"] = redis_url
     os.environ["DATABASE_URL"] = f"sqlite:///{workdir}/bench.sqlite3"
     import warnings
@@ -83,8 +83,8 @@ def fill_series(redis_url: str, queues: list[str]) -> None:
     workers would leave them: one type per queue, a few run and wait buckets, the sampled size and latency."""
     import redis
 
-    from queues.engine import Keys
-    from queues.engine.series import RETENTION, point
+    from taskq.queues.engine import Keys
+    from taskq.queues.engine.series import RETENTION, point
 
     keys, conn, now = Keys(), redis.Redis.from_url(redis_url), time.time()
     began = time.perf_counter()
@@ -115,7 +115,7 @@ def fill_series(redis_url: str, queues: list[str]) -> None:
 
 def fill(redis_url: str, pending: int, archived: int, queues: int) -> None:
     """``archived`` tasks enqueued then archived in bulk, then ``pending`` more: all through the engine."""
-    from queues.engine import Client, Inspector, Limits
+    from taskq.queues.engine import Client, Inspector, Limits
 
     limits = Limits(archive_max_size=max(archived, 1) * 2)  # the default archive cap would trim them
     client = Client(redis_url, limits=limits)
@@ -147,7 +147,7 @@ def fill(redis_url: str, pending: int, archived: int, queues: int) -> None:
     client.close()
 
 
-FLUSH_AGE_MS = 5_000  # worker.event_exporter.EventExporter's flush_age
+FLUSH_AGE_MS = 5_000  # taskq.worker.event_exporter.EventExporter's flush_age
 
 
 def fill_exported(redis_url: str, directory: str, per_file: int) -> None:
@@ -157,9 +157,9 @@ def fill_exported(redis_url: str, directory: str, per_file: int) -> None:
     pending task's event falls at its real creation time)."""
     import redis
 
-    from queues.engine import Inspector, Keys
-    from queues.engine.export_store import StreamEntry
-    from queues.history.event_files import write_batch
+    from taskq.queues.engine import Inspector, Keys
+    from taskq.queues.engine.export_store import StreamEntry
+    from taskq.queues.history.event_files import write_batch
 
     began = time.perf_counter()
     conn, keys, inspector = redis.Redis.from_url(redis_url), Keys().queue(QUEUE), Inspector(redis_url)
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         from django.contrib.auth import get_user_model
         from django.test import Client
 
-        from queues import conf
+        from taskq.queues import conf
 
         try:
             if not args.reuse:

@@ -47,14 +47,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args(argv)
     url = bench_url()
-    os.environ["DJANGO_SETTINGS_MODULE"] = "console.settings"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "taskq.console.settings"
     os.environ["REDIS_URL"] = url
     import django
 
     django.setup()
-    from console.live.dashboard import DashboardDelta, dashboard_snapshot
-    from queues import conf
-    from queues.engine import Client
+    from taskq.console.live.dashboard import DashboardDelta, dashboard_snapshot
+    from taskq.queues import conf
+    from taskq.queues.engine import Client
 
     conn, client = connect(url), Client(url)
     print("| queues | queue_infos (median / p95) | snapshot (median / p95) | full message | delta after one enqueue |")

@@ -33,8 +33,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from queues.engine import Client, Inspector  # noqa: E402
-from queues.engine.broker import Broker  # noqa: E402
+from taskq.queues.engine import Client, Inspector  # noqa: E402
+from taskq.queues.engine.broker import Broker  # noqa: E402
 from tests.ports import accepting  # noqa: E402
 
 QUEUE = "bench-live"
@@ -54,7 +54,7 @@ def console_env(url: str, workdir: Path) -> dict[str, str]:
     """The environment of the bench console: the given Redis, a throwaway SQLite database in ``workdir``."""
     return {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "console.settings",
+        "DJANGO_SETTINGS_MODULE": "taskq.console.settings",
         "REDIS_URL": url,
         "DATABASE_URL": f"sqlite:///{workdir / 'console.sqlite3'}",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
@@ -93,7 +93,7 @@ def serve_console(env: dict[str, str], port: int, workdir: Path) -> subprocess.P
             "daphne",
             "-e",
             f"tcp:{port}:interface=127.0.0.1:backlog=1024",
-            "console.asgi:application",
+            "taskq.console.asgi:application",
         ],
         cwd=REPO,
         env=env,

@@ -51,7 +51,7 @@ from bench.live_latency import (  # noqa: E402
     start_console,
 )
 from bench.ws_client import WebSocket  # noqa: E402
-from queues.engine import Client, Inspector  # noqa: E402
+from taskq.queues.engine import Client, Inspector  # noqa: E402
 
 IDLE_QUEUES = [f"bench-idle-{i}" for i in range(10)]
 CONNECT_ATTEMPTS = 20

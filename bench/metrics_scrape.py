@@ -21,7 +21,7 @@ from bench.common import bench_url, connect, flush
 
 
 def fill(url: str, queues: int, tasks: int) -> None:
-    from queues.engine import Client
+    from taskq.queues.engine import Client
 
     client = Client(url)
     broker = client.broker
@@ -48,7 +48,7 @@ def main() -> None:
     fill(url, args.queues, args.tasks)
 
     os.environ["REDIS_URL"] = url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "taskq.console.settings")
     import django
 
     django.setup()

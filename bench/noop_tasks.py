@@ -17,7 +17,7 @@ import time
 import redis
 import redis.asyncio
 
-from queues.engine import handler
+from taskq.queues.engine import handler
 
 from . import work
 from .common import LATENCY_LIST

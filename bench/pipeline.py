@@ -27,7 +27,7 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import checked_url, cpu_seconds, emit, machine, machine_busy_seconds
-from queues.history.event_files import SCHEMA, write_table
+from taskq.queues.history.event_files import SCHEMA, write_table
 
 DAY_MS = 86_400_000
 START_MS = 1_763_683_200_000  # 2025-11-21T00:00:00Z
@@ -136,8 +136,8 @@ def stage_times(event_log_dir: Path) -> list[dict[str, Any]]:
 
 
 def bench_analytics(n_events: int, file_events: int, driver_memory: str, stages: bool) -> dict[str, Any]:
-    from queues.history import rollups
-    from queues.sparkconf import SparkSettings, build_session
+    from taskq.queues.history import rollups
+    from taskq.queues.sparkconf import SparkSettings, build_session
 
     with tempfile.TemporaryDirectory() as tmp:
         events, out, event_log = Path(tmp) / "events", Path(tmp) / "rollups", Path(tmp) / "spark-events"
@@ -183,10 +183,10 @@ def bench_analytics(n_events: int, file_events: int, driver_memory: str, stages:
 
 
 def bench_exporter(n_events: int, redis_url: str) -> dict[str, Any]:
-    from queues.engine import Client
-    from queues.engine.broker import Broker
-    from queues.engine.export_store import ExportStore
-    from worker.event_exporter import EventExporter
+    from taskq.queues.engine import Client
+    from taskq.queues.engine.broker import Broker
+    from taskq.queues.engine.export_store import ExportStore
+    from taskq.worker.event_exporter import EventExporter
 
     client = Client(redis_url)
     broker = Broker(redis_url)

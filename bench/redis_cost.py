@@ -36,8 +36,8 @@ from typing import Any
 
 import redis
 
-from queues.engine import Client, Keys, functions
-from queues.engine.transitions import FetchNext
+from taskq.queues.engine import Client, Keys, functions
+from taskq.queues.engine.transitions import FetchNext
 
 from .common import bench_url, connect, emit, flush
 from .measure import stop
@@ -399,7 +399,7 @@ def failures(n: int, rounds: int = 5) -> dict[str, Any]:
     trims one); then the memory of a queue's error groups at the cap, and of a traceback in a task's hash."""
     from dataclasses import replace
 
-    from queues.engine.failures import Failure
+    from taskq.queues.engine.failures import Failure
 
     conn = connect()
     flush(conn)

@@ -18,7 +18,7 @@ import threading
 import time
 from typing import Any
 
-from queues.engine import Client, Keys, Limits
+from taskq.queues.engine import Client, Keys, Limits
 
 from .common import bench_url, connect, emit, flush, keys_memory, rate, used_memory
 from .measure import drain, idle_pickup, repeated, start_logged, timed, timed_with_cpu

@@ -3,11 +3,11 @@
 Two roles, both plain Django permissions on the queues app (granted through the groups "Console viewers" and
 "Console operators"; superusers hold every permission):
 
-- ``queues.view_console``: read every page.
-- ``queues.operate_console``: also pause, resume and delete queues and act on tasks. Operating implies viewing.
+- ``taskq.view_console``: read every page.
+- ``taskq.operate_console``: also pause, resume and delete queues and act on tasks. Operating implies viewing.
 
-Two more are held by no group, and granted user by user: ``queues.edit_task`` (edit and retry a task) and
-``queues.create_task`` (a new task, or a task run again as a new one).
+Two more are held by no group, and granted user by user: ``taskq.edit_task`` (edit and retry a task) and
+``taskq.create_task`` (a new task, or a task run again as a new one).
 
 Every action is a POST (so the CSRF middleware checks its token) and is refused while the console runs in
 read-only mode (``TASKS_CONSOLE_READ_ONLY``).
@@ -58,13 +58,13 @@ def _permitted_form(allowed: Callable[[Any], bool], refusal: str) -> Callable[[V
     return decorate
 
 
-#: The edit-and-retry form: ``queues.edit_task``.
+#: The edit-and-retry form: ``taskq.edit_task``.
 editor_form = _permitted_form(
     can_edit,
     "Editing a task takes the “Can edit a retry or archived task's payload and options and run it” permission, "
     "which an administrator grants user by user.",
 )
-#: The new task form, and "Run again as a new task": ``queues.create_task``.
+#: The new task form, and "Run again as a new task": ``taskq.create_task``.
 creator_form = _permitted_form(
     can_create,
     "Creating a task takes the “Can create a task from the console” permission, which an administrator grants "

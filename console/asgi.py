@@ -1,4 +1,4 @@
-"""ASGI entry point of the standalone console: ``daphne console.asgi:application``.
+"""ASGI entry point of the standalone console: ``daphne taskq.console.asgi:application``.
 
 Built as a project's is (docs/getting-started.md): Django's handler for HTTP (WhiteNoise serves /static/ inside
 it), wrapped by ``taskq.asgi.with_taskq`` for the live console's WebSocket, so the two cannot drift.
@@ -10,6 +10,6 @@ from django.core.asgi import get_asgi_application
 
 from taskq.asgi import with_taskq
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "taskq.console.settings")
 
 application = with_taskq(get_asgi_application())

@@ -1,8 +1,8 @@
-"""The Channels layer for the configured Redis, whatever its topology (see ``queues.engine.topology``).
+"""The Channels layer for the configured Redis, whatever its topology (see ``taskq.queues.engine.topology``).
 
 One server and Sentinel use channels-redis (it takes sentinel hosts itself). channels-redis cannot use a Redis
 Cluster (its scripts and BZPOPMIN span keys of many slots), and it is not needed there: each console process's
-live hub feeds only the consumers of its own process (``console.live.hub``), so an in-process layer carries every
+live hub feeds only the consumers of its own process (``taskq.console.live.hub``), so an in-process layer carries every
 message the console sends.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from queues.engine import topology
+from taskq.queues.engine import topology
 
 REDIS_LAYER = "channels_redis.core.RedisChannelLayer"
 IN_PROCESS_LAYER = "channels.layers.InMemoryChannelLayer"

@@ -1,6 +1,6 @@
 """Template context every console page needs: the user's theme, what the user may do, and the summary bar.
 
-The console's views render with it themselves (``console.page_render``), so a project need not install the
+The console's views render with it themselves (``taskq.console.page_render``), so a project need not install the
 processor. Installed in a project's TEMPLATES anyway, the processor runs for every template rendered with a request,
 the project's own pages too. Only the console's own pages (those whose view lives in this package) get what costs a
 query (the user's preferences, their permissions, the summary bar); every other page gets the values that cost
@@ -39,14 +39,14 @@ def console(request: HttpRequest) -> dict[str, object]:
         "console_read_only": read_only(),
         "can_operate": can_operate(user),
         "can_create": can_create(user),
-        # Read only when a page renders the bar (console/base.html): fragments and redirects cost no Redis read.
+        # Read only when a page renders the bar (taskq/base.html): fragments and redirects cost no Redis read.
         "fleet_summary": SimpleLazyObject(_summary_bar) if can_view(user) else None,
     }
 
 
 def _summary_bar() -> object:
-    from queues import conf
-    from queues.engine import EngineError
+    from taskq.queues import conf
+    from taskq.queues.engine import EngineError
 
     from .summary_bar import summary_bar
 

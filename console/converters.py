@@ -1,7 +1,7 @@
 """URL converters for queue names, task ids and task types.
 
 All may contain ``/`` (nothing forbids it), and a queue may be named ``..``, which a plain path segment cannot
-carry: ``queues.segments`` writes ``~`` as ``~7E``, ``/`` as ``~2F`` and a segment of only dots as ``~2E`` per
+carry: ``taskq.queues.segments`` writes ``~`` as ``~7E``, ``/`` as ``~2F`` and a segment of only dots as ``~2E`` per
 dot, the same scheme as the HTTP API's; every other character is left to Django's percent-encoding. A segment
 that cannot be a valid name (braces in a queue name, an oversized id, control characters, a stray ``~``) does
 not match, so the request ends in a 404 instead of reaching a view.
@@ -9,7 +9,7 @@ not match, so the request ends in a 404 instead of reaching a view.
 
 from __future__ import annotations
 
-from queues.segments import escape_segment, unescape_segment
+from taskq.queues.segments import escape_segment, unescape_segment
 
 __all__ = ["QueueNameConverter", "TaskIdConverter", "TaskTypeConverter", "escape_segment", "unescape_segment"]
 
@@ -21,8 +21,8 @@ class _NameConverter:
     check = ""
 
     def to_python(self, value: str) -> str:
-        from queues.engine import validation
-        from queues.engine.errors import ValidationError
+        from taskq.queues.engine import validation
+        from taskq.queues.engine.errors import ValidationError
 
         try:
             return str(getattr(validation, self.check)(unescape_segment(value)))

@@ -1,4 +1,4 @@
-"""How the task page shows a Django task (one enqueued through ``queues.tasks_backend.TaskqBackend``): its function's
+"""How the task page shows a Django task (one enqueued through ``taskq.tasks_backend.TaskqBackend``): its function's
 module path, the call with its arguments written as Python would, and the framework's status with each failed
 attempt's exception class. Read from the (already redacted) task alone: the page imports no task function."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from queues.engine.message import TaskInfo
-from queues.engine.nesting import loads
-from queues.tasks_results import BACKEND_HEADER, RUN_AFTER_HEADER, STATUS, journal_of, reconciled
+from taskq.queues.engine.message import TaskInfo
+from taskq.queues.engine.nesting import loads
+from taskq.queues.tasks_results import BACKEND_HEADER, RUN_AFTER_HEADER, STATUS, journal_of, reconciled
 
 
 def django_task(task: TaskInfo) -> dict[str, Any] | None:

@@ -1,5 +1,5 @@
 """Typed readers for the environment variables of Django's own settings, used by settings.py (taskq's own are
-listed in ``queues.engine.settings``, which parses both).
+listed in ``taskq.queues.engine.settings``, which parses both).
 
 Unset and empty variables both mean "use the default", so a compose file can write ``FOO: ""`` to fall back.
 A value that is set but cannot be parsed raises ImproperlyConfigured naming the variable, so a typo fails at
@@ -15,9 +15,9 @@ from typing import Any, overload
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from queues.engine.errors import ValidationError
-from queues.engine.quoting import shown
-from queues.engine.settings import parse_value
+from taskq.queues.engine.errors import ValidationError
+from taskq.queues.engine.quoting import shown
+from taskq.queues.engine.settings import parse_value
 
 
 def _raw(name: str) -> str | None:

@@ -20,7 +20,7 @@ from django.http import HttpRequest, HttpResponse
 from .page_render import render
 
 if TYPE_CHECKING:
-    from queues.engine import LayoutVersionError
+    from taskq.queues.engine import LayoutVersionError
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ logger = logging.getLogger(__name__)
 def error_page(request: HttpRequest, status: int, title: str, message: str, detail: str = "") -> HttpResponse:
     return render(
         request,
-        "console/error.html",
+        "taskq/error.html",
         {"status": status, "title": title, "message": message, "detail": detail[:500]},
         status=status,
     )
@@ -39,7 +39,7 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     is not the bare ``404.html``, which would take over the 404 pages of a project the console is mounted in."""
     from django.views import defaults
 
-    return defaults.page_not_found(request, exception, template_name="console/404.html")
+    return defaults.page_not_found(request, exception, template_name="taskq/404.html")
 
 
 def not_found(request: HttpRequest, message: str) -> HttpResponse:
@@ -79,7 +79,7 @@ def engine_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         # Imported per call, not at module level, so the URLconf (admin, login) loads even if the engine cannot.
-        from queues.engine import (
+        from taskq.queues.engine import (
             LayoutVersionError,
             QueueNotFoundError,
             RedisUnavailableError,

@@ -11,10 +11,10 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from queues.engine import ValidationError as EngineValidationError
-from queues.engine import validation as check
-from queues.engine.quoting import shown
-from queues.models import validate_queue_name
+from taskq.queues.engine import ValidationError as EngineValidationError
+from taskq.queues.engine import validation as check
+from taskq.queues.engine.quoting import shown
+from taskq.queues.models import validate_queue_name
 
 from .models import ROWS_PER_PAGE_CHOICES, ConsolePreference
 
@@ -70,7 +70,7 @@ def first_error(form: forms.Form) -> str:
 
 def _range_field() -> forms.ChoiceField:
     """The time charts' range (``?range=``), one of the engine's ranges; empty means the last hour."""
-    from queues.engine.series import RANGES
+    from taskq.queues.engine.series import RANGES
 
     names = ", ".join(RANGES)
     return forms.ChoiceField(
@@ -88,7 +88,7 @@ class SeriesQuery(forms.Form):
     fragment = forms.ChoiceField(choices=[("series", "series")], required=False)
 
     def clean_range(self) -> str:
-        from queues.engine.series import DEFAULT_RANGE
+        from taskq.queues.engine.series import DEFAULT_RANGE
 
         return self.cleaned_data.get("range") or DEFAULT_RANGE
 
@@ -220,8 +220,8 @@ def payload_as_text(payload: bytes) -> dict[str, str]:
     import base64
     import json
 
-    from queues.engine import nesting
-    from queues.engine.validation import escape_surrogates
+    from taskq.queues.engine import nesting
+    from taskq.queues.engine.validation import escape_surrogates
 
     try:
         pretty = json.dumps(nesting.loads(payload), indent=2, ensure_ascii=False)
@@ -256,8 +256,8 @@ class PayloadForm(forms.Form):
             return data
         text, encoding = data["payload"], data.get("encoding")
         if encoding == "json":
-            from queues.conf import taskq_settings
-            from queues.engine import nesting
+            from taskq.queues.conf import taskq_settings
+            from taskq.queues.engine import nesting
 
             try:
                 value = nesting.loads(text, taskq_settings().max_payload_depth)
@@ -308,7 +308,7 @@ def _seconds_field(label: str, help_text: str, low: float = 0.0) -> forms.FloatF
 
 
 #: Where the engine's refusal of an enqueue belongs on the form, by the words its message starts with
-#: (``queues.engine.validation`` names what it refuses first: "task type ...", "payload is ...").
+#: (``taskq.queues.engine.validation`` names what it refuses first: "task type ...", "payload is ...").
 ENGINE_SUBJECTS = {
     "task type": "type",
     "queue name": "queue",

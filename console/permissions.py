@@ -1,19 +1,19 @@
 """What a console user may do right now: the console's permissions, and the predicates the views, the templates'
-context and the live socket test them with (``console.access`` applies them to every view).
+context and the live socket test them with (``taskq.console.access`` applies them to every view).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from queues import conf
+from taskq.queues import conf
 
-VIEW_PERMISSION = "queues.view_console"
-OPERATE_PERMISSION = "queues.operate_console"
+VIEW_PERMISSION = "taskq.view_console"
+OPERATE_PERMISSION = "taskq.operate_console"
 #: Edit and retry (a task's payload and options): held by no group by default, granted user by user.
-EDIT_PERMISSION = "queues.edit_task"
+EDIT_PERMISSION = "taskq.edit_task"
 #: Create a task from the console (issue 27): held by no group by default either.
-CREATE_PERMISSION = "queues.create_task"
+CREATE_PERMISSION = "taskq.create_task"
 
 
 def read_only() -> bool:

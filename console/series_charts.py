@@ -1,5 +1,5 @@
 """The time-series charts of the dashboard, the queue page and the task type page, built from the points the
-inspector reads (``queues.engine.series``). Every figure drawn is one Redis holds: counts as recorded, run and
+inspector reads (``taskq.queues.engine.series``). Every figure drawn is one Redis holds: counts as recorded, run and
 wait percentiles from the bucket counts of each point, the size and latency a worker sampled."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from django.utils.safestring import SafeString
 
-from queues.engine.series import RANGES, Point, percentile
+from taskq.queues.engine.series import RANGES, Point, percentile
 
 from .charts import SERIES_COLOURS, Line, stable_colours, time_chart
 

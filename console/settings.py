@@ -1,7 +1,7 @@
 """Django settings for the taskq console.
 
 Every deployment knob comes from the environment with a default that works on a laptop (SQLite, a local
-redis-server on 6379). taskq's own (REDIS_URL, TASKS_*, SPARK_*) are defined in ``queues.engine.settings`` and
+redis-server on 6379). taskq's own (REDIS_URL, TASKS_*, SPARK_*) are defined in ``taskq.queues.engine.settings`` and
 exported here; tests/test_compose.py checks that every variable docker-compose.yml sets is read.
 """
 
@@ -13,10 +13,10 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from console.channel_layers import channel_layers
-from console.env import env_bool, env_database, env_list, env_networks, env_str
-from queues.engine.errors import ValidationError
-from queues.engine.settings import TaskqSettings
+from taskq.console.channel_layers import channel_layers
+from taskq.console.env import env_bool, env_database, env_list, env_networks, env_str
+from taskq.queues.engine.errors import ValidationError
+from taskq.queues.engine.settings import TaskqSettings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -42,14 +42,14 @@ INSTALLED_APPS = [
     "django_rq",
     "console",
     "queues",
-    "queues.history",
+    "taskq.queues.history",
     "worker",
     "metrics",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    # Right after SecurityMiddleware, as WhiteNoise documents, so a bare `daphne console.asgi:application`
+    # Right after SecurityMiddleware, as WhiteNoise documents, so a bare `daphne taskq.console.asgi:application`
     # serves /static/ without nginx.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -59,10 +59,10 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # django-rq's admin pages 500 on a queue index past the end of RQ_QUEUES: a 404 instead.
-    "console.rq.admin_guard.RQQueueIndexGuard",
+    "taskq.console.rq.admin_guard.RQQueueIndexGuard",
 ]
 
-ROOT_URLCONF = "console.urls"
+ROOT_URLCONF = "taskq.console.urls"
 
 TEMPLATES = [
     {
@@ -82,13 +82,13 @@ TEMPLATES = [
     },
 ]
 
-WSGI_APPLICATION = "console.wsgi.application"
-ASGI_APPLICATION = "console.asgi.application"
+WSGI_APPLICATION = "taskq.console.wsgi.application"
+ASGI_APPLICATION = "taskq.console.asgi.application"
 
 # SQLite by default (a checkout runs as it is); a real deployment, docker-compose's included, uses PostgreSQL.
 DATABASES = {"default": env_database("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-# Above the HTTP API's own limit (queues.api.http.MAX_BODY, 2 MiB), so the API answers an oversized body with its
+# Above the HTTP API's own limit (taskq.queues.api.http.MAX_BODY, 2 MiB), so the API answers an oversized body with its
 # JSON 413 and never with the HTML 400 that Django's RequestDataTooBig gives (tests/api check the order).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 4 * 1024 * 1024
 
@@ -122,7 +122,7 @@ WHITENOISE_USE_FINDERS = True
 # taskq's own settings (REDIS_URL, TASKS_*, SPARK_*), each with its environment variable, default and meaning, are
 # listed once, in queues/engine/settings.py; every one becomes the Django setting of the same name here. Relative
 # directories are under the project. TASKS_REDACT gathers the two redaction lists in their Django form (see
-# queues.engine.settings.REDACT_SETTING).
+# taskq.queues.engine.settings.REDACT_SETTING).
 try:
     TASKQ = TaskqSettings.from_env(os.environ)
 except ValidationError as exc:

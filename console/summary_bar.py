@@ -34,7 +34,7 @@ def summary_figures(inspector: Any) -> dict[str, int]:
 def summary_bar(inspector: Any) -> list[dict[str, Any]] | None:
     """The bar as the base template renders it: ``[{"name", "label", "value"}]``; None when Redis does not answer
     (the page still renders, without the bar: its own content says what is wrong)."""
-    from queues.engine.errors import EngineError
+    from taskq.queues.engine.errors import EngineError
 
     try:
         figures = summary_figures(inspector)

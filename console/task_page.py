@@ -19,14 +19,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from queues.engine.timeline import attempts_of, event_window
+from taskq.queues.engine.timeline import attempts_of, event_window
 
 #: The live sections of the task page: the element ``data-live-section=<name>`` and the partial that renders it.
 SECTIONS = {
-    "badges": "console/_task_badges.html",
-    "fields": "console/_task_fields.html",
-    "attempts": "console/_task_attempts.html",
-    "history": "console/_task_history.html",
+    "badges": "taskq/_task_badges.html",
+    "fields": "taskq/_task_fields.html",
+    "attempts": "taskq/_task_attempts.html",
+    "history": "taskq/_task_history.html",
 }
 
 #: The states whose task an editor may change and run ("Edit and run…").
@@ -112,7 +112,7 @@ def read_task(insp: Any, queue: str, task_id: str) -> tuple[Any, list[Any] | Non
         TaskNotFoundError: no task of that id, no record of it, and no event of it in the queue's stream either.
         QueueNotFoundError, ValidationError, RedisUnavailableError: as ``Inspector.get_task``.
     """
-    from queues.engine import TaskNotFoundError
+    from taskq.queues.engine import TaskNotFoundError
 
     try:
         return insp.get_task(queue, task_id), None
@@ -131,8 +131,8 @@ def sections_context(insp: Any, queue: str, task: Any, events: list[Any] | None 
     """What the live sections render: the same for every viewer (they hold no payload nor result, which
     ``TASKS_REDACT`` masks per viewer), so one rendering feeds every open page of the task. The error text they
     hold is masked by ``TASKS_REDACT_PATTERNS`` for every viewer alike."""
-    from queues.engine.error_groups import group_search
-    from queues.redaction_access import mask_events, mask_task_text
+    from taskq.queues.engine.error_groups import group_search
+    from taskq.queues.redaction_access import mask_events, mask_task_text
 
     record = getattr(task, "record", None)
     if events is None:
@@ -167,9 +167,9 @@ def history(insp: Any, queue: str, task: Any) -> tuple[list[Any], str]:
     (back to the task's creation), and the exported Parquet files for the part the stream has trimmed. Both are
     read within the task's lifetime (its creation to its last move), so an old task in a queue of a million costs
     what a new one does."""
-    from queues import conf
-    from queues.engine.inspector import TaskEvent
-    from queues.history.event_files import task_events
+    from taskq.queues import conf
+    from taskq.queues.engine.inspector import TaskEvent
+    from taskq.queues.history.event_files import task_events
 
     window = event_window(task.created_at, task.state_since)  # bounds both reads: neither grows with the queue
     events = insp.task_events(queue, task.id, window=window)

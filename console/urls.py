@@ -5,8 +5,8 @@ favicon) and the error handlers."""
 from django.contrib import admin
 from django.urls import include, path
 
-from console import views
-from console.views.favicon import favicon
+from taskq.console import views
+from taskq.console.views.favicon import favicon
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -16,7 +16,7 @@ urlpatterns = [
     path("", include("taskq.urls")),
 ]
 
-# Under /api/ these answer JSON, as every API error does (queues.api.http); elsewhere they are Django's pages.
-handler400 = "queues.api.http.bad_request"
-handler500 = "queues.api.http.server_error"
-handler404 = "console.errors.page_not_found"
+# Under /api/ these answer JSON, as every API error does (taskq.queues.api.http); elsewhere they are Django's pages.
+handler400 = "taskq.queues.api.http.bad_request"
+handler500 = "taskq.queues.api.http.server_error"
+handler404 = "taskq.console.errors.page_not_found"

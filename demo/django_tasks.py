@@ -1,4 +1,4 @@
-"""Django's own ``@task`` functions, run by the demo's taskworker through ``queues.tasks_backend.TaskqBackend``
+"""Django's own ``@task`` functions, run by the demo's taskworker through ``taskq.tasks_backend.TaskqBackend``
 (demo/settings.py's TASKS): no ``@handler``, the worker finds each by its module path. ``demo_traffic`` enqueues
 a few of each, so the console shows Django tasks, SUCCESSFUL and FAILED, beside taskq's own."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from queues.tasks_framework import PACKAGE
+from taskq.queues.tasks_framework import PACKAGE
 
 if PACKAGE == "django.tasks":  # Django 6
     from django.tasks import task

@@ -3,15 +3,15 @@
 
 import os
 
-from console.settings import *  # noqa: F403
-from console.settings import INSTALLED_APPS
+from taskq.console.settings import *  # noqa: F403
+from taskq.console.settings import INSTALLED_APPS
 
 INSTALLED_APPS = [*INSTALLED_APPS, "demo"]
 
 # Django's Tasks framework on taskq (demo/django_tasks.py); no retries, so a failure reads FAILED at once.
 TASKS = {
     "default": {
-        "BACKEND": "queues.tasks_backend.TaskqBackend",
+        "BACKEND": "taskq.tasks_backend.TaskqBackend",
         "QUEUES": ["default"],
         "OPTIONS": {"MAX_RETRIES": 0, "RESULT_RETENTION": 3600},
     }

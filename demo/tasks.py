@@ -6,7 +6,7 @@ import asyncio
 import random
 import time
 
-from queues.engine import SkipRetry, Task, handler, schedule
+from taskq.queues.engine import SkipRetry, Task, handler, schedule
 
 
 @handler("email:deliver", queue="critical", max_retry=3, retention=3600)

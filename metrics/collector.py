@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from queues.engine import STATES, Inspector, serving
-from queues.engine.inspector import INFO_REFUSED
+from taskq.queues.engine import STATES, Inspector, serving
+from taskq.queues.engine.inspector import INFO_REFUSED
 
 #: Task hashes sampled per state for the memory estimate: small, so a scrape of 100 queues stays cheap.
 MEMORY_SAMPLE = 3

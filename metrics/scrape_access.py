@@ -20,10 +20,10 @@ from functools import lru_cache
 
 from django.http import HttpRequest
 
-from queues.engine.quoting import shown
+from taskq.queues.engine.quoting import shown
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-log = logging.getLogger("metrics.scrape_access")
+log = logging.getLogger("taskq.metrics.scrape_access")
 
 #: Headers a proxy adds to the requests it relays.
 FORWARDING_HEADERS = ("X-Forwarded-For", "Forwarded")

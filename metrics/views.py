@@ -14,8 +14,8 @@ from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import CollectorRegistry
 
-from queues.conf import get_inspector
-from queues.engine import RedisUnavailableError
+from taskq.queues.conf import get_inspector
+from taskq.queues.engine import RedisUnavailableError
 
 from .collector import QueueCollector
 from .scrape_access import MetricsAccess

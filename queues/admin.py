@@ -1,7 +1,7 @@
 """The Django admin of queue definitions, policies and the audit log, and a view of the tasks in Redis.
 
 Paused state and sizes live in Redis: the admin reads and changes them there through the engine's inspector.
-Every action needs the ``queues.operate_console`` permission (or a superuser), is a CSRF-checked POST, and is
+Every action needs the ``taskq.operate_console`` permission (or a superuser), is a CSRF-checked POST, and is
 written to the audit log.
 """
 
@@ -24,7 +24,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 
-from queues.engine.quoting import shown
+from taskq.queues.engine.quoting import shown
 
 from . import conf
 from .audit import action_name, record_action
@@ -37,7 +37,7 @@ from .task_admin import TaskBrowser, can_operate, can_view
 
 
 def tasks_url(queue: str, state: str = "pending") -> str:
-    return f"{reverse('admin:queues_tasks_changelist')}?{urlencode({'queue': queue, 'state': state})}"
+    return f"{reverse('admin:taskq_tasks_changelist')}?{urlencode({'queue': queue, 'state': state})}"
 
 
 def inspector_for(request: HttpRequest) -> Any:
@@ -225,7 +225,7 @@ def readable_detail(detail: str) -> str:
 class AuditLogAdmin(ReadOnlyAdmin):
     """Read-only: entries are written by the actions themselves, never edited. The list and the entry show
     ``detail``, where payloads are masked by ``TASKS_REDACT``; an entry's unredacted original (kept only with
-    ``TASKS_AUDIT_UNREDACTED``) is shown by its own page, to ``queues.view_unredacted`` only, each read audited."""
+    ``TASKS_AUDIT_UNREDACTED``) is shown by its own page, to ``taskq.view_unredacted`` only, each read audited."""
 
     list_display = ["when", "username", "action", "queue", "tasks", "detail"]
     list_filter = ["action", "user", "queue", "created_at"]
@@ -251,7 +251,7 @@ class AuditLogAdmin(ReadOnlyAdmin):
 
     @admin.display(description="unredacted original")
     def unredacted_original(self, obj: AuditLog) -> str:
-        url = reverse("admin:queues_auditlog_unredacted", args=[obj.pk])
+        url = reverse("admin:taskq_auditlog_unredacted", args=[obj.pk])
         return str(format_html('<a href="{}">Show unredacted original</a> (this look is audited)', url))
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
@@ -274,7 +274,7 @@ class AuditLogAdmin(ReadOnlyAdmin):
         return [reveal, *super().get_urls()]
 
     def unredacted_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
-        """Access: viewing the log and ``queues.view_unredacted``; GET. Shows an entry's unredacted original and
+        """Access: viewing the log and ``taskq.view_unredacted``; GET. Shows an entry's unredacted original and
         writes a ``task.view_unredacted`` entry naming it."""
         from .redaction_access import record_unredacted_view
 
@@ -296,7 +296,7 @@ class AuditLogAdmin(ReadOnlyAdmin):
             "entry": entry,
             "title": f"Unredacted original of audit entry {entry.pk}",
         }
-        return TemplateResponse(request, "admin/queues/auditlog/unredacted.html", context)
+        return TemplateResponse(request, "admin/taskq/auditlog/unredacted.html", context)
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return super().has_view_permission(request, obj) or can_view(request.user)
@@ -304,7 +304,7 @@ class AuditLogAdmin(ReadOnlyAdmin):
 
 @admin.register(Tasks)
 class TasksAdmin(ReadOnlyAdmin):
-    """Not a table: /admin/queues/tasks/ lists a page of one queue's tasks in one state from Redis."""
+    """Not a table: /admin/taskq/tasks/ lists a page of one queue's tasks in one state from Redis."""
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return can_view(request.user)
@@ -329,7 +329,7 @@ class PeriodicTaskAdmin(AuditedAdmin):
             request.user, action_name(action, "periodictask"), queue=getattr(obj, "queue", ""), detail=str(obj)
         )
 
-    # A payload under TASKS_REDACT is shown masked, and read-only, to a user without queues.view_unredacted: the
+    # A payload under TASKS_REDACT is shown masked, and read-only, to a user without taskq.view_unredacted: the
     # form would show it in full, and saving the masked text back would overwrite the real one.
     def _masks_payload(self, request: HttpRequest, obj: PeriodicTask | None) -> bool:
         from .redaction_access import can_see_unredacted, rules

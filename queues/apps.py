@@ -2,13 +2,13 @@ from django.apps import AppConfig
 
 
 class QueuesConfig(AppConfig):
-    """Queue definitions and policies (models, admin); the Django-free engine lives in queues.engine."""
+    """Queue definitions and policies (models, admin); the Django-free engine lives in taskq.queues.engine."""
 
     name = "queues"
     verbose_name = "Queues"
 
     def ready(self) -> None:
-        # Register the Redis of the Django settings as this process's default (see queues.engine.process_defaults):
+        # Register the Redis of the Django settings as this process's default (see taskq.queues.engine.process_defaults):
         # a bare ``Client()`` or ``AsyncClient()`` (in a view, in ``manage.py shell``) and ``handler.enqueue(...)``
         # then write where this process's worker command and console read. The engine imports no Django, so it
         # is told here. Nothing is built, parsed or connected at start-up: a malformed REDIS_URL must not stop
@@ -17,7 +17,7 @@ class QueuesConfig(AppConfig):
         from django.core.signals import setting_changed
 
         configure_default_client()
-        # Tests change settings with override_settings or pytest-django's ``settings``: follow them. queues.conf,
+        # Tests change settings with override_settings or pytest-django's ``settings``: follow them. taskq.queues.conf,
         # imported by now, forgets its settings first: its receiver connected first.
         setting_changed.connect(_reconfigure, dispatch_uid="queues.default_client")
         from . import signals
@@ -46,7 +46,7 @@ CLIENT_SETTINGS = frozenset(
 
 
 def install_tasks_resolver() -> None:
-    """Let workers run Django's ``@task`` functions enqueued through ``queues.tasks_backend.TaskqBackend``, when
+    """Let workers run Django's ``@task`` functions enqueued through ``taskq.tasks_backend.TaskqBackend``, when
     this Django has the Tasks framework (``django.tasks``, or the ``django-tasks`` backport)."""
     import importlib.util
 

@@ -1,7 +1,7 @@
 """taskq's settings as Django has them, and the engine they configure: everything Django-side gets its settings,
 Client and Inspector here.
 
-One rule for reading settings: every setting ``queues.engine.settings.TaskqSettings`` declares (``REDIS_URL``, the
+One rule for reading settings: every setting ``taskq.queues.engine.settings.TaskqSettings`` declares (``REDIS_URL``, the
 ``TASKS_*`` and the ``SPARK_*``, and ``TASKS_REDACT``, its Django form of the two redaction lists) is read through
 ``taskq_settings()``, typed and with its default from there; only this module looks them up by name. Django's own
 settings and the console's (``DEBUG``, ``METRICS_TOKEN``, ``RQ_QUEUES``...) are plain ``django.conf.settings``
@@ -78,9 +78,9 @@ def _forget_settings(**kwargs: Any) -> None:
     _settings_in.cache_clear()
 
 
-# Connected at import, so before queues.apps's receiver (connected in ready(), after this module is imported),
+# Connected at import, so before taskq.queues.apps's receiver (connected in ready(), after this module is imported),
 # which rebuilds the default client from the new settings: Django calls receivers in the order they connected.
-setting_changed.connect(_forget_settings, dispatch_uid="queues.conf.taskq_settings")
+setting_changed.connect(_forget_settings, dispatch_uid="taskq.queues.conf.taskq_settings")
 
 
 def get_client() -> Client:

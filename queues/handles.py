@@ -1,5 +1,5 @@
 """The one registry of engine handles a process shares: the clients, inspectors and remote consumers the Django
-side builds from its settings (``queues.conf``, the HTTP API). Each is made once per distinct configuration and
+side builds from its settings (``taskq.queues.conf``, the HTTP API). Each is made once per distinct configuration and
 reused, so every request does not open a new connection pool.
 
 Tests change settings (``REDIS_URL``, the key prefix...) between tests and call ``reset()`` so the next lookup

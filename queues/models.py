@@ -1,6 +1,6 @@
 """Queue definitions, unique-key and retention policies, and the operators' audit log.
 
-Definitions and policies are mirrored into Redis whenever one is saved or deleted (``queues.signals``), so the
+Definitions and policies are mirrored into Redis whenever one is saved or deleted (``taskq.queues.signals``), so the
 Django-free client and the workers apply them without a database.
 """
 
@@ -186,7 +186,7 @@ class AuditLog(models.Model):
     task_count = models.PositiveIntegerField(default=0)  # how many tasks it acted on, all of them
     detail = models.TextField(blank=True)  # what the actor was allowed to see: payloads masked by TASKS_REDACT
     # The detail with the payloads in full, kept only with TASKS_AUDIT_UNREDACTED, for an edited task with masked
-    # values; shown nowhere but the admin's "Show unredacted original" (queues.view_unredacted, each read audited).
+    # values; shown nowhere but the admin's "Show unredacted original" (taskq.view_unredacted, each read audited).
     unredacted_detail = models.TextField(blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
@@ -219,7 +219,7 @@ class AuditLog(models.Model):
 
 
 class Tasks(models.Model):
-    """No table: the admin's entry for browsing and acting on the tasks in Redis (/admin/queues/tasks/)."""
+    """No table: the admin's entry for browsing and acting on the tasks in Redis (/admin/taskq/tasks/)."""
 
     class Meta:
         managed = False

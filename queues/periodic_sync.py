@@ -10,7 +10,7 @@ from .engine.periodic import Entry
 from .engine.scheduler_store import SchedulerStore
 from .models import PeriodicTask
 
-log = logging.getLogger("queues.periodic_sync")
+log = logging.getLogger("taskq.queues.periodic_sync")
 
 
 def current_entries() -> list[Entry]:

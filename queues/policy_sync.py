@@ -8,7 +8,7 @@ from . import conf
 from .engine.policies import PolicySet, PolicyStore, QueueSpec, RetentionRule
 from .models import QueueDefinition, RetentionPolicy, UniquePolicy
 
-log = logging.getLogger("queues.policy_sync")
+log = logging.getLogger("taskq.queues.policy_sync")
 
 
 def current_policies() -> PolicySet:

@@ -2,8 +2,8 @@
 them (console pages, the admin's task view, the live feed, the CLI), who may see through them, and the audit entry
 each look writes.
 
-The rules themselves (types by prefix, JSON keys at any depth, value patterns) live in ``queues.engine.redaction``,
-the settings in ``queues.conf.taskq_settings()`` (``TASKS_REDACT``, or ``TASKS_REDACT_TYPES``/``TASKS_REDACT_KEYS``,
+The rules themselves (types by prefix, JSON keys at any depth, value patterns) live in ``taskq.queues.engine.redaction``,
+the settings in ``taskq.queues.conf.taskq_settings()`` (``TASKS_REDACT``, or ``TASKS_REDACT_TYPES``/``TASKS_REDACT_KEYS``,
 and ``TASKS_REDACT_PATTERNS``); ``redaction_rules`` builds them from it (``rules``, also exported here), and this
 module is the one place that knows the permission and the audit action. Bad settings are reported by the system
 check ``taskq.E110`` (``redaction_checks``).
@@ -41,7 +41,7 @@ from .redaction_rules import mask_detail, rules
 
 T = TypeVar("T")
 
-UNREDACTED_PERMISSION = "queues.view_unredacted"
+UNREDACTED_PERMISSION = "taskq.view_unredacted"
 #: The audit action of every look at unredacted values.
 VIEW_ACTION = "task.view_unredacted"
 

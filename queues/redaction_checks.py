@@ -3,7 +3,7 @@ console's ``runserver`` and ``migrate``, ``taskworker``):
 
 - taskq.E110: ``TASKS_REDACT`` (or ``TASKS_REDACT_TYPES`` / ``TASKS_REDACT_KEYS``) or ``TASKS_REDACT_PATTERNS``
   cannot be used: a type or key that is no name, patterns that are not a list of strings, a pattern that does
-  not compile, or one refused as risky (see ``queues.engine.redaction_patterns``).
+  not compile, or one refused as risky (see ``taskq.queues.engine.redaction_patterns``).
 
 A process that runs no checks (a bare ``daphne``, the ``tasks`` command) fails closed instead: every place that
 masks asks for the rules, which raise ImproperlyConfigured with the same text, so nothing is shown unmasked.

@@ -5,7 +5,7 @@
   sentinel or cluster URL it cannot read), checked without connecting. Such a command then refuses to start,
   with this message, instead of failing later.
 
-Start-up builds nothing from the URL (``queues.apps``), so a process that runs no checks (a bare ``daphne``, the
+Start-up builds nothing from the URL (``taskq.queues.apps``), so a process that runs no checks (a bare ``daphne``, the
 ``tasks`` command, ``shell``) starts too, and meets the same text as a RedisUnavailableError at its first use of
 Redis (``conf.usable_redis_url``). An unset ``REDIS_URL`` is the Django tasks backend's warning, taskq.W103.
 """

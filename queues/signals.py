@@ -13,7 +13,7 @@ from django.db.models.signals import post_delete, post_save
 from .engine import EngineError
 from .models import PeriodicTask, QueueDefinition, RetentionPolicy, UniquePolicy
 
-log = logging.getLogger("queues.signals")
+log = logging.getLogger("taskq.queues.signals")
 
 MIRRORED = (QueueDefinition, UniquePolicy, RetentionPolicy)
 

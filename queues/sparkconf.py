@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from queues.engine.quoting import shown
-from queues.engine.settings import DEFAULTS, TaskqSettings
+from taskq.queues.engine.quoting import shown
+from taskq.queues.engine.settings import DEFAULTS, TaskqSettings
 
 DEFAULT_MASTER = DEFAULTS.spark_master
 DEFAULT_APP_NAME = DEFAULTS.spark_app_name

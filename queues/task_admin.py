@@ -17,7 +17,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 
-from queues.engine.quoting import shown
+from taskq.queues.engine.quoting import shown
 
 from .audit import action_name, record_action
 from .conf import taskq_settings
@@ -26,8 +26,8 @@ from .engine.validation import MAX_QUEUE_NAME, MAX_TASK_ID
 from .redaction_access import redact_task
 from .rendering import preview, render_bytes
 
-VIEW_PERMISSION = "queues.view_console"
-OPERATE_PERMISSION = "queues.operate_console"
+VIEW_PERMISSION = "taskq.view_console"
+OPERATE_PERMISSION = "taskq.operate_console"
 PAGE_SIZE = 50
 MAX_SELECTED = 1000
 ACTIONS = {"run": "run now", "archive": "archive", "delete": "delete", "cancel": "cancel"}
@@ -81,7 +81,7 @@ def _errors(form: forms.Form) -> list[str]:
 class TaskBrowser:
     """One request to the task view."""
 
-    template = "admin/queues/tasks.html"
+    template = "admin/taskq/tasks.html"
 
     def __init__(self, model_admin: Any, request: HttpRequest, inspector: Any) -> None:
         self.model_admin = model_admin

@@ -1,14 +1,14 @@
 """``TaskqBackend``: Django's Tasks framework (``django.tasks``, or the ``django-tasks`` backport on Django 5.2) on
 taskq. ``@task`` functions are enqueued as taskq tasks whose type is the function's module path and whose payload
-is ``{"args": [...], "kwargs": {...}}``; a ``taskworker`` runs them with no ``@handler`` (``queues.tasks_runner``
+is ``{"args": [...], "kwargs": {...}}``; a ``taskworker`` runs them with no ``@handler`` (``taskq.queues.tasks_runner``
 resolves the type back to the function), with every taskq guarantee: leases, retries, timeouts, cancellation,
 events, metrics and the console.
 
-    TASKS = {"default": {"BACKEND": "queues.tasks_backend.TaskqBackend", "QUEUES": ["default", "mail"],
+    TASKS = {"default": {"BACKEND": "taskq.tasks_backend.TaskqBackend", "QUEUES": ["default", "mail"],
                          "OPTIONS": {"MAX_RETRIES": 3, "TIMEOUT": 600, "RESULT_RETENTION": 86400}}}
 
 With ``TASKS_EAGER = True`` (tests) nothing goes to Redis: ``enqueue`` runs the function at once and ``get_result``
-reads its outcome from this process's memory (``queues.tasks_eager``).
+reads its outcome from this process's memory (``taskq.queues.tasks_eager``).
 
 Priority is not supported (``supports_priority = False``): a taskq queue is first in, first out, and ordering
 between queues comes from the workers' weights, not from the task.
@@ -23,7 +23,7 @@ from django.apps import apps
 from django.db import transaction
 from django.utils import timezone
 
-from queues.engine.quoting import shown
+from taskq.queues.engine.quoting import shown
 
 from . import conf, tasks_eager
 from . import tasks_framework as fw
@@ -138,7 +138,7 @@ class TaskqBackend(fw.BaseTaskBackend):
     def get_result(self, result_id: str) -> Any:
         """The TaskResult of the task ``result_id`` enqueued through this backend, from any process. Raises
         TaskResultDoesNotExist for an id it never gave, and for one whose result is past its retention. In eager
-        mode, the result of a run in this process (see ``queues.tasks_eager``)."""
+        mode, the result of a run in this process (see ``taskq.queues.tasks_eager``)."""
         if tasks_eager.enabled():
             return tasks_eager.get_result(self.alias, result_id)
         info = self.find(result_id)

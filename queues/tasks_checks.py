@@ -22,7 +22,7 @@ from typing import Any
 
 from django.core import checks
 
-from queues.engine.quoting import shown
+from taskq.queues.engine.quoting import shown
 
 from . import conf
 from .engine import EngineError, ValidationError

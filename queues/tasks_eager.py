@@ -1,8 +1,8 @@
 """Eager mode of ``TaskqBackend`` (``TASKS_EAGER = True``, for tests): ``enqueue`` runs the ``@task`` function at
 once, in the calling thread, and ``get_result`` reads what it did, as Django's ImmediateBackend reports a run.
 
-The run is the engine's eager mode (``queues.engine.eager``) calling the worker's own runner
-(``queues.tasks_runner``): the same validation, handler middleware, signals, journal and ``TaskResult`` as on a
+The run is the engine's eager mode (``taskq.queues.engine.eager``) calling the worker's own runner
+(``taskq.queues.tasks_runner``): the same validation, handler middleware, signals, journal and ``TaskResult`` as on a
 worker. What differs is what differs on Django's ImmediateBackend:
 
 - one attempt: a function that raises makes the result FAILED, with the exception's class path and traceback, at

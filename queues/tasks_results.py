@@ -1,5 +1,5 @@
 """A Django task's ``TaskResult``, read from its taskq task: the task hash gives the state, the times and the return
-value (its ``result``); the journal (``TaskInfo.journal``, written by ``queues.tasks_runner``) gives one entry per
+value (its ``result``); the journal (``TaskInfo.journal``, written by ``taskq.queues.tasks_runner``) gives one entry per
 attempt: the worker that ran it, when it started, and the error it raised.
 
 Journal entries: ``{"worker": server id, "started": moment, "finished": moment, "error": {"class": exception class

@@ -1,5 +1,5 @@
-"""How a worker runs a Django task (one enqueued through ``queues.tasks_backend.TaskqBackend``): ``resolve`` is a
-resolver of the engine's handler registry (``Registry.resolve_with``, installed by ``queues.apps``) that turns a
+"""How a worker runs a Django task (one enqueued through ``taskq.tasks_backend.TaskqBackend``): ``resolve`` is a
+resolver of the engine's handler registry (``Registry.resolve_with``, installed by ``taskq.queues.apps``) that turns a
 task type no ``@handler`` routes into a handler, when the type is the module path of a ``@task`` function.
 
 Each attempt, in the worker:
@@ -7,7 +7,7 @@ Each attempt, in the worker:
 1. reads the task back (its journal of earlier attempts), adds an entry for this attempt (this worker, now) and
    writes it, fenced by the lease: from then on ``get_result`` in any process reads RUNNING, the start time and
    the worker ids (in eager mode, where the attempt runs inline and the task is in no Redis, the message is all
-   there is to read: the backend keeps the outcome, see ``queues.tasks_eager``);
+   there is to read: the backend keeps the outcome, see ``taskq.queues.tasks_eager``);
 2. sends the framework's ``task_started``, and calls the function (``context`` first for ``takes_context``, with
    the result id and the attempt number);
 3. on success writes the return value (which must be JSON: one that is not fails the task at once, as a
@@ -16,7 +16,7 @@ Each attempt, in the worker:
    archives the task as any other, sending ``task_finished`` when the attempt was the last (the task is FAILED).
 
 The handler stands for the ``@task`` function (``__wrapped__``), so a failure's error group names that function,
-not this module (see ``queues.engine.failures.handler_frame``).
+not this module (see ``taskq.queues.engine.failures.handler_frame``).
 
 A handler that reads the task back needs the worker's own Redis connection, so Django tasks stay in the worker
 process under ``--pool process`` too (``Handler.in_worker``).
@@ -32,9 +32,9 @@ from typing import Any
 
 from django.utils import timezone
 
-from queues.engine.clock import from_ms
-from queues.engine.message import TaskInfo
-from queues.engine.quoting import shown
+from taskq.queues.engine.clock import from_ms
+from taskq.queues.engine.message import TaskInfo
+from taskq.queues.engine.quoting import shown
 
 from . import conf
 from . import tasks_framework as fw

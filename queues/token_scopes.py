@@ -7,9 +7,9 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from queues.engine import ValidationError as EngineValidationError
-from queues.engine import validation as check
-from queues.engine.quoting import shown
+from taskq.queues.engine import ValidationError as EngineValidationError
+from taskq.queues.engine import validation as check
+from taskq.queues.engine.quoting import shown
 
 MAX_SCOPES = 1000
 NAMESPACE_SEPARATOR = ":"

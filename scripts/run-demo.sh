@@ -74,7 +74,7 @@ stop_children() {
 trap 'echo; echo "stopping..."; stop_children; exit 130' INT TERM
 trap stop_children EXIT
 
-supervise console "$bindir/daphne" -b 127.0.0.1 -p "$port" console.asgi:application &
+supervise console "$bindir/daphne" -b 127.0.0.1 -p "$port" taskq.console.asgi:application &
 pids+=("$!")
 
 supervise worker "$python" manage.py taskworker --queues critical=6,default=3,low=1 --import demo.tasks demo.django_tasks &

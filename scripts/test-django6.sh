@@ -59,4 +59,4 @@ bash scripts/ensure-redis.sh "$TEST_REDIS_URL"
 # plugin is not registered twice.
 TEST_REDIS_URL=$TEST_REDIS_URL REDIS_URL=$TEST_REDIS_URL DJANGO_SETTINGS_MODULE=tests.djtasks.settings \
     exec "$VENV/bin/python" -m pytest tests/djtasks --ds=tests.djtasks.settings --confcutdir=tests/djtasks \
-    -p no:taskq -p worker.testing.pytest_plugin -p no:cacheprovider "$@"
+    -p no:taskq -p taskq.worker.testing.pytest_plugin -p no:cacheprovider "$@"

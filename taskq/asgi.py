@@ -9,7 +9,7 @@
 WebSocket that is not the console's, go where they went before; the console's socket (``taskq:live``, found by
 resolving the socket's path in the URLconf, so it follows wherever ``taskq.urls`` is mounted) goes through the
 Origin check and the session's user only, and its consumer checks that user's permission itself. The console
-needs no channel layer: its hub hands each update to the sockets of its own process (``console.live.hub``).
+needs no channel layer: its hub hands each update to the sockets of its own process (``taskq.console.live.hub``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def with_taskq(application: ASGIApp) -> ASGIApp:
     from channels.routing import ProtocolTypeRouter
     from channels.security.websocket import AllowedHostsOriginValidator
 
-    from console.live.consumers import LiveConsumer
+    from taskq.console.live.consumers import LiveConsumer
 
     console_socket = AllowedHostsOriginValidator(AuthMiddlewareStack(LiveConsumer.as_asgi()))
     if isinstance(application, ProtocolTypeRouter):
@@ -48,7 +48,7 @@ class ConsoleSocketRouter:
         self.project = project
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        from console.live.routing import is_live_socket
+        from taskq.console.live.routing import is_live_socket
 
         if is_live_socket(scope):
             await self.console(scope, receive, send)

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from django.urls import include, path
 
-from console.live.routing import live_socket
+from taskq.console.live.routing import live_socket
 
 app_name = "taskq"
 
 urlpatterns = [
-    path("api/v1/", include("queues.api.urls")),
-    path("", include("metrics.urls")),
-    path("rq/", include("console.rq.urls")),
+    path("api/v1/", include("taskq.queues.api.urls")),
+    path("", include("taskq.metrics.urls")),
+    path("rq/", include("taskq.console.rq.urls")),
     path("ws/live/", live_socket, name="live"),
-    path("", include("console.page_urls")),
+    path("", include("taskq.console.page_urls")),
 ]

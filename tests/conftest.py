@@ -15,15 +15,15 @@ import pytest
 import redis
 from django.test import override_settings
 
-from console.channel_layers import channel_layers
-from queues import conf, handles
-from queues.engine import FakeClock, Inspector, Registry
-from queues.engine.broker import Broker
+from taskq.console.channel_layers import channel_layers
+from taskq.queues import conf, handles
+from taskq.queues.engine import FakeClock, Inspector, Registry
+from taskq.queues.engine.broker import Broker
 from tests.cli.helpers import Seed
 from tests.engine.task_state import fake_clock
 from tests.worker.worker_support import kill_process
 from tests.xdist_isolation import TEST_DATABASES
-from worker.testing.redis_db import DEFAULT_TEST_REDIS_URL, test_redis_url
+from taskq.worker.testing.redis_db import DEFAULT_TEST_REDIS_URL, test_redis_url
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -112,7 +112,7 @@ def registry() -> Registry:
 
 @pytest.fixture
 def engine(settings_redis: Any, redis_client: redis.Redis) -> Iterator[Inspector]:
-    """The console's shared engine handles (``queues.handles``) on the flushed test database."""
+    """The console's shared engine handles (``taskq.queues.handles``) on the flushed test database."""
     handles.reset()
     yield conf.get_inspector()
     handles.reset()

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from django.core.management import get_commands
 
-from queues.engine.settings import TaskqSettings
+from taskq.queues.engine.settings import TaskqSettings
 
 REPO = Path(__file__).resolve().parent.parent
 COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())
@@ -59,7 +59,7 @@ def assert_uses_the_postgres_service(services: dict, name: str, monkeypatch: pyt
     """An app service keeps the Django side in the stack's PostgreSQL: its DATABASE_URL, read as console/settings.py
     reads it, names the postgres service with the user, password and database that service creates, and the service
     starts once that database is healthy."""
-    from console.env import env_database
+    from taskq.console.env import env_database
 
     monkeypatch.setenv("DATABASE_URL", service_env(services[name])["DATABASE_URL"])
     database = env_database("DATABASE_URL", "sqlite://")
@@ -181,12 +181,12 @@ SPARK_SERVICES = ["spark-master", "spark-worker", "spark-connect"]
 
 @pytest.mark.parametrize("name", SPARK_SERVICES)
 def test_spark_services_run_daemons_that_exist(name):
-    from worker import spark_daemons
+    from taskq.worker import spark_daemons
 
     service = SERVICES[name]
     assert service.get("build") in (".", {"context": "."}) and service.get("healthcheck", {}).get("test")
     (argv,) = shell_commands(service["command"])
-    assert argv[:3] == ["python", "-m", "worker.spark_daemons"], f"{name}: unexpected command {argv!r}"
+    assert argv[:3] == ["python", "-m", "taskq.worker.spark_daemons"], f"{name}: unexpected command {argv!r}"
     args = spark_daemons.parser().parse_args(argv[3:])
     launched = spark_daemons.argv_for(args)
     assert Path(launched[0]).is_file(), f"{name}: {launched[0]} is not in the pyspark wheel"
@@ -232,7 +232,7 @@ def health_url(name: str) -> tuple[int, str]:
 def test_console_healthcheck_probes_its_healthz():
     from django.urls import resolve
 
-    from console.views import healthz
+    from taskq.console.views import healthz
 
     port, path = health_url("console")
     assert port == served_port("console")
@@ -240,7 +240,7 @@ def test_console_healthcheck_probes_its_healthz():
 
 
 def test_worker_healthcheck_probes_its_health_port():
-    from worker.health import PATHS
+    from taskq.worker.health import PATHS
 
     port, path = health_url("worker")
     assert port == served_port("worker")
@@ -251,7 +251,7 @@ def test_worker_healthcheck_probes_its_health_port():
 
 def test_tasks_health_named_in_the_compose_file_parses():
     # The compose file offers `tasks health` where the port cannot be reached; it must stay a valid command line.
-    from queues.cli.main import build_parser
+    from taskq.queues.cli.main import build_parser
 
     (line,) = [line for line in (REPO / "docker-compose.yml").read_text().splitlines() if "tasks health" in line]
     argv = shlex.split(line[line.index("`") + 1 : line.rindex("`")])

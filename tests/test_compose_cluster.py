@@ -11,8 +11,8 @@ import shlex
 import pytest
 import yaml
 
-from queues.engine.settings import TaskqSettings
-from queues.engine.topology import parse
+from taskq.queues.engine.settings import TaskqSettings
+from taskq.queues.engine.topology import parse
 from tests.test_compose import (
     REPO,
     assert_uses_the_postgres_service,
@@ -59,7 +59,7 @@ def test_app_services_use_the_cluster_and_commands_that_exist(name):
         if argv[:2] == ["python", "manage.py"]:
             assert manage_py_commands_exist(argv[2]), argv
         else:
-            assert argv[0] == "daphne" and argv[-1] == "console.asgi:application", argv
+            assert argv[0] == "daphne" and argv[-1] == "taskq.console.asgi:application", argv
     settings_source = (REPO / "console" / "settings.py").read_text()
     taskq = {f.metadata["name"] for f in dataclasses.fields(TaskqSettings)}
     assert not [var for var in env if f'"{var}"' not in settings_source and var not in taskq]

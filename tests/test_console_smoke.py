@@ -15,7 +15,7 @@ from asgiref.sync import async_to_sync
 from asgiref.testing import ApplicationCommunicator
 from django.contrib.auth import get_user_model
 
-from queues.engine import Client, FakeClock
+from taskq.queues.engine import Client, FakeClock
 from tests.asgi_http import http_scope
 
 pytestmark = pytest.mark.django_db
@@ -63,16 +63,16 @@ def asgi_get(application, path: str) -> tuple[int, dict[bytes, bytes], bytes]:
 
 
 def test_static_css_served_through_asgi_app_without_collectstatic():
-    from console.asgi import application
+    from taskq.console.asgi import application
 
-    status, headers, body = asgi_get(application, "/static/console/console.css")
+    status, headers, body = asgi_get(application, "/static/taskq/console.css")
     assert status == 200
     assert headers[b"content-type"].startswith(b"text/css")
     assert b"taskq console" in body
 
 
 def test_static_css_served_by_test_client(client):
-    response = client.get("/static/console/console.css")
+    response = client.get("/static/taskq/console.css")
     assert response.status_code == 200
     assert b"".join(response.streaming_content).startswith(b"/* taskq console")
 

@@ -1,8 +1,8 @@
-"""``queues.handles``: one handle per configuration, shared until ``reset``, and a bounded number of them."""
+"""``taskq.queues.handles``: one handle per configuration, shared until ``reset``, and a bounded number of them."""
 
 from __future__ import annotations
 
-from queues import conf, handles
+from taskq.queues import conf, handles
 
 
 def test_one_handle_per_configuration_until_reset(settings, redis_url):

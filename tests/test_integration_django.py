@@ -8,7 +8,7 @@ import uuid
 import pytest
 import redis
 
-from queues.engine import (
+from taskq.queues.engine import (
     Client,
     RedisUnavailableError,
     Registry,
@@ -17,8 +17,8 @@ from queues.engine import (
     handler,
     warn_if_evicting,
 )
-from queues.engine.keys import Keys
-from queues.transaction import enqueue_on_commit
+from taskq.queues.engine.keys import Keys
+from taskq.queues.transaction import enqueue_on_commit
 
 
 @pytest.fixture
@@ -62,7 +62,7 @@ def test_enqueue_on_commit_validates_inside_the_request(engine):
 
 
 def test_handler_enqueue_uses_its_defaults_under_overrides(settings_redis, redis_client):
-    from queues.conf import get_client
+    from taskq.queues.conf import get_client
 
     registry = Registry()
 
@@ -105,7 +105,7 @@ def test_eviction_policy_warning(redis_client, caplog):
     policy = redis_client.config_get("maxmemory-policy")["maxmemory-policy"]
     try:
         redis_client.config_set("maxmemory-policy", "allkeys-lru")
-        with caplog.at_level(logging.WARNING, logger="queues.engine"):
+        with caplog.at_level(logging.WARNING, logger="taskq.queues.engine"):
             assert warn_if_evicting(redis_client) == "allkeys-lru"
         assert "tasks will be lost" in caplog.text
     finally:

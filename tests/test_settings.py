@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from console.env import env_bool, env_database, env_float, env_int, env_list, env_str
+from taskq.console.env import env_bool, env_database, env_float, env_int, env_list, env_str
 
 REPO = Path(__file__).resolve().parent.parent
 SETTINGS_FILE = REPO / "console" / "settings.py"
 
 
 # --- DATABASE_URL -----------------------------------------------------------------------------------------
-# Parsed by dj-database-url (console.env.env_database): these are the forms the README promises, and the named
+# Parsed by dj-database-url (taskq.console.env.env_database): these are the forms the README promises, and the named
 # error a bad URL gives at startup.
 
 SQLITE = {"ENGINE": "django.db.backends.sqlite3"}

@@ -1,4 +1,4 @@
-"""``queues.engine.settings.TaskqSettings`` is the one place taskq's settings and their defaults are written:
+"""``taskq.queues.engine.settings.TaskqSettings`` is the one place taskq's settings and their defaults are written:
 the settings table of the documentation (docs/settings.md) is its output, Django's settings export every one of
 them, and a bad value is refused with the variable's name."""
 
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from queues import conf
-from queues.engine import GroupSettings, Limits, ValidationError
-from queues.engine.settings import DEFAULTS, TaskqSettings, markdown_table
-from queues.sparkconf import SparkSettings
-from worker.config import WorkerConfig
+from taskq.queues import conf
+from taskq.queues.engine import GroupSettings, Limits, ValidationError
+from taskq.queues.engine.settings import DEFAULTS, TaskqSettings, markdown_table
+from taskq.queues.sparkconf import SparkSettings
+from taskq.worker.config import WorkerConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = [f.metadata["name"] for f in dataclasses.fields(TaskqSettings)]
@@ -22,7 +22,7 @@ NAMES = [f.metadata["name"] for f in dataclasses.fields(TaskqSettings)]
 
 def test_the_settings_page_table_is_the_objects_output():
     assert markdown_table() in (ROOT / "docs" / "settings.md").read_text(), (
-        "docs/settings.md's settings table differs from `python -m queues.engine.settings`: paste its output"
+        "docs/settings.md's settings table differs from `python -m taskq.queues.engine.settings`: paste its output"
     )
 
 

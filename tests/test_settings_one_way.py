@@ -1,6 +1,6 @@
 """Settings are read one way (issue 24): the product (``queues/``, ``worker/``, ``console/``, ``metrics/``) reads
-every taskq setting through the typed object (``queues.engine.settings.TaskqSettings``; in Django,
-``queues.conf.taskq_settings()``), and no default of one is written down anywhere but there.
+every taskq setting through the typed object (``taskq.queues.engine.settings.TaskqSettings``; in Django,
+``taskq.queues.conf.taskq_settings()``), and no default of one is written down anywhere but there.
 
 The scans read the source, so a new ``conf.setting("TASKS_…")``, ``getattr(settings, "TASKS_…")``,
 ``settings.TASKS_…``, ``os.environ.get("TASKS_…")`` or a copied default (``DEFAULT_TTR = 30.0``) fails here with
@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from queues.engine.settings import DEFAULTS, TaskqSettings
-from worker.config import WorkerConfig
+from taskq.queues.engine.settings import DEFAULTS, TaskqSettings
+from taskq.worker.config import WorkerConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 PRODUCT = ("queues", "worker", "console", "metrics")
@@ -86,7 +86,7 @@ def test_no_setting_is_read_by_its_name_outside_the_settings_modules():
         for node in ast.walk(tree)
         if (what := read_by_name(node))
     ]
-    assert not found, "read these through the typed settings object (queues.conf.taskq_settings()):\n" + "\n".join(
+    assert not found, "read these through the typed settings object (taskq.queues.conf.taskq_settings()):\n" + "\n".join(
         found
     )
 
@@ -192,7 +192,7 @@ def duplicated_defaults(path: str, tree: ast.Module) -> Iterator[str]:
 
 def test_no_default_of_a_setting_is_written_outside_the_settings_object():
     found = [line for path, tree in product_files() for line in duplicated_defaults(path, tree)]
-    assert not found, "take these from queues.engine.settings.DEFAULTS (or the settings in force):\n" + "\n".join(found)
+    assert not found, "take these from taskq.queues.engine.settings.DEFAULTS (or the settings in force):\n" + "\n".join(found)
 
 
 def test_the_scans_catch_what_they_are_for():
@@ -272,7 +272,7 @@ def test_options_win_over_the_settings_and_an_option_not_given_leaves_them():
 
 
 def taskworker_config(*argv: str) -> WorkerConfig:
-    from worker.management.commands.taskworker import Command
+    from taskq.worker.management.commands.taskworker import Command
 
     return Command.config(vars(Command().create_parser("manage.py", "taskworker").parse_args(argv)))
 
@@ -294,9 +294,9 @@ def test_taskworker_takes_its_options_over_the_settings_over_the_defaults(settin
 
 
 def test_taskscheduler_takes_its_options_over_the_settings_over_the_defaults(settings):
-    from queues import conf
-    from queues.engine import ValidationError
-    from worker.scheduler import from_settings
+    from taskq.queues import conf
+    from taskq.queues.engine import ValidationError
+    from taskq.worker.scheduler import from_settings
 
     settings.TASKS_SCHEDULER_INTERVAL = 2.0
     settings.TASKS_SCHEDULER_GRACE_SECONDS = 30.0

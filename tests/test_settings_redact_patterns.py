@@ -1,6 +1,6 @@
 """``TASKS_REDACT_PATTERNS``: read through the settings object (a list in Django's settings, a JSON array in the
 environment), and refused at start-up by the system check ``taskq.E110`` when it is no list of strings, a pattern
-does not compile or is one of the risky kinds ``queues.engine.redaction_patterns`` names. Where no check runs,
+does not compile or is one of the risky kinds ``taskq.queues.engine.redaction_patterns`` names. Where no check runs,
 masking fails closed: the rules raise rather than show anything unmasked."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from queues.engine.settings import DEFAULTS, TaskqSettings
-from queues.redaction_checks import check_redaction
-from queues.redaction_rules import rules
+from taskq.queues.engine.settings import DEFAULTS, TaskqSettings
+from taskq.queues.redaction_checks import check_redaction
+from taskq.queues.redaction_rules import rules
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,7 +69,7 @@ def test_bad_patterns_are_a_named_check_error_and_masking_fails_closed(settings,
 
 
 def manage_check(**env: str) -> subprocess.CompletedProcess[str]:
-    environ = {**os.environ, "DJANGO_SETTINGS_MODULE": "console.settings", **env}
+    environ = {**os.environ, "DJANGO_SETTINGS_MODULE": "taskq.console.settings", **env}
     return subprocess.run(
         [sys.executable, "manage.py", "check"], cwd=ROOT, env=environ, capture_output=True, text=True, timeout=120
     )

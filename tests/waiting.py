@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from queues.engine import Inspector, TaskNotFoundError
+from taskq.queues.engine import Inspector, TaskNotFoundError
 
 WAIT = 15.0  # generous: a loaded CI box must not fail a correct test
 

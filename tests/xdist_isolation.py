@@ -3,7 +3,7 @@
 Loaded by name from pyproject's ``addopts`` (``-p tests.xdist_isolation``), so its hook runs before pytest-django
 imports the settings, which read REDIS_URL once, and before any conftest.
 
-- Redis: each worker gets a database of its own (``worker.testing.redis_db.xdist_worker_url``: gw0 keeps
+- Redis: each worker gets a database of its own (``taskq.worker.testing.redis_db.xdist_worker_url``: gw0 keeps
   TEST_REDIS_URL's, gw1 the one below it...). TEST_REDIS_URL is rewritten for the worker, and REDIS_URL with it
   when it named the same database (the Makefile sets both), so the settings, every fixture and every worker,
   console or scheduler subprocess a test starts all use the worker's database.
@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from queues.engine import ValidationError
-from worker.testing.redis_db import DEFAULT_TEST_REDIS_URL, xdist_worker_url
+from taskq.queues.engine import ValidationError
+from taskq.worker.testing.redis_db import DEFAULT_TEST_REDIS_URL, xdist_worker_url
 
 #: The databases this suite may flush: 0 holds the demo's data, 10-15 are left to other tools.
 TEST_DATABASES = range(1, 10)

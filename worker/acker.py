@@ -11,7 +11,7 @@ per slot handed over (``FetchNext``), and ``Refill.fill_slots`` starts them in t
 over; the processor decides when a slot may go this way and what to lease (``Refill.fetch_next``). A slot handed
 over is freed exactly once, whatever the call's fate.
 
-Each outcome written (and not refused by the fence) is added to the time series tally (``queues.engine.series``),
+Each outcome written (and not refused by the fence) is added to the time series tally (``taskq.queues.engine.series``),
 which the acker writes about once a second, between acknowledgements.
 
 Linger: when few outcomes wait, the acker waits ``linger`` seconds (2 ms by default) before it takes them, so that the
@@ -31,17 +31,17 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Protocol
 
-from queues.engine import EngineError, LeaseLostError, RedisUnavailableError, TaskNotFoundError, series
-from queues.engine.broker import Broker
-from queues.engine.redaction import NO_REDACTION, Redaction
-from queues.engine.sans_io import Request, drive, run_command
-from queues.engine.transitions import Acked, ArchiveLimits, Dequeued, FetchNext
+from taskq.queues.engine import EngineError, LeaseLostError, RedisUnavailableError, TaskNotFoundError, series
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.redaction import NO_REDACTION, Redaction
+from taskq.queues.engine.sans_io import Request, drive, run_command
+from taskq.queues.engine.transitions import Acked, ArchiveLimits, Dequeued, FetchNext
 
 from .attempt import Attempt, Outcome
 from .component import Component
 from .metrics import WorkerMetrics
 
-log = logging.getLogger("worker.acker")
+log = logging.getLogger("taskq.worker.acker")
 
 Item = tuple[Attempt, Outcome]
 MAX_BATCH = 500

@@ -1,5 +1,5 @@
 """The aggregator: combines the due groups of the served queues into one task each (see
-``queues.engine.aggregation``), and reclaims aggregation sets whose aggregator died half-way.
+``taskq.queues.engine.aggregation``), and reclaims aggregation sets whose aggregator died half-way.
 
 One round per queue: first reclaim expired sets (their tasks go back into their groups), then for each group
 whose oldest task has an aggregation function here, cut it while it is due and combine each cut. A group whose
@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from queues.engine import EngineError
-from queues.engine.aggregation import AggregatorRegistry, GroupSettings, GroupStore
-from queues.engine.broker import Broker
-from queues.engine.policies import PolicySet
+from taskq.queues.engine import EngineError
+from taskq.queues.engine.aggregation import AggregatorRegistry, GroupSettings, GroupStore
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.policies import PolicySet
 
 from .component import Component
 from .queueset import QueueSet

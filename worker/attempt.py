@@ -12,10 +12,10 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from queues.engine import RetryWithoutFailure, SkipRetry, Task
-from queues.engine.failures import Failure, capture
-from queues.engine.handlers import Handler
-from queues.engine.transitions import Leased
+from taskq.queues.engine import RetryWithoutFailure, SkipRetry, Task
+from taskq.queues.engine.failures import Failure, capture
+from taskq.queues.engine.handlers import Handler
+from taskq.queues.engine.transitions import Leased
 
 
 @dataclass
@@ -99,7 +99,7 @@ class Attempt:
 
     def _delay(self, exc: BaseException) -> float:
         if self.handler is None:
-            from queues.engine import default_retry_delay
+            from taskq.queues.engine import default_retry_delay
 
             return default_retry_delay(self.task.retried, exc, self.task)
         try:

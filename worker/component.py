@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from queues.engine import RedisUnavailableError
+from taskq.queues.engine import RedisUnavailableError
 
 MAX_BACKOFF = 5.0
 

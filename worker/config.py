@@ -11,12 +11,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from queues.engine import DEFAULT_PREFIX, DEFAULT_REDIS_URL, GroupSettings, Limits, ValidationError
-from queues.engine import validation as check
-from queues.engine.quoting import shown
-from queues.engine.redaction import NO_REDACTION, Redaction
-from queues.engine.settings import DEFAULTS, TaskqSettings
-from queues.sparkconf import SparkSettings
+from taskq.queues.engine import DEFAULT_PREFIX, DEFAULT_REDIS_URL, GroupSettings, Limits, ValidationError
+from taskq.queues.engine import validation as check
+from taskq.queues.engine.quoting import shown
+from taskq.queues.engine.redaction import NO_REDACTION, Redaction
+from taskq.queues.engine.settings import DEFAULTS, TaskqSettings
+from taskq.queues.sparkconf import SparkSettings
 
 #: Characters that make a ``--queues`` entry a glob pattern (fnmatch: ``*``, ``?``, ``[...]``) rather than a name.
 PATTERN_CHARS = check.GLOB_CHARACTERS

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from queues.engine.broker import Broker
-from queues.engine.policies import PolicySet, PolicyStore
-from queues.engine.transitions import ArchiveLimits
-from queues.engine.worker_store import WorkerStore
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.policies import PolicySet, PolicyStore
+from taskq.queues.engine.transitions import ArchiveLimits
+from taskq.queues.engine.worker_store import WorkerStore
 
 from .component import Component
 from .config import WorkerConfig

@@ -4,7 +4,7 @@ analytics pipeline (``manage.py task_analytics``).
 One exporter runs at a time across all workers: each round it takes or extends a lease in Redis, and a worker
 that does not hold it does nothing. Per queue it attaches to the stream (from then on the scripts trim it by MINID
 at the committed offset, never past what is stored, with a hard length cap as a safety net), reads the events
-after its committed offset, writes them (``queues.history.event_files.write_batch``: synced, renamed, deterministic
+after its committed offset, writes them (``taskq.queues.history.event_files.write_batch``: synced, renamed, deterministic
 names) and only then commits the offset of the last one. A restart therefore re-reads exactly the uncommitted
 events and rewrites the same files: nothing lost, nothing doubled. If the oldest event left in a stream is newer
 than the committed offset (the hard cap trimmed, or someone deleted entries), the gap is logged, counted in Redis
@@ -16,10 +16,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from queues.engine.broker import Broker
-from queues.engine.export_store import ExportStore, StreamEntry, parse_stream_id
-from queues.engine.settings import DEFAULTS
-from queues.history.event_files import write_batch
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.export_store import ExportStore, StreamEntry, parse_stream_id
+from taskq.queues.engine.settings import DEFAULTS
+from taskq.queues.history.event_files import write_batch
 
 from .component import Component
 

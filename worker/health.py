@@ -18,7 +18,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-log = logging.getLogger("worker.health")
+log = logging.getLogger("taskq.worker.health")
 
 PATHS = ("/healthz", "/")
 

@@ -17,10 +17,10 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from queues.engine.broker import Broker
-from queues.engine.clock import to_ms
-from queues.engine.server_records import SERVER_ACTIONS
-from queues.engine.worker_store import WorkerStore
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.clock import to_ms
+from taskq.queues.engine.server_records import SERVER_ACTIONS
+from taskq.queues.engine.worker_store import WorkerStore
 
 from .component import Component
 from .config import WorkerConfig

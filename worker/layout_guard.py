@@ -3,7 +3,7 @@
 The process checks once before it starts (a refusal raises at once) and then before each round of writes (its
 heartbeat, its scheduling round): when ``tasks migrate-keys`` moved the keyspace on while the process ran, the
 round writes nothing, ``refused`` is set so the process stops, and ``raise_refusal`` makes it exit non-zero with
-the error naming both layouts. See ``queues.engine.layout``.
+the error naming both layouts. See ``taskq.queues.engine.layout``.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 import threading
 
-from queues.engine import LayoutVersionError, RedisUnavailableError
-from queues.engine.broker import Broker
+from taskq.queues.engine import LayoutVersionError, RedisUnavailableError
+from taskq.queues.engine.broker import Broker
 
 log = logging.getLogger("worker")
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from queues.engine import TaskCancelledError
-from queues.engine.broker import Broker
-from queues.engine.transitions import PERIODIC_LIMIT, Call
+from taskq.queues.engine import TaskCancelledError
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.transitions import PERIODIC_LIMIT, Call
 
 from .attempt import Attempt
 from .component import Component

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterable
 from fnmatch import fnmatchcase
 
-from queues.engine.worker_store import WorkerStore
+from taskq.queues.engine.worker_store import WorkerStore
 
 from .component import Component
 from .queueset import QueueSet

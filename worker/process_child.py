@@ -28,9 +28,9 @@ from contextlib import AbstractContextManager, ExitStack, contextmanager
 from multiprocessing.connection import Connection
 from typing import Any
 
-from queues.engine import RetryWithoutFailure, SkipRetry, Task
-from queues.engine.failures import capture
-from queues.engine.handlers import Handler
+from taskq.queues.engine import RetryWithoutFailure, SkipRetry, Task
+from taskq.queues.engine.failures import capture
+from taskq.queues.engine.handlers import Handler
 
 from .attempt import describe
 
@@ -172,7 +172,7 @@ def child_main(conn: Connection, handlers: dict[str, Ref], middleware: list[Ref]
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
-        importlib.import_module("worker.process_boot")
+        importlib.import_module("taskq.worker.process_boot")
         if not logging.getLogger().handlers:  # no Django to configure it: log like the taskworker command does
             logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         runner = ChildRunner(

@@ -31,9 +31,9 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from queues.engine import Registry, ValidationError
-from queues.engine.failures import Failure
-from queues.engine.quoting import shown
+from taskq.queues.engine import Registry, ValidationError
+from taskq.queues.engine.failures import Failure
+from taskq.queues.engine.quoting import shown
 
 from .attempt import Attempt, Outcome
 from .process_child import STOP_SIGNAL, STOPPED_EXIT_CODE, Ref, child_main, portable
@@ -183,7 +183,7 @@ class ProcessPool:
         start, not every task."""
         modules = sorted({module for module, _ in [*self.handlers.values(), *self.middleware]})
         # Only the first pool of a process decides what its forkserver preloads; a child imports what is missing.
-        self.context.set_forkserver_preload(["worker.process_boot", *modules])
+        self.context.set_forkserver_preload(["taskq.worker.process_boot", *modules])
         self._children = [self._spawn() for _ in range(self.size)]
         for child in self._children:
             assert child is not None

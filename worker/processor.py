@@ -36,10 +36,10 @@ from collections import Counter, deque
 from contextlib import ExitStack
 from typing import Any
 
-from queues.engine import Registry, Task, TaskCancelledError, TaskMessage
-from queues.engine.broker import Broker
-from queues.engine.quoting import shown
-from queues.engine.transitions import Dequeued, FetchNext, Leased
+from taskq.queues.engine import Registry, Task, TaskCancelledError, TaskMessage
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.quoting import shown
+from taskq.queues.engine.transitions import Dequeued, FetchNext, Leased
 
 from .acker import Acker
 from .attempt import Attempt, Outcome
@@ -51,7 +51,7 @@ from .ordering import QueueOrder
 from .process_pool import ProcessPool
 from .queueset import QueueSet
 
-log = logging.getLogger("worker.processor")
+log = logging.getLogger("taskq.worker.processor")
 
 # Prefetch only while handlers take less than this on average: then a round trip is a large part of a task's
 # cost and a prefetched task waits about as long. Longer tasks gain nothing from it, and a task waiting here

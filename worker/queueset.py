@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from queues.engine.transitions import RateLimit
+from taskq.queues.engine.transitions import RateLimit
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from queues.engine import Registry, TaskMessage, default_retry_delay
-from queues.engine.broker import Broker
-from queues.engine.clock import to_ms
-from queues.engine.handlers import Task
-from queues.engine.transitions import ArchiveLimits, Leased
-from queues.engine.worker_store import WorkerStore
+from taskq.queues.engine import Registry, TaskMessage, default_retry_delay
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.clock import to_ms
+from taskq.queues.engine.handlers import Task
+from taskq.queues.engine.transitions import ArchiveLimits, Leased
+from taskq.queues.engine.worker_store import WorkerStore
 
 from .component import Component
 from .config import WorkerConfig

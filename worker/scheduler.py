@@ -22,19 +22,19 @@ import socket
 import uuid
 from typing import Any
 
-from queues.engine import Clock, EngineError, RedisUnavailableError, TaskIdConflictError, ValidationError
-from queues.engine.broker import Broker
-from queues.engine.clock import to_ms
-from queues.engine.periodic import Entry, ScheduleRegistry, schedules
-from queues.engine.policies import PolicyCache
-from queues.engine.scheduler_store import SchedulerStore
-from queues.engine.settings import DEFAULTS, TaskqSettings
+from taskq.queues.engine import Clock, EngineError, RedisUnavailableError, TaskIdConflictError, ValidationError
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.clock import to_ms
+from taskq.queues.engine.periodic import Entry, ScheduleRegistry, schedules
+from taskq.queues.engine.policies import PolicyCache
+from taskq.queues.engine.scheduler_store import SchedulerStore
+from taskq.queues.engine.settings import DEFAULTS, TaskqSettings
 
 from .component import Component
 from .layout_guard import LayoutGuard
 from .stop_signals import run_until_signalled
 
-log = logging.getLogger("worker.scheduler")
+log = logging.getLogger("taskq.worker.scheduler")
 
 
 def new_scheduler_id() -> str:

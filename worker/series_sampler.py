@@ -1,14 +1,14 @@
 """Once a minute, one worker of the deployment writes every queue's size and latency into the time series (see
-``queues.engine.series``): the first worker to claim the minute in Redis does it, the others skip it."""
+``taskq.queues.engine.series``): the first worker to claim the minute in Redis does it, the others skip it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from queues.engine import series
-from queues.engine.broker import Broker
-from queues.engine.inspector import Inspector
-from queues.engine.sans_io import Batch, Command, Request, drive, run_command
+from taskq.queues.engine import series
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.inspector import Inspector
+from taskq.queues.engine.sans_io import Batch, Command, Request, drive, run_command
 
 from .component import Component
 

@@ -11,11 +11,11 @@ import logging
 import threading
 from typing import Any
 
-from queues.engine import AggregatorRegistry, Clock, Registry, aggregators, registry, warn_if_evicting
-from queues.engine.broker import Broker
-from queues.engine.clock import to_ms
-from queues.engine.server_records import GRACEFUL
-from queues.engine.worker_store import WorkerStore
+from taskq.queues.engine import AggregatorRegistry, Clock, Registry, aggregators, registry, warn_if_evicting
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.clock import to_ms
+from taskq.queues.engine.server_records import GRACEFUL
+from taskq.queues.engine.worker_store import WorkerStore
 
 from .acker import Acker, Syncer
 from .aggregator import Aggregator, queue_group_settings
@@ -208,7 +208,7 @@ class Server:
         log.info("worker %s stopped", self.config.server_id)
 
     def farewell(self, held: list[tuple[Attempt, bool]]) -> dict[str, Any]:
-        """The record this server leaves (see ``queues.engine.server_records``): its last heartbeat, how it ended,
+        """The record this server leaves (see ``taskq.queues.engine.server_records``): its last heartbeat, how it ended,
         and what became of each task it held when the shutdown began (``held``: attempt, whether it started)."""
         ended = to_ms(self.broker.clock.now())
         server = self.heartbeat.server_info()

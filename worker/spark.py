@@ -24,10 +24,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from queues.engine import Task
-from queues.sparkconf import SparkSettings, build_session, is_connect_session
+from taskq.queues.engine import Task
+from taskq.queues.sparkconf import SparkSettings, build_session, is_connect_session
 
-log = logging.getLogger("worker.spark")
+log = logging.getLogger("taskq.worker.spark")
 
 MAX_SPARK_ERROR = 1000
 

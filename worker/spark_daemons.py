@@ -1,9 +1,9 @@
 """Run Spark's own daemons from the pyspark wheel, in the foreground (for docker-compose and the integration
 tests): no separate Spark download, the same Spark version as the workers' client.
 
-    python -m worker.spark_daemons master  [--host H] [--port 7077] [--webui-port 8080]
-    python -m worker.spark_daemons worker  MASTER_URL [--cores N] [--memory 1g] [--port P] [--webui-port 8081]
-    python -m worker.spark_daemons connect [--port 15002] [--master local[*]]   # Spark Connect server
+    python -m taskq.worker.spark_daemons master  [--host H] [--port 7077] [--webui-port 8080]
+    python -m taskq.worker.spark_daemons worker  MASTER_URL [--cores N] [--memory 1g] [--port P] [--webui-port 8081]
+    python -m taskq.worker.spark_daemons connect [--port 15002] [--master local[*]]   # Spark Connect server
 
 ``master`` and ``worker`` exec ``bin/spark-class`` with the standalone Master / Worker; ``connect`` execs
 ``sbin/start-connect-server.sh`` with SPARK_NO_DAEMONIZE set, so it stays in the foreground and a container
@@ -17,7 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-from queues.engine.settings import DEFAULTS
+from taskq.queues.engine.settings import DEFAULTS
 
 
 def spark_home() -> Path:
@@ -74,7 +74,7 @@ def argv_for(args: argparse.Namespace) -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m worker.spark_daemons", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m taskq.worker.spark_daemons", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="daemon", required=True)
     master = sub.add_parser("master", help="a standalone Master")
     master.add_argument("--host", default="0.0.0.0")

@@ -29,10 +29,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from queues.engine import SkipRetry, Task, handler
-from queues.engine.quoting import shown
-from queues.engine.settings import TaskqSettings
-from queues.sparkconf import DEFAULT_MASTER
+from taskq.queues.engine import SkipRetry, Task, handler
+from taskq.queues.engine.quoting import shown
+from taskq.queues.engine.settings import TaskqSettings
+from taskq.queues.sparkconf import DEFAULT_MASTER
 
 TAIL_LINES = 60
 KILL_GRACE = 5.0

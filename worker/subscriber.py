@@ -10,10 +10,10 @@ from collections.abc import Callable
 
 import redis
 
-from queues.engine import RedisUnavailableError
-from queues.engine.keys import cancel_request
-from queues.engine.redis_errors import translated
-from queues.engine.worker_store import WorkerStore
+from taskq.queues.engine import RedisUnavailableError
+from taskq.queues.engine.keys import cancel_request
+from taskq.queues.engine.redis_errors import translated
+from taskq.queues.engine.worker_store import WorkerStore
 
 from .component import Component
 from .processor import Processor
@@ -51,7 +51,7 @@ class Subscriber(Component):
             # Work may have arrived while we were not listening.
             self.processor.wake.set()
         try:
-            with translated("worker.subscriber"):
+            with translated("taskq.worker.subscriber"):
                 self._follow_queue_set(self._pubsub)
                 message = self._pubsub.get_message(timeout=0.5)
         except RedisUnavailableError:

@@ -30,9 +30,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from queues.engine.quoting import shown
+from taskq.queues.engine.quoting import shown
 
-log = logging.getLogger("worker.supervisor")
+log = logging.getLogger("taskq.worker.supervisor")
 
 #: The variable that tells a child its index, for its port offsets.
 PROCESS_INDEX_VARIABLE = "TASKQ_WORKER_PROCESS"

@@ -13,7 +13,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
-from queues.engine.events import StreamEvent
+from taskq.queues.engine.events import StreamEvent
 
 #: Task rows per queue per message, at most; the rest are counted in ``more`` (the page can offer a reload).
 MAX_TASKS_PER_MESSAGE = 500
@@ -21,7 +21,7 @@ MAX_TASKS_PER_MESSAGE = 500
 
 def shown(event: StreamEvent) -> dict[str, Any]:
     """The event as every page may see it: its error text masked by TASKS_REDACT_PATTERNS."""
-    from queues.redaction_access import mask_event_entry
+    from taskq.queues.redaction_access import mask_event_entry
 
     return mask_event_entry(event.as_dict())
 

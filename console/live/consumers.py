@@ -1,6 +1,6 @@
 """The console's WebSocket, at ``taskq:live`` (``ws/live/`` under where the project mounts taskq.urls).
 
-The socket is accepted only for a logged-in user with ``queues.view_console`` (or operate; superusers hold
+The socket is accepted only for a logged-in user with ``taskq.view_console`` (or operate; superusers hold
 both); ``taskq.asgi.with_taskq`` has already refused foreign Origins. The page then sends one subscription::
 
     {"op": "subscribe", "scope": "dashboard" | "queue" | "task" | "servers" | "workflow" | "workflows" | "schedulers"
@@ -41,11 +41,11 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from queues.engine.errors import EngineError
-from queues.engine.events import later, stream_id_key
-from queues.engine.quoting import shown
-from queues.engine.validation import queue_name as check_queue_name
-from queues.engine.validation import task_id as check_task_id
+from taskq.queues.engine.errors import EngineError
+from taskq.queues.engine.events import later, stream_id_key
+from taskq.queues.engine.quoting import shown
+from taskq.queues.engine.validation import queue_name as check_queue_name
+from taskq.queues.engine.validation import task_id as check_task_id
 
 from ..permissions import can_view
 from ..summary_bar import summary_figures

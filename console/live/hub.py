@@ -24,8 +24,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from queues.engine.errors import EngineError, TaskNotFoundError
-from queues.engine.events import AsyncEventStreams, StreamEvent
+from taskq.queues.engine.errors import EngineError, TaskNotFoundError
+from taskq.queues.engine.events import AsyncEventStreams, StreamEvent
 
 from ..summary_bar import summary_figures
 from .coalesce import Coalescer, QueueWindow, Window
@@ -35,7 +35,7 @@ from .queue_tabs import TAB, SnapshotDelta, tab_snapshots
 from .schedulers_page import CRON_TASK_PREFIX, schedulers_fingerprint
 from .workflow_page import workflow_snapshot
 
-log = logging.getLogger("console.live")
+log = logging.getLogger("taskq.console.live")
 T = TypeVar("T")
 
 LIVE_INTERVAL = 0.25  # seconds between two messages of one subscription key, at least
@@ -389,7 +389,7 @@ class LiveHub:
         if not self.watching(SCHEDULERS):
             self._schedulers_seen = ""
             return
-        from queues.periodic_sync import scheduler_store
+        from taskq.queues.periodic_sync import scheduler_store
 
         fingerprint = await read_or_warn("the schedulers", schedulers_fingerprint, scheduler_store())
         if fingerprint is None:
@@ -467,10 +467,10 @@ def task_detail(inspector: Any, queue: str, task_id: str, last_to: str) -> dict[
     retention) or ``deleted``, and its sections as the page renders a gone task from its events. One message feeds
     every watcher of the task, so its result is masked as TASKS_REDACT says, whoever watches; the sections hold no
     payload nor result."""
-    from console.forms import TASK_ACTIONS
-    from console.task_page import EDITABLE, GoneTask, read_task, render_sections, sections_context
-    from queues.redaction_access import mask_string, masked
-    from queues.rendering import render_bytes
+    from taskq.console.forms import TASK_ACTIONS
+    from taskq.console.task_page import EDITABLE, GoneTask, read_task, render_sections, sections_context
+    from taskq.queues.redaction_access import mask_string, masked
+    from taskq.queues.rendering import render_bytes
 
     try:
         task, events = read_task(inspector, queue, task_id)
@@ -534,7 +534,7 @@ def servers_snapshot(inspector: Any) -> list[dict[str, Any]]:
             "usage": {
                 k: v for k, v in server_usage(s).items() if k not in ("age", "late", "now")
             },  # the page ticks those
-            "row": render_to_string("console/_server_row.html", {"row": server_row(s)}),
+            "row": render_to_string("taskq/_server_row.html", {"row": server_row(s)}),
         }
         for s in inspector.servers()
     ]
@@ -545,7 +545,7 @@ def _iso(when: Any) -> str | None:
 
 
 def _default_inspector() -> Any:
-    from queues import conf
+    from taskq.queues import conf
 
     return conf.get_inspector()
 
@@ -558,7 +558,7 @@ def live_hub() -> LiveHub:
 
     Keyed by loop because an asyncio Redis connection belongs to the loop that opened it (tests run many loops).
     """
-    from queues import conf
+    from taskq.queues import conf
 
     loop = asyncio.get_running_loop()
     hub = _hubs.get(loop)

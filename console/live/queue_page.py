@@ -38,7 +38,7 @@ def queue_page_snapshots(inspector: Any, queues: list[str]) -> dict[str, dict[st
             "paused": info.paused,
             "figures": {"memory": str(filesizeformat(info.memory_bytes)), "latency": duration(info.latency)},
             "types": render_to_string(
-                "console/_task_types.html",
+                "taskq/_task_types.html",
                 {
                     "queue": info.queue,
                     "state": TAB_PLACEHOLDER,
@@ -47,7 +47,7 @@ def queue_page_snapshots(inspector: Any, queues: list[str]) -> dict[str, dict[st
                 },
             ),
             "groups": render_to_string(
-                "console/_groups.html", {"groups": inspector.groups(info.queue) if info.aggregating else []}
+                "taskq/_groups.html", {"groups": inspector.groups(info.queue) if info.aggregating else []}
             ),
             "placeholder": TAB_PLACEHOLDER,
         }

@@ -4,7 +4,7 @@ Events say which task moved where, not what its row shows now: a task that faile
 new due time, and a task new to a tab has a payload, a due time and a retry count that no event carries. So while a
 queue page is open on a tab (one page of one state, unfiltered), the hub reads that page of the tab as a fresh load
 reads it (``Inspector.list_tasks``: a range and one pipeline of hashes), renders its rows with the page's own
-template (``console/_task_rows.html``) and sends them when they changed. It does so in the snapshots' rhythm
+template (``taskq/_task_rows.html``) and sends them when they changed. It does so in the snapshots' rhythm
 (``console/live/dashboard.py``: at most every ``DASHBOARD_INTERVAL`` seconds while events arrive, every
 ``DASHBOARD_IDLE`` seconds otherwise), once per console process for each tab however many pages show it. The page
 swaps them in (``live.js``), so once activity stops its table lists exactly the rows, in the order and with the
@@ -21,7 +21,7 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from queues.engine.errors import QueueNotFoundError
+from taskq.queues.engine.errors import QueueNotFoundError
 
 from ..forms import STATES, TASK_ACTIONS
 
@@ -37,9 +37,9 @@ def tab_key(queue: str, state: str, page: int, size: int) -> TabKey:
 def tab_snapshots(inspector: Any, keys: list[TabKey]) -> dict[TabKey, dict[str, Any]]:
     """Per watched tab key: ``{"kind": "tab", "queue", "state", "page", "size", "ids", "rows": "<tr…>"}``, the rows
     of that page of the tab as a fresh load of it renders them. A queue deleted meanwhile has no snapshot."""
-    from queues.engine.inspector import WAITING_ON_LISTED
-    from queues.redaction_access import masked
-    from queues.rendering import preview
+    from taskq.queues.engine.inspector import WAITING_ON_LISTED
+    from taskq.queues.redaction_access import masked
+    from taskq.queues.rendering import preview
 
     snapshots = {}
     for key in keys:
@@ -64,7 +64,7 @@ def tab_snapshots(inspector: Any, keys: list[TabKey]) -> dict[TabKey, dict[str, 
             "page": int(page),
             "size": int(size),
             "ids": [task.id for task in tasks],
-            "rows": render_to_string("console/_task_rows.html", context),
+            "rows": render_to_string("taskq/_task_rows.html", context),
         }
     return snapshots
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from queues.engine.errors import QueueNotFoundError, TaskNotFoundError
+from taskq.queues.engine.errors import QueueNotFoundError, TaskNotFoundError
 
 
 def workflow_snapshot(inspector: Any, queue: str, workflow_id: str) -> dict[str, Any]:
@@ -32,6 +32,6 @@ def workflow_snapshot(inspector: Any, queue: str, workflow_id: str) -> dict[str,
         **head,
         "state": info.state,
         "actions": info.actions(),
-        "html": render_to_string("console/_workflow_live.html", workflow_context(inspector, queue, info)),
+        "html": render_to_string("taskq/_workflow_live.html", workflow_context(inspector, queue, info)),
         "members": [m.id for m in info.members],
     }

@@ -33,10 +33,10 @@ from rq.queue import Queue
 from rq.registry import BaseRegistry
 from rq.utils import get_call_string
 
-from queues.engine.errors import OperationError, RedisUnavailableError
-from queues.engine.quoting import shown
-from queues.engine.redaction import MASK, TOO_DEEP, Redaction
-from queues.engine.redis_errors import translated
+from taskq.queues.engine.errors import OperationError, RedisUnavailableError
+from taskq.queues.engine.quoting import shown
+from taskq.queues.engine.redaction import MASK, TOO_DEEP, Redaction
+from taskq.queues.engine.redis_errors import translated
 
 logger = logging.getLogger(__name__)
 
@@ -503,7 +503,7 @@ def _whole_if_cut(arg: Any) -> Any:
 
 
 def _rules() -> Redaction:
-    from queues.redaction_access import rules
+    from taskq.queues.redaction_access import rules
 
     return rules()
 

@@ -1,4 +1,4 @@
-"""What the dashboard needs for its RQ section (``templates/console/rq/_dashboard_section.html``).
+"""What the dashboard needs for its RQ section (``templates/taskq/rq/_dashboard_section.html``).
 
 Deliberately shares its name with ``console/views/dashboard.py`` and ``console/live/dashboard.py``: the three are
 the dashboard page's parts (its RQ section here, its view, its live snapshot), each in its package.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from queues.engine.errors import RedisUnavailableError
+from taskq.queues.engine.errors import RedisUnavailableError
 
 from .bridge import rq_queue_summaries
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
-from console.converters import escape_segment, unescape_segment
+from taskq.console.converters import escape_segment, unescape_segment
 
 from . import views
 

@@ -1,8 +1,8 @@
 """Pages and actions for django-rq queues, under /rq/.
 
-Access follows the console's rules (``console.access``): every page needs login and ``queues.view_console``;
-requeue and delete are POST (CSRF-checked) and need ``queues.operate_console``, and are refused in read-only mode.
-Redis being down is the engine's ``RedisUnavailableError``, which ``console.access`` turns into a 503 page.
+Access follows the console's rules (``taskq.console.access``): every page needs login and ``taskq.view_console``;
+requeue and delete are POST (CSRF-checked) and need ``taskq.operate_console``, and are refused in read-only mode.
+Redis being down is the engine's ``RedisUnavailableError``, which ``taskq.console.access`` turns into a 503 page.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
-from console.access import operator_action, viewer_page
-from console.errors import bad_request, error_page, not_found
-from console.page_render import render
-from console.permissions import can_operate
+from taskq.console.access import operator_action, viewer_page
+from taskq.console.errors import bad_request, error_page, not_found
+from taskq.console.page_render import render
+from taskq.console.permissions import can_operate
 
 from . import bridge
 
@@ -46,7 +46,7 @@ def rq_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
 def rq_index(request: HttpRequest) -> HttpResponse:
     """Every queue configured in RQ_QUEUES with its job count per registry."""
     return render(
-        request, "console/rq/index.html", {"rq_queues": bridge.rq_queue_summaries(), "registries": bridge.REGISTRIES}
+        request, "taskq/rq/index.html", {"rq_queues": bridge.rq_queue_summaries(), "registries": bridge.REGISTRIES}
     )
 
 
@@ -63,7 +63,7 @@ def rq_queue(request: HttpRequest, queue_name: str) -> HttpResponse:
     jobs = bridge.rq_jobs(
         queue_name, form.cleaned_data["registry"], form.cleaned_data["page"], form.cleaned_data["size"]
     )
-    return render(request, "console/rq/queue.html", {"summary": summary, "jobs": jobs})
+    return render(request, "taskq/rq/queue.html", {"summary": summary, "jobs": jobs})
 
 
 @viewer_page
@@ -72,7 +72,7 @@ def rq_job(request: HttpRequest, queue_name: str, job_id: str) -> HttpResponse:
     """One RQ job: call, status, times, TTLs, dependencies, latest traceback or return value."""
     return render(
         request,
-        "console/rq/job.html",
+        "taskq/rq/job.html",
         {"job": bridge.rq_job(queue_name, job_id), "can_operate": can_operate(request.user)},
     )
 
@@ -81,7 +81,7 @@ def rq_job(request: HttpRequest, queue_name: str, job_id: str) -> HttpResponse:
 @rq_errors
 def rq_requeue(request: HttpRequest, queue_name: str, job_id: str) -> HttpResponse:
     """Requeue one failed job through RQ's FailedJobRegistry; back to the job's page."""
-    from queues.audit import record_action
+    from taskq.queues.audit import record_action
 
     bridge.requeue_failed(queue_name, job_id)
     record_action(request.user, "rq_requeue_job", queue=queue_name, task_ids=[job_id], detail="RQ failed job requeued")
@@ -93,7 +93,7 @@ def rq_requeue(request: HttpRequest, queue_name: str, job_id: str) -> HttpRespon
 @rq_errors
 def rq_delete(request: HttpRequest, queue_name: str, job_id: str) -> HttpResponse:
     """Delete one job (not a running one) through RQ's Job.delete; back to the registry it was in."""
-    from queues.audit import record_action
+    from taskq.queues.audit import record_action
 
     registry = bridge.delete_job(queue_name, job_id) or "queued"
     record_action(

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from django import template
 
-from worker.config import entry_for
+from taskq.worker.config import entry_for
 
 register = template.Library()
 
@@ -99,8 +99,8 @@ def task_link(queue: str, task_id: str, existing: object, length: int = 24) -> s
 
 @register.filter
 def retries(task: object) -> str:
-    """A task's retries in words (``queues.rendering.retries_text``): "retried 2 of 2, then archived"."""
-    from queues.rendering import retries_text
+    """A task's retries in words (``taskq.queues.rendering.retries_text``): "retried 2 of 2, then archived"."""
+    from taskq.queues.rendering import retries_text
 
     return retries_text(task)  # type: ignore[arg-type]
 

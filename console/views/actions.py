@@ -33,7 +33,7 @@ def _audit(
     detail: str = "",
     task_count: int | None = None,
 ) -> None:
-    from queues.audit import record_action
+    from taskq.queues.audit import record_action
 
     record_action(request.user, action, queue=queue, task_ids=task_ids, detail=detail, task_count=task_count)
 
@@ -61,7 +61,7 @@ def _paused_or_resumed(request: HttpRequest, queue: str, action: str, done: str)
 @operator_action
 def delete_queue(request: HttpRequest, queue: str) -> HttpResponse:
     """Refused while the queue holds tasks, unless forced; refused while tasks are active even then."""
-    from queues.engine import QueueNotEmptyError
+    from taskq.queues.engine import QueueNotEmptyError
 
     form = DeleteQueueForm(request.POST)
     if not form.is_valid():
@@ -88,7 +88,7 @@ Refusals = dict[str, list[str]]  # why -> the ids refused for that reason, in th
 def act_on_tasks(insp: Any, action: str, targets: Iterable[tuple[str, str]]) -> tuple[dict[str, list[str]], Refusals]:
     """Apply one of TASK_ACTIONS to each (queue, task id), task by task: the ids done, by queue, and the ids
     refused, by why (gone, or in a state the action does not take)."""
-    from queues.engine import FailedPreconditionError, TaskNotFoundError
+    from taskq.queues.engine import FailedPreconditionError, TaskNotFoundError
 
     method = getattr(insp, TASK_ACTIONS[action][0])
     done: dict[str, list[str]] = {}
@@ -176,7 +176,7 @@ def act_on_matches(
     action again for the rest. ``expected``: the count the operator confirmed, and ``confirmed`` the ids when the
     page posted them; the messages account for every task of it, and name each one that no longer matched, and
     why."""
-    from queues.audit import record_action
+    from taskq.queues.audit import record_action
 
     if confirmed is not None:
         expected = len(confirmed.ids)  # what the confirmation named, counted from the ids it named
@@ -214,7 +214,7 @@ def act_on_matches(
 def _unmatched(insp: Any, confirmed: Confirmed | None, found: set[str]) -> Refusals:
     """The confirmed ids the action no longer found among the matches, by why: gone, in another state now, or
     still in the tab's state but no longer matching the filter (its type or payload changed, an edit)."""
-    from queues.engine import TaskNotFoundError
+    from taskq.queues.engine import TaskNotFoundError
 
     unmatched: Refusals = {}
     if confirmed is None:
@@ -295,7 +295,7 @@ def filter_bulk(request: HttpRequest, queue: str, data: dict[str, Any]) -> HttpR
     """The bulk bar while the queue page's filter is active: the action on every match the filter finds, as the
     page found them (payloads masked as TASKS_REDACT says), within the bound of one filter's scan, task by task
     (``act_on_matches``, as the search page's action on every match). The audit entry records the filter."""
-    from queues.redaction_access import rules
+    from taskq.queues.redaction_access import rules
 
     action, state, task_type, text = (data[k] for k in ("action", "state", "type", "text"))
     insp = acting_inspector(request)

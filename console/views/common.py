@@ -13,7 +13,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from ..context_processors import preference
 
 if TYPE_CHECKING:  # imported per call below, so the URLconf loads even when the engine cannot
-    from queues.engine import Inspector
+    from taskq.queues.engine import Inspector
 
 __all__ = ["FILTER_SCAN", "acting_inspector", "inspector", "page_cursor", "preference", "queue_url", "safe_next"]
 
@@ -23,15 +23,15 @@ FILTER_SCAN = 10_000
 
 
 def inspector() -> Inspector:
-    """The inspector for reads. Looked up on ``queues.conf`` per call so tests and settings changes apply."""
-    from queues import conf
+    """The inspector for reads. Looked up on ``taskq.queues.conf`` per call so tests and settings changes apply."""
+    from taskq.queues import conf
 
     return conf.get_inspector()
 
 
 def acting_inspector(request: HttpRequest) -> Inspector:
     """The inspector for an operator action: its events name the console user who took it."""
-    from queues import conf
+    from taskq.queues import conf
 
     return conf.get_inspector(f"console:{request.user.get_username()}")
 
@@ -40,7 +40,7 @@ def page_cursor(inspector: Inspector, queues: list[str]) -> str:
     """The last event id of each queue's stream, as JSON for ``data-live-cursor``. Read *before* the page reads
     its figures: the socket replays from here, so a transition between the two reads shows up (twice at worst:
     updates are idempotent) instead of being lost."""
-    from queues.engine.events import EventStreams
+    from taskq.queues.engine.events import EventStreams
 
     streams = EventStreams(conn=inspector.conn, prefix=inspector.keys.prefix)
     return json.dumps(streams.cursor(queues))

@@ -92,8 +92,8 @@ def queue_list(request: HttpRequest) -> HttpResponse:
 def dashboard(request: HttpRequest) -> HttpResponse:
     """Access: viewers. Reads: every queue's figures in three pipelined round trips, and their daily history in
     one more."""
-    from console.rq.dashboard import rq_dashboard_context
-    from queues.engine import QueueInfo, serving
+    from taskq.console.rq.dashboard import rq_dashboard_context
+    from taskq.queues.engine import QueueInfo, serving
 
     query = DashboardQuery(request.GET)
     if not query.is_valid():
@@ -136,4 +136,4 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "period_failed": sum(f for _, f in totals.values()),
         **rq_dashboard_context(),
     }
-    return render(request, "console/dashboard.html", context)
+    return render(request, "taskq/dashboard.html", context)

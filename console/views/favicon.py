@@ -1,5 +1,5 @@
 """``/favicon.ico``: browsers ask for it at the root whatever the page says, so it answers there (public, like the
-login page it appears on) instead of logging a 404 per visit. Pages link the SVG (``templates/console/base.html``)."""
+login page it appears on) instead of logging a 404 per visit. Pages link the SVG (``templates/taskq/base.html``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from django.contrib.staticfiles import finders
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
-#: Under static/, found like every static file (WhiteNoise serves the same bytes as /static/console/favicon.ico).
-FAVICON = "console/favicon.ico"
+#: Under static/, found like every static file (WhiteNoise serves the same bytes as /static/taskq/favicon.ico).
+FAVICON = "taskq/favicon.ico"
 
 
 @cache

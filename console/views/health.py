@@ -41,10 +41,10 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 def _redis_ok() -> bool:
-    # Through the engine, like every other Redis access outside queues.engine: listing queues is one cheap
+    # Through the engine, like every other Redis access outside taskq.queues.engine: listing queues is one cheap
     # read and raises RedisUnavailableError when Redis is down.
     try:
-        from queues.conf import get_inspector
+        from taskq.queues.conf import get_inspector
 
         get_inspector().queues()
     except Exception:  # a health probe reports failure; it must never 500

@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
-from queues.history.queries import history_report
+from taskq.queues.history.queries import history_report
 
 from ..access import operator_action, viewer_page
 from ..charts import Line, stable_colours, time_chart
@@ -36,7 +36,7 @@ class HistoryQuery(forms.Form):
 
 @viewer_page
 def history(request: HttpRequest) -> HttpResponse:
-    """Access: viewers. Reads the ``TaskDailyRollup`` table only (no Redis), through ``queues.history.queries``."""
+    """Access: viewers. Reads the ``TaskDailyRollup`` table only (no Redis), through ``taskq.queues.history.queries``."""
     query = HistoryQuery(request.GET)
     if not query.is_valid():
         return bad_request(request, first_error(query))
@@ -67,7 +67,7 @@ def history(request: HttpRequest) -> HttpResponse:
         "rows": report.rows,
         "latest": report.latest,
     }
-    return render(request, "console/history.html", context)
+    return render(request, "taskq/history.html", context)
 
 
 def _charts(labels: list[str], attempts: list[Line], run: list[Line], wait: list[Line]) -> list[tuple[str, Any]]:
@@ -81,8 +81,8 @@ def _charts(labels: list[str], attempts: list[Line], run: list[Line], wait: list
 @operator_action
 def run_analytics(request: HttpRequest) -> HttpResponse:
     """Enqueue ``analytics:daily`` for today so far (a worker runs it on Spark), audited as ``run_analytics``."""
-    from queues import conf
-    from queues.audit import record_action
+    from taskq.queues import conf
+    from taskq.queues.audit import record_action
 
     info = conf.get_client().enqueue("analytics:daily", {"date": "today"})
     record_action(request.user, "run_analytics", queue=info.queue, task_ids=[info.id], detail="today so far")

@@ -3,7 +3,7 @@ task type page (prefilled from that context), or as "Run again as a new task" fr
 holds its payload (prefilled from that task).
 
 The form's payload is read as the edit form reads it (``forms.PayloadForm``), the task is enqueued through the
-engine's shared client (``queues.conf.get_client``, as any producer enqueues), and each creation writes a
+engine's shared client (``taskq.queues.conf.get_client``, as any producer enqueues), and each creation writes a
 ``create_task`` audit entry whose payload is masked as everywhere else (``record_with_payload``). A refusal, the
 form's or the engine's, shows the form again with the error on the field it concerns and writes nothing.
 """
@@ -32,7 +32,7 @@ CREATE_ACTION = "create_task"
 
 @creator_form
 def new_task(request: HttpRequest) -> HttpResponse:
-    """Access: ``queues.create_task``. GET shows the form, its queue and type from the query string (the page it
+    """Access: ``taskq.create_task``. GET shows the form, its queue and type from the query string (the page it
     was opened from); POST creates the task (``_create``)."""
     if request.method == "POST":
         return _create(request, NewTaskForm(request.POST), None)
@@ -46,11 +46,11 @@ def new_task(request: HttpRequest) -> HttpResponse:
 
 @creator_form
 def run_again(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
-    """Access: ``queues.create_task`` (and, for a task with masked values, ``queues.view_unredacted``: the form
+    """Access: ``taskq.create_task`` (and, for a task with masked values, ``taskq.view_unredacted``: the form
     shows its payload in full, so opening it is audited like "Show unredacted"). GET shows the form filled with the
     task's type, queue, payload and options; POST creates a new task from it (``_create``), whatever became of the
     task since. The task itself is left as it is."""
-    from queues.redaction_access import is_redacted, record_unredacted_view
+    from taskq.queues.redaction_access import is_redacted, record_unredacted_view
 
     source = {"queue": queue, "id": task_id}
     if request.method == "POST":
@@ -83,8 +83,8 @@ def _copied(task: Any) -> dict[str, Any]:
 def _create(request: HttpRequest, form: NewTaskForm, source: dict[str, str] | None) -> HttpResponse:
     """Validate, enqueue and audit, then land on the new task's page. A refusal is the form again: 400 for bad
     input (the form's or the engine's ``ValidationError``), 409 for a unique task's duplicate; nothing written."""
-    from queues import conf
-    from queues.engine import AlreadyExistsError, ValidationError
+    from taskq.queues import conf
+    from taskq.queues.engine import AlreadyExistsError, ValidationError
 
     if not form.is_valid():
         return _form_page(request, form, source, status=400)
@@ -107,7 +107,7 @@ def _audit_creation(
 ) -> None:
     """The ``create_task`` entry: the payload masked by ``TASKS_REDACT`` for the new task's type, the options
     given, and the task it was copied from; with ``TASKS_AUDIT_UNREDACTED``, the payload in full beside it."""
-    from queues.redaction_access import record_with_payload
+    from taskq.queues.redaction_access import record_with_payload
 
     given = {name: value.isoformat() if isinstance(value, datetime) else value for name, value in options.items()}
 
@@ -138,4 +138,4 @@ def _form_page(
         "task_types": seen.get(queue, []),
         "types_by_queue": seen,
     }
-    return render(request, "console/task_new.html", context, status=status)
+    return render(request, "taskq/task_new.html", context, status=status)

@@ -10,8 +10,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
-from queues.engine.quoting import shown
-from queues.rendering import preview
+from taskq.queues.engine.quoting import shown
+from taskq.queues.rendering import preview
 
 from ..access import viewer_page
 from ..errors import bad_request
@@ -27,9 +27,9 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
     """Access: viewers. Reads one page of one state by range (LRANGE/ZRANGE), or a bounded scan when filtering.
     Payloads are shown and searched as TASKS_REDACT masks them, whoever looks: a match inside a masked value
     would tell what it holds, and only the task page's audited reveal may do that."""
-    from queues.engine import TaskNotFoundError, serving
-    from queues.engine.inspector import WAITING_ON_LISTED
-    from queues.redaction_access import mask_error_groups, mask_task_text, masked, rules
+    from taskq.queues.engine import TaskNotFoundError, serving
+    from taskq.queues.engine.inspector import WAITING_ON_LISTED
+    from taskq.queues.redaction_access import mask_error_groups, mask_task_text, masked, rules
 
     query = TaskListQuery(request.GET)
     if not query.is_valid():
@@ -100,7 +100,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
         "waiting_on_listed": WAITING_ON_LISTED,
         "error_groups": mask_error_groups(insp.error_groups(queue, limit=ERROR_GROUPS_SHOWN)),
     }
-    return render(request, "console/queue.html", context)
+    return render(request, "taskq/queue.html", context)
 
 
 def _page_links(queue: str, page: int, pages: int, **params: object) -> dict[str, object]:

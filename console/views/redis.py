@@ -36,8 +36,8 @@ PERSISTENCE = [
 def redis_info(request: HttpRequest) -> HttpResponse:
     """Access: viewers. One INFO call; where the server refuses INFO, the page says so and shows what it could
     read (the key count) instead of failing."""
-    from queues.engine.clock import from_ms
-    from queues.engine.inspector import INFO_REFUSED
+    from taskq.queues.engine.clock import from_ms
+    from taskq.queues.engine.inspector import INFO_REFUSED
 
     info = inspector().redis_info()
     last_save = info.get("rdb_last_save_time")
@@ -51,7 +51,7 @@ def redis_info(request: HttpRequest) -> HttpResponse:
         "full": sorted((key, _flat(value)) for key, value in info.items() if key != INFO_REFUSED),
         "info_refused": info.get(INFO_REFUSED),
     }
-    return render(request, "console/redis.html", context)
+    return render(request, "taskq/redis.html", context)
 
 
 def _shown(info: dict[str, object], key: str) -> object:

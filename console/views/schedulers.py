@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
-from queues.rendering import preview
+from taskq.queues.rendering import preview
 
 from ..access import operator_action, viewer_page
 from ..charts import Run, run_sparkline
@@ -43,8 +43,8 @@ def schedulers(request: HttpRequest) -> HttpResponse:
     """Access: viewers (operators also get the actions). Reads the scheduler heartbeats, the admin's mirrored
     entries, and per entry its last tick, paused state and history (one pipeline for the entries, one read per
     entry for its history, one pipeline for which of the tasks they enqueued still exist)."""
-    from queues.periodic_sync import scheduler_store
-    from queues.redaction_access import masked
+    from taskq.queues.periodic_sync import scheduler_store
+    from taskq.queues.redaction_access import masked
 
     store = scheduler_store()
     rows = []
@@ -64,7 +64,7 @@ def schedulers(request: HttpRequest) -> HttpResponse:
         )
     # The tasks a cron entry enqueued are often gone (deleted on success): one pipeline says which still exist.
     context = {"rows": rows, "schedulers": store.schedulers(), "existing": inspector().existing_tasks(enqueued)}
-    return render(request, "console/schedulers.html", context)
+    return render(request, "taskq/schedulers.html", context)
 
 
 #: What each action on an entry did, as the message after it says (a run now: by what ``run_now`` returned).
@@ -82,10 +82,10 @@ def entry_action(request: HttpRequest, entry_id: str, action: str) -> HttpRespon
     """Run an entry now, pause or resume it, audited as ``<action>_cron_entry``. An unknown entry is a 404 page and
     changes nothing; pausing a paused entry (or resuming a running one: another operator was first) is said in a
     message, as nothing changed."""
-    from queues.audit import record_action
-    from queues.engine import FailedPreconditionError
-    from queues.engine.periodic import EntryNotFoundError
-    from queues.periodic_sync import scheduler_store
+    from taskq.queues.audit import record_action
+    from taskq.queues.engine import FailedPreconditionError
+    from taskq.queues.engine.periodic import EntryNotFoundError
+    from taskq.queues.periodic_sync import scheduler_store
 
     store = scheduler_store()
     try:

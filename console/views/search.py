@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
-from queues.rendering import preview
+from taskq.queues.rendering import preview
 
 from ..access import operator_action, viewer_page
 from ..errors import bad_request
@@ -33,8 +33,8 @@ def search_url(query: str, **params: object) -> str:
 def search(request: HttpRequest) -> HttpResponse:
     """Access: viewers. Reads at most the inspector's scan bound of tasks (it says when the bound stopped it).
     Payloads are shown and searched as TASKS_REDACT masks them, whoever looks."""
-    from queues.engine.search import KEYS, QuerySyntaxError
-    from queues.redaction_access import mask_task_text, masked, rules
+    from taskq.queues.engine.search import KEYS, QuerySyntaxError
+    from taskq.queues.redaction_access import mask_task_text, masked, rules
 
     form = SearchForm(request.GET)
     if not form.is_valid():
@@ -46,7 +46,7 @@ def search(request: HttpRequest) -> HttpResponse:
             result = inspector().search(query, page=form.cleaned_data["page"] or 1, size=size, redaction=rules())
         except QuerySyntaxError as exc:
             context["error"] = exc.message
-            return render(request, "console/search.html", context, status=400)
+            return render(request, "taskq/search.html", context, status=400)
         context["result"] = result
         context["rows"] = [(mask_task_text(task), preview(masked(task.type, task.payload))) for task in result.tasks]
         window = range(max(1, result.page - 2), min(result.pages, result.page + 2) + 1)
@@ -54,7 +54,7 @@ def search(request: HttpRequest) -> HttpResponse:
         # Only what some match's state allows, with how many it would act on: no "Cancel all 45" with none active.
         counts = {a: sum(t.state in allowed for t in result.matches) for a, (_m, allowed) in TASK_ACTIONS.items()}
         context["actions"] = [(action, count) for action, count in counts.items() if count]
-    return render(request, "console/search.html", context)
+    return render(request, "taskq/search.html", context)
 
 
 @viewer_page
@@ -64,8 +64,8 @@ def search_complete(request: HttpRequest) -> HttpResponse:
     Offers only what the search page shows anyone who may open it: the parser's keys, queue names, task types,
     states, and payload paths read from payloads masked by TASKS_REDACT (keys, never values). Bad input is a 400
     ``{"error": ...}``."""
-    from queues.engine.search_completion import InspectorSources, complete
-    from queues.redaction_access import rules
+    from taskq.queues.engine.search_completion import InspectorSources, complete
+    from taskq.queues.redaction_access import rules
 
     form = SearchCompletionForm(request.GET)
     if not form.is_valid():
@@ -80,7 +80,7 @@ def search_complete(request: HttpRequest) -> HttpResponse:
 def search_action(request: HttpRequest) -> HttpResponse:
     """Run, archive, delete or cancel every task the search matches, where its state allows; the others are
     counted as refused. Audited once, as ``search_<action>``, with the search and the counts."""
-    from queues.redaction_access import rules
+    from taskq.queues.redaction_access import rules
 
     form = SearchActionForm(request.POST)
     if not form.is_valid():

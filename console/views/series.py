@@ -27,9 +27,9 @@ ERROR_GROUPS_SHOWN = 50
 
 
 def series_context(request: HttpRequest, charts: ChartSet) -> dict[str, Any]:
-    """What ``console/_series_charts.html`` needs: the charts, a link per range keeping the page's other
+    """What ``taskq/_series_charts.html`` needs: the charts, a link per range keeping the page's other
     parameters, and the URL the live page fetches the charts from."""
-    from queues.engine.series import RANGES
+    from taskq.queues.engine.series import RANGES
 
     params = {k: v for k, v in request.GET.items() if k not in ("range", "fragment")}
     links = [(name, "?" + urlencode({**params, "range": name})) for name in RANGES]
@@ -43,7 +43,7 @@ def series_context(request: HttpRequest, charts: ChartSet) -> dict[str, Any]:
 def page_or_fragment(request: HttpRequest, template: str, context: dict[str, Any], fragment: str) -> HttpResponse:
     """The page, or with ``fragment=series`` its time charts alone."""
     if fragment:
-        return render(request, "console/_series_charts.html", context)
+        return render(request, "taskq/_series_charts.html", context)
     return render(request, template, context)
 
 
@@ -52,7 +52,7 @@ def task_type(request: HttpRequest, queue: str, task_type: str) -> HttpResponse:
     """Access: viewers. One task type of one queue: its time charts, the range's figures, its counts per state,
     its most frequent last errors among its retry and archived tasks (a bounded scan of each), and its error
     groups. Error text reads as TASKS_REDACT_PATTERNS masks it."""
-    from queues.redaction_access import mask_error_groups, mask_string
+    from taskq.queues.redaction_access import mask_error_groups, mask_string
 
     query = SeriesQuery(request.GET)
     if not query.is_valid():
@@ -80,4 +80,4 @@ def task_type(request: HttpRequest, queue: str, task_type: str) -> HttpResponse:
         "error_groups": mask_error_groups(insp.error_groups(queue, task_type, limit=ERROR_GROUPS_SHOWN)),
         **series_context(request, type_charts(points, range_name, task_type)),
     }
-    return page_or_fragment(request, "console/task_type.html", context, query.cleaned_data["fragment"])
+    return page_or_fragment(request, "taskq/task_type.html", context, query.cleaned_data["fragment"])

@@ -27,16 +27,16 @@ def servers(request: HttpRequest) -> HttpResponse:
         fleet_form("quiet", [s.id for s in listed if s.status == "active"]),
         fleet_form("stop", [s.id for s in listed if s.status != "stopping"]),
     ]
-    from queues.engine.clock import to_ms
+    from taskq.queues.engine.clock import to_ms
 
     rows = [server_row(s) for s in listed]
     context = {"rows": rows, "ended": engine.ended_servers(), "fleet": fleet, "rendered_at": to_ms(time.time())}
-    return render(request, "console/servers.html", context)
+    return render(request, "taskq/servers.html", context)
 
 
 def server_row(server: Any) -> dict[str, Any]:
     """What the page's row of ``server`` (a ServerInfo) shows; the live hub renders new servers' rows with it."""
-    from queues.engine.clock import from_ms
+    from taskq.queues.engine.clock import from_ms
 
     running = [
         dict(task, started_at=from_ms(task.get("started")), deadline_at=from_ms(task.get("deadline")))
@@ -52,8 +52,8 @@ def server_usage(server: Any) -> dict[str, Any]:
     which the page's clock turns into an age that ticks, and a "late" mark)."""
     from django.template.defaultfilters import filesizeformat
 
-    from queues.engine.clock import to_ms
-    from queues.engine.server_records import LATE_ROUNDS
+    from taskq.queues.engine.clock import to_ms
+    from taskq.queues.engine.server_records import LATE_ROUNDS
 
     heartbeat = to_ms(server.heartbeat_at.timestamp()) if server.heartbeat_at else None
     late_after = (
@@ -78,7 +78,7 @@ def server_detail(request: HttpRequest, server_id: str) -> HttpResponse:
     """Access: viewers. One server: where it runs, what it serves and how, its heartbeat, what it runs now (live,
     as on the servers page) and what it has finished since it started; operators may quiet or stop it. Once it
     has ended: its record (how and when, and what became of each task it held); 404 when there is none."""
-    from queues.engine import ServerNotFoundError
+    from taskq.queues.engine import ServerNotFoundError
 
     engine = inspector()
     try:
@@ -86,9 +86,9 @@ def server_detail(request: HttpRequest, server_id: str) -> HttpResponse:
     except ServerNotFoundError:
         record = engine.ended_server(server_id)  # a ServerNotFoundError of its own: a 404 naming both cases
         queues = sorted(record.server.queues.items(), key=lambda item: (-item[1], item[0]))
-        return render(request, "console/server_ended.html", {"record": record, "queues": queues})
+        return render(request, "taskq/server_ended.html", {"record": record, "queues": queues})
     context = {"row": server_row(server), "open_details": True}
-    return render(request, "console/server.html", context)
+    return render(request, "taskq/server.html", context)
 
 
 #: What each control does once the server acknowledged, as the message after it says.
@@ -105,7 +105,7 @@ ACK_WAIT = 3.0
 def control_server(request: HttpRequest, server_id: str, action: str) -> HttpResponse:
     """Quiet or stop a server through Redis (``Inspector.control_server``), audited as ``<action>_server``, and
     wait briefly for its acknowledgement, so the page it returns to shows the new state."""
-    from queues.audit import record_action
+    from taskq.queues.audit import record_action
 
     engine = acting_inspector(request)
     engine.control_server(server_id, action)
@@ -146,7 +146,7 @@ def control_all_servers(request: HttpRequest, action: str) -> HttpResponse:
     confirmation named is the count acted on; a server that ended or already did so meanwhile is left out), through
     ``Inspector.control_servers``. One audit entry, ``<action>_all_servers``, names the servers asked. Waits up to
     ``ACK_WAIT`` seconds in all for their acknowledgements, as the per-server action does."""
-    from queues.audit import record_action
+    from taskq.queues.audit import record_action
 
     engine = acting_inspector(request)
     asked = engine.control_servers(request.POST.getlist("server"), action)

@@ -25,5 +25,5 @@ def preferences(request: HttpRequest) -> HttpResponse:
             form.save()
             messages.success(request, "Settings saved.")
             return redirect("taskq:settings")
-        return render(request, "console/settings.html", {"form": form}, status=400)
-    return render(request, "console/settings.html", {"form": PreferenceForm(instance=instance)})
+        return render(request, "taskq/settings.html", {"form": form}, status=400)
+    return render(request, "taskq/settings.html", {"form": PreferenceForm(instance=instance)})

@@ -11,8 +11,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
-from console.django_task_display import django_task
-from queues.rendering import render_bytes
+from taskq.console.django_task_display import django_task
+from taskq.queues.rendering import render_bytes
 
 from ..access import editor_form, viewer_page
 from ..errors import bad_request, error_page
@@ -25,10 +25,10 @@ from .common import inspector, page_cursor
 
 @viewer_page
 def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
-    """Access: viewers; ``?unredacted=1`` also needs ``queues.view_unredacted``, and each such look at a task
+    """Access: viewers; ``?unredacted=1`` also needs ``taskq.view_unredacted``, and each such look at a task
     that has masked values writes an audit entry. Reads the task hash and searches the newest part of the
     queue's event stream; a task that is gone but has events there is shown from them, marked gone."""
-    from queues.redaction_access import can_see_unredacted, is_redacted, record_unredacted_view, redact_task, rules
+    from taskq.queues.redaction_access import can_see_unredacted, is_redacted, record_unredacted_view, redact_task, rules
 
     query = TaskDetailQuery(request.GET)
     if not query.is_valid():
@@ -76,13 +76,13 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
         "editable": task.state in EDITABLE and not gone,
         "no_handler": "no handler for task type" in (task.last_error or ""),
     }
-    return render(request, "console/task.html", context)
+    return render(request, "taskq/task.html", context)
 
 
 def masked_form_refusal(request: HttpRequest, task: Any) -> HttpResponse | None:
     """A form that shows the task's payload in full (edit, run again as a new task) takes
-    ``queues.view_unredacted`` when the task has masked values: the 403 page then, else None."""
-    from queues.redaction_access import can_see_unredacted, is_redacted
+    ``taskq.view_unredacted`` when the task has masked values: the 403 page then, else None."""
+    from taskq.queues.redaction_access import can_see_unredacted, is_redacted
 
     if is_redacted(task) and not can_see_unredacted(request.user):
         return error_page(
@@ -94,11 +94,11 @@ def masked_form_refusal(request: HttpRequest, task: Any) -> HttpResponse | None:
 
 @editor_form
 def edit_task(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
-    """Access: ``queues.edit_task`` (and, for a task with masked values, ``queues.view_unredacted``: the form shows
+    """Access: ``taskq.edit_task`` (and, for a task with masked values, ``taskq.view_unredacted``: the form shows
     the payload in full, so opening it is audited like "Show unredacted"). GET shows the form filled with the
     task's payload and options; POST validates it, edits and runs the task (``Inspector.edit_task``) and writes an
     audit entry that keeps the original payload as the log's readers may see it (``_audit_edit``)."""
-    from queues.redaction_access import is_redacted, record_unredacted_view
+    from taskq.queues.redaction_access import is_redacted, record_unredacted_view
 
     from .common import acting_inspector
 
@@ -117,10 +117,10 @@ def edit_task(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
             **payload_as_text(task.payload), "type": task.type, "max_retry": task.max_retry, "timeout": task.timeout
         }  # fmt: skip
         form = EditTaskForm(initial=initial)
-        return render(request, "console/task_edit.html", {"task": task, "queue": queue, "form": form})
+        return render(request, "taskq/task_edit.html", {"task": task, "queue": queue, "form": form})
     form = EditTaskForm(request.POST)
     if not form.is_valid():
-        return render(request, "console/task_edit.html", {"task": task, "queue": queue, "form": form}, status=400)
+        return render(request, "taskq/task_edit.html", {"task": task, "queue": queue, "form": form}, status=400)
     data = form.cleaned_data
     edited = acting_inspector(request).edit_task(
         queue, task_id, data["payload_bytes"], to_queue=data["queue"] or None, max_retry=data["max_retry"],
@@ -135,7 +135,7 @@ def _audit_edit(request: HttpRequest, task: Any, edited: Any) -> None:
     """The ``edit_task`` entry: the original payload masked by ``TASKS_REDACT`` (whoever reads the log sees what
     a viewer of the task would), the original and new options; with ``TASKS_AUDIT_UNREDACTED``, the original in
     full beside it (``record_with_payload``)."""
-    from queues.redaction_access import record_with_payload
+    from taskq.queues.redaction_access import record_with_payload
 
     def detail(payload: bytes) -> str:
         original = payload_as_text(payload)
@@ -156,7 +156,7 @@ AUDIT_SCAN = 500
 
 def _operator_actions(queue: str, task_id: str) -> list[Any]:
     """Audit entries that name the task, newest first, among the queue's newest AUDIT_SCAN."""
-    from queues.models import AuditLog
+    from taskq.queues.models import AuditLog
 
     entries = AuditLog.objects.filter(queue=queue).order_by("-created_at", "-id")[:AUDIT_SCAN]
     return [entry for entry in entries if task_id in (entry.task_ids or [])]

@@ -16,8 +16,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
-from queues.engine.quoting import shown
-from queues.rendering import preview
+from taskq.queues.engine.quoting import shown
+from taskq.queues.rendering import preview
 
 from ..access import operator_action, viewer_page
 from ..errors import bad_request, error_page
@@ -61,7 +61,7 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
     query = WorkflowListQuery(request.GET)
     if not query.is_valid():
         return bad_request(request, first_error(query))
-    from queues.redaction_access import mask_workflow
+    from taskq.queues.redaction_access import mask_workflow
 
     queue, page = query.cleaned_data["queue"], query.cleaned_data["page"]
     insp = inspector()
@@ -80,7 +80,7 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
                 "next": _list_url(name, page + 1) if len(rows) > LIST_SIZE else "",
             }
         )
-    return render(request, "console/workflows.html", {"sections": sections, "queue": queue, "page": page})
+    return render(request, "taskq/workflows.html", {"sections": sections, "queue": queue, "page": page})
 
 
 def _list_url(queue: str, page: int) -> str:
@@ -99,13 +99,13 @@ def workflow_detail(request: HttpRequest, queue: str, workflow_id: str) -> HttpR
     info = insp.workflow(queue, workflow_id)
     context = workflow_context(insp, queue, info)
     context["actions"] = [(name, *ACTIONS[name], name in info.actions()) for name in ACTIONS]
-    return render(request, "console/workflow.html", context)
+    return render(request, "taskq/workflow.html", context)
 
 
 def workflow_context(insp: Any, queue: str, info: Any) -> dict[str, Any]:
-    """What ``console/_workflow_live.html`` shows: the same for the page and for its live updates, so a live page
+    """What ``taskq/_workflow_live.html`` shows: the same for the page and for its live updates, so a live page
     reads as a fresh load."""
-    from queues.redaction_access import mask_workflow
+    from taskq.queues.redaction_access import mask_workflow
 
     info = mask_workflow(info)  # error text, for every viewer alike (the live page renders this too)
     types = {m.id: m.type for m in info.members}
@@ -126,7 +126,7 @@ def workflow_context(insp: Any, queue: str, info: Any) -> dict[str, Any]:
 
 def _result(task_type: str, result: Any) -> str | None:
     """One line of a member's result (decoded JSON, or bytes), masked as TASKS_REDACT says."""
-    from queues.redaction_access import masked
+    from taskq.queues.redaction_access import masked
 
     if result is None:
         return None
@@ -141,8 +141,8 @@ def workflow_action(request: HttpRequest, queue: str, workflow_id: str, action: 
     ``<action>_workflow`` (the audit log's ``<verb>_<object>``). An unknown workflow is a 404; an action that does
     not apply to the workflow as it is now (a retry of a running one, say) a 409 that says why, and nothing
     changes."""
-    from queues.audit import record_action
-    from queues.engine import FailedPreconditionError
+    from taskq.queues.audit import record_action
+    from taskq.queues.engine import FailedPreconditionError
 
     if action not in ACTIONS:  # the URLconf names only these; kept for a view called otherwise
         return bad_request(request, f"unknown workflow action {shown(action)}")

@@ -16,8 +16,8 @@ from django.utils.encoding import repercent_broken_unicode
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 
-from queues import conf
-from queues.engine import (
+from taskq.queues import conf
+from taskq.queues.engine import (
     DuplicateTaskError,
     EngineError,
     FailedPreconditionError,
@@ -29,9 +29,9 @@ from queues.engine import (
     TaskNotFoundError,
     nesting,
 )
-from queues.engine import ValidationError as EngineValidationError
-from queues.engine.quoting import shown
-from queues.models import ApiToken
+from taskq.queues.engine import ValidationError as EngineValidationError
+from taskq.queues.engine.quoting import shown
+from taskq.queues.models import ApiToken
 
 from . import inputs
 from .tokens import authenticate

@@ -4,7 +4,7 @@ values shown as JSON (``true``, ``null``), each field named once, ranges stated 
 
 Every optional field given as ``null`` takes its default, as if it were absent (JSON encoders write ``null`` for
 an unset member). A check that fails raises ``InvalidArgument``, which the views answer with a 400 naming the
-field. Names and strings are checked by the engine's one rule (``queues.engine.validation``), its refusal named
+field. Names and strings are checked by the engine's one rule (``taskq.queues.engine.validation``), its refusal named
 against the request's field here.
 """
 
@@ -16,11 +16,11 @@ import math
 import re
 from typing import Any
 
-from queues import segments
-from queues.engine import ValidationError
-from queues.engine import validation as check
-from queues.engine.quoting import shown
-from queues.engine.validation import MAX_HEADERS
+from taskq.queues import segments
+from taskq.queues.engine import ValidationError
+from taskq.queues.engine import validation as check
+from taskq.queues.engine.quoting import shown
+from taskq.queues.engine.validation import MAX_HEADERS
 
 #: C0 and C1 control characters and DEL, which no queue name, task id or type may hold (the engine's checks).
 CONTROL = "\\x00-\\x1f\\x7f-\\x9f"
@@ -53,7 +53,7 @@ def _number_text(value: float) -> str:
 
 
 def _checked(field: str, check_fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """The engine's check (``queues.engine.validation``, the one rule for names and strings), its refusal as an
+    """The engine's check (``taskq.queues.engine.validation``, the one rule for names and strings), its refusal as an
     InvalidArgument naming ``field``."""
     try:
         return check_fn(*args, **kwargs)
@@ -82,7 +82,7 @@ def task_type(value: Any) -> str:
 
 
 def segment(value: str, field: str) -> str:
-    """A path segment's name: ``~2F`` is ``/``, ``~7E`` is ``~``, ``~2E`` is ``.`` (``queues.segments``)."""
+    """A path segment's name: ``~2F`` is ``/``, ``~7E`` is ``~``, ``~2E`` is ``.`` (``taskq.queues.segments``)."""
     try:
         unescaped: str = segments.unescape_segment(value)
     except ValueError as exc:

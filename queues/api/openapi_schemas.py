@@ -1,16 +1,16 @@
 """The schemas of the OpenAPI document of ``/api/v1/`` (``openapi.py`` puts them together with the operations):
 every request and response body, the error body and its codes, and the patterns and bounds of names, ids and
-fields, built from the same constants the server's checks use (``inputs.py``, ``queues.engine.validation``).
+fields, built from the same constants the server's checks use (``inputs.py``, ``taskq.queues.engine.validation``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from queues.engine import STATES
-from queues.engine.remote_consumer import MAX_COUNT, MAX_QUEUES, MAX_TTR, MAX_WAIT
-from queues.engine.settings import DEFAULTS
-from queues.engine.validation import (
+from taskq.queues.engine import STATES
+from taskq.queues.engine.remote_consumer import MAX_COUNT, MAX_QUEUES, MAX_TTR, MAX_WAIT
+from taskq.queues.engine.settings import DEFAULTS
+from taskq.queues.engine.validation import (
     MAX_DURATION,
     MAX_HEADERS,
     MAX_PAYLOAD_BYTES,
@@ -64,7 +64,7 @@ def name_pattern(limit: int, forbidden: str = "", *, visible: bool = False) -> s
 
 def segment_pattern(limit: int, forbidden: str = "", *, new: bool = False) -> str:
     """A name as one URL path segment (what the server reads after percent-decoding): ``/`` is written ``~2F``,
-    ``~`` as ``~7E``, and a name that is only dots with ``~2E`` per dot (``queues.segments``), so a bare ``.`` or
+    ``~`` as ``~7E``, and a name that is only dots with ``~2E`` per dot (``taskq.queues.segments``), so a bare ``.`` or
     ``..`` (a path step, which clients remove) is no segment. ``new``: the name may not be ``.`` or ``..`` at all,
     however written (a new queue), and the name must be visible (``name_pattern``). Up to ``limit`` characters
     once unescaped: an escape counts as one."""

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from queues.models import ApiToken
+from taskq.queues.models import ApiToken
 
 TOKEN_PREFIX = "tq_"
 SHOWN_PREFIX = 10  # characters kept in clear to tell tokens apart ("tq_" and 7 more)

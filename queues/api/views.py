@@ -18,14 +18,14 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
-from queues import conf, handles
-from queues.engine import FailedPreconditionError, Inspector, Limits, TaskInfo, TaskNotFoundError, nesting
-from queues.engine import validation as check
-from queues.engine.quoting import shown
-from queues.engine.records import picked
-from queues.engine.remote_consumer import MAX_COUNT, MAX_QUEUES, MAX_TTR, MAX_WAIT, Delivery, RemoteConsumer
-from queues.models import ApiToken
-from queues.segments import escape_segment
+from taskq.queues import conf, handles
+from taskq.queues.engine import FailedPreconditionError, Inspector, Limits, TaskInfo, TaskNotFoundError, nesting
+from taskq.queues.engine import validation as check
+from taskq.queues.engine.quoting import shown
+from taskq.queues.engine.records import picked
+from taskq.queues.engine.remote_consumer import MAX_COUNT, MAX_QUEUES, MAX_TTR, MAX_WAIT, Delivery, RemoteConsumer
+from taskq.queues.models import ApiToken
+from taskq.queues.segments import escape_segment
 
 from . import inputs
 from .http import (
@@ -51,7 +51,7 @@ DEAD_LETTER_QUERY = {"GET": ("limit", "cursor"), "DELETE": ("limit",)}
 
 
 def consumer() -> RemoteConsumer:
-    """The shared remote consumer for the configured Redis (see ``queues.handles``)."""
+    """The shared remote consumer for the configured Redis (see ``taskq.queues.handles``)."""
     taskq = conf.taskq_settings()
     url, prefix, skew = taskq.redis_url, taskq.key_prefix, taskq.api_recovery_skew_seconds
     most = waiters().limit  # checked there: a bad TASKS_API_MAX_WAITERS is named as such, for every request

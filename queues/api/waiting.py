@@ -18,8 +18,8 @@ from typing import TypeVar
 from django.core.exceptions import ImproperlyConfigured
 from django.http import JsonResponse
 
-from queues.engine.quoting import shown
-from queues.engine.remote_consumer import MAX_WAITERS
+from taskq.queues.engine.quoting import shown
+from taskq.queues.engine.remote_consumer import MAX_WAITERS
 
 from .http import error_response
 

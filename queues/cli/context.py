@@ -6,8 +6,8 @@ import getpass
 import time
 from functools import cached_property
 
-from queues.conf import get_client, get_inspector
-from queues.engine import Client, Inspector
+from taskq.queues.conf import get_client, get_inspector
+from taskq.queues.engine import Client, Inspector
 
 
 def actor() -> str:

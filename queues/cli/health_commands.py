@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from queues.engine import EngineError, ServerInfo
-from queues.engine.quoting import shown
+from taskq.queues.engine import EngineError, ServerInfo
+from taskq.queues.engine.quoting import shown
 
 from . import output as out
 from .context import Context

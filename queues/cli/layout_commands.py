@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from queues.engine.migration import migrate_keys
+from taskq.queues.engine.migration import migrate_keys
 
 from .context import Context
 from .output import Output

@@ -16,7 +16,7 @@ import sys
 from contextlib import redirect_stderr, redirect_stdout
 from typing import IO, TypeGuard
 
-from queues.engine import (
+from taskq.queues.engine import (
     DuplicateTaskError,
     EngineError,
     FailedPreconditionError,
@@ -28,8 +28,8 @@ from queues.engine import (
     TaskNotFoundError,
     ValidationError,
 )
-from queues.engine.quoting import shown
-from queues.engine.redis_errors import translated
+from taskq.queues.engine.quoting import shown
+from taskq.queues.engine.redis_errors import translated
 
 from . import (
     cron_commands,

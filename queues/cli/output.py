@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from queues.engine import QueueInfo, ServerInfo, TaskInfo
-from queues.engine.records import picked
+from taskq.queues.engine import QueueInfo, ServerInfo, TaskInfo
+from taskq.queues.engine.records import picked
 
 CELL_WIDTH = 48  # longest cell in a table before it is cut with an ellipsis
 

@@ -17,9 +17,9 @@ import math
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from queues.engine import nesting
-from queues.engine.quoting import shown
-from queues.engine.validation import text_problem
+from taskq.queues.engine import nesting
+from taskq.queues.engine.quoting import shown
+from taskq.queues.engine.validation import text_problem
 
 PROG = "tasks"
 
@@ -129,7 +129,7 @@ def non_negative_seconds(text: str) -> float:
 def json_value(text: str) -> Any:
     """JSON text, parsed to the payload's depth limit (``TASKS_MAX_PAYLOAD_DEPTH``, read from the settings),
     without recursing past it; an object that gives a key twice is refused, as the HTTP API refuses it."""
-    from queues.conf import taskq_settings  # settings: read on use, so ``tasks --help`` needs no Django set up
+    from taskq.queues.conf import taskq_settings  # settings: read on use, so ``tasks --help`` needs no Django set up
 
     limit = taskq_settings().max_payload_depth
     try:

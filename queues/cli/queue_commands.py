@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from queues.engine import STATES, QueueInfo
-from queues.engine.policies import QueueSpec
-from queues.engine.quoting import shown
+from taskq.queues.engine import STATES, QueueInfo
+from taskq.queues.engine.policies import QueueSpec
+from taskq.queues.engine.quoting import shown
 
 from . import output as out
 from .context import Context

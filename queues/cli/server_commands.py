@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from queues.engine import EngineError
-from queues.engine.quoting import shown
-from queues.engine.server_records import ServerRecord
+from taskq.queues.engine import EngineError
+from taskq.queues.engine.quoting import shown
+from taskq.queues.engine.server_records import ServerRecord
 
 from . import output as out
 from .context import Context, actor
@@ -94,7 +94,7 @@ def record_doc(record: ServerRecord) -> dict[str, Any]:
 
 
 def control(args: argparse.Namespace, ctx: Context) -> out.Output:
-    from queues.audit import record_action
+    from taskq.queues.audit import record_action
 
     action, server_id = args.command_name, args.server_id
     ctx.inspector.control_server(server_id, action)

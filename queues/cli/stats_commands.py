@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from queues.engine import STATES, QueueInfo, QueueNotFoundError, serving
-from queues.engine.inspector import INFO_REFUSED
+from taskq.queues.engine import STATES, QueueInfo, QueueNotFoundError, serving
+from taskq.queues.engine.inspector import INFO_REFUSED
 
 from . import output as out
 from .context import Context

@@ -6,11 +6,11 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from queues.engine import STATES, TaskInfo
-from queues.engine.inspector import ARCHIVABLE, DELETABLE, RUNNABLE
-from queues.engine.quoting import shown
-from queues.redaction_access import is_redacted, record_unredacted_view, redact_task
-from queues.rendering import retries_text
+from taskq.queues.engine import STATES, TaskInfo
+from taskq.queues.engine.inspector import ARCHIVABLE, DELETABLE, RUNNABLE
+from taskq.queues.engine.quoting import shown
+from taskq.queues.redaction_access import is_redacted, record_unredacted_view, redact_task
+from taskq.queues.rendering import retries_text
 
 from . import output as out
 from .context import Context, actor

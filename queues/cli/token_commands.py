@@ -10,8 +10,8 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 
-from queues.engine import ValidationError
-from queues.engine.quoting import shown
+from taskq.queues.engine import ValidationError
+from taskq.queues.engine.quoting import shown
 
 from . import output as out
 from .context import Context
@@ -41,8 +41,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def create_token(args: argparse.Namespace, ctx: Context) -> out.Output:
-    from queues.api.tokens import create_token as create
-    from queues.models import ApiToken
+    from taskq.queues.api.tokens import create_token as create
+    from taskq.queues.models import ApiToken
 
     if not args.queues and not args.namespaces:
         raise ValidationError("give --queues and/or --namespaces: a token without a scope can do nothing")
@@ -62,13 +62,13 @@ def create_token(args: argparse.Namespace, ctx: Context) -> out.Output:
 
 
 def _doc(token: Any) -> dict[str, Any]:
-    from queues.api.tokens import token_doc
+    from taskq.queues.api.tokens import token_doc
 
     return token_doc(token)
 
 
 def list_tokens(args: argparse.Namespace, ctx: Context) -> out.Output:
-    from queues.models import ApiToken
+    from taskq.queues.models import ApiToken
 
     tokens = list(ApiToken.objects.all())
     rows = [
@@ -91,11 +91,11 @@ def list_tokens(args: argparse.Namespace, ctx: Context) -> out.Output:
 
 
 def revoke_token(args: argparse.Namespace, ctx: Context) -> out.Output:
-    from queues.api.tokens import revoke
+    from taskq.queues.api.tokens import revoke
 
     token = revoke(args.name)
     if token is None:
-        from queues.engine import TaskNotFoundError
+        from taskq.queues.engine import TaskNotFoundError
 
         raise TaskNotFoundError(f"no token named {shown(args.name)}")
     return out.Output(_doc(token), f"Revoked token {shown(token.name)}.")

@@ -1,6 +1,6 @@
 """The task engine: everything that talks to Redis. Imports no Django, so any Python program can enqueue.
 
-from queues.engine import Client, handler
+from taskq.queues.engine import Client, handler
 
 @handler("email:deliver", queue="critical", max_retry=5)
 def deliver(task):

@@ -2,7 +2,7 @@
 in that group of their queue, and the worker's aggregator combines a due group into one task with the aggregation
 function registered for the tasks' type.
 
-    from queues.engine import aggregator
+    from taskq.queues.engine import aggregator
 
     @aggregator("email:digest")
     def digest(tasks):

@@ -111,7 +111,7 @@ class Client(BrokerOwner):
 
     def validate(self, type: str, payload: Any = b"", *, op: str = "client.validate", **options: Any) -> None:
         """Check an enqueue's arguments as ``enqueue`` checks them, writing nothing: for callers that enqueue
-        later (``queues.transaction.enqueue_on_commit``) and want bad input to fail now. Raises ValidationError."""
+        later (``taskq.queues.transaction.enqueue_on_commit``) and want bad input to fail now. Raises ValidationError."""
         producer.plan(self.broker.keys, self.clock.now(), type, payload, options, op, self.payload_limits)
 
     def enqueue(self, type: str, payload: Any = b"", **options: Any) -> TaskInfo:  # `type`: the public name

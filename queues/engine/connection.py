@@ -17,7 +17,7 @@ from .errors import RedisCommandError
 from .redis_errors import call, connecting
 from .settings import DEFAULTS
 
-log = logging.getLogger("queues.engine")
+log = logging.getLogger("taskq.queues.engine")
 
 DEFAULT_REDIS_URL = DEFAULTS.redis_url  # REDIS_URL's default
 

@@ -77,7 +77,7 @@ class Failure:
 
     @property
     def error(self) -> str:
-        """The task's last error: class and message (see ``worker.attempt.describe``)."""
+        """The task's last error: class and message (see ``taskq.worker.attempt.describe``)."""
         return (f"{self.kind}: {self.message}" if self.message else self.kind)[:MAX_ERROR_LENGTH]
 
     @property

@@ -118,7 +118,7 @@ class Task:
             try:
                 callback()
             except Exception:  # one broken callback must not keep the others (or the worker) from stopping
-                logging.getLogger("queues.engine").exception("task %s: cancel callback failed", self.id)
+                logging.getLogger("taskq.queues.engine").exception("task %s: cancel callback failed", self.id)
 
     def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Run ``callback`` when the task is cancelled, timed out or past its deadline, from the thread that ends
@@ -162,7 +162,7 @@ class Handler:
 
     def enqueue(self, payload: Any = b"", *, client: Enqueuer | None = None, **overrides: Any) -> TaskInfo:
         """Enqueue a task for this handler, its defaults under the caller's ``overrides``, with ``client`` or the
-        process's default client (``queues.engine.default_client``)."""
+        process's default client (``taskq.queues.engine.default_client``)."""
         if client is None:
             client = process_defaults.default_enqueuer()
         return client.enqueue(self.type, payload, **{**self.defaults, **overrides})
@@ -182,7 +182,7 @@ class Registry(TypeRoutes[Handler]):
 
     def resolve_with(self, resolver: Resolver) -> Resolver:
         """Ask ``resolver`` for the handler of a type that no registered handler routes, after them: how a
-        framework whose tasks name their own function (Django's ``@task``, see ``queues.tasks_backend``) runs
+        framework whose tasks name their own function (Django's ``@task``, see ``taskq.tasks_backend``) runs
         on a worker with no ``@handler`` for each. A resolver decides what it trusts; it must return None for a
         type it does not know rather than import arbitrary code. Registering the same resolver twice is a no-op."""
         with self._lock:
@@ -210,7 +210,7 @@ class Registry(TypeRoutes[Handler]):
         with self._lock:
             self._items.clear()
             self.middleware.clear()
-            # Resolvers stay: an app installs them once at start (queues.apps), not per test or module.
+            # Resolvers stay: an app installs them once at start (taskq.queues.apps), not per test or module.
 
 
 #: The registry ``@handler`` adds to by default; workers serve it.

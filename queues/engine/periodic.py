@@ -1,7 +1,7 @@
 """Periodic task entries: what to enqueue, where, and when. Defined in code with ``schedule(...)`` or in the
 Django admin (mirrored into Redis); run by ``manage.py taskscheduler``.
 
-    from queues.engine import schedule
+    from taskq.queues.engine import schedule
 
     schedule("*/5 * * * *", "report:refresh", {"scope": "all"}, queue="low")
     schedule("0 7 * * mon-fri", "digest:send", tz="Europe/Paris", missed="run_once", max_retry=3)

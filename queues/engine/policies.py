@@ -31,7 +31,7 @@ from .redis_errors import translated
 from .sans_io import Batch, Command, Flow, Pipeline, Request, drive, run_command
 from .transitions import ArchiveLimits, Call, RateLimit
 
-log = logging.getLogger("queues.engine.policies")
+log = logging.getLogger("taskq.queues.engine.policies")
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 
 The Redis is, first to last:
 
-1. the process default registered with ``register`` (``queues.engine.configure`` registers it, and the Django
+1. the process default registered with ``register`` (``taskq.queues.engine.configure`` registers it, and the Django
    app calls that at start-up with ``settings.REDIS_URL`` and ``settings.TASKS_KEY_PREFIX``, so a bare
    ``Client()`` in ``manage.py shell`` or a view writes where that process's worker command and console read);
 2. the ``REDIS_URL`` and ``TASKS_KEY_PREFIX`` environment variables (unset or empty: not given, as in
@@ -117,7 +117,7 @@ def default_enqueuer() -> Enqueuer:
     with _client_lock:
         if _client is None:
             build = _deferred or _build
-            if build is None:  # pragma: no cover - queues.engine always loads client with handlers
-                raise RuntimeError("no default client: pass client=, or import queues.engine.client")
+            if build is None:  # pragma: no cover - taskq.queues.engine always loads client with handlers
+                raise RuntimeError("no default client: pass client=, or import taskq.queues.engine.client")
             _client = build()
         return _client

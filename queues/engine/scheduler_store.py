@@ -30,7 +30,7 @@ from .quoting import shown
 from .scripts import script
 from .transitions import Call
 
-log = logging.getLogger("queues.engine.scheduler")
+log = logging.getLogger("taskq.queues.engine.scheduler")
 
 HISTORY_CAP = 1000  # runs kept per entry, as asynq keeps
 UPCOMING = 5  # run times ``EntryInfo.upcoming`` lists by default

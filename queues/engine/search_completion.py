@@ -253,7 +253,7 @@ class InspectorSources:
     sample of the tasks it reads (``Inspector.payload_sample``), as ``redaction`` masks them: below a masked key
     there is nothing to see, so no path."""
 
-    inspector: Any  # queues.engine.Inspector (not imported: the inspector's parts import the search language)
+    inspector: Any  # taskq.queues.engine.Inspector (not imported: the inspector's parts import the search language)
     redaction: Redaction | None = None
 
     def queues(self) -> list[str]:

@@ -4,7 +4,7 @@ default and what it means. Nothing else writes a default down, and nothing else 
 - ``console/settings.py`` reads the environment into it (``TaskqSettings.from_env``) and exports each value as
   the Django setting of the same name.
 - In Django, everything (the worker, the scheduler, the API, the console, the CLI, the history task) reads
-  ``queues.conf.taskq_settings()``, this object filled from Django's settings (``TaskqSettings.from_lookup``): a
+  ``taskq.queues.conf.taskq_settings()``, this object filled from Django's settings (``TaskqSettings.from_lookup``): a
   setting a project leaves out takes the default from here.
 - Without Django, the engine's default client and the worker's handlers read ``TaskqSettings.from_env``.
 - The worker's and the engine's own defaults (``WorkerConfig``, ``Limits``, ``GroupSettings``, ``SparkSettings``,
@@ -12,7 +12,7 @@ default and what it means. Nothing else writes a default down, and nothing else 
   (``WorkerConfig.from_settings``, ``Limits.from_settings``...).
 - ``tests/test_settings_one_way.py`` fails on a setting read by its name, or a default written, anywhere else.
 - The settings table of the documentation (docs/settings.md) is generated from it (``python -m
-  queues.engine.settings``), and a test checks that the two agree.
+  taskq.queues.engine.settings``), and a test checks that the two agree.
 
 Django-free, like the rest of the engine. A value that is set but cannot be parsed raises ValidationError naming
 the variable, so a typo fails at start-up instead of running with a default.
@@ -242,7 +242,7 @@ class TaskqSettings:
         False,
         "bool",
         "the audit log also keeps the unredacted payload of an edited or created task, readable with "
-        "`queues.view_unredacted` (each read audited); off: only the masked payload "
+        "`taskq.view_unredacted` (each read audited); off: only the masked payload "
         "([Redaction](console.md#redaction))",
     )
 

@@ -255,7 +255,7 @@ def seconds(value: Any, what: str, op: str = "", *, allow_zero: bool = False) ->
         raise ValidationError(f"{what} must be a number of seconds, got {shown(value)}", op=op)
     number = float(value)
     if number != number or number < 0 or (number == 0 and not allow_zero) or number > MAX_DURATION:
-        # The API's wording (``queues.api.inputs.number``): a range says both its ends.
+        # The API's wording (``taskq.queues.api.inputs.number``): a range says both its ends.
         low = "from 0 to" if allow_zero else "more than 0 and at most"
         raise ValidationError(f"{what} must be {low} {MAX_DURATION:.0f} seconds, got {shown(value)}", op=op)
     return number

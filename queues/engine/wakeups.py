@@ -28,7 +28,7 @@ import redis
 from .errors import EngineError
 from .redis_errors import call
 
-log = logging.getLogger("queues.engine")
+log = logging.getLogger("taskq.queues.engine")
 
 LISTEN_SLICE = 0.5  # seconds one read of the subscription blocks: how soon the thread notices it may leave
 IDLE_EXIT = 10.0  # seconds without a registered wait before the thread unsubscribes and ends

@@ -1,7 +1,7 @@
 """Workflows (Machinery's chain, group and chord) and task dependencies ("B after A", Optimus), built on one
 mechanism: a task may wait for other tasks of its queue to succeed.
 
-    from queues.engine import chain, chord, group, sig
+    from taskq.queues.engine import chain, chord, group, sig
 
     info = client.submit(chain(sig("fetch", {"url": u}), sig("parse"), sig("store")), queue="etl")
     info = client.submit(chord([sig("resize", {"size": s}) for s in (64, 128)], sig("publish")),

@@ -5,7 +5,7 @@ class HistoryConfig(AppConfig):
     """Daily rollups of the task history (``TaskDailyRollup``), the ``task_analytics`` command and the
     ``analytics:daily`` Spark task."""
 
-    name = "queues.history"
+    name = "taskq.queues.history"
     label = "history"
     verbose_name = "Task history"
     default_auto_field = "django.db.models.BigAutoField"

@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from queues.engine.export_store import StreamEntry, parse_stream_id
+from taskq.queues.engine.export_store import StreamEntry, parse_stream_id
 
 SCHEMA = pa.schema(
     [
@@ -145,7 +145,7 @@ def task_events(
     directory: str | Path, queue: str, task_id: str, window: tuple[int, int] | None = None
 ) -> list[dict[str, Any]]:
     """One task's exported events, oldest first: the part of its history its queue's stream no longer holds (the
-    console's task timeline). ``window`` (epoch ms, ``queues.engine.timeline.event_window``) is when its events
+    console's task timeline). ``window`` (epoch ms, ``taskq.queues.engine.timeline.event_window``) is when its events
     happened; without it every file of the queue is read.
 
     What keeps it from growing with the export: only the queue's own files (their names begin with the queue's

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.db.models import Max, QuerySet, Sum
 
-from queues.engine.records import picked
+from taskq.queues.engine.records import picked
 
 from .models import TaskDailyRollup
 

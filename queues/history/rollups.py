@@ -165,7 +165,7 @@ def _one_store_at_a_time() -> None:
 
 def analytics(spark: Any, days: list[str], events_dir: str | None = None, rollup_dir: str | None = None) -> int:
     """The whole job for ``days``, with the directories from the settings unless given."""
-    from queues import conf
+    from taskq.queues import conf
 
     taskq = conf.taskq_settings()
     rows = run(spark, events_dir or taskq.event_export_dir, rollup_dir or taskq.rollup_dir, days)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
-from queues import conf
-from queues.engine import SkipRetry, Task, handler, schedule
+from taskq.queues import conf
+from taskq.queues.engine import SkipRetry, Task, handler, schedule
 
 from .rollups import analytics, day_range
 

@@ -18,7 +18,7 @@ def create_groups(apps, schema_editor):
     ContentType = apps.get_model("contenttypes", "ContentType")
     Permission = apps.get_model("auth", "Permission")
     Group = apps.get_model("auth", "Group")
-    content_type, _ = ContentType.objects.get_or_create(app_label="queues", model="auditlog")
+    content_type, _ = ContentType.objects.get_or_create(app_label="taskq", model="auditlog")
     permissions = {
         codename: Permission.objects.get_or_create(
             codename=codename, content_type=content_type, defaults={"name": name}

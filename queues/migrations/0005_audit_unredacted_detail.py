@@ -13,9 +13,9 @@ def mask_old_edits(apps, schema_editor):
     # The settings in force when the migration runs decide, as the rules they mask with already do: the typed
     # object is what the product reads them through (a data migration of the audit log, run once, not a schema
     # a historical model could disagree with).
-    from queues.conf import taskq_settings
-    from queues.engine.redaction import MASK
-    from queues.redaction_access import rules
+    from taskq.queues.conf import taskq_settings
+    from taskq.queues.engine.redaction import MASK
+    from taskq.queues.redaction_access import rules
 
     redaction = rules()
     if not redaction:

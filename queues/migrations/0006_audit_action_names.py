@@ -4,7 +4,7 @@ Old admin entries are renamed to the console's form, so a filter on one name fin
 
 from django.db import migrations
 
-#: Written by the admin before this migration. ``task.view_unredacted`` (queues.redaction_access.VIEW_ACTION) keeps
+#: Written by the admin before this migration. ``task.view_unredacted`` (taskq.queues.redaction_access.VIEW_ACTION) keeps
 #: its name: the redaction code still writes it.
 OBJECTS = ("queue", "task", "queuedefinition", "uniquepolicy", "retentionpolicy", "periodictask", "apitoken")
 KEPT = {"task.view_unredacted"}

@@ -8,7 +8,7 @@ from importlib import import_module
 
 from django.db import migrations
 
-EDIT_TASK = import_module("queues.migrations.0003_edit_task_permission").Migration.operations[0]
+EDIT_TASK = import_module("taskq.queues.migrations.0003_edit_task_permission").Migration.operations[0]
 OPTIONS = {
     **EDIT_TASK.options,
     "permissions": [*EDIT_TASK.options["permissions"], ("create_task", "Can create a task from the console")],

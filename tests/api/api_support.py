@@ -7,7 +7,7 @@ from typing import Any
 
 from django.test import Client
 
-from queues import handles
+from taskq.queues import handles
 
 
 def clear_caches() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from api_support import Api, clear_caches
 
-from queues.api.tokens import create_token
+from taskq.queues.api.tokens import create_token
 
 
 @pytest.fixture

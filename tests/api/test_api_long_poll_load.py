@@ -77,7 +77,7 @@ def api(redis_url, tmp_path_factory):
             "daphne",
             "-e",
             f"tcp:{port}:interface=127.0.0.1:backlog=1024",
-            "console.asgi:application",
+            "taskq.console.asgi:application",
         ],
         env=env,
         cwd=ROOT,

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from queues.api.openapi import document
+from taskq.queues.api.openapi import document
 
 #: Where the API's user documentation lives (from the repository root).
 API_DOC = "docs/http-api.md"

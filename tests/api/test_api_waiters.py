@@ -10,7 +10,7 @@ import threading
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from queues.api.waiting import Waiters
+from taskq.queues.api.waiting import Waiters
 
 
 @pytest.mark.parametrize("limit", [0, -1, 10_001, True, "64"])

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from queues import conf
-from queues.engine import Client
+from taskq.queues import conf
+from taskq.queues.engine import Client
 
 Q = "/api/v1/queues/jobs"
 

@@ -13,8 +13,8 @@ from django.core.exceptions import RequestDataTooBig
 from django.test import RequestFactory
 from django.urls import get_resolver
 
-from queues import conf
-from queues.api.http import ENVELOPE_DEPTH, MAX_BODY, bad_request, server_error
+from taskq.queues import conf
+from taskq.queues.api.http import ENVELOPE_DEPTH, MAX_BODY, bad_request, server_error
 from tests.asgi_http import call_django, http_scope
 
 PUBLISH = "/api/v1/queues/jobs/tasks"
@@ -125,7 +125,7 @@ def test_django_refusals_outside_a_view_answer_json_under_the_api_only():
 
 
 def test_unexpected_errors_under_the_api_are_json(api, monkeypatch):
-    from queues.api import views
+    from taskq.queues.api import views
 
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("a bug")

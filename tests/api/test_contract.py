@@ -16,7 +16,7 @@ import pytest
 from api_support import Api
 from jsonschema import Draft202012Validator
 
-from queues.api.openapi import document
+from taskq.queues.api.openapi import document
 
 DOC = document()
 ROOT = Path(__file__).resolve().parents[2]

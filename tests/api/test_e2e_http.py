@@ -68,7 +68,7 @@ def server(redis_url, tmp_path_factory):
     tokens = {"all": token("e2e", "jobs,mail"), "mail": token("mail-only", "mail")}
     port = free_port(PORTS)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"],
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "taskq.console.asgi:application"],
         env=env,
         cwd=ROOT,
         stdout=subprocess.DEVNULL,

@@ -8,7 +8,7 @@ import base64
 import pytest
 from api_support import Api, clear_caches
 
-from queues import conf
+from taskq.queues import conf
 
 Q = "/api/v1/queues/jobs"
 
@@ -267,7 +267,7 @@ def test_publish_refuses_a_new_queue_named_as_a_path_step_or_a_pattern(api, engi
 
 @pytest.mark.parametrize(("queue", "segment"), [("..", "~2E~2E"), ("*", "*")])
 def test_a_queue_already_in_redis_with_such_a_name_stays_reachable(api, engine, monkeypatch, queue, segment):
-    from queues.engine import validation
+    from taskq.queues.engine import validation
 
     with monkeypatch.context() as m:  # as a taskq from before the rule wrote it
         m.setattr(validation, "new_queue_name", validation.queue_name)

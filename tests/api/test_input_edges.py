@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from api_support import Api
 
-from queues import conf
-from queues.engine import Client, ValidationError
+from taskq.queues import conf
+from taskq.queues.engine import Client, ValidationError
 from tests.cli.helpers import invoke
 
 Q = "/api/v1/queues/jobs"

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from queues.api import urls
-from queues.api.openapi import document
+from taskq.queues.api import urls
+from taskq.queues.api.openapi import document
 
 DOC = document()
 
@@ -176,8 +176,8 @@ def test_fuzz_never_5xx(fuzz_api, request):
 @pytest.fixture(scope="module")
 def _fuzz_db(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
-        from queues.api.tokens import create_token
-        from queues.models import ApiToken
+        from taskq.queues.api.tokens import create_token
+        from taskq.queues.models import ApiToken
 
         ApiToken.objects.filter(name="fuzz").delete()
         secret = create_token("fuzz", ["jobs", "other", "a~b"])[1]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from queues.engine import Client, LeaseLostError, TaskNotFoundError, ValidationError
-from queues.engine.remote_consumer import RemoteConsumer
+from taskq.queues.engine import Client, LeaseLostError, TaskNotFoundError, ValidationError
+from taskq.queues.engine.remote_consumer import RemoteConsumer
 
 
 @pytest.fixture

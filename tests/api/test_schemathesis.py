@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from queues.api.openapi import document
+from taskq.queues.api.openapi import document
 from tests.live.daphne_console import ROOT, daphne_console, manage
 from tests.ports import free_port, given_ports
 

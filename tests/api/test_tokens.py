@@ -7,8 +7,8 @@ import json
 
 from api_support import Api
 
-from queues.cli import main
-from queues.models import ApiToken
+from taskq.queues.cli import main
+from taskq.queues.models import ApiToken
 
 SIZE = "/api/v1/queues/jobs/size"
 
@@ -102,7 +102,7 @@ def test_cli_token_create_ls_revoke(engine, db):
 
 def test_admin_creates_a_token_and_shows_the_secret_once(engine, admin_client):
     response = admin_client.post(
-        "/admin/queues/apitoken/add/", {"name": "web", "queues": '["jobs"]', "namespaces": "[]"}, follow=True
+        "/admin/taskq/apitoken/add/", {"name": "web", "queues": '["jobs"]', "namespaces": "[]"}, follow=True
     )
     assert response.status_code == 200
     shown = [str(m) for m in response.context["messages"]]
@@ -110,7 +110,7 @@ def test_admin_creates_a_token_and_shows_the_secret_once(engine, admin_client):
     token = ApiToken.objects.get(name="web")
     assert token.secret_hash == hashlib.sha256(secret.encode()).hexdigest()
     assert publish(Api(secret), "jobs").status_code == 201
-    page = admin_client.get(f"/admin/queues/apitoken/{token.pk}/change/").content.decode()
+    page = admin_client.get(f"/admin/taskq/apitoken/{token.pk}/change/").content.decode()
     assert secret not in page and token.prefix in page
-    admin_client.post("/admin/queues/apitoken/", {"action": "revoke", "_selected_action": [token.pk]})
+    admin_client.post("/admin/taskq/apitoken/", {"action": "revoke", "_selected_action": [token.pk]})
     assert publish(Api(secret), "jobs").status_code == 401

@@ -92,7 +92,7 @@ class Console:
         """Set the user's console preferences (``rows_per_page``, ``theme``), as the settings page saves them."""
         from django.contrib.auth import get_user_model
 
-        from console.models import ConsolePreference
+        from taskq.console.models import ConsolePreference
 
         user = get_user_model().objects.get(username=self.username)
         ConsolePreference.objects.update_or_create(user=user, defaults=fields)

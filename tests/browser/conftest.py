@@ -2,7 +2,7 @@
 
 The console runs in pytest-django's ``live_server`` (a real HTTP server in a thread of this process, on the
 transactional test database), the engine is pointed at the flushed test Redis, and a real worker
-(``worker.server.Server``, own ``Registry``, short intervals) runs the tasks when a test asks for one.
+(``taskq.worker.server.Server``, own ``Registry``, short intervals) runs the tasks when a test asks for one.
 
 The browser is ``/usr/bin/chromium`` through ``/usr/bin/chromedriver``, both given explicitly so Selenium
 Manager never runs and nothing is downloaded (``scripts/ensure-chromium.sh`` installs them; ``make test``
@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from browser_support import CHROMEDRIVER, CHROMIUM, Console, open_chromium
 
-from queues.engine import Registry, handler
+from taskq.queues.engine import Registry, handler
 from tests.console.console_support import make_user
 from tests.worker.worker_support import FAST
-from worker.config import WorkerConfig
-from worker.server import Server
+from taskq.worker.config import WorkerConfig
+from taskq.worker.server import Server
 
 # Selenium Manager must never run (it would download a browser or driver). Explicit paths already keep it out;
 # these make sure that, were it reached anyway, it stays offline and sends nothing.

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from queues.engine.failures import Failure
-from queues.engine.keys import STATES
+from taskq.queues.engine.failures import Failure
+from taskq.queues.engine.keys import STATES
 from tests.scheduler.scheduler_support import fire_some
 
 pytestmark = pytest.mark.browser
@@ -57,8 +57,8 @@ def seeded(engine: Any, seed: Any, redis_url: str) -> dict[str, str]:
 
     import django_rq
 
-    from queues.engine import Client, chain, sig
-    from queues.history.models import TaskDailyRollup
+    from taskq.queues.engine import Client, chain, sig
+    from taskq.queues.history.models import TaskDailyRollup
 
     seed.active(queue="emails", task_type="email:deliver")  # first: the seeder leases the queue's only pending task
     seed.retry(queue="emails", task_type="email:deliver", error="SMTP 451: greylisted")

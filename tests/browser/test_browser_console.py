@@ -179,7 +179,7 @@ def test_keyboard_shortcuts_search_go_to_and_the_list(console, seed):
 def test_edit_and_retry_an_archived_task(console, engine, seed, operator):
     from django.contrib.auth.models import Permission
 
-    operator.user_permissions.add(Permission.objects.get(codename="edit_task", content_type__app_label="queues"))
+    operator.user_permissions.add(Permission.objects.get(codename="edit_task", content_type__app_label="taskq"))
     task_id = seed.archived(queue="emails", task_type="email:deliver", error="550 no such user")
     console.login(f"/queues/emails/tasks/{task_id}/")
     console.click("a[href$='/edit/']")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from queues.engine import handler
+from taskq.queues.engine import handler
 
 pytestmark = pytest.mark.browser
 
@@ -17,7 +17,7 @@ def _explode(order: int) -> None:
 def test_the_task_page_folds_the_traceback_and_the_group_finds_the_task(
     console, engine, registry, start_worker, redis_url
 ):
-    from queues.engine import Client
+    from taskq.queues.engine import Client
 
     @handler("shop:explode", registry=registry)
     def explode(task):

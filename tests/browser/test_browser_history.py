@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from queues.sparkconf import SparkSettings, build_session
+from taskq.queues.sparkconf import SparkSettings, build_session
 from tests.worker.worker_support import wait_for
-from worker.spark import SparkRunner
+from taskq.worker.spark import SparkRunner
 
 pytestmark = [pytest.mark.browser, pytest.mark.spark, pytest.mark.timeout(300)]
 
 
 def test_run_analytics_now_fills_the_history_page(console, engine, seed, start_worker, registry, settings, tmp_path):
-    from queues.history.models import TaskDailyRollup
-    from queues.history.tasks import daily_rollups
+    from taskq.queues.history.models import TaskDailyRollup
+    from taskq.queues.history.tasks import daily_rollups
 
     events, rollups = tmp_path / "events", tmp_path / "rollups"
     settings.TASKS_EVENT_EXPORT_DIR, settings.TASKS_ROLLUP_DIR = str(events), str(rollups)

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from queues.engine import Keys
-from queues.engine.sans_io import drive, run_command
-from queues.engine.series import gauge_flow
+from taskq.queues.engine import Keys
+from taskq.queues.engine.sans_io import drive, run_command
+from taskq.queues.engine.series import gauge_flow
 
 pytestmark = pytest.mark.browser
 
@@ -51,7 +51,7 @@ def test_every_axis_figure_is_drawn_whole(console, seed, redis_client):
 
 
 def test_the_dashboards_axis_figures_are_drawn_whole(console, seed, redis_client):
-    from queues.engine.clock import utc_day
+    from taskq.queues.engine.clock import utc_day
 
     seed.pending(queue="emails")
     emails = Keys().queue("emails")

@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from queues.models import AuditLog
+from taskq.queues.models import AuditLog
 from tests.console.console_support import redis_snapshot as snapshot
 
 pytestmark = pytest.mark.browser
@@ -20,10 +20,10 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture
 def creator(operator):
-    """The browser's operator, given ``queues.create_task`` (no group holds it)."""
+    """The browser's operator, given ``taskq.create_task`` (no group holds it)."""
     from django.contrib.auth.models import Permission
 
-    operator.user_permissions.add(Permission.objects.get(codename="create_task", content_type__app_label="queues"))
+    operator.user_permissions.add(Permission.objects.get(codename="create_task", content_type__app_label="taskq"))
     return operator
 
 

@@ -1,5 +1,5 @@
 """Redaction in a real headless Chromium: a task page shows masked values, and an operator holding
-queues.view_unredacted reveals them with the page's link, which the audit log records."""
+taskq.view_unredacted reveals them with the page's link, which the audit log records."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ SECRET = "hunter2-s3cret"
 def test_reveal_a_masked_payload_from_the_task_page(console, seed, operator, settings):
     from django.contrib.auth.models import Permission
 
-    from queues.engine.redaction import MASK
-    from queues.models import AuditLog
-    from queues.redaction_access import VIEW_ACTION
+    from taskq.queues.engine.redaction import MASK
+    from taskq.queues.models import AuditLog
+    from taskq.queues.redaction_access import VIEW_ACTION
 
     settings.TASKS_REDACT = {"types": [], "keys": ["password"]}
     operator.user_permissions.add(Permission.objects.get(codename="view_unredacted"))
@@ -45,7 +45,7 @@ def test_a_secret_in_free_text_is_masked_by_a_pattern_and_revealed_with_the_perm
     headers and in the last error, and the permission's link reveals the payload and the headers."""
     from django.contrib.auth.models import Permission
 
-    from queues.engine.redaction import MASK
+    from taskq.queues.engine.redaction import MASK
 
     settings.TASKS_REDACT_PATTERNS = [r"(?i)password is \S+", r"sk_live_\w+"]
     operator.user_permissions.add(Permission.objects.get(codename="view_unredacted"))

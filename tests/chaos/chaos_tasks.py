@@ -11,7 +11,7 @@ import os
 import signal
 import time
 
-from queues.engine import Task, handler
+from taskq.queues.engine import Task, handler
 
 DONE_FILE_ENV = "CHAOS_DONE_FILE"  # chaos_support.DONE_FILE_ENV (not imported: tests/chaos is not a package)
 

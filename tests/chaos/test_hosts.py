@@ -22,8 +22,8 @@ import pytest
 import redis
 from chaos_support import ChaosProxy, completions, kill_process, logs, record_figures, scale, start_worker, wait_for
 
-from queues.engine import Client, Inspector
-from queues.engine.inspector import ServerInfo
+from taskq.queues.engine import Client, Inspector
+from taskq.queues.engine.inspector import ServerInfo
 from tests.chaos import netns
 from tests.topology.topology_support import answers
 

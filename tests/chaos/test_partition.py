@@ -14,11 +14,11 @@ import pytest
 import redis
 from chaos_support import ChaosProxy, record_figures, scale, state_of, wait_for
 
-from queues.engine import Client, Inspector, Registry, Task, handler
+from taskq.queues.engine import Client, Inspector, Registry, Task, handler
 from tests.worker.worker_support import FAST
-from worker.config import WorkerConfig
-from worker.recoverer import LEASE_EXPIRED
-from worker.server import Server
+from taskq.worker.config import WorkerConfig
+from taskq.worker.recoverer import LEASE_EXPIRED
+from taskq.worker.server import Server
 
 pytestmark = pytest.mark.chaos
 

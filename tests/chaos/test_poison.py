@@ -12,8 +12,8 @@ import pytest
 import redis
 from chaos_support import Supervisor, completions, logs, record_figures, scale, start_worker, state_of, wait_for
 
-from queues.engine import Client, Inspector
-from worker.recoverer import LEASE_EXPIRED
+from taskq.queues.engine import Client, Inspector
+from taskq.worker.recoverer import LEASE_EXPIRED
 
 pytestmark = pytest.mark.chaos
 

@@ -22,7 +22,7 @@ from chaos_support import (
     wait_for,
 )
 
-from queues.engine import Client, EngineError, Inspector, RedisUnavailableError, TaskIdConflictError
+from taskq.queues.engine import Client, EngineError, Inspector, RedisUnavailableError, TaskIdConflictError
 
 pytestmark = pytest.mark.chaos
 
@@ -131,9 +131,9 @@ def test_redis_killed_and_restarted_on_aof_loses_no_acknowledged_task(appendfsyn
 def test_a_redis_that_refuses_writes_for_a_while_does_not_stop_the_worker(tmp_path: Path):
     """READONLY replies (the server was demoted to a replica, as in a failover) are not connection errors: the
     fetch loop must keep trying and the acker must keep the outcome until writes are accepted again."""
-    from queues.engine import Registry, Task, handler
-    from worker.config import WorkerConfig
-    from worker.server import Server
+    from taskq.queues.engine import Registry, Task, handler
+    from taskq.worker.config import WorkerConfig
+    from taskq.worker.server import Server
 
     server = RedisServer(tmp_path / "redis")
     server.start()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from queues import handles
+from taskq.queues import handles
 
 from .helpers import Seed, invoke
 

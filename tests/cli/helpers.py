@@ -12,11 +12,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from queues.cli import main
-from queues.engine import Client
-from queues.engine.broker import Broker
-from queues.engine.failures import Failure
-from queues.engine.worker_store import WorkerStore
+from taskq.queues.cli import main
+from taskq.queues.engine import Client
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.failures import Failure
+from taskq.queues.engine.worker_store import WorkerStore
 
 
 @dataclass

@@ -21,7 +21,7 @@ BAD_URLS = ["redis://:::bad", "http://x", "redis://host:notaport/0"]
 
 
 def manage(redis_url: str, *argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "REDIS_URL": redis_url, "DJANGO_SETTINGS_MODULE": "console.settings"}
+    environment = {**os.environ, "REDIS_URL": redis_url, "DJANGO_SETTINGS_MODULE": "taskq.console.settings"}
     return subprocess.run(
         [sys.executable, "manage.py", *argv],
         cwd=ROOT,
@@ -64,8 +64,8 @@ def test_the_cli_fails_at_first_use_with_one_named_line(url):
 def test_the_asgi_application_loads():
     """What daphne does at start-up (it runs no checks): the console comes up, and its pages say what is wrong
     (tests/console/test_console_bad_input.py)."""
-    script = "import console.asgi; print(type(console.asgi.application).__name__)"
-    environment = {**os.environ, "REDIS_URL": "redis://:::bad", "DJANGO_SETTINGS_MODULE": "console.settings"}
+    script = "import taskq.console.asgi; print(type(taskq.console.asgi.application).__name__)"
+    environment = {**os.environ, "REDIS_URL": "redis://:::bad", "DJANGO_SETTINGS_MODULE": "taskq.console.settings"}
     run = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=60
     )

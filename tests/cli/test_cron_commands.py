@@ -9,9 +9,9 @@ from datetime import datetime
 
 import pytest
 
-from queues.engine.broker import Broker
-from queues.engine.periodic import make_entry
-from queues.engine.scheduler_store import SchedulerStore
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.periodic import make_entry
+from taskq.queues.engine.scheduler_store import SchedulerStore
 from tests.scheduler.scheduler_support import fire_some
 
 pytestmark = pytest.mark.django_db
@@ -38,7 +38,7 @@ def admin_entries(redis_url):
 
 
 def audit():
-    from queues.models import AuditLog
+    from taskq.queues.models import AuditLog
 
     return [(a.action, a.queue, a.task_ids, a.username.startswith("cli:")) for a in AuditLog.objects.order_by("id")]
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from queues.cli.main import describe
-from queues.engine import errors
-from queues.engine.inspector import Inspector
+from taskq.queues.cli.main import describe
+from taskq.queues.engine import errors
+from taskq.queues.engine.inspector import Inspector
 
 UNREACHABLE = "redis://127.0.0.1:1/3"  # nothing listens on port 1: the connection is refused at once
 
@@ -120,7 +120,7 @@ def test_engine_errors_map_to_messages_and_codes(exc, namespace, expected):
 
 
 def test_actions_on_a_keyspace_at_another_key_layout_fail_naming_both_and_change_nothing(cli, seed, redis_client):
-    from queues import handles
+    from taskq.queues import handles
 
     archived, pending = seed.archived(), seed.pending()
     redis_client.set("tq:layout", "2")  # a newer release migrated the keyspace; this CLI is the old one

@@ -3,7 +3,7 @@ stream, and the gaps, as ``Inspector.export_status`` reads them."""
 
 from __future__ import annotations
 
-from queues.engine.export_store import ExportStore, Gap
+from taskq.queues.engine.export_store import ExportStore, Gap
 
 
 def test_export_status_with_no_exporter(cli, seed):

@@ -22,7 +22,7 @@ def tasks(redis_url: str, *argv: str, noisy: bool = False) -> subprocess.Complet
     environment = {
         **os.environ,
         "REDIS_URL": redis_url,
-        "DJANGO_SETTINGS_MODULE": "console.settings",
+        "DJANGO_SETTINGS_MODULE": "taskq.console.settings",
         "LOG_LEVEL": "INFO",
         "DJANGO_LOG_LEVEL": "INFO",
     }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from queues.engine import Keys
+from taskq.queues.engine import Keys
 
 LAYOUT = Keys().layout
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from queues.engine import STATES
+from taskq.queues.engine import STATES
 
 
 @pytest.fixture

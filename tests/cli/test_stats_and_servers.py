@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from queues.engine import STATES
+from taskq.queues.engine import STATES
 
 
 def test_stats_json(cli, seed):
@@ -94,7 +94,7 @@ def test_server_ls_lists_the_servers_that_ended_with_what_became_of_their_tasks(
 @pytest.mark.django_db
 @pytest.mark.parametrize("action", ["quiet", "stop"])
 def test_server_quiet_and_stop_ask_through_redis_wait_for_the_ack_and_are_audited(cli, seed, redis_client, action):
-    from queues.models import AuditLog
+    from taskq.queues.models import AuditLog
 
     seed.server()
     seed.acknowledge("host-1:42", action)  # as the server does when it acts (tests/worker: a real one)
@@ -124,7 +124,7 @@ def test_no_acknowledgement_in_time_exits_3_with_the_request_made(cli, seed, red
 
 @pytest.mark.django_db
 def test_server_control_of_an_unknown_server_fails_and_changes_nothing(cli, seed, redis_client):
-    from queues.models import AuditLog
+    from taskq.queues.models import AuditLog
 
     result = cli("server", "stop", "nobody:1")
     assert result.code == 1 and 'no running server "nobody:1"' in result.err

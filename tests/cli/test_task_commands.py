@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from queues.engine.failures import Failure
+from taskq.queues.engine.failures import Failure
 
 INSPECT_FIELDS = {
     "id",

@@ -13,7 +13,7 @@ PASSWORD = "pw-for-tests-only"
 def _permission(codename: str) -> Permission:
     # get_or_create: the permissions belong to the queues app's AuditLog model; this also works before (or
     # without) its migration in the test database.
-    content_type, _ = ContentType.objects.get_or_create(app_label="queues", model="auditlog")
+    content_type, _ = ContentType.objects.get_or_create(app_label="taskq", model="auditlog")
     permission, _ = Permission.objects.get_or_create(
         codename=codename, content_type=content_type, defaults={"name": codename.replace("_", " ")}
     )

@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template import engines
 from django.urls import path
 
-from console.urls import urlpatterns as console_urlpatterns
+from taskq.console.urls import urlpatterns as console_urlpatterns
 
 #: Rendered as a project renders its pages: with the request, so every installed context processor runs.
 SHOP_PAGE = "<h1>Shop</h1><p>Signed in as {{ user.get_username }}.</p>"

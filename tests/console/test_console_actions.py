@@ -25,7 +25,7 @@ def test_pause_and_resume(operator_client, seed, engine, audit):
         ("otto", "pause_queue", "default"),
         ("otto", "resume_queue", "default"),  # named after the Resume button, not the engine's unpause
     ]
-    from queues.models import AuditLog
+    from taskq.queues.models import AuditLog
 
     assert list(AuditLog.objects.filter(username="otto", queue="default").values_list("action", flat=True)) == [
         "resume_queue",
@@ -79,7 +79,7 @@ def test_delete_queue_refused_while_tasks_are_active(operator_client, seed, engi
     ],
 )
 def test_batch_action_on_selected_tasks(operator_client, seed, engine, audit, make, action, expect):
-    from queues.engine import TaskNotFoundError
+    from taskq.queues.engine import TaskNotFoundError
 
     ids = [getattr(seed, make)() for _ in range(1 if make in ("retry", "archived", "completed") else 3)]
     here = f"/queues/default/?state={make}"

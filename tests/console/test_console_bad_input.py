@@ -97,7 +97,7 @@ def test_odd_queue_names_work_end_to_end(operator_client, seed, engine, name, au
 
 @pytest.fixture
 def redis_down(settings, engine):
-    from queues import handles
+    from taskq.queues import handles
 
     settings.REDIS_URL = "redis://127.0.0.1:1/0"
     handles.reset()
@@ -128,7 +128,7 @@ def test_redis_down_on_actions_is_a_503_page(operator_client, redis_down, audit)
 def test_a_malformed_redis_url_is_a_503_page_naming_the_setting(viewer_client, settings, engine, url):
     """Under daphne, which runs no system checks, the console starts with a malformed REDIS_URL (taskq.E103 stops
     runserver and migrate): every page then says what is wrong, the summary bar included, never a 500."""
-    from queues import handles
+    from taskq.queues import handles
 
     settings.REDIS_URL = url
     handles.reset()

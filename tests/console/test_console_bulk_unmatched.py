@@ -13,7 +13,7 @@ import pytest
 from django.contrib.messages import get_messages
 from django.urls import reverse
 
-from queues.models import AuditLog
+from taskq.queues.models import AuditLog
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""Edit and retry: who may (``queues.edit_task``, held by no group), the form filled from the task, bad input
+"""Edit and retry: who may (``taskq.edit_task``, held by no group), the form filled from the task, bad input
 named and changing nothing, the edit done through the engine, and the original payload kept in the audit log."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from console_support import logged_in, make_user
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
-from queues.models import AuditLog
+from taskq.queues.models import AuditLog
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from django.urls import reverse
 
-from queues.engine.failures import Failure
+from taskq.queues.engine.failures import Failure
 
 pytestmark = pytest.mark.django_db
 

@@ -19,6 +19,6 @@ def test_favicon_ico_answers_without_a_login():
 def test_pages_link_the_icons_and_the_icons_are_served(viewer_client):
     for url in ("/", "/accounts/login/"):
         page = viewer_client.get(url).content.decode()
-        assert '<link rel="icon" href="/static/console/favicon.svg" type="image/svg+xml">' in page, url
-    svg = viewer_client.get("/static/console/favicon.svg")
+        assert '<link rel="icon" href="/static/taskq/favicon.svg" type="image/svg+xml">' in page, url
+    svg = viewer_client.get("/static/taskq/favicon.svg")
     assert svg.status_code == 200 and b"<svg" in b"".join(svg.streaming_content)

@@ -10,8 +10,8 @@ import time
 import pytest
 from django.urls import reverse
 
-from console.views import servers as server_views
-from queues.engine.worker_store import WorkerStore
+from taskq.console.views import servers as server_views
+from taskq.queues.engine.worker_store import WorkerStore
 
 pytestmark = pytest.mark.django_db
 

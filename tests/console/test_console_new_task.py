@@ -1,4 +1,4 @@
-"""Creating a task from the console (issue 27): who may (``queues.create_task``, held by no group), the form
+"""Creating a task from the console (issue 27): who may (``taskq.create_task``, held by no group), the form
 prefilled from the page it is opened from or from the task it runs again, the task enqueued as a producer would
 and its page the landing place, every refusal named on the form with Redis left as it was, and each creation in
 the audit log with its payload masked as everywhere else."""
@@ -15,9 +15,9 @@ from console_support import redis_snapshot as snapshot
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
-from queues.engine.redaction import MASK
-from queues.models import AuditLog
-from queues.redaction_access import VIEW_ACTION
+from taskq.queues.engine.redaction import MASK
+from taskq.queues.models import AuditLog
+from taskq.queues.redaction_access import VIEW_ACTION
 
 pytestmark = pytest.mark.django_db
 
@@ -296,7 +296,7 @@ def test_a_duplicate_unique_task_is_refused_and_writes_nothing(creator, engine, 
 
 
 def test_a_workflow_members_copy_is_a_plain_task(creator, seed, engine):
-    from queues.engine import chain, sig
+    from taskq.queues.engine import chain, sig
 
     flow = seed.client.submit(chain(sig("fetch", {"n": 1}), sig("store", {"n": 2})), workflow_id="wf-1")
     member = engine.get_task("default", flow.members[1].id)

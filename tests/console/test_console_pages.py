@@ -44,7 +44,7 @@ def test_dashboard_error_rate(viewer_client, seed):
 def test_dashboard_leaves_a_place_for_other_systems(viewer_client, engine):
     from django.template.loader import get_template
 
-    source = get_template("console/dashboard.html").template.source
+    source = get_template("taskq/dashboard.html").template.source
     assert "{% block rq %}" in source
 
 
@@ -75,7 +75,7 @@ def test_every_state_tab_renders(viewer_client, seed, state):
 
 
 def test_paging_uses_the_users_rows_per_page(viewer, viewer_client, seed):
-    from console.models import ConsolePreference
+    from taskq.console.models import ConsolePreference
 
     ConsolePreference.objects.create(user=viewer, rows_per_page=10)
     ids = [seed.pending() for _ in range(25)]
@@ -236,7 +236,7 @@ def test_redis_page(viewer_client, engine):
 
 
 def test_settings_page_saves_rows_and_theme(viewer, viewer_client):
-    from console.models import ConsolePreference
+    from taskq.console.models import ConsolePreference
 
     page = viewer_client.get("/settings/")
     assert page.status_code == 200 and 'data-theme="system"' in page.content.decode()
@@ -249,7 +249,7 @@ def test_settings_page_saves_rows_and_theme(viewer, viewer_client):
 
 @pytest.mark.parametrize("data", [{"rows_per_page": "7", "theme": "dark"}, {"rows_per_page": "20", "theme": "x"}, {}])
 def test_settings_refuses_bad_values(viewer, viewer_client, data):
-    from console.models import ConsolePreference
+    from taskq.console.models import ConsolePreference
 
     assert viewer_client.post("/settings/", data).status_code == 400
     assert not ConsolePreference.objects.filter(user=viewer).exists()
@@ -273,7 +273,7 @@ def test_the_queues_url_leads_to_the_queues_table(client, viewer_client, seed):
 
 
 def test_static_script_is_served(client):
-    response = client.get("/static/console/console.js")
+    response = client.get("/static/taskq/console.js")
     assert response.status_code == 200
 
 

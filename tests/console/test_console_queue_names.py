@@ -15,10 +15,10 @@ from console_support import logged_in, make_user
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from queues.engine import validation
-from queues.models import QueueDefinition, RetentionPolicy
-from worker.config import parse_queues, split_patterns
-from worker.patterns import resolve
+from taskq.queues.engine import validation
+from taskq.queues.models import QueueDefinition, RetentionPolicy
+from taskq.worker.config import parse_queues, split_patterns
+from taskq.worker.patterns import resolve
 
 pytestmark = pytest.mark.django_db
 

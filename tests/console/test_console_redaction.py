@@ -1,5 +1,5 @@
 """TASKS_REDACT everywhere a person sees a payload or result: console pages, search, the admin's task view, the
-live feed and the CLI; the audited reveal for queues.view_unredacted; and a bad setting stopping start-up."""
+live feed and the CLI; the audited reveal for taskq.view_unredacted; and a bad setting stopping start-up."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import pytest
 from console_support import logged_in, make_user
 from django.core.exceptions import ImproperlyConfigured
 
-from queues.engine.redaction import MASK
-from queues.models import AuditLog
-from queues.redaction_access import VIEW_ACTION, rules
+from taskq.queues.engine.redaction import MASK
+from taskq.queues.models import AuditLog
+from taskq.queues.redaction_access import VIEW_ACTION, rules
 
 pytestmark = pytest.mark.django_db
 
@@ -126,7 +126,7 @@ def test_search_does_not_match_inside_masked_values(unredacted, viewer_client, t
 
 
 def test_workflow_page_masks_member_results(viewer_client, redact, seed):
-    from queues.engine import chain, sig
+    from taskq.queues.engine import chain, sig
 
     flow = seed.client.submit(
         chain(sig("user:signup", {"name": "ada"}), sig("billing:charge", {"amount": 1})), workflow_id="wf-r"
@@ -145,8 +145,8 @@ def test_workflow_page_masks_member_results(viewer_client, redact, seed):
 
 
 def test_schedulers_page_masks_entry_payloads(viewer_client, redact, engine, redis_url):
-    from queues.engine import FakeClock, ScheduleRegistry, schedule
-    from worker.scheduler import build
+    from taskq.queues.engine import FakeClock, ScheduleRegistry, schedule
+    from taskq.worker.scheduler import build
 
     registry = ScheduleRegistry()
     schedule("@every 10s", "user:renew", {"card": CARD, "plan": "gold"}, registry=registry)
@@ -162,13 +162,13 @@ def test_admin_task_view_is_masked(tasks, client):
 
     admin = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
     client.force_login(admin)
-    body = client.get("/admin/queues/tasks/", {"queue": "default", "state": "completed"}).content.decode()
+    body = client.get("/admin/taskq/tasks/", {"queue": "default", "state": "completed"}).content.decode()
     assert "billing:charge" in body and "nothing to hide" in body
     assert SECRET not in body and CARD not in body and MASK in body
 
 
 def test_live_task_detail_carries_the_masked_result(tasks, engine):
-    from console.live.hub import task_detail
+    from taskq.console.live.hub import task_detail
 
     masked = task_detail(engine, "default", tasks["key"], "completed")["result"]
     assert CARD not in masked["text"] and MASK in masked["text"] and masked["redacted"] is True
@@ -177,7 +177,7 @@ def test_live_task_detail_carries_the_masked_result(tasks, engine):
 
 
 def test_cli_masks_by_default_and_unredacted_is_audited(tasks, redis_url):
-    from queues.cli.context import actor
+    from taskq.queues.cli.context import actor
     from tests.cli.helpers import invoke
 
     shown = invoke("task", "inspect", tasks["key"], "--queue", "default", "--json")
@@ -219,7 +219,7 @@ def test_bad_setting_values_are_named(settings, value, message):
 
 
 def test_a_bad_setting_stops_start_up_with_a_clear_error():
-    env = {**os.environ, "TASKS_REDACT_KEYS": "password, pass\x01word", "DJANGO_SETTINGS_MODULE": "console.settings"}
+    env = {**os.environ, "TASKS_REDACT_KEYS": "password, pass\x01word", "DJANGO_SETTINGS_MODULE": "taskq.console.settings"}
     done = subprocess.run(
         [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )

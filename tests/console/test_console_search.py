@@ -8,7 +8,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from queues.models import AuditLog
+from taskq.queues.models import AuditLog
 
 pytestmark = pytest.mark.django_db
 

@@ -11,9 +11,9 @@ from urllib.parse import quote
 import pytest
 from django.urls import reverse
 
-from queues.engine import Keys
-from queues.engine.sans_io import drive, run_command
-from queues.engine.series import RANGES, SeriesTally, flush_flow, gauge_flow
+from taskq.queues.engine import Keys
+from taskq.queues.engine.sans_io import drive, run_command
+from taskq.queues.engine.series import RANGES, SeriesTally, flush_flow, gauge_flow
 
 pytestmark = pytest.mark.django_db
 

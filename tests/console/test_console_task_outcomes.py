@@ -10,8 +10,8 @@ import pytest
 from django.contrib.messages import get_messages
 from django.urls import reverse
 
-from queues.engine import TaskInfo
-from queues.rendering import retries_text
+from taskq.queues.engine import TaskInfo
+from taskq.queues.rendering import retries_text
 
 
 def texts(response) -> str:
@@ -113,7 +113,7 @@ def test_retries_read_as_what_happened(info, words):
 
 
 def test_relative_times_say_just_now_below_a_minute():
-    from console.templatetags.console_tags import ago, until
+    from taskq.console.templatetags.console_tags import ago, until
 
     now = datetime.now(tz=UTC)
     assert ago(now - timedelta(seconds=20)) == "just now"

@@ -12,8 +12,8 @@ import pytest
 from console_support import logged_in, make_user
 from django.urls import reverse
 
-from queues.engine import FakeClock, Keys
-from queues.engine.broker import Broker
+from taskq.queues.engine import FakeClock, Keys
+from taskq.queues.engine.broker import Broker
 
 pytestmark = pytest.mark.django_db
 
@@ -130,11 +130,11 @@ def test_end_to_end_a_real_worker_fails_the_task_the_editor_fixes_it_and_the_pag
     """The issue's steps with a real worker: its handler refuses a bad address (archived, SkipRetry), the editor
     edits the payload and runs it, the worker succeeds and deletes it (no retention), the busy queue trims its
     events; the page still shows the failure, the success and the edit."""
-    from queues.engine import Registry, SkipRetry, Task, handler
+    from taskq.queues.engine import Registry, SkipRetry, Task, handler
     from tests.waiting import wait_for
     from tests.worker.worker_support import FAST, running_servers
-    from worker.config import WorkerConfig
-    from worker.server import Server
+    from taskq.worker.config import WorkerConfig
+    from taskq.worker.server import Server
 
     registry = Registry()
 

@@ -37,7 +37,7 @@ def test_no_template_spreads_a_short_comment_over_lines():
 
 
 def test_no_rendered_page_holds_template_syntax(admin_client, seed, engine, redis_url):
-    from queues.engine import chain, sig
+    from taskq.queues.engine import chain, sig
 
     fire_some(redis_url)
     seed.server("host-1:42")
@@ -50,7 +50,7 @@ def test_no_rendered_page_holds_template_syntax(admin_client, seed, engine, redi
         "/settings/", "/search/", "/search/?q=type:email:*", "/workflows/", f"/queues/{flow.queue}/workflows/wf-1/",
         "/queues/emails/?state=retry", "/queues/emails/?state=completed", f"/queues/emails/tasks/{task}/",
         f"/queues/emails/tasks/{task}/edit/", f"/queues/emails/tasks/{task}/again/", "/tasks/new/",
-        "/queues/emails/types/email:deliver/", "/rq/", "/admin/", "/admin/queues/auditlog/",
+        "/queues/emails/types/email:deliver/", "/rq/", "/admin/", "/admin/taskq/auditlog/",
     ]  # fmt: skip
     for url in pages:
         response = admin_client.get(url)

@@ -9,9 +9,9 @@ import re
 import pytest
 from django.urls import reverse
 
-from queues.engine.broker import Broker
-from queues.engine.export_store import StreamEntry
-from queues.history.event_files import write_batch
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.export_store import StreamEntry
+from taskq.queues.history.event_files import write_batch
 
 pytestmark = pytest.mark.django_db
 
@@ -82,7 +82,7 @@ def _entries(count: int, start_ms: int, task_ids: list[str]) -> list[StreamEntry
 def test_exported_history_reads_one_row_group_of_the_files_within_the_tasks_window(tmp_path, monkeypatch):
     import pyarrow.parquet as pq
 
-    from queues.history import event_files
+    from taskq.queues.history import event_files
 
     ids = [f"task-{n:05d}" for n in range(20_000)]
     write_batch(tmp_path, "big", _entries(20_000, 1_800_000_000_000, ids))  # 4 row groups, sorted by task
@@ -104,7 +104,7 @@ def test_files_written_before_rows_were_sorted_are_still_read(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from queues.history import event_files
+    from taskq.queues.history import event_files
 
     columns = event_files.rows_by_date("big", _entries(3, 1_800_000_000_000, ["b", "a", "b"]))["2027-01-15"]
     old_schema = pa.schema([f for f in event_files.SCHEMA if f.name not in ("lease", "started_ms")])

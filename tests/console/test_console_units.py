@@ -7,10 +7,10 @@ import zlib
 
 import pytest
 
-from console.charts import NARROW, WIDE, Bar, Line, grouped_columns, stable_colours, stacked_bars, time_chart
-from console.converters import QueueNameConverter, TaskIdConverter, escape_segment, unescape_segment
-from console.templatetags.console_tags import duration
-from queues.rendering import PREVIEW_CHARS, preview, render_bytes
+from taskq.console.charts import NARROW, WIDE, Bar, Line, grouped_columns, stable_colours, stacked_bars, time_chart
+from taskq.console.converters import QueueNameConverter, TaskIdConverter, escape_segment, unescape_segment
+from taskq.console.templatetags.console_tags import duration
+from taskq.queues.rendering import PREVIEW_CHARS, preview, render_bytes
 
 
 def test_render_json_pretty():
@@ -107,6 +107,6 @@ def test_duration(seconds, text):
 def test_age_is_how_long_ago_as_a_duration():
     from datetime import UTC, datetime, timedelta
 
-    from console.templatetags.console_tags import age
+    from taskq.console.templatetags.console_tags import age
 
     assert age(datetime.now(UTC) - timedelta(minutes=3, seconds=5)) in ("3m 5s", "3m 6s") and age(None) == "—"

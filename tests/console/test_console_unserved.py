@@ -10,9 +10,9 @@ import time
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from queues.cli import main
-from queues.engine import serving
-from queues.engine.worker_store import WorkerStore
+from taskq.queues.cli import main
+from taskq.queues.engine import serving
+from taskq.queues.engine.worker_store import WorkerStore
 
 pytestmark = pytest.mark.django_db
 
@@ -96,8 +96,8 @@ def test_metrics_counts_the_live_servers_reading_each_queue(client, fleet):
 def test_a_queue_the_http_api_consumes_is_served_and_the_note_is_written_at_most_every_few_seconds(
     viewer_client, fleet, redis_url, redis_client
 ):
-    from queues.engine.clock import FakeClock
-    from queues.engine.remote_consumer import MARK_EVERY, RemoteConsumer
+    from taskq.queues.engine.clock import FakeClock
+    from taskq.queues.engine.remote_consumer import MARK_EVERY, RemoteConsumer
 
     clock = FakeClock(time.time())
     consumer = RemoteConsumer(redis_url, clock=clock)

@@ -17,8 +17,8 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def chain(seed) -> dict[str, str]:
     """A is pending; B waits for A; C waits for B; E is the on_error callback of workflow wf."""
-    from queues.engine import chain as chained
-    from queues.engine import sig
+    from taskq.queues.engine import chain as chained
+    from taskq.queues.engine import sig
 
     a = seed.pending(task_id="A")
     seed.client.enqueue("report:build", {"n": 1}, task_id="B", after=[a])
@@ -71,7 +71,7 @@ def test_an_operator_runs_a_waiting_task_now(operator_client, engine, chain, aud
 
 
 def test_an_operator_deletes_a_waiting_task_and_its_dependents_are_archived(operator_client, engine, chain, audit):
-    from queues.engine import TaskNotFoundError
+    from taskq.queues.engine import TaskNotFoundError
 
     response = operator_client.post("/queues/default/batch/", {"action": "delete", "task_ids": ["B"]})
     assert "1 task deleted." in texts(response)

@@ -10,11 +10,11 @@ import time
 import pytest
 import redis
 
-from queues import handles
-from queues.cli import main
-from queues.engine import Client
-from queues.engine.broker import Broker
-from queues.engine.worker_store import WorkerStore
+from taskq.queues import handles
+from taskq.queues.cli import main
+from taskq.queues.engine import Client
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.worker_store import WorkerStore
 from tests.redis_servers import redis_without_info, started_redis
 
 pytestmark = pytest.mark.django_db
@@ -73,8 +73,8 @@ def pages(seeded: dict[str, str]) -> list[str]:
         "/rq/",
         "/rq/default/",
         "/admin/",
-        f"/admin/queues/tasks/?queue={queue}&state=pending",
-        "/admin/queues/auditlog/",
+        f"/admin/taskq/tasks/?queue={queue}&state=pending",
+        "/admin/taskq/auditlog/",
     ]
 
 

@@ -12,11 +12,11 @@ from console_support import logged_in, make_user
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from console.models import ConsolePreference
+from taskq.console.models import ConsolePreference
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.console.project_urls")]
 
-PROCESSOR = "console.context_processors.console"
+PROCESSOR = "taskq.console.context_processors.console"
 
 
 def without_the_processor(settings) -> None:

@@ -14,9 +14,9 @@ import json
 import pytest
 from console_support import logged_in, make_user
 
-from queues.engine import DEFAULT_PREFIX, AsyncClient, Client, PayloadTooDeepError, ValidationError, chain, sig
-from queues.engine.keys import Keys
-from queues.rendering import TOO_DEEP
+from taskq.queues.engine import DEFAULT_PREFIX, AsyncClient, Client, PayloadTooDeepError, ValidationError, chain, sig
+from taskq.queues.engine.keys import Keys
+from taskq.queues.rendering import TOO_DEEP
 from tests.cli.helpers import invoke
 
 pytestmark = pytest.mark.django_db
@@ -157,7 +157,7 @@ def test_every_page_search_and_the_admin_answer(operator_client, poisoned):
         "/search/?q=payload.fine:healthy*",
         *(f"/queues/default/tasks/{poisoned[name]}/" for name in ("archived", "retry", "completed", "healthy")),
         *(f"/queues/default/tasks/{poisoned['completed']}/?full={field}" for field in ("payload", "result")),
-        *(f"/admin/queues/tasks/?queue=default&state={state}" for state in ("archived", "retry", "completed")),
+        *(f"/admin/taskq/tasks/?queue=default&state={state}" for state in ("archived", "retry", "completed")),
     ]
     for url in pages:
         body = get(operator_client, url)
@@ -208,31 +208,31 @@ def test_it_can_be_retried_archived_and_deleted_from_the_console(operator_client
 
 
 def test_the_admin_periodic_task_form_refuses_a_deep_payload(db, r):
-    from queues.models import PeriodicTask
+    from taskq.queues.models import PeriodicTask
 
     root = logged_in(make_user("root", is_staff=True, is_superuser=True))
     form = {"name": "deep", "spec": "@hourly", "timezone": "UTC", "task_type": "deep:task", "queue": "default",
             "options": "{}", "missed": "skip", "enabled": "on"}  # fmt: skip
     for payload in (DEEP, "[" * 65 + "]" * 65):
-        response = root.post("/admin/queues/periodictask/add/", {**form, "payload": payload})
+        response = root.post("/admin/taskq/periodictask/add/", {**form, "payload": payload})
         assert response.status_code == 200  # the form again, with the error
         assert "nested deeper than 64 levels" in response.content.decode()
     assert not PeriodicTask.objects.exists()
-    response = root.post("/admin/queues/periodictask/add/", {**form, "payload": '{"fine": [[1]]}'})
+    response = root.post("/admin/taskq/periodictask/add/", {**form, "payload": '{"fine": [[1]]}'})
     assert response.status_code == 302 and PeriodicTask.objects.get().payload == {"fine": [[1]]}
 
 
 def test_the_admin_token_form_refuses_deep_json(db):
-    from queues.models import ApiToken
+    from taskq.queues.models import ApiToken
 
     root = logged_in(make_user("root", is_staff=True, is_superuser=True))
-    response = root.post("/admin/queues/apitoken/add/", {"name": "deep", "queues": DEEP, "namespaces": "[]"})
+    response = root.post("/admin/taskq/apitoken/add/", {"name": "deep", "queues": DEEP, "namespaces": "[]"})
     assert response.status_code == 200 and "nested deeper than 64 levels" in response.content.decode()
     assert not ApiToken.objects.exists()
 
 
 def test_the_live_task_frame_shows_a_deep_result_as_too_deep(engine, poisoned):
-    from console.live.hub import task_detail
+    from taskq.console.live.hub import task_detail
 
     frame = task_detail(engine, "default", poisoned["completed"], "completed")
     assert frame["state"] == "completed"

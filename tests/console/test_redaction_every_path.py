@@ -1,5 +1,5 @@
 """Redaction on every path (issue 22): with TASKS_REDACT keys password, card and token, no secret reaches a person
-without ``queues.view_unredacted``, wherever a payload or result appears: the console's pages, the audit log (after
+without ``taskq.view_unredacted``, wherever a payload or result appears: the console's pages, the audit log (after
 an edit, a bulk action and a look), the admin, the RQ bridge, the CLI and /metrics. The edit form is a look and
 is audited; the audit log keeps an unredacted original only with TASKS_AUDIT_UNREDACTED, and reading it takes the
 permission and is audited too.
@@ -17,9 +17,9 @@ import pytest
 from console_support import logged_in, make_user
 from django.urls import reverse
 
-from queues.engine.redaction import MASK
-from queues.models import AuditLog
-from queues.redaction_access import VIEW_ACTION
+from taskq.queues.engine.redaction import MASK
+from taskq.queues.models import AuditLog
+from taskq.queues.redaction_access import VIEW_ACTION
 
 pytestmark = pytest.mark.django_db
 
@@ -51,7 +51,7 @@ def redact(request, settings):
 def tasks(redact, seed):
     """Secrets in a pending task, deep in lists and dicts of a completed one (and its result), in an archived
     editable one and in a workflow's member."""
-    from queues.engine import chain, sig
+    from taskq.queues.engine import chain, sig
 
     nested = {"orders": [{"items": [{"sku": "a-1", "Card": CARD}]}, {"meta": {"TOKEN": TOKEN, "note": "kept"}}]}
     # Leased and finished first: the seeder leases the one pending task of the queue.
@@ -178,17 +178,17 @@ def test_the_audit_log_and_the_admin_show_no_secret_after_an_edit_a_bulk_action_
     detail = json.loads(AuditLog.objects.get(action="edit_task").detail)
     assert json.loads(detail["original_payload"]) == {"password": MASK, "to": "bob"}
     pages = [
-        ("/admin/queues/auditlog/", {}),
-        ("/admin/queues/auditlog/", {"q": "password"}),
-        *[(f"/admin/queues/auditlog/{entry.pk}/change/", {}) for entry in AuditLog.objects.all()],
-        ("/admin/queues/tasks/", {"queue": "default", "state": "completed"}),
-        ("/admin/queues/tasks/", {"queue": "default", "state": "pending"}),
-        ("/admin/queues/tasks/", {"queue": "default", "state": "archived"}),
+        ("/admin/taskq/auditlog/", {}),
+        ("/admin/taskq/auditlog/", {"q": "password"}),
+        *[(f"/admin/taskq/auditlog/{entry.pk}/change/", {}) for entry in AuditLog.objects.all()],
+        ("/admin/taskq/tasks/", {"queue": "default", "state": "completed"}),
+        ("/admin/taskq/tasks/", {"queue": "default", "state": "pending"}),
+        ("/admin/taskq/tasks/", {"queue": "default", "state": "archived"}),
         *[(f"/queues/default/tasks/{task_id}/", {}) for task_id in tasks.values()],  # its operator actions
     ]
     for url, params in pages:
         assert_no_secret(get(staff, url, **params), f"{url} {params}")
-    assert "Show unredacted original" not in get(staff, f"/admin/queues/auditlog/{entry.pk}/change/")
+    assert "Show unredacted original" not in get(staff, f"/admin/taskq/auditlog/{entry.pk}/change/")
 
 
 def test_the_unredacted_original_is_kept_only_with_the_setting_and_read_with_the_permission(tasks, editor, settings):
@@ -199,8 +199,8 @@ def test_the_unredacted_original_is_kept_only_with_the_setting_and_read_with_the
         "password": ARCHIVED,
         "to": "bob",
     }
-    reveal = reverse("admin:queues_auditlog_unredacted", args=[entry.pk])
-    change = f"/admin/queues/auditlog/{entry.pk}/change/"
+    reveal = reverse("admin:taskq_auditlog_unredacted", args=[entry.pk])
+    change = f"/admin/taskq/auditlog/{entry.pk}/change/"
     looks_before = AuditLog.objects.filter(action=VIEW_ACTION).count()
 
     staff = logged_in(make_user("sid", "view_console", is_staff=True))
@@ -230,11 +230,11 @@ def test_an_edit_of_a_task_with_nothing_masked_keeps_no_unredacted_original(reda
     assert "public" in entry.detail and entry.unredacted_detail == ""
     assert not AuditLog.objects.filter(action=VIEW_ACTION).exists()
     allowed = logged_in(make_user("ulla", "view_console", "view_unredacted", is_staff=True))
-    assert allowed.get(reverse("admin:queues_auditlog_unredacted", args=[entry.pk])).status_code == 404
+    assert allowed.get(reverse("admin:taskq_auditlog_unredacted", args=[entry.pk])).status_code == 404
 
 
 def test_the_setting_is_declared_with_its_default():
-    from queues.engine.settings import DEFAULTS
+    from taskq.queues.engine.settings import DEFAULTS
 
     assert DEFAULTS.as_settings()["TASKS_AUDIT_UNREDACTED"] is False and DEFAULTS.audit_unredacted is False
 
@@ -258,13 +258,13 @@ def test_the_cli_shows_no_secret(tasks):
 def test_a_periodic_task_payload_is_masked_and_read_only_in_the_admin_without_the_permission(redact, db):
     from django.contrib.auth.models import Permission
 
-    from queues.models import PeriodicTask
+    from taskq.queues.models import PeriodicTask
 
     entry = PeriodicTask.objects.create(
         name="nightly-login", spec="@daily", task_type="user:login", queue="default",
         payload={"user": "ada", "password": PASSWORD},
     )  # fmt: skip
-    url = f"/admin/queues/periodictask/{entry.pk}/change/"
+    url = f"/admin/taskq/periodictask/{entry.pk}/change/"
     editor = make_user("pat", is_staff=True)
     editor.user_permissions.add(*Permission.objects.filter(codename__in=["view_periodictask", "change_periodictask"]))
     page = logged_in(editor).get(url).content.decode()
@@ -306,8 +306,8 @@ def assert_no_free_secret(body: str, where: str) -> None:
 def free_text(settings, seed):
     """No key rule names any of these: the secrets sit in free text, a header, error text an API consumer (or a
     worker from before the pattern) wrote, a traceback, a plain-text result and a number."""
-    from queues.engine import chain, sig
-    from queues.engine.failures import Failure
+    from taskq.queues.engine import chain, sig
+    from taskq.queues.engine.failures import Failure
 
     settings.TASKS_REDACT_PATTERNS = FREE_PATTERNS
     trace = f"Traceback (most recent call last):\n  charge(card='{TRACE_SECRET}')\nValueError: declined"
@@ -356,9 +356,9 @@ def test_free_text_no_page_search_or_cli_output_shows_a_secret_matched_by_a_patt
         ("/search/", {"q": "type:user:*"}),
         ("/queues/default/", {"state": "retry", "text": "refused"}),
         ("/queues/default/types/shop:charge/", {}),
-        ("/admin/queues/tasks/", {"queue": "default", "state": "retry"}),
-        ("/admin/queues/tasks/", {"queue": "default", "state": "pending"}),
-        ("/admin/queues/tasks/", {"queue": "default", "state": "completed"}),
+        ("/admin/taskq/tasks/", {"queue": "default", "state": "retry"}),
+        ("/admin/taskq/tasks/", {"queue": "default", "state": "pending"}),
+        ("/admin/taskq/tasks/", {"queue": "default", "state": "completed"}),
         ("/workflows/", {}),
         ("/queues/flows/workflows/wf-free/", {}),
         (f"/queues/flows/tasks/{ids['flow_member']}/", {}),
@@ -441,8 +441,8 @@ def test_free_text_the_audit_log_and_the_admin_show_no_secret(free_text, free_ed
     creation = json.loads(AuditLog.objects.get(action="create_task").detail)
     assert json.loads(creation["payload"]) == {"note": f"api key {MASK}"}
     for url, params in [
-        ("/admin/queues/auditlog/", {}),
-        ("/admin/queues/auditlog/", {"q": "password"}),
-        *[(f"/admin/queues/auditlog/{entry.pk}/change/", {}) for entry in AuditLog.objects.all()],
+        ("/admin/taskq/auditlog/", {}),
+        ("/admin/taskq/auditlog/", {"q": "password"}),
+        *[(f"/admin/taskq/auditlog/{entry.pk}/change/", {}) for entry in AuditLog.objects.all()],
     ]:
         assert_no_free_secret(get(staff, url, **params), f"{url} {params}")

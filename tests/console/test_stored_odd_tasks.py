@@ -13,8 +13,8 @@ from console_support import logged_in, make_user
 from django.test import Client as DjangoClient
 from django.urls import reverse
 
-from queues import conf
-from queues.api.tokens import create_token
+from taskq.queues import conf
+from taskq.queues.api.tokens import create_token
 from tests.cli.helpers import invoke
 
 pytestmark = pytest.mark.django_db

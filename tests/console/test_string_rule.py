@@ -18,9 +18,9 @@ from console_support import redis_snapshot as snapshot
 from django.test import Client as DjangoClient
 from django.urls import reverse
 
-from queues import conf
-from queues.api.tokens import create_token
-from queues.engine import AsyncClient, Client, ValidationError
+from taskq.queues import conf
+from taskq.queues.api.tokens import create_token
+from taskq.queues.engine import AsyncClient, Client, ValidationError
 from tests.asgi_http import call_django, http_scope
 from tests.cli.helpers import invoke
 
@@ -280,7 +280,7 @@ def test_console_edit_form(console, seed, redis_client, field, value, says):
 def test_console_forms_refuse_what_is_not_unicode(form, field):
     """A browser sends UTF-8 (Django decodes bytes that are not as U+FFFD); code that hands a form its data
     directly may give anything, and the form names the field."""
-    from console import forms
+    from taskq.console import forms
 
     data = {"type": "email", "queue": "emails", "payload": "{}", "encoding": "json", field: f"a{SURROGATE}"}
     bound = getattr(forms, form)(data)

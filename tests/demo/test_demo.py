@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from queues.engine import Inspector
-from queues.engine.handlers import registry
-from worker.discovery import import_modules
+from taskq.queues.engine import Inspector
+from taskq.queues.engine.handlers import registry
+from taskq.worker.discovery import import_modules
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,7 +38,7 @@ def test_the_console_settings_alone_do_not_know_the_demo():
     result = subprocess.run(
         [sys.executable, "manage.py", "demo_traffic", "--count", "1"],
         cwd=ROOT,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "console.settings"},
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "taskq.console.settings"},
         capture_output=True,
         text=True,
         timeout=60,

@@ -18,7 +18,7 @@ import urllib.request
 
 import pytest
 
-from queues.engine import Inspector
+from taskq.queues.engine import Inspector
 from tests.demo.demo_support import ROOT, interrupt_demo, start_demo, wait_for_the_group_to_exit
 from tests.ports import free_port, given_ports
 from tests.waiting import wait_for

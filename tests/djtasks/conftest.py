@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 import redis
 
-from queues.engine import Inspector
+from taskq.queues.engine import Inspector
 from tests.djtasks.settings import TASKS
 from tests.djtasks.tasks import SIGNAL_LOG
 from tests.waiting import wait_for
-from worker.testing.redis_db import DEFAULT_TEST_REDIS_URL, test_redis_url
+from taskq.worker.testing.redis_db import DEFAULT_TEST_REDIS_URL, test_redis_url
 
 ROOT = Path(__file__).resolve().parents[2]
 QUEUES = "default,djtasks-mail,djtasks-retry,djtasks-short"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib.util
 import os
 
-from queues.engine.settings import TaskqSettings
+from taskq.queues.engine.settings import TaskqSettings
 
 SECRET_KEY = "djtasks-tests-only"
 DEBUG = False
@@ -29,17 +29,17 @@ globals().update(TaskqSettings.from_env(os.environ).as_settings())
 #: another backend, whose tasks a worker must refuse to run.
 TASKS = {
     "default": {
-        "BACKEND": "queues.tasks_backend.TaskqBackend",
+        "BACKEND": "taskq.tasks_backend.TaskqBackend",
         "QUEUES": ["default", "djtasks-mail"],
         "OPTIONS": {"MAX_RETRIES": 0, "TIMEOUT": 60},
     },
     "retrying": {
-        "BACKEND": "queues.tasks_backend.TaskqBackend",
+        "BACKEND": "taskq.tasks_backend.TaskqBackend",
         "QUEUES": ["djtasks-retry"],
         "OPTIONS": {"MAX_RETRIES": 2, "RESULT_RETENTION": 3600},
     },
     "short": {
-        "BACKEND": "queues.tasks_backend.TaskqBackend",
+        "BACKEND": "taskq.tasks_backend.TaskqBackend",
         "QUEUES": ["djtasks-short"],
         "OPTIONS": {"MAX_RETRIES": 0, "RESULT_RETENTION": 1},
     },

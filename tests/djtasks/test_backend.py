@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from queues.engine import Client, PayloadTooDeepError
+from taskq.queues.engine import Client, PayloadTooDeepError
 from tests.djtasks import tasks
 from tests.djtasks.framework import InvalidTask, TaskResultDoesNotExist, TaskResultStatus, task_enqueued
 from tests.waiting import wait_for
@@ -114,7 +114,7 @@ def test_a_return_value_that_is_not_json_fails_the_task(taskworker):
     result = finished(tasks.not_json, tasks.not_json.enqueue().id)
     assert result.status == TaskResultStatus.FAILED
     [error] = result.errors
-    assert error.exception_class_path == "queues.tasks_runner.ReturnValueNotJSON"
+    assert error.exception_class_path == "taskq.queues.tasks_runner.ReturnValueNotJSON"
     assert "date" in error.traceback and "not JSON" in error.traceback
 
 

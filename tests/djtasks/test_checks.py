@@ -6,7 +6,7 @@ import pytest
 from django.apps import apps
 from django.core import checks
 
-from queues import tasks_checks
+from taskq.queues import tasks_checks
 from tests.djtasks import tasks
 from tests.djtasks.framework import InvalidTask
 from tests.djtasks.settings import TASKS
@@ -27,7 +27,7 @@ def ids() -> list[str]:
 
 
 def one_backend(settings, **params):
-    settings.TASKS = {"default": {"BACKEND": "queues.tasks_backend.TaskqBackend", **params}}
+    settings.TASKS = {"default": {"BACKEND": "taskq.tasks_backend.TaskqBackend", **params}}
 
 
 def test_a_served_configuration_has_no_finding(taskworker):

@@ -26,7 +26,7 @@ USE_TZ = True
 INSTALLED_APPS = ["django.contrib.contenttypes", "django.contrib.auth", "queues", "worker", "shop"]
 INSTALLED_APPS += {["django_tasks"] if ON_BACKPORT else []!r}
 DATABASES = {{"default": {{"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}}}
-TASKS = {{"default": {{"BACKEND": "queues.tasks_backend.TaskqBackend"}}}}
+TASKS = {{"default": {{"BACKEND": "taskq.tasks_backend.TaskqBackend"}}}}
 """
 
 
@@ -68,7 +68,7 @@ def test_the_examples_of_the_testing_page_pass(tmp_path: Path, taskq_redis_url: 
             "-p",
             "pytest_django.plugin",
             "-p",
-            "worker.testing.pytest_plugin",
+            "taskq.worker.testing.pytest_plugin",
             "-p",
             "no:cacheprovider",
             "-q",

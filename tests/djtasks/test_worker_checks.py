@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from queues.engine import Inspector
+from taskq.queues.engine import Inspector
 from tests.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]

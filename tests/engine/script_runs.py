@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import redis
 
-from queues.engine import EngineError, FakeClock, Limits, functions
-from queues.engine.broker import Broker
-from queues.engine.transitions import Call, Transitions
+from taskq.queues.engine import EngineError, FakeClock, Limits, functions
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.transitions import Call, Transitions
 
 from .dbstate import assert_db, seed
 from .task_state import NOW, fake_clock

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from queues.engine import FakeClock, Keys
-from queues.engine.clock import to_ms, utc_day
+from taskq.queues.engine import FakeClock, Keys
+from taskq.queues.engine.clock import to_ms, utc_day
 
 from .dbstate import Hash, JsonText, Stream, Volatile
 

@@ -8,16 +8,16 @@ from datetime import UTC, datetime
 
 import pytest
 
-from queues.engine import AsyncClient, FakeClock
-from queues.engine.errors import (
+from taskq.queues.engine import AsyncClient, FakeClock
+from taskq.queues.engine.errors import (
     DuplicateTaskError,
     RedisUnavailableError,
     TaskIdConflictError,
     TaskNotFoundError,
     ValidationError,
 )
-from queues.engine.scripts import script
-from queues.engine.transitions import BULK_CHUNK
+from taskq.queues.engine.scripts import script
+from taskq.queues.engine.transitions import BULK_CHUNK
 
 from .dbstate import ZSet, dump
 from .script_runs import finishing_worker

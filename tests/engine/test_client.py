@@ -9,19 +9,19 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 import redis
 
-from queues.engine import BulkEnqueueError, Client, FakeClock, functions
-from queues.engine import broker as broker_module
-from queues.engine.errors import (
+from taskq.queues.engine import BulkEnqueueError, Client, FakeClock, functions
+from taskq.queues.engine import broker as broker_module
+from taskq.queues.engine.errors import (
     DuplicateTaskError,
     RedisUnavailableError,
     TaskIdConflictError,
     TaskNotFoundError,
     ValidationError,
 )
-from queues.engine.policies import PolicySet, PolicyStore
-from queues.engine.sans_io import Pipeline
-from queues.engine.scripts import script
-from queues.engine.transitions import BULK_CHUNK
+from taskq.queues.engine.policies import PolicySet, PolicyStore
+from taskq.queues.engine.sans_io import Pipeline
+from taskq.queues.engine.scripts import script
+from taskq.queues.engine.transitions import BULK_CHUNK
 
 from .dbstate import ZSet, dump
 from .script_runs import finishing_worker
@@ -390,7 +390,7 @@ def test_wait_unknown_task(client):
 
 
 def test_wait_deleted_task(r, redis_url, client, monkeypatch):
-    from queues.engine import Inspector
+    from taskq.queues.engine import Inspector
 
     info = client.enqueue("email", {})
     reached = _signal_on(client, "xread", monkeypatch)

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import redis
 
-from queues.engine import Client, DuplicateTaskError, Keys, RedisUnavailableError, TaskIdConflictError
-from queues.engine.coalescing import AsyncEnqueueCoalescer, _Waiting
+from taskq.queues.engine import Client, DuplicateTaskError, Keys, RedisUnavailableError, TaskIdConflictError
+from taskq.queues.engine.coalescing import AsyncEnqueueCoalescer, _Waiting
 from tests.waiting import wait_for
 
 
@@ -156,7 +156,7 @@ def hold_first_round(coalescer: AsyncEnqueueCoalescer, rounds: list[list[str]], 
 def test_async_client_tasks_share_rounds_and_keep_their_own_errors(redis_url: str, r: redis.Redis, clock):
     """The same on an AsyncClient: tasks of one loop waiting behind a round go together in the next one, and a
     refused one gets its own error."""
-    from queues.engine import AsyncClient
+    from taskq.queues.engine import AsyncClient
 
     async def main() -> tuple[list[list[str]], list[Any]]:
         async with AsyncClient(redis_url, clock=clock) as client:
@@ -188,7 +188,7 @@ def test_async_client_tasks_share_rounds_and_keep_their_own_errors(redis_url: st
 def test_a_cancelled_waiting_task_is_not_written(redis_url: str, r: redis.Redis, clock):
     """asyncio: a task cancelled while it waits for a round leaves the queue of calls; the round goes on without
     it."""
-    from queues.engine import AsyncClient
+    from taskq.queues.engine import AsyncClient
 
     async def main() -> tuple[list[list[str]], Any]:
         async with AsyncClient(redis_url, clock=clock) as client:

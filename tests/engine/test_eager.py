@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import redis
 
-from queues.engine import (
+from taskq.queues.engine import (
     Client,
     FakeClock,
     HandlerNotFoundError,
@@ -26,7 +26,7 @@ from queues.engine import (
     handler,
     process_defaults,
 )
-from queues.engine import client as client_module
+from taskq.queues.engine import client as client_module
 
 NOWHERE = "redis://127.0.0.1:1/8"  # nothing listens on port 1
 
@@ -237,7 +237,7 @@ def test_no_redis_is_needed(handlers: Registry) -> None:
 
 
 def test_the_default_client_is_eager_when_tasks_eager_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    # As in a process without Django: no client set, and none deferred to the Django settings' (queues.apps).
+    # As in a process without Django: no client set, and none deferred to the Django settings' (taskq.queues.apps).
     monkeypatch.setattr(process_defaults, "_deferred", None)
     monkeypatch.setattr(process_defaults, "_client", None)
     monkeypatch.setenv("REDIS_URL", NOWHERE)

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from queues.engine.failures import CUT, MAX_TRACEBACK, Failure, bounded, capture, fingerprint, mask_message
-from queues.engine.redaction import MASK, Redaction
+from taskq.queues.engine.failures import CUT, MAX_TRACEBACK, Failure, bounded, capture, fingerprint, mask_message
+from taskq.queues.engine.redaction import MASK, Redaction
 
 
 @pytest.mark.parametrize(
@@ -77,7 +77,7 @@ def test_frame_is_the_innermost_in_the_handler_module():
 
 
 def test_frame_of_a_handler_object_is_found_through_its_function():
-    class Wrapped:  # like queues.engine.handlers.Handler: the function under .func
+    class Wrapped:  # like taskq.queues.engine.handlers.Handler: the function under .func
         func = staticmethod(charge)
 
     exc = raised(charge, "{not json")

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import redis
 
-from queues.engine import EngineError, TaskMessage, functions
-from queues.engine.broker import Broker
-from queues.engine.sans_io import Pipeline
-from queues.engine.transitions import Placement
+from taskq.queues.engine import EngineError, TaskMessage, functions
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.sans_io import Pipeline
+from taskq.queues.engine.transitions import Placement
 from tests.redis_servers import started_redis
 
 LIBRARY = functions.library()[0]

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 import redis
 
-from queues.engine import (
+from taskq.queues.engine import (
     Client,
     DailyStats,
     FailedPreconditionError,
@@ -23,7 +23,7 @@ from queues.engine import (
     TaskNotFoundError,
     ValidationError,
 )
-from queues.engine.clock import utc_day
+from taskq.queues.engine.clock import utc_day
 from tests.redis_servers import started_redis
 
 from .dbstate import Hash, Set, Volatile, ZSet, assert_db, dump, seed
@@ -406,7 +406,7 @@ def test_delete_queue(r, inspector):
 def test_today_never_exceeds_total_when_a_deleted_queue_is_used_again(r, redis_url, inspector, clock):
     """Issue 16: deleting a queue dropped its totals but left today's counters, so a queue of the same name used
     again the same day read "processed today 830, total 827". Deleting a queue deletes all its counters."""
-    from queues.engine.broker import Broker
+    from taskq.queues.engine.broker import Broker
 
     def run_one() -> None:
         with Client(redis_url, clock=clock) as client:
@@ -517,7 +517,7 @@ def test_day_of_the_fake_clock():
 
 
 def test_an_active_task_whose_lease_ran_out_is_flagged_orphaned(r, redis_url):
-    from queues.engine import Client, FakeClock, Inspector
+    from taskq.queues.engine import Client, FakeClock, Inspector
 
     clock = FakeClock()
     client = Client(redis_url, clock=clock)
@@ -533,7 +533,7 @@ def test_an_active_task_whose_lease_ran_out_is_flagged_orphaned(r, redis_url):
 
 
 def test_search_filters_by_type_prefix_and_text_and_says_how_much_it_read(r, redis_url):
-    from queues.engine import Client, Inspector
+    from taskq.queues.engine import Client, Inspector
 
     client = Client(redis_url)
     client.enqueue_many(
@@ -552,7 +552,7 @@ def test_search_filters_by_type_prefix_and_text_and_says_how_much_it_read(r, red
 
 
 def test_search_is_paged_over_every_match_it_found(r, redis_url):
-    from queues.engine import Client, Inspector
+    from taskq.queues.engine import Client, Inspector
 
     Client(redis_url).enqueue_many([("email:deliver", {"n": n}) for n in range(7)] + [("sms:send", {"n": 0})] * 3)
     inspector = Inspector(redis_url)
@@ -567,7 +567,7 @@ def test_search_is_paged_over_every_match_it_found(r, redis_url):
 def test_search_of_aggregating_tasks_reads_each_task_once_past_the_first_page(r, redis_url):
     """A search reads 1,000 tasks a round trip: the second round of aggregating tasks read tasks 500-999 again
     (page 2 of a smaller page size) instead of 1,000-1,499, so half of them were matched twice, half never."""
-    from queues.engine import Client, Inspector
+    from taskq.queues.engine import Client, Inspector
 
     client = Client(redis_url, policies=False)
     for n in range(1500):
@@ -578,7 +578,7 @@ def test_search_of_aggregating_tasks_reads_each_task_once_past_the_first_page(r,
 
 
 def test_existing_tasks_tells_which_tasks_are_gone_in_one_pipeline(r, redis_url):
-    from queues.engine import Client, Inspector
+    from taskq.queues.engine import Client, Inspector
 
     client = Client(redis_url)
     kept, deleted = client.enqueue("a", b"1").id, client.enqueue("a", b"2").id
@@ -590,7 +590,7 @@ def test_existing_tasks_tells_which_tasks_are_gone_in_one_pipeline(r, redis_url)
 
 
 def test_workflow_summaries_read_state_progress_and_failure_of_each_kept_workflow(r, redis_url):
-    from queues.engine import Client, Inspector, chain, sig
+    from taskq.queues.engine import Client, Inspector, chain, sig
 
     client = Client(redis_url)
     client.submit(chain(sig("a"), sig("b")), workflow_id="wf-run")
@@ -606,7 +606,7 @@ def test_workflow_summaries_read_state_progress_and_failure_of_each_kept_workflo
 
 
 def test_task_events_are_the_tasks_own_transitions_oldest_first(r, redis_url):
-    from queues.engine import Client, Inspector
+    from taskq.queues.engine import Client, Inspector
 
     client = Client(redis_url)
     info = client.enqueue("email", b"x")
@@ -666,7 +666,7 @@ def test_a_refused_edit_changes_nothing(r, inspector, task_id, options, error):
 
 
 def test_an_edit_into_a_queue_that_has_the_id_changes_nothing(r, inspector):
-    from queues.engine import TaskIdConflictError
+    from taskq.queues.engine import TaskIdConflictError
 
     seed(r, QUEUE | {"tq:{repair}:t:x1": task("pending"), "tq:{repair}:pending": ["x1"]})
     before = dump(r)
@@ -677,7 +677,7 @@ def test_an_edit_into_a_queue_that_has_the_id_changes_nothing(r, inspector):
 
 def test_memory_counts_aggregating_and_waiting_tasks_and_reads_the_same_while_nothing_changes(r, redis_url):
     """Issue 23: Memory read "0 bytes" beside 7 aggregating tasks (they sit in one sorted set per group)."""
-    from queues.engine import Client, Inspector
+    from taskq.queues.engine import Client, Inspector
 
     client = Client(redis_url, policies=False)
     for n in range(5):

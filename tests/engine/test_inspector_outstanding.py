@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import redis
 
-from queues.engine import Client, FakeClock, Inspector, ValidationError
-from queues.engine.broker import Broker
+from taskq.queues.engine import Client, FakeClock, Inspector, ValidationError
+from taskq.queues.engine.broker import Broker
 
 
 def test_pending_active_and_due_tasks_count_and_later_ones_do_not(

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from queues.engine import Client, DuplicateTaskError, FakeClock, Keys, producer_flows
+from taskq.queues.engine import Client, DuplicateTaskError, FakeClock, Keys, producer_flows
 
 Q = Keys().queue("default")
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from queues.engine import (
+from taskq.queues.engine import (
     LAYOUT_VERSION,
     AsyncClient,
     Client,
@@ -20,9 +20,9 @@ from queues.engine import (
     MessageVersionError,
     TaskMessage,
 )
-from queues.engine.broker import Broker
-from queues.engine.message import encode_default_options
-from queues.engine.migration import Step, migrate_keys
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.message import encode_default_options
+from taskq.queues.engine.migration import Step, migrate_keys
 
 from .dbstate import Set, dump, seed
 from .task_state import KEYS, NOW, Q, task

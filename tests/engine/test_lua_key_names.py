@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 import redis
 
-from queues.engine import QueueNotEmptyError
-from queues.engine.broker import Broker
-from queues.engine.keys import Keys, QueueKeys
-from queues.engine.scripts import LUA_DIR
-from queues.engine.transitions import Transitions
+from taskq.queues.engine import QueueNotEmptyError
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.keys import Keys, QueueKeys
+from taskq.queues.engine.scripts import LUA_DIR
+from taskq.queues.engine.transitions import Transitions
 
 from .dbstate import Hash, Set, ZSet, seed
 from .task_state import NOW_MS, task

@@ -1,4 +1,4 @@
-"""JSON depth measured without recursion (``queues.engine.nesting``), the payload depth limit it enforces
+"""JSON depth measured without recursion (``taskq.queues.engine.nesting``), the payload depth limit it enforces
 (``validation.payload``), and the readers that parse stored payloads through it (redaction, search)."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from queues.engine import PayloadTooDeepError, ValidationError, nesting
-from queues.engine import validation as check
-from queues.engine.redaction import MASK, MASKED_WHOLE, Redaction
-from queues.engine.search import matches, parse
+from taskq.queues.engine import PayloadTooDeepError, ValidationError, nesting
+from taskq.queues.engine import validation as check
+from taskq.queues.engine.redaction import MASK, MASKED_WHOLE, Redaction
+from taskq.queues.engine.search import matches, parse
 
 FAR_PAST_THE_STACK = sys.getrecursionlimit() * 10
 
@@ -111,7 +111,7 @@ def test_redaction_masks_a_too_deep_value_whole_and_never_recurses():
 
 
 def test_search_skips_a_too_deep_payload_for_field_queries():
-    from queues.engine.message import TaskInfo
+    from taskq.queues.engine.message import TaskInfo
 
     deep = TaskInfo(id="a", type="t", queue="q", state="pending", payload=nested(FAR_PAST_THE_STACK).encode())
     fine = TaskInfo(id="b", type="t", queue="q", state="pending", payload=b'{"customer":"acme"}')

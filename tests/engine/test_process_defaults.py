@@ -1,4 +1,4 @@
-"""Where a ``Client()`` given no URL connects (``queues.engine.process_defaults``): the Redis the Django app
+"""Where a ``Client()`` given no URL connects (``taskq.queues.engine.process_defaults``): the Redis the Django app
 registers from its settings, else ``$REDIS_URL``, else the local Redis; the key prefix the same way.
 
 Issue 24: a bare ``Client()`` always took ``redis://127.0.0.1:6379/0``, so in ``manage.py shell`` with ``REDIS_URL``
@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 import redis
 
-from queues import conf
-from queues.engine import AsyncClient, Client, Inspector, Keys, process_defaults
-from queues.engine.connection import DEFAULT_REDIS_URL, database_of
-from queues.engine.keys import DEFAULT_PREFIX
+from taskq.queues import conf
+from taskq.queues.engine import AsyncClient, Client, Inspector, Keys, process_defaults
+from taskq.queues.engine.connection import DEFAULT_REDIS_URL, database_of
+from taskq.queues.engine.keys import DEFAULT_PREFIX
 
 ROOT = Path(__file__).resolve().parents[2]
 #: A Redis nobody should write to in these tests: nothing listens on port 1, so a client on it fails at once.
@@ -71,7 +71,7 @@ def test_in_django_a_bare_client_writes_to_settings_redis_url(
     monkeypatch.setenv("REDIS_URL", NOWHERE)
     settings.REDIS_URL = redis_url
     settings.TASKS_KEY_PREFIX = "shell"
-    # What the worker command and the console read (queues.conf) is what a bare client takes.
+    # What the worker command and the console read (taskq.queues.conf) is what a bare client takes.
     assert (process_defaults.redis_url(), process_defaults.key_prefix()) == (
         conf.taskq_settings().redis_url,
         conf.taskq_settings().key_prefix,
@@ -96,8 +96,8 @@ def test_a_plain_process_uses_redis_url_from_its_environment(redis_url: str, r: 
     """No Django at all: a script's bare Client() and AsyncClient() take ``$REDIS_URL``."""
     script = (
         "import asyncio, sys\n"
-        "from queues.engine import AsyncClient, Client\n"
-        "from queues.engine.connection import database_of\n"
+        "from taskq.queues.engine import AsyncClient, Client\n"
+        "from taskq.queues.engine.connection import database_of\n"
         "assert 'django.conf' not in sys.modules\n"
         "client = Client()\n"
         "print(database_of(client.broker.conn), client.enqueue('plain:sync').id)\n"

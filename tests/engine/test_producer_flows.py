@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from queues.engine import BulkEnqueueError, TaskInfo, errors
-from queues.engine.producer import plan
-from queues.engine.producer_flows import refusal
+from taskq.queues.engine import BulkEnqueueError, TaskInfo, errors
+from taskq.queues.engine.producer import plan
+from taskq.queues.engine.producer_flows import refusal
 
 from .task_state import KEYS, NOW
 

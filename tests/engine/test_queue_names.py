@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from queues.engine import Client, FakeClock, Inspector, ValidationError, chain, schedule, sig
-from queues.engine import validation as check
-from queues.engine.keys import Keys
+from taskq.queues.engine import Client, FakeClock, Inspector, ValidationError, chain, schedule, sig
+from taskq.queues.engine import validation as check
+from taskq.queues.engine.keys import Keys
 
 from .dbstate import Set, ZSet, dump, seed
 from .task_state import task

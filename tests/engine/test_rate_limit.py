@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from queues.engine import Client, FakeClock, Keys, ValidationError
-from queues.engine.broker import Broker
-from queues.engine.policies import PolicySet, PolicyStore, QueueSpec
-from queues.engine.remote_consumer import CAPPED_RECHECK, RemoteConsumer
-from queues.engine.transitions import RateLimit
+from taskq.queues.engine import Client, FakeClock, Keys, ValidationError
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.policies import PolicySet, PolicyStore, QueueSpec
+from taskq.queues.engine.remote_consumer import CAPPED_RECHECK, RemoteConsumer
+from taskq.queues.engine.transitions import RateLimit
 
 from .task_state import NOW
 

@@ -1,4 +1,4 @@
-"""Redaction rules (queues.engine.redaction) and the inspector's search that must not see through them."""
+"""Redaction rules (taskq.queues.engine.redaction) and the inspector's search that must not see through them."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from queues.engine import ValidationError
-from queues.engine.redaction import MASK, MASKED_WHOLE, Redaction
+from taskq.queues.engine import ValidationError
+from taskq.queues.engine.redaction import MASK, MASKED_WHOLE, Redaction
 
 RULES = Redaction.build(types=["billing:"], keys=["password", "Card"])
 
@@ -69,7 +69,7 @@ def test_bad_rules_are_refused_with_a_named_error(types, keys, message):
 
 
 def test_search_with_redaction_does_not_match_inside_masked_values(r, redis_url):
-    from queues.engine import Client, Inspector
+    from taskq.queues.engine import Client, Inspector
 
     client = Client(redis_url)
     client.enqueue("user:signup", {"name": "ada", "password": "hunter2"}, task_id="key-rule")
@@ -116,7 +116,7 @@ def test_mask_value_masks_keys_at_any_depth_of_dicts_lists_tuples_and_sets():
 
 
 def test_mask_value_cuts_containers_deeper_than_the_bound_even_without_rules():
-    from queues.engine.redaction import MAX_DEPTH, TOO_DEEP
+    from taskq.queues.engine.redaction import MAX_DEPTH, TOO_DEEP
 
     for rules in (RULES, Redaction()):
         masked = rules.mask_value("rq_jobs.add", deep_list(10_000))
@@ -139,7 +139,7 @@ def test_mask_value_text_masks_the_values_of_keys_as_repr_and_str_write_them():
 
 
 def test_json_too_deep_to_parse_is_not_shown():
-    from queues.engine.redaction import MASKED_WHOLE
+    from taskq.queues.engine.redaction import MASKED_WHOLE
 
     deep = b"[" * 100_000 + b"]" * 100_000
     assert RULES.apply("user:signup", deep) == MASKED_WHOLE  # masked whole: its keys cannot be looked into

@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from queues.engine.errors import ValidationError
-from queues.engine.failures import Failure
-from queues.engine.message import TaskInfo
-from queues.engine.redaction import MASK, MASKED_WHOLE, Redaction
-from queues.engine.search import matches, parse
+from taskq.queues.engine.errors import ValidationError
+from taskq.queues.engine.failures import Failure
+from taskq.queues.engine.message import TaskInfo
+from taskq.queues.engine.redaction import MASK, MASKED_WHOLE, Redaction
+from taskq.queues.engine.search import matches, parse
 
 #: The issue's example: a secret in free text, under a key no key rule names.
 NOTE = {"note": "my password is s3cret-pw"}

@@ -1,4 +1,4 @@
-"""One translation of redis-py's exceptions (``queues.engine.redis_errors``): no other module of the product
+"""One translation of redis-py's exceptions (``taskq.queues.engine.redis_errors``): no other module of the product
 catches them by itself, and each kind becomes the engine's named error. ``Inspector.redis_info`` returns what it
 can where the server refuses INFO, and the console's Redis page, the CLI and /metrics keep working there."""
 
@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import redis
 
-from queues.engine import Inspector, RedisUnavailableError, TaskNotFoundError
-from queues.engine.errors import RedisCommandError
-from queues.engine.inspector import INFO_REFUSED
-from queues.engine.redis_errors import call, connecting, translated
+from taskq.queues.engine import Inspector, RedisUnavailableError, TaskNotFoundError
+from taskq.queues.engine.errors import RedisCommandError
+from taskq.queues.engine.inspector import INFO_REFUSED
+from taskq.queues.engine.redis_errors import call, connecting, translated
 from tests.ports import free_port
 from tests.redis_servers import redis_without_info
 
@@ -160,7 +160,7 @@ def test_the_redis_page_and_the_cli_say_info_is_refused_instead_of_failing(info_
 
 
 def test_every_public_inspector_method_says_what_it_raises():
-    from queues.engine.inspector import Inspector as Insp
+    from taskq.queues.engine.inspector import Inspector as Insp
 
     silent = [
         name

@@ -7,7 +7,7 @@ import re
 import pytest
 import redis
 
-from queues.engine.scripts import LUA_DIR, all_script_names, helpers, needed_helpers, script
+from taskq.queues.engine.scripts import LUA_DIR, all_script_names, helpers, needed_helpers, script
 
 
 def defined(source: str) -> list[str]:

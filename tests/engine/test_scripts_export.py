@@ -3,9 +3,9 @@ stream once an exporter is attached (MINID at its committed offset instead of MA
 
 from __future__ import annotations
 
-from queues.engine import FailedPreconditionError, Keys
-from queues.engine.scripts import script
-from queues.engine.transitions import Call
+from taskq.queues.engine import FailedPreconditionError, Keys
+from taskq.queues.engine.scripts import script
+from taskq.queues.engine.transitions import Call
 
 from .dbstate import Hash, Stream, Volatile, ZSet
 from .script_runs import Case, cases, run_case

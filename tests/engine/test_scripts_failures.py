@@ -4,8 +4,8 @@ bounded in number and age. The rest of those transitions is in test_scripts_work
 
 from __future__ import annotations
 
-from queues.engine import Limits
-from queues.engine.failures import Failure
+from taskq.queues.engine import Limits
+from taskq.queues.engine.failures import Failure
 
 from .dbstate import Hash, Stream, Volatile, ZSet, hash_with
 from .script_runs import Case, cases, run_case

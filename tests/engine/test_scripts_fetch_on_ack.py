@@ -3,7 +3,7 @@ slots they free, within the fence, the pause, the concurrency cap and the rate l
 
 from __future__ import annotations
 
-from queues.engine.transitions import Acked, Dequeued, FetchNext, Leased, RateLimit
+from taskq.queues.engine.transitions import Acked, Dequeued, FetchNext, Leased, RateLimit
 
 from .dbstate import Stream, Volatile, ZSet, hash_with, without
 from .script_runs import Case, cases, run_case

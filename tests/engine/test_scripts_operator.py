@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from queues.engine import FailedPreconditionError, Limits, QueueNotEmptyError, TaskNotFoundError
-from queues.engine.clock import utc_day
+from taskq.queues.engine import FailedPreconditionError, Limits, QueueNotEmptyError, TaskNotFoundError
+from taskq.queues.engine.clock import utc_day
 
 from .dbstate import Hash, Set, Stream, Volatile, ZSet, assert_db, hash_with, seed, without
 from .script_runs import Case, cases, run_case

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from queues.engine import DuplicateTaskError, FailedPreconditionError, TaskIdConflictError
-from queues.engine.message import TaskMessage
-from queues.engine.transitions import Placement
+from taskq.queues.engine import DuplicateTaskError, FailedPreconditionError, TaskIdConflictError
+from taskq.queues.engine.message import TaskMessage
+from taskq.queues.engine.transitions import Placement
 
 from . import script_runs
 from .dbstate import Hash, Stream, Volatile, ZSet, assert_db, seed

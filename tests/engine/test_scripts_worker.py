@@ -3,8 +3,8 @@ write_result. Every transition out of active is fenced by the lease token."""
 
 from __future__ import annotations
 
-from queues.engine import FailedPreconditionError, LeaseLostError, Limits, TaskNotFoundError
-from queues.engine.transitions import ArchiveLimits, Dequeued, Leased, RateLimit
+from taskq.queues.engine import FailedPreconditionError, LeaseLostError, Limits, TaskNotFoundError
+from taskq.queues.engine.transitions import ArchiveLimits, Dequeued, Leased, RateLimit
 
 from .dbstate import Stream, Volatile, ZSet, hash_with, without
 from .script_runs import Case, cases, run_case

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from queues.engine import Client, Inspector
-from queues.engine.redaction import Redaction
-from queues.engine.search import Query, QuerySyntaxError, parse
+from taskq.queues.engine import Client, Inspector
+from taskq.queues.engine.redaction import Redaction
+from taskq.queues.engine.search import Query, QuerySyntaxError, parse
 
 from .task_state import NOW
 
@@ -78,7 +78,7 @@ def test_searching_across_queues(r, redis_url, clock, tasks):
 
 
 def test_errors_are_matched_case_insensitively(r, redis_url, clock, tasks):
-    from queues.engine.broker import Broker
+    from taskq.queues.engine.broker import Broker
 
     broker = Broker(redis_url, clock=clock)
     (leased,) = broker.run(broker.transitions.dequeue("critical", 1, 60, "w", "t-"))

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from queues.engine import Client, Inspector
-from queues.engine.errors import ValidationError
-from queues.engine.inspection.task_search import PAYLOAD_SAMPLE_PER_LIST
-from queues.engine.keys import STATES
-from queues.engine.redaction import Redaction
-from queues.engine.search import KEYS, QuerySyntaxError, parse
-from queues.engine.search_completion import MAX_OPTIONS, InspectorSources, complete, payload_paths
+from taskq.queues.engine import Client, Inspector
+from taskq.queues.engine.errors import ValidationError
+from taskq.queues.engine.inspection.task_search import PAYLOAD_SAMPLE_PER_LIST
+from taskq.queues.engine.keys import STATES
+from taskq.queues.engine.redaction import Redaction
+from taskq.queues.engine.search import KEYS, QuerySyntaxError, parse
+from taskq.queues.engine.search_completion import MAX_OPTIONS, InspectorSources, complete, payload_paths
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from queues.engine import Keys
-from queues.engine.sans_io import drive, run_command
-from queues.engine.series import (
+from taskq.queues.engine import Keys
+from taskq.queues.engine.sans_io import drive, run_command
+from taskq.queues.engine.series import (
     EDGES_MS,
     MAX_NAMED_TYPES,
     RETENTION,

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from queues.engine import ServerNotFoundError
-from queues.engine.keys import Keys
-from queues.engine.worker_store import WorkerStore
+from taskq.queues.engine import ServerNotFoundError
+from taskq.queues.engine.keys import Keys
+from taskq.queues.engine.worker_store import WorkerStore
 
 KEEP = 3600.0
 SERVER = {"id": "host-1:42:abcd", "host": "host-1", "pid": 42, "started": 1_699_999_990_000, "status": "active",

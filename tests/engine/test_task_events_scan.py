@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from queues.engine import Client, Inspector
+from taskq.queues.engine import Client, Inspector
 
 
 def test_history_of_a_recreated_id_starts_at_its_latest_creation(r, redis_url):
@@ -28,7 +28,7 @@ def test_history_without_its_creation_in_the_stream_is_what_the_scan_limit_reach
 
 
 def test_a_window_before_the_streams_oldest_entry_reads_nothing_and_a_window_stops_the_scan(r, redis_url):
-    from queues.engine.timeline import CLOCK_SLACK_MS, event_window
+    from taskq.queues.engine.timeline import CLOCK_SLACK_MS, event_window
 
     client = Client(redis_url)
     inspector = Inspector(redis_url)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from queues.engine import Client
-from queues.engine.clock import from_ms
-from queues.engine.task_records import TaskRecord
+from taskq.queues.engine import Client
+from taskq.queues.engine.clock import from_ms
+from taskq.queues.engine.task_records import TaskRecord
 
 from .task_state import NOW, NOW_MS
 

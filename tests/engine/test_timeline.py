@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from queues.engine import Client
-from queues.engine.inspector import TaskEvent
-from queues.engine.timeline import attempts_of
+from taskq.queues.engine import Client
+from taskq.queues.engine.inspector import TaskEvent
+from taskq.queues.engine.timeline import attempts_of
 
 T = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 

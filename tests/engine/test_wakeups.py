@@ -9,8 +9,8 @@ from contextlib import ExitStack
 
 import redis
 
-from queues.engine import wakeups
-from queues.engine.wakeups import WakeUps, glob_escape
+from taskq.queues.engine import wakeups
+from taskq.queues.engine.wakeups import WakeUps, glob_escape
 
 WAIT = 30.0  # seconds an event may take to be set: a bound on a busy machine, never reached when all is well
 

@@ -9,7 +9,7 @@ import pytest
 from daphne_console import daphne_console
 from live_support import Driver, make_user, session_cookie
 
-from queues import handles
+from taskq.queues import handles
 
 # The browser and its driver are tests/browser's fixtures (Debian's Chromium through Selenium); the live tests
 # reuse them rather than set up a second browser. Their conftest imports its helpers by bare name.

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tests.console.console_support import PASSWORD
 from tests.ports import accepting, free_port
-from worker.testing.redis_db import DEFAULT_TEST_REDIS_URL
+from taskq.worker.testing.redis_db import DEFAULT_TEST_REDIS_URL
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = "vera"
@@ -74,10 +74,10 @@ def add_user(env: dict[str, str], username: str, *codenames: str) -> None:
 
 
 def serve(env: dict[str, str], port: int, log_path: Path) -> subprocess.Popen[bytes]:
-    """daphne serving console.asgi on ``port``, once it accepts connections (its output appended to the log)."""
+    """daphne serving taskq.console.asgi on ``port``, once it accepts connections (its output appended to the log)."""
     with open(log_path, "ab") as log:
         server = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"],
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "taskq.console.asgi:application"],
             cwd=ROOT,
             env=env,
             stdout=log,
@@ -98,7 +98,7 @@ def console_env(database: Path, redis_url: str) -> dict[str, str]:
     """The environment of a console (and of ``manage.py`` on its database): its own SQLite file and ``redis_url``."""
     return {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "console.settings",
+        "DJANGO_SETTINGS_MODULE": "taskq.console.settings",
         "REDIS_URL": redis_url,
         "DATABASE_URL": f"sqlite:///{database}",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
@@ -123,7 +123,7 @@ def viewer_database() -> Path:
 
 @contextmanager
 def daphne_console(workdir: Path, redis_url: str, port: int | None = None) -> Iterator[DaphneConsole]:
-    """daphne serving console.asgi on ``port`` (one the OS picks without it), stopped at the end."""
+    """daphne serving taskq.console.asgi on ``port`` (one the OS picks without it), stopped at the end."""
     database = workdir / "console.sqlite3"
     shutil.copyfile(viewer_database(), database)
     env = console_env(database, redis_url)

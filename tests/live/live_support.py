@@ -13,8 +13,8 @@ from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
 from django.test import Client as HttpClient
 
-from queues.engine import Client
-from queues.engine.broker import Broker
+from taskq.queues.engine import Client
+from taskq.queues.engine.broker import Broker
 
 ORIGIN = b"http://localhost"
 WAIT = 10.0  # seconds a test waits for an expected message before failing (a guard, not a timing assertion)
@@ -41,7 +41,7 @@ return {
 
 def make_user(username: str, *codenames: str, **extra: Any):
     user = get_user_model().objects.create_user(username, password="pw-for-tests-only", **extra)
-    content_type, _ = ContentType.objects.get_or_create(app_label="queues", model="auditlog")
+    content_type, _ = ContentType.objects.get_or_create(app_label="taskq", model="auditlog")
     for codename in codenames:
         permission, _ = Permission.objects.get_or_create(
             codename=codename, content_type=content_type, defaults={"name": codename}
@@ -62,7 +62,7 @@ async def open_socket(
     """A socket on ``path`` of ``application`` (the standalone console's by default), as a browser of ``origin``
     opens it, signed in with ``cookie``'s session; and whether the server accepted it."""
     if application is None:
-        from console.asgi import application
+        from taskq.console.asgi import application
 
     headers = [(b"origin", origin), (b"host", b"localhost")]
     if cookie:
@@ -96,7 +96,7 @@ async def receive_until(
 
 async def stop_hub() -> None:
     """Stop this loop's hub and close its connection (a console process going away)."""
-    from console.live import hub as hub_module
+    from taskq.console.live import hub as hub_module
 
     hub = hub_module._hubs.pop(asyncio.get_running_loop(), None)
     if hub is not None:

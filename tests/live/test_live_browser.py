@@ -68,9 +68,9 @@ def test_time_charts_follow_what_workers_write_without_reload(asgi_console, driv
     series show up in the throughput chart, and the page is never reloaded."""
     import json
 
-    from queues.engine import Keys
-    from queues.engine.sans_io import drive, run_command
-    from queues.engine.series import SeriesTally, flush_flow
+    from taskq.queues.engine import Keys
+    from taskq.queues.engine.sans_io import drive, run_command
+    from taskq.queues.engine.series import SeriesTally, flush_flow
 
     moves.enqueue("web")
     console = Console(driver, asgi_console, USER, tmp_path)
@@ -99,7 +99,7 @@ def test_a_page_the_server_cannot_serve_shows_it_is_not_live_and_comes_back(driv
     its console gone, the page says it is reconnecting; once Redis is back, it is live again and follows updates."""
     from daphne_console import daphne_console
 
-    from queues.engine import Client
+    from taskq.queues.engine import Client
     from tests.ports import free_port
     from tests.topology.topology_support import _require, _start, stop
 

@@ -11,8 +11,8 @@ import asyncio
 import pytest
 from live_support import latest_rows, open_socket, receive_until, run, subscribe
 
-from queues.engine import Keys
-from queues.engine.events import EventStreams
+from taskq.queues.engine import Keys
+from taskq.queues.engine.events import EventStreams
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -1,11 +1,11 @@
-"""The engine's stream-reading API (queues.engine.events), blocking flavour, against a real Redis."""
+"""The engine's stream-reading API (taskq.queues.engine.events), blocking flavour, against a real Redis."""
 
 from __future__ import annotations
 
 import pytest
 
-from queues.engine import FakeClock
-from queues.engine.events import QUEUE_REFRESH_SECONDS, EventStreams, later, parse_entry, stream_id_key
+from taskq.queues.engine import FakeClock
+from taskq.queues.engine.events import QUEUE_REFRESH_SECONDS, EventStreams, later, parse_entry, stream_id_key
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -69,7 +69,7 @@ def test_cursor_and_counts(streams, moves):
 
 def test_counts_are_the_figures_a_fresh_page_reads(moves, redis_url):
     """Issue 16: live pages showed sizes without aggregating and waiting tasks, and never the totals."""
-    from queues.engine import Inspector
+    from taskq.queues.engine import Inspector
 
     ids = moves.enqueue("q", n=3, retention=60)
     moves.complete("q", moves.start("q", k=1))

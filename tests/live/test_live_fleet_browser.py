@@ -13,8 +13,8 @@ import redis
 from browser_support import Console, open_chromium
 from daphne_console import add_user, daphne_console
 
-from queues import handles
-from queues.engine import Client, Inspector
+from taskq.queues import handles
+from taskq.queues.engine import Client, Inspector
 from tests.cli.helpers import Seed
 from tests.ports import free_port, given_ports
 from tests.worker.worker_support import kill_process, start_taskworker, wait_for

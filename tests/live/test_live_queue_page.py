@@ -12,8 +12,8 @@ pytestmark = pytest.mark.timeout(60)
 def test_queue_page_gets_its_figures_and_types_table_as_a_fresh_load_renders_them(live_engine, viewer_cookie, moves):
     from django.template.defaultfilters import filesizeformat
 
-    from console.live.queue_page import TAB_PLACEHOLDER
-    from queues import conf
+    from taskq.console.live.queue_page import TAB_PLACEHOLDER
+    from taskq.queues import conf
 
     moves.enqueue("web", n=2)
 

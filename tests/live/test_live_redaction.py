@@ -8,8 +8,8 @@ import json
 import pytest
 from live_support import latest_rows, open_socket, receive_until, run, subscribe
 
-from queues.engine.events import EventStreams
-from queues.engine.redaction import MASK
+from taskq.queues.engine.events import EventStreams
+from taskq.queues.engine.redaction import MASK
 
 pytestmark = pytest.mark.timeout(60)
 

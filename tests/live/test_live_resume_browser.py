@@ -19,11 +19,11 @@ import pytest
 from daphne_console import USER
 from live_support import READ_PAGE
 
-from queues.engine.export_store import parse_stream_id
-from queues.engine.periodic import make_entry
-from queues.engine.scheduler_store import SchedulerStore
+from taskq.queues.engine.export_store import parse_stream_id
+from taskq.queues.engine.periodic import make_entry
+from taskq.queues.engine.scheduler_store import SchedulerStore
 from tests.browser.browser_support import Console
-from worker.event_exporter import EventExporter
+from taskq.worker.event_exporter import EventExporter
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 

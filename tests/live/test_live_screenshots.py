@@ -15,7 +15,7 @@ import pytest
 from browser_support import Console
 from daphne_console import add_user
 
-from queues.engine.worker_store import WorkerStore
+from taskq.queues.engine.worker_store import WorkerStore
 from tests.browser.conftest import SCREENSHOT_DIR, registry, start_worker  # noqa: F401 - fixtures of this module
 from tests.worker.worker_support import state_of, wait_for
 

@@ -18,13 +18,13 @@ import redis
 from browser_support import Console, open_chromium
 from daphne_console import add_user, daphne_console
 
-from queues import handles
-from queues.engine import Inspector, Registry
-from queues.engine.broker import Broker
-from queues.engine.worker_store import WorkerStore
+from taskq.queues import handles
+from taskq.queues.engine import Inspector, Registry
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.worker_store import WorkerStore
 from tests.worker.worker_support import FAST, wait_for
-from worker.config import WorkerConfig
-from worker.server import Server
+from taskq.worker.config import WorkerConfig
+from taskq.worker.server import Server
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 

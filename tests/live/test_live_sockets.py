@@ -10,7 +10,7 @@ import pytest
 from live_support import WAIT
 
 from bench.ws_client import WebSocket
-from console.live import consumers
+from taskq.console.live import consumers
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -106,8 +106,8 @@ def test_pages_are_told_to_retry_when_the_event_streams_cannot_be_read(live_engi
 
     from live_support import open_socket, receive_until, run, subscribe
 
-    from console.live import hub as hub_module
-    from queues.engine.events import AsyncEventStreams
+    from taskq.console.live import hub as hub_module
+    from taskq.queues.engine.events import AsyncEventStreams
     from tests.ports import free_port
     from tests.topology.topology_support import _require, _start
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from live_support import open_socket, receive_until, run, subscribe
 
-from queues.engine import Inspector
+from taskq.queues.engine import Inspector
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from daphne_console import USER, add_user
 
-from queues.engine import Inspector
+from taskq.queues.engine import Inspector
 from tests.browser.browser_support import Console
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
@@ -160,7 +160,7 @@ return Array.prototype.map.call(document.querySelectorAll("main section.card"), 
 
 
 def test_the_workflows_list_follows_new_workflows_and_their_progress(operator, moves):
-    from queues.engine import chain, sig
+    from taskq.queues.engine import chain, sig
 
     moves.client.submit(chain(sig("fetch"), sig("store")), queue=QUEUE, workflow_id="wf-first")
     operator.get("/workflows/")

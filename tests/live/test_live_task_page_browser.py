@@ -17,11 +17,11 @@ import redis
 from browser_support import Console, open_chromium
 from daphne_console import add_user, daphne_console
 
-from queues import handles
-from queues.engine import Client, Inspector, Registry, handler
+from taskq.queues import handles
+from taskq.queues.engine import Client, Inspector, Registry, handler
 from tests.worker.worker_support import FAST
-from worker.config import WorkerConfig
-from worker.server import Server
+from taskq.worker.config import WorkerConfig
+from taskq.worker.server import Server
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 

@@ -13,7 +13,7 @@ import pytest
 from daphne_console import USER
 from live_support import READ_PAGE
 
-from queues.engine import Inspector
+from taskq.queues.engine import Inspector
 from tests.browser.browser_support import Console
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]

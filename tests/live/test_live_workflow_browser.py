@@ -8,8 +8,8 @@ import pytest
 from daphne_console import USER, daphne_console
 from live_support import WAIT
 
-from queues.engine import AggregatorRegistry, aggregator, chain, sig
-from queues.engine.aggregation import GroupSettings, GroupStore
+from taskq.queues.engine import AggregatorRegistry, aggregator, chain, sig
+from taskq.queues.engine.aggregation import GroupSettings, GroupStore
 from tests.browser.browser_support import Console
 from tests.ports import free_port
 

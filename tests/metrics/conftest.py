@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from queues import handles
-from queues.engine import Client
+from taskq.queues import handles
+from taskq.queues.engine import Client
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from queues.engine import Client
+from taskq.queues.engine import Client
 
 
 def scrape(client, **headers) -> dict[str, dict[tuple, float]]:
@@ -21,7 +21,7 @@ def scrape(client, **headers) -> dict[str, dict[tuple, float]]:
 def exported_names(client, engine: Client) -> set[str]:
     """Every sample name of the console's /metrics (with a failed task, so the per-type series exist too) and of a
     worker's registry (histograms with their _bucket, _count and _sum, counters with their _total)."""
-    from worker.metrics import WorkerMetrics
+    from taskq.worker.metrics import WorkerMetrics
 
     broker = engine.broker
     engine.enqueue("email", b"x", queue="q")

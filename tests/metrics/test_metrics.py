@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from metrics_support import exported_names, scrape
 
-from queues import conf
-from queues.engine import STATES, Client, Inspector
+from taskq.queues import conf
+from taskq.queues.engine import STATES, Client, Inspector
 
 
 def known_workload(engine: Client) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from browser_support import Console, open_chromium
 
-from queues.engine import Client
+from taskq.queues.engine import Client
 from tests.console.console_support import PASSWORD
 from tests.ports import accepting, free_port, given_ports
 

@@ -4,7 +4,7 @@ subprocess, so it registers into its global registry."""
 
 from __future__ import annotations
 
-from queues.engine import Task, handler
+from taskq.queues.engine import Task, handler
 
 
 @handler("email:deliver")

@@ -46,11 +46,11 @@ MUST_SHIP = [
     "queues/engine/lua/enqueue.lua",
     "queues/engine/lua/_lib.lua",
     "queues/engine/py.typed",
-    "console/templates/console/base.html",
-    "console/templates/console/dashboard.html",
-    "console/templates/registration/login.html",
-    "console/static/console/console.css",
-    "queues/templates/admin/queues/tasks.html",
+    "taskq/templates/console/base.html",
+    "taskq/templates/console/dashboard.html",
+    "taskq/templates/taskq/login.html",
+    "taskq/static/taskq/console.css",
+    "queues/templates/admin/taskq/tasks.html",
     "queues/migrations/0001_initial.py",
     "queues/migrations/0002_console_groups.py",
     "console/migrations/0001_initial.py",
@@ -63,7 +63,7 @@ MUST_SHIP = [
 
 # The settings of docs/getting-started.md, "Add taskq to your project", appended to startproject's settings.py.
 SETTINGS = """
-INSTALLED_APPS += ["console", "queues", "queues.history", "worker", "metrics", "shop"]
+INSTALLED_APPS += ["console", "queues", "taskq.queues.history", "worker", "metrics", "shop"]
 REDIS_URL = os.environ["TASKQ_TEST_REDIS_URL"]
 """
 
@@ -77,7 +77,7 @@ urlpatterns += [
 """
 
 SHOP_TASKS = """
-from queues.engine import handler
+from taskq.queues.engine import handler
 
 @handler("shop:receipt", queue="mail")
 def receipt(task):
@@ -90,13 +90,13 @@ def receipt(task):
 SHOP_TESTS = """
 import pytest
 
-import worker.testing.pytest_plugin
-from queues.conf import get_client
+import taskq.worker.testing.pytest_plugin
+from taskq.queues.conf import get_client
 from shop.tasks import receipt
 
 
 def test_the_plugin_is_the_installed_one():
-    assert worker.testing.pytest_plugin.__file__.startswith(r"{venv}")
+    assert taskq.worker.testing.pytest_plugin.__file__.startswith(r"{venv}")
 
 
 def test_a_handler_runs_on_the_shipped_worker(taskq_settings, taskq_worker, taskq_inspector):
@@ -119,7 +119,7 @@ def test_eager_mode_runs_it_inline(settings, taskq_redis):
 DISCOVERY_TESTS = """
 import sys
 
-from queues.conf import get_client
+from taskq.queues.conf import get_client
 
 IMPORTED_BEFORE = "shop.tasks" in sys.modules
 
@@ -142,7 +142,7 @@ web = Client()
 assert web.get("/tasks/").status_code == 302  # login first
 web.force_login(admin)
 page = web.get("/tasks/")
-assert page.status_code == 200 and b"console/console.css" in page.content, page.status_code
+assert page.status_code == 200 and b"taskq/console.css" in page.content, page.status_code
 metrics = web.get("/tasks/metrics")
 assert metrics.status_code == 200 and b"taskq_" in metrics.content, metrics.status_code
 print("pages ok")
@@ -192,15 +192,15 @@ def test_the_wheel_installs_into_an_existing_django_project(tmp_path: Path, redi
     assert not [name for name in MUST_SHIP if name not in shipped]
     assert not [name for name in shipped if name.startswith(("demo/", "tests/"))], "the demo and tests stay out"
     entry_points = zipfile.ZipFile(wheel).read("taskq-0.1.0.dist-info/entry_points.txt").decode()
-    assert "[pytest11]\ntaskq = worker.testing.pytest_plugin" in entry_points
+    assert "[pytest11]\ntaskq = taskq.worker.testing.pytest_plugin" in entry_points
 
     venv = fresh_venv(tmp_path, wheel)
     python = str(venv / "bin" / "python")
     where = run(
         python,
         "-c",
-        "import console, queues.engine, importlib.metadata as m; "
-        "print(console.__file__, queues.engine.__file__, m.distribution('taskq').locate_file(''))",
+        "import console, taskq.queues.engine, importlib.metadata as m; "
+        "print(console.__file__, taskq.queues.engine.__file__, m.distribution('taskq').locate_file(''))",
         cwd=tmp_path,
     )
     assert all(path.startswith(str(venv)) for path in where.split()), where
@@ -220,7 +220,7 @@ def test_the_wheel_installs_into_an_existing_django_project(tmp_path: Path, redi
     run(python, "manage.py", "migrate", "-v", "0", cwd=project, env=env)
     checked = run(python, "manage.py", "check", "--deploy", cwd=project, env=env)
     assert not [line for line in checked.splitlines() if line.startswith(("console.", "queues.", "metrics."))]
-    found = run(python, "manage.py", "findstatic", "console/console.css", cwd=project, env=env)
+    found = run(python, "manage.py", "findstatic", "taskq/console.css", cwd=project, env=env)
     assert str(venv) in found
     assert "pages ok" in run(python, "manage.py", "shell", "-c", PAGES, cwd=project, env=env)
     commands = run(python, "manage.py", "help", cwd=project, env=env)

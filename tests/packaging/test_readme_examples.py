@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from queues import conf
-from queues.engine import Inspector
+from taskq.queues import conf
+from taskq.queues.engine import Inspector
 from tests.worker.worker_support import kill_process, start_taskworker
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,7 +138,7 @@ def manage_py(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[st
 
 @pytest.fixture
 def console(settings_redis, redis_client: redis.Redis) -> Iterator[Inspector]:
-    """The console's inspector (``queues.conf``), on the flushed test database that ``REDIS_URL`` names."""
+    """The console's inspector (``taskq.queues.conf``), on the flushed test database that ``REDIS_URL`` names."""
     yield conf.get_inspector()
 
 
@@ -168,7 +168,7 @@ def test_the_example_runs_in_manage_py_shell(
     # The shell a reader opens: REDIS_URL names the database; nothing else says where to write. Without the
     # shell's automatic imports (Django 5.2+): an example imports what it uses, so it runs on any Django.
     env = {k: v for k, v in os.environ.items() if k not in ("TASKS_KEY_PREFIX",)}
-    env.update(REDIS_URL=redis_url, DATABASE_URL=database_url, DJANGO_SETTINGS_MODULE="console.settings")
+    env.update(REDIS_URL=redis_url, DATABASE_URL=database_url, DJANGO_SETTINGS_MODULE="taskq.console.settings")
     done = manage_py(env, "shell", "--no-imports", "-c", example.code)
     assert done.returncode == 0, f"{example.name} failed in manage.py shell:\n{done.stderr}"
 

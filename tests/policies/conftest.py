@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 import redis
 
-from queues import handles
-from queues.engine import Client, Inspector
+from taskq.queues import handles
+from taskq.queues.engine import Client, Inspector
 from tests.worker.worker_support import FAST as WORKER_FAST
 from tests.worker.worker_support import running_servers
-from worker.config import WorkerConfig
-from worker.server import Server
+from taskq.worker.config import WorkerConfig
+from taskq.worker.server import Server
 
 FAST = {**WORKER_FAST, "definitions_interval": 0.1}  # the worker tests' timings, definitions followed fast
 from tests.waiting import WAIT, wait_for  # noqa: E402,F401 - the policy tests import them from here

@@ -7,10 +7,10 @@ import pytest
 from django.contrib.auth.models import Group, Permission, User
 from django.test import Client as WebClient
 
-from queues.models import AuditLog, QueueDefinition
+from taskq.queues.models import AuditLog, QueueDefinition
 
 pytestmark = pytest.mark.django_db
-TASKS = "/admin/queues/tasks/"
+TASKS = "/admin/taskq/tasks/"
 
 
 def staff(username: str, group: str | None = None, superuser: bool = False) -> User:
@@ -151,7 +151,7 @@ def test_redis_down_is_a_clear_page(archived, settings):
     settings.REDIS_URL = "redis://127.0.0.1:1/2"
     page = web(staff("root", superuser=True)).get(TASKS + "?queue=mail")
     assert page.status_code == 503 and "unreachable" in page.content.decode()
-    changelist = web(staff("root2", superuser=True)).get("/admin/queues/queuedefinition/")
+    changelist = web(staff("root2", superuser=True)).get("/admin/taskq/queuedefinition/")
     assert changelist.status_code == 200
 
 
@@ -160,13 +160,13 @@ def test_queue_definition_admin_shows_live_state_and_pauses(archived, inspector,
     QueueDefinition.objects.create(name="unborn")
     root = staff("root", superuser=True)
     browser = web(root)
-    page = browser.get("/admin/queues/queuedefinition/").content.decode()
+    page = browser.get("/admin/taskq/queuedefinition/").content.decode()
     assert "running" in page and "no tasks yet" in page and "tasks/?queue=mail" in page
     ids = [str(d.pk) for d in QueueDefinition.objects.all()]
-    browser.post("/admin/queues/queuedefinition/", {"action": "pause", "_selected_action": ids})
+    browser.post("/admin/taskq/queuedefinition/", {"action": "pause", "_selected_action": ids})
     assert inspector.queue_info("mail").paused
-    assert "paused" in browser.get("/admin/queues/queuedefinition/").content.decode()
-    browser.post("/admin/queues/queuedefinition/", {"action": "resume", "_selected_action": ids})
+    assert "paused" in browser.get("/admin/taskq/queuedefinition/").content.decode()
+    browser.post("/admin/taskq/queuedefinition/", {"action": "resume", "_selected_action": ids})
     assert not inspector.queue_info("mail").paused
     assert list(AuditLog.objects.order_by("id").values_list("action", "queue")) == [
         ("pause_queue", "mail"),
@@ -179,9 +179,9 @@ def test_viewers_cannot_pause(archived, inspector):
     viewer = staff("viewer", "Console viewers")
     viewer.user_permissions.add(*Permission.objects.filter(codename="view_queuedefinition"))
     browser = web(viewer)
-    assert browser.get("/admin/queues/queuedefinition/").status_code == 200
+    assert browser.get("/admin/taskq/queuedefinition/").status_code == 200
     browser.post(
-        "/admin/queues/queuedefinition/",
+        "/admin/taskq/queuedefinition/",
         {"action": "pause", "_selected_action": [str(QueueDefinition.objects.get().pk)]},
     )
     assert not inspector.queue_info("mail").paused and not AuditLog.objects.exists()
@@ -191,7 +191,7 @@ def test_saving_a_definition_in_the_admin_mirrors_and_audits(r, django_capture_o
     browser = web(staff("root", superuser=True))
     with django_capture_on_commit_callbacks(execute=True):
         reply = browser.post(
-            "/admin/queues/queuedefinition/add/",
+            "/admin/taskq/queuedefinition/add/",
             {
                 "name": "reports",
                 "weight": "4",
@@ -206,7 +206,7 @@ def test_saving_a_definition_in_the_admin_mirrors_and_audits(r, django_capture_o
     assert r.hexists("tq:config:queues", "reports")
     assert AuditLog.objects.get().action == "add_queuedefinition"
     refused = browser.post(
-        "/admin/queues/queuedefinition/add/",
+        "/admin/taskq/queuedefinition/add/",
         {
             "name": "bad{name}",
             "weight": "4",
@@ -220,17 +220,17 @@ def test_saving_a_definition_in_the_admin_mirrors_and_audits(r, django_capture_o
 
 
 def test_audit_log_admin_is_read_only_and_filterable(r):
-    from queues.audit import record_action
+    from taskq.queues.audit import record_action
 
     root = staff("root", superuser=True)
     entry = record_action(root, "run_task", queue="mail", task_ids=["a"])
     browser = web(root)
-    assert browser.get("/admin/queues/auditlog/?action=run_task&queue=mail").status_code == 200
-    assert browser.get(f"/admin/queues/auditlog/?user__id__exact={root.pk}").status_code == 200
-    assert browser.get("/admin/queues/auditlog/add/").status_code == 403
-    assert browser.post(f"/admin/queues/auditlog/{entry.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert browser.get("/admin/taskq/auditlog/?action=run_task&queue=mail").status_code == 200
+    assert browser.get(f"/admin/taskq/auditlog/?user__id__exact={root.pk}").status_code == 200
+    assert browser.get("/admin/taskq/auditlog/add/").status_code == 403
+    assert browser.post(f"/admin/taskq/auditlog/{entry.pk}/delete/", {"post": "yes"}).status_code == 403
     assert AuditLog.objects.filter(pk=entry.pk).exists()
-    assert web(staff("viewer", "Console viewers")).get("/admin/queues/auditlog/").status_code == 200
+    assert web(staff("viewer", "Console viewers")).get("/admin/taskq/auditlog/").status_code == 200
 
 
 def test_read_only_mode_binds_the_admin_task_view_and_queue_actions(archived, inspector, settings):
@@ -259,7 +259,7 @@ def test_a_keyspace_at_another_key_layout_gives_one_message_and_changes_nothing(
     assert reply.status_code == 200
     assert [str(m) for m in reply.context["messages"]] == [f"Nothing was done: {refusal}"]
     reply = browser.post(
-        "/admin/queues/queuedefinition/",
+        "/admin/taskq/queuedefinition/",
         {"action": "pause", "_selected_action": [str(QueueDefinition.objects.get().pk)]},
         follow=True,
     )
@@ -270,13 +270,13 @@ def test_a_keyspace_at_another_key_layout_gives_one_message_and_changes_nothing(
 
 
 def test_admin_pause_says_the_queue_name_as_written(r, inspector):
-    from queues import conf
+    from taskq.queues import conf
 
     QueueDefinition.objects.create(name="low")
     conf.get_client().enqueue("t", b"", queue="low")  # Redis knows the queue
     browser = web(staff("root", superuser=True))
     ids = [str(d.pk) for d in QueueDefinition.objects.all()]
-    page = browser.post("/admin/queues/queuedefinition/", {"action": "pause", "_selected_action": ids}, follow=True)
+    page = browser.post("/admin/taskq/queuedefinition/", {"action": "pause", "_selected_action": ids}, follow=True)
     assert "Queue “low” paused." in page.content.decode() and "Low paused" not in page.content.decode()
     assert list(AuditLog.objects.values_list("action", flat=True)) == ["pause_queue"]  # the console's name
 
@@ -287,9 +287,9 @@ def test_old_admin_action_names_are_renamed_and_an_edit_entry_reads_as_text(r):
 
     from django.apps import apps
 
-    from queues.audit import record_action
+    from taskq.queues.audit import record_action
 
-    migration = import_module("queues.migrations.0006_audit_action_names")
+    migration = import_module("taskq.queues.migrations.0006_audit_action_names")
     for old in ("queue.pause", "task.run", "queuedefinition.add", "apitoken.revoke", "task.view_unredacted"):
         record_action(None, old, username="before")
     migration.rename(apps, None)
@@ -302,7 +302,7 @@ def test_old_admin_action_names_are_renamed_and_an_edit_entry_reads_as_text(r):
     root = staff("root", superuser=True)
     detail = {"original_payload": '{\n  "to": "ada@example.com"\n}', "new_options": {"queue": "low", "max_retry": 3}}
     entry = record_action(root, "edit_task", queue="mail", task_ids=["a"], detail=json.dumps(detail))
-    page = web(root).get(f"/admin/queues/auditlog/{entry.pk}/change/").content.decode()
+    page = web(root).get(f"/admin/taskq/auditlog/{entry.pk}/change/").content.decode()
     assert "{\n  &quot;to&quot;: &quot;ada@example.com&quot;\n}" in page  # its own line breaks, not \\n
     assert "\\n" not in page.split("original_payload", 1)[1].split("</dd>", 1)[0]
     assert "&quot;max_retry&quot;: 3" in page

@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.test import Client as WebClient
 
 pytestmark = pytest.mark.django_db
-TASKS = "/admin/queues/tasks/"
+TASKS = "/admin/taskq/tasks/"
 
 
 def cells(page: str) -> dict[str, str]:

@@ -11,8 +11,8 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.test import Client as WebClient
 
-from queues.audit import AUDIT_TASK_IDS, record_action
-from queues.models import AuditLog
+from taskq.queues.audit import AUDIT_TASK_IDS, record_action
+from taskq.queues.models import AuditLog
 
 pytestmark = pytest.mark.django_db
 
@@ -42,9 +42,9 @@ def test_the_audit_pages_show_the_time_to_the_second_and_the_tasks():
     entry = record_action(root, "delete_task", queue="mail", task_ids=[f"id-{n}" for n in range(AUDIT_TASK_IDS + 3)])
     browser = WebClient()
     browser.force_login(root)
-    listing = browser.get("/admin/queues/auditlog/").content.decode()
+    listing = browser.get("/admin/taskq/auditlog/").content.decode()
     assert entry.when in listing and f">{AUDIT_TASK_IDS + 3}<" in listing
-    detail = browser.get(f"/admin/queues/auditlog/{entry.pk}/change/").content.decode()
+    detail = browser.get(f"/admin/taskq/auditlog/{entry.pk}/change/").content.decode()
     assert entry.when in detail and "id-0, id-1" in detail and "… and 3 more" in detail
 
 

@@ -9,11 +9,11 @@ import json
 import pytest
 from django.core.management import call_command
 
-from queues.engine import AsyncClient, DuplicateTaskError, Keys, handler
-from queues.engine.broker import Broker
-from queues.engine.policies import PolicyCache, PolicySet, PolicyStore, QueueSpec, RetentionRule
-from queues.engine.transitions import ArchiveLimits
-from queues.models import QueueDefinition, RetentionPolicy, UniquePolicy
+from taskq.queues.engine import AsyncClient, DuplicateTaskError, Keys, handler
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.policies import PolicyCache, PolicySet, PolicyStore, QueueSpec, RetentionRule
+from taskq.queues.engine.transitions import ArchiveLimits
+from taskq.queues.models import QueueDefinition, RetentionPolicy, UniquePolicy
 
 KEYS = Keys()
 pytestmark = pytest.mark.django_db
@@ -99,7 +99,7 @@ def test_client_applies_policy_defaults_and_explicit_arguments_win(r, client, mi
 
 def test_handler_defaults_are_explicit_arguments(r, client, mirror):
     mirror(lambda: RetentionPolicy.objects.create(completed_retention=3600))
-    from queues.engine import Registry
+    from taskq.queues.engine import Registry
 
     deliver = handler("email:deliver", registry=Registry(), retention=10)(lambda task: None)
     assert deliver.enqueue({}, client=client).retention == 10

@@ -6,8 +6,8 @@ import pytest
 from django.contrib.auth.models import AnonymousUser, Group, User
 from django.core.exceptions import ValidationError
 
-from queues.audit import record_action
-from queues.models import AuditLog, QueueDefinition, RetentionPolicy, UniquePolicy
+from taskq.queues.audit import record_action
+from taskq.queues.models import AuditLog, QueueDefinition, RetentionPolicy, UniquePolicy
 
 pytestmark = pytest.mark.django_db
 
@@ -64,7 +64,7 @@ def test_console_groups_hold_the_console_permissions():
     assert {p.codename for p in operators.permissions.all()} == {"view_console", "operate_console"}
     user = User.objects.create_user("olga")
     user.groups.add(operators)
-    assert user.has_perm("queues.operate_console") and user.has_perm("queues.view_console")
+    assert user.has_perm("taskq.operate_console") and user.has_perm("taskq.view_console")
 
 
 def test_record_action_keeps_who_what_and_which_tasks():

@@ -7,16 +7,16 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from queues.engine import Keys
-from queues.engine.policies import PolicyStore
-from queues.engine.transitions import RateLimit
-from queues.models import QueueDefinition
+from taskq.queues.engine import Keys
+from taskq.queues.engine.policies import PolicyStore
+from taskq.queues.engine.transitions import RateLimit
+from taskq.queues.models import QueueDefinition
 from tests.cli.helpers import invoke
 
 from .test_admin_pages import staff, web
 
 pytestmark = pytest.mark.django_db
-ADD = "/admin/queues/queuedefinition/add/"
+ADD = "/admin/taskq/queuedefinition/add/"
 
 
 def form(**values: str) -> dict[str, str]:
@@ -61,7 +61,7 @@ def test_the_admin_saves_and_mirrors_the_limits_and_refuses_bad_ones(r, django_c
     assert saved.status_code == 302
     spec = PolicyStore(r, Keys()).read().queues["emails"]
     assert spec.concurrency_cap == 5 and spec.rate == RateLimit(100, 2.0)
-    listing = browser.get("/admin/queues/queuedefinition/").content.decode()
+    listing = browser.get("/admin/taskq/queuedefinition/").content.decode()
     assert "100 per 2 s" in listing
 
 

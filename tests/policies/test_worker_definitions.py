@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from queues.engine import Keys, Registry, SkipRetry, Task, handler
-from queues.engine.policies import PolicySet, PolicyStore, QueueSpec, RetentionRule
-from queues.models import QueueDefinition
+from taskq.queues.engine import Keys, Registry, SkipRetry, Task, handler
+from taskq.queues.engine.policies import PolicySet, PolicyStore, QueueSpec, RetentionRule
+from taskq.queues.models import QueueDefinition
 
 from .conftest import wait_for
 

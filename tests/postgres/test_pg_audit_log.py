@@ -9,8 +9,8 @@ import threading
 import pytest
 from django.db import connections, transaction
 
-from queues.audit import record_action
-from queues.models import AuditLog
+from taskq.queues.audit import record_action
+from taskq.queues.models import AuditLog
 
 WRITERS = 6
 ROUNDS = 15

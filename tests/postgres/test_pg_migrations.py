@@ -47,7 +47,7 @@ def empty_database(redis_url: str):
 
 
 def manage(database: str, redis_url: str, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "DATABASE_URL": database, "REDIS_URL": redis_url, "DJANGO_SETTINGS_MODULE": "console.settings"}
+    env = {**os.environ, "DATABASE_URL": database, "REDIS_URL": redis_url, "DJANGO_SETTINGS_MODULE": "taskq.console.settings"}
     return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
     )

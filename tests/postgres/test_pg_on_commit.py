@@ -1,4 +1,4 @@
-"""Transactions around enqueues made on commit (``queues.transaction.enqueue_on_commit``), on PostgreSQL, where
+"""Transactions around enqueues made on commit (``taskq.queues.transaction.enqueue_on_commit``), on PostgreSQL, where
 other connections, a worker's among them, see only committed rows. A task that reaches Redis must find its rows
 committed; a rolled-back transaction (or savepoint) enqueues nothing; a committed one enqueues once."""
 
@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connections, transaction
 
-from queues.engine.keys import Keys
-from queues.transaction import enqueue_on_commit
+from taskq.queues.engine.keys import Keys
+from taskq.queues.transaction import enqueue_on_commit
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

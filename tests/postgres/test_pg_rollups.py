@@ -10,8 +10,8 @@ import threading
 import pytest
 from django.db import connection, connections, transaction
 
-from queues.history.models import TaskDailyRollup
-from queues.history.rollups import store
+from taskq.queues.history.models import TaskDailyRollup
+from taskq.queues.history.rollups import store
 from tests.waiting import wait_for
 
 DAY = "2026-11-20"

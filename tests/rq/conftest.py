@@ -92,10 +92,10 @@ def _permission(codename: str):
     from django.contrib.auth.models import Permission
     from django.contrib.contenttypes.models import ContentType
 
-    existing = Permission.objects.filter(codename=codename, content_type__app_label="queues").first()
+    existing = Permission.objects.filter(codename=codename, content_type__app_label="taskq").first()
     if existing is not None:
         return existing
-    content_type, _ = ContentType.objects.get_or_create(app_label="queues", model="console")
+    content_type, _ = ContentType.objects.get_or_create(app_label="taskq", model="console")
     return Permission.objects.create(codename=codename, name=codename, content_type=content_type)
 
 

@@ -10,8 +10,8 @@ import rq_jobs
 from rq.job import Job
 from rq_support import wait_for
 
-from console.rq import bridge
-from queues.engine.errors import RedisUnavailableError
+from taskq.console.rq import bridge
+from taskq.queues.engine.errors import RedisUnavailableError
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ import zlib
 import pytest
 from django.test import Client
 
-from queues.engine.redaction import MASK, TOO_DEEP
+from taskq.queues.engine.redaction import MASK, TOO_DEEP
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +31,7 @@ def page(client: Client, user, url: str) -> str:
 
 
 def test_arguments_result_meta_and_traceback_are_masked(client, users, rq_queue, rq_worker, redact):
-    from console.rq import bridge
+    from taskq.console.rq import bridge
 
     queue = rq_queue()
     failed = queue.enqueue("rq_jobs.login", "ada", password=PASSWORD, meta={"auth": {"Token": PASSWORD + "-meta"}})
@@ -52,7 +52,7 @@ def test_arguments_result_meta_and_traceback_are_masked(client, users, rq_queue,
 
 
 def test_the_job_function_plays_the_task_type(client, users, rq_queue, rq_worker, settings):
-    from console.rq import bridge
+    from taskq.console.rq import bridge
 
     settings.TASKS_REDACT = {"types": ["rq_jobs.log"], "keys": []}
     job = rq_queue().enqueue("rq_jobs.login", "ada", password=PASSWORD, description="login of ada")

@@ -157,7 +157,7 @@ def test_delete_from_the_console(client, users, failed_job):
 
 
 def _audited(action: str, job_id: str) -> bool:
-    from queues.models import AuditLog
+    from taskq.queues.models import AuditLog
 
     return AuditLog.objects.filter(action=action, queue="default", task_ids=[job_id], username="operator").exists()
 
@@ -250,7 +250,7 @@ def test_bad_query_parameters(client, users, rq_queue, params, status):
 
 
 def test_size_is_clamped(client, users, rq_queue):
-    from console.rq.bridge import MAX_PAGE_SIZE
+    from taskq.console.rq.bridge import MAX_PAGE_SIZE
 
     login(client, users["viewer"])
     response = client.get(queue_url(size=100000))

@@ -10,10 +10,10 @@ import pytest
 import redis
 from scheduler_support import START
 
-from queues.engine import FakeClock, ScheduleRegistry
-from queues.engine.broker import Broker
-from queues.engine.scheduler_store import SchedulerStore
-from worker.scheduler import Scheduler
+from taskq.queues.engine import FakeClock, ScheduleRegistry
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.scheduler_store import SchedulerStore
+from taskq.worker.scheduler import Scheduler
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ START = 1_699_999_200.0
 def fire_some(redis_url: str) -> tuple[Any, int]:
     """A scheduler with one code entry (``report:refresh`` on queue ``low``, every 10 s) that has fired three
     times, still heartbeating: the entry and the first tick in milliseconds."""
-    from queues.engine import FakeClock, ScheduleRegistry, schedule
-    from worker.scheduler import build
+    from taskq.queues.engine import FakeClock, ScheduleRegistry, schedule
+    from taskq.worker.scheduler import build
 
     registry = ScheduleRegistry()
     entry = schedule("@every 10s", "report:refresh", {"scope": "all"}, registry=registry, queue="low")

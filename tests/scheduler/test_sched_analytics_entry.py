@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from queues.engine import schedules
+from taskq.queues.engine import schedules
 
 
 def test_the_daily_rollups_are_a_periodic_entry_of_the_app():

@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from queues.engine import ValidationError
-from queues.engine.cron import Cron, Every, parse
+from taskq.queues.engine import ValidationError
+from taskq.queues.engine.cron import Cron, Every, parse
 
 
 def at(text: str, tz: str = "UTC") -> float:

@@ -11,8 +11,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.test import Client
 
-from queues.cli import main
-from queues.models import PeriodicTask
+from taskq.queues.cli import main
+from taskq.queues.models import PeriodicTask
 from tests.console.console_support import logged_in, make_user
 from tests.scheduler.scheduler_support import fire_some
 
@@ -74,7 +74,7 @@ def test_periodic_task_validation(fields, where, message):
 
 
 def test_a_valid_periodic_task_gives_the_same_entry_as_code():
-    from queues.engine.periodic import make_entry
+    from taskq.queues.engine.periodic import make_entry
 
     task = row(spec="*/5 * * * *", timezone="Europe/Paris", options={"max_retry": 3})
     task.full_clean()
@@ -85,8 +85,8 @@ def test_a_valid_periodic_task_gives_the_same_entry_as_code():
 
 
 def test_admin_entries_reach_a_running_scheduler_without_restart(engine, mirror, redis_url, redis_client):
-    from queues.engine import FakeClock, ScheduleRegistry
-    from worker.scheduler import build
+    from taskq.queues.engine import FakeClock, ScheduleRegistry
+    from taskq.worker.scheduler import build
 
     clock = FakeClock(1_700_000_000.0)
     scheduler = build(redis_url, "tq", registry=ScheduleRegistry(), clock=clock)

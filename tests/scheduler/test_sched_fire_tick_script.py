@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from queues.engine import FailedPreconditionError, TaskIdConflictError
-from queues.engine.broker import Broker
-from queues.engine.periodic import make_entry
-from queues.engine.producer import unique_digest
-from queues.engine.scheduler_store import SchedulerStore
+from taskq.queues.engine import FailedPreconditionError, TaskIdConflictError
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.periodic import make_entry
+from taskq.queues.engine.producer import unique_digest
+from taskq.queues.engine.scheduler_store import SchedulerStore
 from tests.engine.dbstate import Hash, Set, Stream, Volatile, ZSet, assert_db, seed
 from tests.engine.task_state import NOW_MS, Q, counts, event, fake_clock
 

@@ -1,5 +1,5 @@
 """The scheduler refuses a keyspace at another key layout: a round writes nothing and stops the scheduler, and the
-taskscheduler process exits non-zero naming both layouts (see queues.engine.layout)."""
+taskscheduler process exits non-zero naming both layouts (see taskq.queues.engine.layout)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from queues.engine import Keys, LayoutVersionError
+from taskq.queues.engine import Keys, LayoutVersionError
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYOUT = Keys().layout

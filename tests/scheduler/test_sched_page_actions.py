@@ -9,7 +9,7 @@ import re
 import pytest
 from django.test import Client
 
-from queues.engine.broker import Broker
+from taskq.queues.engine.broker import Broker
 from tests.console.console_support import logged_in, make_user
 from tests.scheduler.scheduler_support import fire_some
 
@@ -29,7 +29,7 @@ def operator():
 
 
 def audit():
-    from queues.models import AuditLog
+    from taskq.queues.models import AuditLog
 
     return [(a.action, a.queue, a.username, a.task_ids) for a in AuditLog.objects.order_by("id")]
 

@@ -16,10 +16,10 @@ import time
 
 import pytest
 
-from queues.cli import main
-from queues.engine import FakeClock, ScheduleRegistry, schedule
+from taskq.queues.cli import main
+from taskq.queues.engine import FakeClock, ScheduleRegistry, schedule
 from tests.console.console_support import logged_in, make_user
-from worker.scheduler import Scheduler, build
+from taskq.worker.scheduler import Scheduler, build
 
 pytestmark = pytest.mark.django_db
 

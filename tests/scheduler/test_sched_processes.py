@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from periodic_fixtures import EVERY_SECOND
 
-from queues.engine.keys import Keys
+from taskq.queues.engine.keys import Keys
 from tests import waiting
 
 pytestmark = [pytest.mark.chaos, pytest.mark.slow]

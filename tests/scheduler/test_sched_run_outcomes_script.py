@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import redis
 
-from queues.engine.broker import Broker
-from queues.engine.periodic import make_entry
-from queues.engine.transitions import Call
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.periodic import make_entry
+from taskq.queues.engine.transitions import Call
 from tests.engine.dbstate import ZSet, dump, seed
 from tests.engine.task_state import NOW, NOW_MS, Q, counts, fake_clock, task
 

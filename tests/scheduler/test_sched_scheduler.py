@@ -8,10 +8,10 @@ import threading
 import pytest
 from scheduler_support import START
 
-from queues.engine import Inspector, TaskIdConflictError, ValidationError, schedule
-from queues.engine.clock import to_ms
-from queues.engine.periodic import make_entry
-from queues.engine.scheduler_store import SchedulerStore
+from taskq.queues.engine import Inspector, TaskIdConflictError, ValidationError, schedule
+from taskq.queues.engine.clock import to_ms
+from taskq.queues.engine.periodic import make_entry
+from taskq.queues.engine.scheduler_store import SchedulerStore
 
 
 def pending_ids(r, queue="default"):

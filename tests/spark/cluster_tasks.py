@@ -2,7 +2,7 @@
 
 import json
 
-from queues.engine import handler
+from taskq.queues.engine import handler
 
 
 @handler("report:cluster", spark=True)

@@ -14,12 +14,12 @@ import pytest
 import redis
 from spark_support import FAST, LOCAL_CONF
 
-from queues.engine import Client, Inspector, Registry
-from queues.sparkconf import SparkSettings, build_session
+from taskq.queues.engine import Client, Inspector, Registry
+from taskq.queues.sparkconf import SparkSettings, build_session
 from tests.worker.worker_support import running_servers
-from worker.config import WorkerConfig
-from worker.server import Server
-from worker.spark import SparkRunner
+from taskq.worker.config import WorkerConfig
+from taskq.worker.server import Server
+from taskq.worker.spark import SparkRunner
 
 # py4j logs "Closing down clientserver connection" from __del__, after pytest closed its capture streams.
 logging.getLogger("py4j").setLevel(logging.WARNING)

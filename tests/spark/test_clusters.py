@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from spark_support import state_of, wait_for
 
-from queues.engine import Inspector
+from taskq.queues.engine import Inspector
 from tests.ports import free_port
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -63,7 +63,7 @@ def procs(tmp_path):
 
 
 def daemon(*args: str) -> list[str]:
-    return [sys.executable, "-m", "worker.spark_daemons", *args]
+    return [sys.executable, "-m", "taskq.worker.spark_daemons", *args]
 
 
 def run_spark_task(procs, client, redis_url: str, **spark_env: str) -> dict:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from queues.engine import Client, Inspector, Limits
-from queues.engine.broker import Broker
-from queues.engine.export_store import ExportStore, parse_stream_id
-from queues.history.event_files import read_events
-from worker.event_exporter import EventExporter
+from taskq.queues.engine import Client, Inspector, Limits
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.export_store import ExportStore, parse_stream_id
+from taskq.queues.history.event_files import read_events
+from taskq.worker.event_exporter import EventExporter
 
 
 @pytest.fixture

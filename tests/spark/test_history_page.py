@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.test import Client as WebClient
 
-from queues.history.models import TaskDailyRollup
+from taskq.queues.history.models import TaskDailyRollup
 
 pytestmark = pytest.mark.django_db
 
@@ -47,7 +47,7 @@ def rollups():
 def login(web, *perms):
     user = User.objects.create_user("u", password="pw-history-1")
     for perm in perms:
-        user.user_permissions.add(Permission.objects.get(codename=perm, content_type__app_label="queues"))
+        user.user_permissions.add(Permission.objects.get(codename=perm, content_type__app_label="taskq"))
     web.force_login(user)
 
 
@@ -96,13 +96,13 @@ def test_the_charts_have_legends_day_labels_and_every_figure_in_a_hover(web, rol
 
 
 def test_operators_run_the_analytics_job_for_today_from_the_page(web, engine, redis_client):
-    from queues.models import AuditLog
+    from taskq.queues.models import AuditLog
 
     login(web, "view_console")
     assert 'action="/history/run/"' not in web.get("/history/").content.decode()
     assert web.post("/history/run/").status_code == 403
     User.objects.get(username="u").user_permissions.add(
-        Permission.objects.get(codename="operate_console", content_type__app_label="queues")
+        Permission.objects.get(codename="operate_console", content_type__app_label="taskq")
     )
     assert 'action="/history/run/"' in web.get("/history/").content.decode()
     assert web.get("/history/run/").status_code == 405
@@ -117,7 +117,7 @@ def test_operators_run_the_analytics_job_for_today_from_the_page(web, engine, re
 def test_the_job_reads_today_and_yesterday_by_name():
     from datetime import UTC, datetime, timedelta
 
-    from queues.history.tasks import days_of
+    from taskq.queues.history.tasks import days_of
 
     today = datetime.now(UTC).date()
     assert days_of({"date": "today"}) == [today.isoformat()]

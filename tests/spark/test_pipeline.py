@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from queues.engine.export_store import StreamEntry
-from queues.history.event_files import write_batch
-from queues.history.models import TaskDailyRollup
-from queues.history.rollups import analytics
+from taskq.queues.engine.export_store import StreamEntry
+from taskq.queues.history.event_files import write_batch
+from taskq.queues.history.models import TaskDailyRollup
+from taskq.queues.history.rollups import analytics
 
 # The CLI test starts a JVM of its own next to the session's (its run may take up to 240 s on a busy machine, and
 # the suite runs two test processes at once): the suite's 120 s limit would cut it short of its own.
@@ -130,7 +130,7 @@ def test_rollups_have_the_known_answers_and_a_rerun_replaces_only_its_day(spark,
 
 
 def test_the_shuffle_is_sized_to_the_days_read_and_the_session_setting_comes_back(spark, tmp_path, monkeypatch):
-    from queues.history import rollups
+    from taskq.queues.history import rollups
 
     events_dir = tmp_path / "events"
     events = Events()
@@ -159,7 +159,7 @@ def test_the_shuffle_is_sized_to_the_days_read_and_the_session_setting_comes_bac
 
 
 def test_a_session_built_here_draws_no_progress_bars_and_logs_warnings_to_a_file():
-    from queues.sparkconf import BASE_CONF, LOG4J_CONFIG, quiet_driver_options
+    from taskq.queues.sparkconf import BASE_CONF, LOG4J_CONFIG, quiet_driver_options
 
     assert BASE_CONF["spark.ui.showConsoleProgress"] == "false"
     assert LOG4J_CONFIG.is_file() and "threshold.level = error" in LOG4J_CONFIG.read_text()
@@ -178,7 +178,7 @@ def test_task_analytics_prints_its_result_and_nothing_of_spark(tmp_path):
     events = Events()
     day_of_tasks(events, DAY1, n=20)
     events.write(tmp_path / "events")
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "console.settings", "DATABASE_URL": f"sqlite:///{tmp_path}/db"}
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "taskq.console.settings", "DATABASE_URL": f"sqlite:///{tmp_path}/db"}
     env["METRICS_TOKEN"] = "unused"  # else the system checks warn (metrics.W001), and stderr is checked below
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=root, env=env, check=True)
     done = subprocess.run(

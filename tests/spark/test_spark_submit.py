@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from spark_support import state_of, wait_for
 
-from queues.engine import Registry
-from worker import spark_submit
+from taskq.queues.engine import Registry
+from taskq.worker import spark_submit
 
 pytestmark = pytest.mark.spark
 

@@ -8,7 +8,7 @@ import time
 import pytest
 from spark_support import state_of, wait_for
 
-from queues.engine import handler
+from taskq.queues.engine import handler
 
 pytestmark = pytest.mark.spark
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import redis
 
-from queues import conf
-from queues.engine import Task, default_client, handler
-from queues.transaction import enqueue_on_commit
+from taskq.queues import conf
+from taskq.queues.engine import Task, default_client, handler
+from taskq.queues.transaction import enqueue_on_commit
 
 RUNS: list[Task] = []
 

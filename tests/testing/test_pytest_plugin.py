@@ -13,7 +13,7 @@ import redis
 USER_TESTS = """
 import pytest
 
-from queues.engine import handler
+from taskq.queues.engine import handler
 
 @handler("greet")
 def greet(task):
@@ -61,7 +61,7 @@ def run_pytest(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
             "-m",
             "pytest",
             "-p",
-            "worker.testing.pytest_plugin",
+            "taskq.worker.testing.pytest_plugin",
             "-p",
             "no:cacheprovider",
             "-q",
@@ -100,7 +100,7 @@ def test_database_0_is_refused_before_anything_is_flushed(tmp_path: Path) -> Non
 def test_the_plugin_adds_only_taskq_fixtures(tmp_path: Path) -> None:
     (tmp_path / "test_nothing.py").write_text("")
     run = run_pytest(tmp_path, "--fixtures")
-    plugin_section = run.stdout.split("fixtures defined from worker.testing.pytest_plugin")[1]
+    plugin_section = run.stdout.split("fixtures defined from taskq.worker.testing.pytest_plugin")[1]
     names = {line.split()[0] for line in plugin_section.splitlines() if " -- " in line and not line.startswith(" ")}
     assert names == {
         "taskq_redis_url",

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from queues.engine import Client, FakeClock, Registry, Task, ValidationError, handler
-from worker.testing import WorkerThread, run_until_empty, test_redis_url
-from worker.testing.redis_db import xdist_worker_url
+from taskq.queues.engine import Client, FakeClock, Registry, Task, ValidationError, handler
+from taskq.worker.testing import WorkerThread, run_until_empty, test_redis_url
+from taskq.worker.testing.redis_db import xdist_worker_url
 
 
 @pytest.fixture

@@ -16,10 +16,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from redis.crc import key_slot
 from topology_support import CLUSTER_PORTS, completions, flush_cluster, worker_logs
 
-from queues import handles
-from queues.engine import AsyncClient, Client, Inspector, Keys, TaskIdConflictError, connect
-from queues.engine.connection import connect_async, database_of, is_cluster
-from queues.engine.events import AsyncEventStreams
+from taskq.queues import handles
+from taskq.queues.engine import AsyncClient, Client, Inspector, Keys, TaskIdConflictError, connect
+from taskq.queues.engine.connection import connect_async, database_of, is_cluster
+from taskq.queues.engine.events import AsyncEventStreams
 from tests.console.console_support import logged_in, make_user
 from tests.waiting import state_of, wait_for
 
@@ -183,7 +183,7 @@ def test_wait_replicas_waits_on_the_masters_of_the_slots(cluster: str):
     failover could lose it, for queues on every node. Without it, the same enqueues are acknowledged."""
     import asyncio
 
-    from queues.engine import AsyncClient, RedisUnavailableError, ValidationError
+    from taskq.queues.engine import AsyncClient, RedisUnavailableError, ValidationError
 
     with Client(f"{cluster}?wait_replicas=1&wait_timeout=50") as waiting, Client(cluster) as plain:
         for queue in QUEUES:

@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 from topology_support import ReplicatedCluster, drained_outcomes, first_completion_of, record_failover, worker_logs
 
-from console.channel_layers import channel_layers
-from queues import handles
-from queues.engine import Client, Inspector, Keys, RedisUnavailableError, TaskIdConflictError
+from taskq.console.channel_layers import channel_layers
+from taskq.queues import handles
+from taskq.queues.engine import Client, Inspector, Keys, RedisUnavailableError, TaskIdConflictError
 from tests.console.console_support import logged_in, make_user
 from tests.live.live_support import open_socket, session_cookie, stop_hub
 from tests.waiting import wait_for

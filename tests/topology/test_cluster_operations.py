@@ -12,11 +12,11 @@ import asyncio
 import pytest
 from topology_support import flush_cluster
 
-from queues.engine import AsyncClient, Client, DuplicateTaskError, Inspector, chain, group, sig
-from queues.engine.export_store import ExportStore, Gap
-from queues.engine.periodic import make_entry
-from queues.engine.policies import PolicySet, PolicyStore, QueueSpec
-from queues.engine.scheduler_store import SchedulerStore
+from taskq.queues.engine import AsyncClient, Client, DuplicateTaskError, Inspector, chain, group, sig
+from taskq.queues.engine.export_store import ExportStore, Gap
+from taskq.queues.engine.periodic import make_entry
+from taskq.queues.engine.policies import PolicySet, PolicyStore, QueueSpec
+from taskq.queues.engine.scheduler_store import SchedulerStore
 
 QUEUES = [f"ops{n}" for n in range(6)]
 

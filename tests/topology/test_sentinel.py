@@ -30,8 +30,8 @@ from topology_support import (
     worker_logs,
 )
 
-from queues import handles
-from queues.engine import (
+from taskq.queues import handles
+from taskq.queues.engine import (
     AsyncClient,
     Client,
     Inspector,
@@ -40,8 +40,8 @@ from queues.engine import (
     TaskIdConflictError,
     connect,
 )
-from queues.engine.connection import database_of
-from queues.engine.events import AsyncEventStreams
+from taskq.queues.engine.connection import database_of
+from taskq.queues.engine.events import AsyncEventStreams
 from tests.console.console_support import logged_in, make_user
 from tests.waiting import state_of, wait_for
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from console.channel_layers import IN_PROCESS_LAYER, REDIS_LAYER, channel_layers
-from queues.engine import RedisUnavailableError, ValidationError, connect
-from queues.engine.topology import Topology, parse, validate
+from taskq.console.channel_layers import IN_PROCESS_LAYER, REDIS_LAYER, channel_layers
+from taskq.queues.engine import RedisUnavailableError, ValidationError, connect
+from taskq.queues.engine.topology import Topology, parse, validate
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,7 @@ import pytest
 import redis
 from redis.crc import key_slot
 
-from queues.engine import Inspector, TaskNotFoundError
+from taskq.queues.engine import Inspector, TaskNotFoundError
 from tests.waiting import wait_for
 from tests.worker.worker_support import kill_process, start_taskworker
 

@@ -9,7 +9,7 @@ import json
 import os
 import time
 
-from queues.engine import SkipRetry, Task, handler
+from taskq.queues.engine import SkipRetry, Task, handler
 
 
 @handler("topo:record", retry_delay=lambda n, e, t: 0.1)

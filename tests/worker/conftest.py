@@ -16,9 +16,9 @@ import pytest
 import redis
 from worker_support import FAST, running_servers
 
-from queues.engine import Client, FakeClock, Registry
-from worker.config import WorkerConfig
-from worker.server import Server
+from taskq.queues.engine import Client, FakeClock, Registry
+from taskq.worker.config import WorkerConfig
+from taskq.worker.server import Server
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 
-from queues.engine import Task, handler
+from taskq.queues.engine import Task, handler
 from tests.worker.task_redis import conn
 
 DONE_KEY = "test:done"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 import json
 
-from queues.engine import Task, handler
+from taskq.queues.engine import Task, handler
 
 
 @handler("test:gc")

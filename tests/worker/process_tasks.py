@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from queues.engine import LeaseLostError, Registry, SkipRetry, Task, handler
+from taskq.queues.engine import LeaseLostError, Registry, SkipRetry, Task, handler
 
 registry = Registry()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 
-from queues.engine import Registry, Task, handler
+from taskq.queues.engine import Registry, Task, handler
 
 if multiprocessing.parent_process() is not None:
     raise ImportError("this module only imports in the worker process")

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 import pytest
 from worker_support import state_of, wait_for
 
-from queues.engine import Client, FakeClock, Task, TaskMessage
-from queues.engine.broker import Broker
-from worker.acker import Acker
-from worker.attempt import Attempt, Outcome
+from taskq.queues.engine import Client, FakeClock, Task, TaskMessage
+from taskq.queues.engine.broker import Broker
+from taskq.worker.acker import Acker
+from taskq.worker.attempt import Attempt, Outcome
 
 Q = "default"
 

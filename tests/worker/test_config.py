@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from queues.engine import ValidationError
-from worker.config import WorkerConfig, parse_queues
-from worker.discovery import import_app_tasks, import_modules
-from worker.ordering import QueueOrder
+from taskq.queues.engine import ValidationError
+from taskq.worker.config import WorkerConfig, parse_queues
+from taskq.worker.discovery import import_app_tasks, import_modules
+from taskq.worker.ordering import QueueOrder
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -44,7 +44,7 @@ def test_intervals_default_to_fractions_of_the_lease():
 
 
 def test_fetch_on_ack_and_the_ack_linger_come_from_the_command_line_or_their_defaults():
-    from worker.management.commands.taskworker import Command
+    from taskq.worker.management.commands.taskworker import Command
 
     parser = Command().create_parser("manage.py", "taskworker")
     given = Command.config(vars(parser.parse_args(["--no-fetch-on-ack", "--ack-linger", "0"])))

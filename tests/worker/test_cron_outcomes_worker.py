@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from worker_support import state_of, wait_for
 
-from queues.engine import FakeClock, ScheduleRegistry, Task, handler, schedule
-from queues.engine.broker import Broker
-from queues.engine.scheduler_store import SchedulerStore
-from worker.scheduler import Scheduler
+from taskq.queues.engine import FakeClock, ScheduleRegistry, Task, handler, schedule
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.scheduler_store import SchedulerStore
+from taskq.worker.scheduler import Scheduler
 
 Q = "cron"
 

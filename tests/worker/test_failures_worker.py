@@ -8,8 +8,8 @@ import json
 import process_tasks
 from worker_support import state_of, wait_for
 
-from queues.engine import Task, handler
-from queues.engine.redaction import MASK, Redaction
+from taskq.queues.engine import Task, handler
+from taskq.queues.engine.redaction import MASK, Redaction
 
 Q = "default"
 SECRET = "4111-1111-1111-1111"

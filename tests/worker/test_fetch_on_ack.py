@@ -12,8 +12,8 @@ import time
 
 from worker_support import wait_for
 
-from queues.engine import Keys, Task, handler
-from queues.engine.policies import PolicySet, PolicyStore, QueueSpec
+from taskq.queues.engine import Keys, Task, handler
+from taskq.queues.engine.policies import PolicySet, PolicyStore, QueueSpec
 
 Q = "default"
 

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from worker_support import start_taskworker, wait_for
 
-from queues.engine import FakeClock
-from queues.engine.broker import Broker
-from queues.engine.clock import to_ms
-from queues.engine.worker_store import WorkerStore
+from taskq.queues.engine import FakeClock
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.clock import to_ms
+from taskq.queues.engine.worker_store import WorkerStore
 from tests.chaos.chaos_support import RedisServer, free_port
 from tests.cli.helpers import invoke
-from worker.health import WorkerHealth
+from taskq.worker.health import WorkerHealth
 
 REPO = Path(__file__).resolve().parents[2]
 PORTS = range(18601, 18610)  # this suite's ports

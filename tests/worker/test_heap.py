@@ -12,8 +12,8 @@ from pathlib import Path
 
 from worker_support import ROOT, start_taskworker
 
-from queues.engine import Client
-from worker.heap import YOUNG_THRESHOLD
+from taskq.queues.engine import Client
+from taskq.worker.heap import YOUNG_THRESHOLD
 
 
 def test_settle_freezes_the_heap_and_makes_young_collections_rarer():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from worker_support import state_of, wait_for, worker_env
 
-from queues.engine import Keys
+from taskq.queues.engine import Keys
 
 REPO = Path(__file__).resolve().parents[2]
 LAYOUT = Keys().layout

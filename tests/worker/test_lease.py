@@ -8,12 +8,12 @@ import time
 
 from worker_support import state_of, wait_for
 
-from queues.engine import FakeClock, LeaseLostError, Task, TaskMessage, handler
-from queues.engine.broker import Broker
-from worker.acker import Acker
-from worker.attempt import Attempt, Outcome
-from worker.heartbeat import Heartbeat
-from worker.recoverer import LEASE_EXPIRED
+from taskq.queues.engine import FakeClock, LeaseLostError, Task, TaskMessage, handler
+from taskq.queues.engine.broker import Broker
+from taskq.worker.acker import Acker
+from taskq.worker.attempt import Attempt, Outcome
+from taskq.worker.heartbeat import Heartbeat
+from taskq.worker.recoverer import LEASE_EXPIRED
 
 Q = "default"
 
@@ -186,7 +186,7 @@ def test_a_zombie_attempts_late_ack_does_not_untrack_the_live_attempt_of_the_sam
 
 def test_recoverer_drops_lease_entries_whose_task_is_gone(make_server, r, clock):
     """A hand-deleted hash must not wedge recovery: its lease entry is removed, real ones are still recovered."""
-    from queues.engine.keys import Keys
+    from taskq.queues.engine.keys import Keys
 
     q = Keys().queue("default")
     r.zadd(q.lease, {f"gone{n}": 1 for n in range(150)})  # more than one batch, long expired

@@ -13,8 +13,8 @@ import pytest
 import redis
 from worker_support import start_taskworker, wait_for
 
-from queues.engine import Client, Inspector, Keys
-from queues.engine.policies import PolicySet, PolicyStore, QueueSpec
+from taskq.queues.engine import Client, Inspector, Keys
+from taskq.queues.engine.policies import PolicySet, PolicyStore, QueueSpec
 
 TASK = "test:limited"
 PEAK, DONE = "test:peak", "test:done"  # limit_tasks (not imported: it would register its handler here)

@@ -18,11 +18,11 @@ import redis
 from process_tasks import payload
 from worker_support import FAST, state_of, wait_for, worker_env
 
-from queues.engine import Client, FakeClock, Handler, Keys, Registry, Task, ValidationError, handler
-from worker.config import WorkerConfig
-from worker.process_pool import ProcessPoolError
-from worker.recoverer import LEASE_EXPIRED
-from worker.server import Server
+from taskq.queues.engine import Client, FakeClock, Handler, Keys, Registry, Task, ValidationError, handler
+from taskq.worker.config import WorkerConfig
+from taskq.worker.process_pool import ProcessPoolError
+from taskq.worker.recoverer import LEASE_EXPIRED
+from taskq.worker.server import Server
 
 Q = "default"
 ROOT = Path(__file__).resolve().parents[2]

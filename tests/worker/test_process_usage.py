@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 
-from queues.engine import Inspector
+from taskq.queues.engine import Inspector
 from tests.waiting import wait_for
-from worker.process_usage import ProcessUsage, resident_bytes
+from taskq.worker.process_usage import ProcessUsage, resident_bytes
 
 
 def test_the_cpu_share_is_cpu_seconds_over_wall_seconds_since_the_last_sample():

@@ -14,8 +14,8 @@ import pytest
 import redis
 from worker_support import start_taskworker, wait_for
 
-from queues.engine import Client, Inspector
-from worker.recoverer import LEASE_EXPIRED
+from taskq.queues.engine import Client, Inspector
+from taskq.worker.recoverer import LEASE_EXPIRED
 
 TASK = "test:record"
 DONE_KEY = "test:done"  # crash_tasks.DONE_KEY (not imported: it would register its handler in this process)

@@ -13,7 +13,7 @@ import pytest
 import redis
 from worker_support import state_of, wait_for
 
-from queues.engine import (
+from taskq.queues.engine import (
     DuplicateTaskError,
     FakeClock,
     Inspector,
@@ -24,7 +24,7 @@ from queues.engine import (
     Task,
     handler,
 )
-from queues.engine.clock import to_ms
+from taskq.queues.engine.clock import to_ms
 
 Q = "default"
 

@@ -10,10 +10,10 @@ import pytest
 import redis
 from worker_support import start_taskworker, wait_for
 
-from queues.engine import Client, Inspector, Keys, Task, ValidationError, handler
-from queues.engine.policies import PolicySet, PolicyStore, QueueSpec
-from worker.config import entry_for, parse_queues, split_patterns
-from worker.patterns import resolve
+from taskq.queues.engine import Client, Inspector, Keys, Task, ValidationError, handler
+from taskq.queues.engine.policies import PolicySet, PolicyStore, QueueSpec
+from taskq.worker.config import entry_for, parse_queues, split_patterns
+from taskq.worker.patterns import resolve
 
 
 def test_patterns_are_parsed_with_names_and_weights_and_split_off():

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from worker_support import wait_for
 
-from queues.engine import Keys, Task, handler
-from queues.engine.sans_io import drive, run_command
-from queues.engine.series import point, read_flow
-from worker.series_sampler import SeriesSampler
+from taskq.queues.engine import Keys, Task, handler
+from taskq.queues.engine.sans_io import drive, run_command
+from taskq.queues.engine.series import point, read_flow
+from taskq.worker.series_sampler import SeriesSampler
 
 Q = "default"
 

@@ -16,9 +16,9 @@ import redis
 from crash_tasks import DONE_KEY
 from worker_support import start_taskworker, wait_for
 
-from queues import handles
-from queues.engine import Client, Inspector, ServerNotFoundError, ValidationError
-from queues.engine.keys import Keys
+from taskq.queues import handles
+from taskq.queues.engine import Client, Inspector, ServerNotFoundError, ValidationError
+from taskq.queues.engine.keys import Keys
 from tests.cli.helpers import invoke
 
 

@@ -12,8 +12,8 @@ import pytest
 import redis
 from worker_support import start_taskworker, wait_for
 
-from queues.engine import Client, Inspector
-from worker.supervisor import MAX_DELAY, STABLE_AFTER, RestartPolicy, Supervisor, child_arguments, process_count
+from taskq.queues.engine import Client, Inspector
+from taskq.worker.supervisor import MAX_DELAY, STABLE_AFTER, RestartPolicy, Supervisor, child_arguments, process_count
 
 DONE_KEY = "test:done"  # crash_tasks.DONE_KEY (not imported: it would register its handler in this process)
 

@@ -12,12 +12,12 @@ from prometheus_client.mmap_dict import MmapedDict, mmap_key
 from prometheus_client.parser import text_string_to_metric_families
 from worker_support import FAST, start_taskworker, state_of, wait_for
 
-from queues.engine import FakeClock, Registry, Task, handler
+from taskq.queues.engine import FakeClock, Registry, Task, handler
 from tests.chaos.chaos_support import ChaosProxy
 from tests.ports import free_port
-from worker.config import WorkerConfig
-from worker.metrics import WorkerMetrics
-from worker.server import Server
+from taskq.worker.config import WorkerConfig
+from taskq.worker.metrics import WorkerMetrics
+from taskq.worker.server import Server
 
 REPO = Path(__file__).resolve().parents[2]
 PROXY_PORTS = range(18101, 18110)  # the proxy between the fenced worker and Redis

@@ -12,7 +12,7 @@ from pathlib import Path
 
 # One way to wait, shared by every suite that runs workers.
 from tests.waiting import WAIT, state_of, wait_for  # noqa: F401 - the suites import them from here
-from worker.server import Server
+from taskq.worker.server import Server
 
 
 @contextmanager

@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 import redis
 
-from queues.engine import AggregatorRegistry, Client, FakeClock, Registry
+from taskq.queues.engine import AggregatorRegistry, Client, FakeClock, Registry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "worker"))
 
 from worker_support import FAST, running_servers
 
-from worker.config import WorkerConfig
-from worker.server import Server
+from taskq.worker.config import WorkerConfig
+from taskq.worker.server import Server
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from queues.engine import AsyncClient, Client, Inspector, chain, sig
+from taskq.queues.engine import AsyncClient, Client, Inspector, chain, sig
 
 
 def test_async_client_groups_dependencies_and_workflows(r, redis_url):

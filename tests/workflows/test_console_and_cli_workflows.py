@@ -14,9 +14,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "console"))
 
 from console_support import logged_in, make_user
 
-from queues import handles
-from queues.cli.main import main
-from queues.engine import Client, chain, sig
+from taskq.queues import handles
+from taskq.queues.cli.main import main
+from taskq.queues.engine import Client, chain, sig
 
 Q = "wfq"
 
@@ -60,7 +60,7 @@ def test_workflow_page_access_and_unknown_ids(workflow):
 
 @pytest.mark.django_db
 def test_workflow_page_marks_a_member_that_is_gone_instead_of_linking_it(workflow, redis_url):
-    from queues.engine import Inspector
+    from taskq.queues.engine import Inspector
 
     first, second = (m.id for m in workflow.members)
     inspector = Inspector(redis_url)
@@ -121,7 +121,7 @@ def test_cli_group_ls_and_workflow_show(workflow):
 
 
 def workflow_state(redis_url: str, workflow_id: str = "wf-1") -> tuple[str, list[str]]:
-    from queues.engine import Inspector
+    from taskq.queues.engine import Inspector
 
     with Inspector(redis_url) as inspector:
         info = inspector.workflow(Q, workflow_id)
@@ -131,7 +131,7 @@ def workflow_state(redis_url: str, workflow_id: str = "wf-1") -> tuple[str, list
 @pytest.fixture
 def failed(workflow, redis_url):
     """wf-1 failed: its first step was archived by an operator, so the second one was cancelled."""
-    from queues.engine import Inspector
+    from taskq.queues.engine import Inspector
 
     with Inspector(redis_url, actor="op") as inspector:
         inspector.archive_task(Q, workflow.members[0].id)
@@ -177,8 +177,8 @@ def test_the_list_shows_progress_and_the_failing_step(failed, engine):
     ],
 )
 def test_an_operators_action_is_done_and_audited(workflow, redis_url, action, before, after):
-    from queues.audit import AuditLog
-    from queues.engine import Inspector
+    from taskq.queues.audit import AuditLog
+    from taskq.queues.engine import Inspector
 
     if before == "failed":
         with Inspector(redis_url, actor="op") as inspector:
@@ -193,7 +193,7 @@ def test_an_operators_action_is_done_and_audited(workflow, redis_url, action, be
 
 @pytest.mark.django_db
 def test_workflow_actions_refuse_bad_input_and_change_nothing(workflow, redis_url, settings):
-    from queues.audit import AuditLog
+    from taskq.queues.audit import AuditLog
 
     operator = logged_in(make_user("otto", "operate_console"))
     before = workflow_state(redis_url)

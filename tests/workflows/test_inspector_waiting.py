@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from queues.engine import (
+from taskq.queues.engine import (
     STATES,
     Client,
     FailedPreconditionError,
@@ -15,7 +15,7 @@ from queues.engine import (
     chain,
     sig,
 )
-from queues.engine.events import EventStreams
+from taskq.queues.engine.events import EventStreams
 from tests.engine.dbstate import dump
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from worker_support import wait_for
 
-from queues.engine import Client, Task, chain, group, handler, sig
+from taskq.queues.engine import Client, Task, chain, group, handler, sig
 
 
 @pytest.fixture

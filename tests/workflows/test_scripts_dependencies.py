@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
-from queues.engine import FailedPreconditionError, TaskIdConflictError
-from queues.engine.message import TaskMessage
-from queues.engine.transitions import Placement
-from queues.engine.workflows import Submission, submit_call
+from taskq.queues.engine import FailedPreconditionError, TaskIdConflictError
+from taskq.queues.engine.message import TaskMessage
+from taskq.queues.engine.transitions import Placement
+from taskq.queues.engine.workflows import Submission, submit_call
 from tests.engine.dbstate import Hash, Set, Stream, Volatile, ZSet, without
 from tests.engine.script_runs import Case, cases, run_case
 from tests.engine.task_state import (

@@ -4,10 +4,10 @@ changes nothing."""
 
 from __future__ import annotations
 
-from queues.engine import FailedPreconditionError, GroupSettings, TaskIdConflictError, TaskNotFoundError
-from queues.engine.aggregation import aggregation_done, aggregation_reclaim, check_group, enqueue_group
-from queues.engine.message import TaskMessage
-from queues.engine.transitions import Placement
+from taskq.queues.engine import FailedPreconditionError, GroupSettings, TaskIdConflictError, TaskNotFoundError
+from taskq.queues.engine.aggregation import aggregation_done, aggregation_reclaim, check_group, enqueue_group
+from taskq.queues.engine.message import TaskMessage
+from taskq.queues.engine.transitions import Placement
 from tests.engine.dbstate import Hash, Set, Stream, ZSet, without
 from tests.engine.script_runs import Case, cases, run_case
 from tests.engine.task_state import NOW_MS, Q, counts, event, msg, task

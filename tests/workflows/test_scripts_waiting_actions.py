@@ -5,8 +5,8 @@ call changes nothing and says why."""
 
 from __future__ import annotations
 
-from queues.engine import FailedPreconditionError, TaskNotFoundError
-from queues.engine.transitions import Call, Transitions
+from taskq.queues.engine import FailedPreconditionError, TaskNotFoundError
+from taskq.queues.engine.transitions import Call, Transitions
 from tests.engine.dbstate import Hash, Set, ZSet
 from tests.engine.script_runs import Case, cases, run_case
 from tests.engine.task_state import (

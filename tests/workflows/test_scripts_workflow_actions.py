@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
-from queues.engine import FailedPreconditionError, TaskNotFoundError
-from queues.engine.workflows import action_call
+from taskq.queues.engine import FailedPreconditionError, TaskNotFoundError
+from taskq.queues.engine.workflows import action_call
 from tests.engine.dbstate import Hash, Set, Stream, ZSet, hash_with
 from tests.engine.script_runs import Case, cases, run_case
 from tests.engine.task_state import NOW_MS, Q, counts, moved_by, msg, on_error_released, task

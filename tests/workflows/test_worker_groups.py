@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from worker_support import wait_for
 
-from queues.engine import GroupSettings, Task, aggregator, handler
-from queues.engine.aggregation import AGGREGATION_DEADLINE, GroupStore
+from taskq.queues.engine import GroupSettings, Task, aggregator, handler
+from taskq.queues.engine.aggregation import AGGREGATION_DEADLINE, GroupStore
 
 Q = "default"
 
@@ -92,8 +92,8 @@ def test_an_aggregator_killed_between_cut_and_combine_loses_nothing(
     wait_for(lambda: digests, what="the expired set reclaimed and aggregated")
     assert digests == [["l0", "l1", "l2"]] and server.aggregator.reclaimed == 1
     # The dead aggregator waking up cannot finish its set: it was reclaimed.
-    from queues.engine import TaskNotFoundError
-    from queues.engine.message import TaskMessage
+    from taskq.queues.engine import TaskNotFoundError
+    from taskq.queues.engine.message import TaskMessage
 
     with pytest.raises(TaskNotFoundError):
         dead.finish(Q, "user:42", set_id, TaskMessage("late", "email:digest", b"{}", Q))
@@ -101,7 +101,7 @@ def test_an_aggregator_killed_between_cut_and_combine_loses_nothing(
 
 
 def test_group_settings_of_the_queue_definition_win(make_server, client, broker, digests):
-    from queues.engine.policies import PolicySet, PolicyStore, QueueSpec
+    from taskq.queues.engine.policies import PolicySet, PolicyStore, QueueSpec
 
     PolicyStore(broker.conn, broker.keys).write(PolicySet({Q: QueueSpec(Q, group_max_size=2)}))
     enqueue_lines(client, 2)
@@ -111,7 +111,7 @@ def test_group_settings_of_the_queue_definition_win(make_server, client, broker,
 
 
 def test_group_enqueue_refuses_bad_input(client):
-    from queues.engine import ValidationError
+    from taskq.queues.engine import ValidationError
 
     for options in (
         {"group": ""},

@@ -9,7 +9,7 @@ import threading
 import pytest
 from worker_support import state_of, wait_for
 
-from queues.engine import (
+from taskq.queues.engine import (
     FailedPreconditionError,
     SkipRetry,
     Task,

@@ -20,7 +20,7 @@ import pytest
 if TYPE_CHECKING:
     import redis
 
-    from queues.engine import Client, FakeClock, Inspector
+    from taskq.queues.engine import Client, FakeClock, Inspector
 
     from .thread import WorkerThread
 
@@ -37,7 +37,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture(scope="session")
 def taskq_redis_url(pytestconfig: pytest.Config) -> str:
     """The Redis URL the taskq fixtures write to and flush."""
-    from queues.engine import ValidationError
+    from taskq.queues.engine import ValidationError
 
     from .redis_db import test_redis_url
 
@@ -52,8 +52,8 @@ def taskq_redis(taskq_redis_url: str) -> Iterator[redis.Redis]:
     """A redis-py client on the test database, flushed before and after the test."""
     import redis
 
-    from queues.engine import RedisUnavailableError
-    from queues.engine.redis_errors import call
+    from taskq.queues.engine import RedisUnavailableError
+    from taskq.queues.engine.redis_errors import call
 
     conn = redis.Redis.from_url(taskq_redis_url)
     try:
@@ -68,7 +68,7 @@ def taskq_redis(taskq_redis_url: str) -> Iterator[redis.Redis]:
 @pytest.fixture
 def taskq_clock() -> FakeClock:
     """A FakeClock starting at the current time; it moves only with ``advance(seconds)`` or ``set(when)``."""
-    from queues.engine import FakeClock
+    from taskq.queues.engine import FakeClock
 
     return FakeClock(time.time())
 
@@ -76,7 +76,7 @@ def taskq_clock() -> FakeClock:
 @pytest.fixture
 def taskq_client(taskq_redis: redis.Redis, taskq_redis_url: str, taskq_clock: FakeClock) -> Iterator[Client]:
     """A Client on the test database that tells time by ``taskq_clock``."""
-    from queues.engine import Client
+    from taskq.queues.engine import Client
 
     with Client(taskq_redis_url, clock=taskq_clock) as client:
         yield client
@@ -85,7 +85,7 @@ def taskq_client(taskq_redis: redis.Redis, taskq_redis_url: str, taskq_clock: Fa
 @pytest.fixture
 def taskq_inspector(taskq_redis: redis.Redis, taskq_redis_url: str, taskq_clock: FakeClock) -> Iterator[Inspector]:
     """An Inspector on the test database (``get_task``, ``queue_info``, ``list_tasks``...), on ``taskq_clock``."""
-    from queues.engine import Inspector
+    from taskq.queues.engine import Inspector
 
     with Inspector(taskq_redis_url, clock=taskq_clock, actor="taskq.testing") as inspector:
         yield inspector
@@ -109,7 +109,7 @@ def _import_django_app_tasks() -> None:
     from django.apps import apps
 
     if apps.ready:
-        from worker.discovery import import_app_tasks
+        from taskq.worker.discovery import import_app_tasks
 
         import_app_tasks([config.name for config in apps.get_app_configs()])
 

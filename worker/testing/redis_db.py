@@ -7,8 +7,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import redis
 
-from queues.engine import ValidationError
-from queues.engine.quoting import shown
+from taskq.queues.engine import ValidationError
+from taskq.queues.engine.quoting import shown
 
 #: Used when neither the ``--taskq-redis-url`` option nor ``$TASKQ_TEST_REDIS_URL`` names one.
 DEFAULT_TEST_REDIS_URL = "redis://127.0.0.1:6379/9"

@@ -1,4 +1,4 @@
-"""A real worker (``worker.server.Server``) in background threads of the test process, with short intervals,
+"""A real worker (``taskq.worker.server.Server``) in background threads of the test process, with short intervals,
 and ``run_until_empty``: let it work until a queue has nothing left to do now, then report what happened."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from queues.engine import DEFAULT_PREFIX, Clock, Inspector, Registry, registry
-from queues.engine.quoting import shown
-from worker.config import WorkerConfig
-from worker.server import Server
+from taskq.queues.engine import DEFAULT_PREFIX, Clock, Inspector, Registry, registry
+from taskq.queues.engine.quoting import shown
+from taskq.worker.config import WorkerConfig
+from taskq.worker.server import Server
 
 #: Intervals short enough that a test never waits long for the forwarder, recoverer or janitor.
 FAST_CONFIG: dict[str, Any] = dict(

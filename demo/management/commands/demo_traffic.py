@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from queues.conf import get_client
+from taskq.queues.conf import get_client
 
 
 class Command(BaseCommand):

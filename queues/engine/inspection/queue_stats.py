@@ -193,7 +193,7 @@ class QueueStats(InspectorBase):
     def outstanding(self, queue: str) -> int:
         """Tasks of ``queue`` a worker has yet to take or finish: pending, active, and scheduled or retry tasks
         already due by this inspector's clock. One MULTI reads all four, so a task moving between them is never
-        missed (``worker.testing.run_until_empty`` relies on it); the queue's keys share one hash tag.
+        missed (``taskq.worker.testing.run_until_empty`` relies on it); the queue's keys share one hash tag.
 
         Raises:
             ValidationError: the queue name is malformed.

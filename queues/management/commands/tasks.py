@@ -1,4 +1,4 @@
-"""``python manage.py tasks``: the control CLI (see ``queues.cli``).
+"""``python manage.py tasks``: the control CLI (see ``taskq.queues.cli``).
 
 Django's own option parsing is bypassed: ``run_from_argv`` hands everything after ``tasks`` to the CLI's parser,
 so ``--json`` may stand anywhere and Django's ``--verbosity`` and friends do not collide with the CLI's options.
@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from queues.cli import main
+from taskq.queues.cli import main
 
 
 class Command(BaseCommand):

@@ -6,9 +6,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from queues.engine import EngineError
-from queues.periodic_sync import current_entries, sync_periodic
-from queues.policy_sync import current_policies, sync_policies
+from taskq.queues.engine import EngineError
+from taskq.queues.periodic_sync import current_entries, sync_periodic
+from taskq.queues.policy_sync import current_policies, sync_policies
 
 
 class Command(BaseCommand):

@@ -21,11 +21,11 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
-    "console",
-    "queues",
-    "queues.history",
-    "worker",
-    "metrics",
+    "taskq.console",
+    "taskq.queues",
+    "taskq.queues.history",
+    "taskq.worker",
+    "taskq.metrics",
 ]
 
 MIDDLEWARE = [

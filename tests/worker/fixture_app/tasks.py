@@ -1,6 +1,6 @@
 """Handlers of an installed app, found by the worker's discovery (see test_config.py)."""
 
-from queues.engine import Registry, handler
+from taskq.queues.engine import Registry, handler
 
 discovered = Registry()
 

@@ -7,11 +7,11 @@ from typing import Any
 from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError
 
-from queues import conf
-from queues.engine import LayoutVersionError, ValidationError
-from queues.engine.settings import DEFAULTS
-from worker.discovery import add_import_option, import_handlers, log_to_stderr
-from worker.scheduler import from_settings, run
+from taskq.queues import conf
+from taskq.queues.engine import LayoutVersionError, ValidationError
+from taskq.queues.engine.settings import DEFAULTS
+from taskq.worker.discovery import add_import_option, import_handlers, log_to_stderr
+from taskq.worker.scheduler import from_settings, run
 
 
 class Command(BaseCommand):

@@ -8,13 +8,13 @@ from typing import Any
 from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError
 
-from queues import conf, tasks_checks
-from queues.engine import LayoutVersionError, ValidationError
-from worker import heap
-from worker.config import WorkerConfig, parse_queues, split_patterns
-from worker.discovery import add_import_option, import_handlers, log_to_stderr
-from worker.server import Server
-from worker.supervisor import Supervisor, child_arguments, process_count, process_index
+from taskq.queues import conf, tasks_checks
+from taskq.queues.engine import LayoutVersionError, ValidationError
+from taskq.worker import heap
+from taskq.worker.config import WorkerConfig, parse_queues, split_patterns
+from taskq.worker.discovery import add_import_option, import_handlers, log_to_stderr
+from taskq.worker.server import Server
+from taskq.worker.supervisor import Supervisor, child_arguments, process_count, process_index
 
 
 class Command(BaseCommand):

@@ -8,10 +8,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from queues import conf
-from queues.engine.quoting import shown
-from queues.history.rollups import analytics, day_range
-from queues.sparkconf import SparkSettings, build_session
+from taskq.queues import conf
+from taskq.queues.engine.quoting import shown
+from taskq.queues.history.rollups import analytics, day_range
+from taskq.queues.sparkconf import SparkSettings, build_session
 
 
 def _day(text: str) -> date:
