@@ -23,16 +23,8 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from taskq.queues import conf
-
 from .errors import engine_errors, error_page
-
-VIEW_PERMISSION = "taskq.view_console"
-OPERATE_PERMISSION = "taskq.operate_console"
-#: Edit and retry (a task's payload and options): held by no group by default, granted user by user.
-EDIT_PERMISSION = "taskq.edit_task"
-#: Create a task from the console (issue 27): held by no group by default either.
-CREATE_PERMISSION = "taskq.create_task"
+from .permissions import OPERATE_PERMISSION, can_create, can_edit, can_view, read_only
 
 View = Callable[..., HttpResponse]
 
@@ -45,30 +37,6 @@ NOT_A_VIEWER = (
 
 def forbidden(request: HttpRequest, message: str, title: str = "Permission denied") -> HttpResponse:
     return error_page(request, 403, title, message)
-
-
-def read_only() -> bool:
-    return conf.taskq_settings().console_read_only
-
-
-def can_view(user: Any) -> bool:
-    return bool(user.is_authenticated) and (user.has_perm(VIEW_PERMISSION) or user.has_perm(OPERATE_PERMISSION))
-
-
-def can_operate(user: Any) -> bool:
-    """Whether the user may act right now: the permission, and the console not in read-only mode."""
-    return bool(user.is_authenticated and not read_only() and user.has_perm(OPERATE_PERMISSION))
-
-
-def can_edit(user: Any) -> bool:
-    """Whether the user may edit and retry tasks right now: viewing, the edit permission, not read-only."""
-    return can_view(user) and not read_only() and bool(user.has_perm(EDIT_PERMISSION))
-
-
-def can_create(user: Any) -> bool:
-    """Whether the user may create tasks right now ("New task", "Run again as a new task"): viewing, the create
-    permission, not read-only."""
-    return can_view(user) and not read_only() and bool(user.has_perm(CREATE_PERMISSION))
 
 
 def _permitted_form(allowed: Callable[[Any], bool], refusal: str) -> Callable[[View], View]:

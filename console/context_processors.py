@@ -1,9 +1,10 @@
 """Template context every console page needs: the user's theme, what the user may do, and the summary bar.
 
-Installed in a project's TEMPLATES, the processor runs for every template rendered with a request, the project's own
-pages too. Only the console's own pages (those whose view lives in this package) get what costs a query (the
-user's preferences, their permissions, the summary bar); every other page gets the values that cost nothing, so a
-project's pages make no query on the console's behalf.
+The console's views render with it themselves (``taskq.console.page_render``), so a project need not install the
+processor. Installed in a project's TEMPLATES anyway, the processor runs for every template rendered with a request,
+the project's own pages too. Only the console's own pages (those whose view lives in this package) get what costs a
+query (the user's preferences, their permissions, the summary bar); every other page gets the values that cost
+nothing, so a project's pages make no query on the console's behalf.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from __future__ import annotations
 from django.http import HttpRequest
 from django.utils.functional import SimpleLazyObject
 
-from .access import can_create, can_operate, can_view, read_only
 from .models import ConsolePreference
+from .permissions import can_create, can_operate, can_view, read_only
 
 
 def preference(request: HttpRequest) -> ConsolePreference:
@@ -38,7 +39,7 @@ def console(request: HttpRequest) -> dict[str, object]:
         "console_read_only": read_only(),
         "can_operate": can_operate(user),
         "can_create": can_create(user),
-        # Read only when a page renders the bar (base.html): fragments and redirects cost no Redis read.
+        # Read only when a page renders the bar (taskq/base.html): fragments and redirects cost no Redis read.
         "fleet_summary": SimpleLazyObject(_summary_bar) if can_view(user) else None,
     }
 

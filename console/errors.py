@@ -16,7 +16,8 @@ from functools import wraps
 from typing import TYPE_CHECKING, Any
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+
+from .page_render import render
 
 if TYPE_CHECKING:
     from taskq.queues.engine import LayoutVersionError
@@ -31,6 +32,14 @@ def error_page(request: HttpRequest, status: int, title: str, message: str, deta
         {"status": status, "title": title, "message": message, "detail": detail[:500]},
         status=status,
     )
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """The standalone console's 404 for a URL no route matches (``handler404`` in console/urls.py). Its template
+    is not the bare ``404.html``, which would take over the 404 pages of a project the console is mounted in."""
+    from django.views import defaults
+
+    return defaults.page_not_found(request, exception, template_name="taskq/404.html")
 
 
 def not_found(request: HttpRequest, message: str) -> HttpResponse:

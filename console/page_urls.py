@@ -1,4 +1,4 @@
-"""The console's pages and actions, included at the site root by console/urls.py."""
+"""The console's pages and actions, included by taskq/urls.py (in the ``taskq`` namespace)."""
 
 from __future__ import annotations
 

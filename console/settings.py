@@ -67,14 +67,16 @@ ROOT_URLCONF = "taskq.console.urls"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        # None of the project's own: the console's templates are found in its app, as in a project that installs it
+        # (console/templates and console/static link to the repository's templates/ and static/; the wheel copies
+        # those folders there).
+        "DIRS": [],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "taskq.console.context_processors.console",
             ],
         },
     },
@@ -107,14 +109,13 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
-STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # Not the Manifest variant: that one needs collectstatic before any page renders, and tests and
     # `make run` should work straight from a checkout.
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
-# Serve straight from the finders (app static dirs + STATICFILES_DIRS) so collectstatic is optional.
+# Serve straight from the finders (the apps' static dirs) so collectstatic is optional.
 WHITENOISE_USE_FINDERS = True
 
 # --- Redis and the task engine ---------------------------------------------------------------------------

@@ -1,9 +1,10 @@
-from functools import partial
+"""The standalone console's URLconf (``ROOT_URLCONF`` of console/settings.py): everything taskq serves, at the root,
+as a project would include it, plus what a project has of its own (admin, login pages, a health probe, the
+favicon) and the error handlers."""
 
 from django.contrib import admin
 from django.contrib.auth.views import LoginView
 from django.urls import include, path
-from django.views.defaults import page_not_found
 
 from taskq.console import views
 from taskq.console.views.favicon import favicon
@@ -15,13 +16,10 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("healthz", views.healthz, name="healthz"),
     path("favicon.ico", favicon, name="favicon"),
-    path("api/v1/", include("taskq.queues.api.urls")),
-    path("", include("taskq.metrics.urls")),
-    path("rq/", include("taskq.console.rq.urls")),
-    path("", include("taskq.console.page_urls")),
+    path("", include("taskq.urls")),
 ]
 
 # Under /api/ these answer JSON, as every API error does (taskq.queues.api.http); elsewhere they are Django's pages.
 handler400 = "taskq.queues.api.http.bad_request"
 handler500 = "taskq.queues.api.http.server_error"
-handler404 = partial(page_not_found, template_name="taskq/404.html")
+handler404 = "taskq.console.errors.page_not_found"

@@ -3,10 +3,12 @@ them (console pages, the admin's task view, the live feed, the CLI), who may see
 each look writes.
 
 The rules themselves (types by prefix, JSON keys at any depth, value patterns) live in
-``taskq.queues.engine.redaction``, the settings in ``taskq.queues.conf.taskq_settings()`` (``TASKS_REDACT``, or
-``TASKS_REDACT_TYPES``/``TASKS_REDACT_KEYS``, and ``TASKS_REDACT_PATTERNS``); ``redaction_rules`` builds them from it
-(``rules``, also exported here), and this module is the one place that knows the permission and the audit action. Bad
-settings are reported by the system check ``taskq.E110`` (``redaction_checks``).
+``taskq.queues.engine.redaction``,
+the settings in ``taskq.queues.conf.taskq_settings()`` (``TASKS_REDACT``, or
+``TASKS_REDACT_TYPES``/``TASKS_REDACT_KEYS``,
+and ``TASKS_REDACT_PATTERNS``); ``redaction_rules`` builds them from it (``rules``, also exported here), and this
+module is the one place that knows the permission and the audit action. Bad settings are reported by the system
+check ``taskq.E110`` (``redaction_checks``).
 """
 
 from __future__ import annotations

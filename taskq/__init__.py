@@ -11,7 +11,7 @@
 This package is the one import name the distribution claims. Its Django apps are ``taskq.queues`` (the engine,
 models, admin, API and CLI), ``taskq.worker``, ``taskq.console`` and ``taskq.metrics``; their labels start with
 ``taskq``. In a checkout they are the repository's top-level folders, which the wheel (and an editable install)
-maps under this package (setup.py): each is importable by its ``taskq.`` name only.
+links under this package (taskq/queues -> ../queues...): each is importable by its ``taskq.`` name only.
 
 What is imported here is the engine's public API (``taskq.queues.engine``), which imports no Django: any Python
 program can enqueue. Django's Tasks framework backend is ``taskq.tasks_backend.TaskqBackend``.

@@ -175,3 +175,10 @@ def test_bootstrap_admin_creates_then_resets(monkeypatch, capsys):
     assert "admin password: chosen-by-operator" in capsys.readouterr().out
     user = get_user_model().objects.get(username="admin")
     assert user.is_superuser and user.check_password("chosen-by-operator")
+
+
+def test_the_standalone_consoles_404_is_its_own_page(admin_client):
+    page = admin_client.get("/no/such/page/")
+    assert page.status_code == 404
+    assert b"There is no such page, queue or task" in page.content
+    assert b'class="brand" href="/"' in page.content

@@ -5,9 +5,9 @@ One exporter runs at a time across all workers: each round it takes or extends a
 that does not hold it does nothing. Per queue it attaches to the stream (from then on the scripts trim it by MINID
 at the committed offset, never past what is stored, with a hard length cap as a safety net), reads the events
 after its committed offset, writes them (``taskq.queues.history.event_files.write_batch``: synced, renamed,
-deterministic names) and only then commits the offset of the last one. A restart therefore re-reads exactly the
-uncommitted events and rewrites the same files: nothing lost, nothing doubled. If the oldest event left in a stream is
-newer
+deterministic
+names) and only then commits the offset of the last one. A restart therefore re-reads exactly the uncommitted
+events and rewrites the same files: nothing lost, nothing doubled. If the oldest event left in a stream is newer
 than the committed offset (the hard cap trimmed, or someone deleted entries), the gap is logged, counted in Redis
 and shown by ``Inspector.export_status()``.
 """

@@ -1,9 +1,9 @@
-"""Live updates over Channels: one reader per console process tails the engine's event streams, coalesces what
-it reads every ``LIVE_INTERVAL`` (250 ms) and sends the summaries to channel-layer groups; WebSocket consumers
-join the groups of the page they serve.
+"""Live updates over WebSockets: one hub per console process tails the engine's event streams, coalesces what it
+reads every ``LIVE_INTERVAL`` (250 ms) and hands the summaries straight to the consumers of its own process (no
+channel layer).
 
 - ``coalesce``: turns a window of raw events into summaries (latest state per task, the queues that moved).
-- ``hub``: the per-process reader and flusher (started lazily by the first consumer) and the group names.
+- ``hub``: the per-process reader and flusher (started lazily by the first consumer) and the subscription keys.
 - ``consumers``: the WebSocket consumer: access check, subscription, resume from a cursor, forwarding.
-- ``routing``: the WebSocket URL patterns mounted by ``console/asgi.py``.
+- ``routing``: where the socket is opened (``taskq:live``), as ``taskq.asgi.with_taskq`` recognises it.
 """

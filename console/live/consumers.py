@@ -1,7 +1,7 @@
-"""The console's WebSocket: ``/ws/live/``.
+"""The console's WebSocket, at ``taskq:live`` (``ws/live/`` under where the project mounts taskq.urls).
 
 The socket is accepted only for a logged-in user with ``taskq.view_console`` (or operate; superusers hold
-both); ``console/asgi.py`` has already refused foreign Origins. The page then sends one subscription::
+both); ``taskq.asgi.with_taskq`` has already refused foreign Origins. The page then sends one subscription::
 
     {"op": "subscribe", "scope": "dashboard" | "queue" | "task" | "servers" | "workflow" | "workflows" | "schedulers"
      | "summary",
@@ -47,7 +47,7 @@ from taskq.queues.engine.quoting import shown
 from taskq.queues.engine.validation import queue_name as check_queue_name
 from taskq.queues.engine.validation import task_id as check_task_id
 
-from ..access import can_view
+from ..permissions import can_view
 from ..summary_bar import summary_figures
 from .coalesce import coalesce
 from .hub import (

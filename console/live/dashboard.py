@@ -36,7 +36,7 @@ def dashboard_snapshot(inspector: Any) -> dict[str, Any]:
         "rows": [
             {
                 "queue": info.queue,
-                "href": reverse("queue", args=[info.queue]),
+                "href": reverse("taskq:queue", args=[info.queue]),
                 "paused": info.paused,
                 "cells": QueueRow(info).cells,
             }

@@ -1,4 +1,4 @@
-"""URLs of the RQ pages, mounted at /rq/ by console/urls.py.
+"""URLs of the RQ pages, mounted at rq/ by taskq/urls.py (as ``taskq:rq:<name>``).
 
 Queue names and job ids travel as one path segment each, escaped by the console's segment converter rules
 (``~2F`` for ``/``), so an RQ queue named "reports/daily" still gets its pages.

@@ -13,11 +13,13 @@ from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
 
-from taskq.console.access import can_operate, operator_action, viewer_page
+from taskq.console.access import operator_action, viewer_page
 from taskq.console.errors import bad_request, error_page, not_found
+from taskq.console.page_render import render
+from taskq.console.permissions import can_operate
 
 from . import bridge
 
@@ -84,7 +86,7 @@ def rq_requeue(request: HttpRequest, queue_name: str, job_id: str) -> HttpRespon
     bridge.requeue_failed(queue_name, job_id)
     record_action(request.user, "rq_requeue_job", queue=queue_name, task_ids=[job_id], detail="RQ failed job requeued")
     messages.success(request, f"Requeued RQ job {job_id}.")
-    return redirect(reverse("rq:job", args=[queue_name, job_id]))
+    return redirect(reverse("taskq:rq:job", args=[queue_name, job_id]))
 
 
 @operator_action
@@ -98,4 +100,4 @@ def rq_delete(request: HttpRequest, queue_name: str, job_id: str) -> HttpRespons
         request.user, "rq_delete_job", queue=queue_name, task_ids=[job_id], detail=f"RQ job deleted from {registry}"
     )
     messages.success(request, f"Deleted RQ job {job_id}.")
-    return redirect(reverse("rq:queue", args=[queue_name]) + f"?registry={registry}")
+    return redirect(reverse("taskq:rq:queue", args=[queue_name]) + f"?registry={registry}")

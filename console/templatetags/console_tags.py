@@ -85,8 +85,8 @@ def task_link(queue: str, task_id: str, existing: object, length: int = 24) -> s
 
     short = Truncator(task_id).chars(length)
     if isinstance(existing, set | frozenset) and (queue, task_id) in existing:
-        return str(format_html('<a href="{}" title="{}"><code>{}</code></a>', reverse("task", args=[queue, task_id]),
-                               task_id, short))  # fmt: skip
+        url = reverse("taskq:task", args=[queue, task_id])
+        return str(format_html('<a href="{}" title="{}"><code>{}</code></a>', url, task_id, short))
     return str(
         format_html(
             '<span class="gone" title="{} no longer exists: deleted, or past its retention"><code>{}</code> '

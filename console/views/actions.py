@@ -55,7 +55,7 @@ def _paused_or_resumed(request: HttpRequest, queue: str, action: str, done: str)
     """``action`` is the audit log's name, after the button (Pause: pause_queue; Resume: resume_queue)."""
     _audit(request, action, queue)
     messages.success(request, done)
-    return redirect(safe_next(request, request.POST.get("next"), "dashboard"))
+    return redirect(safe_next(request, request.POST.get("next"), "taskq:dashboard"))
 
 
 @operator_action
@@ -73,10 +73,10 @@ def delete_queue(request: HttpRequest, queue: str) -> HttpResponse:
         # The engine's reply ends with its own hint ("; force to delete them"): the console's names the checkbox.
         reason, hint = (exc.message, "") if force else (exc.message.split(";")[0], " Tick “force” to delete them too.")
         messages.error(request, f"Queue {queue} was not deleted: {reason}.{hint}")
-        return redirect(safe_next(request, request.POST.get("next"), "dashboard"))
+        return redirect(safe_next(request, request.POST.get("next"), "taskq:dashboard"))
     _audit(request, "delete_queue", queue, detail="forced" if force else "")
     messages.success(request, f"Queue {queue} deleted.")
-    return redirect("dashboard")
+    return redirect("taskq:dashboard")
 
 
 #: Task ids a refusal message names per reason; the rest of them are counted ("and 12 more").

@@ -49,7 +49,7 @@ def page_cursor(inspector: Inspector, queues: list[str]) -> str:
 def queue_url(queue: str, **params: object) -> str:
     from urllib.parse import urlencode
 
-    url = reverse("queue", args=[queue])
+    url = reverse("taskq:queue", args=[queue])
     query = urlencode({k: v for k, v in params.items() if v not in (None, "")})
     return f"{url}?{query}" if query else url
 

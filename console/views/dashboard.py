@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any, NamedTuple
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.template.defaultfilters import filesizeformat, floatformat
 from django.urls import reverse
 from django.utils.safestring import SafeString
@@ -24,6 +24,7 @@ from ..access import viewer_page
 from ..charts import SIZE_SERIES, Bar, grouped_columns, stacked_bars
 from ..errors import bad_request
 from ..forms import HISTORY_DAYS, DashboardQuery, first_error
+from ..page_render import render
 from ..series_charts import dashboard_charts, dashboard_fields
 from ..templatetags.console_tags import duration
 from .common import inspector
@@ -69,12 +70,12 @@ class QueueRow:
     def href(self) -> str:
         """The queue page. Its actions' URLs (page_urls.py: pause/, resume/, delete/ under it) are this plus
         the action: one ``reverse`` per row instead of three, which cost the page 10 ms with 200 queues."""
-        return str(reverse("queue", args=[self.info.queue]))
+        return str(reverse("taskq:queue", args=[self.info.queue]))
 
 
 def size_chart(infos: Sequence[Any]) -> SafeString:
     return stacked_bars(
-        [Bar(i.queue, {s: getattr(i, s) for s in SIZE_SERIES}, reverse("queue", args=[i.queue])) for i in infos],
+        [Bar(i.queue, {s: getattr(i, s) for s in SIZE_SERIES}, reverse("taskq:queue", args=[i.queue])) for i in infos],
         SIZE_SERIES,
         title="Queue size by state",
     )
@@ -84,7 +85,7 @@ def size_chart(infos: Sequence[Any]) -> SafeString:
 def queue_list(request: HttpRequest) -> HttpResponse:
     """Access: viewers. ``/queues/``, the parent of every queue's URL, is where someone trimming a queue page's
     URL lands: the queues are listed in the dashboard's queues table, which the navigation's "Queues" opens too."""
-    return redirect(reverse("dashboard") + "#queues-table")
+    return redirect(reverse("taskq:dashboard") + "#queues-table")
 
 
 @viewer_page

@@ -10,7 +10,7 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
 
 from taskq.queues.history.queries import history_report
@@ -19,6 +19,7 @@ from ..access import operator_action, viewer_page
 from ..charts import Line, stable_colours, time_chart
 from ..errors import bad_request
 from ..forms import first_error
+from ..page_render import render
 
 HISTORY_DAYS = (7, 30, 90)
 LATENCY_TYPES = 8  # task types drawn on the p95 charts, at most
@@ -90,4 +91,4 @@ def run_analytics(request: HttpRequest) -> HttpResponse:
         request,
         "Today's rollups were enqueued (analytics:daily): the History page shows them once a worker has run it.",
     )
-    return redirect(reverse("history"))
+    return redirect(reverse("taskq:history"))

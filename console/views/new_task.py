@@ -16,12 +16,13 @@ from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
 
 from ..access import creator_form
 from ..errors import bad_request
 from ..forms import NewTaskForm, NewTaskQuery, first_error, payload_as_text
+from ..page_render import render
 from .common import inspector
 from .tasks import masked_form_refusal
 
@@ -98,7 +99,7 @@ def _create(request: HttpRequest, form: NewTaskForm, source: dict[str, str] | No
         return _form_page(request, form, source, status=409)
     _audit_creation(request, info, data["payload_bytes"], options, source)
     messages.success(request, f"Task {info.id} created in queue {info.queue}: {info.state}.")
-    return redirect(reverse("task", args=[info.queue, info.id]))
+    return redirect(reverse("taskq:task", args=[info.queue, info.id]))
 
 
 def _audit_creation(

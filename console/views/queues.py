@@ -7,7 +7,7 @@ from math import ceil
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
 
 from taskq.queues.engine.quoting import shown
@@ -16,6 +16,7 @@ from taskq.queues.rendering import preview
 from ..access import viewer_page
 from ..errors import bad_request
 from ..forms import CONFIRMED_IDS, STATE_ACTIONS, STATES, TASK_ACTIONS, TaskListQuery, first_error
+from ..page_render import render
 from ..series_charts import queue_charts
 from .common import FILTER_SCAN, inspector, page_cursor, preference, queue_url
 from .series import ERROR_GROUPS_SHOWN, page_or_fragment, series_context
@@ -46,7 +47,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
         except TaskNotFoundError:
             messages.warning(request, f"No task with id {shown(params['task_id'])} in queue {shown(queue)}.")
         else:
-            return redirect(reverse("task", args=[queue, task.id]))
+            return redirect(reverse("taskq:task", args=[queue, task.id]))
     state, size = params["state"], params["size"] or preference(request).rows_per_page
     counts = info.counts()
     total = counts[state]

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
 
 from ..access import viewer_page
+from ..page_render import render
 from .common import inspector
 
 #: (label, INFO field) pairs of the summary, in the order they are shown.

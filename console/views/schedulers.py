@@ -9,7 +9,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
 
 from taskq.queues.rendering import preview
@@ -17,6 +17,7 @@ from taskq.queues.rendering import preview
 from ..access import operator_action, viewer_page
 from ..charts import Run, run_sparkline
 from ..errors import not_found
+from ..page_render import render
 from .common import inspector
 
 HISTORY_ROWS = 20  # latest runs shown per entry; `tasks cron history ENTRY` shows up to the cap
@@ -109,4 +110,4 @@ def entry_action(request: HttpRequest, entry_id: str, action: str) -> HttpRespon
         record_action(request.user, f"{action}_cron_entry", queue=entry.queue, task_ids=task_ids, detail=detail)
         said = f"Entry {entry.id} ({entry.type}) " + DONE[outcome].format(task_id=task_ids[0] if task_ids else "")
         (messages.success if outcome in ("enqueued", action) else messages.warning)(request, said + ".")
-    return redirect(reverse("schedulers") + f"#entry-{entry.id}")
+    return redirect(reverse("taskq:schedulers") + f"#entry-{entry.id}")

@@ -12,7 +12,7 @@ import json
 from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
 
 from taskq.queues.rendering import preview
@@ -20,12 +20,13 @@ from taskq.queues.rendering import preview
 from ..access import operator_action, viewer_page
 from ..errors import bad_request
 from ..forms import TASK_ACTIONS, SearchActionForm, SearchCompletionForm, SearchForm, first_error
+from ..page_render import render
 from .actions import act_on_matches
 from .common import acting_inspector, inspector, preference
 
 
 def search_url(query: str, **params: object) -> str:
-    return str(reverse("search")) + "?" + urlencode({"q": query, **{k: v for k, v in params.items() if v}})
+    return str(reverse("taskq:search")) + "?" + urlencode({"q": query, **{k: v for k, v in params.items() if v}})
 
 
 @viewer_page

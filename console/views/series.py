@@ -11,11 +11,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
 
 from ..access import viewer_page
 from ..errors import bad_request
 from ..forms import STATES, SeriesQuery, first_error
+from ..page_render import render
 from ..series_charts import ChartSet, type_charts, type_summary
 from .common import inspector
 

@@ -9,10 +9,11 @@ from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
 
 from ..access import operator_action, viewer_page
+from ..page_render import render
 from .common import acting_inspector, inspector
 
 
@@ -117,7 +118,7 @@ def control_server(request: HttpRequest, server_id: str, action: str) -> HttpRes
             f"Server {server_id} was asked to {action} but has not acknowledged within {ACK_WAIT:g} s; "
             "it acts at its next heartbeat if it is alive.",
         )
-    return redirect(reverse("server", args=[server_id]))
+    return redirect(reverse("taskq:server", args=[server_id]))
 
 
 #: Quiet all and Stop all, as the message after them says (issue 27).
@@ -135,7 +136,7 @@ def fleet_form(action: str, ids: list[str]) -> dict[str, Any]:
         "finish, the rest go back to pending.",
     }[action]
     label = f"{action.capitalize()} all ({n})"
-    url = reverse(f"servers-{action}-all")
+    url = reverse(f"taskq:servers-{action}-all")
     return {"action": action, "url": url, "ids": ids, "confirm": confirm, "label": label, "danger": action == "stop"}
 
 
@@ -151,7 +152,7 @@ def control_all_servers(request: HttpRequest, action: str) -> HttpResponse:
     asked = engine.control_servers(request.POST.getlist("server"), action)
     if not asked:
         messages.info(request, f"No listed server is left to {action}: the list has changed since it was shown.")
-        return redirect(reverse("servers"))
+        return redirect(reverse("taskq:servers"))
     record_action(request.user, f"{action}_all_servers", detail=f"servers {', '.join(asked)}")
     deadline = time.monotonic() + ACK_WAIT
     silent = [
@@ -168,4 +169,4 @@ def control_all_servers(request: HttpRequest, action: str) -> HttpResponse:
         )
     else:
         messages.success(request, f"{count} {FLEET_CONTROLS[action]}: {', '.join(asked)}.")
-    return redirect(reverse("servers"))
+    return redirect(reverse("taskq:servers"))

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 
 from ..access import user_form
 from ..forms import PreferenceForm
 from ..models import ConsolePreference
+from ..page_render import render
 
 
 @user_form
@@ -23,6 +24,6 @@ def preferences(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             form.save()
             messages.success(request, "Settings saved.")
-            return redirect("settings")
+            return redirect("taskq:settings")
         return render(request, "taskq/settings.html", {"form": form}, status=400)
     return render(request, "taskq/settings.html", {"form": PreferenceForm(instance=instance)})

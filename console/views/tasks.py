@@ -8,15 +8,17 @@ from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
 
 from taskq.console.django_task_display import django_task
 from taskq.queues.rendering import render_bytes
 
-from ..access import can_edit, editor_form, viewer_page
+from ..access import editor_form, viewer_page
 from ..errors import bad_request, error_page
 from ..forms import TASK_ACTIONS, EditTaskForm, TaskDetailQuery, first_error, payload_as_text
+from ..page_render import render
+from ..permissions import can_edit
 from ..task_page import EDITABLE, GoneTask, read_task, sections_context
 from .common import inspector, page_cursor
 
@@ -132,7 +134,7 @@ def edit_task(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
     )  # fmt: skip
     _audit_edit(request, task, edited)
     messages.success(request, f"Task {task_id} edited and moved to pending in queue {edited.queue}.")
-    return redirect(reverse("task", args=[edited.queue, task_id]))
+    return redirect(reverse("taskq:task", args=[edited.queue, task_id]))
 
 
 def _audit_edit(request: HttpRequest, task: Any, edited: Any) -> None:

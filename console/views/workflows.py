@@ -13,7 +13,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
 
 from taskq.queues.engine.quoting import shown
@@ -22,6 +22,7 @@ from taskq.queues.rendering import preview
 from ..access import operator_action, viewer_page
 from ..errors import bad_request, error_page
 from ..forms import WorkflowListQuery, first_error
+from ..page_render import render
 from .common import acting_inspector, inspector
 
 #: Workflows listed per queue and page.
@@ -85,7 +86,7 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
 def _list_url(queue: str, page: int) -> str:
     from urllib.parse import urlencode
 
-    return str(reverse("workflows")) + "?" + urlencode({"queue": queue, "page": page})
+    return str(reverse("taskq:workflows")) + "?" + urlencode({"queue": queue, "page": page})
 
 
 @viewer_page
@@ -154,4 +155,4 @@ def workflow_action(request: HttpRequest, queue: str, workflow_id: str, action: 
     one, several = ACTIONS[action][2]
     steps = f"1 step {one}" if moved == 1 else f"{moved} steps {several}"
     messages.success(request, f"Workflow {workflow_id}: {steps}.")
-    return redirect("workflow", queue=queue, workflow_id=workflow_id)
+    return redirect("taskq:workflow", queue=queue, workflow_id=workflow_id)

@@ -266,7 +266,7 @@ def no_content() -> HttpResponse:
 
 
 def _is_api(request: HttpRequest) -> bool:
-    prefix = str(reverse("api:openapi")).removesuffix("openapi.json")
+    prefix = str(reverse("taskq:api:openapi")).removesuffix("openapi.json")
     return bool(request.path.startswith(prefix))
 
 

@@ -1,6 +1,6 @@
-"""Routes of ``/api/v1/`` (included by ``console/urls.py``). ``openapi.py`` documents each one; a test keeps the
-two in step. Queue names and task ids are single path segments: ``/`` inside one is written ``~2F``, ``~`` as
-``~7E``."""
+"""Routes of ``api/v1/`` (included by ``taskq/urls.py``, as ``taskq:api:<name>``). ``openapi.py`` documents
+each one; a test keeps the two in step. Queue names and task ids are single path segments: ``/`` inside one is
+written ``~2F``, ``~`` as ``~7E``."""
 
 from __future__ import annotations
 

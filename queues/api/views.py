@@ -154,7 +154,7 @@ def delivery_doc(d: Delivery) -> dict[str, Any]:
 
 
 def task_url(queue: str, task_id: str) -> str:
-    return str(reverse("api:task", kwargs={"queue": escape_segment(queue), "task_id": escape_segment(task_id)}))
+    return str(reverse("taskq:api:task", kwargs={"queue": escape_segment(queue), "task_id": escape_segment(task_id)}))
 
 
 # -- input -------------------------------------------------------------------------------------------------

@@ -115,8 +115,10 @@
 
   // Keyboard shortcuts, as in mail and issue trackers: "/" focuses the page's search box, "g" then a letter goes
   // somewhere, "?" shows the list. Keys typed into a field, or with a modifier, are left alone.
-  var GO = {d: ["/", "dashboard"], q: ["/#queues-table", "the queues table"], s: ["/servers/", "servers"],
-            h: ["/history/", "history"], c: ["/schedulers/", "schedulers"], r: ["/redis/", "Redis"]};
+  // Paths below the console's root (<body data-console-root>), wherever the project mounted it.
+  var ROOT = document.body.getAttribute("data-console-root") || "/";
+  var GO = {d: ["", "dashboard"], q: ["#queues-table", "the queues table"], s: ["servers/", "servers"],
+            h: ["history/", "history"], c: ["schedulers/", "schedulers"], r: ["redis/", "Redis"]};
   var pendingG = 0;
   function helpDialog() {
     var dialog = document.getElementById("shortcuts");
@@ -149,7 +151,7 @@
     if (pendingG && Date.now() - pendingG < 1500 && GO[event.key]) {
       pendingG = 0;
       event.preventDefault();
-      window.location.assign(GO[event.key][0]);
+      window.location.assign(ROOT + GO[event.key][0]);
       return;
     }
     pendingG = event.key === "g" ? Date.now() : 0;

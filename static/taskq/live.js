@@ -1,4 +1,5 @@
-/* taskq console: live updates over the /ws/live/ WebSocket. No dependencies, no polling.
+/* taskq console: live updates over the console's WebSocket (its path in <body data-live-socket>, where the
+   project mounted the console). No dependencies, no polling.
 
    A page opts in with one element carrying data-live="dashboard|queue|task|servers|workflow|workflows|search|schedulers"
    (plus data-live-queue, data-live-task, data-live-workflow, data-live-state and data-live-cursor, the stream
@@ -24,9 +25,10 @@
     indicator.title = "This page does not update by itself: reload it to see changes" +
       (summaryOnly ? " (the summary bar above does)." : ".");
   }
-  if (!root || !window.WebSocket || summaryOnly) {
+  var socketPath = document.body.getAttribute("data-live-socket");
+  if (!root || !window.WebSocket || !socketPath || summaryOnly) {
     staticIndicator();
-    if (!root || !window.WebSocket) { return; }
+    if (!root || !window.WebSocket || !socketPath) { return; }
   }
   var scope = root.getAttribute("data-live") || "summary";
   // The search page follows every queue (the dashboard's subscription: counts only, no rows) and reads its
@@ -141,7 +143,7 @@
   function newer(a, b) { var x = idKey(a), y = idKey(b); return x[0] > y[0] || (x[0] === y[0] && x[1] > y[1]); }
 
   function connect() {
-    var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/live/";
+    var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + socketPath;
     socket = new WebSocket(url);
     socket.onopen = function () {
       socket.send(JSON.stringify({op: "subscribe", scope: subscribeScope, queue: queue, task: taskId, workflow: workflowId, cursor: cursor,

@@ -119,7 +119,7 @@ def test_cancel_active_task(operator_client, seed, engine, audit):
 
 def test_deleting_from_the_task_page_goes_back_to_the_queue(operator_client, seed):
     task_id = seed.pending()
-    page = reverse("task", args=["default", task_id])
+    page = reverse("taskq:task", args=["default", task_id])
     response = operator_client.post("/queues/default/batch/", {"action": "delete", "task_ids": [task_id], "next": page})
     assert response["Location"] == "/queues/default/"
 

@@ -45,7 +45,7 @@ def test_bad_dashboard_period_is_400(viewer_client, engine, query):
 
 def test_bad_task_page_query_is_400(viewer_client, seed):
     task_id = seed.pending()
-    assert viewer_client.get(reverse("task", args=["default", task_id]) + "?full=everything").status_code == 400
+    assert viewer_client.get(reverse("taskq:task", args=["default", task_id]) + "?full=everything").status_code == 400
 
 
 def test_huge_page_number_is_clamped(viewer_client, seed):
@@ -84,14 +84,14 @@ def test_oversized_ids_in_actions_are_404(operator_client, seed, audit):
 def test_odd_queue_names_work_end_to_end(operator_client, seed, engine, name, audit):
     task_id = seed.pending(queue=name)
     other = seed.pending(queue=name, task_id="id/with~odd chars")
-    url = reverse("queue", args=[name])
+    url = reverse("taskq:queue", args=[name])
     assert operator_client.get(url).status_code == 200
     body = operator_client.get(url + "?state=pending").content.decode()
     assert quote(task_id) in body or task_id in body
-    assert operator_client.get(reverse("task", args=[name, task_id])).status_code == 200
-    assert operator_client.get(reverse("task", args=[name, other])).status_code == 200
+    assert operator_client.get(reverse("taskq:task", args=[name, task_id])).status_code == 200
+    assert operator_client.get(reverse("taskq:task", args=[name, other])).status_code == 200
     assert operator_client.get("/").status_code == 200
-    assert operator_client.post(reverse("queue-pause", args=[name])).status_code == 302
+    assert operator_client.post(reverse("taskq:queue-pause", args=[name])).status_code == 302
     assert engine.queue_info(name).paused
 
 

@@ -24,9 +24,11 @@ def texts(response) -> str:
 
 def confirmed_form(client, state: str, task_type: str, action: str) -> dict[str, str]:
     """The hidden fields of the bulk bar's form for ``action``, as the queue page renders them for a filter."""
-    page = client.get(reverse("queue", args=["default"]), {"state": state, "type": task_type}).content.decode()
+    page = client.get(reverse("taskq:queue", args=["default"]), {"state": state, "type": task_type}).content.decode()
     for form in re.findall(
-        r"<form[^>]*task-bulk[^>]*>.*?</form>", page.replace(reverse("task-bulk", args=["default"]), "task-bulk"), re.S
+        r"<form[^>]*task-bulk[^>]*>.*?</form>",
+        page.replace(reverse("taskq:task-bulk", args=["default"]), "task-bulk"),
+        re.S,
     ):
         fields = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', form))
         if fields.get("action") == action:
@@ -43,7 +45,7 @@ def test_run_all_matching_names_each_task_that_no_longer_matched_and_why(operato
     engine.delete_task("default", ids[1])
     engine.edit_task("default", ids[2], b"{}", task_type="sms:deliver")
     engine.archive_task("default", ids[2])  # out of pending again, but not into the tab's state
-    response = operator_client.post(reverse("task-bulk", args=["default"]), form)
+    response = operator_client.post(reverse("taskq:task-bulk", args=["default"]), form)
     said = texts(response)
     assert "1 matching task moved to pending" in said
     assert "You confirmed 4; 3 of them no longer matched when the action ran and were left alone" in said
@@ -63,7 +65,7 @@ def test_a_task_still_in_the_tab_that_no_longer_matches_the_filter_is_named(oper
     engine.edit_task("default", ids[0], b"{}", task_type="sms:deliver")
     (leased,) = seed.broker.run(seed.ops.dequeue("default", 1, 60, "host-1:42", "tok-"))
     seed.broker.run(seed.ops.retry("default", ids[0], leased.token, time.time() + 600, "again", worker="host-1:42"))
-    said = texts(operator_client.post(reverse("task-bulk", args=["default"]), form))
+    said = texts(operator_client.post(reverse("taskq:task-bulk", args=["default"]), form))
     assert "1 matching task deleted" in said
     assert f"no longer matches the filter (1): {ids[0]}" in said
     assert engine.get_task("default", ids[0]).state == "retry"  # left alone
@@ -75,7 +77,7 @@ def test_new_matches_are_still_included_and_said(operator_client, seed, engine, 
     engine.delete_task("default", first)
     seed.retry(task_type="email:deliver")
     seed.retry(task_type="email:deliver")
-    said = texts(operator_client.post(reverse("task-bulk", args=["default"]), form))
+    said = texts(operator_client.post(reverse("taskq:task-bulk", args=["default"]), form))
     assert "2 matching tasks archived" in said
     assert "You confirmed 1; 1 of them no longer matched" in said and first in said
     assert "2 more matched by the time the action ran, and were included." in said
@@ -85,7 +87,7 @@ def test_without_the_ids_the_audit_entry_still_counts_the_ones_that_went(operato
     ids = [seed.retry(task_type="email:deliver") for _ in range(3)]
     engine.delete_task("default", ids[0])
     response = operator_client.post(
-        reverse("task-bulk", args=["default"]),
+        reverse("taskq:task-bulk", args=["default"]),
         {"action": "run_all", "state": "retry", "type": "email:", "expected": 3},
     )
     assert "You confirmed 3; 1 of them no longer matched" in texts(response)
@@ -107,7 +109,7 @@ def test_without_the_ids_the_audit_entry_still_counts_the_ones_that_went(operato
 def test_bad_confirmed_ids_are_refused_and_change_nothing(operator_client, seed, engine, audit, confirmed, error):
     task_id = seed.retry(task_type="email:deliver")
     response = operator_client.post(
-        reverse("task-bulk", args=["default"]),
+        reverse("taskq:task-bulk", args=["default"]),
         {"action": "delete_all", "state": "retry", "type": "email:", "expected": 1, "confirmed": confirmed},
     )
     assert response.status_code == 400
@@ -119,7 +121,7 @@ def test_a_whole_tab_s_action_counts_in_its_audit_entry_the_tasks_that_went(oper
     archived = [seed.archived() for _ in range(3)]
     engine.delete_task("default", archived[0])  # after the page was read: the operator confirmed 3
     operator_client.post(
-        reverse("task-bulk", args=["default"]), {"action": "run_all", "state": "archived", "expected": 3}
+        reverse("taskq:task-bulk", args=["default"]), {"action": "run_all", "state": "archived", "expected": 3}
     )
     (entry,) = [c for c in audit if c["action"] == "run_all"]
     assert entry["detail"] == "state=archived; confirmed 3, 1 no longer archived (skipped)"

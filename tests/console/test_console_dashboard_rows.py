@@ -45,9 +45,9 @@ def test_a_rows_action_urls_are_its_queue_page_and_the_action(operator_client, s
     seed.pending(queue=name)
     page = operator_client.get("/").content.decode()
     row = re.search(r'<tr data-live-for="mail/out bound~">.*?</tr>', page, re.S).group(0)
-    assert f'href="{reverse("queue", args=[name])}"' in row
+    assert f'href="{reverse("taskq:queue", args=[name])}"' in row
     for action in ("queue-pause", "queue-delete"):
-        assert f'action="{reverse(action, args=[name])}"' in row
+        assert f'action="{reverse(f"taskq:{action}", args=[name])}"' in row
     # The figures, each with its sort value for the sortable table.
     assert re.search(r'data-value="2" data-live-cell="size" data-live-count="size">2</td>', row)
     assert re.search(r'data-value="100.0" data-live-cell="error_rate">100.00 %</td>', row)

@@ -21,7 +21,7 @@ def editor(db):
 
 
 def edit_url(task_id: str, queue: str = "default") -> str:
-    return reverse("task-edit", args=[queue, task_id])
+    return reverse("taskq:task-edit", args=[queue, task_id])
 
 
 def test_no_group_may_edit_by_default():
@@ -36,8 +36,8 @@ def test_the_access_matrix(client, viewer_client, operator_client, editor, seed,
     for other in (viewer_client, operator_client):
         assert other.get(url).status_code == 403
         assert other.post(url, {"payload": "{}", "encoding": "json"}).status_code == 403
-        assert "Edit and run" not in other.get(reverse("task", args=["default", task_id])).content.decode()
-    assert "Edit and run" in editor.get(reverse("task", args=["default", task_id])).content.decode()
+        assert "Edit and run" not in other.get(reverse("taskq:task", args=["default", task_id])).content.decode()
+    assert "Edit and run" in editor.get(reverse("taskq:task", args=["default", task_id])).content.decode()
     assert editor.get(url).status_code == 200
     settings.TASKS_CONSOLE_READ_ONLY = True
     assert editor.get(url).status_code == 403
@@ -53,7 +53,7 @@ def test_the_form_is_filled_from_the_task_and_saving_edits_and_runs_it(editor, s
         edit_url(task_id),
         {"payload": '{"to": "bob@example.com"}', "encoding": "json", "queue": "", "max_retry": "2", "timeout": "30"},
     )
-    assert response.status_code == 302 and response.url == reverse("task", args=["default", task_id])
+    assert response.status_code == 302 and response.url == reverse("taskq:task", args=["default", task_id])
     task = engine.get_task("default", task_id)
     assert (task.state, task.json(), task.max_retry, task.timeout, task.retried) == (
         "pending",
@@ -71,7 +71,7 @@ def test_the_form_is_filled_from_the_task_and_saving_edits_and_runs_it(editor, s
 
 def test_the_type_can_be_changed_and_the_change_is_audited(editor, seed, engine):
     task_id = seed.archived(task_type="emial:send", error="no handler for task type 'emial:send'")
-    task_page = editor.get(reverse("task", args=["default", task_id])).content.decode()
+    task_page = editor.get(reverse("taskq:task", args=["default", task_id])).content.decode()
     assert f'href="{edit_url(task_id)}">correct its type</a>' in task_page  # the no-handler error's way out
     page = editor.get(edit_url(task_id)).content.decode()
     assert 'name="type" value="emial:send"' in page
@@ -87,7 +87,7 @@ def test_the_type_can_be_changed_and_the_change_is_audited(editor, seed, engine)
 def test_raw_bytes_and_another_queue(editor, seed, engine):
     task_id = seed.archived()
     response = editor.post(edit_url(task_id), {"payload": "AP8=", "encoding": "base64", "queue": "repair"})
-    assert response.url == reverse("task", args=["repair", task_id])
+    assert response.url == reverse("taskq:task", args=["repair", task_id])
     assert engine.get_task("repair", task_id).payload == b"\x00\xff"
 
 

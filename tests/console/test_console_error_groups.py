@@ -48,7 +48,7 @@ def failures(seed):
 
 
 def test_the_queue_page_groups_identical_failures(viewer_client, failures):
-    body = viewer_client.get(reverse("queue", args=["default"])).content.decode()
+    body = viewer_client.get(reverse("taskq:queue", args=["default"])).content.decode()
     rows = group_rows(body)
     assert set(rows) == {DECLINED.fingerprint, TIMEOUT.fingerprint, MISSING.fingerprint}
     declined = rows[DECLINED.fingerprint]
@@ -57,27 +57,27 @@ def test_the_queue_page_groups_identical_failures(viewer_client, failures):
     assert '<td class="num">2</td>' in declined
     assert re.search(r"<td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d</td>\s*<td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d</td>", declined)
     # the sample is the latest task of the group, linked to its page
-    assert f'href="{reverse("task", args=["default", failures["latest"]])}"' in declined
+    assert f'href="{reverse("taskq:task", args=["default", failures["latest"]])}"' in declined
     assert "shop:ship" in rows[MISSING.fingerprint] and "shop:ship" not in declined
 
 
 def test_a_sample_task_that_is_gone_shows_its_id_marked_gone(viewer_client, failures, engine):
     engine.delete_task("default", failures["shipped"])
-    row = group_rows(viewer_client.get(reverse("queue", args=["default"])).content.decode())[MISSING.fingerprint]
+    row = group_rows(viewer_client.get(reverse("taskq:queue", args=["default"])).content.decode())[MISSING.fingerprint]
     assert f"<code>{failures['shipped']}</code>" in row and ">gone</span>" in row
-    assert reverse("task", args=["default", failures["shipped"]]) not in row
+    assert reverse("taskq:task", args=["default", failures["shipped"]]) not in row
 
 
 def test_the_task_type_page_lists_its_own_groups_only(viewer_client, failures):
-    body = viewer_client.get(reverse("task-type", args=["default", "shop:charge"])).content.decode()
+    body = viewer_client.get(reverse("taskq:task-type", args=["default", "shop:charge"])).content.decode()
     assert set(group_rows(body)) == {DECLINED.fingerprint, TIMEOUT.fingerprint}
 
 
 def test_the_group_links_to_its_matching_tasks(viewer_client, failures):
-    rows = group_rows(viewer_client.get(reverse("queue", args=["default"])).content.decode())
+    rows = group_rows(viewer_client.get(reverse("taskq:queue", args=["default"])).content.decode())
     query = search_link(rows[DECLINED.fingerprint])
     assert query == f'queue:"default" type:"shop:charge" fingerprint:{DECLINED.fingerprint}'
-    found = viewer_client.get(reverse("search"), {"q": query})
+    found = viewer_client.get(reverse("taskq:search"), {"q": query})
     assert found.status_code == 200
     ids = set(re.findall(r"/queues/default/tasks/([\w-]+)/", found.content.decode()))
     assert ids == {failures["first"], failures["latest"]}
@@ -85,19 +85,19 @@ def test_the_group_links_to_its_matching_tasks(viewer_client, failures):
 
 def test_no_failure_says_so(viewer_client, seed):
     seed.retry(task_type="shop:charge")  # a failure without a captured exception (a lease that expired)
-    body = viewer_client.get(reverse("queue", args=["default"])).content.decode()
+    body = viewer_client.get(reverse("taskq:queue", args=["default"])).content.decode()
     assert group_rows(body) == {} and "No failure recorded in this queue." in body
 
 
 @pytest.mark.parametrize("value", ["zzzz", "0123456789ABCDEF", "0123456789abcde", "0123456789abcdef0", '"drop table"'])
 def test_a_malformed_fingerprint_is_a_named_400(viewer_client, seed, value):
-    response = viewer_client.get(reverse("search"), {"q": f"fingerprint:{value}"})
+    response = viewer_client.get(reverse("taskq:search"), {"q": f"fingerprint:{value}"})
     assert response.status_code == 400
     assert "an error fingerprint is 16 hex digits" in response.content.decode()
 
 
 def test_the_task_page_folds_the_traceback(viewer_client, failures):
-    body = viewer_client.get(reverse("task", args=["default", failures["first"]])).content.decode()
+    body = viewer_client.get(reverse("taskq:task", args=["default", failures["first"]])).content.decode()
     match = re.search(
         r'<details class="traceback"><summary>Traceback</summary><pre class="error-text">(.*?)</pre>', body, re.S
     )
@@ -107,5 +107,5 @@ def test_the_task_page_folds_the_traceback(viewer_client, failures):
 
 def test_a_task_without_traceback_shows_none(viewer_client, seed):
     task_id = seed.retry()
-    body = viewer_client.get(reverse("task", args=["default", task_id])).content.decode()
+    body = viewer_client.get(reverse("taskq:task", args=["default", task_id])).content.decode()
     assert '<details class="traceback">' not in body and "same error" not in body

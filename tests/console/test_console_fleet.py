@@ -48,7 +48,7 @@ def test_the_summary_bar_adds_up_every_queue_on_every_page(viewer_client, seed, 
         "active": 1, "pending": 2, "scheduled": 1, "retry": 1, "archived": 1, "servers_up": 1,
     }  # fmt: skip
     assert expected["processed_today"] >= 3 and expected["failed_today"] == 2  # retry and archive count as failed
-    for url in ("/", "/servers/", reverse("queue", args=["alpha"]), reverse("settings"), "/search/"):
+    for url in ("/", "/servers/", reverse("taskq:queue", args=["alpha"]), reverse("taskq:settings"), "/search/"):
         body = viewer_client.get(url).content.decode()
         assert figures(body) == expected, url
         assert 'aria-label="All queues at a glance"' in body and "<dt>Servers up</dt>" in body
@@ -57,7 +57,7 @@ def test_the_summary_bar_adds_up_every_queue_on_every_page(viewer_client, seed, 
 def test_no_bar_for_a_visitor_nor_for_a_fragment(client, viewer_client, seed):
     seed.pending()
     assert "data-fleet-summary" not in client.get(reverse("login")).content.decode()
-    fragment = viewer_client.get(reverse("queue", args=["default"]) + "?fragment=series").content.decode()
+    fragment = viewer_client.get(reverse("taskq:queue", args=["default"]) + "?fragment=series").content.decode()
     assert "data-fleet-summary" not in fragment
 
 
@@ -99,7 +99,7 @@ def test_quiet_all_asks_the_active_servers_listed_with_one_audit_entry(
     assert shown["stop"][0].startswith("Stop all 3 servers?") and len(shown["stop"][1]) == 3
     WorkerStore(engine.broker).acknowledge("host-a:1:x", "quiet")  # as a worker does (browser tests: real ones)
     response = operator_client.post(
-        reverse("servers-quiet-all"), {"server": [*shown["quiet"][1], "host-c:3:z"]}, follow=True
+        reverse("taskq:servers-quiet-all"), {"server": [*shown["quiet"][1], "host-c:3:z"]}, follow=True
     )
     assert response.redirect_chain == [("/servers/", 302)]
     text = response.content.decode()
@@ -116,14 +116,16 @@ def test_stop_all_with_every_server_acknowledging(operator_client, engine, redis
     for server_id in ("host-a:1:x", "host-b:2:y"):
         write_server(engine, server_id)
         WorkerStore(engine.broker).acknowledge(server_id, "stop")
-    response = operator_client.post(reverse("servers-stop-all"), {"server": ["host-a:1:x", "host-b:2:y"]}, follow=True)
+    response = operator_client.post(
+        reverse("taskq:servers-stop-all"), {"server": ["host-a:1:x", "host-b:2:y"]}, follow=True
+    )
     assert "2 servers asked to stop: host-a:1:x, host-b:2:y." in response.content.decode()
     assert [entry["action"] for entry in audit] == ["stop_all_servers"]
     assert redis_client.get("tq:control:host-b:2:y") == b"stop"
 
 
 def test_quiet_all_when_the_listed_servers_are_gone_asks_nobody(operator_client, engine, redis_client, audit):
-    response = operator_client.post(reverse("servers-quiet-all"), {"server": ["host-a:1:x"]}, follow=True)
+    response = operator_client.post(reverse("taskq:servers-quiet-all"), {"server": ["host-a:1:x"]}, follow=True)
     assert "No listed server is left to quiet" in response.content.decode()
     assert audit == [] and not list(redis_client.scan_iter("tq:control:*"))
 
@@ -134,11 +136,11 @@ def test_quiet_all_and_stop_all_are_refused_where_the_per_server_action_is(
     write_server(engine, "host-a:1:x")
     assert forms(viewer_client.get("/servers/").content.decode()) == {}  # a viewer is offered neither
     for action in ("quiet", "stop"):
-        url = reverse(f"servers-{action}-all")
+        url = reverse(f"taskq:servers-{action}-all")
         assert viewer_client.post(url, {"server": ["host-a:1:x"]}).status_code == 403
         assert operator_client.get(url).status_code == 405
         assert operator_client.post(url, {"server": ["x" * 400]}).status_code == 400  # no server id
     settings.TASKS_CONSOLE_READ_ONLY = True
     assert forms(operator_client.get("/servers/").content.decode()) == {}
-    assert operator_client.post(reverse("servers-stop-all"), {"server": ["host-a:1:x"]}).status_code == 403
+    assert operator_client.post(reverse("taskq:servers-stop-all"), {"server": ["host-a:1:x"]}).status_code == 403
     assert not list(redis_client.scan_iter("tq:control:*")) and audit == []

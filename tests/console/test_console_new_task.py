@@ -21,7 +21,7 @@ from taskq.queues.redaction_access import VIEW_ACTION
 
 pytestmark = pytest.mark.django_db
 
-NEW = reverse("task-new")
+NEW = reverse("taskq:task-new")
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def creator(db):
 
 
 def again_url(task_id: str, queue: str = "default") -> str:
-    return reverse("task-again", args=[queue, task_id])
+    return reverse("taskq:task-again", args=[queue, task_id])
 
 
 def created(response) -> tuple[str, str]:

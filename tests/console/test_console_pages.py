@@ -108,7 +108,7 @@ def test_search_by_id_redirects_to_the_task(viewer_client, seed):
     task_id = seed.pending()
     response = viewer_client.get(f"/queues/default/?task_id={task_id}")
     assert response.status_code == 302
-    assert response["Location"] == reverse("task", args=["default", task_id])
+    assert response["Location"] == reverse("taskq:task", args=["default", task_id])
     missing = viewer_client.get("/queues/default/?task_id=nope")
     assert missing.status_code == 200
     assert "No task with id" in missing.content.decode()
@@ -127,7 +127,7 @@ def test_filter_by_type_and_text_says_how_much_it_searched(viewer_client, seed):
 
 def test_task_page_shows_every_field_and_history(viewer_client, seed):
     task_id = seed.completed(headers={"trace": "abc-123"})
-    response = viewer_client.get(reverse("task", args=["default", task_id]))
+    response = viewer_client.get(reverse("taskq:task", args=["default", task_id]))
     assert response.status_code == 200
     body = response.content.decode()
     for text in (
@@ -162,37 +162,37 @@ def test_finished_tasks_show_how_long_their_last_attempt_ran(viewer_client, seed
     an attempt whose start is unknown (a lease that ran out) shows a dash."""
     task_id = getattr(seed, state)(ran=ran)
     unknown = getattr(seed, state)()
-    body = viewer_client.get(reverse("queue", args=["default"]), {"state": state}).content.decode()
+    body = viewer_client.get(reverse("taskq:queue", args=["default"]), {"state": state}).content.decode()
     header = re.search(r"<thead>.*?</thead>", body, re.S).group(0)
     assert ">Ran</th>" in header
     rows = {m.group(1): m.group(2) for m in re.finditer(r'<tr data-live-task="([^"]+)">(.*?)</tr>', body, re.S)}
     assert re.search(rf'<td class="num nowrap ran">{shown}</td>', rows[task_id])
     assert '<td class="num nowrap ran">—</td>' in rows[unknown]
-    page = viewer_client.get(reverse("task", args=["default", task_id])).content.decode()
+    page = viewer_client.get(reverse("taskq:task", args=["default", task_id])).content.decode()
     assert re.search(rf"<dt>Ran</dt><dd>{shown} ", page)
-    assert "<dt>Ran</dt>" not in viewer_client.get(reverse("task", args=["default", unknown])).content.decode()
+    assert "<dt>Ran</dt>" not in viewer_client.get(reverse("taskq:task", args=["default", unknown])).content.decode()
 
 
 def test_active_task_shows_lease_and_orphan_flag(viewer_client, seed):
     task_id, _token = seed.active()
-    body = viewer_client.get(reverse("task", args=["default", task_id])).content.decode()
+    body = viewer_client.get(reverse("taskq:task", args=["default", task_id])).content.decode()
     assert "Lease expires" in body and "Orphaned" in body
 
 
 def test_payload_rendering_and_show_all(viewer_client, seed):
     big = seed.pending(payload={"text": "x" * 10_000})
-    body = viewer_client.get(reverse("task", args=["default", big])).content.decode()
+    body = viewer_client.get(reverse("taskq:task", args=["default", big])).content.decode()
     assert "Truncated" in body and "?full=payload" in body
-    full = viewer_client.get(reverse("task", args=["default", big]) + "?full=payload").content.decode()
+    full = viewer_client.get(reverse("taskq:task", args=["default", big]) + "?full=payload").content.decode()
     assert "x" * 10_000 in full
     binary = seed.client.enqueue("blob:store", b"\x00\xff<script>", queue="default").id
-    body = viewer_client.get(reverse("task", args=["default", binary])).content.decode()
+    body = viewer_client.get(reverse("taskq:task", args=["default", binary])).content.decode()
     assert "binary (hex)" in body and "<script>" not in body and "00 ff 3c" in body
 
 
 def test_payload_is_escaped(viewer_client, seed):
     task_id = seed.pending(payload="<img src=x onerror=alert(1)>")
-    body = viewer_client.get(reverse("task", args=["default", task_id])).content.decode()
+    body = viewer_client.get(reverse("taskq:task", args=["default", task_id])).content.decode()
     assert "<img src=x" not in body and "&lt;img src=x" in body
 
 

@@ -39,24 +39,26 @@ def older_engine(seed, monkeypatch) -> Callable[..., str]:
 
 @pytest.mark.parametrize(("name", "segment"), [("..", "~2E~2E"), (".", "~2E"), ("*", "*"), ("a.b", "a.b")])
 def test_urls_write_dot_segments_escaped(name, segment):
-    assert reverse("queue", args=[name]) == f"/queues/{segment}/"
-    assert reverse("task", args=["q", name]) == f"/queues/q/tasks/{segment}/"
+    assert reverse("taskq:queue", args=[name]) == f"/queues/{segment}/"
+    assert reverse("taskq:task", args=["q", name]) == f"/queues/q/tasks/{segment}/"
 
 
 @pytest.mark.parametrize("name", OLD_NAMES)
 def test_an_old_queue_is_listed_opens_pauses_and_its_tasks_delete(operator_client, older_engine, engine, name):
     task_id = older_engine(name)
-    url = reverse("queue", args=[name])
+    url = reverse("taskq:queue", args=[name])
     dashboard = operator_client.get("/").content.decode()
     assert f'href="{url}"' in dashboard
     page = operator_client.get(url, {"state": "pending"})
-    assert page.status_code == 200 and reverse("task", args=[name, task_id]) in page.content.decode()
-    task_page = operator_client.get(reverse("task", args=[name, task_id]))
+    assert page.status_code == 200 and reverse("taskq:task", args=[name, task_id]) in page.content.decode()
+    task_page = operator_client.get(reverse("taskq:task", args=[name, task_id]))
     assert task_page.status_code == 200
-    response = operator_client.post(reverse("queue-pause", args=[name]), {"next": url})
+    response = operator_client.post(reverse("taskq:queue-pause", args=[name]), {"next": url})
     assert response.status_code == 302 and response["Location"] == url
     assert engine.queue_info(name).paused
-    response = operator_client.post(reverse("task-batch", args=[name]), {"action": "delete", "task_ids": [task_id]})
+    response = operator_client.post(
+        reverse("taskq:task-batch", args=[name]), {"action": "delete", "task_ids": [task_id]}
+    )
     assert response.status_code == 302
     assert engine.queue_info(name).pending == 0
 
@@ -64,7 +66,7 @@ def test_an_old_queue_is_listed_opens_pauses_and_its_tasks_delete(operator_clien
 def test_task_ids_that_are_dots_route(operator_client, seed, engine):
     for task_id in (".", ".."):
         seed.pending(task_id=task_id)
-        page = operator_client.get(reverse("task", args=["default", task_id]))
+        page = operator_client.get(reverse("taskq:task", args=["default", task_id]))
         assert page.status_code == 200 and f"/queues/default/tasks/{'~2E' * len(task_id)}/" == page.request["PATH_INFO"]
 
 
@@ -81,7 +83,7 @@ def test_the_unserved_banner_quotes_names_and_matches_only_that_queue(viewer_cli
     older_engine("*")
     for queue in ("has space", "tenant-a", "tenant-b"):
         seed.pending(queue=queue)
-    for url in ("/", reverse("queue", args=["*"])):
+    for url in ("/", reverse("taskq:queue", args=["*"])):
         page = viewer_client.get(url).content.decode()
         assert suggested(page, "*") == "'[*]'"
     page = viewer_client.get("/").content.decode()
@@ -104,7 +106,7 @@ def editor(db):
 def test_the_edit_form_refuses_a_new_queue_with_such_a_name(editor, seed, engine, to_queue):
     task_id = seed.archived()
     response = editor.post(
-        reverse("task-edit", args=["default", task_id]), {"payload": "{}", "encoding": "json", "queue": to_queue}
+        reverse("taskq:task-edit", args=["default", task_id]), {"payload": "{}", "encoding": "json", "queue": to_queue}
     )
     assert response.status_code == 400
     assert "for new tasks" in html.unescape(response.content.decode())
@@ -115,8 +117,8 @@ def test_a_task_of_an_old_queue_can_be_edited_in_place(editor, seed, engine, mon
     with monkeypatch.context() as m:  # as a taskq from before the rule wrote it
         m.setattr(validation, "new_queue_name", validation.queue_name)
         task_id = seed.archived(queue="*")
-    response = editor.post(reverse("task-edit", args=["*", task_id]), {"payload": "{}", "encoding": "json"})
-    assert response.status_code == 302 and response.url == reverse("task", args=["*", task_id])
+    response = editor.post(reverse("taskq:task-edit", args=["*", task_id]), {"payload": "{}", "encoding": "json"})
+    assert response.status_code == 302 and response.url == reverse("taskq:task", args=["*", task_id])
     assert engine.get_task("*", task_id).state == "pending"
 
 

@@ -61,7 +61,7 @@ def test_past_the_eight_busiest_queues_the_rest_are_added_up_as_other(viewer_cli
 def test_every_range_draws_on_every_page(viewer_client, seed, series, range_name):
     task_id = seed.pending(task_type="email:deliver")
     series([("default", "email:deliver", "ok", 3)], gauges={"default": (12, 0.25)})
-    type_url = reverse("task-type", args=["default", "email:deliver"])
+    type_url = reverse("taskq:task-type", args=["default", "email:deliver"])
     for url in ("/", "/queues/default/", type_url):
         response = viewer_client.get(f"{url}?range={range_name}")
         assert response.status_code == 200, url
@@ -69,7 +69,7 @@ def test_every_range_draws_on_every_page(viewer_client, seed, series, range_name
         assert f'aria-current="true">{range_name}</a>' in body
         assert body.count('<svg class="chart time"') >= 2
         assert "email:deliver: 1" in body or "default: 1" in body or "succeeded: 1" in body
-    assert reverse("task", args=["default", task_id])
+    assert reverse("taskq:task", args=["default", task_id])
 
 
 def test_the_queue_page_charts_size_latency_throughput_and_error_rate(viewer_client, seed, series):
@@ -104,7 +104,7 @@ def test_the_task_type_page_gives_percentiles_errors_and_counts(viewer_client, s
     seed.archived(task_type="email:deliverable", error="another type")  # the type filter is a prefix: kept out
     series([("default", "email:deliver", "ok", 3)] * 98 + [("default", "email:deliver", "archive", 700)] * 2)
     queue_page = viewer_client.get("/queues/default/?state=archived").content.decode()
-    url = reverse("task-type", args=["default", "email:deliver"])
+    url = reverse("taskq:task-type", args=["default", "email:deliver"])
     assert f'href="{url}"' in queue_page  # every type link leads to its page
     body = viewer_client.get(url).content.decode()
     assert titles(body) == ["Run time", "Throughput", "Error rate", "Wait before start"]
@@ -117,7 +117,7 @@ def test_the_task_type_page_gives_percentiles_errors_and_counts(viewer_client, s
 
 def test_a_type_with_slashes_and_tildes_has_its_page(viewer_client, seed, series):
     seed.pending(task_type="a/b~c")
-    url = reverse("task-type", args=["default", "a/b~c"])
+    url = reverse("taskq:task-type", args=["default", "a/b~c"])
     assert "~2F" in url and "~7E" in url
     assert viewer_client.get(url).status_code == 200
 
@@ -126,7 +126,7 @@ def test_a_type_with_slashes_and_tildes_has_its_page(viewer_client, seed, series
 def test_a_bad_range_or_fragment_is_400_everywhere(viewer_client, seed, query):
     seed.pending()
     assert b'aria-current="true">1h</a>' in viewer_client.get("/?range=").content  # empty: the default range
-    for url in ("/", "/queues/default/", reverse("task-type", args=["default", "email:deliver"])):
+    for url in ("/", "/queues/default/", reverse("taskq:task-type", args=["default", "email:deliver"])):
         response = viewer_client.get(f"{url}?{query}")
         assert response.status_code == 400, url
         assert b"range" in response.content or b"fragment" in response.content
@@ -136,13 +136,13 @@ def test_a_bad_range_or_fragment_is_400_everywhere(viewer_client, seed, query):
 
 def test_the_type_page_of_an_unknown_queue_is_404_and_a_bad_type_segment_too(viewer_client, seed):
     seed.pending()
-    assert viewer_client.get(reverse("task-type", args=["nope", "email"])).status_code == 404
+    assert viewer_client.get(reverse("taskq:task-type", args=["nope", "email"])).status_code == 404
     assert viewer_client.get("/queues/default/types/a~b/").status_code == 404  # a stray ~
     assert viewer_client.get("/queues/default/types/" + quote("\x01") + "/").status_code == 404
 
 
 def test_the_type_page_is_for_viewers(client, nobody_client, seed):
     seed.pending()
-    url = reverse("task-type", args=["default", "email:deliver"])
+    url = reverse("taskq:task-type", args=["default", "email:deliver"])
     assert client.get(url).status_code == 302  # to the login page
     assert nobody_client.get(url).status_code == 403

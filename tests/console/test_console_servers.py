@@ -31,8 +31,8 @@ def server(engine):
 
 
 def test_the_server_page_shows_everything_and_links_from_the_list(viewer_client, server):
-    assert reverse("server", args=[SERVER]) in viewer_client.get("/servers/").content.decode()
-    body = viewer_client.get(reverse("server", args=[SERVER])).content.decode()
+    assert reverse("taskq:server", args=[SERVER]) in viewer_client.get("/servers/").content.decode()
+    body = viewer_client.get(reverse("taskq:server", args=[SERVER])).content.decode()
     for text in ("host-1:42", "process 1 of a supervisor", "<dd>process</dd>", "<dd>8</dd>", "<dd>40</dd>",
                  "<dd>120</dd>", "<dd>7</dd>", 'href="/queues/critical/"', 'href="/queues/default/tasks/t1/"',
                  'data-live-only="host-1:42:abcd"', "<details open>"):  # fmt: skip
@@ -42,12 +42,12 @@ def test_the_server_page_shows_everything_and_links_from_the_list(viewer_client,
 
 @pytest.mark.parametrize("action", ["quiet", "stop"])
 def test_an_operator_quiets_or_stops_a_server(operator_client, server, engine, redis_client, audit, action):
-    page = operator_client.get(reverse("server", args=[SERVER])).content.decode()
-    url = reverse(f"server-{action}", args=[SERVER])
+    page = operator_client.get(reverse("taskq:server", args=[SERVER])).content.decode()
+    url = reverse(f"taskq:server-{action}", args=[SERVER])
     assert f'action="{url}"' in page and "data-confirm" in page
     WorkerStore(engine.broker).acknowledge(SERVER, action)  # as the worker does (tests/worker: a real one)
     response = operator_client.post(url, follow=True)
-    assert response.redirect_chain == [(reverse("server", args=[SERVER]), 302)]
+    assert response.redirect_chain == [(reverse("taskq:server", args=[SERVER]), 302)]
     assert f"Server {SERVER} {server_views.CONTROLS[action]}" in response.content.decode()
     assert redis_client.get(f"tq:control:{SERVER}") == action.encode()
     assert audit == [
@@ -57,7 +57,7 @@ def test_an_operator_quiets_or_stops_a_server(operator_client, server, engine, r
 
 def test_without_an_acknowledgement_the_operator_is_told_so(operator_client, server, redis_client, monkeypatch):
     monkeypatch.setattr(server_views, "ACK_WAIT", 0.05)
-    response = operator_client.post(reverse("server-quiet", args=[SERVER]), follow=True)
+    response = operator_client.post(reverse("taskq:server-quiet", args=[SERVER]), follow=True)
     assert "has not acknowledged within 0.05 s" in response.content.decode()
     assert redis_client.get(f"tq:control:{SERVER}") == b"quiet"  # asked all the same: its heartbeat reads it
 
@@ -66,7 +66,7 @@ def test_without_an_acknowledgement_the_operator_is_told_so(operator_client, ser
                                                       ("stopping", False, False)])  # fmt: skip
 def test_the_header_badge_and_actions_follow_the_state(operator_client, server, engine, status, quiet, stop):
     WorkerStore(engine.broker).write_server({**server, "status": status}, {}, ttl=60)
-    body = operator_client.get(reverse("server", args=[SERVER])).content.decode()
+    body = operator_client.get(reverse("taskq:server", args=[SERVER])).content.decode()
     assert f"data-live-server-badge>{status}</span>" in body
     for action, offered in (("quiet", quiet), ("stop", stop)):
         form = body.split(f'data-live-server-action="{action}"')[1].split(">")[0]
@@ -76,22 +76,22 @@ def test_the_header_badge_and_actions_follow_the_state(operator_client, server, 
 def test_quiet_and_stop_are_refused_where_they_must_be(
     viewer_client, operator_client, server, redis_client, audit, settings
 ):
-    url = reverse("server-stop", args=[SERVER])
+    url = reverse("taskq:server-stop", args=[SERVER])
     assert viewer_client.post(url).status_code == 403
     assert operator_client.get(url).status_code == 405
-    assert operator_client.post(reverse("server-stop", args=["nobody:1"])).status_code == 404
+    assert operator_client.post(reverse("taskq:server-stop", args=["nobody:1"])).status_code == 404
     settings.TASKS_CONSOLE_READ_ONLY = True
     assert operator_client.post(url).status_code == 403
     assert not redis_client.exists(f"tq:control:{SERVER}") and audit == []
 
 
 def test_an_unknown_server_page_is_404_and_a_malformed_id_400(viewer_client, operator_client, engine, audit):
-    response = viewer_client.get(reverse("server", args=["nobody:1"]))
+    response = viewer_client.get(reverse("taskq:server", args=["nobody:1"]))
     assert response.status_code == 404 and b"is running or ended in the last hour" in response.content
     too_long = "x" * 400
-    response = viewer_client.get(reverse("server", args=[too_long]))
+    response = viewer_client.get(reverse("taskq:server", args=[too_long]))
     assert response.status_code == 400 and b"server id is 400 characters long" in response.content
-    assert operator_client.post(reverse("server-stop", args=[too_long])).status_code == 400
+    assert operator_client.post(reverse("taskq:server-stop", args=[too_long])).status_code == 400
     assert audit == []
 
 
@@ -112,7 +112,7 @@ def ended_record(engine, how: str, ago: float = 60) -> None:
 
 def test_a_stopped_server_shows_its_record_on_its_page_and_on_the_list(viewer_client, engine):
     ended_record(engine, "graceful")
-    response = viewer_client.get(reverse("server", args=[SERVER]))
+    response = viewer_client.get(reverse("taskq:server", args=[SERVER]))
     assert response.status_code == 200
     body = response.content.decode()
     for text in ('data-server-ended="graceful"', "stopped gracefully", "stopped by an operator", "<dd>12</dd>",
@@ -124,18 +124,18 @@ def test_a_stopped_server_shows_its_record_on_its_page_and_on_the_list(viewer_cl
     assert "Quiet" not in body and "Stop</button>" not in body
     listing = viewer_client.get("/servers/").content.decode()
     assert "Ended in the last hour" in listing and f'data-ended-server="{SERVER}"' in listing
-    assert reverse("server", args=[SERVER]) in listing and "No worker is running" in listing
+    assert reverse("taskq:server", args=[SERVER]) in listing and "No worker is running" in listing
 
 
 @pytest.mark.parametrize(("ago", "says"), [(5, "(just now)"), (6 * 60 + 5, "(6\xa0minutes ago)")])
 def test_a_servers_end_reads_how_long_ago_in_words(viewer_client, engine, ago, says):
     ended_record(engine, "graceful", ago)
-    for url in (reverse("server", args=[SERVER]), reverse("servers")):
+    for url in (reverse("taskq:server", args=[SERVER]), reverse("taskq:servers")):
         body = viewer_client.get(url).content.decode()
         assert says in body and "(0\xa0minutes" not in body, url  # it read "(0 minutes ago)" for its first minute
 
 
 def test_a_lost_server_says_so(viewer_client, engine):
     ended_record(engine, "lost")
-    body = viewer_client.get(reverse("server", args=[SERVER])).content.decode()
+    body = viewer_client.get(reverse("taskq:server", args=[SERVER])).content.decode()
     assert 'data-server-ended="lost"' in body and "heartbeat ran out without a graceful exit" in body

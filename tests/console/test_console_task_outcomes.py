@@ -25,7 +25,7 @@ def visible(body: str) -> str:
 def test_a_task_deleted_on_success_keeps_a_page_built_from_its_events(viewer_client, seed):
     task_id, token = seed.active()
     seed.broker.run(seed.ops.done("default", [(task_id, token)], "test-worker"))
-    response = viewer_client.get(reverse("task", args=["default", task_id]))
+    response = viewer_client.get(reverse("taskq:task", args=["default", task_id]))
     assert response.status_code == 200
     body = visible(response.content.decode())
     assert "completed and deleted (no retention)" in body and "gone" in body
@@ -35,10 +35,10 @@ def test_a_task_deleted_on_success_keeps_a_page_built_from_its_events(viewer_cli
 
 def test_a_task_an_operator_deleted_says_who_and_an_unknown_one_is_still_a_404(viewer_client, operator_client, seed):
     task_id = seed.pending()
-    operator_client.post(reverse("task-batch", args=["default"]), {"action": "delete", "task_ids": [task_id]})
-    body = visible(viewer_client.get(reverse("task", args=["default", task_id])).content.decode())
+    operator_client.post(reverse("taskq:task-batch", args=["default"]), {"action": "delete", "task_ids": [task_id]})
+    body = visible(viewer_client.get(reverse("taskq:task", args=["default", task_id])).content.decode())
     assert "deleted (deleted by console:otto)" in body
-    missing = viewer_client.get(reverse("task", args=["default", "never-was"]))
+    missing = viewer_client.get(reverse("taskq:task", args=["default", "never-was"]))
     assert missing.status_code == 404
     assert 'class="current"' not in missing.content.decode()  # an error page is in no section of the navigation
 
@@ -47,7 +47,7 @@ def test_run_all_accounts_for_the_tasks_the_confirmation_named(operator_client, 
     archived = [seed.archived() for _ in range(3)]
     engine.delete_task("default", archived[0])  # after the page was read: the operator confirmed 3
     response = operator_client.post(
-        reverse("task-bulk", args=["default"]), {"action": "run_all", "state": "archived", "expected": 3}
+        reverse("taskq:task-bulk", args=["default"]), {"action": "run_all", "state": "archived", "expected": 3}
     )
     said = texts(response)
     assert "2 archived tasks moved to pending" in said
@@ -58,7 +58,7 @@ def test_run_all_matching_names_the_match_that_went_and_each_refusal(operator_cl
     archived = [seed.archived(task_type="email:deliver") for _ in range(3)]
     engine.delete_task("default", archived[0])
     response = operator_client.post(
-        reverse("task-bulk", args=["default"]),
+        reverse("taskq:task-bulk", args=["default"]),
         {"action": "run_all", "state": "archived", "type": "email:", "expected": 3},
     )
     said = texts(response)
@@ -69,7 +69,7 @@ def test_run_all_matching_names_the_match_that_went_and_each_refusal(operator_cl
 def test_a_search_action_names_every_task_it_refused_and_why(operator_client, seed):
     archived = seed.archived(queue="mail")  # first: seeding an archived task needs the queue's only pending one
     pending = seed.pending(queue="mail")
-    response = operator_client.post(reverse("search-act"), {"q": "queue:mail", "action": "run", "expected": 2})
+    response = operator_client.post(reverse("taskq:search-act"), {"q": "queue:mail", "action": "run", "expected": 2})
     said = texts(response)
     assert "1 matching task moved to pending" in said
     assert "1 matching task refused, left as it was — task is pending; run takes archived, retry, scheduled" in said
@@ -79,7 +79,7 @@ def test_a_search_action_names_every_task_it_refused_and_why(operator_client, se
 def test_bad_expected_counts_are_refused_and_change_nothing(operator_client, seed, engine):
     seed.archived()
     response = operator_client.post(
-        reverse("task-bulk", args=["default"]), {"action": "run_all", "state": "archived", "expected": "-1"}
+        reverse("taskq:task-bulk", args=["default"]), {"action": "run_all", "state": "archived", "expected": "-1"}
     )
     assert response.status_code == 400 and engine.queue_info("default").archived == 1
 
@@ -126,6 +126,6 @@ def test_relative_times_say_just_now_below_a_minute():
 
 def test_queue_and_task_pages_are_under_queues_in_the_navigation(viewer_client, seed):
     task_id = seed.pending()
-    for path in (reverse("queue", args=["default"]), reverse("task", args=["default", task_id])):
+    for path in (reverse("taskq:queue", args=["default"]), reverse("taskq:task", args=["default", task_id])):
         current = re.findall(r'<a href="[^"]*" class="current">([^<]+)</a>', viewer_client.get(path).content.decode())
         assert current == ["Queues"], path

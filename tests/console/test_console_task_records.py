@@ -47,13 +47,14 @@ def test_an_edited_task_deleted_on_success_keeps_its_page_with_the_failure_and_t
 ):
     task_id = seed.archived(error="SMTP 550: mailbox unavailable")
     response = editor.post(
-        reverse("task-edit", args=["default", task_id]), {"payload": '{"to": "bob@example.com"}', "encoding": "json"}
+        reverse("taskq:task-edit", args=["default", task_id]),
+        {"payload": '{"to": "bob@example.com"}', "encoding": "json"},
     )
     assert response.status_code == 302
     lease_and_finish(seed, task_id)
     busy_queue_trimmed(redis_client)
 
-    response = viewer_client.get(reverse("task", args=["default", task_id]))
+    response = viewer_client.get(reverse("taskq:task", args=["default", task_id]))
     assert response.status_code == 200  # was a 404 once the stream had trimmed its events
     body = visible(response.content.decode())
     assert "The record of a deleted task." in body
@@ -69,13 +70,13 @@ def test_while_the_stream_holds_only_its_last_events_the_page_still_shows_the_ea
     editor, viewer_client, seed, redis_client
 ):
     task_id = seed.archived(error="SMTP 550: mailbox unavailable")
-    editor.post(reverse("task-edit", args=["default", task_id]), {"payload": "{}", "encoding": "json"})
+    editor.post(reverse("taskq:task-edit", args=["default", task_id]), {"payload": "{}", "encoding": "json"})
     lease_and_finish(seed, task_id)
     # The stream has trimmed everything before the edit: the task's creation and its failed attempt.
     edit_id = next(i for i, f in redis_client.xrange(Q.events) if f[b"from"] == b"archived" and f[b"to"] == b"pending")
     redis_client.xtrim(Q.events, minid=edit_id, approximate=False)
 
-    body = visible(viewer_client.get(reverse("task", args=["default", task_id])).content.decode())
+    body = visible(viewer_client.get(reverse("taskq:task", args=["default", task_id])).content.decode())
     assert "completed and deleted (no retention)" in body
     assert "SMTP 550: mailbox unavailable" in body  # was missing: the page showed the outcome only
     assert re.search(r"1 .*failed, archived .*2 .*succeeded", body)
@@ -85,7 +86,7 @@ def test_a_task_run_again_then_deleted_by_the_janitor_after_its_retention_keeps_
     operator_client, viewer_client, seed, redis_client
 ):
     task_id = seed.retry(error="SMTP 451: try later", retention=60)
-    operator_client.post(reverse("task-batch", args=["default"]), {"action": "run", "task_ids": [task_id]})
+    operator_client.post(reverse("taskq:task-batch", args=["default"]), {"action": "run", "task_ids": [task_id]})
     leased = seed.broker.run(seed.ops.dequeue("default", 1, 60, "host-1:42", "tok-"))
     seed.broker.run(seed.ops.complete("default", [(task_id, leased[0].token, 60.0)], "host-1:42"))
     janitor = Broker(seed.redis_url, clock=FakeClock(time.time() + 120))  # its retention (60 s) has passed
@@ -95,7 +96,7 @@ def test_a_task_run_again_then_deleted_by_the_janitor_after_its_retention_keeps_
         janitor.close()
     busy_queue_trimmed(redis_client)
 
-    response = viewer_client.get(reverse("task", args=["default", task_id]))
+    response = viewer_client.get(reverse("taskq:task", args=["default", task_id]))
     assert response.status_code == 200
     body = visible(response.content.decode())
     assert "The record of a deleted task." in body
@@ -110,7 +111,7 @@ def test_a_task_no_one_acted_on_leaves_no_record_and_its_page_is_a_404_once_its_
     seed.broker.run(seed.ops.done("default", [(task_id, token)], "host-1:42"))
     assert redis_client.exists(Q.task_record(task_id)) == 0  # no memory for tasks nothing refers to
     busy_queue_trimmed(redis_client)
-    assert viewer_client.get(reverse("task", args=["default", task_id])).status_code == 404
+    assert viewer_client.get(reverse("taskq:task", args=["default", task_id])).status_code == 404
 
 
 @pytest.mark.parametrize(("seconds", "ttl_ms"), [(None, 3_600_000), (7200, 7_200_000)])
@@ -118,7 +119,7 @@ def test_the_record_is_kept_as_long_as_the_setting_says(editor, seed, redis_clie
     if seconds is not None:
         settings.TASKS_TASK_RECORD_SECONDS = seconds
     task_id = seed.archived()
-    editor.post(reverse("task-edit", args=["default", task_id]), {"payload": "{}", "encoding": "json"})
+    editor.post(reverse("taskq:task-edit", args=["default", task_id]), {"payload": "{}", "encoding": "json"})
     lease_and_finish(seed, task_id)
     assert ttl_ms - 60_000 < redis_client.pttl(Q.task_record(task_id)) <= ttl_ms  # an hour by default
 
@@ -147,11 +148,11 @@ def test_end_to_end_a_real_worker_fails_the_task_the_editor_fixes_it_and_the_pag
         server = launch(Server(WorkerConfig(redis_url=redis_url, **FAST), registry))
         wait_for(lambda: engine.get_task("default", task_id).state == "archived", what="the failure archived it")
         edit = {"payload": '{"to": "bob@example.com"}', "encoding": "json"}
-        assert editor.post(reverse("task-edit", args=["default", task_id]), edit).status_code == 302
+        assert editor.post(reverse("taskq:task-edit", args=["default", task_id]), edit).status_code == 302
         wait_for(lambda: not redis_client.exists(Q.task(task_id)), what="the worker ran it and deleted it")
     busy_queue_trimmed(redis_client)
 
-    response = viewer_client.get(reverse("task", args=["default", task_id]))
+    response = viewer_client.get(reverse("taskq:task", args=["default", task_id]))
     assert response.status_code == 200
     body = visible(response.content.decode())
     assert "The record of a deleted task." in body and "completed and deleted (no retention)" in body

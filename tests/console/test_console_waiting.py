@@ -48,14 +48,14 @@ def test_each_waiting_row_links_the_tasks_it_waits_on(viewer_client, chain):
     response = viewer_client.get("/queues/default/?state=waiting")
     assert response.status_code == 200
     body = response.content.decode()
-    assert f'href="{reverse("task", args=["default", "A"])}" data-waits-on="A"' in body
-    assert f'href="{reverse("task", args=["default", "B"])}" data-waits-on="B"' in body
-    assert f'href="{reverse("workflow", args=["default", "wf"])}"' in body  # E waits for its workflow to fail
+    assert f'href="{reverse("taskq:task", args=["default", "A"])}" data-waits-on="A"' in body
+    assert f'href="{reverse("taskq:task", args=["default", "B"])}" data-waits-on="B"' in body
+    assert f'href="{reverse("taskq:workflow", args=["default", "wf"])}"' in body  # E waits for its workflow to fail
     assert "Waiting on" in body
 
 
 def test_the_task_page_of_a_waiting_task_names_what_it_waits_on_and_offers_run_and_delete(operator_client, chain):
-    body = operator_client.get(reverse("task", args=["default", "B"])).content.decode()
+    body = operator_client.get(reverse("taskq:task", args=["default", "B"])).content.decode()
     assert "data-waiting-on" in body and 'data-waits-on="A"' in body
     assert 'name="action" value="run"' in body and 'name="action" value="delete"' in body
 

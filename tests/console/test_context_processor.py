@@ -1,5 +1,6 @@
-"""The console's context processor, installed in a project's TEMPLATES, runs for every page the project renders:
-it may touch the database only on the console's own pages."""
+"""The console's context processor: a project need not install it (the console's views supply its values), and
+installed in a project's TEMPLATES, where it runs for every page the project renders, it may touch the database only
+on the console's own pages."""
 
 from __future__ import annotations
 
@@ -24,6 +25,14 @@ def without_the_processor(settings) -> None:
     settings.TEMPLATES = templates
 
 
+def with_the_processor(settings) -> None:
+    """As a project that lists the processor in its TEMPLATES (it need not: the console's views supply what it
+    gives)."""
+    templates = copy.deepcopy(settings.TEMPLATES)
+    templates[0]["OPTIONS"]["context_processors"].append(PROCESSOR)
+    settings.TEMPLATES = templates
+
+
 def statements(client, url: str) -> tuple[str, list[str]]:
     """The page, and each query it made as the tables it read (literals, such as the session's expiry, vary)."""
     with CaptureQueriesContext(connection) as captured:
@@ -40,7 +49,7 @@ def test_a_project_page_makes_no_query_for_the_console(settings, codenames):
     user = make_user("ada", *codenames)
     ConsolePreference.objects.create(user=user, theme="dark")
     client = logged_in(user)
-    assert PROCESSOR in settings.TEMPLATES[0]["OPTIONS"]["context_processors"]
+    with_the_processor(settings)
     page, installed = statements(client, "/shop/")
     assert "Signed in as ada." in page
     without_the_processor(settings)
@@ -49,9 +58,10 @@ def test_a_project_page_makes_no_query_for_the_console(settings, codenames):
     assert installed == ["django_session", "auth_user"]  # the session and the user the page shows, nothing else
 
 
-def test_a_console_page_still_gets_what_the_processor_provides(seed):
-    """Beside the project's page, the console's own pages keep the user's theme, their permissions and the summary
-    bar, all from the processor."""
+def test_a_console_page_gets_what_the_processor_provides_without_it(settings, seed):
+    """A project need not list the processor: the console's own pages still get the user's theme, their
+    permissions and the summary bar, from the console's views."""
+    assert PROCESSOR not in settings.TEMPLATES[0]["OPTIONS"]["context_processors"]
     operator = make_user("otto", "view_console", "operate_console")
     ConsolePreference.objects.create(user=operator, theme="dark")
     client = logged_in(operator)

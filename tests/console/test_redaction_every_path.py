@@ -105,7 +105,7 @@ def get(client, url: str, **params) -> str:
 
 
 def edit(editor, task_id: str) -> None:
-    url = reverse("task-edit", args=["default", task_id])
+    url = reverse("taskq:task-edit", args=["default", task_id])
     assert ARCHIVED in get(editor, url)  # the editor may look: the form shows it in full
     response = editor.post(url, {"payload": '{"password": "new-pw", "to": "bob"}', "encoding": "json"})
     assert response.status_code == 302
@@ -142,7 +142,7 @@ def test_no_console_page_shows_a_secret_to_a_user_without_the_permission(tasks, 
 
 
 def test_the_edit_form_is_a_look_audited_like_show_unredacted(tasks, editor, staff, seed):
-    url = reverse("task-edit", args=["default", tasks["archived"]])
+    url = reverse("taskq:task-edit", args=["default", tasks["archived"]])
     assert staff.get(url).status_code == 403  # no edit_task, and no view_unredacted
     without = logged_in(make_user("eve", "view_console", "edit_task"))
     response = without.get(url)
@@ -158,14 +158,14 @@ def test_the_edit_form_is_a_look_audited_like_show_unredacted(tasks, editor, sta
     )
     # A task with nothing masked: no view_unredacted needed, no look recorded.
     plain = seed.archived(queue="other", task_type="user:ping", payload={"note": "public"})
-    assert "public" in get(without, reverse("task-edit", args=["other", plain]))
+    assert "public" in get(without, reverse("taskq:task-edit", args=["other", plain]))
     assert AuditLog.objects.filter(action=VIEW_ACTION).count() == 1
 
 
 def test_the_audit_log_and_the_admin_show_no_secret_after_an_edit_a_bulk_action_and_a_look(tasks, editor, staff):
     edit(editor, tasks["archived"])
     response = staff.post(
-        reverse("task-batch", args=["default"]), {"action": "archive", "task_ids": [tasks["pending"]]}
+        reverse("taskq:task-batch", args=["default"]), {"action": "archive", "task_ids": [tasks["pending"]]}
     )
     assert response.status_code == 302
     una = logged_in(make_user("una", "view_console", "view_unredacted"))
@@ -224,7 +224,7 @@ def test_the_unredacted_original_is_kept_only_with_the_setting_and_read_with_the
 def test_an_edit_of_a_task_with_nothing_masked_keeps_no_unredacted_original(redact, seed, editor, settings):
     settings.TASKS_AUDIT_UNREDACTED = True
     task_id = seed.archived(task_type="user:ping", payload={"note": "public"})
-    url = reverse("task-edit", args=["default", task_id])
+    url = reverse("taskq:task-edit", args=["default", task_id])
     assert editor.post(url, {"payload": '{"note": "edited"}', "encoding": "json"}).status_code == 302
     entry = AuditLog.objects.get(action="edit_task")
     assert "public" in entry.detail and entry.unredacted_detail == ""
@@ -401,9 +401,9 @@ def free_staff(free_text):
 
 
 def test_free_text_forms_that_show_it_take_the_permission_and_the_reveal_is_audited(free_text, db):
-    again = reverse("task-again", args=["hooks", free_text["header_only"]])
+    again = reverse("taskq:task-again", args=["hooks", free_text["header_only"]])
     without = logged_in(make_user("eve", "view_console", "edit_task", "create_task"))
-    for url in (reverse("task-edit", args=["default", free_text["archived"]]), again):
+    for url in (reverse("taskq:task-edit", args=["default", free_text["archived"]]), again):
         response = without.get(url)
         assert response.status_code == 403 and not any(s in response.content.decode() for s in FREE_SECRETS), url
     una = logged_in(make_user("una", "view_console", "view_unredacted"))
@@ -415,18 +415,22 @@ def test_free_text_forms_that_show_it_take_the_permission_and_the_reveal_is_audi
 
 def test_free_text_the_audit_log_and_the_admin_show_no_secret(free_text, free_editor, free_staff):
     editor, staff = free_editor, free_staff
-    url = reverse("task-edit", args=["default", free_text["archived"]])
+    url = reverse("taskq:task-edit", args=["default", free_text["archived"]])
     assert EDITED_SECRET in get(editor, url)
     assert editor.post(url, {"payload": '{"to": "bob"}', "encoding": "json"}).status_code == 302
     creator = logged_in(make_user("cora", "view_console", "create_task"))
-    created = creator.post(reverse("task-new"), {
+    created = creator.post(reverse("taskq:task-new"), {
         "type": "user:signup", "queue": "default", "encoding": "json",
         "payload": json.dumps({"note": f"api key {CREATED_SECRET}"}), "headers": f"authorization: {CREATED_SECRET}",
     })  # fmt: skip
     assert created.status_code == 302, created.content.decode()[:2000]
-    batch = staff.post(reverse("task-batch", args=["default"]), {"action": "archive", "task_ids": [free_text["note"]]})
+    batch = staff.post(
+        reverse("taskq:task-batch", args=["default"]), {"action": "archive", "task_ids": [free_text["note"]]}
+    )
     assert batch.status_code == 302
-    act = staff.post(reverse("search-act"), {"q": f'"password is {ERROR_SECRET}"', "action": "delete", "expected": 0})
+    act = staff.post(
+        reverse("taskq:search-act"), {"q": f'"password is {ERROR_SECRET}"', "action": "delete", "expected": 0}
+    )
     assert act.status_code == 302
     actions = set(AuditLog.objects.values_list("action", flat=True))
     assert {"edit_task", "create_task", "search_delete"} <= actions, actions

@@ -58,11 +58,11 @@ def stored(engine, redis_client):
 def test_a_task_with_odd_stored_fields_renders_everywhere(stored, field, raw, change):
     task_id = stored(field, raw, change)
     console = logged_in(make_user("vera", "view_console", "create_task"), raise_request_exception=False)
-    page = console.get(reverse("task", args=["q", task_id]))
+    page = console.get(reverse("taskq:task", args=["q", task_id]))
     assert page.status_code == 200, page.content[:500]
     page.content.decode("utf-8")  # what was sent is UTF-8 through and through
-    assert console.get(reverse("queue", args=["q"]) + "?state=pending").status_code == 200
-    assert console.get(reverse("task-again", args=["q", task_id])).status_code == 200  # the form shows it all
+    assert console.get(reverse("taskq:queue", args=["q"]) + "?state=pending").status_code == 200
+    assert console.get(reverse("taskq:task-again", args=["q", task_id])).status_code == 200  # the form shows it all
     token = create_token("all", ["*"])[1]
     api = DjangoClient(raise_request_exception=False)
     got = api.get(f"/api/v1/queues/q/tasks/{task_id}", HTTP_AUTHORIZATION=f"Bearer {token}")
@@ -73,5 +73,5 @@ def test_a_task_with_odd_stored_fields_renders_everywhere(stored, field, raw, ch
 
 def test_a_stored_surrogate_header_is_shown_replaced(stored, viewer_client):
     task_id = stored("msg", None, {"headers": {"h": "ab\ud800cd"}})
-    page = viewer_client.get(reverse("task", args=["q", task_id])).content.decode()
+    page = viewer_client.get(reverse("taskq:task", args=["q", task_id])).content.decode()
     assert "ab\ufffdcd" in page

@@ -252,7 +252,7 @@ def console(db) -> DjangoClient:
 def test_console_new_task_form(console, engine, redis_client, field, value, says):
     before = snapshot(redis_client)
     form = {"type": "email", "queue": "emails", "payload": "{}", "encoding": "json", field: value}
-    response = console.post(reverse("task-new"), form)
+    response = console.post(reverse("taskq:task-new"), form)
     assert response.status_code == 400
     errors = response.context["form"].errors
     assert any(says in message for message in errors.get(field, [])), errors
@@ -265,7 +265,7 @@ def test_console_edit_form(console, seed, redis_client, field, value, says):
     task_id = seed.archived(error="bounced")
     before = snapshot(redis_client)
     form = {"payload": "{}", "encoding": "json", "queue": "", field: value}
-    response = console.post(reverse("task-edit", args=["default", task_id]), form)
+    response = console.post(reverse("taskq:task-edit", args=["default", task_id]), form)
     assert response.status_code == 400
     errors = response.context["form"].errors
     assert any(says in message for message in errors.get(field, [])), errors

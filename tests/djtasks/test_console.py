@@ -20,7 +20,7 @@ pytestmark = [
 
 
 def page(client, queue: str, task_id: str) -> str:
-    response = client.get(reverse("task", kwargs={"queue": queue, "task_id": task_id}))
+    response = client.get(reverse("taskq:task", kwargs={"queue": queue, "task_id": task_id}))
     assert response.status_code == 200
     return html.unescape(response.content.decode())
 

@@ -56,13 +56,18 @@ def session_cookie(user) -> str:
     return client.cookies["sessionid"].value
 
 
-async def open_socket(cookie: str | None, origin: bytes = ORIGIN) -> tuple[WebsocketCommunicator, bool]:
-    from taskq.console.asgi import application
+async def open_socket(
+    cookie: str | None, origin: bytes = ORIGIN, application: Any = None, path: str = "/ws/live/"
+) -> tuple[WebsocketCommunicator, bool]:
+    """A socket on ``path`` of ``application`` (the standalone console's by default), as a browser of ``origin``
+    opens it, signed in with ``cookie``'s session; and whether the server accepted it."""
+    if application is None:
+        from taskq.console.asgi import application
 
     headers = [(b"origin", origin), (b"host", b"localhost")]
     if cookie:
         headers.append((b"cookie", f"sessionid={cookie}".encode()))
-    socket = WebsocketCommunicator(application, "/ws/live/", headers=headers)
+    socket = WebsocketCommunicator(application, path, headers=headers)
     _opened.get([]).append(socket)
     connected, _code = await socket.connect(timeout=WAIT)
     if not connected:

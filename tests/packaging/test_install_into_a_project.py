@@ -2,7 +2,7 @@
 works there.
 
 The test builds the wheel from a copy of the sources (what an sdist holds: the packages, templates/, static/,
-pyproject.toml, setup.py), installs it with ``--no-deps`` into a fresh venv (no system site-packages), and lends
+pyproject.toml), installs it with ``--no-deps`` into a fresh venv (no system site-packages), and lends
 that venv the *dependencies* of our own venv through a .pth file naming a folder of links to its site-packages
 entries, with taskq's own (the editable install's dist-info and finder) left out. So every taskq module, template,
 static file, script and entry point the project sees comes from the wheel, and nothing is downloaded but the
@@ -47,11 +47,9 @@ MUST_SHIP = [
     "taskq/worker/testing/pytest_plugin.py",
 ]
 
-# The settings of docs/getting-started.md, "Installing into an existing Django project", appended to
-# startproject's settings.py.
+# The settings of docs/getting-started.md, "Add taskq to your project", appended to startproject's settings.py.
 SETTINGS = """
 INSTALLED_APPS += ["taskq.console", "taskq.queues", "taskq.queues.history", "taskq.worker", "taskq.metrics", "shop"]
-TEMPLATES[0]["OPTIONS"]["context_processors"].append("taskq.console.context_processors.console")
 REDIS_URL = os.environ["TASKQ_TEST_REDIS_URL"]
 """
 
@@ -60,9 +58,7 @@ from django.urls import include
 
 urlpatterns += [
     path("accounts/", include("django.contrib.auth.urls")),
-    path("tasks/", include("taskq.console.page_urls")),
-    path("api/v1/", include("taskq.queues.api.urls")),
-    path("", include("taskq.metrics.urls")),
+    path("tasks/", include("taskq.urls")),
 ]
 """
 
@@ -133,7 +129,7 @@ assert web.get("/tasks/").status_code == 302  # login first
 web.force_login(admin)
 page = web.get("/tasks/")
 assert page.status_code == 200 and b"taskq/console.css" in page.content, page.status_code
-metrics = web.get("/metrics")
+metrics = web.get("/tasks/metrics")
 assert metrics.status_code == 200 and b"taskq_" in metrics.content, metrics.status_code
 print("pages ok")
 """

@@ -12,7 +12,6 @@ REPO = Path(__file__).resolve().parents[2]
 #: What the wheel is built from: the sdist's content (MANIFEST.in grafts the asset folders).
 SOURCES = [
     "pyproject.toml",
-    "setup.py",
     "MANIFEST.in",
     "README.md",
     "taskq",

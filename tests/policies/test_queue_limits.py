@@ -71,9 +71,9 @@ def test_the_console_and_the_cli_show_the_limits(r, settings, redis_url, client,
     client.enqueue("send", {}, queue="emails")
     client.enqueue("send", {}, queue="undefined")
     browser = web(staff("root", superuser=True))
-    page = browser.get(reverse("queue", args=["emails"])).content.decode()
+    page = browser.get(reverse("taskq:queue", args=["emails"])).content.decode()
     assert "Rate limit" in page and "100 per 1 s" in page and "Concurrency cap" in page
-    assert "Rate limit" not in browser.get(reverse("queue", args=["undefined"])).content.decode()
+    assert "Rate limit" not in browser.get(reverse("taskq:queue", args=["undefined"])).content.decode()
 
     doc = invoke("queue", "inspect", "emails", "--json").json()
     assert (doc["concurrency_cap"], doc["rate_limit"], doc["rate_period"]) == (5, 100, 1.0)

@@ -32,7 +32,7 @@ def failed_job(rq_queue, rq_worker, tmp_path):
 
 def queue_url(name: str = "default", **params: object) -> str:
     query = "&".join(f"{key}={value}" for key, value in params.items())
-    return reverse("rq:queue", args=[name]) + (f"?{query}" if query else "")
+    return reverse("taskq:rq:queue", args=[name]) + (f"?{query}" if query else "")
 
 
 def job_ids_on(response) -> list[str]:
@@ -73,7 +73,7 @@ def test_queue_page_shows_counts_per_registry_and_each_registrys_jobs(client, us
         assert job_ids_on(client.get(queue_url(registry=registry))) == [job_id], registry
     assert job_ids_on(client.get(queue_url(registry="started"))) == []
 
-    detail = client.get(reverse("rq:job", args=["default", failing.id]))
+    detail = client.get(reverse("taskq:rq:job", args=["default", failing.id]))
     assert detail.status_code == 200
     assert b"RuntimeError: page failure" in detail.content and b"rq_jobs.explode" in detail.content
     assert b"Requeue" not in detail.content, "a viewer sees no action buttons"
@@ -82,7 +82,7 @@ def test_queue_page_shows_counts_per_registry_and_each_registrys_jobs(client, us
 def test_index_and_pages_are_marked_rq(client, users, rq_queue):
     rq_queue("low").enqueue(rq_jobs.add, 1, 1)
     login(client, users["viewer"])
-    response = client.get(reverse("rq:index"))
+    response = client.get(reverse("taskq:rq:index"))
     assert response.status_code == 200
     body = response.content.decode()
     assert 'class="badge rq">RQ<' in body
@@ -108,7 +108,7 @@ def test_a_queue_name_with_a_slash_has_its_pages(client, users, rq_queue):
     url = queue_url("reports/daily")
     assert "reports~2Fdaily" in url
     assert job_ids_on(client.get(url)) == [job.id]
-    assert client.get(reverse("rq:job", args=["reports/daily", job.id])).status_code == 200
+    assert client.get(reverse("taskq:rq:job", args=["reports/daily", job.id])).status_code == 200
 
 
 # --- actions ------------------------------------------------------------------------------------------------
@@ -116,10 +116,10 @@ def test_a_queue_name_with_a_slash_has_its_pages(client, users, rq_queue):
 
 def test_requeue_from_the_console_then_the_real_worker_finishes_it(client, users, failed_job, rq_worker):
     login(client, users["operator"])
-    detail_url = reverse("rq:job", args=["default", failed_job.id])
+    detail_url = reverse("taskq:rq:job", args=["default", failed_job.id])
     assert b"Requeue" in client.get(detail_url).content
 
-    response = client.post(reverse("rq:requeue", args=["default", failed_job.id]))
+    response = client.post(reverse("taskq:rq:requeue", args=["default", failed_job.id]))
     assert response.status_code == 302 and response["Location"] == detail_url
     assert tab_counts(client.get(queue_url())) == {
         "queued": 1,
@@ -141,18 +141,18 @@ def test_requeue_from_the_console_then_the_real_worker_finishes_it(client, users
 def test_requeue_of_a_job_that_is_not_failed_is_a_409(client, users, rq_queue):
     job = rq_queue().enqueue(rq_jobs.add, 1, 1)
     login(client, users["operator"])
-    response = client.post(reverse("rq:requeue", args=["default", job.id]))
+    response = client.post(reverse("taskq:rq:requeue", args=["default", job.id]))
     assert response.status_code == 409
     assert b"not in the failed registry" in response.content
 
 
 def test_delete_from_the_console(client, users, failed_job):
     login(client, users["operator"])
-    response = client.post(reverse("rq:delete", args=["default", failed_job.id]))
+    response = client.post(reverse("taskq:rq:delete", args=["default", failed_job.id]))
     assert response.status_code == 302 and response["Location"] == queue_url(registry="failed")
     assert job_ids_on(client.get(queue_url(registry="failed"))) == []
-    assert client.get(reverse("rq:job", args=["default", failed_job.id])).status_code == 404
-    assert client.post(reverse("rq:delete", args=["default", failed_job.id])).status_code == 404
+    assert client.get(reverse("taskq:rq:job", args=["default", failed_job.id])).status_code == 404
+    assert client.post(reverse("taskq:rq:delete", args=["default", failed_job.id])).status_code == 404
     assert _audited("rq_delete_job", failed_job.id)
 
 
@@ -173,10 +173,10 @@ def test_access_matrix(client, users, failed_job, role, page_status, action_stat
     if role != "anonymous":
         login(client, users[role])
     pages = [
-        reverse("rq:index"),
+        reverse("taskq:rq:index"),
         queue_url(),
         queue_url(registry="failed"),
-        reverse("rq:job", args=["default", failed_job.id]),
+        reverse("taskq:rq:job", args=["default", failed_job.id]),
     ]
     for url in pages:
         response = client.get(url)
@@ -184,7 +184,7 @@ def test_access_matrix(client, users, failed_job, role, page_status, action_stat
         if role == "anonymous":
             assert response["Location"].startswith("/accounts/login/")
 
-    response = client.post(reverse("rq:requeue", args=["default", failed_job.id]))
+    response = client.post(reverse("taskq:rq:requeue", args=["default", failed_job.id]))
     assert response.status_code == action_status
     still_failed = Job.fetch(failed_job.id, connection=failed_job.connection).get_status() == "failed"
     assert still_failed == (role != "operator")
@@ -195,23 +195,23 @@ def test_superuser_may_do_everything(client, failed_job):
 
     login(client, get_user_model().objects.create_superuser("root", password="pw"))
     assert client.get(queue_url(registry="failed")).status_code == 200
-    assert client.post(reverse("rq:delete", args=["default", failed_job.id])).status_code == 302
+    assert client.post(reverse("taskq:rq:delete", args=["default", failed_job.id])).status_code == 302
 
 
 def test_get_never_mutates_and_actions_refuse_get(client, users, failed_job):
     login(client, users["operator"])
-    for name in ("rq:requeue", "rq:delete"):
+    for name in ("taskq:rq:requeue", "taskq:rq:delete"):
         assert client.get(reverse(name, args=["default", failed_job.id])).status_code == 405
     assert Job.fetch(failed_job.id, connection=failed_job.connection).get_status() == "failed"
 
 
 def test_csrf_is_enforced_on_actions(users, failed_job):
     client = login(Client(enforce_csrf_checks=True), users["operator"])
-    url = reverse("rq:requeue", args=["default", failed_job.id])
+    url = reverse("taskq:rq:requeue", args=["default", failed_job.id])
     assert client.post(url).status_code == 403
     assert Job.fetch(failed_job.id, connection=failed_job.connection).get_status() == "failed"
 
-    page = client.get(reverse("rq:job", args=["default", failed_job.id]))
+    page = client.get(reverse("taskq:rq:job", args=["default", failed_job.id]))
     token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page.content).group(1).decode()
     assert client.post(url, {"csrfmiddlewaretoken": token}).status_code == 302
     assert Job.fetch(failed_job.id, connection=failed_job.connection).get_status() == "queued"
@@ -220,8 +220,8 @@ def test_csrf_is_enforced_on_actions(users, failed_job):
 def test_read_only_mode_refuses_actions(client, users, failed_job, settings):
     settings.TASKS_CONSOLE_READ_ONLY = True
     login(client, users["operator"])
-    assert b"Requeue" not in client.get(reverse("rq:job", args=["default", failed_job.id])).content
-    assert client.post(reverse("rq:requeue", args=["default", failed_job.id])).status_code == 403
+    assert b"Requeue" not in client.get(reverse("taskq:rq:job", args=["default", failed_job.id])).content
+    assert client.post(reverse("taskq:rq:requeue", args=["default", failed_job.id])).status_code == 403
     assert Job.fetch(failed_job.id, connection=failed_job.connection).get_status() == "failed"
 
 
@@ -280,19 +280,19 @@ def test_unknown_queue_or_job_is_404(client, users, rq_redis, path):
 def test_job_of_another_queue_is_404(client, users, rq_queue):
     job = rq_queue("low").enqueue(rq_jobs.add, 1, 1)
     login(client, users["operator"])
-    assert client.get(reverse("rq:job", args=["default", job.id])).status_code == 404
-    assert client.post(reverse("rq:delete", args=["default", job.id])).status_code == 404
-    assert client.get(reverse("rq:job", args=["low", job.id])).status_code == 200
+    assert client.get(reverse("taskq:rq:job", args=["default", job.id])).status_code == 404
+    assert client.post(reverse("taskq:rq:delete", args=["default", job.id])).status_code == 404
+    assert client.get(reverse("taskq:rq:job", args=["low", job.id])).status_code == 200
 
 
 def test_redis_down_is_a_503_page(client, users, settings):
     settings.RQ_QUEUES = {"default": {"URL": "redis://127.0.0.1:1/5"}}
     login(client, users["operator"])
     for response in (
-        client.get(reverse("rq:index")),
+        client.get(reverse("taskq:rq:index")),
         client.get(queue_url()),
-        client.get(reverse("rq:job", args=["default", "abc"])),
-        client.post(reverse("rq:requeue", args=["default", "abc"])),
+        client.get(reverse("taskq:rq:job", args=["default", "abc"])),
+        client.post(reverse("taskq:rq:requeue", args=["default", "abc"])),
     ):
         assert response.status_code == 503
         assert b"Redis is unavailable" in response.content

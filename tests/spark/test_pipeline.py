@@ -179,7 +179,7 @@ def test_task_analytics_prints_its_result_and_nothing_of_spark(tmp_path):
     day_of_tasks(events, DAY1, n=20)
     events.write(tmp_path / "events")
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "taskq.console.settings", "DATABASE_URL": f"sqlite:///{tmp_path}/db"}
-    env["METRICS_TOKEN"] = "unused"  # else the system checks warn (taskq.W201), and stderr is checked below
+    env["METRICS_TOKEN"] = "unused"  # else the system checks warn (metrics.W001), and stderr is checked below
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=root, env=env, check=True)
     done = subprocess.run(
         [sys.executable, "manage.py", "task_analytics", "--date", D1, "--events", str(tmp_path / "events"),
