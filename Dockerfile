@@ -16,13 +16,16 @@ WORKDIR /app
 # Dependencies first so code changes do not reinstall them. Explicit COPYs (not `COPY . .`) keep a local
 # .venv, db.sqlite3 and caches out of the image.
 COPY pyproject.toml ./
+COPY constraints ./constraints
 # taskq/ links the app folders below (taskq/queues -> ../queues...): the one import name, taskq.
 COPY taskq ./taskq
 COPY console ./console
 COPY queues ./queues
 COPY worker ./worker
 COPY metrics ./metrics
-RUN pip install .
+# Every extra (Spark tasks and the pipeline, the RQ bridge, PostgreSQL's driver, the django-tasks backport), at the
+# exact versions CI tests (constraints/newest.txt).
+RUN pip install -c constraints/newest.txt '.[all]' && pip check
 
 COPY manage.py ./
 COPY templates ./templates

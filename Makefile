@@ -4,8 +4,10 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# Rebuilt only when pyproject.toml changes, so repeated `make test` skips pip.
+# Rebuilt only when pyproject.toml or the constraints change, so repeated `make test` skips pip.
 STAMP := $(VENV)/.installed
+# The exact versions everything is installed at (pyproject.toml has the ranges; docs/installing.md).
+CONSTRAINTS := constraints/newest.txt
 PYTEST_ARGS ?=
 # The suite runs on this many pytest-xdist worker processes, each on its own Redis database (TEST_REDIS_URL's for
 # the first, the one below it for the next: 9 and 8 by default; tests/xdist_isolation.py). Most tests wait on
@@ -19,9 +21,10 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/9
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -e '.[test,dev]'
+	$(BIN)/python -m pip install -c $(CONSTRAINTS) -e '.[all,test,dev]'
+	$(BIN)/python -m pip check
 	touch $@
 
 redis:
@@ -59,7 +62,7 @@ LINT_TOOLS := ruff mypy lint-imports
 
 lint: venv
 	@for tool in $(LINT_TOOLS); do \
-		test -x $(BIN)/$$tool || { echo "make lint: $$tool is not installed; run: $(BIN)/python -m pip install -e '.[dev]'" >&2; exit 1; }; \
+		test -x $(BIN)/$$tool || { echo "make lint: $$tool is not installed; run: $(BIN)/python -m pip install -c $(CONSTRAINTS) -e '.[dev]'" >&2; exit 1; }; \
 	done
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -73,6 +76,6 @@ lint: venv
 # -E reads every page again: an incremental build would not report a link in an unchanged page to a heading that
 # was renamed in another.
 docs: venv
-	@test -x $(BIN)/sphinx-build || { echo "make docs: sphinx is not installed; run: $(BIN)/python -m pip install -e '.[dev]'" >&2; exit 1; }
+	@test -x $(BIN)/sphinx-build || { echo "make docs: sphinx is not installed; run: $(BIN)/python -m pip install -c $(CONSTRAINTS) -e '.[dev]'" >&2; exit 1; }
 	$(BIN)/sphinx-build -W --keep-going -E -b html docs build/docs
 	$(BIN)/python scripts/check_readme_links.py README.md

@@ -15,6 +15,7 @@ from typing import Any, overload
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from taskq.queues.engine import extras
 from taskq.queues.engine.errors import ValidationError
 from taskq.queues.engine.quoting import shown
 from taskq.queues.engine.settings import parse_value
@@ -84,6 +85,16 @@ DATABASE_ENGINES = ("django.db.backends.sqlite3", "django.db.backends.postgresql
 DATABASE_URL_FORMS = "sqlite:///path/to/db.sqlite3 or postgres://user:password@host:5432/name"
 
 
+def _require_driver(name: str, engine: str) -> None:
+    """ImproperlyConfigured naming the postgres extra where PostgreSQL's driver is missing: Django would only say
+    "Error loading psycopg2 or psycopg module", and while it sets up the apps, before any system check runs."""
+    if engine != "django.db.backends.postgresql" or extras.importable("psycopg2"):
+        return
+    missing = extras.missing_extra_message("postgres", f"{name} (PostgreSQL)")
+    if missing is not None:
+        raise ImproperlyConfigured(missing)
+
+
 def env_database(name: str, default: str) -> dict[str, Any]:
     """Return the variable, a database URL, as a ``DATABASES`` entry (parsed by dj-database-url), or ``default``'s.
 
@@ -116,6 +127,7 @@ def env_database(name: str, default: str) -> dict[str, Any]:
         )
     if not config.get("NAME"):  # SQLite's empty name is already ":memory:"
         raise ImproperlyConfigured(f"{name} names no database: use {DATABASE_URL_FORMS}")
+    _require_driver(name, config["ENGINE"])
     options = config.get("OPTIONS", {})
     if "conn_max_age" in options:
         # dj-database-url leaves it among the driver's options, where psycopg would refuse it at the first connection.

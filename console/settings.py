@@ -15,6 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from taskq.console.channel_layers import channel_layers
 from taskq.console.env import env_bool, env_database, env_list, env_networks, env_str
+from taskq.queues.engine import extras
 from taskq.queues.engine.errors import ValidationError
 from taskq.queues.engine.settings import TaskqSettings
 
@@ -39,7 +40,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
-    "django_rq",
+    # The RQ bridge (console/rq), where the rq extra is installed: the console then shows RQ's queues beside taskq's.
+    *(["django_rq"] if extras.importable("django_rq") else []),
     "taskq.console",
     "taskq.queues",
     "taskq.queues.history",
@@ -142,7 +144,8 @@ METRICS_ALLOW = env_networks("METRICS_ALLOW")
 # channels-redis for one server or Sentinel; in-process on a Redis Cluster (see console/channel_layers.py).
 CHANNEL_LAYERS = channel_layers(REDIS_URL)
 
-RQ_QUEUES = {"default": {"URL": REDIS_URL}}
+if "django_rq" in INSTALLED_APPS:
+    RQ_QUEUES = {"default": {"URL": REDIS_URL}}
 
 # --- Logging: everything to stderr, where daphne, docker and systemd expect it -------------------------------
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()

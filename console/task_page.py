@@ -168,13 +168,17 @@ def history(insp: Any, queue: str, task: Any) -> tuple[list[Any], str]:
     read within the task's lifetime (its creation to its last move), so an old task in a queue of a million costs
     what a new one does."""
     from taskq.queues import conf
+    from taskq.queues.engine import extras
     from taskq.queues.engine.inspector import TaskEvent
-    from taskq.queues.history.event_files import task_events
 
     window = event_window(task.created_at, task.state_since)  # bounds both reads: neither grows with the queue
     events = insp.task_events(queue, task.id, window=window)
     if events and not events[0].from_state:
         return events, "the queue's event stream"
+    if extras.missing_modules("spark"):  # no exporter can have run (it needs pyarrow): the stream is all there is
+        return events, "the queue's event stream (its oldest events were trimmed and not exported)"
+    from taskq.queues.history.event_files import task_events
+
     seen = {e.stream_id for e in events}
     exported = [
         TaskEvent(

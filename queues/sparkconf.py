@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from taskq.queues.engine import extras
 from taskq.queues.engine.quoting import shown
 from taskq.queues.engine.settings import DEFAULTS, TaskqSettings
 
@@ -95,7 +96,10 @@ class SparkSettings:
 
 
 def build_session(settings: SparkSettings) -> Any:
-    """A SparkSession for these settings (the one already active in this process, when there is one)."""
+    """A SparkSession for these settings (the one already active in this process, when there is one).
+
+    Raises MissingExtraError (naming the ``spark`` extra) where pyspark is not installed."""
+    extras.require("spark", "Spark (Spark tasks, the analytics job)", op="sparkconf.build_session")
     from pyspark.sql import SparkSession
 
     # Python UDFs run in executor processes; unless told otherwise, they use this interpreter (the worker's

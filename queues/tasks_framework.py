@@ -10,13 +10,17 @@ import importlib.util
 from types import ModuleType
 from typing import Any
 
+from .engine import extras
+
+#: The feature named to a Django older than 6 without the backport (MissingExtraError).
+FEATURE = "Django's Tasks framework on Django older than 6 (taskq.tasks_backend.TaskqBackend)"
+
 
 def _package() -> str:
-    try:
-        found = importlib.util.find_spec("django.tasks")
-    except ModuleNotFoundError:
-        found = None
-    return "django.tasks" if found is not None else "django_tasks"
+    if extras.importable("django.tasks"):  # Django 6.0 and later
+        return "django.tasks"
+    extras.require("django-tasks", FEATURE, op="taskq.queues.tasks_framework")
+    return "django_tasks"
 
 
 PACKAGE = _package()

@@ -17,7 +17,6 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from . import tasks_framework as fw
 from .engine import errors as engine_errors
 from .engine.message import TaskInfo
 from .engine.nesting import loads as loads_bounded
@@ -82,11 +81,17 @@ def moment_of(value: Any) -> datetime | None:
 
 
 def status_of(info: TaskInfo) -> Any:
+    # The framework is imported where a TaskResult is built, not with this module: the console's task page reads
+    # the headers and journal above in a project without Django's Tasks framework too.
+    from . import tasks_framework as fw
+
     return fw.TaskResultStatus(STATUS.get(info.state, "READY"))
 
 
 def build(task: Any, info: TaskInfo, journal: list[dict[str, Any]], status: Any = None) -> Any:
     """The framework's TaskResult for the Django task ``task`` (as enqueued) from its taskq task ``info``."""
+    from . import tasks_framework as fw
+
     status = status if status is not None else status_of(info)
     payload = json.loads(info.payload) if info.payload else {}
     last = journal[-1] if journal else {}

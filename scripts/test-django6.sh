@@ -6,16 +6,17 @@
 #   TEST_REDIS_URL=redis://127.0.0.1:6379/9 bash scripts/test-django6.sh [pytest args]
 #
 # It keeps a venv of its own, .venv-django6, with only what those tests import: Django 6, redis, hiredis,
-# prometheus-client (the worker's metrics) and pytest with its plugins, at the versions pyproject.toml pins (Django
-# excepted). taskq itself is not installed: the tests and their worker run from this checkout, as `make test`'s do,
-# and taskq's pytest plugin is loaded by name. The venv is rebuilt only when this script or pyproject.toml changes
-# (a stamp, as the Makefile keeps one). Python 3.12 is $PYTHON312, else python3.12 on PATH, else pyenv's.
+# prometheus-client (the worker's metrics) and pytest with its plugins, at the versions constraints/newest.txt pins
+# (on Python 3.12 its Django is 6's newest, on 3.11 5.2's). taskq itself is not installed: the tests and their
+# worker run from this checkout, as `make test`'s do, and taskq's pytest plugin is loaded by name. The venv is
+# rebuilt only when this script, pyproject.toml or the constraints change (a stamp, as the Makefile keeps one), and
+# `pip check` must pass in it. Python 3.12 is $PYTHON312, else python3.12 on PATH, else pyenv's.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
-DJANGO6=${DJANGO6:-django==6.1.3}
 VENV=.venv-django6
+CONSTRAINTS=constraints/newest.txt
 TEST_REDIS_URL=${TEST_REDIS_URL:-redis://127.0.0.1:6379/9}
 
 is_python312() {
@@ -32,22 +33,17 @@ find_python312() {
     exit 1
 }
 
-stamp="$VENV/.installed-$(cat "$0" pyproject.toml | sha256sum | cut -c1-16)"
+stamp="$VENV/.installed-$(cat "$0" pyproject.toml "$CONSTRAINTS" | sha256sum | cut -c1-16)"
 if [[ ! -f $stamp ]]; then
     rm -rf "$VENV"
     "$(find_python312)" -m venv "$VENV"
-    # The pins of pyproject.toml for the packages the tests need, so the two runs differ only by Django.
-    mapfile -t pins < <("$VENV/bin/python" - <<'EOF'
-import re, tomllib
-
-project = tomllib.load(open("pyproject.toml", "rb"))["project"]
-wanted = {"redis", "hiredis", "prometheus-client", "pytest", "pytest-django", "pytest-timeout"}
-for spec in project["dependencies"] + project["optional-dependencies"]["test"]:
-    if re.split(r"[=<>\[ ]", spec, maxsplit=1)[0].lower() in wanted:
-        print(spec)
-EOF
-    )
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$DJANGO6" "${pins[@]}"
+    # The same exact versions as `make venv`'s (Django aside, by the file's python_version marker), so the two runs
+    # differ only by Django.
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c "$CONSTRAINTS" \
+        django redis hiredis prometheus-client pytest pytest-django pytest-timeout
+    "$VENV/bin/python" -c 'import django, sys; sys.exit(django.VERSION[0] < 6)' \
+        || { echo "test-django6: $CONSTRAINTS gave Python 3.12 no Django 6" >&2; exit 1; }
+    "$VENV/bin/python" -m pip check --disable-pip-version-check
     touch "$stamp"
 fi
 

@@ -17,10 +17,12 @@ import os
 import sys
 from pathlib import Path
 
+from taskq.queues.engine import extras
 from taskq.queues.engine.settings import DEFAULTS
 
 
 def spark_home() -> Path:
+    extras.require("spark", "Spark's daemons (pyspark's scripts)", op="spark_daemons")
     import pyspark
 
     return Path(pyspark.__file__).parent

@@ -29,7 +29,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from taskq.queues.engine import SkipRetry, Task, handler
+from taskq.queues.engine import SkipRetry, Task, extras, handler
 from taskq.queues.engine.quoting import shown
 from taskq.queues.engine.settings import TaskqSettings
 from taskq.queues.sparkconf import DEFAULT_MASTER
@@ -45,6 +45,7 @@ class SparkSubmitError(Exception):
 
 
 def spark_submit_path() -> str:
+    extras.require("spark", "spark:submit (pyspark's spark-submit)", op="spark_submit")
     import pyspark
 
     return str(Path(pyspark.__file__).parent / "bin" / "spark-submit")

@@ -25,13 +25,20 @@ from typing import Any
 
 import redis
 from django.conf import settings
-from django_rq import get_queue
-from django_rq.connection_utils import filter_connection_params, get_redis_connection
-from rq.exceptions import InvalidJobOperation, NoSuchJobError
-from rq.job import JOB_ID_PATTERN, Job, JobStatus
-from rq.queue import Queue
-from rq.registry import BaseRegistry
-from rq.utils import get_call_string
+
+from taskq.queues.engine import extras
+
+try:
+    from django_rq import get_queue
+    from django_rq.connection_utils import filter_connection_params, get_redis_connection
+    from rq.exceptions import InvalidJobOperation, NoSuchJobError
+    from rq.job import JOB_ID_PATTERN, Job, JobStatus
+    from rq.queue import Queue
+    from rq.registry import BaseRegistry
+    from rq.utils import get_call_string
+except ImportError:
+    extras.require("rq", "The RQ bridge (taskq.console.rq)", op="taskq.console.rq")
+    raise
 
 from taskq.queues.engine.errors import OperationError, RedisUnavailableError
 from taskq.queues.engine.quoting import shown

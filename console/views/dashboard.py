@@ -92,7 +92,6 @@ def queue_list(request: HttpRequest) -> HttpResponse:
 def dashboard(request: HttpRequest) -> HttpResponse:
     """Access: viewers. Reads: every queue's figures in three pipelined round trips, and their daily history in
     one more."""
-    from taskq.console.rq.dashboard import rq_dashboard_context
     from taskq.queues.engine import QueueInfo, serving
 
     query = DashboardQuery(request.GET)
@@ -134,6 +133,17 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "day_choices": HISTORY_DAYS,
         "period_processed": sum(p for p, _ in totals.values()),
         "period_failed": sum(f for _, f in totals.values()),
-        **rq_dashboard_context(),
+        **_rq_section(),
     }
     return render(request, "taskq/dashboard.html", context)
+
+
+def _rq_section() -> dict[str, object]:
+    """The dashboard's RQ section, where the project runs the RQ bridge; nothing of RQ is imported otherwise."""
+    from taskq.console.rq import bridge_enabled
+
+    if not bridge_enabled():
+        return {}
+    from taskq.console.rq.dashboard import rq_dashboard_context
+
+    return {"rq_bridge": True, **rq_dashboard_context()}

@@ -148,3 +148,10 @@ SCRIPT_ERRORS: dict[str, type[EngineError]] = {
     "LEASE_LOST": LeaseLostError,
     "PRECONDITION": FailedPreconditionError,
 }
+
+
+class MissingExtraError(EngineError, ImportError):
+    """A feature was used whose optional dependencies (a ``taskq[...]`` extra) are not installed; the message says
+    which extra to install (``taskq.queues.engine.extras``)."""
+
+    code = "missing_extra"

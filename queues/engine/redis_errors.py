@@ -24,7 +24,7 @@ from typing import Any
 
 import redis
 from hiredis import pack_command
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, RedisClusterException
 
 from .errors import SCRIPT_ERRORS, EngineError, RedisCommandError, RedisUnavailableError, ValidationError
 from .quoting import shown
@@ -72,14 +72,14 @@ def connecting(url: str) -> Iterator[None]:
     the slot map when it is made), raises RedisUnavailableError with the password left out."""
     try:
         yield
-    except (ValueError, redis.RedisError, redis.RedisClusterException) as exc:
+    except (ValueError, redis.RedisError, RedisClusterException) as exc:
         raise _bad_url(url, exc) from None
 
 
 def _bad_url(url: str, exc: Exception) -> RedisUnavailableError:
     if isinstance(exc, ValidationError):
         return RedisUnavailableError(exc.message, op="connect")
-    if isinstance(exc, redis.RedisError | redis.RedisClusterException):
+    if isinstance(exc, redis.RedisError | RedisClusterException):
         return RedisUnavailableError(f"Redis at {shown(redact(url))} is unreachable: {exc}", op="connect")
     return RedisUnavailableError(f"bad Redis URL {shown(redact(url))}: {exc}", op="connect")
 
@@ -112,7 +112,7 @@ def on_slot_master(conn: Any, key: str, fn: Callable[[Any], Any]) -> Any:
     except (redis.exceptions.MovedError, redis.ConnectionError, redis.TimeoutError):
         try:
             conn.nodes_manager.initialize()
-        except (redis.RedisError, redis.RedisClusterException):
+        except (redis.RedisError, RedisClusterException):
             pass  # no node answers yet: the second try fails the same way, and the caller retries later
     return fn(conn.get_redis_connection(conn.get_node_from_key(key)))
 

@@ -17,10 +17,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
+from taskq.queues.engine import extras
 from taskq.queues.engine.export_store import StreamEntry, parse_stream_id
+
+try:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+except ImportError:
+    extras.require("spark", "The event files (TASKS_EVENT_EXPORT, Parquet)", op="history.event_files")
+    raise
 
 SCHEMA = pa.schema(
     [

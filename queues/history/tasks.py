@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 
 from taskq.queues import conf
-from taskq.queues.engine import SkipRetry, Task, handler, schedule
+from taskq.queues.engine import SkipRetry, Task, extras, handler, schedule
 
 from .rollups import analytics, day_range
 
@@ -41,8 +41,11 @@ def daily_rollups(task: Task) -> None:
 
 
 _taskq = conf.taskq_settings()
+# Without the spark extra nothing is scheduled: each run would fail. taskq.W121 (taskq.queues.extras_checks) warns a
+# project that set a schedule of its own; enqueued by hand, the task fails naming the extra to install.
+_with_spark = not extras.missing_modules("spark")
 # run_once: a scheduler that was down at 00:15 still rolls up yesterday when it comes back.
-if _taskq.analytics_schedule:
+if _taskq.analytics_schedule and _with_spark:
     schedule(
         _taskq.analytics_schedule,
         "analytics:daily",
@@ -52,7 +55,7 @@ if _taskq.analytics_schedule:
         name="daily task-history rollups",
     )
 
-if _taskq.analytics_today_schedule:
+if _taskq.analytics_today_schedule and _with_spark:
     schedule(
         _taskq.analytics_today_schedule,
         "analytics:daily",

@@ -62,4 +62,7 @@ def test_mypy_reports_a_type_error_and_passes_the_module_as_it_is(tmp_path):
 def test_make_lint_fails_with_the_install_hint_when_a_tool_is_missing():
     result = run("make", "lint", "LINT_TOOLS=ruff no-such-linter")
     assert result.returncode != 0
-    assert "no-such-linter is not installed; run:" in result.stderr and "pip install -e '.[dev]'" in result.stderr
+    assert (
+        "no-such-linter is not installed; run:" in result.stderr
+        and "pip install -c constraints/newest.txt -e '.[dev]'" in result.stderr
+    )
