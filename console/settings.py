@@ -31,23 +31,18 @@ if env_bool("SECURE_PROXY_SSL_HEADER", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 INSTALLED_APPS = [
-    # daphne first: its runserver replaces Django's so `manage.py runserver` serves ASGI (WebSockets).
-    "daphne",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
-    "channels",
     # The RQ bridge (console/rq), where the rq extra is installed: the console then shows RQ's queues beside taskq's.
     *(["django_rq"] if extras.importable("django_rq") else []),
-    "taskq.console",
-    "taskq.queues",
-    "taskq.queues.history",
-    "taskq.worker",
-    "taskq.metrics",
 ]
+# taskq's own lines, as docs/getting-started.md gives them to a project (tests/test_getting_started.py compares).
+INSTALLED_APPS.insert(0, "daphne")  # runserver then serves ASGI, so the live console works in development
+INSTALLED_APPS += ["taskq.queues", "taskq.queues.history", "taskq.worker", "taskq.console", "taskq.metrics"]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

@@ -8,6 +8,8 @@ socket wherever this module is mounted. What a project has already (admin, login
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.contrib.auth.views import LogoutView
 from django.urls import include, path
 
 from taskq.console.live.routing import live_socket
@@ -21,5 +23,7 @@ urlpatterns = [
     # The RQ pages where the project runs the bridge (the rq extra installed, django_rq in INSTALLED_APPS).
     *([path("rq/", include("taskq.console.rq.urls"))] if bridge_enabled() else []),
     path("ws/live/", live_socket, name="live"),
+    # The console's "Log out" button: to the project's login page after, without asking the project for a route.
+    path("logout/", LogoutView.as_view(next_page=settings.LOGOUT_REDIRECT_URL or settings.LOGIN_URL), name="logout"),
     path("", include("taskq.console.page_urls")),
 ]
