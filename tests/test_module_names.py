@@ -24,9 +24,10 @@ DECLARATION = "deliberately shares its name with"
 #: Names whose repetition is the convention, not a choice: Django looks them up by name in each app or package
 #: (apps, models, urls, views, forms, admin), ``settings`` is a Django settings module's name (the console's and
 #: the demo's; the engine's holds those settings' definitions, the console's settings page is named after its page),
-#: and ``tasks`` is the module of an app's handlers that the worker imports from every installed app
-#: (``worker/discovery.py``, as Celery and django-rq do).
-CONVENTIONS = frozenset({"__init__", "apps", "models", "urls", "views", "forms", "admin", "settings", "tasks"})
+#: ``tasks`` is the module of an app's handlers that the worker imports from every installed app
+#: (``worker/discovery.py``, as Celery and django-rq do), and ``asgi`` is the name startproject gives a project's
+#: ASGI module (the standalone console's, and ``taskq.asgi``, which a project's own imports ``with_taskq`` from).
+CONVENTIONS = frozenset({"__init__", "apps", "models", "urls", "views", "forms", "admin", "settings", "tasks", "asgi"})
 
 
 def product_modules() -> list[Path]:

@@ -106,5 +106,5 @@ def test_the_console_mounted_in_a_project_is_live(tmp_path, chromium, redis_clie
 def test_collectstatic_gathers_the_consoles_files_from_its_app(tmp_path, redis_url):
     env = {**shop_env(tmp_path, redis_url), "SHOP_STATIC_ROOT": str(tmp_path / "static")}
     manage(env, "collectstatic", "--noinput", "-v", "0")
-    assert (tmp_path / "static" / "console" / "console.css").is_file()
-    assert (tmp_path / "static" / "console" / "live.js").is_file()
+    assert (tmp_path / "static" / "taskq" / "console.css").is_file()
+    assert (tmp_path / "static" / "taskq" / "live.js").is_file()

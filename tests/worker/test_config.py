@@ -88,7 +88,7 @@ def test_strict_order_is_by_weight_and_weighted_order_favours_heavy_queues():
 
 
 def test_discovery_imports_tasks_modules_of_apps_and_named_modules():
-    found = import_app_tasks(["tests.worker.fixture_app", "tests.worker.no_such_app", "queues"])
+    found = import_app_tasks(["tests.worker.fixture_app", "tests.worker.no_such_app", "taskq.queues"])
     assert found == ["tests.worker.fixture_app.tasks"]
     from tests.worker.fixture_app.tasks import discovered
 

@@ -43,7 +43,7 @@ ROOT_URLCONF = "shop.urls"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        "DIRS": [Path(__file__).resolve().parent / "templates"],  # the shop's own login page
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
