@@ -18,7 +18,7 @@ from taskq.worker.heap import YOUNG_THRESHOLD
 
 def test_settle_freezes_the_heap_and_makes_young_collections_rarer():
     code = (
-        "import gc, json; from worker import heap; before = gc.get_threshold(); heap.settle(); "
+        "import gc, json; from taskq.worker import heap; before = gc.get_threshold(); heap.settle(); "
         "print(json.dumps({'frozen': gc.get_freeze_count(), 'before': before, 'after': gc.get_threshold()}))"
     )
     out = json.loads(subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True).stdout)
