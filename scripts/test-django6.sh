@@ -19,24 +19,13 @@ VENV=.venv-django6
 CONSTRAINTS=constraints/newest.txt
 TEST_REDIS_URL=${TEST_REDIS_URL:-redis://127.0.0.1:6379/9}
 
-is_python312() {
-    "$1" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' >/dev/null 2>&1
-}
-
-find_python312() {
-    local found
-    # A pyenv shim named python3.12 is on PATH even where no 3.12 is selected: try each candidate, not its name.
-    for found in ${PYTHON312:-} "$(command -v python3.12 || true)" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python; do
-        if [[ -n $found ]] && is_python312 "$found"; then echo "$found"; return; fi
-    done
-    echo "test-django6: no Python 3.12 (set PYTHON312, or install it: pyenv install 3.12)" >&2
-    exit 1
-}
+# shellcheck source=scripts/find-python.sh
+source scripts/find-python.sh
 
 stamp="$VENV/.installed-$(cat "$0" pyproject.toml "$CONSTRAINTS" | sha256sum | cut -c1-16)"
 if [[ ! -f $stamp ]]; then
     rm -rf "$VENV"
-    "$(find_python312)" -m venv "$VENV"
+    "$(find_python 3.12 test-django6)" -m venv "$VENV"
     # The same exact versions as `make venv`'s (Django aside, by the file's python_version marker), so the two runs
     # differ only by Django.
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c "$CONSTRAINTS" \

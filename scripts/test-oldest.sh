@@ -32,24 +32,13 @@ OLDEST_IGNORED=(
     tests/console/test_redaction_every_path.py  # RQ jobs among the paths: django-rq (rq extra)
 )
 
-is_python311() {
-    "$1" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' >/dev/null 2>&1
-}
-
-find_python311() {
-    local found
-    # A pyenv shim named python3.11 is on PATH even where no 3.11 is selected: try each candidate, not its name.
-    for found in ${PYTHON311:-} "$(command -v python3.11 || true)" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.11*/bin/python; do
-        if [[ -n $found ]] && is_python311 "$found"; then echo "$found"; return; fi
-    done
-    echo "test-oldest: no Python 3.11 (set PYTHON311, or install it: pyenv install 3.11)" >&2
-    exit 1
-}
+# shellcheck source=scripts/find-python.sh
+source scripts/find-python.sh
 
 stamp="$VENV/.installed-$(cat "$0" pyproject.toml "$CONSTRAINTS" | sha256sum | cut -c1-16)"
 if [[ ! -f $stamp ]]; then
     rm -rf "$VENV"
-    "$(find_python311)" -m venv "$VENV"
+    "$(find_python 3.11 test-oldest)" -m venv "$VENV"
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c "$CONSTRAINTS" -e '.[django-tasks,test]'
     "$VENV/bin/python" -m pip check --disable-pip-version-check
     touch "$stamp"
