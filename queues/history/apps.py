@@ -6,6 +6,6 @@ class HistoryConfig(AppConfig):
     ``analytics:daily`` Spark task."""
 
     name = "taskq.queues.history"
-    label = "history"
+    label = "taskq_history"
     verbose_name = "Task history"
     default_auto_field = "django.db.models.BigAutoField"

@@ -61,7 +61,7 @@ def manage(database: str, redis_url: str, *args: str) -> subprocess.CompletedPro
 def test_migrate_from_empty_then_nothing_is_left_to_migrate_or_make(empty_database, redis_url, redis_client):
     migrated = manage(empty_database, redis_url, "migrate", "--noinput")
     assert migrated.returncode == 0, migrated.stderr
-    assert "Applying queues.0001_initial... OK" in migrated.stdout
+    assert "Applying taskq.0001_initial... OK" in migrated.stdout
 
     again = manage(empty_database, redis_url, "migrate", "--noinput")
     assert again.returncode == 0 and "No migrations to apply." in again.stdout, again.stdout + again.stderr
