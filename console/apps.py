@@ -7,3 +7,5 @@ class ConsoleConfig(AppConfig):
     name = "taskq.console"
     label = "taskq_console"
     verbose_name = "Console"
+    # The key type of its migrations, whatever DEFAULT_AUTO_FIELD a project sets (or leaves unset: models.W042).
+    default_auto_field = "django.db.models.BigAutoField"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.apps import apps
 from django.conf import settings
 from django.core import checks
 
@@ -12,7 +13,10 @@ from .scrape_access import parse_networks
 
 @checks.register(checks.Tags.security)
 def check_metrics_access(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    # `manage.py check <app>` asks about those apps only: this is the metrics app's check.
+    # The metrics app's check: silent where the app is not installed (a module imported it anyway) and where
+    # `manage.py check <app>` asks about other apps only.
+    if not apps.is_installed("taskq.metrics"):
+        return []
     if app_configs is not None and not any(config.name == "taskq.metrics" for config in app_configs):
         return []
     allow = tuple(getattr(settings, "METRICS_ALLOW", ()))

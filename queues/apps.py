@@ -7,6 +7,8 @@ class QueuesConfig(AppConfig):
     name = "taskq.queues"
     label = "taskq"
     verbose_name = "taskq"
+    # The key type of its migrations, whatever DEFAULT_AUTO_FIELD a project sets (or leaves unset: models.W042).
+    default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
         # Register the Redis of the Django settings as this process's default (see

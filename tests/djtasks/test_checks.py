@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from django.apps import apps
 from django.core import checks
@@ -104,3 +109,14 @@ def test_redis_that_does_not_answer(settings):
 
 def test_the_test_settings_are_the_ones_checked(settings):
     assert settings.TASKS is TASKS
+
+
+def test_a_project_without_default_auto_field_or_the_metrics_app_gets_no_warning_of_ours(taskq_redis_url):
+    # These tests' settings set no DEFAULT_AUTO_FIELD (models.W042 named taskq's models) and leave taskq.metrics out
+    # (its taskq.W201 fired all the same, for an app the project does not run).
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.djtasks.settings", "REDIS_URL": taskq_redis_url}
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=root, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert "models.W042" not in done.stderr + done.stdout and "taskq.W201" not in done.stderr + done.stdout
