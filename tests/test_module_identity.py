@@ -16,6 +16,7 @@ import pytest
 
 from taskq import Client, Inspector
 from tests.waiting import wait_for
+from tests.worker.worker_support import start_taskworker
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = "from tests.module_identity import files_under_two_names as f; import json; print(json.dumps(f()))"
@@ -47,27 +48,24 @@ def test_the_demo_loads_each_file_once(redis_url):
     assert json.loads(run.stdout.splitlines()[-1]) == {}
 
 
-def test_a_running_worker_loads_each_file_once(redis_url, redis_client, tmp_path):
-    log = (tmp_path / "worker.log").open("wb")
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "demo.settings", "REDIS_URL": redis_url}
-    worker = subprocess.Popen(
-        [sys.executable, "manage.py", "taskworker", "--queues", "identity", "--import", "tests.module_identity"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
+def test_a_running_worker_loads_each_file_once(redis_url, redis_client, processes, tmp_path):
+    log = tmp_path / "worker.log"
+    worker = start_taskworker(
+        processes,
+        redis_url,
+        log,
+        "--queues",
+        "identity",
+        "--import",
+        "tests.module_identity",
+        DJANGO_SETTINGS_MODULE="demo.settings",
     )
-    log.close()
-    try:
-        info = Client(redis_url).enqueue("identity:probe", {}, queue="identity", retention=60)
-        inspector = Inspector(redis_url)
-        wait_for(
-            lambda: worker.poll() is not None or inspector.get_task("identity", info.id).state == "completed",
-            what=f"the probe to run (log: {tmp_path / 'worker.log'})",
-        )
-        assert worker.poll() is None, (tmp_path / "worker.log").read_text()
-        result = inspector.get_task("identity", info.id).result_json()
-        assert result["twice"] == {} and result["taskq_modules"] > 50  # the worker's own modules were looked at
-    finally:
-        worker.terminate()
-        worker.wait(20)
+    info = Client(redis_url).enqueue("identity:probe", {}, queue="identity", retention=60)
+    inspector = Inspector(redis_url)
+    wait_for(
+        lambda: worker.poll() is not None or inspector.get_task("identity", info.id).state == "completed",
+        what=f"the probe to run (log: {log})",
+    )
+    assert worker.poll() is None, log.read_text()
+    result = inspector.get_task("identity", info.id).result_json()
+    assert result["twice"] == {} and result["taskq_modules"] > 50  # the worker's own modules were looked at

@@ -37,6 +37,7 @@ from tests.packaging.getting_started import for_project
 from tests.packaging.wheels import build_wheel, run
 from tests.ports import accepting, free_port
 from tests.waiting import wait_for
+from tests.worker.worker_support import kill_process
 
 #: The base install's ceiling (issue 36): engine, worker, console, API and metrics, with Django.
 BASE_INSTALL_MAX_MB = 200
@@ -166,15 +167,6 @@ def start(args: list[str], project: Path, env: dict[str, str], log: Path) -> sub
         return subprocess.Popen(args, cwd=project, env=env, stdout=out, stderr=subprocess.STDOUT)
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(5)
-
-
 @pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.timeout(600)  # a venv, its packages (from pip's cache after the first run), two servers and a browser
@@ -212,7 +204,7 @@ def test_taskq_in_a_new_project(
         done = run(python, "manage.py", "shell", "-c", RUN_A_TASK, cwd=project, env=env)
         assert "SUCCESSFUL 5" in done.splitlines(), (done, (tmp_path / "worker.log").read_text())
     finally:
-        stop(worker)
+        kill_process(worker, term_timeout=15)
 
     live_console_in_the_project(python, project, env, serving, browser, redis_url, tmp_path)
 
@@ -270,4 +262,4 @@ def live_console_in_the_project(python, project, env, serving, browser, redis_ur
         client.enqueue("shop:receipt", {"order": 3}, queue="shop-mail")
         wait_for(lambda: browser.find_element(By.CSS_SELECTOR, size).text == "3", what="the live figure to move")
     finally:
-        stop(server)
+        kill_process(server, term_timeout=15)
