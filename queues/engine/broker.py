@@ -6,15 +6,26 @@ from functools import partial
 from typing import Any, Self, TypedDict
 
 import redis
+import redis.asyncio
 
 from . import functions, redis_errors, topology
 from .clock import Clock
-from .connection import DEFAULT_REDIS_URL, connect, is_cluster
+from .connection import DEFAULT_REDIS_URL, connect, connect_async, is_cluster
 from .errors import EngineError, RedisUnavailableError
 from .keys import DEFAULT_PREFIX
 from .layout import LAYOUT_VERSION, check_flow
-from .redis_errors import KeptConnection, translated
-from .sans_io import Pipeline, drive, outcomes_of, run_command, script_runs
+from .redis_errors import KeptConnection, run_scripts_pipelined_async, translated
+from .sans_io import (
+    Flow,
+    Pipeline,
+    Request,
+    drive,
+    drive_async,
+    outcomes_of,
+    run_command,
+    run_command_async,
+    script_runs,
+)
 from .transitions import Call, Limits, Transitions
 
 
@@ -96,6 +107,29 @@ class Broker:
         replies = redis_errors.run_scripts_pipelined(self.conn, runs, pipeline.meanwhile, self._load_functions, kept)
         return outcomes_of(pipeline.calls, replies)
 
+    def execute(self, op: str, request: Request) -> Any:
+        """Run any request a flow yields: a transition ``Call`` or ``Pipeline``, a plain ``Command`` or a ``Batch``;
+        errors are the engine's, and a plain command's name ``op``."""
+        if isinstance(request, Call):
+            return self.run(request)
+        if isinstance(request, Pipeline):
+            return self.run_pipeline(request)
+        with translated(op):
+            return run_command(self.conn, request)
+
+    def drive(self, op: str, flow: Flow) -> Any:
+        """Run a flow to its end on this broker and return its value (see ``execute``)."""
+        return drive(flow, lambda request: self.execute(op, request))
+
+    def send(self, op: str, name: str, *args: Any, **kwargs: Any) -> Any:
+        """One plain command, by its redis-py method name: ``broker.send("queues.list", "smembers", key)``."""
+        with translated(op):
+            return getattr(self.conn, name)(*args, **kwargs)
+
+    def subscription(self, op: str) -> Subscription:
+        """A pub/sub connection of its own (see ``Subscription``), its errors named ``op``."""
+        return Subscription(self.conn.pubsub(), op)  # type: ignore[no-untyped-call]
+
     def command(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         """Call a redis-py method (a plain command or a pipeline's execute) as operation ``op``: a connection that
         fails raises RedisUnavailableError naming the operation, like a failed script."""
@@ -125,6 +159,115 @@ class Broker:
 
     def close(self) -> None:
         self.conn.close()
+
+
+class AsyncBroker:
+    """``Broker`` for asyncio code: the same calls, awaited, on a ``redis.asyncio`` client. Scripts go out as
+    EVALSHA (no functions on asyncio clients)."""
+
+    def __init__(
+        self,
+        redis_url: str = DEFAULT_REDIS_URL,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        clock: Clock | None = None,
+        limits: Limits | None = None,
+        conn: redis.asyncio.Redis | None = None,
+    ):
+        self.conn = conn if conn is not None else connect_async(redis_url)
+        self.topology = topology.parse(redis_url)
+        self.cluster = is_cluster(self.conn)
+        self.transitions = Transitions(prefix, clock, limits, cluster=self.cluster)
+        self.keys = self.transitions.keys
+        self.clock = self.transitions.clock
+
+    async def run(self, call: Call, replicated: bool = False) -> Any:
+        """As ``Broker.run``."""
+        with translated(call.op, script=call.script.name):
+            if replicated and self.topology.wait_replicas:
+                reply, confirmed = await call.script.run_and_wait_async(
+                    self.conn, call.keys, call.args, self.topology.wait_replicas, self.topology.wait_timeout_ms
+                )
+                if confirmed < self.topology.wait_replicas:
+                    raise not_replicated(call.op, confirmed, self.topology)
+            else:
+                reply = await call.script.run_async(self.conn, call.keys, call.args)
+        return call.parse(reply)
+
+    async def run_pipeline(self, pipeline: Pipeline, replicated: bool = False) -> list[Any]:
+        """As ``Broker.run_pipeline``."""
+        if self.cluster or (replicated and self.topology.wait_replicas):
+            outcomes: list[Any] = []
+            for call in pipeline.calls:
+                try:
+                    outcomes.append(await self.run(call, replicated))
+                except EngineError as exc:
+                    return [*outcomes, exc]
+            return outcomes
+        replies = await run_scripts_pipelined_async(self.conn, script_runs(pipeline.calls), pipeline.meanwhile)
+        return outcomes_of(pipeline.calls, replies)
+
+    async def execute(self, op: str, request: Request) -> Any:
+        """As ``Broker.execute``."""
+        if isinstance(request, Call):
+            return await self.run(request)
+        if isinstance(request, Pipeline):
+            return await self.run_pipeline(request)
+        with translated(op):
+            return await run_command_async(self.conn, request)
+
+    async def drive(self, op: str, flow: Flow) -> Any:
+        """As ``Broker.drive``."""
+        return await drive_async(flow, lambda request: self.execute(op, request))
+
+    async def send(self, op: str, name: str, *args: Any, **kwargs: Any) -> Any:
+        """As ``Broker.send``."""
+        with translated(op):
+            return await getattr(self.conn, name)(*args, **kwargs)
+
+    async def check_layout(self, op: str, expected: int = LAYOUT_VERSION, stamp: bool = True) -> int:
+        """As ``Broker.check_layout``."""
+        return int(await self.drive(op, check_flow(self.keys, op, expected, stamp)))
+
+    async def close(self) -> None:
+        await self.conn.aclose()
+
+
+class Subscription:
+    """Pub/sub on a connection of its own: subscribe to channels and patterns, read what arrives. Not thread-safe
+    (nor is redis-py's PubSub): one thread owns it. Every call raises the engine's errors, named ``op``."""
+
+    def __init__(self, pubsub: Any, op: str) -> None:
+        self._pubsub = pubsub
+        self.op = op
+
+    def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        with translated(self.op):
+            return getattr(self._pubsub, name)(*args, **kwargs)
+
+    def subscribe(self, *channels: str) -> None:
+        self._call("subscribe", *channels)
+
+    def unsubscribe(self, *channels: str) -> None:
+        self._call("unsubscribe", *channels)
+
+    def psubscribe(self, *patterns: str) -> None:
+        self._call("psubscribe", *patterns)
+
+    def punsubscribe(self, *patterns: str) -> None:
+        self._call("punsubscribe", *patterns)
+
+    def get_message(self, timeout: float = 0.0) -> dict[str, Any] | None:
+        """The next message (a dict of ``type``, ``channel``, ``pattern``, ``data``; subscription confirmations
+        included), or None when none arrives within ``timeout`` seconds."""
+        return self._call("get_message", timeout=timeout)  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        """Drop the connection; never raises (it is dropped either way)."""
+        try:
+            self._call("close")
+        except EngineError:
+            pass
 
 
 class BrokerStore:
