@@ -17,7 +17,7 @@ PYTEST_WORKERS ?= 2
 # Tests use their own Redis database (1-9, enforced by tests/conftest.py), never the demo's db 0.
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/9
 
-.PHONY: venv redis run test lint migrate docs
+.PHONY: venv redis run test lint migrate docs bench
 
 venv: $(STAMP)
 
@@ -79,3 +79,8 @@ docs: venv
 	@test -x $(BIN)/sphinx-build || { echo "make docs: sphinx is not installed; run: $(BIN)/python -m pip install -c $(CONSTRAINTS) -e '.[dev]'" >&2; exit 1; }
 	$(BIN)/sphinx-build -W --keep-going -E -b html docs build/docs
 	$(BIN)/python scripts/check_readme_links.py README.md
+
+# The figures of docs/benchmarks.md: taskq against its peers and the CPython ceiling (about an hour; scripts/bench.sh
+# says what it installs, outside the repository, and what it runs).
+bench: venv
+	PYTHON=$(BIN)/python bash scripts/bench.sh

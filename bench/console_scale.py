@@ -12,7 +12,7 @@ filling a database an earlier ``--keep`` run left).
     .venv/bin/python bench/console_scale.py                        # 1,000,000 pending, 100,000 archived
     .venv/bin/python bench/console_scale.py --pending 100000 --repeat 5
 
-Run by hand, with results reported in docs/benchmarks.md ("Console at scale"); no test times anything.
+Run by hand, with results reported in bench/RESULTS.md ("Console at scale"); no test times anything.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ size of a full snapshot and of the delta after one enqueue. The database is flus
 
     BENCH_REDIS_URL=redis://127.0.0.1:6379/4 .venv/bin/python bench/live_dashboard.py --queues 100 500
 
-Run by hand, with results reported in docs/benchmarks.md ("Live console"); no test times anything.
+Run by hand, with results reported in bench/RESULTS.md ("Live console"); no test times anything.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
     python bench/pipeline.py --events 3000 --exporter-events 1000     # the smoke run of tests/bench
 
 Prints events/s and peak memory (RSS high-water mark) of each stage, then one JSON document with the figures on
-its last line. Figures go to docs/benchmarks.md. The Redis database (``--redis``, else BENCH_REDIS_URL, DB 4 by
+its last line. Figures go to bench/RESULTS.md. The Redis database (``--redis``, else BENCH_REDIS_URL, DB 4 by
 default; DB 0 and 10-15 are refused) is flushed before and after the exporter stage.
 """
 

@@ -1,4 +1,4 @@
-"""The processing workloads W1-W4 of docs/benchmarks.md, for taskq and the peers that run the same handler code
+"""The processing workloads W1-W4 of bench/RESULTS.md, for taskq and the peers that run the same handler code
 (Dramatiq, Huey, Celery; bench/work.py), in rounds: each round runs every case once, so the machine's drift
 spreads over all of them. Prints a markdown table of the medians and writes every run to bench/results/.
 

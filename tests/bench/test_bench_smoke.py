@@ -1,6 +1,6 @@
 """Every benchmark under bench/ runs here at a tiny size (issue 28: benches that cannot rot).
 
-A bench is run by hand and its figures go to docs/benchmarks.md, so nothing else notices when a schema or an API
+A bench is run by hand and its figures go to bench/RESULTS.md, so nothing else notices when a schema or an API
 change breaks it: ``bench/pipeline.py`` failed for weeks on a column the export had gained. Each smoke run starts
 the bench as a subprocess, as a person would, on this test's Redis database (``BENCH_REDIS_URL``; under xdist the
 worker's own, tests/xdist_isolation.py), and checks only that it ran and reported its figures: exit status 0 and
