@@ -12,8 +12,12 @@ from __future__ import annotations
 from django.http import HttpRequest
 from django.utils.functional import SimpleLazyObject
 
+from taskq.queues import conf
+from taskq.queues.engine import EngineError
+
 from .models import ConsolePreference
 from .permissions import can_create, can_operate, can_view, read_only
+from .summary_bar import summary_bar
 
 
 def preference(request: HttpRequest) -> ConsolePreference:
@@ -45,11 +49,6 @@ def console(request: HttpRequest) -> dict[str, object]:
 
 
 def _summary_bar() -> object:
-    from taskq.queues import conf
-    from taskq.queues.engine import EngineError
-
-    from .summary_bar import summary_bar
-
     try:
         inspector = conf.get_inspector()
     except EngineError:  # a malformed REDIS_URL: no bar, and the page's own content says what is wrong

@@ -9,6 +9,8 @@ not match, so the request ends in a 404 instead of reaching a view.
 
 from __future__ import annotations
 
+from taskq.queues.engine import validation
+from taskq.queues.engine.errors import ValidationError
 from taskq.queues.segments import escape_segment, unescape_segment
 
 __all__ = ["QueueNameConverter", "TaskIdConverter", "TaskTypeConverter", "escape_segment", "unescape_segment"]
@@ -21,9 +23,6 @@ class _NameConverter:
     check = ""
 
     def to_python(self, value: str) -> str:
-        from taskq.queues.engine import validation
-        from taskq.queues.engine.errors import ValidationError
-
         try:
             return str(getattr(validation, self.check)(unescape_segment(value)))
         except ValidationError as exc:

@@ -13,14 +13,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from functools import wraps
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
+from django.views import defaults
+
+from taskq.queues.engine import (
+    LayoutVersionError,
+    QueueNotFoundError,
+    RedisUnavailableError,
+    ServerNotFoundError,
+    TaskNotFoundError,
+    ValidationError,
+)
 
 from .page_render import render
-
-if TYPE_CHECKING:
-    from taskq.queues.engine import LayoutVersionError
 
 logger = logging.getLogger(__name__)
 
@@ -37,8 +44,6 @@ def error_page(request: HttpRequest, status: int, title: str, message: str, deta
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     """The standalone console's 404 for a URL no route matches (``handler404`` in console/urls.py). Its template
     is not the bare ``404.html``, which would take over the 404 pages of a project the console is mounted in."""
-    from django.views import defaults
-
     return defaults.page_not_found(request, exception, template_name="taskq/404.html")
 
 
@@ -78,16 +83,6 @@ def engine_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        # Imported per call, not at module level, so the URLconf (admin, login) loads even if the engine cannot.
-        from taskq.queues.engine import (
-            LayoutVersionError,
-            QueueNotFoundError,
-            RedisUnavailableError,
-            ServerNotFoundError,
-            TaskNotFoundError,
-            ValidationError,
-        )
-
         try:
             return view(request, *args, **kwargs)
         except RedisUnavailableError as exc:

@@ -11,12 +11,11 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render as django_render
 
+from .context_processors import console
+
 
 def render(
     request: HttpRequest, template_name: str, context: Mapping[str, Any] | None = None, status: int | None = None
 ) -> HttpResponse:
     """``django.shortcuts.render`` for the console's pages: the page's own ``context`` over the console's."""
-    # Here, not at the top: the processor imports taskq.console.access, which renders its error pages with this.
-    from .context_processors import console
-
     return django_render(request, template_name, {**console(request), **(context or {})}, status=status)

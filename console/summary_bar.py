@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from taskq.queues.engine.errors import EngineError
+
 #: The bar's figures, in its order: the FleetSummary field and what the page calls it.
 SUMMARY_LABELS = (
     ("processed_today", "Processed today"),
@@ -34,8 +36,6 @@ def summary_figures(inspector: Any) -> dict[str, int]:
 def summary_bar(inspector: Any) -> list[dict[str, Any]] | None:
     """The bar as the base template renders it: ``[{"name", "label", "value"}]``; None when Redis does not answer
     (the page still renders, without the bar: its own content says what is wrong)."""
-    from taskq.queues.engine.errors import EngineError
-
     try:
         figures = summary_figures(inspector)
     except EngineError:

@@ -28,7 +28,7 @@ class RQQueueIndexGuard:
             return
         if not getattr(request.user, "is_staff", False):
             return  # the admin's own rule answers first (login page), and an outsider learns nothing of the list
-        from django_rq.settings import get_queues_list
+        from django_rq.settings import get_queues_list  # optional: django-rq (taskq[rq])
 
         count = len(get_queues_list())
         for name in QUEUE_INDEX_ARGS:

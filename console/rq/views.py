@@ -20,8 +20,10 @@ from taskq.console.access import operator_action, viewer_page
 from taskq.console.errors import bad_request, error_page, not_found
 from taskq.console.page_render import render
 from taskq.console.permissions import can_operate
+from taskq.queues.audit import record_action
 
 from . import bridge
+from .forms import JobListForm
 
 
 def rq_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -54,8 +56,6 @@ def rq_index(request: HttpRequest) -> HttpResponse:
 @rq_errors
 def rq_queue(request: HttpRequest, queue_name: str) -> HttpResponse:
     """One RQ queue: a tab per registry with its count, and a page of the selected registry's jobs."""
-    from .forms import JobListForm
-
     summary = bridge.rq_queue_summary(queue_name)  # first: an unknown queue is a 404 before bad input is a 400
     form = JobListForm(request.GET)
     if not form.is_valid():
@@ -81,8 +81,6 @@ def rq_job(request: HttpRequest, queue_name: str, job_id: str) -> HttpResponse:
 @rq_errors
 def rq_requeue(request: HttpRequest, queue_name: str, job_id: str) -> HttpResponse:
     """Requeue one failed job through RQ's FailedJobRegistry; back to the job's page."""
-    from taskq.queues.audit import record_action
-
     bridge.requeue_failed(queue_name, job_id)
     record_action(request.user, "rq_requeue_job", queue=queue_name, task_ids=[job_id], detail="RQ failed job requeued")
     messages.success(request, f"Requeued RQ job {job_id}.")
@@ -93,8 +91,6 @@ def rq_requeue(request: HttpRequest, queue_name: str, job_id: str) -> HttpRespon
 @rq_errors
 def rq_delete(request: HttpRequest, queue_name: str, job_id: str) -> HttpResponse:
     """Delete one job (not a running one) through RQ's Job.delete; back to the registry it was in."""
-    from taskq.queues.audit import record_action
-
     registry = bridge.delete_job(queue_name, job_id) or "queued"
     record_action(
         request.user, "rq_delete_job", queue=queue_name, task_ids=[job_id], detail=f"RQ job deleted from {registry}"
