@@ -22,17 +22,20 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from taskq.queues.engine.quoting import shown
 
 from . import conf
+from .api.tokens import assign_secret
 from .audit import action_name, record_action
-from .engine import EngineError, LayoutVersionError, QueueNotFoundError
+from .engine import EngineError, LayoutVersionError, QueueNotFoundError, nesting
 from .engine.inspector import QueueInfo
 from .engine.redaction import MASK
 from .engine.transitions import RateLimit
 from .models import ApiToken, AuditLog, PeriodicTask, QueueDefinition, RetentionPolicy, Tasks, UniquePolicy
+from .redaction_access import can_see_unredacted, masked, record_unredacted_view, rules
 from .task_admin import TaskBrowser, can_operate, can_view
 
 
@@ -50,8 +53,6 @@ class BoundedJSONField(forms.JSONField):
     shows the text again as typed."""
 
     def _too_deep(self, value: Any) -> bool:
-        from .engine import nesting
-
         return isinstance(value, str) and nesting.deeper_than(value, conf.taskq_settings().max_payload_depth)
 
     def to_python(self, value: Any) -> Any:
@@ -261,8 +262,6 @@ class AuditLogAdmin(ReadOnlyAdmin):
         return self.get_fields(request, obj)
 
     def _may_reveal(self, request: HttpRequest, obj: AuditLog | None) -> bool:
-        from .redaction_access import can_see_unredacted
-
         return obj is not None and bool(obj.unredacted_detail) and can_see_unredacted(request.user)
 
     def get_urls(self) -> list[URLPattern]:
@@ -276,8 +275,6 @@ class AuditLogAdmin(ReadOnlyAdmin):
     def unredacted_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
         """Access: viewing the log and ``taskq.view_unredacted``; GET. Shows an entry's unredacted original and
         writes a ``task.view_unredacted`` entry naming it."""
-        from .redaction_access import record_unredacted_view
-
         if request.method not in ("GET", "HEAD"):
             return HttpResponse(status=405, headers={"Allow": "GET, HEAD"})
         entry = get_object_or_404(AuditLog, pk=object_id)
@@ -332,8 +329,6 @@ class PeriodicTaskAdmin(AuditedAdmin):
     # A payload under TASKS_REDACT is shown masked, and read-only, to a user without taskq.view_unredacted: the
     # form would show it in full, and saving the masked text back would overwrite the real one.
     def _masks_payload(self, request: HttpRequest, obj: PeriodicTask | None) -> bool:
-        from .redaction_access import can_see_unredacted, rules
-
         if obj is None or can_see_unredacted(request.user):
             return False
         try:
@@ -354,8 +349,6 @@ class PeriodicTaskAdmin(AuditedAdmin):
 
     @admin.display(description="payload")
     def masked_payload(self, obj: PeriodicTask) -> str:
-        from .redaction_access import masked
-
         try:
             entry = obj.entry()
         except EngineError:
@@ -384,8 +377,6 @@ class ApiTokenAdmin(admin.ModelAdmin):
     actions = ["revoke"]
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
-        from .api.tokens import assign_secret
-
         secret = None if change else assign_secret(obj)
         super().save_model(request, obj, form, change)
         record_action(request.user, action_name("change" if change else "add", "apitoken"), detail=str(obj))
@@ -398,8 +389,6 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke the selected tokens")
     def revoke(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        from django.utils import timezone
-
         count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
         record_action(request.user, action_name("revoke", "apitoken"), detail=", ".join(t.name for t in queryset))
         self.message_user(request, f"Revoked {count} token(s).")

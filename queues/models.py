@@ -16,6 +16,8 @@ from django.utils import timezone
 
 from .engine import ValidationError as EngineValidationError
 from .engine import validation as check
+from .engine.cron import parse, time_zone
+from .engine.periodic import check_options, make_entry
 from .token_scopes import allows, clean_scopes
 
 MAX_SECONDS = int(check.MAX_DURATION)
@@ -269,14 +271,10 @@ def _engine_check(check: Any, value: Any) -> None:
 
 
 def validate_time_zone(value: str) -> None:
-    from .engine.cron import time_zone
-
     _engine_check(time_zone, value)
 
 
 def validate_periodic_options(value: Any) -> None:
-    from .engine.periodic import check_options
-
     _engine_check(check_options, value)
 
 
@@ -327,8 +325,6 @@ class PeriodicTask(models.Model):
 
     def entry(self) -> Any:
         """The engine's entry for this row. Raises the engine's ValidationError."""
-        from .engine.periodic import make_entry
-
         return make_entry(
             self.spec,
             self.task_type,
@@ -342,8 +338,6 @@ class PeriodicTask(models.Model):
         )
 
     def clean(self) -> None:
-        from .engine.cron import parse
-
         errors: dict[str, str] = {}
         try:
             parse(self.spec, "UTC")

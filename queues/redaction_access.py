@@ -35,6 +35,7 @@ __all__ = [
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from .audit import record_action
 from .conf import taskq_settings
 from .engine import TaskInfo
 from .engine.redaction import Redaction
@@ -154,8 +155,6 @@ def mask_string(text: str) -> str:
 def record_unredacted_view(user: Any, queue: str, task_ids: list[str], where: str, username: str = "") -> None:
     """One audit entry per look: who (``username`` when there is no Django user, e.g. ``cli:alice``), which
     queue and tasks, and from where."""
-    from .audit import record_action  # models: imported on use, so this module loads before the app registry
-
     record_action(user, VIEW_ACTION, queue=queue, task_ids=task_ids, detail=where, username=username)
 
 
@@ -166,8 +165,6 @@ def record_with_payload(
     payload's bytes to the entry's text) as whoever reads the log may see it, masked by ``TASKS_REDACT``; with
     ``TASKS_AUDIT_UNREDACTED``, and only when masking changed something, the same in full beside it
     (``unredacted_detail``, shown only through the admin's audited "Show unredacted original")."""
-    from .audit import record_action
-
     shown = masked(task_type, payload)
     full = detail(payload) if shown != payload and taskq_settings().audit_unredacted else ""
     record_action(user, action, queue=queue, task_ids=task_ids, detail=detail(shown), unredacted_detail=full)

@@ -12,6 +12,8 @@ from django.db.models.signals import post_delete, post_save
 
 from .engine import EngineError
 from .models import PeriodicTask, QueueDefinition, RetentionPolicy, UniquePolicy
+from .periodic_sync import sync_periodic
+from .policy_sync import sync_policies
 
 log = logging.getLogger("taskq.queues.signals")
 
@@ -32,14 +34,10 @@ def mirror_quietly(what: str, sync: Callable[[], int]) -> None:
 
 
 def mirror_on_commit(sender: Any, **kwargs: Any) -> None:
-    from .policy_sync import sync_policies
-
     transaction.on_commit(lambda: mirror_quietly("queue definitions and policies", sync_policies))
 
 
 def mirror_periodic_on_commit(sender: Any, **kwargs: Any) -> None:
-    from .periodic_sync import sync_periodic
-
     transaction.on_commit(lambda: mirror_quietly("periodic tasks", sync_periodic))
 
 

@@ -27,6 +27,7 @@ from taskq.queues.engine.quoting import shown
 from . import conf
 from .engine import EngineError, ValidationError
 from .engine import validation as check
+from .policy_sync import policy_store
 
 #: OPTIONS the backend reads, each with its check: a description of the wanted value, and the test.
 OPTION_TYPES: dict[str, tuple[str, Any]] = {
@@ -112,8 +113,6 @@ def _redis_url() -> Iterator[checks.CheckMessage]:
 
 
 def _unserved(backend: Any) -> Iterator[checks.CheckMessage]:
-    from .policy_sync import policy_store
-
     try:
         defined = set(policy_store().read().queues)
         servers = conf.get_inspector("tasks_backend").servers()
