@@ -100,7 +100,7 @@ def build_session(settings: SparkSettings) -> Any:
 
     Raises MissingExtraError (naming the ``spark`` extra) where pyspark is not installed."""
     extras.require("spark", "Spark (Spark tasks, the analytics job)", op="sparkconf.build_session")
-    from pyspark.sql import SparkSession
+    from pyspark.sql import SparkSession  # optional: pyspark (taskq[spark])
 
     # Python UDFs run in executor processes; unless told otherwise, they use this interpreter (the worker's
     # virtualenv, with pyarrow and the handlers' dependencies), not whatever "python3" is first on the PATH.

@@ -47,6 +47,11 @@ TaskContext: Any = _base.TaskContext
 TaskResultDoesNotExist: type[Exception] = _exceptions.TaskResultDoesNotExist
 # Django 6 says InvalidTask; the backport, InvalidTaskError.
 InvalidTask: type[Exception] = getattr(_exceptions, "InvalidTask", None) or _exceptions.InvalidTaskError
+# Django 6 has it in django.utils.json; the backport, in its utils.
+if PACKAGE == "django.tasks":
+    from django.utils.json import normalize_json as _normalize_json
+else:
+    from django_tasks.utils import normalize_json as _normalize_json
 
 
 def task_backends() -> Any:
@@ -57,8 +62,4 @@ def task_backends() -> Any:
 def normalize_json(value: Any) -> Any:
     """The framework's own JSON normalization (tuples to lists, bytes to text), which raises TypeError or
     ValueError for what JSON cannot hold: the test every argument and return value must pass."""
-    if PACKAGE == "django.tasks":
-        from django.utils.json import normalize_json as normalize
-    else:
-        from django_tasks.utils import normalize_json as normalize
-    return normalize(value)
+    return _normalize_json(value)

@@ -81,8 +81,7 @@ def moment_of(value: Any) -> datetime | None:
 
 
 def status_of(info: TaskInfo) -> Any:
-    # The framework is imported where a TaskResult is built, not with this module: the console's task page reads
-    # the headers and journal above in a project without Django's Tasks framework too.
+    # optional: Django's Tasks framework (the console's task page reads the headers and journal without it)
     from . import tasks_framework as fw
 
     return fw.TaskResultStatus(STATUS.get(info.state, "READY"))
@@ -90,7 +89,7 @@ def status_of(info: TaskInfo) -> Any:
 
 def build(task: Any, info: TaskInfo, journal: list[dict[str, Any]], status: Any = None) -> Any:
     """The framework's TaskResult for the Django task ``task`` (as enqueued) from its taskq task ``info``."""
-    from . import tasks_framework as fw
+    from . import tasks_framework as fw  # optional: Django's Tasks framework
 
     status = status if status is not None else status_of(info)
     payload = json.loads(info.payload) if info.payload else {}
