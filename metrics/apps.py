@@ -9,4 +9,4 @@ class MetricsConfig(AppConfig):
     verbose_name = "Metrics"
 
     def ready(self) -> None:
-        from . import checks  # noqa: F401  registers the system checks of /metrics access
+        from . import checks  # noqa: F401  registers checks: /metrics access

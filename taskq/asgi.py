@@ -16,6 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from channels.auth import AuthMiddlewareStack
+from channels.routing import ProtocolTypeRouter
+from channels.security.websocket import AllowedHostsOriginValidator
+
+from taskq.console.live.routing import is_live_socket
+
 ASGIApp = Any  # an ASGI application: ``async (scope, receive, send) -> None``
 
 __all__ = ["with_taskq"]
@@ -24,11 +30,7 @@ __all__ = ["with_taskq"]
 def with_taskq(application: ASGIApp) -> ASGIApp:
     """``application`` with the live console's WebSocket added. Call it after ``get_asgi_application()`` (which
     sets Django up): the socket's middleware needs the auth models loaded."""
-    # Imported here, not at the top: a project's asgi.py imports this module before Django is set up.
-    from channels.auth import AuthMiddlewareStack
-    from channels.routing import ProtocolTypeRouter
-    from channels.security.websocket import AllowedHostsOriginValidator
-
+    # before setup: a project's asgi.py imports this module before Django is set up; the consumer needs the models
     from taskq.console.live.consumers import LiveConsumer
 
     console_socket = AllowedHostsOriginValidator(AuthMiddlewareStack(LiveConsumer.as_asgi()))
@@ -48,8 +50,6 @@ class ConsoleSocketRouter:
         self.project = project
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        from taskq.console.live.routing import is_live_socket
-
         if is_live_socket(scope):
             await self.console(scope, receive, send)
         elif self.project is not None:

@@ -16,6 +16,8 @@ between queues comes from the workers' weights, not from the task.
 
 from __future__ import annotations
 
+import importlib
+import sys
 from datetime import datetime
 from typing import Any
 
@@ -184,8 +186,6 @@ def trusted_module(name: str) -> bool:
     """Whether a task type may make this process import ``name``: a module imported already (the worker imports
     every app's ``tasks`` and its ``--import`` modules), or one inside an installed app. Anyone who can enqueue
     chooses a task's type, and importing a module runs its code."""
-    import sys
-
     if name in sys.modules:
         return True
     return any(name == app.name or name.startswith(app.name + ".") for app in apps.get_app_configs())
@@ -194,8 +194,6 @@ def trusted_module(name: str) -> bool:
 def find_task(module_path: str) -> Any:
     """The framework's Task whose ``module_path`` this is, else None: only a module-level object made by
     ``@task`` qualifies, never a plain function of the same path."""
-    import importlib
-
     module_name, _, name = module_path.rpartition(".")
     if not module_name or not trusted_module(module_name):
         return None
