@@ -5,7 +5,8 @@ loading the plugin changes nothing else. The Redis database comes from ``--taskq
 ``$TASKQ_TEST_REDIS_URL``, else redis://127.0.0.1:6379/9; database 0 is refused. ``taskq_redis`` (and every
 fixture built on it) flushes that database, and only it, before and after the test.
 
-Imports of the engine and the worker happen inside the fixtures, so loading the plugin imports neither.
+Loading the plugin imports no Django: a fixture asks Django for the installed apps only where the tests have
+imported Django already.
 """
 
 from __future__ import annotations
@@ -13,16 +14,17 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
+import redis
 
-if TYPE_CHECKING:
-    import redis
+from taskq.queues.engine import Client, FakeClock, Inspector, RedisUnavailableError, ValidationError
+from taskq.queues.engine.redis_errors import call
+from taskq.worker.discovery import import_app_tasks
 
-    from taskq.queues.engine import Client, FakeClock, Inspector
-
-    from .thread import WorkerThread
+from .redis_db import test_redis_url
+from .thread import WorkerThread
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -37,10 +39,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture(scope="session")
 def taskq_redis_url(pytestconfig: pytest.Config) -> str:
     """The Redis URL the taskq fixtures write to and flush."""
-    from taskq.queues.engine import ValidationError
-
-    from .redis_db import test_redis_url
-
     try:
         return test_redis_url(pytestconfig.getoption("--taskq-redis-url"))
     except ValidationError as exc:
@@ -50,11 +48,6 @@ def taskq_redis_url(pytestconfig: pytest.Config) -> str:
 @pytest.fixture
 def taskq_redis(taskq_redis_url: str) -> Iterator[redis.Redis]:
     """A redis-py client on the test database, flushed before and after the test."""
-    import redis
-
-    from taskq.queues.engine import RedisUnavailableError
-    from taskq.queues.engine.redis_errors import call
-
     conn = redis.Redis.from_url(taskq_redis_url)
     try:
         call("taskq_redis", conn.flushdb)
@@ -68,16 +61,12 @@ def taskq_redis(taskq_redis_url: str) -> Iterator[redis.Redis]:
 @pytest.fixture
 def taskq_clock() -> FakeClock:
     """A FakeClock starting at the current time; it moves only with ``advance(seconds)`` or ``set(when)``."""
-    from taskq.queues.engine import FakeClock
-
     return FakeClock(time.time())
 
 
 @pytest.fixture
 def taskq_client(taskq_redis: redis.Redis, taskq_redis_url: str, taskq_clock: FakeClock) -> Iterator[Client]:
     """A Client on the test database that tells time by ``taskq_clock``."""
-    from taskq.queues.engine import Client
-
     with Client(taskq_redis_url, clock=taskq_clock) as client:
         yield client
 
@@ -85,8 +74,6 @@ def taskq_client(taskq_redis: redis.Redis, taskq_redis_url: str, taskq_clock: Fa
 @pytest.fixture
 def taskq_inspector(taskq_redis: redis.Redis, taskq_redis_url: str, taskq_clock: FakeClock) -> Iterator[Inspector]:
     """An Inspector on the test database (``get_task``, ``queue_info``, ``list_tasks``...), on ``taskq_clock``."""
-    from taskq.queues.engine import Inspector
-
     with Inspector(taskq_redis_url, clock=taskq_clock, actor="taskq.testing") as inspector:
         yield inspector
 
@@ -96,8 +83,6 @@ def taskq_worker(taskq_redis: redis.Redis, taskq_redis_url: str, taskq_clock: Fa
     """A started worker on the test database, serving the handlers registered with ``@handler`` (in a Django
     project, every installed app's ``tasks`` module is imported first, as ``taskworker`` does) on ``default``
     (``run_until_empty(queue)`` adds other queues), on ``taskq_clock``; stopped at teardown."""
-    from .thread import WorkerThread
-
     _import_django_app_tasks()
     with WorkerThread(taskq_redis_url, clock=taskq_clock) as worker:
         yield worker
@@ -106,11 +91,9 @@ def taskq_worker(taskq_redis: redis.Redis, taskq_redis_url: str, taskq_clock: Fa
 def _import_django_app_tasks() -> None:
     if "django" not in sys.modules:
         return  # not a Django project (or Django is not in use here): handlers come from the test's imports
-    from django.apps import apps
+    from django.apps import apps  # only where Django is in use: loading the plugin imports no Django
 
     if apps.ready:
-        from taskq.worker.discovery import import_app_tasks
-
         import_app_tasks([config.name for config in apps.get_app_configs()])
 
 
