@@ -393,9 +393,7 @@ def test_weighted_order_favours_the_heavy_queue(make_server, registry, client):
     weights = {"heavy": 9, "light": 1}
     # The order is drawn once per fetch, and a fetch with prefetch takes a batch from one queue, so six lights in a
     # row are one draw in ten, not one in a million. Without prefetch every task is its own draw.
-    first = queue_order(
-        make_server, registry, client, {"heavy": 100, "light": 100}, 40, queues=weights, prefetch=0
-    )
+    first = queue_order(make_server, registry, client, {"heavy": 100, "light": 100}, 40, queues=weights, prefetch=0)
     # Heavy comes first 9 times in 10: ~36 expected; fewer than 28 has a probability around 1e-5.
     assert first.count("heavy") >= 28, first
 
