@@ -47,7 +47,7 @@ def _float_or_none(value: int | None) -> float | None:
 
 def policy_store() -> PolicyStore:
     client = conf.get_client()
-    return PolicyStore(client.broker.conn, client.broker.keys)
+    return PolicyStore(client.broker)
 
 
 def sync_policies() -> int:

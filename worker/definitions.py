@@ -33,7 +33,7 @@ class DefinitionWatcher(Component):
         on_change: Callable[[], None] | None = None,
     ) -> None:
         super().__init__(config.definitions_interval)
-        self.policy_store = PolicyStore(broker.conn, broker.keys)
+        self.policy_store = PolicyStore(broker)
         self.store = store
         self.queue_set = queue_set
         # Without --queues the worker follows the definitions; with it, the command line's queues stand.

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import redis
-
 from taskq.queues.engine import RedisUnavailableError
+from taskq.queues.engine.broker import Subscription
 from taskq.queues.engine.keys import cancel_request
 from taskq.queues.engine.redis_errors import translated
 from taskq.queues.engine.worker_store import WorkerStore
@@ -39,7 +38,7 @@ class Subscriber(Component):
         self.on_heard = on_heard
         self.server_id, self.on_control = server_id, on_control
         self._control_channel = b""
-        self._pubsub: redis.client.PubSub | None = None
+        self._pubsub: Subscription | None = None
         self._cancel_channel = b""
         self._listening: list[str] = []
 
@@ -75,7 +74,7 @@ class Subscriber(Component):
         else:
             self.processor.wake.set()
 
-    def _follow_queue_set(self, pubsub: redis.client.PubSub) -> None:
+    def _follow_queue_set(self, pubsub: Subscription) -> None:
         """Listen for wake-ups of the queues served now. Done on this thread: a PubSub is not thread-safe."""
         current = self.queues.names()
         if current == self._listening:

@@ -42,7 +42,7 @@ def page_cursor(inspector: Inspector, queues: list[str]) -> str:
     updates are idempotent) instead of being lost."""
     from taskq.queues.engine.events import EventStreams
 
-    streams = EventStreams(conn=inspector.conn, prefix=inspector.keys.prefix)
+    streams = EventStreams(broker=inspector.broker)
     return json.dumps(streams.cursor(queues))
 
 

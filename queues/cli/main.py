@@ -29,7 +29,6 @@ from taskq.queues.engine import (
     ValidationError,
 )
 from taskq.queues.engine.quoting import shown
-from taskq.queues.engine.redis_errors import translated
 
 from . import (
     cron_commands,
@@ -98,8 +97,7 @@ def main(argv: list[str], stdout: IO[str] | None = None, stderr: IO[str] | None 
         return fail(stderr, f"error: invalid input: {unencodable}", EXIT_USAGE)
 
     try:
-        # A raw redis-py error from a command that talks to Redis itself is reported like the engine's.
-        with redirect_stdout(stderr), translated(f"cli.{args.command_name}"):
+        with redirect_stdout(stderr):
             result = args.run(args, Context())
     except KeyboardInterrupt:
         return fail(stderr, "interrupted", EXIT_INTERRUPTED)

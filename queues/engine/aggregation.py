@@ -24,10 +24,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import redis_errors
 from . import validation as check
 from .broker import Broker
 from .clock import to_ms
+from .command_store import CommandStore, command
 from .errors import ValidationError
 from .handlers import Task
 from .message import TaskMessage
@@ -194,30 +194,26 @@ def aggregation_reclaim(t: Transitions, queue: str, set_id: str, group: str) -> 
 # -- the aggregator's rounds --------------------------------------------------------------------------------------
 
 
-class GroupStore:
+class GroupStore(CommandStore):
     """Reads and steps of aggregation for the worker's aggregator (and for tests that stop it half-way)."""
 
+    area = "aggregator"
+
     def __init__(self, broker: Broker, registry: AggregatorRegistry = aggregators, actor: str = "aggregator") -> None:
-        self.broker = broker
+        super().__init__(broker)
         self.registry = registry
         self.actor = actor
         self.ops = broker.transitions
-        self.keys = broker.keys
-
-    def _redis(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        return redis_errors.call(f"aggregator.{op}", fn, *args, **kwargs)
 
     def groups(self, queue: str) -> list[str]:
-        return sorted(
-            g.decode() for g in self._redis("groups", self.broker.conn.smembers, self.keys.queue(queue).groups)
-        )
+        return sorted(g.decode() for g in self._send("groups", "smembers", self.keys.queue(queue).groups))
 
     def oldest_type(self, queue: str, group: str) -> str | None:
         q = self.keys.queue(queue)
-        ids = self._redis("oldest_type", self.broker.conn.zrange, q.group(group), 0, 0)
+        ids = self._send("oldest_type", "zrange", q.group(group), 0, 0)
         if not ids:
             return None
-        raw = self._redis("oldest_type", self.broker.conn.hget, q.task(ids[0].decode()), "type")
+        raw = self._send("oldest_type", "hget", q.task(ids[0].decode()), "type")
         return raw.decode() if raw else None
 
     def cut(self, queue: str, group: str, settings: GroupSettings) -> tuple[str, int]:
@@ -227,11 +223,10 @@ class GroupStore:
 
     def set_tasks(self, queue: str, set_id: str) -> list[Task]:
         q = self.keys.queue(queue)
-        ids = self._redis("set_tasks", self.broker.conn.zrange, q.aggregation_set(set_id), 0, -1)
-        pipe = self.broker.conn.pipeline(transaction=False)
-        for task_id in ids:
-            pipe.hmget(q.task(task_id.decode()), "type", "payload", "msg")
-        rows = self._redis("set_tasks", pipe.execute) if ids else []
+        ids = self._send("set_tasks", "zrange", q.aggregation_set(set_id), 0, -1)
+        rows = self._batch(
+            "set_tasks", [command("hmget", q.task(task_id.decode()), "type", "payload", "msg") for task_id in ids]
+        )
         tasks = []
         for task_id, (ttype, payload, options) in zip(ids, rows, strict=True):
             if ttype is None:
@@ -267,9 +262,9 @@ class GroupStore:
 
     def expired_sets(self, queue: str) -> list[tuple[str, str]]:
         q = self.keys.queue(queue)
-        members = self._redis(
+        members = self._send(
             "expired_sets",
-            self.broker.conn.zrangebyscore,
+            "zrangebyscore",
             q.aggregation_sets,
             "-inf",
             to_ms(self.broker.clock.now()),

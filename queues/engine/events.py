@@ -6,7 +6,7 @@ maps queue names to the id of the last event seen there. The live console keeps 
 hands cursors to browsers, which send them back when they reconnect so nothing between is missed.
 
 Like the producer flows, each read is written once as a generator of requests (``sans_io.Command``/``Batch``) and
-run by ``EventStreams`` (blocking redis-py) or ``AsyncEventStreams`` (redis.asyncio).
+run by ``EventStreams`` (on a ``Broker``) or ``AsyncEventStreams`` (on an ``AsyncBroker``).
 """
 
 from __future__ import annotations
@@ -15,16 +15,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 
-import redis
-import redis.asyncio
-
+from .broker import AsyncBroker, Broker
 from .clock import Clock, SystemClock, utc_day
-from .connection import DEFAULT_REDIS_URL, connect, connect_async, is_cluster
+from .connection import DEFAULT_REDIS_URL
+from .errors import ValidationError
 from .inspection.queue_stats import QueueInfo, count_unlisted
 from .keys import DEFAULT_PREFIX, Keys
+from .quoting import shown
 from .records import picked
-from .redis_errors import translated
-from .sans_io import Batch, Command, Flow, Request, drive, drive_async, run_command, run_command_async
+from .sans_io import Batch, Command, Flow
 
 #: States whose structures ``counts`` measures (aggregating and waiting tasks come from the per-type counts).
 COUNTED_STATES = ("pending", "active", "scheduled", "retry", "archived", "completed")
@@ -227,95 +226,94 @@ def counts_flow(keys: Keys, queues: Iterable[str], day: str) -> Flow:
     return out
 
 
-ConnT = TypeVar("ConnT", redis.Redis, redis.asyncio.Redis)
+BrokerT = TypeVar("BrokerT", Broker, AsyncBroker)
 
 
-class _Streams(Generic[ConnT]):
-    """What the blocking and the asyncio access share: the connection, the key layout, the clock and the tail."""
+class _Streams(Generic[BrokerT]):
+    """What the blocking and the asyncio access share: the broker, the key layout, the clock and the tail. Given
+    no broker, they make one of their own on ``redis_url`` (and ``close`` releases it); a broker given is its
+    owner's to close, and brings its own key prefix."""
 
     def __init__(
         self,
         redis_url: str = DEFAULT_REDIS_URL,
         *,
-        prefix: str = DEFAULT_PREFIX,
-        conn: ConnT | None = None,
+        prefix: str | None = None,
+        broker: BrokerT | None = None,
         clock: Clock | None = None,
     ):
-        self.conn: ConnT = conn if conn is not None else self._connect(redis_url)
-        self.keys = Keys(prefix, is_cluster(self.conn))
+        self._owned = broker is None
+        if broker is None:
+            broker = self._broker(redis_url, prefix or DEFAULT_PREFIX)
+        elif prefix is not None and prefix != broker.keys.prefix:
+            raise ValidationError(
+                f"prefix {shown(prefix)} differs from the given broker's {shown(broker.keys.prefix)}: give one",
+                op="events",
+            )
+        self.broker: BrokerT = broker
+        self.keys = broker.keys
         self.clock = clock or SystemClock()
 
-    def _connect(self, redis_url: str) -> ConnT:
+    def _broker(self, redis_url: str, prefix: str) -> BrokerT:
         raise NotImplementedError
 
     def tail(self, count: int = 1000) -> EventTail:
         return EventTail(self.keys, count=count, clock=self.clock)
 
 
-class EventStreams(_Streams[redis.Redis]):
+class EventStreams(_Streams[Broker]):
     """Blocking access to the event streams: ``tail()``, ``read(tail)``, ``replay``, ``cursor``, ``counts``."""
 
-    def _connect(self, redis_url: str) -> redis.Redis:
-        return connect(redis_url)
+    def _broker(self, redis_url: str, prefix: str) -> Broker:
+        return Broker(redis_url, prefix=prefix)
 
     def read(self, tail: EventTail, block_ms: int = 1000) -> list[StreamEvent]:
         """The next events of every queue; blocks up to ``block_ms`` when there are none (socket timeouts of the
         connection must exceed it)."""
-        return cast(list[StreamEvent], self._drive("events.read", tail.read_flow(block_ms)))
+        return cast(list[StreamEvent], self.broker.drive("events.read", tail.read_flow(block_ms)))
 
     def replay(self, queue: str, after: str, limit: int = 10_000, task_id: str | None = None) -> Replay:
-        return cast(Replay, self._drive("events.replay", replay_flow(self.keys, queue, after, limit, task_id)))
+        return cast(Replay, self.broker.drive("events.replay", replay_flow(self.keys, queue, after, limit, task_id)))
 
     def cursor(self, queues: Iterable[str]) -> dict[str, str]:
-        return cast(dict[str, str], self._drive("events.cursor", cursor_flow(self.keys, queues)))
+        return cast(dict[str, str], self.broker.drive("events.cursor", cursor_flow(self.keys, queues)))
 
     def counts(self, queues: Iterable[str]) -> dict[str, dict[str, int]]:
         day = utc_day(self.clock.now())
-        return cast(dict[str, dict[str, int]], self._drive("events.counts", counts_flow(self.keys, queues, day)))
-
-    def _drive(self, op: str, flow: Flow) -> Any:
-        def execute(request: Request) -> Any:
-            with translated(op):
-                return run_command(self.conn, cast(Command | Batch, request))
-
-        return drive(flow, execute)
+        return cast(dict[str, dict[str, int]], self.broker.drive("events.counts", counts_flow(self.keys, queues, day)))
 
     def close(self) -> None:
-        self.conn.close()
+        if self._owned:
+            self.broker.close()
 
 
-class AsyncEventStreams(_Streams[redis.asyncio.Redis]):
-    """The same reads as ``EventStreams`` on redis.asyncio, for the console's reader on the ASGI event loop."""
+class AsyncEventStreams(_Streams[AsyncBroker]):
+    """The same reads as ``EventStreams`` on an ``AsyncBroker``, for the console's reader on the ASGI event loop."""
 
-    def _connect(self, redis_url: str) -> redis.asyncio.Redis:
-        return connect_async(redis_url)
+    def _broker(self, redis_url: str, prefix: str) -> AsyncBroker:
+        return AsyncBroker(redis_url, prefix=prefix)
 
     async def read(self, tail: EventTail, block_ms: int = 1000) -> list[StreamEvent]:
-        return cast(list[StreamEvent], await self._drive("events.read", tail.read_flow(block_ms)))
+        return cast(list[StreamEvent], await self.broker.drive("events.read", tail.read_flow(block_ms)))
 
     async def replay(self, queue: str, after: str, limit: int = 10_000, task_id: str | None = None) -> Replay:
-        return cast(Replay, await self._drive("events.replay", replay_flow(self.keys, queue, after, limit, task_id)))
+        flow = replay_flow(self.keys, queue, after, limit, task_id)
+        return cast(Replay, await self.broker.drive("events.replay", flow))
 
     async def cursor(self, queues: Iterable[str]) -> dict[str, str]:
-        return cast(dict[str, str], await self._drive("events.cursor", cursor_flow(self.keys, queues)))
+        return cast(dict[str, str], await self.broker.drive("events.cursor", cursor_flow(self.keys, queues)))
 
     async def counts(self, queues: Iterable[str]) -> dict[str, dict[str, int]]:
         day = utc_day(self.clock.now())
-        return cast(dict[str, dict[str, int]], await self._drive("events.counts", counts_flow(self.keys, queues, day)))
+        flow = counts_flow(self.keys, queues, day)
+        return cast(dict[str, dict[str, int]], await self.broker.drive("events.counts", flow))
 
     async def queues(self) -> list[str]:
-        names = await self._drive("events.queues", _queues_flow(self.keys))
-        return cast(list[str], names)
-
-    async def _drive(self, op: str, flow: Flow) -> Any:
-        async def execute(request: Request) -> Any:
-            with translated(op):
-                return await run_command_async(self.conn, cast(Command | Batch, request))
-
-        return await drive_async(flow, execute)
+        return cast(list[str], await self.broker.drive("events.queues", _queues_flow(self.keys)))
 
     async def close(self) -> None:
-        await self.conn.aclose()
+        if self._owned:
+            await self.broker.close()
 
 
 def _queues_flow(keys: Keys) -> Flow:

@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .broker import BrokerStore
 from .clock import to_ms
+from .command_store import CommandStore, command
 from .scripts import script
 from .transitions import Call
 
@@ -71,7 +71,7 @@ class ExportStatus:
     queues: list[QueueExportStatus] = field(default_factory=list)
 
 
-class ExportStore(BrokerStore):
+class ExportStore(CommandStore):
     area = "export"
 
     def _run(self, op: str, name: str, keys: list[str], args: list[Any]) -> Any:
@@ -88,13 +88,13 @@ class ExportStore(BrokerStore):
         self._run("release", "export_lease", [self.keys.export_lease], [holder, 0])
 
     def holder(self) -> str | None:
-        value = self._call("holder", self.broker.conn.get, self.keys.export_lease)
+        value = self._send("holder", "get", self.keys.export_lease)
         return value.decode() if value else None
 
     # -- offsets -----------------------------------------------------------------------------------------------
 
     def queues(self) -> list[str]:
-        return sorted(q.decode() for q in self._call("queues", self.broker.conn.smembers, self.keys.queues))
+        return sorted(q.decode() for q in self._send("queues", "smembers", self.keys.queues))
 
     def attach(self, queue: str, cap: int) -> str:
         """Start (or keep) exporting ``queue``: its stream is trimmed no further than the committed id from now
@@ -104,10 +104,10 @@ class ExportStore(BrokerStore):
 
     def detach(self, queue: str) -> None:
         """Stop exporting ``queue``: its stream goes back to plain length trimming."""
-        self._call("detach", self.broker.conn.delete, self.keys.queue(queue).event_offset)
+        self._send("detach", "delete", self.keys.queue(queue).event_offset)
 
     def committed(self, queue: str) -> str | None:
-        value = self._call("committed", self.broker.conn.hget, self.keys.queue(queue).event_offset, "committed")
+        value = self._send("committed", "hget", self.keys.queue(queue).event_offset, "committed")
         return value.decode() if value else None
 
     def commit(self, queue: str, stream_id: str) -> None:
@@ -119,9 +119,7 @@ class ExportStore(BrokerStore):
     def read(self, queue: str, after: str, count: int) -> list[StreamEntry]:
         """Up to ``count`` entries of the queue's stream after ``after`` (exclusive), oldest first."""
         stream = self.keys.queue(queue).events
-        rows = self._call(
-            "read", self.broker.conn.xrange, stream, f"({after}" if after != START else "-", "+", count=count
-        )
+        rows = self._send("read", "xrange", stream, f"({after}" if after != START else "-", "+", count=count)
         return [
             StreamEntry(sid.decode(), {k.decode(): v.decode("utf-8", "replace") for k, v in fields.items()})
             for sid, fields in rows
@@ -132,7 +130,7 @@ class ExportStore(BrokerStore):
         were trimmed (by the hard cap, or by hand) before they were stored. None for a queue never exported."""
         if committed == START:
             return None
-        first = self._call("find_gap", self.broker.conn.xrange, self.keys.queue(queue).events, "-", "+", count=1)
+        first = self._send("find_gap", "xrange", self.keys.queue(queue).events, "-", "+", count=1)
         if not first:
             return None
         first_id = first[0][0].decode()
@@ -142,28 +140,30 @@ class ExportStore(BrokerStore):
 
     def record_gap(self, gap: Gap) -> int:
         """Count a gap and keep it as the queue's last one; returns the number of gaps so far."""
-        pipe = self.broker.conn.pipeline(transaction=True)
-        pipe.hincrby(self.keys.export_status, "gaps", 1)
-        pipe.hset(
-            self.keys.export_status, f"gap:{gap.queue}", json.dumps([gap.committed, gap.first_id, gap.detected_at_ms])
+        last = json.dumps([gap.committed, gap.first_id, gap.detected_at_ms])
+        replies = self._batch(
+            "record_gap",
+            [
+                command("hincrby", self.keys.export_status, "gaps", 1),
+                command("hset", self.keys.export_status, f"gap:{gap.queue}", last),
+            ],
         )
-        return int(self._call("record_gap", pipe.execute)[0])
+        return int(replies[0])
 
     # -- status (the inspector and CLI show it) ----------------------------------------------------------------
 
     def status(self) -> ExportStatus:
-        conn = self.broker.conn
         queues = self.queues()
-        pipe = conn.pipeline(transaction=False)
-        pipe.get(self.keys.export_lease)
-        pipe.hgetall(self.keys.export_status)
+        commands = [command("get", self.keys.export_lease), command("hgetall", self.keys.export_status)]
         for queue in queues:
             q = self.keys.queue(queue)
-            pipe.hmget(q.event_offset, "committed", "cap")
-            pipe.xlen(q.events)
-            pipe.xrange(q.events, "-", "+", count=1)
-            pipe.xrevrange(q.events, "+", "-", count=1)
-        replies = self._call("status", pipe.execute)
+            commands += [
+                command("hmget", q.event_offset, "committed", "cap"),
+                command("xlen", q.events),
+                command("xrange", q.events, "-", "+", count=1),
+                command("xrevrange", q.events, "+", "-", count=1),
+            ]
+        replies = self._batch("status", commands)
         holder, stats = replies[0], {k.decode(): v.decode() for k, v in replies[1].items()}
         out = ExportStatus(holder.decode() if holder else None, int(stats.get("gaps", 0)))
         for i, queue in enumerate(queues):

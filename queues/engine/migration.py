@@ -19,6 +19,7 @@ from .errors import EngineError
 from .layout import LAYOUT_VERSION, UNSTAMPED_LAYOUT, mismatch, parse_stamp
 
 OP = "migrate-keys"
+SCAN_COUNT = 1000  # keys one SCAN step looks at
 
 
 @dataclass(frozen=True)
@@ -58,14 +59,13 @@ def migrate_keys(
     """Bring the keyspace to layout ``target``; with ``dry_run`` only report what would change. Running it again
     changes nothing. Raises LayoutVersionError for a keyspace newer than ``target``."""
     steps = STEPS if steps is None else steps
-    conn = broker.conn
-    before = parse_stamp(broker.command(OP, conn.get, broker.keys.layout))
+    before = parse_stamp(broker.send(OP, "get", broker.keys.layout))
     report = MigrationReport(before, before or UNSTAMPED_LAYOUT, dry_run)
     if before is None:
         what = "taskq keys from before the stamp" if _holds_keys(broker) else "no taskq keys"
         report.changes.append(f"stamp layout {UNSTAMPED_LAYOUT} (the keyspace holds {what})")
         if not dry_run:
-            broker.command(OP, conn.set, broker.keys.layout, UNSTAMPED_LAYOUT, nx=True)
+            broker.send(OP, "set", broker.keys.layout, UNSTAMPED_LAYOUT, nx=True)
     if report.after > target:
         raise mismatch(report.after, target, OP)
     while report.after < target:
@@ -75,7 +75,7 @@ def migrate_keys(
         report.changes.append(f"layout {report.after} -> {step.to}: {step.description}")
         report.changes.extend(f"  {line}" for line in step.run(broker, dry_run))
         if not dry_run:
-            broker.command(OP, conn.set, broker.keys.layout, step.to)
+            broker.send(OP, "set", broker.keys.layout, step.to)
         report.after = step.to
     return report
 
@@ -83,5 +83,28 @@ def migrate_keys(
 def _holds_keys(broker: Broker) -> bool:
     """Whether any key under our prefix exists (one SCAN pass stops at the first)."""
     pattern = f"{broker.keys.prefix}:*"
-    first = broker.command(OP, lambda: next(broker.conn.scan_iter(match=pattern, count=1000), None))
-    return first is not None
+    if broker.cluster:
+        return _cluster_holds_keys(broker, pattern)
+    cursor = 0
+    while True:
+        cursor, found = broker.send(OP, "scan", cursor, match=pattern, count=SCAN_COUNT)
+        if found:
+            return True
+        if not int(cursor):
+            return False
+
+
+def _cluster_holds_keys(broker: Broker, pattern: str) -> bool:
+    """``_holds_keys`` on a Redis Cluster: the first SCAN asks every primary, and answers each one's cursor by
+    node name; each primary whose cursor is not 0 is then asked again, on its own, until one finds a key."""
+    cursors, found = broker.send(OP, "scan", 0, match=pattern, count=SCAN_COUNT)
+    while not found:
+        cursors = {name: cursor for name, cursor in cursors.items() if int(cursor)}
+        if not cursors:
+            return False
+        for name, cursor in list(cursors.items()):
+            node = broker.send(OP, "get_node", node_name=name)
+            answered, keys = broker.send(OP, "scan", cursor, match=pattern, count=SCAN_COUNT, target_nodes=node)
+            cursors[name] = answered[name]
+            found += keys
+    return True

@@ -21,15 +21,12 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, cast
 
-import redis
-
+from .broker import Broker
 from .keys import Keys
-from .redis_errors import translated
-from .sans_io import Batch, Command, Flow, Pipeline, Request, drive, run_command
-from .transitions import ArchiveLimits, Call, RateLimit
+from .sans_io import Batch, Command, Flow
+from .transitions import ArchiveLimits, RateLimit
 
 log = logging.getLogger("taskq.queues.engine.policies")
 
@@ -209,11 +206,6 @@ def _number(value: Any, kind: Callable[[Any], Any]) -> Any:
     return None if value is None else kind(value)
 
 
-def _plain(conn: redis.Redis, request: Request) -> Any:
-    assert not isinstance(request, Call | Pipeline), "policy flows send plain commands only"
-    return run_command(conn, request)
-
-
 def read_flow(keys: Keys) -> Flow:
     """Read the whole set and its version in one MULTI, so a concurrent write is seen entirely or not at all."""
     replies = yield Batch(
@@ -231,34 +223,28 @@ def read_flow(keys: Keys) -> Flow:
 class PolicyStore:
     """Reads and writes the policy set (the Django app writes it; the worker's watcher reads it)."""
 
-    def __init__(self, conn: redis.Redis, keys: Keys) -> None:
-        self.conn = conn
-        self.keys = keys
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.keys = broker.keys
 
     def write(self, policies: PolicySet) -> int:
         """Replace the whole set atomically and bump the version; returns the new version."""
         queues, unique, retention = policies.to_hashes()
-        pipe = self.conn.pipeline(transaction=True)
-        pipe.delete(self.keys.config_queues, self.keys.config_unique, self.keys.config_retention)
         hashes: list[tuple[str, dict[Any, Any]]] = [
             (self.keys.config_queues, queues),
             (self.keys.config_unique, unique),
             (self.keys.config_retention, retention),
         ]
-        for key, mapping in hashes:
-            if mapping:
-                pipe.hset(key, mapping=mapping)
-        pipe.incr(self.keys.config_version)
-        with translated("policies.write"):
-            return int(pipe.execute()[-1])
+        commands = [Command("delete", (self.keys.config_queues, self.keys.config_unique, self.keys.config_retention))]
+        commands += [Command("hset", (key,), {"mapping": mapping}) for key, mapping in hashes if mapping]
+        commands.append(Command("incr", (self.keys.config_version,)))
+        return int(self.broker.execute("policies.write", Batch(commands))[-1])
 
     def version(self) -> int:
-        with translated("policies.version"):
-            return int(self.conn.get(self.keys.config_version) or 0)
+        return int(self.broker.send("policies.version", "get", self.keys.config_version) or 0)
 
     def read(self) -> PolicySet:
-        with translated("policies.read"):
-            return cast(PolicySet, drive(read_flow(self.keys), partial(_plain, self.conn)))
+        return cast(PolicySet, self.broker.drive("policies.read", read_flow(self.keys)))
 
 
 class PolicyCache:
@@ -302,7 +288,6 @@ class PolicyCache:
             self._checked = now
             return self._current
 
-    def get(self, conn: redis.Redis, op: str = "policies.get") -> PolicySet:
-        """The current set, refreshed through a blocking connection when stale."""
-        with translated(op):
-            return cast(PolicySet, drive(self.flow(), partial(_plain, conn)))
+    def get(self, broker: Broker, op: str = "policies.get") -> PolicySet:
+        """The current set, refreshed through ``broker`` when stale."""
+        return cast(PolicySet, broker.drive(op, self.flow()))

@@ -25,15 +25,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Unpack
 
-from . import redis_errors
 from . import validation as check
 from .broker import Broker, BrokerOptions
 from .clock import Clock, to_ms
 from .connection import DEFAULT_REDIS_URL, connect
 from .errors import LeaseLostError, TaskNotFoundError, ValidationError
+from .handlers import Task, default_retry_delay
 from .message import TaskMessage
 from .policies import PolicyCache, PolicySet
 from .quoting import shown
+from .sans_io import Batch, Command
 from .settings import DEFAULTS
 from .transitions import BULK_CHUNK, PERIODIC_LIMIT, Leased
 from .wakeups import WakeUps, glob_escape
@@ -132,17 +133,18 @@ class RemoteConsumer:
         self._marked: dict[str, float] = {}  # queue -> when this consumer last wrote it to Keys.api_consumed
         # Every queue's wake-up channel: the prefix taken literally, any queue name between the braces.
         pending = self.keys.queue("*").pending
-        self.wakeups = WakeUps(self.broker.conn, glob_escape(self.keys.prefix) + pending[len(self.keys.prefix) :])
+        self.wakeups = WakeUps(self.broker, glob_escape(self.keys.prefix) + pending[len(self.keys.prefix) :])
 
     @property
     def clock(self) -> Clock:
         return self.broker.clock
 
-    def _redis(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        return redis_errors.call(f"consumer.{op}", fn, *args, **kwargs)
+    def _send(self, op: str, name: str, *args: Any, **kwargs: Any) -> Any:
+        """One plain command through the broker, as operation ``consumer.<op>``."""
+        return self.broker.send(f"consumer.{op}", name, *args, **kwargs)
 
     def _policies(self) -> PolicySet:
-        return self.policies.get(self.broker.conn, "consumer.policies")
+        return self.policies.get(self.broker, "consumer.policies")
 
     # -- consuming ---------------------------------------------------------------------------------------------
 
@@ -181,7 +183,7 @@ class RemoteConsumer:
         due = [q for q in queues if now - self._marked.get(q, float("-inf")) >= MARK_EVERY]
         if not due:
             return
-        self._redis("consume", self.broker.conn.hset, self.keys.api_consumed, mapping=dict.fromkeys(due, to_ms(now)))
+        self._send("consume", "hset", self.keys.api_consumed, mapping=dict.fromkeys(due, to_ms(now)))
         self._marked.update(dict.fromkeys(due, now))
 
     def fetch(self, queues: Sequence[str], ttr: float, count: int, actor: str | None = None) -> list[Delivery]:
@@ -207,7 +209,7 @@ class RemoteConsumer:
                 if leased.limited_until is not None:
                     limited.append(leased.limited_until)
                 if not leased:
-                    if cap > 0 and self._redis("consume", self.broker.conn.llen, self.keys.queue(queue).pending):
+                    if cap > 0 and self._send("consume", "llen", self.keys.queue(queue).pending):
                         limited.append(self.clock.now() + CAPPED_RECHECK)  # at its cap: tasks wait for a slot
                     break
                 out = self._deliveries(queue, leased, ttr, actor, policies)
@@ -302,12 +304,11 @@ class RemoteConsumer:
     def next_due(self, queues: Sequence[str]) -> float | None:
         """The soonest time (epoch seconds) at which upkeep could make a task of ``queues`` available: a
         scheduled or retry task coming due, or a lease running out (plus the skew). None when nothing waits."""
-        pipe = self.broker.conn.pipeline(transaction=False)
+        reads = []
         for queue in queues:
             q = self.keys.queue(queue)
-            for key in (q.scheduled, q.retry, q.lease):
-                pipe.zrange(key, 0, 0, withscores=True)
-        replies = self._redis("next_due", pipe.execute) if queues else []
+            reads += [Command("zrange", (key, 0, 0), {"withscores": True}) for key in (q.scheduled, q.retry, q.lease)]
+        replies = self.broker.execute("consumer.next_due", Batch(reads)) if reads else []
         times = []
         for index, reply in enumerate(replies):
             if reply:
@@ -324,9 +325,9 @@ class RemoteConsumer:
         if not isinstance(token, str) or not token or len(token) > 256:
             raise ValidationError("lease must be the non-empty lease token that consume returned", op=op)
         check.text(token, "lease", op)
-        fields = self._redis(
+        fields = self._send(
             op,
-            self.broker.conn.hmget,
+            "hmget",
             self.keys.queue(queue).task(task_id),
             "type",
             "msg",
@@ -392,8 +393,6 @@ class RemoteConsumer:
             self.broker.run(self.ops.archive(queue, task_id, token, error, worker=actor, archive_limits=limits))
             return Failure("archived")
         if delay is None:
-            from .handlers import Task, default_retry_delay  # handlers imports the engine's client side
-
             delay = default_retry_delay(retried, RuntimeError(error), Task(message, retried))
         retry_at = self.clock.now() + delay
         self.broker.run(self.ops.retry(queue, task_id, token, retry_at, error, worker=actor))

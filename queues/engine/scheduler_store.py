@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import redis
-
 from . import producer
-from .broker import Broker, BrokerStore
+from .broker import Broker
 from .clock import from_ms, to_ms
+from .command_store import CommandStore, command
 from .errors import ValidationError
 from .periodic import AmbiguousEntryError, Entry, EntryNotFoundError
 from .policies import PolicyCache
@@ -135,17 +134,13 @@ def _pause(raw: bytes | None) -> Pause | None:
     return Pause(from_ms(doc.get("at")), str(doc.get("by", "")))
 
 
-class SchedulerStore(BrokerStore):
+class SchedulerStore(CommandStore):
     area = "scheduler"
 
     def __init__(self, broker: Broker, policies: PolicyCache | None = None, history_cap: int = HISTORY_CAP) -> None:
         super().__init__(broker)
         self.policies = policies
         self.history_cap = history_cap
-
-    @property
-    def conn(self) -> redis.Redis:
-        return self.broker.conn
 
     # -- firing ticks -----------------------------------------------------------------------------------------
 
@@ -154,7 +149,7 @@ class SchedulerStore(BrokerStore):
         ``tick_ms`` now); validation (and the unique and retention policies of the admin) as ``enqueue`` applies
         them."""
         now = self.broker.clock.now()
-        policies = self.policies.get(self.conn, "scheduler.fire") if self.policies is not None else None
+        policies = self.policies.get(self.broker, "scheduler.fire") if self.policies is not None else None
         task_id = entry.manual_task_id(tick_ms) if manual else entry.task_id(tick_ms)
         placement = producer.plan(
             self.keys,
@@ -193,7 +188,7 @@ class SchedulerStore(BrokerStore):
     def _fired(self, call: Call, entry: Entry) -> str:
         status = self.broker.run(call)
         if status == "NEW":
-            self._call("fire", self.conn.sadd, self.keys.queues, entry.queue)
+            self._send("fire", "sadd", self.keys.queues, entry.queue)
         return STATUSES[status]
 
     def fire(self, entry: Entry, tick: float, actor: str = "scheduler") -> str:
@@ -225,15 +220,14 @@ class SchedulerStore(BrokerStore):
     def last_ticks(self, entries: Iterable[Entry]) -> dict[str, float | None]:
         """Each entry's last handled tick (epoch seconds), None for an entry no scheduler has seen yet."""
         entries = list(entries)
-        pipe = self.conn.pipeline(transaction=False)
-        for entry in entries:
-            pipe.hget(self.keys.queue(entry.queue).cron_last, entry.id)
-        replies = self._call("last_ticks", pipe.execute) if entries else []
+        replies = self._batch(
+            "last_ticks", [command("hget", self.keys.queue(entry.queue).cron_last, entry.id) for entry in entries]
+        )
         return {e.id: (None if raw is None else int(raw) / 1000) for e, raw in zip(entries, replies, strict=True)}
 
     def baseline(self, entry: Entry, now: float) -> None:
         """First sight of an entry: ticks up to ``now`` are not its to run (HSETNX: the first scheduler wins)."""
-        self._call("baseline", self.conn.hsetnx, self.keys.queue(entry.queue).cron_last, entry.id, to_ms(now))
+        self._send("baseline", "hsetnx", self.keys.queue(entry.queue).cron_last, entry.id, to_ms(now))
 
     # -- heartbeats -------------------------------------------------------------------------------------------
 
@@ -242,24 +236,27 @@ class SchedulerStore(BrokerStore):
         ttl_ms = to_ms(ttl)
         now_ms = to_ms(self.broker.clock.now())
         doc = {**info, "entries": [e.to_doc() for e in entries]}
-        pipe = self.conn.pipeline(transaction=True)
-        pipe.set(self.keys.scheduler(info["id"]), json.dumps(doc), px=ttl_ms)
-        pipe.zadd(self.keys.schedulers, {info["id"]: now_ms + ttl_ms})
-        pipe.zremrangebyscore(self.keys.schedulers, "-inf", now_ms - 3600_000)  # crashed long ago
-        self._call("write_scheduler", pipe.execute)
+        self._batch(
+            "write_scheduler",
+            [
+                command("set", self.keys.scheduler(info["id"]), json.dumps(doc), px=ttl_ms),
+                command("zadd", self.keys.schedulers, {info["id"]: now_ms + ttl_ms}),
+                command("zremrangebyscore", self.keys.schedulers, "-inf", now_ms - 3600_000),  # crashed long ago
+            ],
+        )
 
     def clear_scheduler(self, scheduler_id: str) -> None:
-        pipe = self.conn.pipeline(transaction=True)
-        pipe.delete(self.keys.scheduler(scheduler_id))
-        pipe.zrem(self.keys.schedulers, scheduler_id)
-        self._call("clear_scheduler", pipe.execute)
+        self._batch(
+            "clear_scheduler",
+            [command("delete", self.keys.scheduler(scheduler_id)), command("zrem", self.keys.schedulers, scheduler_id)],
+        )
 
     def _scheduler_docs(self) -> list[dict[str, Any]]:
         now_ms = to_ms(self.broker.clock.now())
-        ids = self._call("schedulers", self.conn.zrangebyscore, self.keys.schedulers, now_ms, "+inf")
+        ids = self._send("schedulers", "zrangebyscore", self.keys.schedulers, now_ms, "+inf")
         if not ids:
             return []
-        raws = self._call("schedulers", self.conn.mget, [self.keys.scheduler(i.decode()) for i in ids])
+        raws = self._send("schedulers", "mget", [self.keys.scheduler(i.decode()) for i in ids])
         docs = []
         for raw in raws:
             try:
@@ -288,23 +285,22 @@ class SchedulerStore(BrokerStore):
     def write_config(self, entries: Iterable[Entry]) -> int:
         """Replace the admin's entries with ``entries`` in one transaction; returns the new version."""
         mapping: dict[Any, Any] = {e.id: json.dumps(e.to_doc()) for e in entries}
-        pipe = self.conn.pipeline(transaction=True)
-        pipe.delete(self.keys.config_periodic)
+        commands = [command("delete", self.keys.config_periodic)]
         if mapping:
-            pipe.hset(self.keys.config_periodic, mapping=mapping)
-        pipe.incr(self.keys.config_periodic_version)
-        return int(self._call("write_config", pipe.execute)[-1])
+            commands.append(command("hset", self.keys.config_periodic, mapping=mapping))
+        commands.append(command("incr", self.keys.config_periodic_version))
+        return int(self._batch("write_config", commands)[-1])
 
     def config_version(self) -> int:
-        return int(self._call("config_version", self.conn.get, self.keys.config_periodic_version) or 0)
+        return int(self._send("config_version", "get", self.keys.config_periodic_version) or 0)
 
     def read_config(self) -> tuple[list[Entry], int]:
         """The admin's entries and their version, read together. An entry this version cannot read is skipped
         with a warning, so one bad entry never stops the others."""
-        pipe = self.conn.pipeline(transaction=True)
-        pipe.hgetall(self.keys.config_periodic)
-        pipe.get(self.keys.config_periodic_version)
-        raw, version = self._call("read_config", pipe.execute)
+        raw, version = self._batch(
+            "read_config",
+            [command("hgetall", self.keys.config_periodic), command("get", self.keys.config_periodic_version)],
+        )
         return _entries(raw.values(), "admin entry"), int(version or 0)
 
     # -- what the console and CLI show ------------------------------------------------------------------------
@@ -321,13 +317,15 @@ class SchedulerStore(BrokerStore):
         for entry in self.read_config()[0]:
             found.setdefault(entry.id, entry)
         ordered = sorted(found.values(), key=lambda e: (e.queue, e.type, e.spec, e.id))
-        pipe = self.conn.pipeline(transaction=False)
+        reads = []
         for entry in ordered:
             q = self.keys.queue(entry.queue)
-            pipe.hget(q.cron_last, entry.id)
-            pipe.zrevrange(q.cron_history(entry.id), 0, 0)
-            pipe.hget(q.cron_paused, entry.id)
-        replies = self._call("entries", pipe.execute) if ordered else []
+            reads += [
+                command("hget", q.cron_last, entry.id),
+                command("zrevrange", q.cron_history(entry.id), 0, 0),
+                command("hget", q.cron_paused, entry.id),
+            ]
+        replies = self._batch("entries", reads)
         now = self.broker.clock.now()
         out = []
         for n, entry in enumerate(ordered):
@@ -376,8 +374,8 @@ class SchedulerStore(BrokerStore):
         return self.history_of(self.entry(entry_id).entry, limit)
 
     def history_of(self, entry: Entry, limit: int = 100) -> list[EnqueueRecord]:
-        raws = self._call(
-            "history", self.conn.zrevrange, self.keys.queue(entry.queue).cron_history(entry.id), 0, max(0, limit - 1)
+        raws = self._send(
+            "history", "zrevrange", self.keys.queue(entry.queue).cron_history(entry.id), 0, max(0, limit - 1)
         )
         return [_record(raw) for raw in raws]
 

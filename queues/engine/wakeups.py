@@ -21,12 +21,9 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
 
-import redis
-
+from .broker import Broker
 from .errors import EngineError
-from .redis_errors import call
 
 log = logging.getLogger("taskq.queues.engine")
 
@@ -42,10 +39,10 @@ def glob_escape(text: str) -> str:
 
 
 class WakeUps:
-    """``WakeUps(conn, pattern)``: ``pattern`` matches the channel of every pending list waits may name."""
+    """``WakeUps(broker, pattern)``: ``pattern`` matches the channel of every pending list waits may name."""
 
-    def __init__(self, conn: redis.Redis, pattern: str, op: str = "consumer.wakeups") -> None:
-        self._conn, self._pattern, self._op = conn, pattern, op
+    def __init__(self, broker: Broker, pattern: str, op: str = "consumer.wakeups") -> None:
+        self._broker, self._pattern, self._op = broker, pattern, op
         self._lock = threading.Lock()
         self._waits: dict[bytes, set[threading.Event]] = {}  # channel -> the events of the waits on it
         self._thread: threading.Thread | None = None
@@ -103,11 +100,11 @@ class WakeUps:
 
     def _follow(self) -> None:
         # Subscription confirmations are read, not ignored: the one for the pattern says pushes now reach us.
-        pubsub = self._conn.pubsub()  # type: ignore[no-untyped-call]
+        pubsub = self._broker.subscription(self._op)
         try:
-            call(self._op, pubsub.psubscribe, self._pattern)
+            pubsub.psubscribe(self._pattern)
             while not self._leaving():
-                message: dict[str, Any] | None = call(self._op, pubsub.get_message, timeout=LISTEN_SLICE)
+                message = pubsub.get_message(timeout=LISTEN_SLICE)
                 if message is None:
                     continue
                 if message["type"] == "pmessage":
@@ -115,10 +112,7 @@ class WakeUps:
                 elif message["type"] == "psubscribe":
                     self._wake_all()  # what was pushed before we heard is fetched again
         finally:
-            try:
-                call(self._op, pubsub.close)
-            except EngineError:
-                pass  # the connection is dropped either way
+            pubsub.close()  # never raises: the connection is dropped either way
 
     def _leaving(self) -> bool:
         """Whether the thread should end now (closed, or idle for IDLE_EXIT); if so it is forgotten, under the lock,

@@ -10,11 +10,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import redis
-
-from .broker import BrokerStore
+from .broker import Subscription
 from .clock import to_ms
-from .connection import database_of
+from .command_store import CommandStore, command
+from .sans_io import Command
 from .server_records import CONTROL_TTL, LOST, LOST_REASON, SERVER_FIELD, task_field
 from .transitions import Leased
 
@@ -22,34 +21,27 @@ from .transitions import Leased
 LOST_BATCH = 100
 
 
-class WorkerStore(BrokerStore):
+class WorkerStore(CommandStore):
     area = "worker"
 
     def known_queues(self) -> set[str]:
         """Every queue name Redis knows (producers add a queue with its first task, workers the queues they serve)."""
-        return {name.decode() for name in self._call("known_queues", self.broker.conn.smembers, self.keys.queues)}
+        return {name.decode() for name in self._send("known_queues", "smembers", self.keys.queues)}
 
     def has_pending(self, queue: str) -> bool:
-        return bool(self._call("has_pending", self.broker.conn.exists, self.keys.queue(queue).pending))
+        return bool(self._send("has_pending", "exists", self.keys.queue(queue).pending))
 
     def register_queues(self, queues: list[str]) -> None:
         """Make the served queues visible to the console even before their first task."""
         if queues:
-            self._call("register_queues", self.broker.conn.sadd, self.keys.queues, *queues)
+            self._send("register_queues", "sadd", self.keys.queues, *queues)
 
     def expired_leases(self, queue: str, expired_before: float, limit: int = 100) -> list[Leased]:
         """Active tasks whose lease ran out before ``expired_before`` (epoch seconds), with their current token."""
         q = self.keys.queue(queue)
-        conn = self.broker.conn
-        ids = self._call(
-            "expired_leases", conn.zrangebyscore, q.lease, "-inf", to_ms(expired_before), start=0, num=limit
-        )
-        if not ids:
-            return []
-        pipe = conn.pipeline(transaction=False)
-        for task_id in ids:
-            pipe.hmget(q.task(task_id.decode()), "type", "msg", "payload", "retried", "lease")
-        rows = self._call("expired_leases", pipe.execute)
+        ids = self._send("expired_leases", "zrangebyscore", q.lease, "-inf", to_ms(expired_before), start=0, num=limit)
+        fields = ("type", "msg", "payload", "retried", "lease")
+        rows = self._batch("expired_leases", [command("hmget", q.task(task_id.decode()), *fields) for task_id in ids])
         return [
             Leased(task_id.decode(), f[0] or b"", f[1] or b"", f[2] or b"", int(f[3] or 0), (f[4] or b"").decode())
             for task_id, f in zip(ids, rows, strict=True)
@@ -64,61 +56,69 @@ class WorkerStore(BrokerStore):
         server_id = server["id"]
         ttl_ms = to_ms(ttl)
         kept_ms = ttl_ms + to_ms(keep)
-        pipe = self.broker.conn.pipeline(transaction=True)
-        pipe.set(self.keys.server(server_id), json.dumps(server), px=kept_ms)
-        pipe.zadd(self.keys.servers, {server_id: to_ms(self.broker.clock.now()) + ttl_ms})
-        pipe.delete(self.keys.workers(server_id))
+        workers = self.keys.workers(server_id)
+        commands = [
+            command("set", self.keys.server(server_id), json.dumps(server), px=kept_ms),
+            command("zadd", self.keys.servers, {server_id: to_ms(self.broker.clock.now()) + ttl_ms}),
+            command("delete", workers),
+        ]
         if running:
-            pipe.hset(self.keys.workers(server_id), mapping={k: json.dumps(v) for k, v in running.items()})
-            pipe.pexpire(self.keys.workers(server_id), kept_ms)
+            commands.append(command("hset", workers, mapping={k: json.dumps(v) for k, v in running.items()}))
+            commands.append(command("pexpire", workers, kept_ms))
         # Forget servers that stopped heartbeating long ago (crashed without deregistering).
-        pipe.zremrangebyscore(self.keys.servers, "-inf", to_ms(self.broker.clock.now()) - 3600_000)
-        self._call("write_server", pipe.execute)
+        commands.append(
+            command("zremrangebyscore", self.keys.servers, "-inf", to_ms(self.broker.clock.now()) - 3600_000)
+        )
+        self._batch("write_server", commands)
 
     def control(self, server_id: str) -> str | None:
         """What an operator asked of this server (``Inspector.control_server``), if anything."""
-        value = self._call("control", self.broker.conn.get, self.keys.control(server_id))
+        value = self._send("control", "get", self.keys.control(server_id))
         return value.decode() if value else None
 
     def acknowledge(self, server_id: str, action: str) -> None:
         """Tell whoever asked (``Inspector.wait_for_acknowledgement``) that this server acted on ``action``."""
         doc = json.dumps({"action": action, "at": to_ms(self.broker.clock.now())})
-        self._call("acknowledge", self.broker.conn.set, self.keys.control_ack(server_id), doc, ex=CONTROL_TTL)
+        self._send("acknowledge", "set", self.keys.control_ack(server_id), doc, ex=CONTROL_TTL)
 
     def clear_server(self, server_id: str, record: dict[str, Any] | None = None, keep: float = 0.0) -> None:
         """Deregister this server; with ``record`` (``server`` and ``tasks``, see ``server_records``), in the same
         transaction, keep the record of how it ended for ``keep`` seconds. The acknowledgement stays: a stop's
         ack may be read after the server has gone."""
-        pipe = self.broker.conn.pipeline(transaction=True)
+        commands = []
         if record is not None:
-            key = self.keys.ended_server(server_id)
-            pipe.delete(key)  # a graceful exit is the last word, over a "lost" of a server that only lagged
-            self._write_record(pipe, record["server"], record["tasks"], keep, only_new=False)
-        pipe.delete(self.keys.server(server_id), self.keys.workers(server_id), self.keys.control(server_id))
-        pipe.zrem(self.keys.servers, server_id)
-        self._call("clear_server", pipe.execute)
+            # A graceful exit is the last word, over a "lost" of a server that only lagged.
+            commands.append(command("delete", self.keys.ended_server(server_id)))
+            commands += self._record(record["server"], record["tasks"], keep, only_new=False)
+        commands.append(
+            command("delete", self.keys.server(server_id), self.keys.workers(server_id), self.keys.control(server_id))
+        )
+        commands.append(command("zrem", self.keys.servers, server_id))
+        self._batch("clear_server", commands)
 
     def record_lost_servers(self, keep: float) -> list[str]:
         """Record the servers whose heartbeat ran out without a graceful exit (it would have deregistered them):
         their last heartbeat, and the tasks they were running, which the recoverer will retry once their leases
         run out. A server recorded already is left alone, so any number of workers may run this at once. Returns
         the ids recorded now."""
-        conn = self.broker.conn
+        op = "record_lost_servers"
         now_ms = to_ms(self.broker.clock.now())
-        expired = self._call(
-            "record_lost_servers", conn.zrangebyscore, self.keys.servers, "-inf", now_ms - 1,
-            start=0, num=LOST_BATCH, withscores=True,
-        )  # fmt: skip
+        expired = self._send(
+            op, "zrangebyscore", self.keys.servers, "-inf", now_ms - 1, start=0, num=LOST_BATCH, withscores=True
+        )
         if not expired:
             return []
-        pipe = conn.pipeline(transaction=False)
-        for server_id, _ in expired:
-            pipe.exists(self.keys.ended_server(server_id.decode()))
-            pipe.get(self.keys.server(server_id.decode()))
-            pipe.hgetall(self.keys.workers(server_id.decode()))
-        replies = self._call("record_lost_servers", pipe.execute)
+        reads = []
+        for raw_id, _ in expired:
+            server_id = raw_id.decode()
+            reads += [
+                command("exists", self.keys.ended_server(server_id)),
+                command("get", self.keys.server(server_id)),
+                command("hgetall", self.keys.workers(server_id)),
+            ]
+        replies = self._batch(op, reads)
         recorded = []
-        pipe = conn.pipeline(transaction=True)
+        writes = []
         for index, (raw_id, score) in enumerate(expired):
             known, raw, running = replies[3 * index : 3 * index + 3]
             if known:
@@ -131,62 +131,73 @@ class WorkerStore(BrokerStore):
             for value in running.values():
                 task = json.loads(value)
                 tasks.append({**task, "outcome": "running", "at": ended})
-            self._write_record(pipe, server, tasks, keep, only_new=True)
-            pipe.delete(self.keys.server(server_id), self.keys.workers(server_id))
+            writes += self._record(server, tasks, keep, only_new=True)
+            writes.append(command("delete", self.keys.server(server_id), self.keys.workers(server_id)))
             recorded.append(server_id)
-        if recorded:
-            self._call("record_lost_servers", pipe.execute)
+        self._batch(op, writes)
         return recorded
 
     def note_recovered(self, server_id: str, task: dict[str, Any], keep: float) -> bool:
         """Add a task recovered after its lease to the record of the server that held it, if that server has one
         (a lease the HTTP API handed out, for one, has no server). Returns whether it was added."""
         key = self.keys.ended_server(server_id)
-        if not self._call("note_recovered", self.broker.conn.exists, key):
+        if not self._send("note_recovered", "exists", key):
             return False
         doc = {k: task.get(k) for k in ("type", "outcome", "detail", "at")}
-        pipe = self.broker.conn.pipeline(transaction=True)
-        pipe.hset(key, task_field(task["queue"], task["id"]), json.dumps(doc))
-        pipe.pexpire(key, to_ms(keep))
-        self._call("note_recovered", pipe.execute)
+        self._batch(
+            "note_recovered",
+            [
+                command("hset", key, task_field(task["queue"], task["id"]), json.dumps(doc)),
+                command("pexpire", key, to_ms(keep)),
+            ],
+        )
         return True
 
-    def _write_record(
-        self, pipe: Any, server: dict[str, Any], tasks: list[dict[str, Any]], keep: float, only_new: bool
-    ) -> None:
-        """Queue the writes of one server's record on ``pipe``: ``only_new`` leaves a record written first (by
-        another recoverer, or a task recovered meanwhile) as it is."""
+    def _record(
+        self, server: dict[str, Any], tasks: list[dict[str, Any]], keep: float, only_new: bool
+    ) -> list[Command]:
+        """The writes of one server's record: ``only_new`` leaves a record written first (by another recoverer,
+        or a task recovered meanwhile) as it is."""
         key = self.keys.ended_server(server["id"])
-        write = pipe.hsetnx if only_new else pipe.hset
-        write(key, SERVER_FIELD, json.dumps(server))
+        write = "hsetnx" if only_new else "hset"
+        commands = [command(write, key, SERVER_FIELD, json.dumps(server))]
         for task in tasks:
             doc = {k: task.get(k) for k in ("type", "outcome", "detail", "at")}
-            write(key, task_field(task["queue"], task["id"]), json.dumps(doc))
-        pipe.pexpire(key, to_ms(keep))
-        pipe.zadd(self.keys.ended_servers, {server["id"]: server["ended"]})
-        pipe.zremrangebyscore(self.keys.ended_servers, "-inf", to_ms(self.broker.clock.now() - keep))
+            commands.append(command(write, key, task_field(task["queue"], task["id"]), json.dumps(doc)))
+        return [
+            *commands,
+            command("pexpire", key, to_ms(keep)),
+            command("zadd", self.keys.ended_servers, {server["id"]: server["ended"]}),
+            command("zremrangebyscore", self.keys.ended_servers, "-inf", to_ms(self.broker.clock.now() - keep)),
+        ]
 
-    def resubscribe(self, pubsub: redis.client.PubSub, added: list[str], removed: list[str]) -> None:
+    def resubscribe(self, pubsub: Subscription, added: list[str], removed: list[str]) -> None:
         """Follow a change of the served queues: wake-ups of the added queues, none of the removed ones."""
         if added:
-            self._call("subscribe", pubsub.subscribe, *[self.keys.queue(q).pending for q in added])
+            pubsub.subscribe(*[self.keys.queue(q).pending for q in added])
         if removed:
-            self._call("subscribe", pubsub.unsubscribe, *[self.keys.queue(q).pending for q in removed])
+            pubsub.unsubscribe(*[self.keys.queue(q).pending for q in removed])
 
     def subscribe(
         self, queues: list[str], patterns: Sequence[str] = (), server_id: str = ""
-    ) -> tuple[redis.client.PubSub, str, str]:
+    ) -> tuple[Subscription, str, str]:
         """A pub/sub on the cancel channel, on ``server_id``'s control channel (an operator's quiet or stop), on
         each queue's pending-list channel (see ``lua/_lib.lua``) and on the pending-list channels of every queue a
         glob pattern matches (``tq:{tenant-*}:pending``: braces are plain characters to Redis's glob), so a queue
         created later wakes the worker too. Returns the pub/sub and the names of the cancel and control channels
-        (the latter empty without ``server_id``)."""
-        pubsub = self.broker.conn.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
-        db = database_of(self.broker.conn)
+        (the latter empty without ``server_id``). Subscription confirmations are read as messages of their own
+        type: a reader acts on ``message`` and ``pmessage`` only."""
+        db = self.database()
         cancel = self.keys.cancel_channel(db)
         control = self.keys.control_channel(server_id, db) if server_id else ""
         channels = [cancel, *([control] if control else []), *[self.keys.queue(q).pending for q in queues]]
-        self._call("subscribe", pubsub.subscribe, *channels)
+        pubsub = self.broker.subscription(f"{self.area}.subscribe")
+        pubsub.subscribe(*channels)
         if patterns:
-            self._call("subscribe", pubsub.psubscribe, *[self.keys.queue(p).pending for p in patterns])
+            pubsub.psubscribe(*[self.keys.queue(p).pending for p in patterns])
         return pubsub, cancel, control
+
+    def database(self) -> int:
+        """The database number the broker's connections select (0 on a cluster): the cancel and control channels
+        carry it, since Redis's pub/sub spans every database of a server."""
+        return int(self._send("database", "get_connection_kwargs").get("db", 0) or 0)

@@ -11,6 +11,7 @@ import redis
 
 from taskq.queues.engine import BulkEnqueueError, Client, FakeClock, functions
 from taskq.queues.engine import broker as broker_module
+from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.errors import (
     DuplicateTaskError,
     RedisUnavailableError,
@@ -310,7 +311,7 @@ def test_enqueue_many_empty(r, client):
 def test_enqueue_many_checks_each_type_once_yet_gives_every_task_its_own_policy_and_lock(r, client):
     # Types repeat and interleave, as in a real batch: the per-call memo of validated types and policies must
     # neither mix types up nor share a unique lock between payloads.
-    PolicyStore(r, KEYS).write(PolicySet(unique={"a:": 60.0}))
+    PolicyStore(Broker(conn=r)).write(PolicySet(unique={"a:": 60.0}))
     many = client.enqueue_many([("a:x", 1), ("b", 1), ("a:x", 2), ("b", 1), ("a:x", 3)])
     assert [m.unique_key is not None for m in many] == [True, False, True, False, True]
     assert len({m.unique_key for m in many if m.unique_key}) == 3

@@ -22,7 +22,7 @@ from taskq.queues.engine import (
 )
 from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.message import encode_default_options
-from taskq.queues.engine.migration import Step, migrate_keys
+from taskq.queues.engine.migration import SCAN_COUNT, Step, migrate_keys
 
 from .dbstate import Set, dump, seed
 from .task_state import KEYS, NOW, Q, task
@@ -191,6 +191,17 @@ def test_migrate_an_empty_keyspace_says_so(r, broker):
     assert dump(r) == {LAYOUT: "1"}
 
 
+def test_migrate_finds_a_key_of_ours_past_the_first_scan_step(r, broker):
+    """The SCAN for keys of ours goes on past steps that find none (another application's keys come first)."""
+    r.mset({f"other-app:{n}": "x" for n in range(3 * SCAN_COUNT)})
+    r.set(Q.paused, "1")  # one key of ours, beside thousands of others
+    assert migrate_keys(broker, dry_run=True).changes == [
+        "stamp layout 1 (the keyspace holds taskq keys from before the stamp)"
+    ]
+    r.delete(Q.paused)
+    assert migrate_keys(broker, dry_run=True).changes == ["stamp layout 1 (the keyspace holds no taskq keys)"]
+
+
 def test_migrate_refuses_a_newer_keyspace(r, broker):
     r.set(LAYOUT, "3")
     with pytest.raises(LayoutVersionError, match="key layout 3"):
@@ -201,10 +212,10 @@ def test_migrate_refuses_a_newer_keyspace(r, broker):
 def rename_pending(broker: Broker, dry_run: bool) -> list[str]:
     """A step as a real layout change would write one: idempotent, and silent under dry_run."""
     old, new = Q.pending, Q.base + "ready"
-    if not broker.conn.exists(old):
+    if not broker.send("migrate", "exists", old):
         return []
     if not dry_run:
-        broker.conn.rename(old, new)
+        broker.send("migrate", "rename", old, new)
     return [f"rename {old} -> {new}"]
 
 

@@ -83,7 +83,7 @@ def test_the_cap_and_the_rate_limit_both_hold(r, broker: Broker, client: Client,
 
 
 def test_the_consumer_obeys_the_rate_limit_and_waits_for_the_window(r, redis_url, client: Client, clock: FakeClock):
-    PolicyStore(r, Keys()).write(PolicySet(queues={Q: QueueSpec(Q, rate_limit=2, rate_period=10.0)}))
+    PolicyStore(Broker(conn=r)).write(PolicySet(queues={Q: QueueSpec(Q, rate_limit=2, rate_period=10.0)}))
     client.enqueue_many([("send", {"n": n}) for n in range(5)], queue=Q)
     consumer = RemoteConsumer(redis_url, clock=clock)
     try:
@@ -98,7 +98,7 @@ def test_the_consumer_obeys_the_rate_limit_and_waits_for_the_window(r, redis_url
 
 
 def test_a_definition_carries_its_rate_limit_through_redis(r):
-    store = PolicyStore(r, Keys())
+    store = PolicyStore(Broker(conn=r))
     store.write(
         PolicySet(
             queues={Q: QueueSpec(Q, concurrency_cap=5, rate_limit=100, rate_period=2.0), "free": QueueSpec("free")}
@@ -133,12 +133,12 @@ def test_a_bad_rate_limit_in_redis_skips_that_definition_only(r):
             "fine": json.dumps({"weight": 2, "rate_limit": 5, "rate_period": 2}),
         },
     )
-    assert list(PolicyStore(r, keys).read().queues) == ["fine"]
+    assert list(PolicyStore(Broker(conn=r)).read().queues) == ["fine"]
 
 
 def test_a_consumer_held_at_the_cap_with_tasks_pending_rechecks_soon(r, redis_url, client: Client, clock: FakeClock):
     # A freed slot publishes nothing, so the long poll must not sleep until the holder's lease (30 s) runs out.
-    PolicyStore(r, Keys()).write(PolicySet(queues={Q: QueueSpec(Q, concurrency_cap=1)}))
+    PolicyStore(Broker(conn=r)).write(PolicySet(queues={Q: QueueSpec(Q, concurrency_cap=1)}))
     client.enqueue("first", queue=Q)
     consumer = RemoteConsumer(redis_url, clock=clock)
     try:

@@ -10,6 +10,7 @@ from contextlib import ExitStack
 import redis
 
 from taskq.queues.engine import wakeups
+from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.wakeups import WakeUps, glob_escape
 
 WAIT = 30.0  # seconds an event may take to be set: a bound on a busy machine, never reached when all is well
@@ -23,7 +24,7 @@ def channel_names() -> tuple[str, str, str]:
 
 def test_a_push_wakes_the_waits_on_its_queue_only(redis_client):
     pattern, a, b = channel_names()
-    hub = WakeUps(redis_client, pattern)
+    hub = WakeUps(Broker(conn=redis_client), pattern)
     try:
         with hub.watching([a]) as on_a, hub.watching([b]) as on_b:
             # The subscription, once made, wakes every wait: what was pushed before it was not heard.
@@ -43,7 +44,7 @@ def test_a_push_wakes_the_waits_on_its_queue_only(redis_client):
 def test_many_waits_share_one_connection(redis_client, redis_url):
     pattern, a, _ = channel_names()
     name = f"tw-{os.urandom(4).hex()}"
-    hub = WakeUps(redis.Redis.from_url(redis_url, client_name=name), pattern)
+    hub = WakeUps(Broker(conn=redis.Redis.from_url(redis_url, client_name=name)), pattern)
     try:
         with ExitStack() as stack:
             events = [stack.enter_context(hub.watching([a])) for _ in range(50)]
@@ -61,7 +62,7 @@ def test_many_waits_share_one_connection(redis_client, redis_url):
 def test_the_thread_leaves_when_nothing_waits_and_a_new_wait_starts_it_again(redis_client, monkeypatch):
     monkeypatch.setattr(wakeups, "IDLE_EXIT", 0.0)
     pattern, a, _ = channel_names()
-    hub = WakeUps(redis_client, pattern)
+    hub = WakeUps(Broker(conn=redis_client), pattern)
     try:
         with hub.watching([a]) as woken:
             assert woken.wait(WAIT)

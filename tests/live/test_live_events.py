@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
-from taskq.queues.engine import FakeClock
-from taskq.queues.engine.events import QUEUE_REFRESH_SECONDS, EventStreams, later, parse_entry, stream_id_key
+from taskq.queues.engine import Client, FakeClock, ValidationError
+from taskq.queues.engine.broker import AsyncBroker, Broker
+from taskq.queues.engine.events import (
+    QUEUE_REFRESH_SECONDS,
+    START,
+    AsyncEventStreams,
+    EventStreams,
+    later,
+    parse_entry,
+    stream_id_key,
+)
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -90,3 +101,50 @@ def test_stream_ids_and_bad_entries():
     assert later("17-10", "17-9") == "17-10"
     event = parse_entry("q", b"1-0", {b"id": b"t", b"at": b"x", b"to": b"\xff"})
     assert (event.task_id, event.at_ms, event.to_state, event.from_state) == ("t", 0, "\ufffd", "")
+
+
+# -- the broker the reads go through --------------------------------------------------------------------------------
+
+
+def test_streams_read_through_the_broker_they_are_given_under_its_prefix(redis_url):
+    client = Client(redis_url, prefix="evb")
+    broker = Broker(redis_url, prefix="evb")
+    try:
+        client.enqueue("email", {}, queue="evq")
+        given = EventStreams(broker=broker)
+        assert given.broker is broker and given.keys.prefix == "evb"
+        assert given.cursor(["evq"])["evq"] != START
+        assert EventStreams(redis_url).cursor(["evq"]) == {"evq": START}  # a broker of its own, the default prefix
+    finally:
+        client.close()
+        broker.close()
+
+
+def test_a_prefix_other_than_the_given_brokers_is_refused(redis_url):
+    broker = Broker(redis_url, prefix="evb")
+    try:
+        with pytest.raises(ValidationError, match="differs from the given broker's"):
+            EventStreams(prefix="elsewhere", broker=broker)
+        with pytest.raises(ValidationError, match="differs from the given broker's"):
+            AsyncEventStreams(prefix="elsewhere", broker=AsyncBroker(redis_url, prefix="evb"))
+        assert EventStreams(prefix="evb", broker=broker).keys.prefix == "evb"
+    finally:
+        broker.close()
+
+
+def test_async_streams_read_through_the_async_broker_they_are_given(redis_url):
+    client = Client(redis_url, prefix="evb")
+
+    async def read() -> dict[str, str]:
+        broker = AsyncBroker(redis_url, prefix="evb")
+        try:
+            return await AsyncEventStreams(broker=broker).cursor(["evq", "none"])
+        finally:
+            await broker.close()
+
+    try:
+        client.enqueue("email", {}, queue="evq")
+        cursor = asyncio.run(read())
+        assert cursor["evq"] != START and cursor["none"] == START
+    finally:
+        client.close()

@@ -128,18 +128,18 @@ def test_the_cache_checks_the_version_at_most_once_per_interval(r, redis_url):
     ticks = [0.0]
     cache = PolicyCache(KEYS, refresh=1.0, monotonic=lambda: ticks[0])
     broker = Broker(redis_url)
-    store = PolicyStore(broker.conn, KEYS)
+    store = PolicyStore(broker)
     try:
-        assert cache.get(broker.conn).version == 0
+        assert cache.get(broker).version == 0
         store.write(PolicySet(unique={"a": 5.0}))
         ticks[0] = 0.5
-        assert cache.get(broker.conn).unique == {}  # not checked yet
+        assert cache.get(broker).unique == {}  # not checked yet
         ticks[0] = 1.1
-        fresh = cache.get(broker.conn)
+        fresh = cache.get(broker)
         assert fresh.unique == {"a": 5.0} and fresh.version == 1
         r.flushdb()  # the config is gone (a flushed Redis): back to no policies
         ticks[0] = 2.2
-        assert cache.get(broker.conn) == PolicySet()
+        assert cache.get(broker) == PolicySet()
     finally:
         broker.close()
 
@@ -150,7 +150,7 @@ def test_a_bad_entry_is_skipped_not_fatal(r, redis_url):
     r.set(KEYS.config_version, 1)
     broker = Broker(redis_url)
     try:
-        policies = PolicyStore(broker.conn, KEYS).read()
+        policies = PolicyStore(broker).read()
     finally:
         broker.close()
     assert policies.queues == {"ok": QueueSpec("ok", 2)} and policies.unique == {}

@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from taskq.queues.engine import Keys
+from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.policies import PolicyStore
 from taskq.queues.engine.transitions import RateLimit
 from taskq.queues.models import QueueDefinition
@@ -59,7 +60,7 @@ def test_the_admin_saves_and_mirrors_the_limits_and_refuses_bad_ones(r, django_c
     with django_capture_on_commit_callbacks(execute=True):
         saved = browser.post(ADD, form(rate_limit="100", rate_period="2"))
     assert saved.status_code == 302
-    spec = PolicyStore(r, Keys()).read().queues["emails"]
+    spec = PolicyStore(Broker(conn=r)).read().queues["emails"]
     assert spec.concurrency_cap == 5 and spec.rate == RateLimit(100, 2.0)
     listing = browser.get("/admin/taskq/queuedefinition/").content.decode()
     assert "100 per 2 s" in listing

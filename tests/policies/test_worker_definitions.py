@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from taskq.queues.engine import Keys, Registry, SkipRetry, Task, handler
+from taskq.queues.engine import Registry, SkipRetry, Task, handler
+from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.policies import PolicySet, PolicyStore, QueueSpec, RetentionRule
 from taskq.queues.models import QueueDefinition
 
@@ -54,7 +55,7 @@ def test_a_running_worker_picks_up_new_definitions_and_weights(make_server, clie
 
 
 def test_strict_workers_follow_the_ranks(make_server, r, redis_url):
-    PolicyStore(r, Keys()).write(
+    PolicyStore(Broker(conn=r)).write(
         PolicySet(queues={"low": QueueSpec("low", weight=9, rank=5), "high": QueueSpec("high", weight=1, rank=0)})
     )
     server = make_server(Registry(), follow_definitions=True, strict=True)
@@ -62,7 +63,7 @@ def test_strict_workers_follow_the_ranks(make_server, r, redis_url):
 
 
 def test_the_command_line_wins_but_caps_still_apply(make_server, r):
-    store = PolicyStore(r, Keys())
+    store = PolicyStore(Broker(conn=r))
     store.write(PolicySet(queues={"defined": QueueSpec("defined", 5), "mine": QueueSpec("mine", 1, concurrency_cap=2)}))
     server = make_server(Registry(), queues={"mine": 4})
     assert server.queues.weights() == {"mine": 4} and server.queues.cap("mine") == 2
@@ -95,7 +96,7 @@ def test_concurrency_cap_holds_across_two_workers(make_server, client, mirror, r
 
 
 def test_worker_archive_follows_the_queue_limits(make_server, client, inspector, r):
-    PolicyStore(r, Keys()).write(
+    PolicyStore(Broker(conn=r)).write(
         PolicySet(queues={"dead": QueueSpec("dead")}, retention=(RetentionRule(queue="dead", archive_max_size=3),))
     )
     registry = Registry()

@@ -18,7 +18,7 @@ from topology_support import CLUSTER_PORTS, completions, flush_cluster, worker_l
 
 from taskq.queues import handles
 from taskq.queues.engine import AsyncClient, Client, Inspector, Keys, TaskIdConflictError, connect
-from taskq.queues.engine.connection import connect_async, database_of, is_cluster
+from taskq.queues.engine.connection import database_of, is_cluster
 from taskq.queues.engine.events import AsyncEventStreams
 from tests.console.console_support import logged_in, make_user
 from tests.waiting import state_of, wait_for
@@ -111,7 +111,7 @@ def test_async_client_and_event_tail_on_a_cluster(cluster: str):
 
     async def run() -> tuple[set[str], set[str], dict[str, dict[str, int]]]:
         async with AsyncClient(cluster) as client:
-            streams = AsyncEventStreams(conn=connect_async(cluster))
+            streams = AsyncEventStreams(cluster)
             tail = streams.tail()
             assert await streams.read(tail, block_ms=50) == []
             ids = {(await client.enqueue("topo:record", {"n": n}, queue=q)).id for n, q in enumerate(QUEUES)}

@@ -87,7 +87,7 @@ def test_operator_actions(engine):
 def test_policies_periodic_entries_and_exporter_records(engine):
     client, inspector, _ = engine
     broker = inspector.broker
-    policies = PolicyStore(broker.conn, broker.keys)
+    policies = PolicyStore(broker)
     version = policies.write(PolicySet(queues={"ops0": QueueSpec("ops0", weight=3)}, unique={"mail:": 30.0}))
     assert policies.version() == version and policies.read().queues["ops0"].weight == 3
     assert inspector.queue_definition("ops0") is not None

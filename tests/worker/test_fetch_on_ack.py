@@ -12,7 +12,8 @@ import time
 
 from worker_support import wait_for
 
-from taskq.queues.engine import Keys, Task, handler
+from taskq.queues.engine import Task, handler
+from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.policies import PolicySet, PolicyStore, QueueSpec
 
 Q = "default"
@@ -119,7 +120,7 @@ def test_acks_of_the_first_queue_in_strict_order_lease_from_it(make_server, regi
 
 def test_a_capped_queue_never_runs_more_than_its_cap(make_server, registry, client, inspector, r):
     # Cap 1 with 3 slots: every ack may lease only the slot it freed in the queue, never a second one.
-    PolicyStore(r, Keys()).write(PolicySet(queues={Q: QueueSpec(Q, concurrency_cap=1)}))
+    PolicyStore(Broker(conn=r)).write(PolicySet(queues={Q: QueueSpec(Q, concurrency_cap=1)}))
     running, most, finished = [0], [0], [0]
     lock = threading.Lock()
 

@@ -14,6 +14,7 @@ import redis
 from worker_support import start_taskworker, wait_for
 
 from taskq.queues.engine import Client, Inspector, Keys
+from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.policies import PolicySet, PolicyStore, QueueSpec
 
 TASK = "test:limited"
@@ -64,7 +65,7 @@ def enqueue(redis_url: str, queue: str, n: int, sleep: float) -> set[str]:
 
 @pytest.mark.slow
 def test_a_concurrency_cap_holds_across_two_worker_processes(r: redis.Redis, redis_url, processes, tmp_path):
-    PolicyStore(r, Keys()).write(PolicySet(queues={"capped": QueueSpec("capped", concurrency_cap=3)}))
+    PolicyStore(Broker(conn=r)).write(PolicySet(queues={"capped": QueueSpec("capped", concurrency_cap=3)}))
     two_workers(processes, redis_url, "capped", tmp_path)
     ids = enqueue(redis_url, "capped", 24, sleep=0.2)
     wait_for(lambda: r.scard(DONE) == len(ids), timeout=60, what=f"every task done\n{logs(tmp_path)}")
@@ -76,7 +77,9 @@ def test_a_concurrency_cap_holds_across_two_worker_processes(r: redis.Redis, red
 @pytest.mark.slow
 def test_a_rate_limit_holds_across_two_worker_processes(r: redis.Redis, redis_url, processes, tmp_path):
     limit, period_ms = 4, 1000
-    PolicyStore(r, Keys()).write(PolicySet(queues={"rated": QueueSpec("rated", rate_limit=limit, rate_period=1.0)}))
+    PolicyStore(Broker(conn=r)).write(
+        PolicySet(queues={"rated": QueueSpec("rated", rate_limit=limit, rate_period=1.0)})
+    )
     two_workers(processes, redis_url, "rated", tmp_path)
     ids = enqueue(redis_url, "rated", 14, sleep=0.0)
     wait_for(lambda: r.scard(DONE) == len(ids), timeout=60, what=f"every task done\n{logs(tmp_path)}")

@@ -14,6 +14,7 @@ import threading
 from worker_support import wait_for
 
 from taskq.queues.engine import Keys, Task, handler
+from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.policies import PolicySet, PolicyStore, QueueSpec
 
 Q = "default"
@@ -108,7 +109,7 @@ def test_shutdown_requeues_prefetched_tasks_unstarted(make_server, registry, cli
 
 
 def test_a_capped_queue_is_not_fetched_beyond_its_free_slots(make_server, registry, client, inspector, r):
-    PolicyStore(r, Keys()).write(PolicySet(queues={Q: QueueSpec(Q, concurrency_cap=2)}))
+    PolicyStore(Broker(conn=r)).write(PolicySet(queues={Q: QueueSpec(Q, concurrency_cap=2)}))
     started, release, ran = blocker(registry)
     client.enqueue_many([("hold", b"")] * 4)
     make_server(concurrency=1, prefetch=5, queues={Q: 1})
@@ -120,7 +121,7 @@ def test_a_capped_queue_is_not_fetched_beyond_its_free_slots(make_server, regist
 
 
 def test_a_rate_limited_queue_is_not_fetched_ahead(make_server, registry, client, inspector, r):
-    PolicyStore(r, Keys()).write(PolicySet(queues={Q: QueueSpec(Q, rate_limit=100, rate_period=1.0)}))
+    PolicyStore(Broker(conn=r)).write(PolicySet(queues={Q: QueueSpec(Q, rate_limit=100, rate_period=1.0)}))
     started, release, ran = blocker(registry)
     client.enqueue_many([("hold", b"")] * 4)
     make_server(concurrency=1, prefetch=5, queues={Q: 1})

@@ -10,7 +10,8 @@ import pytest
 import redis
 from worker_support import start_taskworker, wait_for
 
-from taskq.queues.engine import Client, Inspector, Keys, Task, ValidationError, handler
+from taskq.queues.engine import Client, Inspector, Task, ValidationError, handler
+from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.policies import PolicySet, PolicyStore, QueueSpec
 from taskq.worker.config import entry_for, parse_queues, split_patterns
 from taskq.worker.patterns import resolve
@@ -76,7 +77,7 @@ def test_a_new_queue_is_served_on_the_wake_up_of_its_first_task(make_server, reg
 def test_queues_without_a_wake_up_are_found_by_the_periodic_resolution(make_server, registry, client, r):
     server = make_server(queues={"fixed": 1}, queue_patterns={"tenant-*": 1}, definitions_interval=0.1)
     client.enqueue("job", {}, queue="tenant-later", process_in=3600)  # listed, but nothing pending: no wake-up
-    PolicyStore(r, Keys()).write(PolicySet(queues={"tenant-defined": QueueSpec("tenant-defined")}))
+    PolicyStore(Broker(conn=r)).write(PolicySet(queues={"tenant-defined": QueueSpec("tenant-defined")}))
     wait_for(
         lambda: server.queues.weights() == {"fixed": 1, "tenant-later": 1, "tenant-defined": 1},
         what="the listed and the defined tenant queues served",

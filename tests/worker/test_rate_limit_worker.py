@@ -10,13 +10,14 @@ import time
 from worker_support import wait_for
 
 from taskq.queues.engine import Keys, Task, handler
+from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.policies import PolicySet, PolicyStore, QueueSpec
 
 Q = "emails"
 
 
 def test_a_rate_limited_queue_rests_until_its_window_opens(make_server, registry, client, inspector, r, clock):
-    PolicyStore(r, Keys()).write(PolicySet(queues={Q: QueueSpec(Q, rate_limit=2, rate_period=1.0)}))
+    PolicyStore(Broker(conn=r)).write(PolicySet(queues={Q: QueueSpec(Q, rate_limit=2, rate_period=1.0)}))
     ran: list[str] = []
 
     @handler("send", registry=registry)
@@ -49,7 +50,7 @@ def test_a_rate_limited_queue_rests_until_its_window_opens(make_server, registry
 
 
 def test_a_finished_task_of_a_capped_queue_wakes_the_fetch_at_once(make_server, registry, client, r):
-    PolicyStore(r, Keys()).write(PolicySet(queues={Q: QueueSpec(Q, concurrency_cap=1)}))
+    PolicyStore(Broker(conn=r)).write(PolicySet(queues={Q: QueueSpec(Q, concurrency_cap=1)}))
     ran: list[str] = []
 
     @handler("send", registry=registry)

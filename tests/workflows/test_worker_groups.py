@@ -103,7 +103,7 @@ def test_an_aggregator_killed_between_cut_and_combine_loses_nothing(
 def test_group_settings_of_the_queue_definition_win(make_server, client, broker, digests):
     from taskq.queues.engine.policies import PolicySet, PolicyStore, QueueSpec
 
-    PolicyStore(broker.conn, broker.keys).write(PolicySet({Q: QueueSpec(Q, group_max_size=2)}))
+    PolicyStore(broker).write(PolicySet({Q: QueueSpec(Q, group_max_size=2)}))
     enqueue_lines(client, 2)
     make_server(group_settings=GroupSettings(grace=3600))
     wait_for(lambda: digests, what="cut at the definition's max size")

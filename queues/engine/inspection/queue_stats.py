@@ -340,7 +340,7 @@ class QueueStats(InspectorBase):
         Raises:
             RedisUnavailableError: Redis cannot be reached.
         """
-        return self.policies.get(self.conn, "inspector.queue_definition").queues.get(queue)
+        return self.policies.get(self.broker, "inspector.queue_definition").queues.get(queue)
 
     def archive_limits(self, queue: str) -> ArchiveLimits:
         """The queue's archive limits from the retention policies (engine-wide ``Limits`` where they set none).
@@ -348,4 +348,4 @@ class QueueStats(InspectorBase):
         Raises:
             RedisUnavailableError: Redis cannot be reached.
         """
-        return self.policies.get(self.conn, "inspector.archive_limits").archive_limits(queue)
+        return self.policies.get(self.broker, "inspector.archive_limits").archive_limits(queue)
