@@ -63,11 +63,6 @@ STILL_BARE = frozenset(
         "queues/history/event_files.py",
         "queues/history/management/commands/task_analytics.py",
         "queues/history/rollups.py",
-        "worker/attempt.py",
-        "worker/server.py",
-        "worker/spark.py",
-        "worker/spark_daemons.py",
-        "worker/spark_submit.py",
     }
 )
 

@@ -17,6 +17,7 @@ from taskq.queues.engine import (
     handler,
     warn_if_evicting,
 )
+from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.keys import Keys
 from taskq.queues.transaction import enqueue_on_commit
 
@@ -106,7 +107,7 @@ def test_eviction_policy_warning(redis_client, caplog):
     try:
         redis_client.config_set("maxmemory-policy", "allkeys-lru")
         with caplog.at_level(logging.WARNING, logger="taskq.queues.engine"):
-            assert warn_if_evicting(redis_client) == "allkeys-lru"
+            assert warn_if_evicting(Broker(conn=redis_client)) == "allkeys-lru"
         assert "tasks will be lost" in caplog.text
     finally:
         redis_client.config_set("maxmemory-policy", policy)

@@ -49,16 +49,6 @@ NOT_YET_MOVED: dict[str, str] = {
     "queues/engine/inspection/server_ops.py": "inspector",
     "queues/engine/inspection/queue_history.py": "inspector",
     "queues/engine/inspection/groups_workflows.py": "inspector",
-    # The worker engineer: every Redis call of the worker through the broker; process_pool/process_child rename
-    # their multiprocessing Pipe attribute ``conn`` to ``pipe``.
-    "worker/acker.py": "worker",
-    "worker/series_sampler.py": "worker",
-    "worker/subscriber.py": "worker",
-    "worker/server.py": "worker",
-    "worker/process_pool.py": "worker (rename the Pipe attribute conn -> pipe)",
-    "worker/process_child.py": "worker (rename the Pipe attribute conn -> pipe)",
-    "worker/testing/pytest_plugin.py": "worker (the pytest plugin flushes its test database with redis-py)",
-    "worker/testing/redis_db.py": "worker (the pytest plugin flushes its test database with redis-py)",
 }
 
 

@@ -34,16 +34,15 @@ from typing import Protocol
 from taskq.queues.engine import EngineError, LeaseLostError, RedisUnavailableError, TaskNotFoundError, series
 from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.redaction import NO_REDACTION, Redaction
-from taskq.queues.engine.sans_io import Request, drive, run_command
 from taskq.queues.engine.transitions import Acked, ArchiveLimits, Dequeued, FetchNext
 
 from .attempt import Attempt, Outcome
 from .component import Component
 from .metrics import WorkerMetrics
+from .outbox import Backlog, Item, Outbox
 
 log = logging.getLogger("taskq.worker.acker")
 
-Item = tuple[Attempt, Outcome]
 MAX_BATCH = 500
 LINGER_BELOW = 64  # linger only while fewer outcomes than this wait: a larger batch is worth a call at once
 SERIES_INTERVAL = 1.0  # seconds between two writes of the time series tally, at least
@@ -61,6 +60,13 @@ class Refill(Protocol):
 
 
 class Acker:
+    """Writes the outcomes of the ``outbox`` from a thread of its own.
+
+    Threads: ``write`` runs on the acker's thread and, for the backlog, on the syncer's, so the counters
+    (``processed``, ``failed``, ``refused``, ``abandoned``) are added to under ``_counts_lock``; the heartbeat reads
+    them without it (an int read is atomic). The outbox, the backlog and the series tally guard themselves.
+    """
+
     def __init__(
         self,
         broker: Broker,
@@ -70,6 +76,10 @@ class Acker:
         metrics: WorkerMetrics | None = None,
         redaction: Redaction = NO_REDACTION,
         linger: float = 0.0,
+        *,
+        outbox: Outbox | None = None,
+        backlog: Backlog | None = None,
+        refill: Refill | None = None,
     ) -> None:
         self.broker = broker
         self.linger = linger  # seconds to wait for more outcomes before writing a small batch (see above)
@@ -79,17 +89,16 @@ class Acker:
         self.worker_id = worker_id
         self.on_written = on_written
         self.archive_limits = archive_limits or (lambda _queue: ArchiveLimits())
-        self.syncer: Syncer | None = None
-        self.refill: Refill | None = None  # set by the processor: who fills the slots handed over (fetch-on-ack)
+        self.outbox = outbox or Outbox()  # what it writes: the processor submits there
+        self.backlog = backlog or Backlog()  # what Redis did not take: the syncer retries it
+        self.refill = refill  # who fills the slots handed over (fetch-on-ack): the processor, or None when off
         self.refused = 0  # acknowledgements the fence refused (a zombie's, or the lease was recovered)
         self.abandoned = 0  # outcomes given up unwritten: Redis stayed away until their lease ran out
-        self._items: queue.SimpleQueue[Item | None] = queue.SimpleQueue()
-        self._pending = 0
-        self._idle = threading.Condition()
         self._thread = threading.Thread(target=self._loop, name="acker", daemon=True)
         self.series = series.SeriesTally()
         self.processed = 0  # attempts finished and written since start, failures included (as asynq counts)
         self.failed = 0
+        self._counts_lock = threading.Lock()
         self._series_written = time.monotonic()
 
     def start(self) -> None:
@@ -101,52 +110,38 @@ class Acker:
         return self._thread.is_alive()
 
     def submit(self, attempt: Attempt, outcome: Outcome) -> None:
-        attempt.ended_as = outcome.kind
-        with self._idle:
-            self._pending += 1
-        self._items.put((attempt, outcome))
+        """Hand an outcome over to be written (as ``outbox.submit``)."""
+        self.outbox.submit(attempt, outcome)
 
     def drain(self, timeout: float) -> bool:
         """Wait until every submitted outcome was written (or handed to the syncer)."""
-        with self._idle:
-            return self._idle.wait_for(lambda: self._pending == 0, timeout)
+        return self.outbox.drain(timeout)
 
     def stop(self) -> None:
-        self._items.put(None)
+        self.outbox.close()
         self._thread.join(5)
         self.write_series()
 
     def _loop(self) -> None:
         while True:
             try:
-                first = self._items.get(timeout=SERIES_INTERVAL)
+                first = self.outbox.take(timeout=SERIES_INTERVAL)
             except queue.Empty:
                 self._series_due()
                 continue
             if first is None:
                 return
-            if self.linger and not first[0].holds_slot and self._items.qsize() < LINGER_BELOW:
+            if self.linger and not first[0].holds_slot and self.outbox.waiting() < LINGER_BELOW:
                 time.sleep(self.linger)
-            batch = [first]
-            while len(batch) < MAX_BATCH:
-                try:
-                    item = self._items.get_nowait()
-                except queue.Empty:
-                    break
-                if item is None:
-                    self._items.put(None)
-                    break
-                batch.append(item)
+            batch = [first, *self.outbox.take_more(MAX_BATCH - 1)]
             try:
                 unwritten = self.write(batch)
-                if unwritten and self.syncer is not None:
-                    self.syncer.add(unwritten)
+                if unwritten:
+                    self.backlog.add(unwritten)
             except Exception:
                 log.exception("acker round failed")
             finally:
-                with self._idle:
-                    self._pending -= len(batch)
-                    self._idle.notify_all()
+                self.outbox.done(len(batch))
             self._series_due()
 
     def _series_due(self) -> None:
@@ -160,18 +155,16 @@ class Acker:
         if not taken:
             return
         try:
-            drive(series.flush_flow(self.broker.keys, taken), self._command)
+            self.broker.drive("acker.series", series.flush_flow(self.broker.keys, taken))
         except EngineError as exc:
             self.series.put_back(taken)
             log.debug("time series not written: %s", exc)
-
-    def _command(self, request: Request) -> object:
-        return self.broker.command("acker.series", run_command, self.broker.conn, request)
 
     def _counted(self, queue_name: str, written: list[Item]) -> None:
         """Add outcomes of ``queue_name`` written now to the time series: each one's run time, and its wait from
         pending to started (in one call for the batch: see ``SeriesTally.finished_many``)."""
         ends = []
+        failed = 0
         for attempt, outcome in written:
             if outcome.kind in ("success", "complete"):
                 counted = "ok"
@@ -183,8 +176,10 @@ class Acker:
             waited = max(0.0, attempt.started - since) * 1000 if since else 0.0
             ran = attempt.ran or time.monotonic() - attempt.began  # an attempt ended from outside has no ran yet
             ends.append((attempt.task.type, counted, ran * 1000, waited))
-            self.failed += counted != "ok"
-        self.processed += len(ends)
+            failed += counted != "ok"
+        with self._counts_lock:
+            self.failed += failed
+            self.processed += len(ends)
         if ends:
             self.series.finished_many(queue_name, self.broker.clock.now(), ends)
 
@@ -298,42 +293,45 @@ class Acker:
         return []
 
     def _refused(self, attempt: Attempt, why: str) -> None:
-        self.refused += 1
+        with self._counts_lock:
+            self.refused += 1
         if self.metrics is not None:
             self.metrics.ack_refused(attempt.queue)
         log.warning("task %s: acknowledgement refused (%s); another attempt owns it now", attempt.id, why)
 
     def abandon(self, attempt: Attempt) -> None:
         """Give up an outcome unwritten: its lease ran out while Redis was away, so the recoverer owns the task."""
-        self.abandoned += 1
+        with self._counts_lock:
+            self.abandoned += 1
         if self.metrics is not None:
             self.metrics.outcome_abandoned(attempt.queue)
         self.on_written(attempt)
 
 
 class Syncer(Component):
-    """Retries outcomes the acker could not write, until each one's lease has run out."""
+    """Retries the outcomes of the ``backlog`` (those the acker could not write), until each one's lease has run
+    out."""
 
     name = "syncer"
 
     def __init__(
-        self, acker: Acker, lease_deadline: Callable[[Attempt], float], now: Callable[[], float], interval: float = 0.5
+        self,
+        acker: Acker,
+        lease_deadline: Callable[[Attempt], float],
+        now: Callable[[], float],
+        interval: float = 0.5,
     ) -> None:
         super().__init__(interval)
         self.acker = acker
+        self.backlog = acker.backlog
         self.lease_deadline = lease_deadline
         self.now = now
-        self._items: list[Item] = []
-        self._lock = threading.Lock()
-        acker.syncer = self
 
     def add(self, items: list[Item]) -> None:
-        with self._lock:
-            self._items += items
+        self.backlog.add(items)
 
     def run_once(self) -> None:
-        with self._lock:
-            items, self._items = self._items, []
+        items = self.backlog.take_all()
         if not items:
             return
         now = self.now()
@@ -349,5 +347,5 @@ class Syncer(Component):
                 self.acker.abandon(attempt)
         unwritten = self.acker.write(live)
         if unwritten:
-            self.add(unwritten)
+            self.backlog.add(unwritten)
             raise RedisUnavailableError(f"{len(unwritten)} outcome(s) still waiting for Redis", op="syncer")

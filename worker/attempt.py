@@ -12,7 +12,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from taskq.queues.engine import RetryWithoutFailure, SkipRetry, Task
+from taskq.queues.engine import RetryWithoutFailure, SkipRetry, Task, default_retry_delay
 from taskq.queues.engine.failures import Failure, capture
 from taskq.queues.engine.handlers import Handler
 from taskq.queues.engine.transitions import Leased
@@ -99,8 +99,6 @@ class Attempt:
 
     def _delay(self, exc: BaseException) -> float:
         if self.handler is None:
-            from taskq.queues.engine import default_retry_delay
-
             return default_retry_delay(self.task.retried, exc, self.task)
         try:
             return max(0.0, float(self.handler.retry_delay(self.task.retried, exc, self.task)))

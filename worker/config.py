@@ -16,7 +16,7 @@ from taskq.queues.engine import validation as check
 from taskq.queues.engine.quoting import shown
 from taskq.queues.engine.redaction import NO_REDACTION, Redaction
 from taskq.queues.engine.settings import DEFAULTS, TaskqSettings
-from taskq.queues.sparkconf import SparkSettings
+from taskq.queues.sparkconf import DEFAULT_MASTER, SparkSettings
 
 #: Characters that make a ``--queues`` entry a glob pattern (fnmatch: ``*``, ``?``, ``[...]``) rather than a name.
 PATTERN_CHARS = check.GLOB_CHARACTERS
@@ -62,6 +62,25 @@ def parse_queues(spec: str) -> dict[str, int]:
     if not queues:
         raise ValidationError("no queues given", op="taskworker --queues")
     return queues
+
+
+@dataclass(frozen=True)
+class SubmitSettings:
+    """What a ``spark:submit`` task may run, and where (worker/spark_submit.py): the master of a payload that names
+    none (SPARK_MASTER), and the directories its application must be in (SPARK_SUBMIT_ALLOWED_DIRS; empty: any)."""
+
+    master: str = DEFAULT_MASTER
+    allowed_dirs: tuple[str, ...] = ()
+
+    @classmethod
+    def from_settings(cls, taskq: TaskqSettings) -> SubmitSettings:
+        return cls(master=taskq.spark_master or DEFAULT_MASTER, allowed_dirs=tuple(taskq.spark_submit_allowed_dirs))
+
+
+def environment_submit_settings() -> SubmitSettings:
+    """The submit settings of a worker built without taskq's settings (in Python, without Django): the
+    environment's, as its handlers' other settings, so the allowed directories, a security setting, hold there too."""
+    return SubmitSettings.from_settings(TaskqSettings.from_env(os.environ))
 
 
 POOLS = ("thread", "process")
@@ -114,6 +133,7 @@ class WorkerConfig:
     group_settings: GroupSettings = field(default_factory=GroupSettings)
     aggregator_interval: float = DEFAULTS.aggregator_seconds
     spark: SparkSettings = field(default_factory=SparkSettings)  # session of Spark tasks (built on first use)
+    spark_submit: SubmitSettings = field(default_factory=environment_submit_settings)  # spark:submit tasks
     export_dir: str | None = None  # run the event exporter (one active across workers) into this directory
     export_event_cap: int = DEFAULTS.event_export_cap  # hard cap of an exported queue's event stream (the safety net)
     redaction: Redaction = NO_REDACTION  # TASKS_REDACT: what of a failure's message and traceback is masked when stored
@@ -159,6 +179,7 @@ class WorkerConfig:
             limits=Limits.from_settings(taskq),
             group_settings=GroupSettings.from_settings(taskq),
             spark=SparkSettings.from_settings(taskq),
+            spark_submit=SubmitSettings.from_settings(taskq),
             export_dir=taskq.event_export_dir if taskq.event_export else None,
             redaction=Redaction.build(
                 taskq.redact_types, taskq.redact_keys, taskq.max_payload_depth, taskq.redact_patterns

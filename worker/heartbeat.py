@@ -50,6 +50,8 @@ class Heartbeat(Component):
         self.config = config
         self.processor = processor
         self.started = broker.clock.now()
+        # "active", "quiet" or "stopping": the subscriber's thread (obey), this one and the main thread (when the
+        # server stops) change it, each under _obeying; server_info reads it whole (a str reference).
         self.status = "active"
         self.layout = layout
         self.last_beat: float | None = None  # clock time of the last heartbeat that reached Redis
@@ -58,7 +60,7 @@ class Heartbeat(Component):
         self.acked: str | None = None  # the operator's last request this server acted on and acknowledged
         self.stopped_by_operator = False
         self._obeying = threading.Lock()  # the subscriber's thread and this one may both hand over a request
-        self.usage = ProcessUsage()  # RSS and CPU share since the last heartbeat, for the servers page (issue 27)
+        self.usage = ProcessUsage()  # RSS and CPU share since the last heartbeat, for the servers page
 
     @property
     def ttl(self) -> float:
@@ -98,6 +100,11 @@ class Heartbeat(Component):
         self.publish()
         self.store.acknowledge(self.config.server_id, request)
         self.acked = request
+
+    def announce_stopping(self) -> None:
+        """The server is shutting down: the next heartbeats say so (the console shows it as stopping)."""
+        with self._obeying:
+            self.status = "stopping"
 
     def extend_leases(self) -> None:
         by_queue: dict[str, list[Any]] = defaultdict(list)

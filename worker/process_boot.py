@@ -7,6 +7,6 @@ from __future__ import annotations
 import os
 
 if os.environ.get("DJANGO_SETTINGS_MODULE"):
-    import django
+    import django  # optional: only under Django
 
     django.setup()

@@ -92,14 +92,14 @@ class ParentWriter:
     """``task.write_result`` and ``task.progress`` in a child: a round trip to the parent, which writes them
     fenced by the lease. A lock, because a handler may write from threads of its own."""
 
-    def __init__(self, conn: Connection) -> None:
-        self.conn = conn
+    def __init__(self, pipe: Connection) -> None:
+        self.pipe = pipe
         self._lock = threading.Lock()
 
     def write(self, field: str, value: bytes) -> None:
         with self._lock:
-            self.conn.send(("write", field, value))
-            status, error = self.conn.recv()
+            self.pipe.send(("write", field, value))
+            status, error = self.pipe.recv()
         if status == "error":
             raise error
 
@@ -107,20 +107,20 @@ class ParentWriter:
 class ChildRunner:
     def __init__(
         self,
-        conn: Connection,
+        pipe: Connection,
         handlers: dict[str, Callable[[Task], Any]],
         middleware: list[Callable[[Task], AbstractContextManager[None]]],
     ) -> None:
-        self.conn = conn
+        self.pipe = pipe
         self.handlers = handlers
         self.middleware = middleware
-        self.writer = ParentWriter(conn)
+        self.writer = ParentWriter(pipe)
         self.current: Task | None = None
 
     def serve(self) -> None:
         while True:
             try:
-                job = self.conn.recv()
+                job = self.pipe.recv()
             except (EOFError, OSError):  # the parent is gone
                 return
             if job is None:
@@ -129,7 +129,7 @@ class ChildRunner:
             self.current = Task(message, retried, self.writer)
             reply = self.run(self.handlers[handler_type], self.current)
             self.current = None
-            self.conn.send(reply)
+            self.pipe.send(reply)
 
     def run(self, func: Callable[[Task], Any], task: Task) -> tuple[Any, ...]:
         try:
@@ -166,7 +166,7 @@ def watch_parent() -> None:
     threading.Thread(target=watch, name="watch-parent", daemon=True).start()
 
 
-def child_main(conn: Connection, handlers: dict[str, Ref], middleware: list[Ref]) -> None:
+def child_main(pipe: Connection, handlers: dict[str, Ref], middleware: list[Ref]) -> None:
     """Entry point of a handler process."""
     # Ctrl-C and a group-wide SIGTERM reach the worker, which decides when its children stop (see STOP_SIGNAL).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -176,14 +176,14 @@ def child_main(conn: Connection, handlers: dict[str, Ref], middleware: list[Ref]
         if not logging.getLogger().handlers:  # no Django to configure it: log like the taskworker command does
             logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         runner = ChildRunner(
-            conn,
+            pipe,
             {kind: handler_function(ref) for kind, ref in handlers.items()},
             [middleware_factory(ref) for ref in middleware],
         )
     except BaseException:  # whatever broke the start is reported to the parent, which fails loudly
-        conn.send(("broken", traceback.format_exc()))
+        pipe.send(("broken", traceback.format_exc()))
         return
     signal.signal(STOP_SIGNAL, runner.on_stop_signal)
     watch_parent()
-    conn.send(("ready", os.getpid()))
+    pipe.send(("ready", os.getpid()))
     runner.serve()

@@ -72,7 +72,7 @@ class ChildProcess:
     """One handler process and the worker's end of its pipe."""
 
     def __init__(self, context: Any, handlers: dict[str, Ref], middleware: list[Ref]) -> None:
-        self.conn, child_end = context.Pipe()
+        self.pipe, child_end = context.Pipe()
         self.process = context.Process(
             target=child_main, args=(child_end, handlers, middleware), name="taskq-handler", daemon=True
         )
@@ -88,11 +88,11 @@ class ChildProcess:
         return int(self.process.pid)
 
     def wait_ready(self, timeout: float) -> None:
-        if not self.conn.poll(timeout):
+        if not self.pipe.poll(timeout):
             self.process.kill()
             raise ProcessPoolError(f"handler process {self.pid} did not start within {timeout:g} s")
         try:
-            status, detail = self.conn.recv()
+            status, detail = self.pipe.recv()
         except EOFError:
             raise ProcessPoolError(f"handler process {self.pid} exited while starting") from None
         if status != "ready":
@@ -138,14 +138,14 @@ class ChildProcess:
     def close(self, timeout: float = 2.0) -> None:
         """Ask the child to exit, and kill it if it does not."""
         try:
-            self.conn.send(None)
+            self.pipe.send(None)
         except OSError:
             pass
         self.process.join(timeout)
         if self.process.is_alive():
             self.process.kill()
             self.process.join(5)
-        self.conn.close()
+        self.pipe.close()
 
 
 class ProcessPool:
@@ -252,7 +252,7 @@ class ProcessPool:
         child.begin(attempt)
         remove = attempt.task.on_cancel(lambda: child.stop(attempt))  # runs at once if already cancelled
         try:
-            child.conn.send((attempt.task.message, attempt.task.retried, attempt.handler.type))
+            child.pipe.send((attempt.task.message, attempt.task.retried, attempt.handler.type))
             return self._await(child, attempt)
         except OSError:  # the pipe broke: the child is gone
             return self._died(child, attempt)
@@ -262,14 +262,14 @@ class ProcessPool:
 
     def _await(self, child: ChildProcess, attempt: Attempt) -> Outcome:
         while True:
-            ready = wait([child.conn, child.process.sentinel], timeout=POLL)
-            if child.conn in ready:  # read what it said before looking at whether it died
+            ready = wait([child.pipe, child.process.sentinel], timeout=POLL)
+            if child.pipe in ready:  # read what it said before looking at whether it died
                 try:
-                    message = child.conn.recv()
+                    message = child.pipe.recv()
                 except (EOFError, OSError):
                     return self._died(child, attempt)
                 if message[0] == "write":
-                    self._write(child.conn, attempt, message[1], message[2])
+                    self._write(child.pipe, attempt, message[1], message[2])
                 elif message[0] == "done":
                     return Outcome("success")
                 else:
@@ -279,7 +279,7 @@ class ProcessPool:
             else:
                 child.escalate()
 
-    def _write(self, conn: Connection, attempt: Attempt, field: str, value: bytes) -> None:
+    def _write(self, pipe: Connection, attempt: Attempt, field: str, value: bytes) -> None:
         """A child's write_result or progress, fenced by the attempt's lease like any other."""
         reply: tuple[str, Any] = ("ok", None)
         try:
@@ -289,7 +289,7 @@ class ProcessPool:
         except Exception as exc:
             reply = ("error", portable(exc))
         try:
-            conn.send(reply)
+            pipe.send(reply)
         except OSError:  # it died while we wrote: the next wait sees it
             pass
 

@@ -1,4 +1,4 @@
-"""What a worker process costs the machine, for its heartbeat: resident memory and CPU share (issue 27).
+"""What a worker process costs the machine, for its heartbeat: resident memory and CPU share.
 
 Read from ``/proc/self/statm`` and ``os.times()``, so it needs no dependency. The CPU share is the CPU seconds
 (user and system) the process spent since the previous sample over the wall seconds that passed meanwhile: 1.0 is

@@ -33,23 +33,26 @@ import logging
 import threading
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 from contextlib import ExitStack
 from typing import Any
 
-from taskq.queues.engine import Registry, Task, TaskCancelledError, TaskMessage
+from taskq.queues.engine import Handler, Registry, Task, TaskCancelledError, TaskMessage
 from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.quoting import shown
 from taskq.queues.engine.transitions import Dequeued, FetchNext, Leased
 
-from .acker import Acker
 from .attempt import Attempt, Outcome
 from .capacity import Capacity
 from .config import WorkerConfig
 from .executors import LoopThread, ThreadPool
 from .metrics import WorkerMetrics
 from .ordering import QueueOrder
+from .outbox import Outbox
 from .process_pool import ProcessPool
 from .queueset import QueueSet
+from .resting import RestingQueues
+from .spark import SparkRunner
 
 log = logging.getLogger("taskq.worker.processor")
 
@@ -79,31 +82,50 @@ class ResultWriter:
 
 
 class Processor:
+    """Fetches and runs tasks, and hands their outcomes to the acker through ``outbox``.
+
+    Threads: the fetch thread, the handler threads (and the event loop of async handlers), the acker's thread
+    (``fill_slots``, ``fetch_next``, ``forget``), the heartbeat's and the watchdog's (``snapshot``, ``lease_lost``,
+    ``lease_expired``, ``interrupt``) and the subscriber's (``cancel``, ``wake``) all call into it. Each shared
+    attribute below says which thread owns it or what guards it.
+    """
+
     def __init__(
         self,
         broker: Broker,
         config: WorkerConfig,
         registry: Registry,
-        acker: Acker,
+        outbox: Outbox,
         queues: QueueSet | None = None,
         metrics: WorkerMetrics | None = None,
+        spark: SparkRunner | None = None,
+        bind: Callable[[Handler], Handler] | None = None,
     ) -> None:
         self.broker = broker
         self.metrics = metrics
         self.config = config
         self.registry = registry
-        self.acker = acker
+        # The handler this worker runs for a registered one (built-ins bound to the worker's settings: see
+        # SparkSubmitter.bind); the registered one itself by default.
+        self.bind = bind or (lambda registered: registered)
+        self.outbox = outbox  # thread-safe: every thread that ends an attempt submits its outcome there
         self.clock = broker.clock
-        self.capacity = Capacity(config.concurrency)
+        self.capacity = Capacity(config.concurrency)  # thread-safe (see Capacity)
         self.queues = queues or QueueSet(config.queues)
         self.order = QueueOrder(self.queues, config.strict)
-        # Keyed by (queue, task id): ids are unique within a queue only. Holds the prefetched attempts too.
+        # Keyed by (queue, task id): ids are unique within a queue only. Holds the prefetched attempts too. The
+        # fetch thread and the acker's thread add (_hold) and the acker's thread removes (forget), under
+        # _inflight_lock; the other threads read it without the lock, each read one dict operation (a get, or a
+        # copy of the values), which CPython does whole.
         self.inflight: dict[tuple[str, str], Attempt] = {}
+        self._inflight_lock = threading.Lock()
         # Prefetched attempts, leased and waiting for a slot, oldest first. The fetch thread adds to it; the fetch
         # thread and the threads whose handler just returned take from it (each popleft is atomic).
         self._ready: deque[Attempt] = deque()
         self._prefetch = config.prefetch or 0
-        self._run_time = 0.0  # recent handler run time (seconds, moving average): prefetch only for short tasks
+        # Recent handler run time (seconds, moving average): prefetch only for short tasks. The handler threads
+        # write it unguarded: a float store is whole, and a lost update only nudges a heuristic.
+        self._run_time = 0.0
         self.wake = threading.Event()
         self.pool = ThreadPool(config.concurrency, self.run_sync)
         self.loop = LoopThread(self.run_async)
@@ -115,16 +137,16 @@ class Processor:
             if config.pool == "process"
             else None
         )
-        self.spark: Any = None  # the server's SparkRunner (worker/spark.py), for handlers with spark=True
-        self.leases_expired = 0  # attempts stopped because their lease ran out unextended (see Watchdog)
+        self.spark = spark or SparkRunner(config.spark)  # the session of handlers with spark=True (worker/spark.py)
+        self.leases_expired = 0  # attempts stopped because their lease ran out unextended: the watchdog's thread only
         self._stop = threading.Event()
         self.quieted = threading.Event()  # an operator's quiet: fetch nothing more, run what is here
+        # Numbers the lease tokens of each dequeue; the fetch thread and the acker's thread draw from it (next() on
+        # a count is one call into C, whole under the GIL).
         self._calls = itertools.count(1)
-        # Queue -> engine time before which its rate limit admits no start (only the fetch thread touches it).
-        self._resting: dict[str, float] = {}
-        self._resting_lock = threading.Lock()  # the acker sets it too, from what an ack that fetched was told
-        if config.fetch_on_ack:
-            acker.refill = self
+        # Queues whose rate limit admits no start yet: the fetch thread and the acker's thread record the windows
+        # their calls were told of (see RestingQueues for how it is shared).
+        self._resting = RestingQueues()
         self._thread = threading.Thread(target=self._fetch_loop, name="processor", daemon=True)
 
     def start(self) -> None:
@@ -197,10 +219,7 @@ class Processor:
         """Tasks of the first queue in this round's order that gives any: up to ``free``, plus up to ``ahead``
         to wait here (prefetch) from a queue without a concurrency cap or rate limit. Also whether the round
         drained every queue: each one it asked gave less than asked, and it asked them all."""
-        now = self.clock.now()
-        # Forget windows that have opened (also of queues no longer served, which would never be visited).
-        with self._resting_lock:
-            self._resting = {queue: until for queue, until in self._resting.items() if until > now}
+        self._resting.forget_opened(self.clock.now())
         order = self.order.next()
         for n, queue in enumerate(order, 1):
             if queue in self._resting:
@@ -232,16 +251,15 @@ class Processor:
     def _rest(self, queue: str, leased: Dequeued) -> None:
         """Leave a queue alone until its rate limit admits a start, when the script that leased said so."""
         if leased.limited_until is not None:
-            with self._resting_lock:
-                self._resting[queue] = leased.limited_until
+            self._resting.rest(queue, leased.limited_until)
 
     def _idle_wait(self) -> float:
         """How long to sleep when no queue gave work: the idle wait, or less when a rate-limited queue's window
         opens sooner. The script names only future times, so a queue it limits is never polled in a loop."""
-        if not self._resting:
+        soonest = self._resting.soonest()
+        if soonest is None:
             return self.config.idle_wait
-        soonest = min(self._resting.values()) - self.clock.now()
-        return max(0.0, min(self.config.idle_wait, soonest))
+        return max(0.0, min(self.config.idle_wait, soonest - self.clock.now()))
 
     def _dispatch(self, queue: str, leased: list[Leased], free: int) -> None:
         """Start up to ``free`` of the tasks just leased; the rest wait in ``_ready`` for a slot. After a quiet
@@ -257,8 +275,9 @@ class Processor:
         """Attempts of tasks just leased (by a fetch or by an ack), held in ``inflight`` from now on, so the heartbeat
         extends their leases and a cancel finds them, whether they start at once or wait."""
         attempts = [self._prepare(queue, item, now) for item in leased]
-        for attempt in attempts:
-            self.inflight[(queue, attempt.id)] = attempt
+        with self._inflight_lock:
+            for attempt in attempts:
+                self.inflight[(queue, attempt.id)] = attempt
         return attempts
 
     def _start_ready(self, free: int) -> int:
@@ -337,7 +356,8 @@ class Processor:
             return attempt
         writer = ResultWriter(self.broker, queue, item.id, item.token)
         task = Task(message, item.retried, writer, worker_id=self.config.server_id)
-        attempt = Attempt(item, queue, task, self.registry.route(message.type), None, now)
+        registered = self.registry.route(message.type)
+        attempt = Attempt(item, queue, task, None if registered is None else self.bind(registered), None, now)
         attempt.lease_until = now + self.config.lease_seconds
         return attempt
 
@@ -428,7 +448,7 @@ class Processor:
             self.metrics.finished(attempt.queue, attempt.task.type, outcome.kind, ran)
         if attempt.claim():
             attempt.holds_slot = hand_over  # before the acker can see it
-            self.acker.submit(attempt, outcome)
+            self.outbox.submit(attempt, outcome)
         elif hand_over:  # ended from outside meanwhile: that outcome frees no slot
             self.capacity.release()
 
@@ -437,7 +457,7 @@ class Processor:
     def _fills_on_ack(self, attempt: Attempt, outcome: Outcome) -> bool:
         """Whether the slot of a finished attempt goes to the acker, for its ack to lease the slot's next task."""
         return (
-            self.acker.refill is self
+            self.config.fetch_on_ack
             and outcome.kind == "success"
             and not self._stop.is_set()
             and not self.quieted.is_set()
@@ -465,7 +485,7 @@ class Processor:
         if self._stop.is_set() or self.quieted.is_set():
             for attempt in attempts:
                 if attempt.claim():
-                    self.acker.submit(attempt, Outcome("requeue"))
+                    self.outbox.submit(attempt, Outcome("requeue"))
             attempts = []
         for _ in range(slots - len(attempts)):
             self.capacity.release()
@@ -480,7 +500,7 @@ class Processor:
         if not attempt.claim():
             return False
         attempt.interrupt()
-        self.acker.submit(attempt, outcome or attempt.failure(reason, self.clock.now()))
+        self.outbox.submit(attempt, outcome or attempt.failure(reason, self.clock.now()))
         return True
 
     def cancel(self, queue: str, task_id: str) -> bool:
@@ -508,8 +528,9 @@ class Processor:
     def forget(self, attempt: Attempt) -> None:
         # Only this attempt: a newer attempt of the same task (its lease lapsed, it came back) may be running.
         key = (attempt.queue, attempt.id)
-        if self.inflight.get(key) is attempt:
-            self.inflight.pop(key, None)
+        with self._inflight_lock:  # the look and the removal at once: the fetch thread may hold a newer attempt now
+            if self.inflight.get(key) is attempt:
+                del self.inflight[key]
         if self.queues.cap(attempt.queue):
             # Its lease is gone now (the acker wrote the outcome): a capped queue has a free slot, so fetch again
             # rather than after the idle wait. Uncapped queues need no wake-up: a refusal there means empty.
@@ -543,7 +564,7 @@ class Processor:
         given = 0
         while (attempt := self._pop_ready()) is not None:
             if attempt.claim():
-                self.acker.submit(attempt, Outcome("requeue"))
+                self.outbox.submit(attempt, Outcome("requeue"))
                 given += 1
         return given
 
@@ -557,7 +578,7 @@ class Processor:
             log.warning("shutdown timeout: requeueing %d unfinished task(s)", len(left))
             for attempt in left:
                 self.interrupt(attempt, TaskCancelledError("worker shut down"), Outcome("requeue"))
-        self.acker.drain(timeout=5.0)
+        self.outbox.drain(timeout=5.0)
         self.pool.stop()
         self.loop.stop()
         if self.processes is not None:

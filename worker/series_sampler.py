@@ -3,25 +3,33 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol
 
-from taskq.queues.engine import series
+from taskq.queues.engine import QueueInfo, series
 from taskq.queues.engine.broker import Broker
-from taskq.queues.engine.inspector import Inspector
-from taskq.queues.engine.sans_io import Batch, Command, Request, drive, run_command
+from taskq.queues.engine.sans_io import Batch, Command
 
 from .component import Component
 
 CHECK_INTERVAL = 5.0  # seconds between two looks at the clock for a new minute
+OP = "series.sample"
+
+
+class QueueReads(Protocol):
+    """The reads a sample takes: every queue, and each one's size and latency (an ``Inspector`` does them)."""
+
+    def queues(self) -> list[str]: ...
+
+    def queue_infos(self, queues: list[str], memory_sample: int = ...) -> list[QueueInfo]: ...
 
 
 class SeriesSampler(Component):
     name = "series_sampler"
 
-    def __init__(self, broker: Broker, interval: float = CHECK_INTERVAL) -> None:
+    def __init__(self, broker: Broker, reads: QueueReads, interval: float = CHECK_INTERVAL) -> None:
         super().__init__(interval)
         self.broker = broker
-        self.inspector = Inspector(conn=broker.conn, prefix=broker.keys.prefix, clock=broker.clock)
+        self.reads = reads
         self._sampled: int | None = None  # the last minute this worker looked at
 
     def run_once(self) -> None:
@@ -32,17 +40,14 @@ class SeriesSampler(Component):
         self._sampled = minute
         if not self._claim(minute):
             return  # another worker samples this minute
-        queues = self.inspector.queues()
-        infos = self.inspector.queue_infos(queues, memory_sample=0)
-        drive(series.gauge_flow(self.broker.keys, {i.queue: (i.size, i.latency) for i in infos}, now), self._command)
+        queues = self.reads.queues()
+        infos = self.reads.queue_infos(queues, memory_sample=0)
+        self.broker.drive(OP, series.gauge_flow(self.broker.keys, {i.queue: (i.size, i.latency) for i in infos}, now))
 
     def _claim(self, minute: int) -> bool:
         """The minute's global series hash takes a ``sampled`` field once: whoever sets it samples."""
         key = self.broker.keys.series("m", minute)
-        claimed, _ = self._command(
-            Batch([Command("hsetnx", (key, "sampled", 1)), Command("expire", (key, series.RETENTION["m"]))])
+        claimed, _ = self.broker.execute(
+            OP, Batch([Command("hsetnx", (key, "sampled", 1)), Command("expire", (key, series.RETENTION["m"]))])
         )
         return bool(claimed)
-
-    def _command(self, request: Request) -> Any:
-        return self.broker.command("series.sample", run_command, self.broker.conn, request)

@@ -14,12 +14,14 @@ from typing import Any
 from taskq.queues.engine import AggregatorRegistry, Clock, Registry, aggregators, registry, warn_if_evicting
 from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.clock import to_ms
+from taskq.queues.engine.inspector import Inspector
 from taskq.queues.engine.server_records import GRACEFUL
 from taskq.queues.engine.worker_store import WorkerStore
 
 from .acker import Acker, Syncer
 from .aggregator import Aggregator, queue_group_settings
 from .attempt import Attempt
+from .component import Component
 from .config import WorkerConfig
 from .definitions import DefinitionWatcher
 from .health import WorkerHealth
@@ -27,12 +29,14 @@ from .heartbeat import Heartbeat
 from .layout_guard import LayoutGuard
 from .maintenance import Watchdog, forwarder, janitor
 from .metrics import WorkerMetrics
+from .outbox import Backlog, Outbox
 from .patterns import QueuePatterns
 from .processor import Processor
 from .queueset import QueueSet
 from .recoverer import Recoverer
 from .series_sampler import SeriesSampler
 from .spark import SparkRunner
+from .spark_submitter import SparkSubmitter
 from .stop_signals import run_until_signalled
 from .subscriber import Subscriber
 
@@ -40,6 +44,15 @@ log = logging.getLogger("worker")
 
 
 class Server:
+    """The worker's composition root: builds every part with what it needs, in the order they need each other, and
+    runs them. No part is handed another after it is built.
+
+    Order: the broker and the stores; the outbox (outcomes on their way to the acker) and the backlog (those Redis
+    did not take), which break the processor <-> acker circle; the processor (it submits to the outbox); the
+    definitions watcher (it wakes the processor); the acker (it writes the outbox, tells the processor what it wrote
+    and fills the slots handed over, fetch-on-ack); then the components that read the processor and the acker.
+    """
+
     def __init__(
         self,
         config: WorkerConfig,
@@ -54,22 +67,27 @@ class Server:
         # One set of served queues that every component reads; the watcher changes it while the worker runs.
         self.queues = queues = QueueSet(config.queues)
         actor = config.server_id
-        self.definitions = DefinitionWatcher(
-            self.broker, self.store, queues, config, on_change=lambda: self.processor.wake.set()
-        )
-        limits = self.definitions.archive_limits
         self.metrics = WorkerMetrics() if config.metrics_port is not None else None
+        self.spark = SparkRunner(config.spark)
+        self.submitter = SparkSubmitter(config.spark_submit)
+        outbox, backlog = Outbox(), Backlog()
+        self.processor = processor = Processor(
+            self.broker, config, registry, outbox, queues, self.metrics, self.spark, bind=self.submitter.bind
+        )
+        self.definitions = DefinitionWatcher(self.broker, self.store, queues, config, on_change=processor.wake.set)
+        limits = self.definitions.archive_limits
         self.acker = Acker(
             self.broker,
             actor,
-            on_written=lambda attempt: self.processor.forget(attempt),
+            on_written=processor.forget,
             archive_limits=limits,
             metrics=self.metrics,
             redaction=config.redaction,
             linger=config.ack_linger,
+            outbox=outbox,
+            backlog=backlog,
+            refill=processor if config.fetch_on_ack else None,
         )
-        self.metrics_server: Any = None
-        self.processor = Processor(self.broker, config, registry, self.acker, queues, self.metrics)
         self.syncer = Syncer(self.acker, lambda attempt: attempt.lease_until, self.broker.clock.now)
         # Set to end run(): a refused key layout, or an operator's stop (read by the heartbeat).
         self.stop_requested = threading.Event()
@@ -78,30 +96,38 @@ class Server:
             self.broker,
             self.store,
             config,
-            self.processor,
+            processor,
             layout=self.layout,
             on_stop=self.stop_requested.set,
             counts=self.acker,
         )
-        self.recoverer = Recoverer(self.broker, self.store, config, registry, queues, limits)
-        self.forwarder = forwarder(self.broker, queues, config.forwarder_interval, actor)
-        self.janitor = janitor(self.broker, queues, config.janitor_interval, actor)
-        self.series_sampler = SeriesSampler(self.broker)
-        self.watchdog = Watchdog(self.processor)
-        # --queues with glob patterns: a resolver keeps the matched queues in the served set.
-        self.patterns = (
-            QueuePatterns(
-                self.store,
-                queues,
-                config.queues,
-                config.queue_patterns,
-                lambda: self.definitions.policies.queues,
-                config.definitions_interval,
-                on_change=lambda: self.processor.wake.set(),
-            )
-            if config.queue_patterns
-            else None
+        self.patterns = self._patterns()
+        self._components = self._background(aggregators)
+        self._stopping = threading.Event()  # set once by stop(), on whichever thread runs it
+        self.health = WorkerHealth(
+            self.loops(), lambda: self.heartbeat.last_beat, self.heartbeat.ttl, self.broker.clock.now
         )
+        # The HTTP servers of /metrics and /healthz: the thread that runs start() and stop() only.
+        self.metrics_server: Any = None
+        self.health_server: Any = None
+
+    def _patterns(self) -> QueuePatterns | None:
+        """With --queues glob patterns, the resolver that keeps the matched queues in the served set."""
+        if not self.config.queue_patterns:
+            return None
+        return QueuePatterns(
+            self.store,
+            self.queues,
+            self.config.queues,
+            self.config.queue_patterns,
+            lambda: self.definitions.policies.queues,
+            self.config.definitions_interval,
+            on_change=self.processor.wake.set,
+        )
+
+    def _background(self, aggregators: AggregatorRegistry) -> list[Component]:
+        """Build the components that run on threads of their own; returns them in the order they start."""
+        config, queues, actor = self.config, self.queues, self.config.server_id
         self.subscriber = Subscriber(
             self.store,
             queues,
@@ -111,8 +137,25 @@ class Server:
             server_id=actor,
             on_control=self.heartbeat.obey,
         )
-        self.spark = self.processor.spark = SparkRunner(config.spark)
-        self._components = [
+        self.watchdog = Watchdog(self.processor)
+        self.recoverer = Recoverer(
+            self.broker, self.store, config, self.registry, queues, self.definitions.archive_limits
+        )
+        self.forwarder = forwarder(self.broker, queues, config.forwarder_interval, actor)
+        self.janitor = janitor(self.broker, queues, config.janitor_interval, actor)
+        # The sampler's queue reads: an inspector on the worker's Redis and clock, with a small pool of its own (it
+        # reads once a minute).
+        self.queue_reads = Inspector(config.redis_url, prefix=config.prefix, clock=self.broker.clock)
+        self.series_sampler = SeriesSampler(self.broker, self.queue_reads)
+        self.aggregator = Aggregator(
+            self.broker,
+            queues,
+            aggregators,
+            config.aggregator_interval,
+            lambda q: queue_group_settings(config.group_settings, self.definitions.policies, q),
+            actor,
+        )
+        components: list[Component] = [
             self.definitions,
             self.subscriber,
             self.heartbeat,
@@ -122,29 +165,17 @@ class Server:
             self.forwarder,
             self.janitor,
             self.series_sampler,
+            self.aggregator,
         ]
-        self.aggregator = Aggregator(
-            self.broker,
-            queues,
-            aggregators,
-            config.aggregator_interval,
-            lambda q: queue_group_settings(config.group_settings, self.definitions.policies, q),
-            actor,
-        )
-        self._components.append(self.aggregator)
         if self.patterns is not None:
-            self._components.append(self.patterns)
+            components.append(self.patterns)
         if config.export_dir:
-            from .event_exporter import EventExporter
+            from .event_exporter import EventExporter  # optional: pyarrow (the Parquet export)
 
-            self._components.append(
+            components.append(
                 EventExporter(self.broker, config.export_dir, holder=actor, event_cap=config.export_event_cap)
             )
-        self._stopping = threading.Event()
-        self.health = WorkerHealth(
-            self.loops(), lambda: self.heartbeat.last_beat, self.heartbeat.ttl, self.broker.clock.now
-        )
-        self.health_server: Any = None
+        return components
 
     def loops(self) -> dict[str, Any]:
         """Every loop of the worker by name -> a function telling whether it runs (for the health endpoint)."""
@@ -161,7 +192,7 @@ class Server:
             self.health_server = self.health.serve(self.config.health_port, self.config.health_host)
             log.info("health on http://%s:%d/healthz", *self.health_server.server_address[:2])
         try:
-            warn_if_evicting(self.broker.conn)
+            warn_if_evicting(self.broker)
             # Read the definitions before the first fetch, so a worker following them never serves stale queues.
             self.definitions.run_once()
             if self.patterns is not None:
@@ -189,7 +220,7 @@ class Server:
             return
         self._stopping.set()
         log.info("stopping: waiting up to %g s for running tasks", self.config.shutdown_timeout)
-        self.heartbeat.status = "stopping"
+        self.heartbeat.announce_stopping()
         held = self.processor.held()
         self.processor.stop(self.config.shutdown_timeout)
         for component in self._components:
@@ -200,6 +231,7 @@ class Server:
         self.heartbeat.stop(record=None if self.layout.refusal is not None else self.farewell(held))
         self.acker.stop()
         self.spark.stop()
+        self.queue_reads.close()
         for http_server in (self.metrics_server, self.health_server):
             if http_server is not None:
                 http_server.shutdown()

@@ -20,6 +20,7 @@ import hashlib
 import logging
 import re
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -50,7 +51,7 @@ def readable_spark_error(exc: BaseException) -> str | None:
     the first line of the message, and the last line of a Python worker's traceback when there is one (the
     actual exception of a failing UDF)."""
     try:
-        from pyspark.errors import PySparkException
+        from pyspark.errors import PySparkException  # optional: pyspark
     except ImportError:  # pragma: no cover - pyspark is a dependency
         return None
     if isinstance(exc, PySparkException):
@@ -241,6 +242,4 @@ def _quietly(fn: Any, *args: Any) -> None:
 
 
 def _monotonic() -> float:
-    import time
-
     return time.monotonic()

@@ -23,7 +23,7 @@ from taskq.queues.engine.settings import DEFAULTS
 
 def spark_home() -> Path:
     extras.require("spark", "Spark's daemons (pyspark's scripts)", op="spark_daemons")
-    import pyspark
+    import pyspark  # optional: pyspark
 
     return Path(pyspark.__file__).parent
 

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from taskq.queues.engine import RedisUnavailableError
 from taskq.queues.engine.broker import Subscription
 from taskq.queues.engine.keys import cancel_request
-from taskq.queues.engine.redis_errors import translated
 from taskq.queues.engine.worker_store import WorkerStore
 
 from .component import Component
@@ -38,7 +37,7 @@ class Subscriber(Component):
         self.on_heard = on_heard
         self.server_id, self.on_control = server_id, on_control
         self._control_channel = b""
-        self._pubsub: Subscription | None = None
+        self._pubsub: Subscription | None = None  # only this component's thread touches it
         self._cancel_channel = b""
         self._listening: list[str] = []
 
@@ -50,9 +49,8 @@ class Subscriber(Component):
             # Work may have arrived while we were not listening.
             self.processor.wake.set()
         try:
-            with translated("taskq.worker.subscriber"):
-                self._follow_queue_set(self._pubsub)
-                message = self._pubsub.get_message(timeout=0.5)
+            self._follow_queue_set(self._pubsub)  # the subscription raises the engine's errors itself
+            message = self._pubsub.get_message(timeout=0.5)
         except RedisUnavailableError:
             self._pubsub.close()
             self._pubsub = None

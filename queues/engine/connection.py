@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import redis
 import redis.asyncio
@@ -14,7 +14,7 @@ import redis.sentinel
 
 from . import topology
 from .errors import RedisCommandError
-from .redis_errors import call, connecting
+from .redis_errors import connecting
 from .settings import DEFAULTS
 
 log = logging.getLogger("taskq.queues.engine")
@@ -106,13 +106,19 @@ def is_cluster(conn: Any) -> bool:
     return isinstance(conn, redis.cluster.RedisCluster | redis.asyncio.cluster.RedisCluster)
 
 
-def warn_if_evicting(conn: redis.Redis) -> str | None:
-    """Log loudly when Redis may evict keys: an evicted task hash or list is a task silently lost.
+class SendsCommands(Protocol):
+    """What sends one plain command by its redis-py name: a ``Broker`` (typed here, where the broker is not)."""
+
+    def send(self, op: str, name: str, *args: Any, **kwargs: Any) -> Any: ...
+
+
+def warn_if_evicting(broker: SendsCommands) -> str | None:
+    """Log loudly when the Redis of ``broker`` may evict keys: an evicted task hash or list is a task silently lost.
 
     Returns the policy, or None when it cannot be read (managed Redis often forbids CONFIG).
     """
     try:
-        raw: Any = call("connection.warn_if_evicting", conn.config_get, "maxmemory-policy").get("maxmemory-policy")
+        raw: Any = broker.send("connection.warn_if_evicting", "config_get", "maxmemory-policy").get("maxmemory-policy")
     except RedisCommandError:
         return None
     policy = raw.decode() if isinstance(raw, bytes) else raw

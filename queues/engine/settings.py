@@ -37,7 +37,8 @@ _UNSET = object()
 
 def _setting(name: str, default: Any, kind: str, doc: str, shown: str | None = None) -> Any:
     """A field of ``TaskqSettings``: ``kind`` is how its variable is parsed (str, int, float, optional float,
-    bool, list); ``shown`` is the settings table's wording of the default where the value alone would mislead."""
+    bool, list, patterns, paths); ``shown`` is the settings table's wording of the default where the value alone
+    would mislead."""
     return field(default=default, metadata={"name": name, "kind": kind, "doc": doc, "shown": shown})
 
 
@@ -170,6 +171,15 @@ class TaskqSettings:
     spark_remote: str = _setting("SPARK_REMOTE", "", "str", "a Spark Connect server (`sc://host:15002`) instead")
     spark_app_name: str = _setting("SPARK_APP_NAME", "taskq", "str", "the Spark application's name")
     spark_conf: str = _setting("SPARK_CONF", "", "str", "Spark configuration: a JSON object or `k=v;k=v`")
+    spark_submit_allowed_dirs: tuple[str, ...] = _setting(
+        "SPARK_SUBMIT_ALLOWED_DIRS",
+        (),
+        "paths",
+        "the directories whose applications a [`spark:submit`](spark.md#spark-submit-tasks) task "
+        "may run, colon-separated (a list in Django's settings). Anyone who can enqueue `spark:submit` runs code on "
+        "the worker",
+        "none: any path",
+    )
     api_ttr_seconds: float = _setting(
         "TASKS_API_TTR_SECONDS",
         30.0,
@@ -322,13 +332,20 @@ def _typed(name: str, kind: str, value: Any) -> Any:
         raise ValidationError(f"{name} must be {what}, got {shown(value)}", op="settings") from None
     if kind == "bool":
         return bool(value)
-    if kind == "list" or (kind == "patterns" and isinstance(value, list | tuple)):
+    if kind == "list" or (kind in ("patterns", "paths") and isinstance(value, list | tuple)):
         return tuple(value)
+    if kind == "paths":
+        return _paths(str(value))
     return value  # text, and patterns that are no list: the system check names what is wrong with them
 
 
+def _paths(raw: str) -> tuple[str, ...]:
+    """Colon-separated paths, as PATH is written; empty parts are dropped."""
+    return tuple(part for part in raw.split(":") if part)
+
+
 def parse_value(name: str, kind: str, raw: str) -> Any:
-    """A variable's text as ``kind`` (str, int, float, optional float, bool, list, patterns): the one parser of
+    """A variable's text as ``kind`` (str, int, float, optional float, bool, list, patterns, paths): the one parser of
     taskq's settings and of the console's Django ones (``console/env.py``). Raises ValidationError naming ``name``.
     Patterns are a JSON array (a regular expression may hold commas); text that is not JSON is kept as it is, for
     the system check that reads the patterns to refuse, naming the setting."""
@@ -341,6 +358,8 @@ def parse_value(name: str, kind: str, raw: str) -> Any:
         raise ValidationError(f"{name} must be one of 1/true/yes/on or 0/false/no/off, got {shown(raw)}", op="settings")
     if kind == "list":
         return tuple(item.strip() for item in raw.split(",") if item.strip())
+    if kind == "paths":
+        return _paths(raw)
     if kind == "patterns":
         try:
             return _typed(name, kind, json.loads(raw))

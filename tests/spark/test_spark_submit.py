@@ -9,7 +9,7 @@ import pytest
 from spark_support import state_of, wait_for
 
 from taskq.queues.engine import Registry
-from taskq.worker import spark_submit
+from tests.worker.worker_support import spark_submit_registry
 
 pytestmark = pytest.mark.spark
 
@@ -18,10 +18,7 @@ APPS = Path(__file__).with_name("apps")
 
 @pytest.fixture
 def registry() -> Registry:
-    reg = Registry()
-    handler = spark_submit.submit
-    reg.add(type(handler)(handler.type, handler.func, handler.defaults, lambda *_: 0))
-    return reg
+    return spark_submit_registry()
 
 
 def test_submits_an_application_and_keeps_its_output_and_id(make_server, client, inspector):

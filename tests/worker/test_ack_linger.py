@@ -56,7 +56,7 @@ def test_outcomes_that_arrive_while_the_acker_lingers_go_in_one_call(broker, cli
     acker, batches = running_acker(broker, linger=1.0)  # longer than a worker may (0.1 s): a margin for busy CI
     try:
         acker.submit(attempts[0], Outcome("success"))
-        wait_for(lambda: acker._items.qsize() == 0, interval=0.001, what="the acker took the first outcome")
+        wait_for(lambda: acker.outbox.waiting() == 0, interval=0.001, what="the acker took the first outcome")
         for attempt in attempts[1:]:  # while it lingers: without the linger it has written the first alone
             acker.submit(attempt, Outcome("success"))
         assert acker.drain(timeout=10)

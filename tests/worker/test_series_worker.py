@@ -52,11 +52,11 @@ def test_a_worker_writes_each_outcome_once_with_its_run_and_wait_time(make_serve
     assert all(e[b"lease"] for e in events if e[b"to"] == b"active")
 
 
-def test_one_sampler_a_minute_records_every_queues_size_and_latency(broker, client, r, clock):
+def test_one_sampler_a_minute_records_every_queues_size_and_latency(broker, client, r, clock, inspector):
     client.enqueue("a", b"", queue="mail")
     client.enqueue("b", b"", queue="mail", process_in=60)
     clock.advance(2.5)  # the pending task has waited 2.5 s
-    first, second = SeriesSampler(broker), SeriesSampler(broker)
+    first, second = SeriesSampler(broker, inspector), SeriesSampler(broker, inspector)
     first.run_once()
     second.run_once()  # the minute is taken: it writes nothing
     assert minute_of(r, clock, "mail") == {"size": 2, "latency_ms": 2500}

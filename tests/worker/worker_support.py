@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from taskq.queues.engine import Registry
+from taskq.worker import spark_submit
 from taskq.worker.server import Server
 
 # One way to wait, shared by every suite that runs workers.
@@ -98,3 +100,12 @@ def worker_env(redis_url: str, **extra: str) -> dict[str, str]:
     )
     env.update(extra)
     return env
+
+
+def spark_submit_registry() -> Registry:
+    """A registry with the built-in ``spark:submit`` handler registered again, with no retry delay (so a failed
+    submission is retried at once rather than after the default backoff)."""
+    reg = Registry()
+    builtin = spark_submit.submit
+    reg.add(type(builtin)(builtin.type, builtin.func, builtin.defaults, lambda *_: 0))
+    return reg

@@ -17,10 +17,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import redis
 
-from taskq.queues.engine import Client, FakeClock, Inspector, RedisUnavailableError, ValidationError
-from taskq.queues.engine.redis_errors import call
+from taskq.queues.engine import Client, FakeClock, Inspector, RedisUnavailableError, ValidationError, connect
+from taskq.queues.engine.broker import Broker
 from taskq.worker.discovery import import_app_tasks
 
 from .redis_db import test_redis_url
@@ -46,16 +45,17 @@ def taskq_redis_url(pytestconfig: pytest.Config) -> str:
 
 
 @pytest.fixture
-def taskq_redis(taskq_redis_url: str) -> Iterator[redis.Redis]:
-    """A redis-py client on the test database, flushed before and after the test."""
-    conn = redis.Redis.from_url(taskq_redis_url)
+def taskq_redis(taskq_redis_url: str) -> Iterator[Any]:
+    """A redis-py client (``redis.Redis``) on the test database, flushed before and after the test."""
+    client = connect(taskq_redis_url)
+    broker = Broker(taskq_redis_url, conn=client)  # flushes the database, and closes the client at the end
     try:
-        call("taskq_redis", conn.flushdb)
+        broker.send("taskq_redis", "flushdb")
     except RedisUnavailableError as exc:
         pytest.fail(f"taskq: no Redis at {taskq_redis_url} ({exc.message}); start one or pass --taskq-redis-url")
-    yield conn
-    conn.flushdb()
-    conn.close()
+    yield client
+    broker.send("taskq_redis", "flushdb")
+    broker.close()
 
 
 @pytest.fixture
@@ -65,21 +65,21 @@ def taskq_clock() -> FakeClock:
 
 
 @pytest.fixture
-def taskq_client(taskq_redis: redis.Redis, taskq_redis_url: str, taskq_clock: FakeClock) -> Iterator[Client]:
+def taskq_client(taskq_redis: Any, taskq_redis_url: str, taskq_clock: FakeClock) -> Iterator[Client]:
     """A Client on the test database that tells time by ``taskq_clock``."""
     with Client(taskq_redis_url, clock=taskq_clock) as client:
         yield client
 
 
 @pytest.fixture
-def taskq_inspector(taskq_redis: redis.Redis, taskq_redis_url: str, taskq_clock: FakeClock) -> Iterator[Inspector]:
+def taskq_inspector(taskq_redis: Any, taskq_redis_url: str, taskq_clock: FakeClock) -> Iterator[Inspector]:
     """An Inspector on the test database (``get_task``, ``queue_info``, ``list_tasks``...), on ``taskq_clock``."""
     with Inspector(taskq_redis_url, clock=taskq_clock, actor="taskq.testing") as inspector:
         yield inspector
 
 
 @pytest.fixture
-def taskq_worker(taskq_redis: redis.Redis, taskq_redis_url: str, taskq_clock: FakeClock) -> Iterator[WorkerThread]:
+def taskq_worker(taskq_redis: Any, taskq_redis_url: str, taskq_clock: FakeClock) -> Iterator[WorkerThread]:
     """A started worker on the test database, serving the handlers registered with ``@handler`` (in a Django
     project, every installed app's ``tasks`` module is imported first, as ``taskworker`` does) on ``default``
     (``run_until_empty(queue)`` adds other queues), on ``taskq_clock``; stopped at teardown."""
@@ -98,7 +98,7 @@ def _import_django_app_tasks() -> None:
 
 
 @pytest.fixture
-def taskq_settings(request: pytest.FixtureRequest, taskq_redis: redis.Redis, taskq_redis_url: str) -> Any:
+def taskq_settings(request: pytest.FixtureRequest, taskq_redis: Any, taskq_redis_url: str) -> Any:
     """Django projects (needs pytest-django): its ``settings`` with ``REDIS_URL`` on the test database, so
     ``get_client()``, ``handler.enqueue`` and ``enqueue_on_commit`` write where ``taskq_worker`` reads."""
     settings = request.getfixturevalue("settings")

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
-
-import redis
+from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit, urlunsplit
 
 from taskq.queues.engine import ValidationError
 from taskq.queues.engine.quoting import shown
@@ -15,9 +13,14 @@ DEFAULT_TEST_REDIS_URL = "redis://127.0.0.1:6379/9"
 
 
 def database_of(url: str) -> int:
-    """The database a Redis URL selects. redis-py parses it, so "/9", "?db=9" and unix sockets mean what they
-    mean to the client."""
-    return int(redis.connection.parse_url(url).get("db", 0) or 0)  # type: ignore[no-untyped-call]
+    """The database a Redis URL selects, read as redis-py reads it: ``?db=`` wins, then the path of a
+    ``redis://``/``rediss://`` URL ("/9"); a unix socket's path is the socket's, so only ``?db=`` selects there."""
+    parts = urlsplit(url)
+    given = parse_qs(parts.query).get("db")
+    if given:
+        return int(given[-1])
+    path = parts.path.strip("/")
+    return int(path) if parts.scheme in ("redis", "rediss") and path else 0
 
 
 def test_redis_url(url: str | None = None, allowed: range | None = None) -> str:
