@@ -15,8 +15,9 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-#: Distinct configurations kept at once (the least recently used is forgotten past it): one per URL, prefix and
-#: actor, and the console makes one inspector per operator, so the number must stay bounded.
+#: Distinct configurations kept at once (the least recently used is forgotten past it): one per URL and prefix (an
+#: inspector acting for an operator is a view of its configuration's, not a handle of its own), and tests change
+#: them often, so the number must stay bounded.
 MAX_HANDLES = 32
 
 _handles: OrderedDict[Hashable, Any] = OrderedDict()

@@ -40,15 +40,9 @@ NOT_YET_MOVED: dict[str, str] = {
     "queues/engine/cluster.py": "broker (redis-py's key_slot, used by run_command only; into the broker package)",
     "queues/engine/client.py": "broker",
     "queues/engine/aio.py": "broker",
-    # The inspector engineer: the inspector as parts, each taking the broker.
-    "queues/engine/inspection/inspector_base.py": "inspector",
-    "queues/engine/inspection/queue_stats.py": "inspector",
-    "queues/engine/inspection/task_actions.py": "inspector",
-    "queues/engine/inspection/task_reads.py": "inspector",
-    "queues/engine/inspection/task_search.py": "inspector",
-    "queues/engine/inspection/server_ops.py": "inspector",
-    "queues/engine/inspection/queue_history.py": "inspector",
-    "queues/engine/inspection/groups_workflows.py": "inspector",
+    # The lead: the database number from the broker, and the inspector's public ``conn``.
+    "queues/engine/inspection/core.py": "lead (broker.database)",
+    "queues/engine/inspector.py": "lead (Inspector.conn)",
 }
 
 

@@ -16,7 +16,7 @@ OP = "series.sample"
 
 
 class QueueReads(Protocol):
-    """The reads a sample takes: every queue, and each one's size and latency (an ``Inspector`` does them)."""
+    """The reads a sample takes: every queue, and each one's size and latency (``inspection.QueueReads`` does them)."""
 
     def queues(self) -> list[str]: ...
 

@@ -14,7 +14,8 @@ from typing import Any
 from taskq.queues.engine import AggregatorRegistry, Clock, Registry, aggregators, registry, warn_if_evicting
 from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.clock import to_ms
-from taskq.queues.engine.inspector import Inspector
+from taskq.queues.engine.inspection.core import InspectorCore
+from taskq.queues.engine.inspection.queue_stats import QueueReads
 from taskq.queues.engine.server_records import GRACEFUL
 from taskq.queues.engine.worker_store import WorkerStore
 
@@ -143,10 +144,8 @@ class Server:
         )
         self.forwarder = forwarder(self.broker, queues, config.forwarder_interval, actor)
         self.janitor = janitor(self.broker, queues, config.janitor_interval, actor)
-        # The sampler's queue reads: an inspector on the worker's Redis and clock, with a small pool of its own (it
-        # reads once a minute).
-        self.queue_reads = Inspector(config.redis_url, prefix=config.prefix, clock=self.broker.clock)
-        self.series_sampler = SeriesSampler(self.broker, self.queue_reads)
+        # The sampler's queue reads, on the worker's own broker: the inspector's part that reads queues.
+        self.series_sampler = SeriesSampler(self.broker, QueueReads(InspectorCore(self.broker)))
         self.aggregator = Aggregator(
             self.broker,
             queues,
@@ -231,7 +230,6 @@ class Server:
         self.heartbeat.stop(record=None if self.layout.refusal is not None else self.farewell(held))
         self.acker.stop()
         self.spark.stop()
-        self.queue_reads.close()
         for http_server in (self.metrics_server, self.health_server):
             if http_server is not None:
                 http_server.shutdown()

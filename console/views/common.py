@@ -1,19 +1,24 @@
 """Helpers shared by the page views: the engine handles, the user's preferences, safe redirects, and the stream
-position a page that goes live was rendered at."""
+position a page that goes live was rendered at.
+
+The views share one inspector per process (``taskq.queues.conf.get_inspector``: one connection pool for every
+request); a request that acts gets a view of it that records the console user as the actor.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from urllib.parse import urlencode
 
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from ..context_processors import preference
+from taskq.queues import conf
+from taskq.queues.engine import Inspector
+from taskq.queues.engine.events import EventStreams
 
-if TYPE_CHECKING:  # imported per call below, so the URLconf loads even when the engine cannot
-    from taskq.queues.engine import Inspector
+from ..context_processors import preference
 
 __all__ = ["FILTER_SCAN", "acting_inspector", "inspector", "page_cursor", "preference", "queue_url", "safe_next"]
 
@@ -23,16 +28,15 @@ FILTER_SCAN = 10_000
 
 
 def inspector() -> Inspector:
-    """The inspector for reads. Looked up on ``taskq.queues.conf`` per call so tests and settings changes apply."""
-    from taskq.queues import conf
-
+    """The process's inspector, for reads. Looked up on ``taskq.queues.conf`` per call, so a change of settings
+    (tests make many) gives the inspector of the new ones."""
     return conf.get_inspector()
 
 
 def acting_inspector(request: HttpRequest) -> Inspector:
-    """The inspector for an operator action: its events name the console user who took it."""
-    from taskq.queues import conf
-
+    """The process's inspector acting for the console user of ``request``: the events of its actions name them.
+    A view of the shared inspector made for this request (no new connection pool), so no request's user is ever
+    recorded on another's action."""
     return conf.get_inspector(f"console:{request.user.get_username()}")
 
 
@@ -40,15 +44,11 @@ def page_cursor(inspector: Inspector, queues: list[str]) -> str:
     """The last event id of each queue's stream, as JSON for ``data-live-cursor``. Read *before* the page reads
     its figures: the socket replays from here, so a transition between the two reads shows up (twice at worst:
     updates are idempotent) instead of being lost."""
-    from taskq.queues.engine.events import EventStreams
-
     streams = EventStreams(broker=inspector.broker)
     return json.dumps(streams.cursor(queues))
 
 
 def queue_url(queue: str, **params: object) -> str:
-    from urllib.parse import urlencode
-
     url = reverse("taskq:queue", args=[queue])
     query = urlencode({k: v for k, v in params.items() if v not in (None, "")})
     return f"{url}?{query}" if query else url

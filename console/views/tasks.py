@@ -12,6 +12,15 @@ from django.shortcuts import redirect
 from django.urls import reverse
 
 from taskq.console.django_task_display import django_task
+from taskq.queues.models import AuditLog
+from taskq.queues.redaction_access import (
+    can_see_unredacted,
+    is_redacted,
+    record_unredacted_view,
+    record_with_payload,
+    redact_task,
+    rules,
+)
 from taskq.queues.rendering import render_bytes
 
 from ..access import editor_form, viewer_page
@@ -20,7 +29,7 @@ from ..forms import TASK_ACTIONS, EditTaskForm, TaskDetailQuery, first_error, pa
 from ..page_render import render
 from ..permissions import can_edit
 from ..task_page import EDITABLE, GoneTask, read_task, sections_context
-from .common import inspector, page_cursor
+from .common import acting_inspector, inspector, page_cursor
 
 
 @viewer_page
@@ -28,14 +37,6 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
     """Access: viewers; ``?unredacted=1`` also needs ``taskq.view_unredacted``, and each such look at a task
     that has masked values writes an audit entry. Reads the task hash and searches the newest part of the
     queue's event stream; a task that is gone but has events there is shown from them, marked gone."""
-    from taskq.queues.redaction_access import (
-        can_see_unredacted,
-        is_redacted,
-        record_unredacted_view,
-        redact_task,
-        rules,
-    )
-
     query = TaskDetailQuery(request.GET)
     if not query.is_valid():
         return bad_request(request, first_error(query))
@@ -88,8 +89,6 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
 def masked_form_refusal(request: HttpRequest, task: Any) -> HttpResponse | None:
     """A form that shows the task's payload in full (edit, run again as a new task) takes
     ``taskq.view_unredacted`` when the task has masked values: the 403 page then, else None."""
-    from taskq.queues.redaction_access import can_see_unredacted, is_redacted
-
     if is_redacted(task) and not can_see_unredacted(request.user):
         return error_page(
             request, 403, "Permission denied", "This task has masked values: this form shows them in full, which "
@@ -104,10 +103,6 @@ def edit_task(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
     the payload in full, so opening it is audited like "Show unredacted"). GET shows the form filled with the
     task's payload and options; POST validates it, edits and runs the task (``Inspector.edit_task``) and writes an
     audit entry that keeps the original payload as the log's readers may see it (``_audit_edit``)."""
-    from taskq.queues.redaction_access import is_redacted, record_unredacted_view
-
-    from .common import acting_inspector
-
     task = inspector().get_task(queue, task_id)  # 404 for an unknown queue or task
     refused = masked_form_refusal(request, task)
     if refused:
@@ -141,7 +136,6 @@ def _audit_edit(request: HttpRequest, task: Any, edited: Any) -> None:
     """The ``edit_task`` entry: the original payload masked by ``TASKS_REDACT`` (whoever reads the log sees what
     a viewer of the task would), the original and new options; with ``TASKS_AUDIT_UNREDACTED``, the original in
     full beside it (``record_with_payload``)."""
-    from taskq.queues.redaction_access import record_with_payload
 
     def detail(payload: bytes) -> str:
         original = payload_as_text(payload)
@@ -162,7 +156,5 @@ AUDIT_SCAN = 500
 
 def _operator_actions(queue: str, task_id: str) -> list[Any]:
     """Audit entries that name the task, newest first, among the queue's newest AUDIT_SCAN."""
-    from taskq.queues.models import AuditLog
-
     entries = AuditLog.objects.filter(queue=queue).order_by("-created_at", "-id")[:AUDIT_SCAN]
     return [entry for entry in entries if task_id in (entry.task_ids or [])]

@@ -1,4 +1,4 @@
-"""Completion of the search language as it is typed (the console's query box, issue 27): at a cursor in a search,
+"""Completion of the search language as it is typed (the console's query box): at a cursor in a search,
 what is being typed there (a key, or a value of one) and what may come there.
 
 - a key: the parser's own keys (``search.KEY_HELP``, so the two cannot drift), and after ``payload.`` the payload
@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from . import nesting
 from .errors import ValidationError
+from .inspector import Inspector
 from .keys import STATES
 from .redaction import Redaction
 from .search import KEY_HELP, LIST_KEYS, MAX_QUERY, Query, QuerySyntaxError, parse
@@ -253,7 +254,7 @@ class InspectorSources:
     sample of the tasks it reads (``Inspector.payload_sample``), as ``redaction`` masks them: below a masked key
     there is nothing to see, so no path."""
 
-    inspector: Any  # taskq.queues.engine.Inspector (not imported: the inspector's parts import the search language)
+    inspector: Inspector
     redaction: Redaction | None = None
 
     def queues(self) -> list[str]:

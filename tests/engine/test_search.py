@@ -8,6 +8,12 @@ import re
 import pytest
 
 from taskq.queues.engine import Client, Inspector
+from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.inspection.core import InspectorCore
+from taskq.queues.engine.inspection.groups_workflows import Groups
+from taskq.queues.engine.inspection.queue_stats import QueueReads
+from taskq.queues.engine.inspection.task_reads import TaskReads
+from taskq.queues.engine.inspection.task_search import TaskSearch
 from taskq.queues.engine.redaction import Redaction
 from taskq.queues.engine.search import Query, QuerySyntaxError, parse
 
@@ -92,16 +98,17 @@ def test_errors_are_matched_case_insensitively(r, redis_url, clock, tasks):
         assert ids(insp.search("id:e2,s1")) == ["e2", "s1"]
 
 
-class TrafficBetweenReads(Inspector):
-    """An inspector on real Redis that lets a producer enqueue ``arrivals`` more tasks right after it counted the
-    lists and before it reads them: the moment traffic hits a search, made deterministic instead of timed."""
+class TrafficBetweenReads(QueueReads):
+    """The queue reads of a search on real Redis, letting a producer enqueue ``arrivals`` more tasks right after
+    they counted the lists and before the search reads them: the moment traffic hits a search, made deterministic
+    instead of timed."""
 
-    def __init__(self, *args, arrivals, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, core, arrivals):
+        super().__init__(core)
         self.arrivals = arrivals
 
-    def _counted(self, queues, also=None):
-        counted = super()._counted(queues, also)
+    def counted(self, queues, also=None):
+        counted = super().counted(queues, also)
         self.arrivals()
         return counted
 
@@ -113,7 +120,10 @@ def test_a_search_under_traffic_never_reads_more_tasks_than_it_counted(r, redis_
             for n in range(2):
                 client.enqueue("email:deliver", {"to": f"late{n}@example.com"}, queue="critical")
 
-        with TrafficBetweenReads(redis_url, clock=clock, arrivals=arrivals) as insp:
-            page = insp.search("queue:critical")
+        broker = Broker(redis_url, clock=clock)
+        core = InspectorCore(broker)
+        search = TaskSearch(core, TaskReads(core, Groups(core)), TrafficBetweenReads(core, arrivals))
+        page = search.search("queue:critical")
+        broker.close()
     # Counted: e1 and e2. The list held four when read; the page read them all ("4 of 2") and matched the newcomers.
     assert (page.scanned, page.total, page.complete, sorted(ids(page))) == (2, 2, True, ["e1", "e2"])

@@ -10,8 +10,9 @@ from datetime import datetime
 from ..clock import from_ms
 from ..errors import TaskNotFoundError
 from ..quoting import shown
+from ..sans_io import Command
 from ..workflows import WorkflowInfo, action_call, read_flow, read_many_flow
-from .inspector_base import InspectorBase
+from .core import InspectorCore
 
 
 @dataclass
@@ -23,16 +24,12 @@ class GroupInfo:
     oldest: datetime | None = None
 
 
-class GroupsAndWorkflows(InspectorBase):
-    """A queue's groups and workflows, and the actions on a workflow.
+class Groups:
+    """A queue's groups of aggregating tasks."""
 
-    Every method given a workflow id (``workflow`` and the actions) raises, besides what it lists:
-        ValidationError: the queue name or workflow id is malformed.
-        QueueNotFoundError: there is no queue of that name.
-        TaskNotFoundError: the queue holds no workflow with that id (or its record expired).
-        RedisUnavailableError: Redis cannot be reached.
-        LayoutVersionError: (an action) the keyspace is at another key layout (see ``layout``).
-    """
+    def __init__(self, core: InspectorCore) -> None:
+        self.core = core
+        self.keys = core.keys
 
     def groups(self, queue: str) -> list[GroupInfo]:
         """The queue's groups of aggregating tasks with their sizes, by name (asynq's ``group ls``). Tasks an
@@ -43,14 +40,14 @@ class GroupsAndWorkflows(InspectorBase):
             QueueNotFoundError: there is no queue of that name.
             RedisUnavailableError: Redis cannot be reached.
         """
-        self._known(queue, "groups")
+        self.core.known(queue, "groups")
         q = self.keys.queue(queue)
-        names = sorted(n.decode() for n in self._redis("groups", self.conn.smembers, q.groups))
-        pipe = self.conn.pipeline(transaction=False)
+        names = sorted(n.decode() for n in self.core.send("groups", "smembers", q.groups))
+        commands: list[Command] = []
         for name in names:
-            pipe.zcard(q.group(name))
-            pipe.zrange(q.group(name), 0, 0, withscores=True)
-        replies = self._redis("groups", pipe.execute) if names else []
+            commands.append(Command("zcard", (q.group(name),)))
+            commands.append(Command("zrange", (q.group(name), 0, 0), {"withscores": True}))
+        replies = self.core.batch("groups", commands)
         out = []
         for index, name in enumerate(names):
             size, oldest = replies[2 * index], replies[2 * index + 1]
@@ -58,10 +55,30 @@ class GroupsAndWorkflows(InspectorBase):
                 out.append(GroupInfo(name, size, from_ms(int(oldest[0][1])) if oldest else None))
         return out
 
+
+class Workflows:
+    """A queue's workflows, and the actions on a workflow (each recording the ``actor`` it is given).
+
+    Every method given a workflow id (``workflow`` and the actions) raises, besides what it lists:
+        ValidationError: the queue name or workflow id is malformed.
+        QueueNotFoundError: there is no queue of that name.
+        TaskNotFoundError: the queue holds no workflow with that id (or its record expired).
+        RedisUnavailableError: Redis cannot be reached.
+        LayoutVersionError: (an action) the keyspace is at another key layout (see ``layout``).
+    """
+
+    def __init__(self, core: InspectorCore) -> None:
+        self.core = core
+        self.keys = core.keys
+
     def workflow(self, queue: str, workflow_id: str) -> WorkflowInfo:
-        """A workflow: its state, and each member's role, dependencies, state (or how it ended) and result."""
-        self._known(queue, "workflow", workflow_id)
-        info = self._drive("workflow", read_flow(self.keys, queue, workflow_id))
+        """A workflow: its state, and each member's role, dependencies, state (or how it ended) and result.
+
+        Raises:
+            only what every method given a workflow id raises (see the class).
+        """
+        self.core.known(queue, "workflow", workflow_id)
+        info = self.core.drive("workflow", read_flow(self.keys, queue, workflow_id))
         if not isinstance(info, WorkflowInfo):
             raise TaskNotFoundError(
                 f"no workflow {shown(workflow_id)} in queue {shown(queue)} "
@@ -78,11 +95,11 @@ class GroupsAndWorkflows(InspectorBase):
             QueueNotFoundError: there is no queue of that name.
             RedisUnavailableError: Redis cannot be reached.
         """
-        self._known(queue, "workflows")
-        page, size = self._paged("inspector.workflows", page, size)
-        rows = self._redis(
+        self.core.known(queue, "workflows")
+        page, size = self.core.paged("inspector.workflows", page, size)
+        rows = self.core.send(
             "workflows",
-            self.conn.zrevrange,
+            "zrevrange",
             self.keys.queue(queue).workflows,
             (page - 1) * size,
             page * size - 1,
@@ -100,43 +117,46 @@ class GroupsAndWorkflows(InspectorBase):
             QueueNotFoundError: there is no queue of that name.
             RedisUnavailableError: Redis cannot be reached.
         """
-        self._known(queue, "workflow_summaries")
-        return dict(self._drive("workflow_summaries", read_many_flow(self.keys, queue, list(workflow_ids))))
+        self.core.known(queue, "workflow_summaries")
+        return dict(self.core.drive("workflow_summaries", read_many_flow(self.keys, queue, list(workflow_ids))))
 
-    def retry_workflow(self, queue: str, workflow_id: str) -> int:
+    def retry_workflow(self, actor: str, queue: str, workflow_id: str) -> int:
         """Run a failed workflow again from where it failed: its failed members become pending, the members its
         failure cancelled wait again (or run, when what they wait for has succeeded since), and it is running
         again (``lua/workflow_retry.lua``). Its on_error callback is not run again. Returns how many members
         moved.
 
-        Raises (besides those of every method given a workflow id):
+        Raises:
             FailedPreconditionError: the workflow has not failed, or a failed or cancelled member is no longer
                 archived (deleted, run on its own, or trimmed from the archive).
+            and what every method given a workflow id raises (see the class).
         """
-        return self._workflow_action("workflow_retry", queue, workflow_id)
+        return self._action("workflow_retry", queue, workflow_id, actor)
 
-    def cancel_workflow(self, queue: str, workflow_id: str) -> int:
+    def cancel_workflow(self, actor: str, queue: str, workflow_id: str) -> int:
         """Stop a workflow: every member that has not started is archived as "cancelled by <actor>"; running
         members finish on their own; a waiting on_error callback is dropped. A running workflow ends
         ``cancelled``; a failed one stays failed (``lua/workflow_cancel.lua``). Returns how many members it
         cancelled.
 
-        Raises (besides those of every method given a workflow id):
+        Raises:
             FailedPreconditionError: it succeeded or was cancelled, or it failed with nothing left to run.
+            and what every method given a workflow id raises (see the class).
         """
-        return self._workflow_action("workflow_cancel", queue, workflow_id)
+        return self._action("workflow_cancel", queue, workflow_id, actor)
 
-    def archive_workflow(self, queue: str, workflow_id: str) -> int:
+    def archive_workflow(self, actor: str, queue: str, workflow_id: str) -> int:
         """Give up on a running workflow's steps that have not started (pending, scheduled, retry): each is
         archived as "archived by <actor>", so the workflow fails as on any failure (waiting members cancelled,
         on_error released) (``lua/workflow_archive.lua``). Returns how many members it archived.
 
-        Raises (besides those of every method given a workflow id):
+        Raises:
             FailedPreconditionError: the workflow is not running, or none of its members is pending, scheduled
                 or retry.
+            and what every method given a workflow id raises (see the class).
         """
-        return self._workflow_action("workflow_archive", queue, workflow_id)
+        return self._action("workflow_archive", queue, workflow_id, actor)
 
-    def _workflow_action(self, name: str, queue: str, workflow_id: str) -> int:
-        self._acting_on(queue, name, workflow_id)
-        return int(self.broker.run(action_call(self.ops, name, queue, workflow_id, self.actor)))
+    def _action(self, name: str, queue: str, workflow_id: str, actor: str) -> int:
+        self.core.acting_on(queue, name, workflow_id)
+        return int(self.core.broker.run(action_call(self.core.ops, name, queue, workflow_id, actor)))

@@ -9,12 +9,12 @@ from datetime import UTC, datetime, timedelta
 
 from .. import series as time_series
 from .. import validation as check
-from ..connection import is_cluster
 from ..errors import QueueNotFoundError, ValidationError
 from ..export_store import ExportStatus, ExportStore
 from ..quoting import shown
+from ..sans_io import Command
 from ..series import Point
-from .inspector_base import InspectorBase
+from .core import InspectorCore
 
 
 @dataclass
@@ -24,8 +24,12 @@ class DailyStats:
     failed: int
 
 
-class QueueHistory(InspectorBase):
+class QueueHistory:
     """What the queues did: series, daily counts, the exporter's progress."""
+
+    def __init__(self, core: InspectorCore) -> None:
+        self.core = core
+        self.keys = core.keys
 
     def series(
         self, queue: str | None, range_name: str, most: int = 120, fields: list[str] | None = None
@@ -45,9 +49,9 @@ class QueueHistory(InspectorBase):
         if queue is not None:
             check.queue_name(queue, "inspector.series")
         back, resolution = time_series.RANGES[range_name]
-        now = self.broker.clock.now()
+        now = self.core.broker.clock.now()
         start = now - back + time_series.STEP[resolution]
-        points = self._drive("series", time_series.read_flow(self.keys, queue, resolution, start, now, fields))
+        points = self.core.drive("series", time_series.read_flow(self.keys, queue, resolution, start, now, fields))
         return time_series.downsample(points, most)
 
     def history(self, queue: str, days: int = 7) -> list[DailyStats]:
@@ -77,20 +81,18 @@ class QueueHistory(InspectorBase):
             check.queue_name(queue, "inspector.history")
         if not queues:
             return {}
-        today = datetime.fromtimestamp(self.broker.clock.now(), tz=UTC)
+        today = datetime.fromtimestamp(self.core.broker.clock.now(), tz=UTC)
         dates = [(today - timedelta(days=n)).strftime("%Y-%m-%d") for n in range(days)]
-        cluster = is_cluster(self.conn)
-        pipe = self.conn.pipeline(transaction=False)
-        pipe.smismember(self.keys.queues, queues)
+        cluster = self.core.broker.cluster
+        commands = [Command("smismember", (self.keys.queues, queues))]
         for queue in queues:
             q = self.keys.queue(queue)
             keys = [k for d in dates for k in (q.processed_on(d), q.failed_on(d))]
             if cluster:  # a cluster pipeline refuses MGET, even of keys in one slot
-                for key in keys:
-                    pipe.get(key)
+                commands += [Command("get", (key,)) for key in keys]
             else:
-                pipe.mget(keys)
-        replies = iter(self._redis("history", pipe.execute))
+                commands.append(Command("mget", (keys,)))
+        replies = iter(self.core.batch("history", commands))
         known = next(replies)
         found = {}
         for queue, exists in zip(queues, known, strict=True):
@@ -107,4 +109,4 @@ class QueueHistory(InspectorBase):
         Raises:
             RedisUnavailableError: Redis cannot be reached.
         """
-        return ExportStore(self.broker).status()
+        return ExportStore(self.core.broker).status()

@@ -16,8 +16,9 @@ from ..clock import to_ms, utc_day
 from ..keys import STATES
 from ..policies import QueueSpec
 from ..records import picked
+from ..sans_io import Command
 from ..transitions import ArchiveLimits
-from .inspector_base import InspectorBase
+from .core import InspectorCore
 
 _SORTED_SET_STATES = ("active", "scheduled", "retry", "archived", "completed")
 _MEMORY_STATES = ("pending",) + _SORTED_SET_STATES + ("waiting",)
@@ -96,8 +97,12 @@ def count_unlisted(info: QueueInfo, type_counts: dict[bytes, bytes]) -> None:
             info.waiting += int(value)
 
 
-class QueueStats(InspectorBase):
+class QueueReads:
     """The queue set and each queue's state now."""
+
+    def __init__(self, core: InspectorCore) -> None:
+        self.core = core
+        self.keys = core.keys
 
     def queues(self) -> list[str]:
         """Every queue's name, sorted.
@@ -105,7 +110,7 @@ class QueueStats(InspectorBase):
         Raises:
             RedisUnavailableError: Redis cannot be reached.
         """
-        return sorted(name.decode() for name in self._redis("queues", self.conn.smembers, self.keys.queues))
+        return sorted(name.decode() for name in self.core.send("queues", "smembers", self.keys.queues))
 
     def queue_info(self, queue: str) -> QueueInfo:
         """The queue's sizes per state, today's and all-time counts, latency and memory.
@@ -115,7 +120,7 @@ class QueueStats(InspectorBase):
             QueueNotFoundError: there is no queue of that name.
             RedisUnavailableError: Redis cannot be reached.
         """
-        self._known(queue, "queue_info")
+        self.core.known(queue, "queue_info")
         return self.queue_infos([queue])[0]
 
     def queue_infos(self, queues: list[str], memory_sample: int = MEMORY_SAMPLE) -> list[QueueInfo]:
@@ -127,32 +132,32 @@ class QueueStats(InspectorBase):
         Raises:
             RedisUnavailableError: Redis cannot be reached.
         """
-        infos, oldest, _ = self._counted(queues)
+        infos, oldest, _ = self.counted(queues)
         self._latency_and_memory(infos, oldest, memory_sample)
         return infos
 
-    def _counted(self, queues: list[str], also: Any = None) -> tuple[list[QueueInfo], list[bytes | None], list[Any]]:
+    def counted(
+        self, queues: list[str], also: list[Command] | None = None
+    ) -> tuple[list[QueueInfo], list[bytes | None], list[Any]]:
         """Each queue's sizes and counters (a QueueInfo without latency nor memory) and its oldest pending id, in
-        one pipeline; ``also(pipe)`` may queue more commands on it, whose replies come third.
+        one round trip; the replies of the commands ``also`` sends with them come third.
 
         Raises:
             RedisUnavailableError: Redis cannot be reached.
         """
-        day = utc_day(self.broker.clock.now())
-        pipe = self.conn.pipeline(transaction=False)
+        day = utc_day(self.core.broker.clock.now())
+        commands: list[Command] = []
         for queue in queues:
             q = self.keys.queue(queue)
-            pipe.llen(q.pending)
-            for state in _SORTED_SET_STATES:
-                pipe.zcard(q.state_key(state))
-            pipe.exists(q.paused)
-            for counter in (q.processed_on(day), q.failed_on(day), q.processed, q.failed):
-                pipe.get(counter)  # not MGET: a cluster pipeline refuses multi-key commands
-            pipe.lindex(q.pending, -1)
-            pipe.hgetall(q.type_counts)  # aggregating and waiting tasks are counted per type by the scripts
-        if also is not None:
-            also(pipe)
-        replies = iter(self._redis("queue_info", pipe.execute)) if len(pipe) else iter(())
+            commands.append(Command("llen", (q.pending,)))
+            commands += [Command("zcard", (q.state_key(state),)) for state in _SORTED_SET_STATES]
+            commands.append(Command("exists", (q.paused,)))
+            # Not MGET: a cluster pipeline refuses multi-key commands.
+            commands += [Command("get", (c,)) for c in (q.processed_on(day), q.failed_on(day), q.processed, q.failed)]
+            commands.append(Command("lindex", (q.pending, -1)))
+            # Aggregating and waiting tasks are counted per type by the scripts.
+            commands.append(Command("hgetall", (q.type_counts,)))
+        replies = iter(self.core.batch("queue_info", commands + list(also or ())))
         infos, oldest = [], []
         for queue in queues:
             sizes = [next(replies) for _ in range(7)]
@@ -175,15 +180,15 @@ class QueueStats(InspectorBase):
         return infos, oldest, list(replies)
 
     def fleet_summary(self, queues: list[str]) -> FleetSummary:
-        """The console's summary bar (issue 27): ``queues``' sizes and today's counters added up, and the servers
-        whose heartbeat is current, in one pipeline however many queues (the counts ``queue_infos`` reads, without
+        """The console's summary bar: ``queues``' sizes and today's counters added up, and the servers whose
+        heartbeat is current, in one round trip however many queues (the counts ``queue_infos`` reads, without
         latency and memory, which take more round trips). An unknown queue reads as empty.
 
         Raises:
             RedisUnavailableError: Redis cannot be reached.
         """
-        now = to_ms(self.broker.clock.now())
-        infos, _, (servers_up,) = self._counted(queues, lambda pipe: pipe.zcount(self.keys.servers, now, "+inf"))
+        now = to_ms(self.core.broker.clock.now())
+        infos, _, (servers_up,) = self.counted(queues, [Command("zcount", (self.keys.servers, now, "+inf"))])
         summary = FleetSummary(servers_up=int(servers_up))
         for info in infos:
             for name in FLEET_COUNTS:
@@ -200,29 +205,34 @@ class QueueStats(InspectorBase):
             RedisUnavailableError: Redis cannot be reached.
         """
         q = self.keys.queue(check.queue_name(queue, "inspector.outstanding"))
-        now_ms = to_ms(self.broker.clock.now())
-        pipe = self.conn.pipeline(transaction=True)
-        pipe.llen(q.pending)
-        pipe.zcard(q.lease)
-        pipe.zcount(q.scheduled, "-inf", now_ms)
-        pipe.zcount(q.retry, "-inf", now_ms)
-        return sum(self._redis("outstanding", pipe.execute))
+        now_ms = to_ms(self.core.broker.clock.now())
+        return sum(
+            self.core.batch(
+                "outstanding",
+                [
+                    Command("llen", (q.pending,)),
+                    Command("zcard", (q.lease,)),
+                    Command("zcount", (q.scheduled, "-inf", now_ms)),
+                    Command("zcount", (q.retry, "-inf", now_ms)),
+                ],
+            )
+        )
 
     def _latency_and_memory(self, infos: list[QueueInfo], oldest: list[bytes | None], memory_sample: int) -> None:
         """Latency is the age of the oldest pending task. Memory is approximate: the structures' own usage plus
         a per-state sample of task hashes, extrapolated (as asynq does)."""
-        pipe = self.conn.pipeline(transaction=False)
+        reads: list[Command] = []
         # Without a sample no state is read: MEMORY USAGE with SAMPLES 0 walks every element of a structure, and a
         # range to index -1 lists every task, which at a backlog of millions stalls Redis and this process.
         plan = [
-            self._memory_reads(pipe, info, head, memory_sample)
+            self._memory_reads(reads, info, head, memory_sample)
             if memory_sample > 0
-            else self._latency_read(pipe, info, head)
+            else self._latency_read(reads, info, head)
             for info, head in zip(infos, oldest, strict=True)
         ]
-        replies = iter(self._redis("queue_info", pipe.execute)) if infos else iter(())
-        now = self.broker.clock.now()
-        samples = self.conn.pipeline(transaction=False)
+        replies = iter(self.core.batch("queue_info", reads))
+        now = self.core.broker.clock.now()
+        samples: list[Command] = []
         scale: list[tuple[QueueInfo, int, int]] = []
         groups: list[tuple[QueueInfo, int, list[bytes]]] = []
         for info, states, head in zip(infos, plan, oldest, strict=True):
@@ -232,59 +242,56 @@ class QueueStats(InspectorBase):
             for _state, count in states:
                 info.memory_bytes += next(replies) or 0
                 ids = next(replies)
-                self._sample_tasks(samples, info.queue, ids)
+                samples += self._task_samples(info.queue, ids)
                 scale.append((info, len(ids), count))
             if info.aggregating and memory_sample > 0:
                 groups.append((info, next(replies), next(replies)[1][:MEMORY_GROUPS]))
         scale += self._aggregating_memory(groups, samples, memory_sample)
-        usages = iter(self._redis("queue_info", samples.execute)) if scale else iter(())
+        usages = iter(self.core.batch("queue_info", samples) if scale else ())
         for info, sampled, count in scale:
             chunk = [next(usages) or 0 for _ in range(sampled)]
             if chunk:
                 info.memory_bytes += int(sum(chunk) / len(chunk) * count)
 
-    def _latency_read(self, pipe: Any, info: QueueInfo, head: bytes | None) -> list[tuple[str, int]]:
-        """Queue on ``pipe`` the oldest pending task's time only; no state is read for memory."""
+    def _latency_read(self, reads: list[Command], info: QueueInfo, head: bytes | None) -> list[tuple[str, int]]:
+        """Add to ``reads`` the oldest pending task's time only; no state is read for memory."""
         if head is not None:
-            pipe.hget(self.keys.queue(info.queue).task(head.decode()), "since")
+            reads.append(Command("hget", (self.keys.queue(info.queue).task(head.decode()), "since")))
         return []
 
     def _memory_reads(
-        self, pipe: Any, info: QueueInfo, head: bytes | None, memory_sample: int
+        self, reads: list[Command], info: QueueInfo, head: bytes | None, memory_sample: int
     ) -> list[tuple[str, int]]:
-        """Queue on ``pipe`` what ``_latency_and_memory`` reads of one queue: the oldest pending task's time, each
+        """Add to ``reads`` what ``_latency_and_memory`` reads of one queue: the oldest pending task's time, each
         state's structure and first tasks, and the groups of its aggregating tasks. Returns the states read."""
-        self._latency_read(pipe, info, head)
+        self._latency_read(reads, info, head)
         q = self.keys.queue(info.queue)
         states = [(state, getattr(info, state)) for state in _MEMORY_STATES if getattr(info, state)]
         for state, _count in states:
             key = q.state_key(state)
-            pipe.memory_usage(key, samples=memory_sample)
-            if state == "pending":
-                pipe.lrange(key, 0, memory_sample - 1)
-            else:
-                pipe.zrange(key, 0, memory_sample - 1)
+            reads.append(Command("memory_usage", (key,), {"samples": memory_sample}))
+            reads.append(Command("lrange" if state == "pending" else "zrange", (key, 0, memory_sample - 1)))
         if info.aggregating:
-            pipe.scard(q.groups)
-            pipe.sscan(q.groups, 0, count=MEMORY_GROUPS)
+            reads.append(Command("scard", (q.groups,)))
+            reads.append(Command("sscan", (q.groups, 0), {"count": MEMORY_GROUPS}))
         return states
 
     def _aggregating_memory(
-        self, groups: list[tuple[QueueInfo, int, list[bytes]]], samples: Any, memory_sample: int
+        self, groups: list[tuple[QueueInfo, int, list[bytes]]], samples: list[Command], memory_sample: int
     ) -> list[tuple[QueueInfo, int, int]]:
-        """Aggregating tasks sit in one sorted set per group (issue 23: Memory read "0 bytes" beside 7 of them).
-        The sampled groups' sets, extrapolated to all groups, count here; their first tasks are added to
-        ``samples`` to be extrapolated to every aggregating task, as ``_latency_and_memory`` does per state."""
+        """Aggregating tasks sit in one sorted set per group. The sampled groups' sets, extrapolated to all groups,
+        count here; their first tasks are added to ``samples`` to be extrapolated to every aggregating task, as
+        ``_latency_and_memory`` does per state."""
         sampled = [(info, total, names) for info, total, names in groups if names]
         if not sampled:
             return []
-        pipe = self.conn.pipeline(transaction=False)
+        reads: list[Command] = []
         for info, _total, names in sampled:
             q = self.keys.queue(info.queue)
             for name in names:
-                pipe.memory_usage(q.group(name.decode()), samples=memory_sample)
-                pipe.zrange(q.group(name.decode()), 0, memory_sample - 1)
-        replies = iter(self._redis("queue_info", pipe.execute))
+                reads.append(Command("memory_usage", (q.group(name.decode()),), {"samples": memory_sample}))
+                reads.append(Command("zrange", (q.group(name.decode()), 0, memory_sample - 1)))
+        replies = iter(self.core.batch("queue_info", reads))
         scale = []
         for info, total, names in sampled:
             sizes, ids = [], []
@@ -293,14 +300,14 @@ class QueueStats(InspectorBase):
                 ids += next(replies)
             info.memory_bytes += int(sum(sizes) / len(sizes) * total)
             ids = ids[: max(1, memory_sample)]
-            self._sample_tasks(samples, info.queue, ids)
+            samples += self._task_samples(info.queue, ids)
             scale.append((info, len(ids), info.aggregating))
         return scale
 
-    def _sample_tasks(self, samples: Any, queue: str, ids: list[bytes]) -> None:
-        """Queue on ``samples`` the MEMORY USAGE of each sampled task's hash."""
-        for task_id in ids:
-            samples.memory_usage(self.keys.queue(queue).task(task_id.decode()), samples=0)
+    def _task_samples(self, queue: str, ids: list[bytes]) -> list[Command]:
+        """The MEMORY USAGE of each sampled task's hash."""
+        q = self.keys.queue(queue)
+        return [Command("memory_usage", (q.task(task_id.decode()),), {"samples": 0}) for task_id in ids]
 
     def type_counts(self, queue: str) -> dict[str, dict[str, int]]:
         """Per task type: how many are in each state, plus processed and failed totals (kept by the scripts).
@@ -310,7 +317,7 @@ class QueueStats(InspectorBase):
             QueueNotFoundError: there is no queue of that name.
             RedisUnavailableError: Redis cannot be reached.
         """
-        self._known(queue, "type_counts")
+        self.core.known(queue, "type_counts")
         return self.type_counts_of([queue])[queue]
 
     def type_counts_of(self, queues: list[str], keep_zero: bool = False) -> dict[str, dict[str, dict[str, int]]]:
@@ -320,10 +327,7 @@ class QueueStats(InspectorBase):
         Raises:
             RedisUnavailableError: Redis cannot be reached.
         """
-        pipe = self.conn.pipeline(transaction=False)
-        for queue in queues:
-            pipe.hgetall(self.keys.queue(queue).type_counts)
-        replies = self._redis("type_counts", pipe.execute) if queues else []
+        replies = self.core.each("type_counts", "hgetall", [(self.keys.queue(queue).type_counts,) for queue in queues])
         result: dict[str, dict[str, dict[str, int]]] = {}
         for queue, raw in zip(queues, replies, strict=True):
             out: dict[str, dict[str, int]] = {}
@@ -340,7 +344,7 @@ class QueueStats(InspectorBase):
         Raises:
             RedisUnavailableError: Redis cannot be reached.
         """
-        return self.policies.get(self.broker, "inspector.queue_definition").queues.get(queue)
+        return self.core.policy_set("queue_definition").queues.get(queue)
 
     def archive_limits(self, queue: str) -> ArchiveLimits:
         """The queue's archive limits from the retention policies (engine-wide ``Limits`` where they set none).
@@ -348,4 +352,4 @@ class QueueStats(InspectorBase):
         Raises:
             RedisUnavailableError: Redis cannot be reached.
         """
-        return self.policies.get(self.broker, "inspector.archive_limits").archive_limits(queue)
+        return self.core.policy_set("archive_limits").archive_limits(queue)

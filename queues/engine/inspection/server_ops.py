@@ -11,9 +11,9 @@ from typing import Any
 
 from .. import validation as check
 from ..clock import from_ms, to_ms
-from ..connection import database_of
 from ..errors import RedisCommandError, ServerNotFoundError, ValidationError
 from ..quoting import shown
+from ..sans_io import Command
 from ..server_records import (
     CONTROL_TTL,
     SERVER_ACTIONS,
@@ -24,7 +24,7 @@ from ..server_records import (
     server_info,
     server_record,
 )
-from .inspector_base import InspectorBase
+from .core import InspectorCore
 
 #: The key ``redis_info`` sets, with the server's reply, when INFO is refused.
 INFO_REFUSED = "info_refused"
@@ -34,8 +34,12 @@ API_SERVED_WINDOW = 300.0
 ACK_POLL = 0.05
 
 
-class ServerOps(InspectorBase):
+class ServerOps:
     """Who serves the queues, and the requests an operator sends a worker server."""
+
+    def __init__(self, core: InspectorCore) -> None:
+        self.core = core
+        self.keys = core.keys
 
     def servers(self) -> list[ServerInfo]:
         """Servers whose heartbeat is current, with the tasks each is running.
@@ -44,11 +48,17 @@ class ServerOps(InspectorBase):
             RedisUnavailableError: Redis cannot be reached.
         """
         ids = self._running_server_ids()
-        pipe = self.conn.pipeline(transaction=False)
-        for server_id in ids:
-            pipe.get(self.keys.server(server_id))
-            pipe.hgetall(self.keys.workers(server_id))
-        replies = self._redis("servers", pipe.execute) if ids else []
+        replies = self.core.batch(
+            "servers",
+            [
+                command
+                for server_id in ids
+                for command in (
+                    Command("get", (self.keys.server(server_id),)),
+                    Command("hgetall", (self.keys.workers(server_id),)),
+                )
+            ],
+        )
         servers = []
         for index in range(0, len(replies), 2):
             raw, workers = replies[index], replies[index + 1]
@@ -58,8 +68,8 @@ class ServerOps(InspectorBase):
         return sorted(servers, key=lambda s: s.id)
 
     def _running_server_ids(self) -> list[str]:
-        now = to_ms(self.broker.clock.now())
-        return [i.decode() for i in self._redis("servers", self.conn.zrangebyscore, self.keys.servers, now, "+inf")]
+        now = to_ms(self.core.broker.clock.now())
+        return [i.decode() for i in self.core.send("servers", "zrangebyscore", self.keys.servers, now, "+inf")]
 
     def server(self, server_id: str) -> ServerInfo:
         """One server whose heartbeat is current.
@@ -82,13 +92,12 @@ class ServerOps(InspectorBase):
         Raises:
             RedisUnavailableError: Redis cannot be reached.
         """
-        ids = [i.decode() for i in self._redis("ended_servers", self.conn.zrevrange, self.keys.ended_servers, 0, limit)]
+        ids = [i.decode() for i in self.core.send("ended_servers", "zrevrange", self.keys.ended_servers, 0, limit)]
         running = set(self._running_server_ids()) if ids else set()
         ids = [i for i in ids if i not in running]
-        pipe = self.conn.pipeline(transaction=False)
-        for server_id in ids:
-            pipe.hgetall(self.keys.ended_server(server_id))
-        replies = self._redis("ended_servers", pipe.execute) if ids else []
+        replies = self.core.each(
+            "ended_servers", "hgetall", [(self.keys.ended_server(server_id),) for server_id in ids]
+        )
         return [record for fields in replies if (record := server_record(fields)) is not None]
 
     def ended_server(self, server_id: str) -> ServerRecord:
@@ -100,7 +109,7 @@ class ServerOps(InspectorBase):
             RedisUnavailableError: Redis cannot be reached.
         """
         check.server_id(server_id, "inspector.ended_server")
-        record = server_record(self._redis("ended_server", self.conn.hgetall, self.keys.ended_server(server_id)))
+        record = server_record(self.core.send("ended_server", "hgetall", self.keys.ended_server(server_id)))
         if record is None:
             raise ServerNotFoundError(
                 f"no server {shown(server_id)} is running or ended in the last hour", op="inspector.ended_server"
@@ -125,7 +134,7 @@ class ServerOps(InspectorBase):
 
     def control_servers(self, server_ids: list[str], action: str) -> list[str]:
         """Ask each of ``server_ids`` that is running now to ``quiet`` or ``stop``, as ``control_server`` does (the
-        console's Quiet all and Stop all, issue 27): the servers are read once, whatever their number. Those no
+        console's Quiet all and Stop all): the servers are read once, whatever their number. Those no
         longer running are left out, and so are those the action would not change (a quiet asked of a server that
         is not active, a stop of one already stopping). Returns the ids asked, in the order given.
 
@@ -145,11 +154,11 @@ class ServerOps(InspectorBase):
 
     def _ask(self, server_id: str, action: str) -> None:
         key = self.keys.control(server_id)
-        if action == "quiet" and self._redis("control_server", self.conn.get, key) == b"stop":
+        if action == "quiet" and self.core.send("control_server", "get", key) == b"stop":
             return  # a stop already asked wins over a later quiet
-        self._redis("control_server", self.conn.set, key, action, ex=CONTROL_TTL)
-        channel = self.keys.control_channel(server_id, database_of(self.conn))
-        self._redis("control_server", self.conn.publish, channel, action)
+        self.core.send("control_server", "set", key, action, ex=CONTROL_TTL)
+        channel = self.keys.control_channel(server_id, self.core.database)
+        self.core.send("control_server", "publish", channel, action)
 
     def acknowledgement(self, server_id: str) -> Acknowledgement | None:
         """The last request the server acted on, if any (kept an hour, also after the server has gone).
@@ -159,7 +168,7 @@ class ServerOps(InspectorBase):
             RedisUnavailableError: Redis cannot be reached.
         """
         check.server_id(server_id, "inspector.acknowledgement")
-        raw = self._redis("acknowledgement", self.conn.get, self.keys.control_ack(server_id))
+        raw = self.core.send("acknowledgement", "get", self.keys.control_ack(server_id))
         if not raw:
             return None
         try:
@@ -192,8 +201,8 @@ class ServerOps(InspectorBase):
         Raises:
             RedisUnavailableError: Redis cannot be reached.
         """
-        polled = self._redis("api_served_queues", self.conn.hgetall, self.keys.api_consumed)
-        since = to_ms(self.broker.clock.now() - within)
+        polled = self.core.send("api_served_queues", "hgetall", self.keys.api_consumed)
+        since = to_ms(self.core.broker.clock.now() - within)
         return {queue.decode() for queue, ms in polled.items() if ms.isdigit() and int(ms) >= since}
 
     def redis_info(self) -> dict[str, Any]:
@@ -207,11 +216,11 @@ class ServerOps(InspectorBase):
             RedisUnavailableError: Redis cannot be reached.
         """
         try:
-            return dict(self._redis("redis_info", self.conn.info))
+            return dict(self.core.send("redis_info", "info"))
         except RedisCommandError as exc:
             info: dict[str, Any] = {INFO_REFUSED: exc.message}
         try:
-            info["dbsize"] = int(self._redis("redis_info", self.conn.dbsize))
+            info["dbsize"] = int(self.core.send("redis_info", "dbsize"))
         except RedisCommandError:
             pass  # refused too: the refusal alone is what there is to show
         return info

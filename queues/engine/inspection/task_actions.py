@@ -2,8 +2,8 @@
 cancel one task; delete, run, archive or cancel every task of a state.
 
 Every action is one transition script, or a loop of chunked ones (a bulk action moves a chunk a call until a
-call moves nothing), recorded with the inspector's ``actor``, and refused with LayoutVersionError, changing
-nothing, on a keyspace at another key layout (see ``layout``). A cancellation is a request published to the
+call moves nothing), recorded with the ``actor`` it is given (the facade's), and refused with LayoutVersionError,
+changing nothing, on a keyspace at another key layout (see ``layout``). A cancellation is a request published to the
 workers, not a transition: the worker running the task stops it.
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import validation as check
-from ..connection import database_of, is_cluster
 from ..errors import (
     FailedPreconditionError,
     QueueNotEmptyError,
@@ -23,8 +22,10 @@ from ..errors import (
 from ..keys import cancel_message
 from ..message import TaskInfo, TaskMessage
 from ..quoting import shown
+from ..sans_io import Command
 from ..transitions import Placement
-from .queue_stats import QueueStats
+from .core import InspectorCore
+from .queue_stats import QueueReads
 from .task_reads import TaskReads
 
 #: The states each bulk action takes (active tasks are cancelled, not deleted, run or archived; waiting tasks are
@@ -35,9 +36,9 @@ ARCHIVABLE = frozenset({"pending", "scheduled", "retry"})
 _BULK_STATES = {"delete_all": DELETABLE, "run_all": RUNNABLE, "archive_all": ARCHIVABLE}
 
 
-class TaskActions(TaskReads, QueueStats):
-    """Actions on a queue and its tasks. A cancellation reads the task first (``TaskReads.get_task``); deleting a
-    queue reads its sizes, an archive its limits (``QueueStats``).
+class TaskActions:
+    """Actions on a queue and its tasks, each recording the ``actor`` it is given. A cancellation reads the task
+    first (``TaskReads.get_task``); deleting a queue reads its sizes, an archive its limits (``QueueReads``).
 
     Every action raises, besides what it lists:
         ValidationError: the queue name or task id is malformed, or a bulk action is given a state it does not
@@ -47,31 +48,47 @@ class TaskActions(TaskReads, QueueStats):
         RedisUnavailableError: Redis cannot be reached.
     """
 
-    def pause_queue(self, queue: str) -> None:
-        """Stop workers taking the queue's tasks (tasks already running finish)."""
-        self.broker.run(self.ops.pause(self._acting_on(queue, "pause"), self.actor, paused=True))
+    def __init__(self, core: InspectorCore, tasks: TaskReads, queues: QueueReads) -> None:
+        self.core = core
+        self.keys = core.keys
+        self.ops = core.ops
+        self.broker = core.broker
+        self.tasks = tasks
+        self.queue_reads = queues
 
-    def unpause_queue(self, queue: str) -> None:
-        """Let workers take the queue's tasks again."""
-        self.broker.run(self.ops.pause(self._acting_on(queue, "unpause"), self.actor, paused=False))
+    def pause_queue(self, actor: str, queue: str) -> None:
+        """Stop workers taking the queue's tasks (tasks already running finish).
 
-    def delete_queue(self, queue: str, force: bool = False) -> None:
+        Raises:
+            only what every action raises (see the class).
+        """
+        self.broker.run(self.ops.pause(self.core.acting_on(queue, "pause"), actor, paused=True))
+
+    def unpause_queue(self, actor: str, queue: str) -> None:
+        """Let workers take the queue's tasks again.
+
+        Raises:
+            only what every action raises (see the class).
+        """
+        self.broker.run(self.ops.pause(self.core.acting_on(queue, "unpause"), actor, paused=False))
+
+    def delete_queue(self, actor: str, queue: str, force: bool = False) -> None:
         """Refused while tasks are active, or while any task is left unless ``force``.
 
         Raises:
             QueueNotEmptyError: tasks are active, or (without ``force``) any task is left.
         """
-        self._acting_on(queue, "delete_queue")
+        self.core.acting_on(queue, "delete_queue")
         if force:
-            info = self.queue_info(queue)
+            info = self.queue_reads.queue_info(queue)
             if info.active:
                 raise QueueNotEmptyError(f"{info.active} tasks are active", op="inspector.delete_queue")
             for state in DELETABLE:
-                self._bulk("delete_all", queue, state)
+                self._bulk("delete_all", queue, state, actor)
         self.broker.run(self.ops.delete_queue(queue, force))
-        self._redis("delete_queue", self.conn.srem, self.keys.queues, queue)
+        self.core.send("delete_queue", "srem", self.keys.queues, queue)
 
-    def delete_task(self, queue: str, task_id: str) -> None:
+    def delete_task(self, actor: str, queue: str, task_id: str) -> None:
         """Delete a task that is not running. Tasks waiting for it (unless it had completed) are archived, as when
         it fails, and a workflow it belongs to fails (see ``workflows``).
 
@@ -79,9 +96,9 @@ class TaskActions(TaskReads, QueueStats):
             TaskNotFoundError: the queue holds no task with that id.
             FailedPreconditionError: the task is active (a worker runs it): cancel it first.
         """
-        self._task_action("delete_task", queue, task_id)
+        self._task_action("delete_task", queue, task_id, actor)
 
-    def run_task(self, queue: str, task_id: str) -> None:
+    def run_task(self, actor: str, queue: str, task_id: str) -> None:
         """Make a scheduled, retry, archived or waiting task pending now. A waiting task runs without waiting for
         its dependencies any longer (with the results of those that succeeded already, when it asked for them);
         the tasks waiting for it still wait for it to succeed.
@@ -91,27 +108,28 @@ class TaskActions(TaskReads, QueueStats):
             FailedPreconditionError: the task is not scheduled, retry, archived or waiting, or it is the on_error
                 callback of a workflow (it runs when the workflow fails).
         """
-        self._task_action("run_task", queue, task_id)
+        self._task_action("run_task", queue, task_id, actor)
 
-    def archive_task(self, queue: str, task_id: str) -> None:
+    def archive_task(self, actor: str, queue: str, task_id: str) -> None:
         """Archive a pending, scheduled or retry task now.
 
         Raises:
             TaskNotFoundError: the queue holds no task with that id.
             FailedPreconditionError: the task is not pending, scheduled or retry.
         """
-        self._task_action("archive_task", queue, task_id)
+        self._task_action("archive_task", queue, task_id, actor)
 
-    def _task_action(self, name: str, queue: str, task_id: str) -> None:
-        self._acting_on(queue, name, task_id)
+    def _task_action(self, name: str, queue: str, task_id: str, actor: str) -> None:
+        self.core.acting_on(queue, name, task_id)
         if name == "archive_task":
-            call = self.ops.archive_task(queue, task_id, self.actor, self.archive_limits(queue))
+            call = self.ops.archive_task(queue, task_id, actor, self.queue_reads.archive_limits(queue))
         else:
-            call = getattr(self.ops, name)(queue, task_id, self.actor)
+            call = getattr(self.ops, name)(queue, task_id, actor)
         self.broker.run(call)
 
     def edit_task(
         self,
+        actor: str,
         queue: str,
         task_id: str,
         payload: bytes,
@@ -135,12 +153,12 @@ class TaskActions(TaskReads, QueueStats):
             TaskIdConflictError: the other queue already holds a task with that id (nothing changed).
         """
         op = "inspector.edit_task"
-        self._acting_on(queue, "edit_task", task_id)
-        data = check.payload(payload, op, self.payload_limits)
+        self.core.acting_on(queue, "edit_task", task_id)
+        data = check.payload(payload, op, self.core.payload_limits)
         # A move to another queue gives it a new task: the rules of enqueue. Staying put is no new queue.
         target = check.new_queue_name(to_queue, op) if to_queue and to_queue != queue else queue
         q = self.keys.queue(queue)
-        fields = self._redis("edit_task", self.conn.hmget, q.task(task_id), "type", "msg", "state")
+        fields = self.core.send("edit_task", "hmget", q.task(task_id), "type", "msg", "state")
         if fields[0] is None:
             raise TaskNotFoundError(task_id, op=op)
         if fields[2] not in (b"retry", b"archived"):
@@ -156,31 +174,31 @@ class TaskActions(TaskReads, QueueStats):
         if timeout is not None:
             message.timeout = check.seconds(timeout, "timeout", op)
         if target == queue:
-            self.broker.run(self.ops.edit_task(queue, task_id, data, message.encode_options(), self.actor, new_type))
+            self.broker.run(self.ops.edit_task(queue, task_id, data, message.encode_options(), actor, new_type))
         else:
-            self._move_edited(message, queue)
+            self._move_edited(message, queue, actor)
         try:
-            return self.get_task(target, task_id)
+            return self.tasks.get_task(target, task_id)
         except TaskNotFoundError:
             # The edit held, and a worker already ran the task and deleted it on success (no retention): report the
-            # task as the edit left it, not a "not found" for an edit that worked (issue 23).
+            # task as the edit left it, not a "not found" for an edit that worked.
             return TaskInfo(
                 id=task_id, type=message.type, queue=target, state="pending", payload=data,
                 max_retry=message.max_retry, timeout=message.effective_timeout(), retention=message.retention,
             )  # fmt: skip
 
-    def _move_edited(self, message: TaskMessage, queue: str) -> None:
+    def _move_edited(self, message: TaskMessage, queue: str, actor: str) -> None:
         """An edited task into its new queue (``message.queue``): enqueued there under its id, then deleted here."""
         try:
-            new_queue = self.broker.run(self.ops.enqueue(message.queue, [Placement(message)], self.actor))
+            new_queue = self.broker.run(self.ops.enqueue(message.queue, [Placement(message)], actor))
         except TaskIdConflictError:
             raise TaskIdConflictError(
                 f"queue {shown(message.queue)} already holds a task {shown(message.id)}; nothing was changed",
                 op="inspector.edit_task",
             ) from None
         if new_queue:
-            self._redis("edit_task", self.conn.sadd, self.keys.queues, message.queue)
-        self.broker.run(self.ops.delete_task(queue, message.id, self.actor))
+            self.core.send("edit_task", "sadd", self.keys.queues, message.queue)
+        self.broker.run(self.ops.delete_task(queue, message.id, actor))
 
     def cancel_task(self, queue: str, task_id: str) -> int:
         """Ask the worker running the task to cancel it; returns how many workers heard the request.
@@ -189,26 +207,38 @@ class TaskActions(TaskReads, QueueStats):
             TaskNotFoundError: the queue holds no task with that id.
             FailedPreconditionError: the task is not active.
         """
-        self._check_layout("cancel_task")
-        task = self.get_task(queue, task_id)
+        self.core.check_layout("cancel_task")
+        task = self.tasks.get_task(queue, task_id)
         if task.state != "active":
             raise FailedPreconditionError(f"task {task_id} is {task.state}, not active", op="inspector.cancel_task")
-        channel = self.keys.cancel_channel(database_of(self.conn))
-        return int(self._redis("cancel_task", self.conn.publish, channel, cancel_message(queue, task_id)))
+        channel = self.keys.cancel_channel(self.core.database)
+        return int(self.core.send("cancel_task", "publish", channel, cancel_message(queue, task_id)))
 
-    def delete_all(self, queue: str, state: str) -> int:
-        """Delete every task of ``state`` (one of ``DELETABLE``); returns how many."""
-        return self._bulk("delete_all", self._acting_on(queue, "delete_all"), state)
+    def delete_all(self, actor: str, queue: str, state: str) -> int:
+        """Delete every task of ``state`` (one of ``DELETABLE``); returns how many.
 
-    def run_all(self, queue: str, state: str) -> int:
-        """Make every task of ``state`` (one of ``RUNNABLE``) pending now; returns how many."""
-        return self._bulk("run_all", self._acting_on(queue, "run_all"), state)
+        Raises:
+            only what every action raises (see the class).
+        """
+        return self._bulk("delete_all", self.core.acting_on(queue, "delete_all"), state, actor)
 
-    def archive_all(self, queue: str, state: str) -> int:
-        """Archive every task of ``state`` (one of ``ARCHIVABLE``); returns how many."""
-        return self._bulk("archive_all", self._acting_on(queue, "archive_all"), state)
+    def run_all(self, actor: str, queue: str, state: str) -> int:
+        """Make every task of ``state`` (one of ``RUNNABLE``) pending now; returns how many.
 
-    def _bulk(self, name: str, queue: str, state: str) -> int:
+        Raises:
+            only what every action raises (see the class).
+        """
+        return self._bulk("run_all", self.core.acting_on(queue, "run_all"), state, actor)
+
+    def archive_all(self, actor: str, queue: str, state: str) -> int:
+        """Archive every task of ``state`` (one of ``ARCHIVABLE``); returns how many.
+
+        Raises:
+            only what every action raises (see the class).
+        """
+        return self._bulk("archive_all", self.core.acting_on(queue, "archive_all"), state, actor)
+
+    def _bulk(self, name: str, queue: str, state: str, actor: str) -> int:
         allowed = _BULK_STATES[name]
         if state not in allowed:
             raise ValidationError(
@@ -216,24 +246,26 @@ class TaskActions(TaskReads, QueueStats):
                 op=f"inspector.{name}",
             )
         total = 0
-        extra = {"archive_limits": self.archive_limits(queue)} if name == "archive_all" else {}
+        extra = {"archive_limits": self.queue_reads.archive_limits(queue)} if name == "archive_all" else {}
         while True:
-            moved = int(self.broker.run(getattr(self.ops, name)(queue, state, self.actor, **extra)))
+            moved = int(self.broker.run(getattr(self.ops, name)(queue, state, actor, **extra)))
             total += moved
             if moved == 0:
                 return total
 
     def cancel_all(self, queue: str) -> int:
-        """Ask for every active task of the queue to be cancelled; returns how many were asked."""
-        self._acting_on(queue, "cancel_all")
-        ids = self._redis("cancel_all", self.conn.zrange, self.keys.queue(queue).lease, 0, -1)
-        channel = self.keys.cancel_channel(database_of(self.conn))
-        if is_cluster(self.conn):  # a cluster pipeline refuses PUBLISH
-            for task_id in ids:
-                self._redis("cancel_all", self.conn.publish, channel, cancel_message(queue, task_id.decode()))
-            return len(ids)
-        pipe = self.conn.pipeline(transaction=False)
-        for task_id in ids:
-            pipe.publish(channel, cancel_message(queue, task_id.decode()))
-        self._redis("cancel_all", pipe.execute)
+        """Ask for every active task of the queue to be cancelled; returns how many were asked.
+
+        Raises:
+            only what every action raises (see the class).
+        """
+        self.core.acting_on(queue, "cancel_all")
+        ids = self.core.send("cancel_all", "zrange", self.keys.queue(queue).lease, 0, -1)
+        channel = self.keys.cancel_channel(self.core.database)
+        requests = [Command("publish", (channel, cancel_message(queue, task_id.decode()))) for task_id in ids]
+        if self.broker.cluster:  # a cluster pipeline refuses PUBLISH
+            for request in requests:
+                self.core.send("cancel_all", "publish", *request.args)
+        else:
+            self.core.batch("cancel_all", requests)
         return len(ids)

@@ -19,9 +19,10 @@ from ..errors import TaskNotFoundError, ValidationError
 from ..keys import STATES
 from ..message import TaskInfo
 from ..quoting import shown
+from ..sans_io import Command
 from ..task_records import TaskRecord
-from .groups_workflows import GroupsAndWorkflows
-from .inspector_base import MAX_PAGE_SIZE
+from .core import MAX_PAGE_SIZE, InspectorCore
+from .groups_workflows import Groups
 
 EVENT_SCAN_LIMIT = 20_000  # stream entries searched, at most, for one task's history
 #: Dependencies checked per waiting task of a list (a task may wait for up to 1000); its own page checks all.
@@ -44,9 +45,14 @@ class TaskEvent:
     started: datetime | None = None  # on the event of an attempt's end: when its handler started
 
 
-class TaskReads(GroupsAndWorkflows):
+class TaskReads:
     """Tasks as they are: lists, one task, their history. Aggregating tasks are listed group by group, so this
-    reads the groups (``GroupsAndWorkflows.groups``)."""
+    reads the groups (``Groups.groups``)."""
+
+    def __init__(self, core: InspectorCore, groups: Groups) -> None:
+        self.core = core
+        self.keys = core.keys
+        self.groups = groups
 
     def list_tasks(
         self, queue: str, state: str, page: int = 1, size: int = 20, group: str | None = None
@@ -60,15 +66,15 @@ class TaskReads(GroupsAndWorkflows):
             QueueNotFoundError: there is no queue of that name.
             RedisUnavailableError: Redis cannot be reached.
         """
-        self._known(queue, "list_tasks")
+        self.core.known(queue, "list_tasks")
         op = "inspector.list_tasks"
         if state not in STATES:
             raise ValidationError(f"unknown state {shown(state)}; one of {', '.join(STATES)}", op=op)
-        page, size = self._paged(op, page, size)
+        page, size = self.core.paged(op, page, size)
         start, stop = (page - 1) * size, page * size - 1
         if state == "aggregating":
-            return self._list_aggregating(queue, group, start, stop)
-        return self._hydrate(queue, self._id_range(queue, state, start, stop))
+            return self.list_aggregating(queue, group, start, stop)
+        return self.hydrate(queue, self.id_range(queue, state, start, stop))
 
     def list_tasks_after(
         self, queue: str, state: str, size: int, after: tuple[float, str] | None = None
@@ -82,7 +88,7 @@ class TaskReads(GroupsAndWorkflows):
             QueueNotFoundError: there is no queue of that name.
             RedisUnavailableError: Redis cannot be reached.
         """
-        self._known(queue, "list_tasks_after")
+        self.core.known(queue, "list_tasks_after")
         op = "inspector.list_tasks_after"
         if state not in ("archived", "completed"):
             raise ValidationError(f"state {shown(state)} is not archived or completed", op=op)
@@ -91,36 +97,36 @@ class TaskReads(GroupsAndWorkflows):
         start = 0
         if after is not None:
             score, task_id = after
-            pipe = self.conn.pipeline(transaction=False)
-            pipe.zscore(key, task_id)
-            pipe.zrevrank(key, task_id)
-            pipe.zcount(key, f"({score!r}", "+inf")
-            held, rank, newer = self._redis("list_tasks_after", pipe.execute)
+            held, rank, newer = self.core.batch(
+                "list_tasks_after",
+                [
+                    Command("zscore", (key, task_id)),
+                    Command("zrevrank", (key, task_id)),
+                    Command("zcount", (key, f"({score!r}", "+inf")),
+                ],
+            )
             # The marked task still there, where it was: right after it. Gone (respawned, deleted) or moved: after
             # every task newer than it was, which may repeat one archived in the same millisecond.
             start = rank + 1 if held == score and rank is not None else newer
-        ids = list(self._redis("list_tasks_after", self.conn.zrevrange, key, start, start + size, withscores=True))
+        ids = list(self.core.send("list_tasks_after", "zrevrange", key, start, start + size, withscores=True))
         more = len(ids) > size
         ids = ids[:size]
         mark = (float(ids[-1][1]), ids[-1][0].decode()) if more and ids else None
-        return self._hydrate(queue, ids), mark
+        return self.hydrate(queue, ids), mark
 
-    def _read_tasks(self, op: str, queue: str, ids: list[tuple[bytes, float | None]]) -> list[TaskInfo]:
+    def read_tasks(self, op: str, queue: str, ids: list[tuple[bytes, float | None]]) -> list[TaskInfo]:
         """The tasks of ``ids`` (with their scores), read in one round trip; those gone since are left out."""
         q = self.keys.queue(queue)
-        pipe = self.conn.pipeline(transaction=False)
-        for task_id, _score in ids:
-            pipe.hgetall(q.task(task_id.decode()))
-        hashes = self._redis(op, pipe.execute) if ids else []
+        hashes = self.core.each(op, "hgetall", [(q.task(task_id.decode()),) for task_id, _score in ids])
         return [
             TaskInfo.from_hash(task_id.decode(), queue, fields, score)
             for (task_id, score), fields in zip(ids, hashes, strict=True)
             if fields
         ]
 
-    def _hydrate(self, queue: str, ids: list[tuple[bytes, float | None]]) -> list[TaskInfo]:
+    def hydrate(self, queue: str, ids: list[tuple[bytes, float | None]]) -> list[TaskInfo]:
         """The tasks of ``ids`` as a list shows them: orphans flagged, what waiting tasks still wait on."""
-        tasks = [self._flag_orphan(task) for task in self._read_tasks("list_tasks", queue, ids)]
+        tasks = [self._flag_orphan(task) for task in self.read_tasks("list_tasks", queue, ids)]
         return self._with_waiting_on(queue, tasks, WAITING_ON_LISTED)
 
     def _with_waiting_on(self, queue: str, tasks: list[TaskInfo], most: int) -> list[TaskInfo]:
@@ -130,7 +136,7 @@ class TaskReads(GroupsAndWorkflows):
         checks = [(task, dep) for task in tasks if task.state == "waiting" for dep in task.after[:most]]
         if not checks:
             return tasks
-        awaited_by = self._each("list_tasks", "sismember", [(q.dependents(dep), task.id) for task, dep in checks])
+        awaited_by = self.core.each("list_tasks", "sismember", [(q.dependents(dep), task.id) for task, dep in checks])
         for (task, dep), awaited in zip(checks, awaited_by, strict=True):
             if awaited:
                 task.waiting_on.append(dep)
@@ -138,37 +144,39 @@ class TaskReads(GroupsAndWorkflows):
 
     def _flag_orphan(self, info: TaskInfo) -> TaskInfo:
         if info.lease_expires_at is not None:
-            info.orphaned = info.lease_expires_at.timestamp() < self.broker.clock.now()
+            info.orphaned = info.lease_expires_at.timestamp() < self.core.broker.clock.now()
         return info
 
-    def _id_range(self, queue: str, state: str, start: int, stop: int) -> list[tuple[bytes, float | None]]:
+    def id_range(self, queue: str, state: str, start: int, stop: int) -> list[tuple[bytes, float | None]]:
         """Ids (with scores) of positions start..stop of a state, in the order list_tasks shows them."""
         key = self.keys.queue(queue).state_key(state)
         if state == "pending":
             # LPUSH in, RPOP out: the next to run is at the tail.
-            ids: list[bytes] = self._redis("list_tasks", self.conn.lrange, key, -stop - 1, -start - 1)
+            ids: list[bytes] = self.core.send("list_tasks", "lrange", key, -stop - 1, -start - 1)
             return [(task_id, None) for task_id in reversed(ids)]
         if state in ("archived", "completed"):
-            return list(self._redis("list_tasks", self.conn.zrevrange, key, start, stop, withscores=True))
-        return list(self._redis("list_tasks", self.conn.zrange, key, start, stop, withscores=True))
+            return list(self.core.send("list_tasks", "zrevrange", key, start, stop, withscores=True))
+        return list(self.core.send("list_tasks", "zrange", key, start, stop, withscores=True))
 
-    def _list_aggregating(self, queue: str, group: str | None, start: int, stop: int) -> list[TaskInfo]:
+    def list_aggregating(self, queue: str, group: str | None, start: int, stop: int) -> list[TaskInfo]:
+        """Positions start..stop of the queue's aggregating tasks (of ``group`` alone, when given), paged through
+        the groups in name order, each oldest first."""
         q = self.keys.queue(queue)
         if group is not None:
             names = [check.task_type(group, "inspector.list_tasks", visible=False)]
         else:
-            names = [g.name for g in self.groups(queue)]
+            names = [g.name for g in self.groups.groups(queue)]
         ids: list[tuple[bytes, float | None]] = []
         for name in names:  # page through the groups in name order, each oldest first
-            size = int(self._redis("list_tasks", self.conn.zcard, q.group(name)))
+            size = int(self.core.send("list_tasks", "zcard", q.group(name)))
             if start >= size:
                 start, stop = start - size, stop - size
                 continue
-            ids += [(i, None) for i in self._redis("list_tasks", self.conn.zrange, q.group(name), start, stop)]
+            ids += [(i, None) for i in self.core.send("list_tasks", "zrange", q.group(name), start, stop)]
             if stop < size:
                 break
             start, stop = 0, stop - size
-        return self._read_tasks("list_tasks", queue, ids)
+        return self.read_tasks("list_tasks", queue, ids)
 
     def get_task(self, queue: str, task_id: str) -> TaskInfo:
         """One task, in whatever state it is.
@@ -179,15 +187,15 @@ class TaskReads(GroupsAndWorkflows):
             TaskNotFoundError: the queue holds no task with that id.
             RedisUnavailableError: Redis cannot be reached.
         """
-        self._known(queue, "get_task", task_id)
+        self.core.known(queue, "get_task", task_id)
         q = self.keys.queue(queue)
-        fields = self._redis("get_task", self.conn.hgetall, q.task(task_id))
+        fields = self.core.send("get_task", "hgetall", q.task(task_id))
         if not fields:
             raise TaskNotFoundError(f"no task {shown(task_id)} in queue {shown(queue)}", op="inspector.get_task")
         state = fields.get(b"state", b"").decode()
         score = None
         if state in ("scheduled", "retry", "completed", "archived", "active"):
-            score = self._redis("get_task", self.conn.zscore, q.state_key(state), task_id)
+            score = self.core.send("get_task", "zscore", q.state_key(state), task_id)
         task = self._flag_orphan(TaskInfo.from_hash(task_id, queue, fields, score))
         return self._with_waiting_on(queue, [task], len(task.after))[0]
 
@@ -200,17 +208,8 @@ class TaskReads(GroupsAndWorkflows):
             RedisUnavailableError: Redis cannot be reached.
         """
         wanted = [(queue, task_id) for queue, task_id in dict.fromkeys(refs) if _well_formed(queue, task_id)]
-        found = self._each("existing_tasks", "exists", [(self.keys.queue(q).task(t),) for q, t in wanted])
+        found = self.core.each("existing_tasks", "exists", [(self.keys.queue(q).task(t),) for q, t in wanted])
         return {ref for ref, exists in zip(wanted, found, strict=True) if exists}
-
-    def _each(self, op: str, command: str, args: list[tuple[Any, ...]]) -> list[Any]:
-        """One ``command`` per item of ``args``, in one pipeline (no transaction): their replies, in order."""
-        if not args:
-            return []
-        pipe = self.conn.pipeline(transaction=False)
-        for arg in args:
-            getattr(pipe, command)(*arg)
-        return list(self._redis(op, pipe.execute))
 
     def error_groups(self, queue: str, task_type: str | None = None, limit: int = 50) -> list[ErrorGroup]:
         """The queue's error groups (of ``task_type`` only, when given), the most recently seen first, at most
@@ -223,7 +222,9 @@ class TaskReads(GroupsAndWorkflows):
         check.queue_name(queue, "inspector.error_groups")
         if task_type is not None:
             check.task_type(task_type, "inspector.error_groups", visible=False)
-        groups: list[ErrorGroup] = self._drive("error_groups", read_error_groups(self.keys, queue, task_type, limit))
+        groups: list[ErrorGroup] = self.core.drive(
+            "error_groups", read_error_groups(self.keys, queue, task_type, limit)
+        )
         existing = self.existing_tasks((queue, group.sample) for group in groups)
         for group in groups:
             group.sample_exists = (queue, group.sample) in existing
@@ -238,15 +239,12 @@ class TaskReads(GroupsAndWorkflows):
             QueueNotFoundError: there is no queue of that name.
             RedisUnavailableError: Redis cannot be reached.
         """
-        self._known(queue, "task_record", task_id)
+        self.core.known(queue, "task_record", task_id)
         key = self.keys.queue(queue).task_record(task_id)
-        pipe = self.conn.pipeline(transaction=False)
-        pipe.get(key)
-        pipe.pttl(key)
-        raw, ttl = self._redis("task_record", pipe.execute)
+        raw, ttl = self.core.batch("task_record", [Command("get", (key,)), Command("pttl", (key,))])
         if raw is None:
             return None
-        now = datetime.fromtimestamp(self.broker.clock.now(), UTC)
+        now = datetime.fromtimestamp(self.core.broker.clock.now(), UTC)
         return TaskRecord.parse(queue, task_id, raw, ttl, now)
 
     def task_events(
@@ -265,12 +263,9 @@ class TaskReads(GroupsAndWorkflows):
             QueueNotFoundError: there is no queue of that name.
             RedisUnavailableError: Redis cannot be reached.
         """
-        self._known(queue, "task_events", task_id)
+        self.core.known(queue, "task_events", task_id)
         stream = self.keys.queue(queue).events
-        if (
-            window is not None
-            and _entry_at(self._redis("task_events", self.conn.xrange, stream, count=1), 0) > window[1]
-        ):
+        if window is not None and _entry_at(self.core.send("task_events", "xrange", stream, count=1), 0) > window[1]:
             return []
         earliest = window[0] if window is not None else 0
         wanted = task_id.encode()
@@ -278,7 +273,7 @@ class TaskReads(GroupsAndWorkflows):
         last = "+"
         scanned = 0
         while scanned < scan_limit:
-            entries = self._redis("task_events", self.conn.xrevrange, stream, last, "-", count=1000)
+            entries = self.core.send("task_events", "xrevrange", stream, last, "-", count=1000)
             if last != "+":
                 entries = entries[1:]  # XREVRANGE includes the entry it starts from
             if not entries:

@@ -18,8 +18,8 @@ from ..keys import STATES
 from ..message import TaskInfo
 from ..redaction import Redaction
 from ..search import Query
-from .inspector_base import MAX_PAGE_SIZE
-from .queue_stats import QueueStats
+from .core import MAX_PAGE_SIZE, InspectorCore
+from .queue_stats import QueueReads
 from .task_reads import TaskReads
 
 SCAN_LIMIT = 10_000  # tasks a filter looks at, at most, per request: it says how many it looked at
@@ -87,8 +87,14 @@ class SearchPage(_Bounded):
         return page_count(len(self.matches), self.size)
 
 
-class TaskSearch(TaskReads, QueueStats):
-    """Bounded searches over task lists (``TaskReads``), sized by the queues' counts (``QueueStats``)."""
+class TaskSearch:
+    """Bounded searches over task lists (``TaskReads``), sized by the queues' counts (``QueueReads``)."""
+
+    def __init__(self, core: InspectorCore, tasks: TaskReads, queues: QueueReads) -> None:
+        self.core = core
+        self.keys = core.keys
+        self.tasks = tasks
+        self.queue_reads = queues
 
     def search_tasks(
         self,
@@ -114,13 +120,13 @@ class TaskSearch(TaskReads, QueueStats):
             RedisUnavailableError: Redis cannot be reached.
         """
         op = "inspector.search_tasks"
-        self._known(queue, "search_tasks")
-        page, limit = self._paged(op, page, limit, "limit")
+        self.core.known(queue, "search_tasks")
+        page, limit = self.core.paged(op, page, limit, "limit")
         scan_limit = _scan_limit(scan_limit, op)
         needle = text.encode() if text else None
         prefix = task_type.encode() if task_type else None
         match = partial(_matches, prefix=prefix, needle=needle, redaction=redaction)
-        total = self.queue_info(queue).counts().get(state, 0)
+        total = self.queue_reads.queue_info(queue).counts().get(state, 0)
         budget = min(total, scan_limit)
         if state == "aggregating":
             decoded, scanned = self._match_aggregating(queue, match, budget)
@@ -131,7 +137,7 @@ class TaskSearch(TaskReads, QueueStats):
             matches, scanned = self._match_raw(queue, state, match, budget)
             ids = [task_id.decode() for task_id, _ in matches]
             page = min(page, page_count(len(ids), limit))
-            tasks = self._hydrate(queue, matches[(page - 1) * limit : page * limit])
+            tasks = self.tasks.hydrate(queue, matches[(page - 1) * limit : page * limit])
         return SearchResult(tasks, scanned, total, ids, page, limit)
 
     def _match_raw(
@@ -142,12 +148,11 @@ class TaskSearch(TaskReads, QueueStats):
         q = self.keys.queue(queue)
         matches: list[tuple[bytes, float | None]] = []
         scanned = 0
-        for ids in _in_pages(partial(self._id_range, queue, state), budget):
+        for ids in _in_pages(partial(self.tasks.id_range, queue, state), budget):
             scanned += len(ids)
-            pipe = self.conn.pipeline(transaction=False)
-            for task_id, _score in ids:
-                pipe.hmget(q.task(task_id.decode()), "type", "payload", "error")
-            rows = self._redis("search_tasks", pipe.execute)
+            rows = self.core.each(
+                "search_tasks", "hmget", [(q.task(task_id.decode()), "type", "payload", "error") for task_id, _ in ids]
+            )
             matches += [
                 (task_id, score)
                 for (task_id, score), (ttype, payload, error) in zip(ids, rows, strict=True)
@@ -161,7 +166,7 @@ class TaskSearch(TaskReads, QueueStats):
         stopped: read by page number, a smaller last round read part of the round before again."""
         found: list[TaskInfo] = []
         scanned = 0
-        for batch in _in_pages(partial(self._list_aggregating, queue, None), budget):
+        for batch in _in_pages(partial(self.tasks.list_aggregating, queue, None), budget):
             scanned += len(batch)
             found += [t for t in batch if match(t.type.encode(), t.payload, (t.last_error or "").encode())]
         return found, scanned
@@ -188,21 +193,22 @@ class TaskSearch(TaskReads, QueueStats):
         """
         op = "inspector.search"
         wanted = search_language.parse(query) if isinstance(query, str) else query
-        page, size = self._paged(op, page, size)
+        page, size = self.core.paged(op, page, size)
         scan_limit = _scan_limit(scan_limit, op)
         states = [s for s in (wanted.states or STATES) if s != "aggregating"]
-        infos = self._counted([q for q in self.queues() if wanted.queue_matches(q)])[0]  # the counts are all it reads
+        # The counts are all it reads of the queues.
+        infos = self.queue_reads.counted([q for q in self.queue_reads.queues() if wanted.queue_matches(q)])[0]
         total = sum(info.counts().get(state, 0) for info in infos for state in states)
-        now, found, scanned = self.broker.clock.now(), [], 0
+        now, found, scanned = self.core.broker.clock.now(), [], 0
         for info in infos:
             for state in states:
                 # The lists are counted in one round trip and read in others: under traffic a list holds more when
                 # read than when counted. Each is read up to its count, not a page further, so the tasks read never
                 # outnumber the total counted ("among 3688 of 3687 tasks"); one that grew since is not chased.
                 budget = min(info.counts().get(state, 0), scan_limit - scanned)
-                for ids in _in_pages(partial(self._id_range, info.queue, state), budget):
+                for ids in _in_pages(partial(self.tasks.id_range, info.queue, state), budget):
                     scanned += len(ids)
-                    for task in self._read_tasks("search", info.queue, ids):
+                    for task in self.tasks.read_tasks("search", info.queue, ids):
                         if redaction:
                             task = redaction.searchable(task)
                         if search_language.matches(wanted, task, now):
@@ -229,23 +235,23 @@ class TaskSearch(TaskReads, QueueStats):
         wanted = search_language.parse(query) if isinstance(query, str) else query
         size = check.count(size, "size", 1, SCAN_LIMIT, "inspector.payload_sample")
         states = [s for s in (wanted.states or STATES) if s != "aggregating"]
-        queues = [q for q in self.queues() if wanted.queue_matches(q)][:PAYLOAD_SAMPLE_QUEUES]
-        infos = self._counted(queues)[0]  # the counts alone: latency and memory take more round trips
+        queues = [q for q in self.queue_reads.queues() if wanted.queue_matches(q)][:PAYLOAD_SAMPLE_QUEUES]
+        infos = self.queue_reads.counted(queues)[0]  # the counts alone: latency and memory take more round trips
         payloads: list[tuple[str, bytes]] = []  # (type, payload)
         for info in infos:
             ids: list[tuple[bytes, float | None]] = []
             for state in states:
                 room = min(size - len(payloads) - len(ids), PAYLOAD_SAMPLE_PER_LIST, info.counts().get(state, 0))
-                ids += self._id_range(info.queue, state, 0, room - 1) if room > 0 else []
+                ids += self.tasks.id_range(info.queue, state, 0, room - 1) if room > 0 else []
             payloads += self._payloads(info.queue, ids, wanted)
         return [redaction.apply(t, p) or b"" for t, p in payloads] if redaction else [p for _t, p in payloads]
 
     def _payloads(self, queue: str, ids: list[tuple[bytes, float | None]], wanted: Query) -> list[tuple[str, bytes]]:
         """(type, payload) of the tasks of ``ids`` whose type ``wanted`` matches, in one round trip."""
-        pipe = self.conn.pipeline(transaction=False)
-        for task_id, _score in ids:
-            pipe.hmget(self.keys.queue(queue).task(task_id.decode()), "type", "payload")
-        rows = self._redis("payload_sample", pipe.execute) if ids else []
+        q = self.keys.queue(queue)
+        rows = self.core.each(
+            "payload_sample", "hmget", [(q.task(task_id.decode()), "type", "payload") for task_id, _ in ids]
+        )
         typed = [(ttype.decode("utf-8", "replace"), payload or b"") for ttype, payload in rows if ttype is not None]
         return [(ttype, payload) for ttype, payload in typed if wanted.type_matches(ttype)]
 

@@ -1,0 +1,60 @@
+"""How the ``Inspector`` facade forwards to its parts: each of its methods is a ``Forward`` that names the part's
+method and the facade's attribute holding the part, typed as the part's method is (without ``self``, and for an
+action without the actor the facade hands it). One line per method; the signature and docstring are written once,
+on the part.
+
+``inspector.queue_info`` is the part's method bound to the inspector's part; ``Inspector.queue_info(inspector, q)``
+calls it the same way, as a method of the class would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class Forward(Generic[P, R]):
+    """A method of the facade that is ``method`` of the part in attribute ``part``; with ``acting``, the facade's
+    ``actor`` is handed to it first (the actor its action records)."""
+
+    def __init__(self, method: Callable[..., R], part: str, acting: bool) -> None:
+        self.method = method
+        self.part = part
+        self.acting = acting
+        self.__doc__ = method.__doc__
+        self.__name__ = method.__name__
+
+    @overload
+    def __get__(self, facade: None, owner: type) -> Self: ...
+    @overload
+    def __get__(self, facade: object, owner: type) -> Callable[P, R]: ...
+    def __get__(self, facade: object | None, owner: type) -> Self | Callable[P, R]:
+        if facade is None:
+            return self
+        return self._bound(facade)
+
+    def __call__(self, facade: object, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self._bound(facade)(*args, **kwargs)
+
+    def _bound(self, facade: Any) -> Callable[P, R]:
+        part = getattr(facade, self.part)
+        if self.acting:
+            return partial(self.method, part, facade.actor)
+        return partial(self.method, part)
+
+    def __repr__(self) -> str:
+        return f"<forward to {self.part}.{self.__name__}>"
+
+
+def forward(method: Callable[Concatenate[Any, P], R], part: str) -> Forward[P, R]:
+    """The facade's method that is the part's ``method`` as it is."""
+    return Forward(method, part, acting=False)
+
+
+def acting(method: Callable[Concatenate[Any, str, P], R], part: str) -> Forward[P, R]:
+    """The facade's method that is the part's ``method`` (an action), handed the facade's actor first."""
+    return Forward(method, part, acting=True)
