@@ -8,7 +8,6 @@ startup instead of silently running with a default.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from typing import Any, overload
 
@@ -66,17 +65,6 @@ def env_bool(name: str, default: bool) -> bool:
 def env_list(name: str, default: list[str]) -> list[str]:
     """Return the variable split on commas, items stripped and empty items dropped."""
     return list(_typed(name, "list", default))
-
-
-def env_networks(name: str) -> list[str]:
-    """Return the variable as a list of networks (CIDRs such as ``10.0.0.0/8``, or bare addresses), each checked."""
-    values = env_list(name, [])
-    for value in values:
-        try:
-            ipaddress.ip_network(value, strict=False)
-        except ValueError:
-            raise ImproperlyConfigured(f"{name}: {shown(value)} is not a network (CIDR such as 10.0.0.0/8)") from None
-    return values
 
 
 #: The database engines taskq runs and is tested on. dj-database-url knows more (mysql://, oracle://...), but a URL of

@@ -6,14 +6,23 @@ are valid but out of range (a page past the end) are clamped by the views.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
+from taskq.queues.conf import taskq_settings
 from taskq.queues.engine import ValidationError as EngineValidationError
+from taskq.queues.engine import nesting
 from taskq.queues.engine import validation as check
+from taskq.queues.engine.actions import STATE_ACTIONS, TASK_ACTIONS
 from taskq.queues.engine.quoting import shown
+from taskq.queues.engine.series import DEFAULT_RANGE, RANGES
+from taskq.queues.engine.validation import escape_surrogates
 from taskq.queues.models import validate_queue_name
 
 from .models import ROWS_PER_PAGE_CHOICES, ConsolePreference
@@ -24,20 +33,6 @@ HISTORY_DAYS = (1, 7, 30, 90)
 MAX_PAGE = 10**9
 MAX_TASK_ID = 128
 MAX_BATCH = 1000
-#: Actions on selected tasks; the inspector method and the states where it applies.
-TASK_ACTIONS = {
-    "run": ("run_task", {"scheduled", "retry", "archived", "waiting"}),
-    "archive": ("archive_task", {"pending", "scheduled", "retry"}),
-    "delete": ("delete_task", {"pending", "scheduled", "retry", "archived", "completed", "waiting"}),
-    "cancel": ("cancel_task", {"active"}),
-}
-#: Actions on a whole state; the states where each applies (the inspector's own rule, shown before asking it).
-STATE_ACTIONS = {
-    "run_all": {"scheduled", "retry", "archived"},
-    "archive_all": {"pending", "scheduled", "retry"},
-    "delete_all": {"pending", "scheduled", "retry", "archived", "completed"},
-    "cancel_all": {"active"},
-}
 
 
 def valid_text(value: str) -> None:
@@ -70,8 +65,6 @@ def first_error(form: forms.Form) -> str:
 
 def _range_field() -> forms.ChoiceField:
     """The time charts' range (``?range=``), one of the engine's ranges; empty means the last hour."""
-    from taskq.queues.engine.series import RANGES
-
     names = ", ".join(RANGES)
     return forms.ChoiceField(
         choices=[(r, r) for r in RANGES],
@@ -88,8 +81,6 @@ class SeriesQuery(forms.Form):
     fragment = forms.ChoiceField(choices=[("series", "series")], required=False)
 
     def clean_range(self) -> str:
-        from taskq.queues.engine.series import DEFAULT_RANGE
-
         return self.cleaned_data.get("range") or DEFAULT_RANGE
 
 
@@ -167,8 +158,6 @@ class ConfirmedIdsField(forms.CharField):
     """The ids of the matches the operator confirmed, as the page found them: a JSON array of task ids."""
 
     def to_python(self, value: object) -> list[str] | None:
-        import json
-
         text = super().to_python(value)
         if not text:
             return None
@@ -196,7 +185,7 @@ class StateBulkForm(TaskFilter):
     def clean(self) -> dict[str, Any]:
         data: dict[str, Any] = super().clean()
         action, state = data.get("action"), data.get("state")
-        if action and state and state not in STATE_ACTIONS[action]:
+        if action and state and not STATE_ACTIONS[action].applies_to(state):
             raise ValidationError(f"{action} does not apply to {state} tasks")
         return data
 
@@ -217,12 +206,6 @@ class PreferenceForm(forms.ModelForm):
 def payload_as_text(payload: bytes) -> dict[str, str]:
     """A stored payload as the payload forms show it (``payload`` and ``encoding``): pretty JSON, else UTF-8 text,
     else base64."""
-    import base64
-    import json
-
-    from taskq.queues.engine import nesting
-    from taskq.queues.engine.validation import escape_surrogates
-
     try:
         pretty = json.dumps(nesting.loads(payload), indent=2, ensure_ascii=False)
         return {"payload": escape_surrogates(pretty), "encoding": "json"}
@@ -247,18 +230,11 @@ class PayloadForm(forms.Form):
     encoding = forms.ChoiceField(choices=ENCODINGS)
 
     def clean(self) -> dict[str, Any]:
-        import base64
-        import binascii
-        import json
-
         data: dict[str, Any] = super().clean() or {}
         if "payload" not in data:  # refused by the field itself (too long): one reason is enough
             return data
         text, encoding = data["payload"], data.get("encoding")
         if encoding == "json":
-            from taskq.queues.conf import taskq_settings
-            from taskq.queues.engine import nesting
-
             try:
                 value = nesting.loads(text, taskq_settings().max_payload_depth)
             except nesting.TooDeepError as exc:
@@ -342,8 +318,6 @@ class NewTaskForm(PayloadForm):
                               help_text="one per line: name: value")  # fmt: skip
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from django.utils import timezone
-
         super().__init__(*args, **kwargs)
         zone = timezone.get_current_timezone_name()
         self.fields["process_at"].help_text = f"{zone}; or give process in, not both"

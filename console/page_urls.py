@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
+from taskq.queues.engine.actions import WORKFLOW_ACTIONS
+
 from .converters import QueueNameConverter, TaskIdConverter, TaskTypeConverter
 from .views import (
     actions,
@@ -72,6 +74,6 @@ urlpatterns = [
             {"action": action},
             name=f"workflow-{action}",
         )
-        for action in workflows.ACTIONS
+        for action in WORKFLOW_ACTIONS
     ),
 ]

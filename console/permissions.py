@@ -12,7 +12,7 @@ VIEW_PERMISSION = "taskq.view_console"
 OPERATE_PERMISSION = "taskq.operate_console"
 #: Edit and retry (a task's payload and options): held by no group by default, granted user by user.
 EDIT_PERMISSION = "taskq.edit_task"
-#: Create a task from the console (issue 27): held by no group by default either.
+#: Create a task from the console: held by no group by default either.
 CREATE_PERMISSION = "taskq.create_task"
 
 

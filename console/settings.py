@@ -14,7 +14,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from taskq.console.channel_layers import channel_layers
-from taskq.console.env import env_bool, env_database, env_list, env_networks, env_str
+from taskq.console.env import env_bool, env_database, env_list, env_str
 from taskq.queues.engine import extras
 from taskq.queues.engine.errors import ValidationError
 from taskq.queues.engine.settings import TaskqSettings
@@ -116,9 +116,9 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = True
 
 # --- Redis and the task engine ---------------------------------------------------------------------------
-# taskq's own settings (REDIS_URL, TASKS_*, SPARK_*), each with its environment variable, default and meaning, are
-# listed once, in queues/engine/settings.py; every one becomes the Django setting of the same name here. Relative
-# directories are under the project. TASKS_REDACT gathers the two redaction lists in their Django form (see
+# taskq's own settings (REDIS_URL, TASKS_*, SPARK_*, METRICS_*), each with its environment variable, default and
+# meaning, are listed once, in queues/engine/settings.py; every one becomes the Django setting of the same name here.
+# Relative directories are under the project. TASKS_REDACT gathers the two redaction lists in their Django form (see
 # taskq.queues.engine.settings.REDACT_SETTING).
 try:
     TASKQ = TaskqSettings.from_env(os.environ)
@@ -130,11 +130,6 @@ TASKQ = replace(
 globals().update(TASKQ.as_settings())
 REDIS_URL: str = TASKQ.redis_url  # named again only because the channel layers and django-rq below read it
 TASKS_REDACT = {"types": list(TASKQ.redact_types), "keys": list(TASKQ.redact_keys)}
-# Who may scrape /metrics (no login: it has its own rule, metrics/scrape_access.py): with DEBUG off, scrapes that
-# send this bearer token, and scrapes straight from loopback or from these networks (CIDRs); `manage.py check` warns
-# when neither is set.
-METRICS_TOKEN = env_str("METRICS_TOKEN", "")
-METRICS_ALLOW = env_networks("METRICS_ALLOW")
 
 # channels-redis for one server or Sentinel; in-process on a Redis Cluster (see console/channel_layers.py).
 CHANNEL_LAYERS = channel_layers(REDIS_URL)

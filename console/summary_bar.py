@@ -1,4 +1,4 @@
-"""The summary bar every console page shows (issue 27): today's processed and failed, busy, enqueued, scheduled,
+"""The summary bar every console page shows: today's processed and failed, busy, enqueued, scheduled,
 retry and archived tasks across the queues, and the servers up.
 
 A page load reads it once (``summary_bar``, through the context processor); while pages that asked for it are

@@ -1,4 +1,5 @@
-"""The task page's figures, read and rendered one way for a page load and for the live feed (issue 23).
+"""The task page's figures, read and rendered one way for a page load and for the live feed, so a live page
+reads as a fresh load.
 
 The page's live parts (its badges, fields, attempts and history) are partial templates. The view renders them
 into the page; the live hub renders the same partials from the same reads and sends them to every open page of the

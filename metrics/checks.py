@@ -8,6 +8,8 @@ from django.apps import apps
 from django.conf import settings
 from django.core import checks
 
+from taskq.queues.conf import taskq_settings
+
 from .scrape_access import parse_networks
 
 
@@ -19,12 +21,13 @@ def check_metrics_access(app_configs: Any = None, **kwargs: Any) -> list[checks.
         return []
     if app_configs is not None and not any(config.name == "taskq.metrics" for config in app_configs):
         return []
-    allow = tuple(getattr(settings, "METRICS_ALLOW", ()))
+    configured = taskq_settings()
+    allow = configured.metrics_allow
     try:
         parse_networks(allow)
     except ValueError as exc:
         return [checks.Error(str(exc), hint="List CIDRs separated by commas.", id="taskq.E201")]
-    if settings.DEBUG or getattr(settings, "METRICS_TOKEN", "") or allow:
+    if settings.DEBUG or configured.metrics_token or allow:
         return []
     return [
         checks.Warning(

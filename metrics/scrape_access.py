@@ -3,7 +3,7 @@
 A scrape that presents a bearer token (``Authorization: Bearer ...``, the header only) while ``METRICS_TOKEN`` is
 set is judged by that token alone, compared in constant time: the right one is answered from anywhere, a wrong one
 is refused from anywhere, loopback and DEBUG included. A wrong token is a misconfigured scraper, and it should be
-told so (401) rather than be let in by its address (issue 26). A scrape without a token is answered with DEBUG on
+told so (401) rather than be let in by its address. A scrape without a token is answered with DEBUG on
 (the demo needs no setup), or when it comes straight from loopback or from a network of ``METRICS_ALLOW``. A
 request relayed by a proxy (it carries ``X-Forwarded-For`` or ``Forwarded``) counts by its token alone: behind a
 reverse proxy on the same host every request would otherwise come from loopback, and the address a proxy reports

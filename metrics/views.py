@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import CollectorRegistry
 
-from taskq.queues.conf import get_inspector
+from taskq.queues.conf import get_inspector, taskq_settings
 from taskq.queues.engine import RedisUnavailableError
 
 from .collector import QueueCollector
@@ -27,8 +27,8 @@ _registry.register(QueueCollector(get_inspector))
 def _access() -> MetricsAccess:
     return MetricsAccess(
         debug=settings.DEBUG,
-        token=getattr(settings, "METRICS_TOKEN", ""),
-        allow=tuple(getattr(settings, "METRICS_ALLOW", ())),
+        token=taskq_settings().metrics_token,
+        allow=taskq_settings().metrics_allow,
     )
 
 

@@ -15,7 +15,8 @@ AUDIT_TASK_IDS = 100
 
 def action_name(verb: str, what: str) -> str:
     """The audit name of doing ``verb`` to ``what``: ``pause_queue``, ``run_task``, ``add_queuedefinition`` (as
-    Django names its permissions). Before issue 23 the admin wrote ``queue.pause``; migration 0006 renamed those."""
+    Django names its permissions), the admin's and the console's alike; migration 0006 renamed the admin's older
+    ``queue.pause`` entries to it."""
     return f"{verb}_{what}"
 
 

@@ -96,7 +96,7 @@ def preview(data: bytes, chars: int = 80) -> str:
 
 
 def retries_text(task: TaskInfo) -> str:
-    """A task's retries as the console and the CLI show them, honest about how its last attempt ended (issue 23).
+    """A task's retries as the console and the CLI show them, honest about how its last attempt ended.
 
     The engine's ``retried`` counts failed attempts, the last one included: an archived task with ``max_retry`` 2
     holds 3, and one that raised SkipRetry on its first attempt holds 1. Read bare ("3/2", "1/5") that looked like

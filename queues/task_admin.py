@@ -22,6 +22,7 @@ from taskq.queues.engine.quoting import shown
 from .audit import action_name, record_action
 from .conf import taskq_settings
 from .engine import STATES, EngineError, LayoutVersionError, QueueNotFoundError, RedisUnavailableError
+from .engine.actions import TASK_ACTIONS
 from .engine.validation import MAX_QUEUE_NAME, MAX_TASK_ID
 from .redaction_access import redact_task
 from .rendering import preview, render_bytes
@@ -31,7 +32,6 @@ OPERATE_PERMISSION = "taskq.operate_console"
 PAGE_SIZE = 50
 MAX_SELECTED = 1000
 ACTIONS = {"run": "run now", "archive": "archive", "delete": "delete", "cancel": "cancel"}
-INSPECTOR_METHODS = {"run": "run_task", "archive": "archive_task", "delete": "delete_task", "cancel": "cancel_task"}
 
 
 def can_view(user: Any) -> bool:
@@ -192,7 +192,7 @@ class TaskBrowser:
         return HttpResponseRedirect(self._url(queue, data["state"] or "pending", data["page"] or 1))
 
     def _apply(self, queue: str, action: str, task_ids: list[str]) -> tuple[list[str], list[str]]:
-        method = getattr(self.inspector, INSPECTOR_METHODS[action])
+        method = getattr(self.inspector, TASK_ACTIONS[action].method)
         done: list[str] = []
         refused: list[str] = []
         for task_id in task_ids:

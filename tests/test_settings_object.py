@@ -55,6 +55,17 @@ def test_the_environment_is_parsed_by_kind_and_bad_values_are_named():
         TaskqSettings.from_env({"TASKS_EVENT_EXPORT": "maybe"})
 
 
+def test_the_metrics_settings_are_fields_checked_from_the_environment():
+    """METRICS_ALLOW from the environment is a list of networks, each checked when read (the start fails on a typo);
+    from Django's settings it is taken as given, for the system check taskq.E201 to name a bad entry."""
+    parsed = TaskqSettings.from_env({"METRICS_TOKEN": "t0ken", "METRICS_ALLOW": "10.0.0.0/8, fd00::/8"})
+    assert (parsed.metrics_token, parsed.metrics_allow) == ("t0ken", ("10.0.0.0/8", "fd00::/8"))
+    with pytest.raises(ValidationError, match='METRICS_ALLOW: "nope" is not a network'):
+        TaskqSettings.from_env({"METRICS_ALLOW": "10.0.0.0/8,nope"})
+    looked_up = {"METRICS_ALLOW": ["nope"]}
+    assert TaskqSettings.from_lookup(lambda name, missing: looked_up.get(name, missing)).metrics_allow == ("nope",)
+
+
 def test_the_engine_and_the_worker_take_their_defaults_from_it():
     config = WorkerConfig()
     assert (config.lease_seconds, config.shutdown_timeout, config.forwarder_interval, config.janitor_interval) == (

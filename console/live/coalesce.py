@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from taskq.queues.engine.events import StreamEvent
+from taskq.queues.redaction_access import mask_event_entry
 
 #: Task rows per queue per message, at most; the rest are counted in ``more`` (the page can offer a reload).
 MAX_TASKS_PER_MESSAGE = 500
@@ -21,8 +22,6 @@ MAX_TASKS_PER_MESSAGE = 500
 
 def shown(event: StreamEvent) -> dict[str, Any]:
     """The event as every page may see it: its error text masked by TASKS_REDACT_PATTERNS."""
-    from taskq.queues.redaction_access import mask_event_entry
-
     return mask_event_entry(event.as_dict())
 
 

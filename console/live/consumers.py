@@ -49,7 +49,7 @@ from taskq.queues.engine.validation import task_id as check_task_id
 
 from ..permissions import can_view
 from ..summary_bar import summary_figures
-from .coalesce import coalesce
+from .coalesce import QueueWindow, coalesce
 from .hub import (
     GLOBAL,
     QUEUE,
@@ -153,7 +153,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             self.hub.watch(self, *key)
             self.subscription = key
             if content.get("summary") is True and key != (SUMMARY,):
-                # The page's summary bar too (issue 27): its messages come beside the subscription's own.
+                # The page's summary bar too: its messages come beside the subscription's own.
                 self.hub.watch(self, SUMMARY)
                 self.summary_too = True
             if tab is not None:
@@ -298,9 +298,7 @@ def _newer(event_id: str, seen: str | None) -> bool:
     return seen is None or stream_id_key(event_id) > stream_id_key(seen)
 
 
-def _empty() -> Any:
-    from .coalesce import QueueWindow
-
+def _empty() -> QueueWindow:
     return QueueWindow()
 
 

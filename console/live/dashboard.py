@@ -18,7 +18,7 @@ from typing import Any
 
 from django.urls import reverse
 
-from ..views.dashboard import QueueRow, size_chart
+from ..renderers import QueueRow, size_chart
 
 DASHBOARD_INTERVAL = 1.0  # seconds between two snapshots, at least: a page is about 1 s behind at most
 DASHBOARD_IDLE = 5.0  # seconds between two snapshots when no event arrived

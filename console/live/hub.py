@@ -10,7 +10,7 @@ third task sends what changed on it beyond counts (``console/live/dashboard.py``
 
 Fan-out is in process: the hub hands each message straight to the subscribed consumers of its own process
 (``Subscriber.deliver``), so an open page costs no Redis connection and no channel-layer group (channels-redis's
-pool capped a process at 99 live pages: issue 16). Redis sees one reader per process, one counts pipeline per
+connection pool would cap a process at 99 live pages). Redis sees one reader per process, one counts pipeline per
 tick and the snapshots, whatever the number of pages.
 """
 
@@ -24,10 +24,17 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+from taskq.queues import conf
+from taskq.queues.engine.actions import task_actions_for
 from taskq.queues.engine.errors import EngineError, TaskNotFoundError
 from taskq.queues.engine.events import AsyncEventStreams, StreamEvent
+from taskq.queues.periodic_sync import scheduler_store
+from taskq.queues.redaction_access import mask_string, masked
+from taskq.queues.rendering import render_bytes
 
+from ..renderers import render_server_row, server_usage
 from ..summary_bar import summary_figures
+from ..task_page import EDITABLE, GoneTask, read_task, render_sections, sections_context
 from .coalesce import Coalescer, QueueWindow, Window
 from .dashboard import DASHBOARD_IDLE, DASHBOARD_INTERVAL, DashboardDelta, dashboard_snapshot
 from .queue_page import QueuePageDelta, queue_page_snapshots
@@ -389,8 +396,6 @@ class LiveHub:
         if not self.watching(SCHEDULERS):
             self._schedulers_seen = ""
             return
-        from taskq.queues.periodic_sync import scheduler_store
-
         fingerprint = await read_or_warn("the schedulers", schedulers_fingerprint, scheduler_store())
         if fingerprint is None:
             return
@@ -467,11 +472,6 @@ def task_detail(inspector: Any, queue: str, task_id: str, last_to: str) -> dict[
     retention) or ``deleted``, and its sections as the page renders a gone task from its events. One message feeds
     every watcher of the task, so its result is masked as TASKS_REDACT says, whoever watches; the sections hold no
     payload nor result."""
-    from taskq.console.forms import TASK_ACTIONS
-    from taskq.console.task_page import EDITABLE, GoneTask, read_task, render_sections, sections_context
-    from taskq.queues.redaction_access import mask_string, masked
-    from taskq.queues.rendering import render_bytes
-
     try:
         task, events = read_task(inspector, queue, task_id)
         sections = render_sections(sections_context(inspector, queue, task, events))
@@ -501,7 +501,7 @@ def task_detail(inspector: Any, queue: str, task_id: str, last_to: str) -> dict[
         "result": result,
         "progress": list(task.progress) if task.progress else None,
         "sections": sections,
-        "actions": [name for name, (_method, allowed) in TASK_ACTIONS.items() if task.state in allowed],
+        "actions": task_actions_for(task.state),
         "editable": task.state in EDITABLE,
     }
 
@@ -509,10 +509,6 @@ def task_detail(inspector: Any, queue: str, task_id: str, last_to: str) -> dict[
 def servers_snapshot(inspector: Any) -> list[dict[str, Any]]:
     """Every server, with ``row``: the servers page's own table row (no actions, nothing per user), which the
     page adds for a server that started after it was rendered."""
-    from django.template.loader import render_to_string
-
-    from ..views.servers import server_row, server_usage
-
     return [
         {
             "id": s.id,
@@ -534,7 +530,7 @@ def servers_snapshot(inspector: Any) -> list[dict[str, Any]]:
             "usage": {
                 k: v for k, v in server_usage(s).items() if k not in ("age", "late", "now")
             },  # the page ticks those
-            "row": render_to_string("taskq/_server_row.html", {"row": server_row(s)}),
+            "row": render_server_row(s),
         }
         for s in inspector.servers()
     ]
@@ -545,8 +541,6 @@ def _iso(when: Any) -> str | None:
 
 
 def _default_inspector() -> Any:
-    from taskq.queues import conf
-
     return conf.get_inspector()
 
 
@@ -558,8 +552,6 @@ def live_hub() -> LiveHub:
 
     Keyed by loop because an asyncio Redis connection belongs to the loop that opened it (tests run many loops).
     """
-    from taskq.queues import conf
-
     loop = asyncio.get_running_loop()
     hub = _hubs.get(loop)
     if hub is None:

@@ -27,7 +27,7 @@ TAB_PLACEHOLDER = "@tab@"
 def queue_page_snapshots(inspector: Any, queues: list[str]) -> dict[str, dict[str, Any]]:
     """Per queue: ``{"kind": "queue", "queue", "paused", "figures": {"memory", "latency"}, "types": "<table…>",
     "groups": "<chips…>", "placeholder"}``, in two batched reads for all ``queues``, and a read of the groups of
-    each queue that holds aggregating tasks (issue 23: the chips kept "user:42 · 5" after the cut)."""
+    each queue that holds aggregating tasks (so a group's chip goes once the group is cut)."""
     infos = inspector.queue_infos(queues)
     types = inspector.type_counts_of(queues)
     return {

@@ -21,9 +21,13 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
+from taskq.queues.engine.actions import task_actions_for
 from taskq.queues.engine.errors import QueueNotFoundError
+from taskq.queues.engine.inspector import WAITING_ON_LISTED
+from taskq.queues.redaction_access import masked
+from taskq.queues.rendering import preview
 
-from ..forms import STATES, TASK_ACTIONS
+from ..forms import STATES
 
 TAB = "tab"  # the hub's key kind: (TAB, queue, state, page, size)
 TabKey = tuple[str, ...]
@@ -37,10 +41,6 @@ def tab_key(queue: str, state: str, page: int, size: int) -> TabKey:
 def tab_snapshots(inspector: Any, keys: list[TabKey]) -> dict[TabKey, dict[str, Any]]:
     """Per watched tab key: ``{"kind": "tab", "queue", "state", "page", "size", "ids", "rows": "<tr…>"}``, the rows
     of that page of the tab as a fresh load of it renders them. A queue deleted meanwhile has no snapshot."""
-    from taskq.queues.engine.inspector import WAITING_ON_LISTED
-    from taskq.queues.redaction_access import masked
-    from taskq.queues.rendering import preview
-
     snapshots = {}
     for key in keys:
         _, queue, state, page, size = key
@@ -54,7 +54,7 @@ def tab_snapshots(inspector: Any, keys: list[TabKey]) -> dict[TabKey, dict[str, 
             "queue": queue,
             "state": state,
             "can_operate": True,
-            "row_actions": [a for a, (_m, allowed) in TASK_ACTIONS.items() if state in allowed],
+            "row_actions": task_actions_for(state),
             "waiting_on_listed": WAITING_ON_LISTED,
         }
         snapshots[key] = {

@@ -106,7 +106,7 @@ def retries(task: object) -> str:
 
 
 #: Below this many seconds a relative time reads "just now" / "in a few seconds": Django's timesince counts whole
-#: minutes and said "0 minutes" for the first 60 s (issue 23).
+#: minutes and would say "0 minutes" for the first 60 s.
 FEW_SECONDS = 60
 
 

@@ -3,6 +3,9 @@ whole state at once, or every match of a filter or search.
 
 Each is a POST checked by ``operator_action`` (login, permission, CSRF, not read-only), does its work through
 the engine's inspector, records an audit entry of what it did, and redirects back with a message.
+
+Deliberately shares its name with ``queues/engine/actions.py``, the engine's table of these actions (their states
+and Inspector methods), which this module dispatches by.
 """
 
 from __future__ import annotations
@@ -16,13 +19,25 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
+from taskq.queues import audit
+from taskq.queues.engine import FailedPreconditionError, QueueNotEmptyError, TaskNotFoundError
+from taskq.queues.engine.actions import STATE_ACTIONS, TASK_ACTIONS, Action
+from taskq.queues.redaction_access import rules
+
 from ..access import operator_action
 from ..errors import bad_request
-from ..forms import TASK_ACTIONS, DeleteQueueForm, StateBulkForm, TaskBatchForm, first_error
+from ..forms import DeleteQueueForm, StateBulkForm, TaskBatchForm, first_error
 from .common import FILTER_SCAN, acting_inspector, queue_url, safe_next
 
-#: How a message says what happened to the tasks.
+#: How a message says what happened to the tasks, by task action (``actions.TASK_ACTIONS``).
 DONE = {"run": "moved to pending", "archive": "archived", "delete": "deleted", "cancel": "asked to cancel"}
+
+
+def perform(insp: Any, action: Action, *args: str) -> Any:
+    """Do ``action`` through the inspector: the method the table names, given ``args`` (a queue, then a task id,
+    a state or a workflow id). ``tests/engine/test_action_table.py`` checks that every method the table names
+    exists with these arguments, so a renamed method fails a test rather than an operator's click."""
+    return getattr(insp, action.method)(*args)
 
 
 def _audit(
@@ -33,9 +48,7 @@ def _audit(
     detail: str = "",
     task_count: int | None = None,
 ) -> None:
-    from taskq.queues.audit import record_action
-
-    record_action(request.user, action, queue=queue, task_ids=task_ids, detail=detail, task_count=task_count)
+    audit.record_action(request.user, action, queue=queue, task_ids=task_ids, detail=detail, task_count=task_count)
 
 
 @operator_action
@@ -61,8 +74,6 @@ def _paused_or_resumed(request: HttpRequest, queue: str, action: str, done: str)
 @operator_action
 def delete_queue(request: HttpRequest, queue: str) -> HttpResponse:
     """Refused while the queue holds tasks, unless forced; refused while tasks are active even then."""
-    from taskq.queues.engine import QueueNotEmptyError
-
     form = DeleteQueueForm(request.POST)
     if not form.is_valid():
         return bad_request(request, first_error(form))
@@ -88,14 +99,12 @@ Refusals = dict[str, list[str]]  # why -> the ids refused for that reason, in th
 def act_on_tasks(insp: Any, action: str, targets: Iterable[tuple[str, str]]) -> tuple[dict[str, list[str]], Refusals]:
     """Apply one of TASK_ACTIONS to each (queue, task id), task by task: the ids done, by queue, and the ids
     refused, by why (gone, or in a state the action does not take)."""
-    from taskq.queues.engine import FailedPreconditionError, TaskNotFoundError
-
-    method = getattr(insp, TASK_ACTIONS[action][0])
+    spec = TASK_ACTIONS[action]
     done: dict[str, list[str]] = {}
     refused: Refusals = {}
     for queue, task_id in targets:
         try:
-            method(queue, task_id)
+            perform(insp, spec, queue, task_id)
         except TaskNotFoundError:
             refused.setdefault(GONE, []).append(task_id)
         except FailedPreconditionError as exc:
@@ -176,11 +185,9 @@ def act_on_matches(
     action again for the rest. ``expected``: the count the operator confirmed, and ``confirmed`` the ids when the
     page posted them; the messages account for every task of it, and name each one that no longer matched, and
     why."""
-    from taskq.queues.audit import record_action
-
     if confirmed is not None:
         expected = len(confirmed.ids)  # what the confirmation named, counted from the ids it named
-    allowed = TASK_ACTIONS[action][1]
+    allowed = TASK_ACTIONS[action].states
     takes = [(queue, task_id) for queue, task_id, state in matches if state in allowed]
     not_taken: Refusals = {}
     for _queue, task_id, state in matches:
@@ -197,9 +204,9 @@ def act_on_matches(
     gone = f", {skipped} no longer matched (skipped)" if skipped else ""
     detail = f"{source} {terms}: {count} done, {refused} refused{gone}{bound}"
     for queue, ids in done.items():
-        record_action(request.user, f"{source}_{action}", queue=queue, task_ids=ids, detail=detail)
+        audit.record_action(request.user, f"{source}_{action}", queue=queue, task_ids=ids, detail=detail)
     if not done:
-        record_action(request.user, f"{source}_{action}", detail=detail)
+        audit.record_action(request.user, f"{source}_{action}", detail=detail)
     messages.success(request, f"{count} matching task{'s' if count != 1 else ''} {DONE[action]}.")
     if refused:
         messages.warning(request, refusal_report(refused_by_why, "matching task"))
@@ -214,8 +221,6 @@ def act_on_matches(
 def _unmatched(insp: Any, confirmed: Confirmed | None, found: set[str]) -> Refusals:
     """The confirmed ids the action no longer found among the matches, by why: gone, in another state now, or
     still in the tab's state but no longer matching the filter (its type or payload changed, an edit)."""
-    from taskq.queues.engine import TaskNotFoundError
-
     unmatched: Refusals = {}
     if confirmed is None:
         return unmatched
@@ -260,7 +265,7 @@ def task_batch(request: HttpRequest, queue: str) -> HttpResponse:
     done = done_by_queue.get(queue, [])
     refused_count = sum(len(ids) for ids in refused.values())
     if done:
-        _audit(request, TASK_ACTIONS[action][0], queue, done, detail=f"{refused_count} refused" if refused else "")
+        _audit(request, TASK_ACTIONS[action].method, queue, done, detail=f"{refused_count} refused" if refused else "")
         messages.success(request, f"{len(done)} task{'s' if len(done) != 1 else ''} {DONE[action]}.")
     if refused:
         messages.error(request, refusal_report(refused))
@@ -279,8 +284,8 @@ def state_bulk(request: HttpRequest, queue: str) -> HttpResponse:
     if form.filtering:
         return filter_bulk(request, queue, form.cleaned_data)
     action, state = form.cleaned_data["action"], form.cleaned_data["state"]
-    insp = acting_inspector(request)
-    count = insp.cancel_all(queue) if action == "cancel_all" else getattr(insp, action)(queue, state)
+    spec = STATE_ACTIONS[action]
+    count = perform(acting_inspector(request), spec, queue, *([state] if spec.takes_state else []))
     expected = form.cleaned_data["expected"]
     went = f"; confirmed {expected}, {expected - count} no longer {state} (skipped)" if (expected or 0) > count else ""
     _audit(request, action, queue, detail=f"state={state}{went}", task_count=count)
@@ -295,8 +300,6 @@ def filter_bulk(request: HttpRequest, queue: str, data: dict[str, Any]) -> HttpR
     """The bulk bar while the queue page's filter is active: the action on every match the filter finds, as the
     page found them (payloads masked as TASKS_REDACT says), within the bound of one filter's scan, task by task
     (``act_on_matches``, as the search page's action on every match). The audit entry records the filter."""
-    from taskq.queues.redaction_access import rules
-
     action, state, task_type, text = (data[k] for k in ("action", "state", "type", "text"))
     insp = acting_inspector(request)
     found = insp.search_tasks(

@@ -1,7 +1,7 @@
 """The dashboard: every queue's size by state, processed and failed over a period, and the queues table.
 
-The size chart and the table's cells are built here for both the page and the live hub (``console/live/
-dashboard.py``), so a live update shows exactly what a reload would.
+The size chart and the table's cells are built by ``console/renderers.py`` for both the page and the live hub
+(``console/live/dashboard.py``), so a live update shows exactly what a reload would.
 
 Deliberately shares its name with ``console/live/dashboard.py`` and ``console/rq/dashboard.py``: the three are
 the dashboard page's parts (its view here, its live snapshot, its RQ section), each in its package.
@@ -9,76 +9,27 @@ the dashboard page's parts (its view here, its live snapshot, its RQ section), e
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import cached_property
-from typing import Any, NamedTuple
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
-from django.template.defaultfilters import filesizeformat, floatformat
 from django.urls import reverse
-from django.utils.safestring import SafeString
+
+from taskq.queues.engine import QueueInfo, serving
 
 from ..access import viewer_page
-from ..charts import SIZE_SERIES, Bar, grouped_columns, stacked_bars
+from ..charts import SIZE_SERIES, Bar, grouped_columns
 from ..errors import bad_request
 from ..forms import HISTORY_DAYS, DashboardQuery, first_error
 from ..page_render import render
+from ..renderers import QueueRow, size_chart
+from ..rq import bridge_enabled
 from ..series_charts import dashboard_charts, dashboard_fields
-from ..templatetags.console_tags import duration
 from .common import inspector
 from .series import page_or_fragment, series_context
 
 #: The name the new-row templates of the page are rendered with; live.js swaps in a new queue's name.
 ROW_PLACEHOLDER = "taskq-new-queue"
-
-
-class Cell(NamedTuple):
-    """One figure of the queues table. A named tuple: the template reads ``.sort`` and ``.text`` by name (an
-    index lookup, ``.0``, costs Django a ``dir()`` per cell, a tenth of the page with 200 queues), and the live
-    hub sends it as the ``[sort value, shown text]`` pair live.js expects."""
-
-    sort: str
-    text: str
-
-
-@dataclass
-class QueueRow:
-    info: Any  # QueueInfo
-
-    @property
-    def error_rate(self) -> float | None:
-        """Failed over processed today, in percent (processed counts failures too, as in asynq)."""
-        processed = self.info.processed_today
-        return None if not processed else 100.0 * self.info.failed_today / processed
-
-    @cached_property
-    def cells(self) -> dict[str, Cell]:
-        """The table's figures as (sort value, shown text), for the page and its live updates alike."""
-        q, rate = self.info, self.error_rate
-        return {
-            "size": Cell(str(q.size), str(q.size)),
-            "memory": Cell(str(q.memory_bytes), str(filesizeformat(q.memory_bytes))),
-            "latency": Cell(str(q.latency), duration(q.latency)),
-            "processed_today": Cell(str(q.processed_today), str(q.processed_today)),
-            "failed_today": Cell(str(q.failed_today), str(q.failed_today)),
-            "error_rate": Cell("-1", "—") if rate is None else Cell(str(rate), f"{floatformat(rate, 2)} %"),
-        }
-
-    @cached_property
-    def href(self) -> str:
-        """The queue page. Its actions' URLs (page_urls.py: pause/, resume/, delete/ under it) are this plus
-        the action: one ``reverse`` per row instead of three, which cost the page 10 ms with 200 queues."""
-        return str(reverse("taskq:queue", args=[self.info.queue]))
-
-
-def size_chart(infos: Sequence[Any]) -> SafeString:
-    return stacked_bars(
-        [Bar(i.queue, {s: getattr(i, s) for s in SIZE_SERIES}, reverse("taskq:queue", args=[i.queue])) for i in infos],
-        SIZE_SERIES,
-        title="Queue size by state",
-    )
 
 
 @viewer_page
@@ -92,8 +43,6 @@ def queue_list(request: HttpRequest) -> HttpResponse:
 def dashboard(request: HttpRequest) -> HttpResponse:
     """Access: viewers. Reads: every queue's figures in three pipelined round trips, and their daily history in
     one more."""
-    from taskq.queues.engine import QueueInfo, serving
-
     query = DashboardQuery(request.GET)
     if not query.is_valid():
         return bad_request(request, first_error(query))
@@ -140,10 +89,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 
 def _rq_section() -> dict[str, object]:
     """The dashboard's RQ section, where the project runs the RQ bridge; nothing of RQ is imported otherwise."""
-    from taskq.console.rq import bridge_enabled
-
     if not bridge_enabled():
         return {}
-    from taskq.console.rq.dashboard import rq_dashboard_context
+    from taskq.console.rq.dashboard import rq_dashboard_context  # optional: rq (the RQ bridge's extra)
 
     return {"rq_bridge": True, **rq_dashboard_context()}

@@ -1,4 +1,4 @@
-"""The new task form (issue 27): a task created from the console, opened from the dashboard, a queue page or a
+"""The new task form: a task created from the console, opened from the dashboard, a queue page or a
 task type page (prefilled from that context), or as "Run again as a new task" from the page of any task that still
 holds its payload (prefilled from that task).
 

@@ -10,12 +10,16 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
+from taskq.queues.engine import TaskNotFoundError, serving
+from taskq.queues.engine.actions import state_actions_for, task_actions_for
+from taskq.queues.engine.inspector import WAITING_ON_LISTED
 from taskq.queues.engine.quoting import shown
+from taskq.queues.redaction_access import mask_error_groups, mask_task_text, masked, rules
 from taskq.queues.rendering import preview
 
 from ..access import viewer_page
 from ..errors import bad_request
-from ..forms import CONFIRMED_IDS, STATE_ACTIONS, STATES, TASK_ACTIONS, TaskListQuery, first_error
+from ..forms import CONFIRMED_IDS, STATES, TaskListQuery, first_error
 from ..page_render import render
 from ..series_charts import queue_charts
 from .common import FILTER_SCAN, inspector, page_cursor, preference, queue_url
@@ -27,10 +31,6 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
     """Access: viewers. Reads one page of one state by range (LRANGE/ZRANGE), or a bounded scan when filtering.
     Payloads are shown and searched as TASKS_REDACT masks them, whoever looks: a match inside a masked value
     would tell what it holds, and only the task page's audited reveal may do that."""
-    from taskq.queues.engine import TaskNotFoundError, serving
-    from taskq.queues.engine.inspector import WAITING_ON_LISTED
-    from taskq.queues.redaction_access import mask_error_groups, mask_task_text, masked, rules
-
     query = TaskListQuery(request.GET)
     if not query.is_valid():
         return bad_request(request, first_error(query))
@@ -92,8 +92,8 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
         "filter_text": params["text"],
         "types": sorted(insp.type_counts(queue).items()),
         "states": STATES,
-        "row_actions": [a for a, (_m, allowed) in TASK_ACTIONS.items() if state in allowed],
-        "state_actions": [a for a, allowed in STATE_ACTIONS.items() if state in allowed],
+        "row_actions": task_actions_for(state),
+        "state_actions": state_actions_for(state),
         "here": request.get_full_path(),
         "live_cursor": live_cursor,
         "groups": insp.groups(queue) if state == "aggregating" else [],

@@ -15,11 +15,15 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
+from taskq.queues.engine.actions import TASK_ACTIONS
+from taskq.queues.engine.search import KEYS, QuerySyntaxError
+from taskq.queues.engine.search_completion import InspectorSources, complete
+from taskq.queues.redaction_access import mask_task_text, masked, rules
 from taskq.queues.rendering import preview
 
 from ..access import operator_action, viewer_page
 from ..errors import bad_request
-from ..forms import TASK_ACTIONS, SearchActionForm, SearchCompletionForm, SearchForm, first_error
+from ..forms import SearchActionForm, SearchCompletionForm, SearchForm, first_error
 from ..page_render import render
 from .actions import act_on_matches
 from .common import acting_inspector, inspector, preference
@@ -33,9 +37,6 @@ def search_url(query: str, **params: object) -> str:
 def search(request: HttpRequest) -> HttpResponse:
     """Access: viewers. Reads at most the inspector's scan bound of tasks (it says when the bound stopped it).
     Payloads are shown and searched as TASKS_REDACT masks them, whoever looks."""
-    from taskq.queues.engine.search import KEYS, QuerySyntaxError
-    from taskq.queues.redaction_access import mask_task_text, masked, rules
-
     form = SearchForm(request.GET)
     if not form.is_valid():
         return bad_request(request, first_error(form))
@@ -52,7 +53,7 @@ def search(request: HttpRequest) -> HttpResponse:
         window = range(max(1, result.page - 2), min(result.pages, result.page + 2) + 1)
         context["page_links"] = [(n, search_url(query, page=n, size=form.cleaned_data["size"])) for n in window]
         # Only what some match's state allows, with how many it would act on: no "Cancel all 45" with none active.
-        counts = {a: sum(t.state in allowed for t in result.matches) for a, (_m, allowed) in TASK_ACTIONS.items()}
+        counts = {name: sum(a.applies_to(t.state) for t in result.matches) for name, a in TASK_ACTIONS.items()}
         context["actions"] = [(action, count) for action, count in counts.items() if count]
     return render(request, "taskq/search.html", context)
 
@@ -64,9 +65,6 @@ def search_complete(request: HttpRequest) -> HttpResponse:
     Offers only what the search page shows anyone who may open it: the parser's keys, queue names, task types,
     states, and payload paths read from payloads masked by TASKS_REDACT (keys, never values). Bad input is a 400
     ``{"error": ...}``."""
-    from taskq.queues.engine.search_completion import InspectorSources, complete
-    from taskq.queues.redaction_access import rules
-
     form = SearchCompletionForm(request.GET)
     if not form.is_valid():
         return JsonResponse({"error": first_error(form)}, status=400)
@@ -80,8 +78,6 @@ def search_complete(request: HttpRequest) -> HttpResponse:
 def search_action(request: HttpRequest) -> HttpResponse:
     """Run, archive, delete or cancel every task the search matches, where its state allows; the others are
     counted as refused. Audited once, as ``search_<action>``, with the search and the counts."""
-    from taskq.queues.redaction_access import rules
-
     form = SearchActionForm(request.POST)
     if not form.is_valid():
         return bad_request(request, first_error(form))

@@ -4,7 +4,6 @@ the last hour), one server's page (or, once it has ended, its record), and the o
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib import messages
@@ -12,8 +11,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
+from taskq.queues import audit
+from taskq.queues.engine import ServerNotFoundError
+from taskq.queues.engine.clock import to_ms
+
 from ..access import operator_action, viewer_page
 from ..page_render import render
+from ..renderers import server_row
 from .common import acting_inspector, inspector
 
 
@@ -27,50 +31,9 @@ def servers(request: HttpRequest) -> HttpResponse:
         fleet_form("quiet", [s.id for s in listed if s.status == "active"]),
         fleet_form("stop", [s.id for s in listed if s.status != "stopping"]),
     ]
-    from taskq.queues.engine.clock import to_ms
-
     rows = [server_row(s) for s in listed]
     context = {"rows": rows, "ended": engine.ended_servers(), "fleet": fleet, "rendered_at": to_ms(time.time())}
     return render(request, "taskq/servers.html", context)
-
-
-def server_row(server: Any) -> dict[str, Any]:
-    """What the page's row of ``server`` (a ServerInfo) shows; the live hub renders new servers' rows with it."""
-    from taskq.queues.engine.clock import from_ms
-
-    running = [
-        dict(task, started_at=from_ms(task.get("started")), deadline_at=from_ms(task.get("deadline")))
-        for task in server.active
-    ]
-    queues = sorted(server.queues.items(), key=lambda item: (-item[1], item[0]))
-    return {"server": server, "running": running, "queues": queues, "usage": server_usage(server)}
-
-
-def server_usage(server: Any) -> dict[str, Any]:
-    """A server's resources and heartbeat as the row shows them and the live page updates them (issue 27): RSS and
-    CPU share as text, tasks done since start, and the heartbeat's time and the time it becomes late (epoch ms,
-    which the page's clock turns into an age that ticks, and a "late" mark)."""
-    from django.template.defaultfilters import filesizeformat
-
-    from taskq.queues.engine.clock import to_ms
-    from taskq.queues.engine.server_records import LATE_ROUNDS
-
-    heartbeat = to_ms(server.heartbeat_at.timestamp()) if server.heartbeat_at else None
-    late_after = (
-        heartbeat + to_ms(LATE_ROUNDS * server.heartbeat_every) if heartbeat and server.heartbeat_every else None
-    )
-    now = datetime.now(UTC)
-    age = server.heartbeat_age(now)
-    return {
-        "rss": filesizeformat(server.rss) if server.rss is not None else "—",
-        "cpu": f"{server.cpu * 100:.1f}%" if server.cpu is not None else "—",
-        "processed": server.processed,
-        "heartbeat": heartbeat,
-        "late_after": late_after,
-        "age": f"{max(0, int(age))} s ago" if age is not None else "—",
-        "now": to_ms(now.timestamp()),  # the console's clock at rendering: the page corrects its own by it
-        "late": server.late(now),
-    }
 
 
 @viewer_page
@@ -78,8 +41,6 @@ def server_detail(request: HttpRequest, server_id: str) -> HttpResponse:
     """Access: viewers. One server: where it runs, what it serves and how, its heartbeat, what it runs now (live,
     as on the servers page) and what it has finished since it started; operators may quiet or stop it. Once it
     has ended: its record (how and when, and what became of each task it held); 404 when there is none."""
-    from taskq.queues.engine import ServerNotFoundError
-
     engine = inspector()
     try:
         server = engine.server(server_id)
@@ -105,11 +66,9 @@ ACK_WAIT = 3.0
 def control_server(request: HttpRequest, server_id: str, action: str) -> HttpResponse:
     """Quiet or stop a server through Redis (``Inspector.control_server``), audited as ``<action>_server``, and
     wait briefly for its acknowledgement, so the page it returns to shows the new state."""
-    from taskq.queues.audit import record_action
-
     engine = acting_inspector(request)
     engine.control_server(server_id, action)
-    record_action(request.user, f"{action}_server", detail=f"server {server_id}")
+    audit.record_action(request.user, f"{action}_server", detail=f"server {server_id}")
     if engine.wait_for_acknowledgement(server_id, action, ACK_WAIT) is not None:
         messages.success(request, f"Server {server_id} {CONTROLS[action]}.")
     else:
@@ -121,7 +80,7 @@ def control_server(request: HttpRequest, server_id: str, action: str) -> HttpRes
     return redirect(reverse("taskq:server", args=[server_id]))
 
 
-#: Quiet all and Stop all, as the message after them says (issue 27).
+#: Quiet all and Stop all, as the message after them says.
 FLEET_CONTROLS = {"quiet": "quieted", "stop": "asked to stop"}
 
 
@@ -146,14 +105,12 @@ def control_all_servers(request: HttpRequest, action: str) -> HttpResponse:
     confirmation named is the count acted on; a server that ended or already did so meanwhile is left out), through
     ``Inspector.control_servers``. One audit entry, ``<action>_all_servers``, names the servers asked. Waits up to
     ``ACK_WAIT`` seconds in all for their acknowledgements, as the per-server action does."""
-    from taskq.queues.audit import record_action
-
     engine = acting_inspector(request)
     asked = engine.control_servers(request.POST.getlist("server"), action)
     if not asked:
         messages.info(request, f"No listed server is left to {action}: the list has changed since it was shown.")
         return redirect(reverse("taskq:servers"))
-    record_action(request.user, f"{action}_all_servers", detail=f"servers {', '.join(asked)}")
+    audit.record_action(request.user, f"{action}_all_servers", detail=f"servers {', '.join(asked)}")
     deadline = time.monotonic() + ACK_WAIT
     silent = [
         server_id

@@ -12,6 +12,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 
 from taskq.console.django_task_display import django_task
+from taskq.queues.engine.actions import TASK_ACTIONS
 from taskq.queues.models import AuditLog
 from taskq.queues.redaction_access import (
     can_see_unredacted,
@@ -25,7 +26,7 @@ from taskq.queues.rendering import render_bytes
 
 from ..access import editor_form, viewer_page
 from ..errors import bad_request, error_page
-from ..forms import TASK_ACTIONS, EditTaskForm, TaskDetailQuery, first_error, payload_as_text
+from ..forms import EditTaskForm, TaskDetailQuery, first_error, payload_as_text
 from ..page_render import render
 from ..permissions import can_edit
 from ..task_page import EDITABLE, GoneTask, read_task, sections_context
@@ -75,7 +76,7 @@ def task_detail(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
         "can_unredact": can_see_unredacted(request.user),
         # Every action's button is rendered, those the state does not take hidden: the live page shows the ones
         # the task's new state takes, as a fresh load would.
-        "actions": [] if gone else [(a, task.state in allowed) for a, (_m, allowed) in TASK_ACTIONS.items()],
+        "actions": [] if gone else [(name, a.applies_to(task.state)) for name, a in TASK_ACTIONS.items()],
         "here": request.path,
         "full": full,
         "live_cursor": live_cursor,

@@ -1,5 +1,5 @@
 """The workflows list (each queue's workflows, newest first, with their progress and where each failed or stalls)
-and the workflow page: a chain, group or chord with each member's role, dependencies and state, where it is, and
+and the workflow page: a chain, parallel or chord with each member's role, dependencies and state, where it is, and
 the operator's actions on it (retry a failed one, cancel the rest, archive its stuck steps).
 
 Deliberately shares its name with ``queues/engine/workflows.py``: this is the Workflows pages (console views are
@@ -8,30 +8,34 @@ named after their pages), that the workflows themselves.
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
+from taskq.queues import audit
+from taskq.queues.engine import FailedPreconditionError
+from taskq.queues.engine.actions import WORKFLOW_ACTIONS
 from taskq.queues.engine.quoting import shown
-from taskq.queues.rendering import preview
+from taskq.queues.redaction_access import mask_workflow
 
 from ..access import operator_action, viewer_page
 from ..errors import bad_request, error_page
 from ..forms import WorkflowListQuery, first_error
 from ..page_render import render
+from ..renderers import workflow_context
+from .actions import perform
 from .common import acting_inspector, inspector
 
 #: Workflows listed per queue and page.
 LIST_SIZE = 20
 
-#: Each action on a workflow: the button, what it does (the page's guidance and the confirmation), and what the
-#: message after it says of one step and of several ("1 step runs again", "2 steps run again"). Keys name the URL
-#: and, prefixed with ``workflow_``, the audit action.
-ACTIONS = {
+#: How the page shows each action of the engine's table (``actions.WORKFLOW_ACTIONS``): the button, what it does
+#: (the page's guidance and the confirmation), and what the message after it says of one step and of several
+#: ("1 step runs again", "2 steps run again"). Keys name the URL and, followed by ``_workflow``, the audit action.
+BUTTONS = {
     "retry": (
         "Retry the failed step",
         "The failed step runs again (its retry count as it is) and the steps its failure cancelled wait for it "
@@ -61,8 +65,6 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
     query = WorkflowListQuery(request.GET)
     if not query.is_valid():
         return bad_request(request, first_error(query))
-    from taskq.queues.redaction_access import mask_workflow
-
     queue, page = query.cleaned_data["queue"], query.cleaned_data["page"]
     insp = inspector()
     sections = []
@@ -84,8 +86,6 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
 
 
 def _list_url(queue: str, page: int) -> str:
-    from urllib.parse import urlencode
-
     return str(reverse("taskq:workflows")) + "?" + urlencode({"queue": queue, "page": page})
 
 
@@ -98,61 +98,26 @@ def workflow_detail(request: HttpRequest, queue: str, workflow_id: str) -> HttpR
     insp = inspector()
     info = insp.workflow(queue, workflow_id)
     context = workflow_context(insp, queue, info)
-    context["actions"] = [(name, *ACTIONS[name], name in info.actions()) for name in ACTIONS]
+    context["actions"] = [(name, *BUTTONS[name], name in info.actions()) for name in WORKFLOW_ACTIONS]
     return render(request, "taskq/workflow.html", context)
-
-
-def workflow_context(insp: Any, queue: str, info: Any) -> dict[str, Any]:
-    """What ``taskq/_workflow_live.html`` shows: the same for the page and for its live updates, so a live page
-    reads as a fresh load."""
-    from taskq.queues.redaction_access import mask_workflow
-
-    info = mask_workflow(info)  # error text, for every viewer alike (the live page renders this too)
-    types = {m.id: m.type for m in info.members}
-    rows = [(m, [(dep, types.get(dep, "")) for dep in m.after], _result(m.type, m.result)) for m in info.members]
-    counts: dict[str, int] = {}
-    for m in info.members:
-        counts[m.state] = counts.get(m.state, 0) + 1
-    linked = [m.id for m in info.members] + ([info.failed_member] if info.failed_member else [])
-    return {
-        "queue": queue,
-        "workflow": info,
-        "rows": rows,
-        "current": info.current,
-        "counts": sorted(counts.items()),
-        "existing": insp.existing_tasks((queue, task_id) for task_id in linked),
-    }
-
-
-def _result(task_type: str, result: Any) -> str | None:
-    """One line of a member's result (decoded JSON, or bytes), masked as TASKS_REDACT says."""
-    from taskq.queues.redaction_access import masked
-
-    if result is None:
-        return None
-    if not isinstance(result, bytes):
-        result = json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode()
-    return preview(masked(task_type, result))
 
 
 @operator_action
 def workflow_action(request: HttpRequest, queue: str, workflow_id: str, action: str) -> HttpResponse:
-    """Access: operators (POST, CSRF). One of ``ACTIONS`` through the engine (one script each), audited as
+    """Access: operators (POST, CSRF). One of ``WORKFLOW_ACTIONS`` through the engine (one script each), audited as
     ``<action>_workflow`` (the audit log's ``<verb>_<object>``). An unknown workflow is a 404; an action that does
     not apply to the workflow as it is now (a retry of a running one, say) a 409 that says why, and nothing
     changes."""
-    from taskq.queues.audit import record_action
-    from taskq.queues.engine import FailedPreconditionError
-
-    if action not in ACTIONS:  # the URLconf names only these; kept for a view called otherwise
+    if action not in WORKFLOW_ACTIONS:  # the URLconf names only these; kept for a view called otherwise
         return bad_request(request, f"unknown workflow action {shown(action)}")
-    method = getattr(acting_inspector(request), f"{action}_workflow")
     try:
-        moved = method(queue, workflow_id)
+        moved = perform(acting_inspector(request), WORKFLOW_ACTIONS[action], queue, workflow_id)
     except FailedPreconditionError as exc:
-        return error_page(request, 409, f"{ACTIONS[action][0]}: not now", exc.message)
-    record_action(request.user, f"{action}_workflow", queue=queue, detail=f"workflow {workflow_id}: {moved} member(s)")
-    one, several = ACTIONS[action][2]
+        return error_page(request, 409, f"{BUTTONS[action][0]}: not now", exc.message)
+    audit.record_action(
+        request.user, f"{action}_workflow", queue=queue, detail=f"workflow {workflow_id}: {moved} member(s)"
+    )
+    one, several = BUTTONS[action][2]
     steps = f"1 step {one}" if moved == 1 else f"{moved} steps {several}"
     messages.success(request, f"Workflow {workflow_id}: {steps}.")
     return redirect("taskq:workflow", queue=queue, workflow_id=workflow_id)

@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     ls = command(groups, "ls", list_groups, "List a queue's groups with their sizes.")
     ls.add_argument("--queue", required=True, help="queue name")
 
-    workflows = group(sub, "workflow", "Workflows (chains, groups, chords).")
+    workflows = group(sub, "workflow", "Workflows (chains, parallels, chords).")
     show = command(workflows, "show", show_workflow, "Show a workflow: its state and each member's.")
     show.add_argument("workflow_id", metavar="ID")
     show.add_argument("--queue", required=True, help="queue name")

@@ -47,7 +47,7 @@ from .periodic import ScheduleRegistry, schedule, schedules
 from .producer_flows import BulkEnqueueError
 from .server_records import ServerInfo
 from .transitions import Limits
-from .workflows import MemberInfo, WorkflowInfo, chain, chord, group, sig
+from .workflows import MemberInfo, WorkflowInfo, chain, chord, parallel, sig
 
 __all__ = [
     "AsyncClient",
@@ -107,9 +107,9 @@ __all__ = [
     "AggregatorRegistry",
     "chain",
     "chord",
-    "group",
     "GroupSettings",
     "MemberInfo",
+    "parallel",
     "sig",
     "WorkflowInfo",
     "PeriodicEntry",

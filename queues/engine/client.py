@@ -156,7 +156,7 @@ class Client(BrokerOwner):
         return cast(list[TaskInfo], drive(enqueue_flow(self.broker.transitions, placements, to_ms(now)), self._execute))
 
     def submit(self, workflow: Any, **options: Unpack[SubmitOptions]) -> Any:
-        """Submit a workflow (``chain``, ``group``, ``chord`` or one ``sig``), all or nothing; returns its
+        """Submit a workflow (``chain``, ``parallel``, ``chord`` or one ``sig``), all or nothing; returns its
         ``WorkflowInfo``. ``options`` (``queue``, ``on_success``, ``on_error``, ``workflow_id``, ``keep``): see
         ``SubmitOptions``."""
         if self.eager is not None:

@@ -22,7 +22,7 @@ from .workflows import (
     DEFAULT_KEEP,
     Chain,
     Chord,
-    Group,
+    Parallel,
     Signature,
     Submission,
     WorkflowInfo,
@@ -108,9 +108,9 @@ def submit_workflow_flow(
     that give none of their own (``handlers.member_defaults``); None: the default registry ``@handler`` fills."""
     op = "client.submit"
     routes = handlers if handlers is not None else default_registry
-    if not isinstance(workflow, (Signature, Chain, Group, Chord)):
+    if not isinstance(workflow, (Signature, Chain, Parallel, Chord)):
         raise ValidationError(
-            f"submit takes chain(...), group(...), chord(...) or sig(...), got {shown(workflow)}", op=op
+            f"submit takes chain(...), parallel(...), chord(...) or sig(...), got {shown(workflow)}", op=op
         )
     for name, callback in (("on_success", on_success), ("on_error", on_error)):
         if callback is not None and not isinstance(callback, Signature):

@@ -70,7 +70,7 @@ class Task:
     queue = property(lambda self: self._message.queue)
     max_retry = property(lambda self: self._message.max_retry)
     headers = property(lambda self: self._message.headers)
-    #: The results of the tasks this one waited for (a chain's previous step, a chord's group), when it asked.
+    #: The results of the tasks this one waited for (a chain's previous step, a chord's header), when it asked.
     results = property(lambda self: self._message.results)
     #: For a workflow's on_error callback: {"task", "type", "error"} of the member that failed it.
     failure = property(lambda self: self._message.failure)
@@ -225,9 +225,9 @@ MEMBER_DEFAULTS = ("max_retry", "timeout", "retention")
 def member_defaults(routes: Registry, task_type: object) -> dict[str, Any]:
     """The options the handler of ``task_type`` (longest prefix, as a worker routes it) sets for a workflow member.
 
-    Issue 23: ``@handler("parse", max_retry=1)`` did not apply to ``sig("parse")``, so a failing step went through
-    25 retries over days while its workflow read "running". A plain task enqueued through its handler
-    (``parse.enqueue``) gets them; a member names only its type, so they are looked up here. The handler must be
+    A plain task enqueued through its handler (``parse.enqueue``) gets them; a member names only its type, so they
+    are looked up here: without them ``sig("parse")`` under ``@handler("parse", max_retry=1)`` would take the
+    engine's 25 retries, and its workflow would read "running" for days. The handler must be
     registered in the submitting process (imported, as the worker imports it)."""
     found = routes.route(task_type) if isinstance(task_type, str) else None
     if found is None:

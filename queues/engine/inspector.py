@@ -38,6 +38,7 @@ import redis
 
 from . import process_defaults
 from . import validation as check
+from .actions import ARCHIVABLE, DELETABLE, RUNNABLE
 from .broker import Broker, BrokerOptions, BrokerOwner
 from .errors import ValidationError
 from .inspection.core import LAYOUT_RECHECK, MAX_PAGE_SIZE, InspectorCore
@@ -46,7 +47,7 @@ from .inspection.groups_workflows import GroupInfo, Groups, Workflows
 from .inspection.queue_history import DailyStats, QueueHistory
 from .inspection.queue_stats import MEMORY_GROUPS, MEMORY_SAMPLE, QueueInfo, QueueReads, count_unlisted
 from .inspection.server_ops import ACK_POLL, API_SERVED_WINDOW, INFO_REFUSED, ServerOps
-from .inspection.task_actions import ARCHIVABLE, DELETABLE, RUNNABLE, TaskActions
+from .inspection.task_actions import TaskActions
 from .inspection.task_reads import EVENT_SCAN_LIMIT, WAITING_ON_LISTED, TaskEvent, TaskReads
 from .inspection.task_search import SCAN_LIMIT, SearchPage, SearchResult, TaskSearch, page_count
 from .server_records import ServerInfo, server_info, server_record

@@ -10,9 +10,9 @@ The Redis is, first to last:
    ``TaskqSettings.from_env``);
 3. ``redis://127.0.0.1:6379/0`` and the prefix ``tq``.
 
-The engine imports no Django, so Django tells it (1) rather than the engine asking Django. Issue 24: a bare
-``Client()`` always took (3), so in a shell whose ``REDIS_URL`` named database 4 the README's examples wrote to
-database 0 and the console, reading database 4, found nothing.
+The engine imports no Django, so Django tells it (1) rather than the engine asking Django. Without (1) and (2), a
+bare ``Client()`` in a shell whose ``REDIS_URL`` names database 4 would write to database 0, where the console,
+reading database 4, finds nothing.
 
 The default client lives here too, not in ``client``: ``handlers`` needs it for ``Handler.enqueue`` and ``client``
 imports ``handlers``, so a slot that both import keeps the two out of an import cycle. ``client`` installs the

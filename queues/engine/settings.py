@@ -21,6 +21,7 @@ the variable, so a typo fails at start-up instead of running with a default.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -37,8 +38,8 @@ _UNSET = object()
 
 def _setting(name: str, default: Any, kind: str, doc: str, shown: str | None = None) -> Any:
     """A field of ``TaskqSettings``: ``kind`` is how its variable is parsed (str, int, float, optional float,
-    bool, list, patterns, paths); ``shown`` is the settings table's wording of the default where the value alone
-    would mislead."""
+    bool, list, networks, patterns, paths); ``shown`` is the settings table's wording of the default where the
+    value alone would mislead."""
     return field(default=default, metadata={"name": name, "kind": kind, "doc": doc, "shown": shown})
 
 
@@ -255,6 +256,22 @@ class TaskqSettings:
         "`taskq.view_unredacted` (each read audited); off: only the masked payload "
         "([Redaction](console.md#redaction))",
     )
+    metrics_token: str = _setting(
+        "METRICS_TOKEN",
+        "",
+        "str",
+        "bearer token that opens `/metrics` to a scrape from anywhere; a scrape that sends a wrong one is refused "
+        "(401) from anywhere, loopback included ([Metrics](operations.md#metrics-and-grafana))",
+    )
+    #: As given in Django's settings (a list becomes a tuple): an entry that is no network is reported by the system
+    #: check ``taskq.E201``; from the environment it is refused when read (``parse_value``), so the start fails.
+    metrics_allow: tuple[str, ...] = _setting(
+        "METRICS_ALLOW",
+        (),
+        "networks",
+        "networks (CIDRs, comma-separated) whose scrapes `/metrics` answers without the token; loopback always is, "
+        "and with `DEBUG` on everyone",
+    )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> TaskqSettings:
@@ -332,7 +349,7 @@ def _typed(name: str, kind: str, value: Any) -> Any:
         raise ValidationError(f"{name} must be {what}, got {shown(value)}", op="settings") from None
     if kind == "bool":
         return bool(value)
-    if kind == "list" or (kind in ("patterns", "paths") and isinstance(value, list | tuple)):
+    if kind in ("list", "networks") or (kind in ("patterns", "paths") and isinstance(value, list | tuple)):
         return tuple(value)
     if kind == "paths":
         return _paths(str(value))
@@ -345,8 +362,9 @@ def _paths(raw: str) -> tuple[str, ...]:
 
 
 def parse_value(name: str, kind: str, raw: str) -> Any:
-    """A variable's text as ``kind`` (str, int, float, optional float, bool, list, patterns, paths): the one parser of
-    taskq's settings and of the console's Django ones (``console/env.py``). Raises ValidationError naming ``name``.
+    """A variable's text as ``kind`` (str, int, float, optional float, bool, list, networks, patterns, paths): the
+    one parser of taskq's settings and of the console's Django ones (``console/env.py``). Raises ValidationError
+    naming ``name``.
     Patterns are a JSON array (a regular expression may hold commas); text that is not JSON is kept as it is, for
     the system check that reads the patterns to refuse, naming the setting."""
     if kind in ("int", "float", "optional float"):
@@ -360,12 +378,26 @@ def parse_value(name: str, kind: str, raw: str) -> Any:
         return tuple(item.strip() for item in raw.split(",") if item.strip())
     if kind == "paths":
         return _paths(raw)
+    if kind == "networks":
+        return _networks(name, parse_value(name, "list", raw))
     if kind == "patterns":
         try:
             return _typed(name, kind, json.loads(raw))
         except ValueError:
             return raw
     return raw
+
+
+def _networks(name: str, values: tuple[str, ...]) -> tuple[str, ...]:
+    """``values``, each checked to be a network (a CIDR such as ``10.0.0.0/8``, or a bare address)."""
+    for value in values:
+        try:
+            ipaddress.ip_network(value, strict=False)
+        except ValueError:
+            raise ValidationError(
+                f"{name}: {shown(value)} is not a network (CIDR such as 10.0.0.0/8)", op="settings"
+            ) from None
+    return values
 
 
 def _shown(f: dataclasses.Field[Any]) -> str:

@@ -252,7 +252,7 @@ class Transitions:
     def _daily_counters(self, q: QueueKeys) -> list[str]:
         """Every daily counter of ``q`` that may still exist (they expire DAY_COUNTER_TTL after their day). A
         deleted queue loses them with its totals: left behind, a queue of the same name used again the same day
-        read more processed today than in total (issue 16)."""
+        read more processed today than in total."""
         now = self.clock.now()
         days = [utc_day(now - n * 86400) for n in range(DAY_COUNTER_TTL // 86400 + 1)]
         return [key for day in days for key in (q.processed_on(day), q.failed_on(day))]

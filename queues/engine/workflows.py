@@ -1,7 +1,7 @@
-"""Workflows (Machinery's chain, group and chord) and task dependencies ("B after A", Optimus), built on one
-mechanism: a task may wait for other tasks of its queue to succeed.
+"""Workflows (chain, parallel and chord: Machinery's chain, group and chord) and task dependencies ("B after A",
+Optimus), built on one mechanism: a task may wait for other tasks of its queue to succeed.
 
-    from taskq.queues.engine import chain, chord, group, sig
+    from taskq.queues.engine import chain, chord, parallel, sig
 
     info = client.submit(chain(sig("fetch", {"url": u}), sig("parse"), sig("store")), queue="etl")
     info = client.submit(chord([sig("resize", {"size": s}) for s in (64, 128)], sig("publish")),
@@ -35,7 +35,7 @@ from typing import Any
 from . import producer
 from . import validation as check
 from .clock import from_ms, to_ms
-from .errors import EngineError, FailedPreconditionError, TaskIdConflictError, ValidationError
+from .errors import EngineError, FailedPreconditionError, TaskIdConflictError, TaskNotFoundError, ValidationError
 from .keys import Keys
 from .message import TaskInfo
 from .quoting import shown
@@ -72,17 +72,20 @@ class Chain:
 
 
 @dataclass
-class Group:
+class Parallel:
+    """Items that run side by side (Machinery's and Celery's "group"; named apart from the aggregation group of
+    ``enqueue(group=)``)."""
+
     items: tuple[Node, ...]
 
 
 @dataclass
 class Chord:
-    header: Group
+    header: Parallel
     callback: Node
 
 
-Node = Signature | Chain | Group | Chord
+Node = Signature | Chain | Parallel | Chord
 
 
 def sig(type: str, payload: Any = b"", *, pass_result: bool | None = None, **options: Any) -> Signature:
@@ -103,27 +106,31 @@ def _nodes(items: Sequence[Any], what: str) -> tuple[Node, ...]:
     if not items:
         raise ValidationError(f"a {what} needs at least one member", op="workflow")
     for item in items:
-        if not isinstance(item, (Signature, Chain, Group, Chord)):
+        if not isinstance(item, (Signature, Chain, Parallel, Chord)):
             raise ValidationError(
-                f"a {what} member must be sig(...), chain, group or chord, got {shown(item)}", op="workflow"
+                f"a {what} member must be sig(...), chain, parallel or chord, got {shown(item)}", op="workflow"
             )
     return tuple(items)
 
 
 def chain(*items: Any, pass_results: bool = True) -> Chain:
     """Each item runs after the previous one succeeded; with ``pass_results`` (default) each gets the results of
-    the previous one as ``task.results`` (a list: one result, or a group's results in order)."""
+    the previous one as ``task.results`` (a list: one result, or a parallel's results in order)."""
     return Chain(_nodes(items, "chain"), pass_results)
 
 
-def group(*items: Any) -> Group:
+def parallel(*items: Any) -> Parallel:
     """The items run in parallel; wait for all with ``client.wait_workflow``."""
-    return Group(_nodes(items, "group"))
+    return Parallel(_nodes(items, "parallel"))
 
 
 def chord(header: Any, callback: Node) -> Chord:
-    """``header`` (a group, or a list of members) in parallel, then ``callback`` with all their results."""
-    head = header if isinstance(header, Group) else group(*(header if isinstance(header, (list, tuple)) else [header]))
+    """``header`` (a parallel, or a list of members) in parallel, then ``callback`` with all their results."""
+    head = (
+        header
+        if isinstance(header, Parallel)
+        else parallel(*(header if isinstance(header, list | tuple) else [header]))
+    )
     return Chord(head, _nodes([callback], "chord callback")[0])
 
 
@@ -158,7 +165,7 @@ def compile_workflow(
             for index, item in enumerate(n.items):
                 tails = walk(item, tails, (n.pass_results and bool(tails)) if index else pass_in)
             return tails
-        if isinstance(n, Group):
+        if isinstance(n, Parallel):
             return [tail for item in n.items for tail in walk(item, deps, pass_in)]
         tails = walk(n.header, deps, pass_in)
         return walk(n.callback, tails, True)
@@ -383,8 +390,6 @@ WORKFLOW_ENDED = frozenset({"succeeded", "failed", "cancelled"})
 LIVE_STATES = frozenset({"waiting", "pending", "active", "scheduled", "retry"})
 #: The states of a member that has not started: what cancel and archive take (``lua/workflow_cancel.lua``).
 UNSTARTED = frozenset({"waiting", "pending", "scheduled", "retry"})
-#: The operator actions on a workflow, by the name the console and the audit log give them.
-ACTIONS = {"retry": "workflow_retry", "cancel": "workflow_cancel", "archive": "workflow_archive"}
 
 
 def _json_or_bytes(raw: bytes | None) -> Any:
@@ -478,8 +483,6 @@ RECHECK_MS = 1000
 def wait_flow(keys: Keys, queue: str, workflow_id: str, timeout: float | None) -> Flow:
     """Follow the queue's event stream until the workflow has ended: every change of a workflow happens in a
     script that also appends a member's event, so a blocked read wakes up for each."""
-    from .errors import TaskNotFoundError
-
     q = keys.queue(queue)
     deadline = None if timeout is None else time.monotonic() + timeout
     newest = yield Command("xrevrange", (q.events,), {"count": 1})

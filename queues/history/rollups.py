@@ -154,7 +154,7 @@ def _one_store_at_a_time() -> None:
     """Make a store wait until any other one's transaction ends. Two jobs storing the same day at once (the nightly
     run and "Run analytics now") each delete the day's rows and insert theirs; on PostgreSQL the second one's
     delete cannot see the first one's uncommitted rows, so its insert broke the unique (day, queue, type)
-    constraint once the first committed (issue 26). Held until the transaction ends, the lock makes the second
+    constraint once the first committed. Held until the transaction ends, the lock makes the second
     delete run after that commit and replace those rows. SQLite takes one writing transaction at a time anyway."""
     from django.db import connection
 

@@ -1,4 +1,4 @@
-"""The audit log keeps what the operator was allowed to see (issue 22): an edited task's original payload masked by
+"""The audit log keeps what the operator was allowed to see: an edited task's original payload masked by
 TASKS_REDACT, and the original in full only in ``unredacted_detail``, only with TASKS_AUDIT_UNREDACTED.
 
 Entries written before held the original payload in clear; they are masked now by the rules in force. An entry

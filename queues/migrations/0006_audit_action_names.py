@@ -1,4 +1,4 @@
-"""One naming for audit actions, wherever the button is (issue 23): the admin wrote ``<object>.<verb>``
+"""One naming for audit actions, wherever the button is: the admin wrote ``<object>.<verb>``
 (``queue.pause``, ``task.run``, ``queuedefinition.add``), the console ``<verb>_<object>`` (``pause_queue``).
 Old admin entries are renamed to the console's form, so a filter on one name finds both; reversible."""
 

@@ -1,4 +1,4 @@
-"""The ``create_task`` permission ("Can create a task from the console", issue 27), added as 0003 added
+"""The ``create_task`` permission ("Can create a task from the console"), added as 0003 added
 ``edit_task``: the AuditLog's options again, with one more permission. No group is given it.
 
 The options are 0003's own, read from that migration, plus the new permission, rather than written out a second

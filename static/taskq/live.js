@@ -8,12 +8,12 @@
    stream was trimmed past the cursor), the page reads its lists again from the server instead. window.taskqLive exposes the state for tests and the bench.
    Time charts (data-live-series: the URL of their fragment) are fetched again when a live message arrives, at
    most every SERIES_EVERY ms, so they follow what the workers write without a timer of their own. A page without
-   live updates says so in the indicator ("not live"), so no page looks live that is not (issue 23). */
+   live updates says so in the indicator ("not live"), so no page looks live that is not. */
 (function () {
   "use strict";
   var root = document.querySelector("[data-live]");
   var indicator = document.querySelector("[data-live-status]");
-  // A page with no live part of its own is still live for its summary bar (issue 27): it subscribes to that only,
+  // A page with no live part of its own is still live for its summary bar: it subscribes to that only,
   // and its indicator keeps saying the page is not live.
   var summaryOnly = !root && document.querySelector("[data-fleet-summary]");
   if (summaryOnly) { root = summaryOnly; }

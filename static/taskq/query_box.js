@@ -1,4 +1,4 @@
-/* taskq console: the search page's query box completes as it is typed (issue 27). The ARIA combobox pattern: the
+/* taskq console: the search page's query box completes as it is typed. The ARIA combobox pattern: the
    input is the combobox, the list below it a listbox of options; ArrowDown/ArrowUp move through them (the
    input keeps the focus, aria-activedescendant names the option), Tab accepts the highlighted option (the first
    when none is), Enter accepts the highlighted one (with none highlighted it runs the search), Escape closes the

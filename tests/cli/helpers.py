@@ -124,6 +124,18 @@ class Seed:
         self.broker.run(self.ops.complete(queue, [(task_id, token, 600.0)], "test-worker", [_started(ran)]))
         return task_id
 
+    def aggregating(self, queue: str = "default", group: str = "g") -> str:
+        return self.client.enqueue("report:part", {"n": 1}, queue=queue, group=group).id
+
+    def waiting(self, queue: str = "default") -> str:
+        """A task waiting for another of its queue, which is pending."""
+        return self.client.enqueue("report:build", {"n": 2}, queue=queue, after=[self.pending(queue=queue)]).id
+
+    def in_state(self, state: str, queue: str = "default") -> str:
+        """One task of ``queue`` put in ``state`` (any of the eight) by the method of that name; returns its id."""
+        made = getattr(self, state)(queue=queue)
+        return made[0] if state == "active" else made
+
     def server(self, server_id: str = "host-1:42", running: dict[str, dict[str, Any]] | None = None) -> None:
         info = {
             "id": server_id,

@@ -12,7 +12,7 @@ import asyncio
 import pytest
 from topology_support import flush_cluster
 
-from taskq.queues.engine import AsyncClient, Client, DuplicateTaskError, Inspector, chain, group, sig
+from taskq.queues.engine import AsyncClient, Client, DuplicateTaskError, Inspector, chain, parallel, sig
 from taskq.queues.engine.export_store import ExportStore, Gap
 from taskq.queues.engine.periodic import make_entry
 from taskq.queues.engine.policies import PolicySet, PolicyStore, QueueSpec
@@ -39,7 +39,7 @@ def test_producer_options_and_workflows(engine):
     with pytest.raises(DuplicateTaskError):
         client.enqueue("u", b"1", queue="ops2", unique=60)
     client.enqueue("agg", b"g", queue="ops3", group="daily")
-    flow = client.submit(chain(sig("fetch"), group(sig("p1"), sig("p2")), sig("store")), queue="ops4")
+    flow = client.submit(chain(sig("fetch"), parallel(sig("p1"), sig("p2")), sig("store")), queue="ops4")
     waiting = client.enqueue("after", b"", queue="ops0", after=[infos[0].id])
 
     assert inspector.queues() == sorted(QUEUES)

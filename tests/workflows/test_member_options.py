@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from worker_support import wait_for
 
-from taskq.queues.engine import Client, Task, chain, group, handler, sig
+from taskq.queues.engine import Client, Task, chain, handler, parallel, sig
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def submitter(r, redis_url, clock, handlers):
 
 def test_a_member_takes_its_handlers_options_unless_it_gives_its_own(submitter, inspector):
     info = submitter.submit(
-        group(sig("parse"), sig("parse:csv"), sig("parse", max_retry=5, timeout=2, retention=0), sig("other")),
+        parallel(sig("parse"), sig("parse:csv"), sig("parse", max_retry=5, timeout=2, retention=0), sig("other")),
         queue="etl",
     )
     plain, by_prefix, own, unhandled = (inspector.get_task("etl", m.id) for m in info.members)

@@ -194,7 +194,7 @@ def test_cancel_workflow(r, redis_url, case):
     run_case(r, redis_url, case)
 
 
-# group(chain(a, x), chain(b, y)) where a failed: x was cancelled as a's dependent, y with the workflow; b has
+# parallel(chain(a, x), chain(b, y)) where a failed: x was cancelled as a's dependent, y with the workflow; b has
 # succeeded since (its result recorded), so y, which asked for results, can run at once when the workflow retries.
 BRANCHES = json.dumps(
     [

@@ -1,5 +1,5 @@
 """Workflows and dependencies end to end with a worker Server in-process: chain order and results passed along,
-group, chord, "B after A" with B submitted first, success and error callbacks, and what a failing member does to
+parallel, chord, "B after A" with B submitted first, success and error callbacks, and what a failing member does to
 each (no timed assertions: the tests wait for states with generous deadlines)."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from taskq.queues.engine import (
     ValidationError,
     chain,
     chord,
-    group,
     handler,
+    parallel,
     sig,
 )
 
@@ -80,7 +80,7 @@ def test_chain_without_passing_results(make_server, client, log):
 
 def test_group_runs_all_and_can_be_waited_for(make_server, client, log):
     make_server()
-    done = finished(client, client.submit(group(sig("add", 1), sig("add", 2), sig("add", 3))))
+    done = finished(client, client.submit(parallel(sig("add", 1), sig("add", 2), sig("add", 3))))
     assert done.state == "succeeded" and sorted(done.results()) == [1, 2, 3]
 
 

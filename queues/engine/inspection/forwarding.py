@@ -9,6 +9,7 @@ calls it the same way, as a method of the class would.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from functools import partial
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
@@ -27,6 +28,10 @@ class Forward(Generic[P, R]):
         self.acting = acting
         self.__doc__ = method.__doc__
         self.__name__ = method.__name__
+        # What ``inspect.signature(Inspector.x)`` shows: the part's method as the facade takes it (``self``, then
+        # the arguments after the part's own ``self`` and, for an action, the actor).
+        own, *rest = inspect.signature(method).parameters.values()
+        self.__signature__ = inspect.Signature([own, *rest[1 if acting else 0 :]])
 
     @overload
     def __get__(self, facade: None, owner: type) -> Self: ...

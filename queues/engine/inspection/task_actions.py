@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import validation as check
+from ..actions import ARCHIVABLE, DELETABLE, RUNNABLE  # the states each bulk action takes: the one action table
 from ..errors import (
     FailedPreconditionError,
     QueueNotEmptyError,
@@ -28,11 +29,6 @@ from .core import InspectorCore
 from .queue_stats import QueueReads
 from .task_reads import TaskReads
 
-#: The states each bulk action takes (active tasks are cancelled, not deleted, run or archived; waiting tasks are
-#: deleted or run one by one: delete_task, run_task).
-DELETABLE = frozenset({"pending", "scheduled", "retry", "archived", "completed"})
-RUNNABLE = frozenset({"scheduled", "retry", "archived"})
-ARCHIVABLE = frozenset({"pending", "scheduled", "retry"})
 _BULK_STATES = {"delete_all": DELETABLE, "run_all": RUNNABLE, "archive_all": ARCHIVABLE}
 
 
