@@ -39,7 +39,6 @@ def test_djangos_spark_master_is_what_a_submit_uses(settings, monkeypatch, redis
         assert command({"app": "/jobs/etl.py", "master": "local[1]"}, server.submitter.settings)[1] == "local[1]"
     finally:
         server.broker.close()
-        server.queue_reads.close()
 
 
 def test_allowed_dirs_in_djangos_settings_refuse_an_application_outside_them(
