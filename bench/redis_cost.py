@@ -36,7 +36,8 @@ from typing import Any
 
 import redis
 
-from taskq.queues.engine import Client, Keys, functions
+from taskq.queues.engine import Client, Keys
+from taskq.queues.engine.broker import functions
 from taskq.queues.engine.transitions import FetchNext
 
 from .common import bench_url, connect, emit, flush
@@ -239,7 +240,7 @@ def transitions(n: int, evalsha: bool = False) -> dict[str, Any]:
     return {
         "lib": "taskq",
         "workload": "redis_cost_transitions",
-        "scripts_as": "evalsha" if evalsha or not functions.usable(conn) else "fcall",
+        "scripts_as": "fcall" if client.broker.as_functions else "evalsha",
         "tasks": n,
         "scripts": rows,
         "life_usec_one_by_one": one,

@@ -1,4 +1,4 @@
-"""The Channels layer for the configured Redis, whatever its topology (see ``taskq.queues.engine.topology``).
+"""The Channels layer for the configured Redis, whatever its topology (see ``taskq.queues.engine.broker.topology``).
 
 One server and Sentinel use channels-redis (it takes sentinel hosts itself). channels-redis cannot use a Redis
 Cluster (its scripts and BZPOPMIN span keys of many slots), and it is not needed there: each console process's
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from taskq.queues.engine import topology
+from taskq.queues.engine.broker import topology
 
 REDIS_LAYER = "channels_redis.core.RedisChannelLayer"
 IN_PROCESS_LAYER = "channels.layers.InMemoryChannelLayer"

@@ -23,7 +23,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
 from . import handles
-from .engine import Client, Inspector, Limits, RedisUnavailableError, ValidationError, topology
+from .engine import Client, Inspector, Limits, RedisUnavailableError, ValidationError
+from .engine.broker import topology
 from .engine.quoting import shown
 from .engine.settings import TaskqSettings
 from .engine.validation import PayloadLimits

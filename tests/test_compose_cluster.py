@@ -11,8 +11,8 @@ import shlex
 import pytest
 import yaml
 
+from taskq.queues.engine.broker.topology import parse
 from taskq.queues.engine.settings import TaskqSettings
-from taskq.queues.engine.topology import parse
 from tests.test_compose import (
     REPO,
     assert_uses_the_postgres_service,

@@ -28,22 +28,7 @@ EXEMPT = ("queues/engine/broker/", "console/rq/")
 
 #: TEMPORARY: modules that still reach Redis themselves, each with whoever is moving it onto the broker. The list
 #: only shrinks: a module that no longer breaks the rule (or no longer exists) must leave it (a test says so).
-NOT_YET_MOVED: dict[str, str] = {
-    # The broker engineer: these become (or move into) the package queues/engine/broker/.
-    "queues/engine/broker.py": "broker (becomes the package queues/engine/broker/)",
-    "queues/engine/redis_errors.py": "broker (errors alone, or into the broker package)",
-    "queues/engine/functions.py": "broker (into the broker package)",
-    "queues/engine/scripts.py": "broker (running scripts moves into the broker package)",
-    "queues/engine/sans_io.py": "broker (run_command moves into the broker package)",
-    "queues/engine/connection.py": "broker (into the broker package)",
-    "queues/engine/topology.py": "broker (parses URLs with redis-py's parse_url; into the broker package)",
-    "queues/engine/cluster.py": "broker (redis-py's key_slot, used by run_command only; into the broker package)",
-    "queues/engine/client.py": "broker",
-    "queues/engine/aio.py": "broker",
-    # The lead: the database number from the broker, and the inspector's public ``conn``.
-    "queues/engine/inspection/core.py": "lead (broker.database)",
-    "queues/engine/inspector.py": "lead (Inspector.conn)",
-}
+NOT_YET_MOVED: dict[str, str] = {}
 
 
 def product_modules() -> Iterator[str]:

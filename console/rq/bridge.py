@@ -40,10 +40,10 @@ except ImportError:
     extras.require("rq", "The RQ bridge (taskq.console.rq)", op="taskq.console.rq")
     raise
 
+from taskq.queues.engine.broker.redis_errors import translated
 from taskq.queues.engine.errors import OperationError, RedisUnavailableError
 from taskq.queues.engine.quoting import shown
 from taskq.queues.engine.redaction import MASK, TOO_DEEP, Redaction
-from taskq.queues.engine.redis_errors import translated
 
 logger = logging.getLogger(__name__)
 

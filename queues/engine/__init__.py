@@ -11,9 +11,9 @@ Client().enqueue("email:deliver", {"to": "ada@example.com"})  # $REDIS_URL, or t
 
 from .aggregation import AggregatorRegistry, GroupSettings, aggregator, aggregators
 from .aio import AsyncClient
+from .broker.connection import DEFAULT_REDIS_URL, connect, warn_if_evicting
 from .client import Client, configure, configure_from_settings, default_client
 from .clock import Clock, FakeClock, SystemClock
-from .connection import DEFAULT_REDIS_URL, connect, warn_if_evicting
 from .errors import (
     AlreadyExistsError,
     DuplicateTaskError,

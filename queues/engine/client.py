@@ -1,20 +1,21 @@
 """The producer API: enqueue tasks, enqueue many at once, wait for a task's end. Imports no Django.
 
-The path of one ``client.enqueue(type, payload, **options)``, file by file: ``client`` reads the admin's policies
-(``policies.PolicyCache``, at most once a second) and ``producer.plan`` validates the arguments into a
-``transitions.Placement`` (the task message, where it goes, its unique lock); the call joins the client's
-``coalescing.EnqueueCoalescer``, which gathers the calls of concurrent threads into rounds and runs each round's
-``coalescing.group_flow`` with ``sans_io.drive``, the one driver on the path (a caller alone runs its task's flow
-without a round); ``group_flow`` delegates the write to ``producer_flows.enqueue_flow`` (one task:
-``enqueue_one_flow``), which yields one ``sans_io.Pipeline`` of ``transitions.Transitions.enqueue`` calls
-(``lua/enqueue.lua``, one per chunk) and builds the TaskInfos while Redis runs them; the driver hands each request to
-``Client._write``, which runs the rounds' script calls on the connection the broker keeps for them, and everything
-else through ``Client._execute``, which checks the key layout once (``layout``) and runs it on the ``broker.Broker``
-(``redis_errors`` names what Redis answers); a chunk the script refuses raises ``producer_flows.BulkEnqueueError`` with
-the refused task's position, and ``group_flow`` gives that caller its plain error (``DuplicateTaskError``,
-``TaskIdConflictError``) and sends the others again. ``enqueue_many`` drives ``enqueue_flow`` itself, without the
-coalescer; ``AsyncClient`` (``aio``) takes the same path with ``drive_async``; groups, dependencies and workflows go
-through ``composite_enqueue`` instead.
+The path of one ``client.enqueue(type, payload, **options)``, top-down:
+
+1. ``client``: reads the admin's policies (``policies.PolicyCache``: from memory, at most once a second from Redis)
+   and checks the keyspace's layout before its first write (``layout``).
+2. ``producer.plan``: validates the arguments into a ``transitions.Placement`` (the task message, where it goes,
+   its unique lock). Nothing is sent before this.
+3. ``coalescing.EnqueueCoalescer``: gathers the calls of concurrent threads into rounds and sends each round (or a
+   caller's task alone) to the broker as one ``lua/enqueue.lua`` call per queue, the flow
+   ``producer_flows.write_flow`` building the TaskInfos while Redis runs it.
+4. ``broker.Broker``: sends the call (FCALL or EVALSHA, see ``broker.scripting``) and translates what Redis
+   answers (``redis_errors``). A task the script refuses comes back as a ``transitions.Refusal``, from which
+   ``producer_flows.refused`` builds the caller's error (``DuplicateTaskError``, ``TaskIdConflictError``) once.
+
+``enqueue_many`` drives ``producer_flows.enqueue_flow`` on the broker itself, without the coalescer (a refused
+chunk raises a ``BulkEnqueueError``); groups, dependencies and workflows go through ``composite_enqueue``;
+``AsyncClient`` (``aio``) takes the same road on an ``AsyncBroker``.
 
 Where a client given no URL connects: see ``process_defaults`` (what the Django app registers at start-up, else
 ``$REDIS_URL``, else the local Redis).
@@ -33,12 +34,13 @@ from .coalescing import EnqueueCoalescer
 from .composite_enqueue import SubmitOptions
 from .eager import EagerRunner, unsupported
 from .handlers import Registry
+from .layout import check_flow
 from .message import TaskInfo
 from .policies import PolicyCache, PolicySet
-from .producer_flows import enqueue_flow, enqueue_one_flow, wait_flow
-from .sans_io import Flow, Pipeline, Request, drive, run_command
+from .producer_flows import enqueue_flow, wait_flow
+from .sans_io import Flow, before_first_write
 from .settings import DEFAULTS, TaskqSettings
-from .transitions import Call, Limits, Placement
+from .transitions import Limits
 from .validation import MAX_PAYLOAD_BYTES, PayloadLimits
 
 
@@ -89,7 +91,7 @@ class Client(BrokerOwner):
         # Checked before the first request, not here: a client is often built while Redis is still starting.
         self._layout_checked = False
         # Concurrent enqueue calls from many threads share script calls (see coalescing).
-        self._coalescer = EnqueueCoalescer(self._write_queue, self._write)
+        self._coalescer = EnqueueCoalescer(self.broker)
 
     @classmethod
     def from_settings(cls, settings: TaskqSettings, **options: Any) -> Client:
@@ -125,21 +127,18 @@ class Client(BrokerOwner):
         if self.eager is not None and ("group" in options or "after" in options):
             raise unsupported("client.enqueue", "aggregate groups or wait for dependencies (group=, after=)")
         if "group" in options or "after" in options:
-            return cast(
-                TaskInfo,
-                drive(
-                    composite_enqueue.enqueue_composite_flow(
-                        self.broker.transitions, self.clock.now(), type, payload, options, self.payload_limits
-                    ),
-                    self._execute,
-                ),
+            flow = composite_enqueue.enqueue_composite_flow(
+                self.broker.transitions, self.clock.now(), type, payload, options, self.payload_limits
             )
+            return cast(TaskInfo, self._write("client.enqueue", flow))
         now = self.clock.now()
         placement = producer.plan(
             self.broker.keys, now, type, payload, options, "client.enqueue", self.payload_limits, self._policies()
         )
         if self.eager is not None:
             return self.eager.run(placement.message, "client.enqueue")
+        if not self._layout_checked:
+            self._check_layout()
         return self._coalescer.enqueue(placement)
 
     def enqueue_many(self, items: Iterable[Any], **options: Any) -> list[TaskInfo]:
@@ -153,7 +152,8 @@ class Client(BrokerOwner):
         )
         if self.eager is not None:  # in order, each after the one before has ended
             return [self.eager.run(placement.message, "client.enqueue_many") for placement in placements]
-        return cast(list[TaskInfo], drive(enqueue_flow(self.broker.transitions, placements, to_ms(now)), self._execute))
+        flow = enqueue_flow(self.broker.transitions, placements, to_ms(now))
+        return cast(list[TaskInfo], self._write("client.enqueue_many", flow))
 
     def submit(self, workflow: Any, **options: Unpack[SubmitOptions]) -> Any:
         """Submit a workflow (``chain``, ``parallel``, ``chord`` or one ``sig``), all or nothing; returns its
@@ -164,14 +164,15 @@ class Client(BrokerOwner):
         flow = composite_enqueue.submit_workflow_flow(
             self.broker.transitions, self.clock.now(), workflow, self.payload_limits, **options, handlers=self.registry
         )
-        return drive(flow, self._execute)
+        return self._write("client.submit", flow)
 
     def wait_workflow(self, workflow_id: str, *, queue: str = "default", timeout: float | None = None) -> Any:
         """Block until the workflow has succeeded or failed and return its final ``WorkflowInfo`` (with every
         member's outcome and result). Raises TimeoutError, or TaskNotFoundError for an unknown workflow."""
         if self.eager is not None:
             raise unsupported("client.wait_workflow", "wait for a workflow")
-        return drive(workflows.wait_flow(self.broker.keys, queue, workflow_id, timeout), self._execute)
+        flow = workflows.wait_flow(self.broker.keys, queue, workflow_id, timeout)
+        return self.broker.drive("client.wait_workflow", flow)
 
     def wait(self, task_id: str, *, queue: str = "default", timeout: float | None = None) -> TaskInfo:
         """Block until the task is completed or archived and return its final TaskInfo.
@@ -181,39 +182,29 @@ class Client(BrokerOwner):
         TaskNotFoundError when there is no such task or it was deleted."""
         if self.eager is not None:
             raise unsupported("client.wait", "wait for a task (enqueue returned its outcome already)")
-        return cast(TaskInfo, drive(wait_flow(self.broker.keys, queue, task_id, timeout), self._execute))
+        return cast(TaskInfo, self.broker.drive("client.wait", wait_flow(self.broker.keys, queue, task_id, timeout)))
 
     def _policies(self) -> PolicySet | None:
         if self.policies is None:
             return None
-        return self.policies.fresh() or cast(PolicySet, drive(self.policies.flow(), self._execute))
+        return self.policies.fresh() or cast(PolicySet, self.broker.drive("client.policies", self.policies.flow()))
 
-    def _write_queue(self, placements: list[Placement]) -> Flow:
-        """The flow that writes one queue's placements in one script call (the coalescer runs it)."""
-        if len(placements) == 1:  # a caller alone, the common case: the lean flow
-            return enqueue_one_flow(self.broker.transitions, placements[0], to_ms(self.clock.now()))
-        return enqueue_flow(self.broker.transitions, placements, to_ms(self.clock.now()))
+    def _check_layout(self) -> None:
+        """Before the first write (reads of policies come before validation, and bad input must leave the keyspace
+        as it was). Two threads may both check; the check is idempotent."""
+        self.broker.check_layout("client")
+        self._layout_checked = True
 
-    def _write(self, request: Request) -> Any:
-        """The coalescer's executor. Its rounds never overlap (one writer at a time), so their script calls go on
-        one connection of their own, kept across calls, instead of a checkout from the pool per call."""
-        if isinstance(request, Pipeline) and self._layout_checked:
-            return self.broker.run_pipeline(request, replicated=True, own_connection=True)
-        return self._execute(request)
+    def _write(self, op: str, flow: Flow) -> Any:
+        """Run a flow that validates its arguments, then writes: the key layout is checked before its first
+        write, once per client."""
+        if not self._layout_checked:
+            flow = before_first_write(flow, self._layout_flow())
+        return self.broker.drive(op, flow, replicated=True)
 
-    def _execute(self, request: Request) -> Any:
-        if isinstance(request, Call | Pipeline) and not self._layout_checked:
-            # Before the first script, which is the first write (reads of policies come before validation, and
-            # bad input must leave the keyspace as it was). Two threads may both check; the check is idempotent.
-            self.broker.check_layout("client")
-            self._layout_checked = True
-        if isinstance(request, Call):
-            return self.broker.run(request, replicated=True)
-        if isinstance(request, Pipeline):
-            return self.broker.run_pipeline(request, replicated=True)
-        return self.broker.command(
-            f"client.{getattr(request, 'name', 'batch')}", run_command, self.broker.conn, request
-        )
+    def _layout_flow(self) -> Flow:
+        yield from check_flow(self.broker.keys, "client")
+        self._layout_checked = True
 
 
 def configure(redis_url: str | None = None, *, prefix: str | None = None, **options: Any) -> Client:

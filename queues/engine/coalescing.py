@@ -1,32 +1,32 @@
 """Concurrent ``enqueue`` calls on one client share script calls: threads on a ``Client``, tasks on an
 ``AsyncClient``.
 
-Each call plans its task itself, then joins the client's queue of calls. When no call is being written, the caller
-writes: it takes every call waiting (at most ``BULK_CHUNK``), sends them as one enqueue script call per queue, and
-hands each waiting caller its own result. Calls that arrive meanwhile wait for the next round, which the first of
-them writes once the current round is done. A caller alone writes its own task at once, as before; many callers
-share round trips, and each waits for at most two of them.
+Each call plans its task itself (``producer``), then joins the coalescer's queue of calls. When no call is being
+written, the caller writes: it takes every call waiting (at most ``BULK_CHUNK``), sends them to the broker as one
+enqueue script call per queue (``producer_flows.write_flow``), and hands each waiting caller its own result.
+Calls that arrive meanwhile wait for the next round, which the first of them writes once the current round is done.
+A caller alone writes its own task at once; many callers share round trips, and each waits for at most two of
+them. The coalescer takes the broker and nothing of the client: it calls no one back.
 
 Each call still gets its own TaskInfo, or its own error, once Redis has (or refused) its task: the enqueue script
-is all-or-nothing and names the task it refused (a taken task id, a held unique lock), so that call gets the error
-and the others are sent again without it.
+is all-or-nothing and replies with the ``Refusal`` of the task it refused (a taken task id, a held unique lock), so
+that call gets the error built from it and the others are sent again without it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, cast
 
+from .broker import AsyncBroker, Broker
+from .clock import to_ms
 from .errors import EngineError
 from .message import TaskInfo
-from .producer_flows import BulkEnqueueError
-from .sans_io import Flow, Request, drive, drive_async
-from .transitions import BULK_CHUNK, Placement
-
-#: The client's flow that writes one queue's placements in one script call (``producer_flows.enqueue_flow``).
-WriteFlow = Callable[[list[Placement]], Flow]
+from .producer_flows import OP, refused, write_flow
+from .sans_io import Flow, Pipeline, Request, drive, drive_async
+from .transitions import BULK_CHUNK, Placement, Refusal, Transitions
 
 
 class _Waiting:
@@ -93,12 +93,16 @@ class _Rounds:
 
 
 class EnqueueCoalescer(_Rounds):
-    """For a ``Client``: a round's flow (``write`` for each queue) runs on ``execute``, the client's executor."""
+    """For a ``Client``: each round goes to the broker as one enqueue call per queue.
 
-    def __init__(self, write: WriteFlow, execute: Callable[[Request], Any]) -> None:
+    The round's enqueue calls go on the connection the broker keeps for one caller at a time
+    (``run_pipeline(..., own_connection=True)``), instead of a connection checked out of the pool and back per call.
+    That is safe because rounds never overlap: a caller writes only when ``_join`` made it the writer, and passes
+    the role on when its round is done (``_hand_over``), so one thread at a time sends on the kept connection."""
+
+    def __init__(self, broker: Broker) -> None:
         super().__init__()
-        self._write = write
-        self._execute = execute
+        self._broker = broker
 
     def enqueue(self, placement: Placement) -> TaskInfo:
         call = _Waiting(placement, _nothing)
@@ -115,16 +119,16 @@ class EnqueueCoalescer(_Rounds):
             if not call.writes:
                 return call.result()
         batch = self._take_round()
+        transitions, now_ms = self._broker.transitions, to_ms(self._broker.clock.now())
         if len(batch) == 1:  # alone (the common case): no one to share the round with, nor to tell its outcome
             try:
-                return cast(list[TaskInfo], drive(self._write([placement]), self._execute))[0]
-            except BulkEnqueueError as exc:
-                raise exc.alone() from None
+                outcome = drive(write_flow(transitions, [placement], now_ms), self._send)
             finally:
                 self._hand_over()
+            return alone(outcome, placement)
         try:
             for group in by_queue(batch):
-                drive(group_flow(group, self._write), self._execute)
+                drive(group_flow(group, transitions, now_ms), self._send)
         except BaseException as exc:  # KeyboardInterrupt, SystemExit: raised here, named to the others
             interrupted(batch, exc)
             raise
@@ -132,14 +136,21 @@ class EnqueueCoalescer(_Rounds):
             self._hand_over()
         return call.result()
 
+    def _send(self, request: Request) -> Any:
+        """A round's request: its enqueue call on the kept connection (see the class), the listing of a new queue
+        as any command."""
+        if type(request) is Pipeline:
+            return self._broker.run_pipeline(request, replicated=True, own_connection=True)
+        return self._broker.execute(OP, request, replicated=True)
+
 
 class AsyncEnqueueCoalescer(_Rounds):
-    """For an ``AsyncClient``, whose tasks run on one event loop."""
+    """For an ``AsyncClient``, whose tasks run on one event loop: each round goes to its ``AsyncBroker`` as one
+    enqueue call per queue."""
 
-    def __init__(self, write: WriteFlow, execute: Callable[[Request], Awaitable[Any]]) -> None:
+    def __init__(self, broker: AsyncBroker) -> None:
         super().__init__()
-        self._write = write
-        self._execute = execute
+        self._broker = broker
 
     async def enqueue(self, placement: Placement) -> TaskInfo:
         woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -158,15 +169,32 @@ class AsyncEnqueueCoalescer(_Rounds):
             if not call.writes:
                 return call.result()
         batch = self._take_round()
+        transitions, now_ms = self._broker.transitions, to_ms(self._broker.clock.now())
+        if len(batch) == 1:  # alone, as in EnqueueCoalescer
+            try:
+                outcome = await drive_async(write_flow(transitions, [placement], now_ms), self._send)
+            finally:
+                self._hand_over()
+            return alone(outcome, placement)
         try:
             for group in by_queue(batch):
-                await drive_async(group_flow(group, self._write), self._execute)
+                await drive_async(group_flow(group, transitions, now_ms), self._send)
         except BaseException as exc:  # cancelled while writing: the others learn it, this caller sees it
             interrupted(batch, exc)
             raise
         finally:
             self._hand_over()
         return call.result()
+
+    async def _send(self, request: Request) -> Any:
+        return await self._broker.execute(OP, request, replicated=True)
+
+
+def alone(outcome: list[TaskInfo] | Refusal, placement: Placement) -> TaskInfo:
+    """The outcome of a caller's task written alone: its TaskInfo, or the error the script's refusal names."""
+    if type(outcome) is Refusal:
+        raise refused(outcome, [placement])
+    return cast(list[TaskInfo], outcome)[0]
 
 
 def _nothing() -> None:
@@ -180,24 +208,22 @@ def by_queue(batch: list[_Waiting]) -> list[list[_Waiting]]:
     return list(groups.values())
 
 
-def group_flow(group: list[_Waiting], write: WriteFlow) -> Flow:
+def group_flow(group: list[_Waiting], transitions: Transitions, now_ms: int) -> Flow:
     """Write one queue's calls; a call the script refuses gets its error, and the rest are sent again."""
     while group:
+        placements = [call.placement for call in group]
         try:
-            infos = yield from write([call.placement for call in group])
-        except BulkEnqueueError as exc:
-            # Each caller enqueued one task: it gets the plain error (DuplicateTaskError...), as if alone.
-            if exc.position is None:  # not one task's refusal (Redis away, an error reply): it is everyone's
-                fail(group, exc.alone())
-                return
-            refused = group.pop(exc.position)
-            refused.error = exc.alone()
-            refused.finish()
-            continue  # nothing was written: send the others again
+            outcome = yield from write_flow(transitions, placements, now_ms)
         except Exception as exc:  # Redis away, and anything unexpected: every caller of the round sees it
             fail(group, exc)
             return
-        for call, info in zip(group, infos, strict=True):
+        if type(outcome) is Refusal:
+            # Each caller enqueued one task: it gets the plain error (DuplicateTaskError...), as if alone.
+            turned_away = group.pop(outcome.position)
+            turned_away.error = refused(outcome, placements)
+            turned_away.finish()
+            continue  # nothing was written: send the others again
+        for call, info in zip(group, outcome, strict=True):
             call.info = info
             call.finish()
         return

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 
 from .broker import AsyncBroker, Broker
+from .broker.connection import DEFAULT_REDIS_URL
 from .clock import Clock, SystemClock, utc_day
-from .connection import DEFAULT_REDIS_URL
 from .errors import ValidationError
 from .inspection.queue_stats import QueueInfo, count_unlisted
 from .keys import DEFAULT_PREFIX, Keys

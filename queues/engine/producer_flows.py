@@ -1,6 +1,8 @@
 """The producer's I/O, written once as flows (see ``sans_io``) that the blocking and asyncio clients drive: write
-placements (``enqueue_flow``) and follow a task to its end (``wait_flow``); and the error a refused bulk write
-raises (``BulkEnqueueError``). ``producer`` decides what to write; this module writes it.
+placements (``write_flow`` for one call's or one round's tasks of a queue, ``enqueue_flow`` for ``enqueue_many``)
+and follow a task to its end (``wait_flow``); and the errors of a refused write, built once from the script's
+``Refusal`` (``refused``) or from the error a chunk ended with (``chunk_failed``). ``producer`` decides what to
+write; this module writes it.
 """
 
 from __future__ import annotations
@@ -22,72 +24,116 @@ from .message import TaskInfo
 from .producer import by_queue, chunks, info_of, new_task_id
 from .quoting import shown
 from .sans_io import Command, Flow, Pipeline
-from .transitions import BULK_CHUNK, Placement, Transitions
+from .transitions import BULK_CHUNK, Placement, Refusal, Transitions
+
+OP = "client.enqueue"
 
 
-class BulkEnqueueError(EngineError):
-    """An enqueue stopped at a chunk that Redis refused, or that could not be sent: nothing of that chunk was
-    written, nor of the chunks behind it.
+class BulkEnqueueError(Exception):
+    """What ``enqueue_many`` raises when it stopped at a chunk that Redis refused, or that could not be sent:
+    nothing of that chunk was written, nor of the chunks behind it.
 
     ``enqueued`` holds the TaskInfos of what the chunks before it did enqueue, in the order of the items.
     ``position`` is the refused task's place in its chunk (from 0) when the script refused one task (a taken task
     id, a held unique lock), else None.
 
-    What is raised is the subclass that is also the error it stands for (``BulkDuplicateTaskError`` is a
+    What is raised is the class that is the plain error first and this one besides (``BulkDuplicateTaskError`` is a
     ``DuplicateTaskError``, ``BulkRedisUnavailableError`` a ``RedisUnavailableError``...), so an ``except`` of the
-    plain error still catches it; ``except BulkEnqueueError`` catches every one of them."""
+    plain error still catches it, and ``except BulkEnqueueError`` catches every one of them. This class adds only
+    what a bulk write knows; the rest (``op``, ``message``, ``code``) is the plain error's."""
 
-    def __init__(
-        self, message: str, *, op: str = "", enqueued: list[TaskInfo] | None = None, position: int | None = None
-    ) -> None:
-        super().__init__(message, op=op)
-        self.enqueued: list[TaskInfo] = list(enqueued or ())
-        self.position: int | None = position
-
-    def alone(self) -> EngineError:
-        """The error as one ``enqueue`` call raises it: the plain error this one stands for, without what a bulk
-        write adds (a coalesced call sent one task, and never saw the round it went in)."""
-        error = _PLAIN.get(type(self), EngineError)(self.message, op=self.op)
-        error.code = self.code
-        return error
+    enqueued: list[TaskInfo]
+    position: int | None
+    op: str
+    message: str
+    code: str
 
 
-class BulkDuplicateTaskError(BulkEnqueueError, DuplicateTaskError):
+class BulkDuplicateTaskError(DuplicateTaskError, BulkEnqueueError):
     """A unique task of the chunk found its lock held."""
 
 
-class BulkTaskIdConflictError(BulkEnqueueError, TaskIdConflictError):
+class BulkTaskIdConflictError(TaskIdConflictError, BulkEnqueueError):
     """A task id of the chunk exists already."""
 
 
-class BulkRedisUnavailableError(BulkEnqueueError, RedisUnavailableError):
+class BulkRedisUnavailableError(RedisUnavailableError, BulkEnqueueError):
     """The connection failed while the chunk was sent or answered: whether the chunk was written is unknown."""
 
 
-class BulkRedisCommandError(BulkEnqueueError, RedisCommandError):
+class BulkRedisCommandError(RedisCommandError, BulkEnqueueError):
     """Redis answered the chunk's script with an error reply of its own (out of memory, a disabled command...)."""
 
 
-class BulkFailedPreconditionError(BulkEnqueueError, FailedPreconditionError):
+class BulkFailedPreconditionError(FailedPreconditionError, BulkEnqueueError):
     """The chunk was barred because an earlier chunk of the same call was refused (see ``lua/enqueue.lua``)."""
 
 
-#: The bulk error raised for each error an enqueue script call can end with; any other stays a BulkEnqueueError.
-_BULK_KINDS: dict[type[EngineError], type[BulkEnqueueError]] = {
+class BulkOtherError(EngineError, BulkEnqueueError):
+    """Any other error the chunk ended with (its ``code`` is that error's)."""
+
+
+#: The bulk error raised for each error an enqueue script call can end with; any other is a BulkOtherError.
+_BULK_KINDS: dict[type[EngineError], type[EngineError]] = {
     DuplicateTaskError: BulkDuplicateTaskError,
     TaskIdConflictError: BulkTaskIdConflictError,
     RedisUnavailableError: BulkRedisUnavailableError,
     RedisCommandError: BulkRedisCommandError,
     FailedPreconditionError: BulkFailedPreconditionError,
 }
-_PLAIN = {bulk: plain for plain, bulk in _BULK_KINDS.items()}
+
+
+def refused(refusal: Refusal, chunk: list[Placement], enqueued: list[TaskInfo] | None = None) -> EngineError:
+    """The error for the task the enqueue script refused (see ``Refusal.describe``). ``enqueued`` (for
+    ``enqueue_many``): what the chunks before it enqueued, and the error is then the bulk one (see
+    ``BulkEnqueueError``); None: the plain error one ``enqueue`` call raises."""
+    kind, text = refusal.describe(chunk)
+    if enqueued is None:
+        return kind(text, op=OP)
+    return _bulk(kind, text, OP, enqueued, refusal.position)
+
+
+def chunk_failed(error: EngineError, enqueued: list[TaskInfo]) -> EngineError:
+    """The bulk error of a chunk that ended with ``error`` as a whole (Redis away, an error reply, a barrier): the
+    same message, operation and code, with what the chunks before it enqueued."""
+    bulk = _bulk(type(error), error.message, error.op, enqueued, None)
+    bulk.code = error.code
+    return bulk
+
+
+def _bulk(kind: type[EngineError], text: str, op: str, enqueued: list[TaskInfo], position: int | None) -> EngineError:
+    error = _BULK_KINDS.get(kind, BulkOtherError)(text, op=op)
+    assert isinstance(error, BulkEnqueueError)
+    error.enqueued = list(enqueued)
+    error.position = position
+    return error
+
+
+def write_flow(transitions: Transitions, placements: list[Placement], now_ms: int) -> Flow:
+    """Write one queue's placements (at most ``BULK_CHUNK``) in one script call, the TaskInfos made while Redis
+    runs it: the common case of ``Client.enqueue`` (one task, or one round of the coalescer). Returns the TaskInfos
+    in order, or the ``Refusal`` of one task (nothing was written); any other error is raised."""
+    queue = placements[0].message.queue
+    made: list[TaskInfo] = []
+
+    def make_infos() -> None:
+        made.extend([info_of(p, now_ms) for p in placements])
+
+    (outcome,) = yield Pipeline([transitions.enqueue(queue, placements, refusal_as_reply=True)], make_infos)
+    if isinstance(outcome, Exception):
+        raise outcome from None
+    if type(outcome) is Refusal:
+        return outcome
+    if outcome is True:  # the queue's first task: list it where the console and workers find queues
+        yield Command("sadd", (transitions.keys.queues, queue))
+    return made or [info_of(p, now_ms) for p in placements]
 
 
 def enqueue_flow(transitions: Transitions, placements: list[Placement], now_ms: int) -> Flow:
-    """One script call per queue and chunk, the chunks of a queue pipelined (see ``Pipeline``) behind a barrier
-    (see ``lua/enqueue.lua``), and the TaskInfos made while Redis runs them. A refused chunk raises
-    ``BulkEnqueueError`` with what the earlier chunks did enqueue. Infos come back in the order of
-    ``placements``."""
+    """``enqueue_many``'s write: one script call per queue and chunk, the chunks of a queue pipelined (see
+    ``Pipeline``) behind a barrier (see ``lua/enqueue.lua``), and the TaskInfos made while Redis runs them. A
+    refused chunk raises its bulk error (``BulkEnqueueError``) with what the earlier chunks did enqueue. Infos come
+    back in the order of ``placements``."""
     infos: list[TaskInfo] = []
     groups = by_queue(placements)
     for queue, group in groups.items():
@@ -98,61 +144,24 @@ def enqueue_flow(transitions: Transitions, placements: list[Placement], now_ms: 
         def make_infos(group: list[Placement] = group, made: list[TaskInfo] = made) -> None:
             made += [info_of(p, now_ms) for p in group]
 
-        outcomes = yield Pipeline([transitions.enqueue(queue, part, barrier=barrier) for part in parts], make_infos)
+        calls = [transitions.enqueue(queue, part, barrier=barrier, refusal_as_reply=True) for part in parts]
+        outcomes = yield Pipeline(calls, make_infos)
         if not made:
             make_infos()
-        new_queue = any(outcome is True for outcome in outcomes)
-        if new_queue:
+        if any(outcome is True for outcome in outcomes):
             # A script saw the queue's first task: list it where the console and workers find queues.
             yield Command("sadd", (transitions.keys.queues, queue))
         for n, outcome in enumerate(outcomes):
+            if isinstance(outcome, Refusal):
+                raise refused(outcome, parts[n], infos) from None
             if isinstance(outcome, EngineError):
-                raise refusal(outcome, parts[n], infos) from None
+                raise chunk_failed(outcome, infos) from None
             infos += made[n * BULK_CHUNK : (n + 1) * BULK_CHUNK]
     if len(groups) == 1:
         return infos
     # Grouping by queue reorders the tasks; callers zip the result with their items, so give it their order.
     position = {(p.message.queue, p.message.id): n for n, p in enumerate(placements)}
     return sorted(infos, key=lambda info: position[(info.queue, info.id)])
-
-
-def enqueue_one_flow(transitions: Transitions, placement: Placement, now_ms: int) -> Flow:
-    """``enqueue_flow`` for one task, the common case of ``Client.enqueue``: the same script call and TaskInfo,
-    without the grouping, chunking and reordering that only many tasks need. Returns its TaskInfo in a list, as
-    ``enqueue_flow`` does; a refusal raises the plain error (``DuplicateTaskError``, ``TaskIdConflictError``...)
-    that one ``enqueue`` call raises."""
-    queue = placement.message.queue
-    made: list[TaskInfo] = []
-    (outcome,) = yield Pipeline(
-        [transitions.enqueue(queue, (placement,))], lambda: made.append(info_of(placement, now_ms))
-    )
-    if isinstance(outcome, EngineError):
-        raise refusal(outcome, [placement], []).alone() from None
-    if outcome is True:  # the queue's first task: list it where the console and workers find queues
-        yield Command("sadd", (transitions.keys.queues, queue))
-    return made or [info_of(placement, now_ms)]
-
-
-def refusal(exc: EngineError, chunk: list[Placement], enqueued: list[TaskInfo]) -> BulkEnqueueError:
-    """The error of a chunk that was refused (or could not be sent), with what the chunks before it enqueued.
-
-    The script names a refused task by its position in the chunk (``"CONFLICT 3"``); the error names it by its id
-    and type instead, and keeps the position for the coalescer (which sends the chunk again without it)."""
-    kind = _BULK_KINDS.get(type(exc), BulkEnqueueError)
-    if not isinstance(exc, DuplicateTaskError | TaskIdConflictError) or not exc.message.isdigit():
-        error = kind(exc.message, op=exc.op, enqueued=enqueued)
-        error.code = exc.code  # the plain error's code where no subclass stands for it
-        return error
-    position = int(exc.message) - 1
-    message = chunk[position].message
-    if isinstance(exc, DuplicateTaskError):
-        text = (
-            f"a unique task of type {shown(message.type)} with the same payload already holds its lock in queue "
-            f"{shown(message.queue)}; nothing was enqueued"
-        )
-    else:
-        text = f"task id {shown(message.id)} already exists in queue {shown(message.queue)}; nothing was enqueued"
-    return kind(text, op="client.enqueue", enqueued=enqueued, position=position)
 
 
 #: Event ``to`` values after which a task will not run again.

@@ -27,8 +27,8 @@ from typing import Any, Unpack
 
 from . import validation as check
 from .broker import Broker, BrokerOptions
+from .broker.connection import DEFAULT_REDIS_URL, connect
 from .clock import Clock, to_ms
-from .connection import DEFAULT_REDIS_URL, connect
 from .errors import LeaseLostError, TaskNotFoundError, ValidationError
 from .handlers import Task, default_retry_delay
 from .message import TaskMessage

@@ -1,21 +1,17 @@
 """Sans-I/O: the requests a flow yields and the drivers that run flows. A flow is an operation written once, as a
 generator that yields I/O requests (a transition ``Call``, a plain Redis ``Command``, a ``Batch`` of commands, a
-``Pipeline`` of calls); a driver (``drive`` on the blocking clients, ``drive_async`` on the asyncio ones) sends
-each request to its executor and sends back the reply, or throws the error into the generator. The flows
-themselves live with what they do: the producer's in ``producer_flows``, the workflows' in ``workflows``...
+``Pipeline`` of calls); a driver (``drive`` on the blocking side, ``drive_async`` on the asyncio one) sends each
+request to its executor (a broker's ``execute``) and sends back the reply, or throws the error into the generator.
+The flows themselves live with what they do: the producer's in ``producer_flows``, the workflows' in
+``workflows``... Nothing here does I/O: the broker (``broker``) runs the requests.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from . import cluster
-from .connection import is_cluster
-from .redis_errors import ScriptRun, translate
 from .transitions import Call
 
 
@@ -58,48 +54,6 @@ Flow = Generator[Request, Any, Any]
 Asked = TypeVar("Asked")
 
 
-def _atomic(conn: Any, batch: Batch) -> bool:
-    return cluster.batch_is_atomic(is_cluster(conn), [command.args[0] for command in batch.commands])
-
-
-def run_command(conn: Any, request: Command | Batch) -> Any:
-    """Run a plain command or a batch on a blocking redis-py client (see ``cluster`` for a Redis Cluster)."""
-    if isinstance(request, Batch):
-        pipe = conn.pipeline(transaction=_atomic(conn, request))
-        for command in request.commands:
-            getattr(pipe, command.name)(*command.args, **command.kwargs)
-        return pipe.execute()
-    reads = cluster.split_xread(is_cluster(conn), request.name, request.args, request.kwargs)
-    if reads:
-        pipe = conn.pipeline(transaction=False)
-        for read in reads:
-            pipe.xread(**read)
-        found = cluster.merge_xread(pipe.execute())
-        if not found:
-            time.sleep(cluster.poll_wait(request.kwargs))
-        return found
-    return getattr(conn, request.name)(*request.args, **request.kwargs)
-
-
-async def run_command_async(conn: Any, request: Command | Batch) -> Any:
-    """Run a plain command or a batch on an asyncio redis-py client (see ``cluster`` for a Redis Cluster)."""
-    if isinstance(request, Batch):
-        async with conn.pipeline(transaction=_atomic(conn, request)) as pipe:
-            for command in request.commands:
-                getattr(pipe, command.name)(*command.args, **command.kwargs)
-            return await pipe.execute()
-    reads = cluster.split_xread(is_cluster(conn), request.name, request.args, request.kwargs)
-    if reads:
-        async with conn.pipeline(transaction=False) as pipe:
-            for read in reads:
-                pipe.xread(**read)
-            found = cluster.merge_xread(await pipe.execute())
-        if not found:
-            await asyncio.sleep(cluster.poll_wait(request.kwargs))
-        return found
-    return await getattr(conn, request.name)(*request.args, **request.kwargs)
-
-
 def drive(flow: Generator[Asked, Any, Any], execute: Callable[[Asked], Any]) -> Any:
     """Run a flow to its end with a blocking executor and return its value."""
     try:
@@ -129,18 +83,22 @@ async def drive_async(flow: Generator[Asked, Any, Any], execute: Callable[[Asked
         return stop.value
 
 
-def script_runs(calls: list[Call], as_functions: bool = False) -> list[ScriptRun]:
-    """The calls to send; ``as_functions``: the server has this library of functions loaded (``functions.usable``),
-    so each transition that is one of them runs by FCALL."""
-    return [
-        (call.script.sha, call.script.source, call.keys, call.args, call.script.function if as_functions else "")
-        for call in calls
-    ]
-
-
-def outcomes_of(calls: list[Call], replies: list[Any]) -> list[Any]:
-    """A ``Pipeline``'s outcomes from the raw replies (redis-py exceptions among them) of its calls."""
-    return [
-        translate(call.op, reply, call.script.name) if isinstance(reply, BaseException) else call.parse(reply)
-        for call, reply in zip(calls, replies, strict=False)
-    ]
+def before_first_write(flow: Flow, check: Flow) -> Flow:
+    """``flow``, with the requests of ``check`` (a flow too) run ahead of its first write (a ``Call`` or a
+    ``Pipeline``): the client's check of the key layout, which must come after the flow has validated its
+    arguments (bad input leaves the keyspace as it was) and before it writes. Returns ``flow``'s value."""
+    pending: Flow | None = check
+    try:
+        request = next(flow)
+        while True:
+            if pending is not None and isinstance(request, Call | Pipeline):
+                yield from pending
+                pending = None
+            try:
+                reply = yield request
+            except Exception as exc:  # handed to the flow, as a driver does
+                request = flow.throw(exc)
+            else:
+                request = flow.send(reply)
+    except StopIteration as stop:
+        return stop.value

@@ -1,11 +1,21 @@
-"""Loads the Lua transition scripts and runs them by SHA.
+"""The Lua transition scripts, built for sending: each as a script (its source and SHA) and as a function of one
+library. Nothing here does I/O; the broker sends them (``broker.scripting``).
 
 Each ``lua/<name>.lua`` is one transition. ``lua/_lib.lua`` holds the shared helpers; each script is built with
 only the helpers it calls (and those they call) in front of it: every ``local function`` defined runs on every
 call, so carrying all of them cost each call Redis time for nothing. A script is run with EVALSHA; after a
 NOSCRIPT reply (Redis restarted or its script cache was flushed) it is sent once in full with EVAL, which also
-caches it again, so callers never see the difference. Where the server has Redis functions, a single call runs
-the same transition as a function instead (see functions.py), which costs Redis less per call.
+caches it again, so callers never see the difference.
+
+Where the server has Redis functions (7+), a transition runs as a function of one library instead: a script run
+with EVALSHA defines every helper it carries on every call; a function library defines them once, when it is
+loaded, and each call runs only the script's own body. That costs Redis measurably less per call (the done script
+about a fifth less; docs/benchmarks.md). The library holds all of ``lua/_lib.lua`` and each ``lua/<name>.lua`` as
+the function ``<library>_<name>``. Its name carries a hash of the Lua it is built from, so workers of two versions
+of taskq on one server each call their own functions (a rolling deploy) and none ever replaces another's library.
+The helpers refer to ``KEYS`` and ``ARGV`` as the scripts do: in the library those are two locals that each
+function sets to its call's keys and arguments before it runs its body (Redis runs one function at a time, and
+none calls another). Whether a broker sends FCALL or EVALSHA is decided once per broker (``broker.functions``).
 """
 
 from __future__ import annotations
@@ -13,13 +23,10 @@ from __future__ import annotations
 import hashlib
 import re
 from functools import cache
-from typing import Any
+from pathlib import Path
 
-from . import functions
-from .connection import is_cluster as is_cluster_client
-from .functions import LUA_DIR
-from .functions import all_script_names as all_script_names  # public here too: the scripts and their names
-from .redis_errors import is_missing_script, on_slot_master, run_script, run_script_async
+LIBRARY_PREFIX = "taskq_"
+LUA_DIR = Path(__file__).with_name("lua")
 
 
 class Script:
@@ -27,57 +34,35 @@ class Script:
         self.name = name
         self.source = source
         self.sha = hashlib.sha1(source.encode()).hexdigest()
-        self.as_function = as_function  # a transition script of lua/: in the function library too (functions.py)
         #: The name of the function that runs this transition where the server has functions; "" for a script that is
-        #: in no library.
-        self.function = functions.function_name(name) if as_function else ""
-
-    def run(self, conn: Any, keys: list[str], args: list[Any]) -> Any:
-        if self.as_function and functions.usable(conn):
-            return functions.call(
-                conn, self.name, keys, args, lambda: run_script(conn, self.sha, self.source, keys, args)
-            )
-        return run_script(conn, self.sha, self.source, keys, args)
-
-    async def run_async(self, conn: Any, keys: list[str], args: list[Any]) -> Any:
-        return await run_script_async(conn, self.sha, self.source, keys, args)
-
-    def run_and_wait(self, conn: Any, keys: list[str], args: list[Any], replicas: int, timeout_ms: int) -> Any:
-        """Run the script, then ``WAIT replicas timeout_ms`` on the same connection (one pipeline, so WAIT
-        covers this write). On a Redis Cluster both go to the master of the keys' slot. Returns (the script's
-        reply, how many replicas confirmed it)."""
-        if is_cluster_client(conn):
-            return on_slot_master(conn, keys[0], lambda node: self.run_and_wait(node, keys, args, replicas, timeout_ms))
-        for command in ("evalsha", "eval"):
-            pipe = conn.pipeline(transaction=False)
-            getattr(pipe, command)(self.sha if command == "evalsha" else self.source, len(keys), *keys, *args)
-            pipe.execute_command("WAIT", replicas, timeout_ms)
-            reply, confirmed = pipe.execute(raise_on_error=False)
-            if not is_missing_script(reply):
-                break
-        return _checked(reply), int(_checked(confirmed))
-
-    async def run_and_wait_async(
-        self, conn: Any, keys: list[str], args: list[Any], replicas: int, timeout_ms: int
-    ) -> Any:
-        for command in ("evalsha", "eval"):
-            async with conn.pipeline(transaction=False) as pipe:
-                getattr(pipe, command)(self.sha if command == "evalsha" else self.source, len(keys), *keys, *args)
-                pipe.execute_command("WAIT", replicas, timeout_ms)
-                reply, confirmed = await pipe.execute(raise_on_error=False)
-            if not is_missing_script(reply):
-                break
-        return _checked(reply), int(_checked(confirmed))
+        #: in no library (built elsewhere than lua/).
+        self.function = function_name(name) if as_function else ""
 
     def __repr__(self) -> str:
         return f"Script({self.name!r})"
 
 
-def _checked(reply: Any) -> Any:
-    """A pipeline reply, or its error raised (pipelines run with raise_on_error=False hand errors back)."""
-    if isinstance(reply, Exception):
-        raise reply
-    return reply
+@cache
+def library() -> tuple[str, str]:
+    """(The library's name, its code for FUNCTION LOAD)."""
+    lib = (LUA_DIR / "_lib.lua").read_text()
+    bodies = {name: (LUA_DIR / f"{name}.lua").read_text() for name in all_script_names()}
+    digest = hashlib.sha1("\0".join([lib, *bodies, *bodies.values()]).encode()).hexdigest()[:16]
+    name = LIBRARY_PREFIX + digest
+    functions = "".join(
+        f"redis.register_function('{name}_{script}', function(keys, args)\nKEYS, ARGV = keys, args\n{body}\nend)\n"
+        for script, body in bodies.items()
+    )
+    return name, f"#!lua name={name}\nlocal KEYS, ARGV\n{lib}\n{functions}"
+
+
+def all_script_names() -> list[str]:
+    """The transition scripts: every ``lua/<name>.lua`` but the helpers."""
+    return sorted(p.stem for p in LUA_DIR.glob("*.lua") if not p.stem.startswith("_"))
+
+
+def function_name(script: str) -> str:
+    return f"{library()[0]}_{script}"
 
 
 # A top-level definition in _lib.lua: ``local function f(``, ``local NAME = ...`` or a forward declaration

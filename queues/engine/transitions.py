@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from . import validation as check
 from .clock import Clock, SystemClock, to_ms, utc_day
+from .enqueue_replies import Refusal as Refusal  # public here too: part of what a call replies
+from .enqueue_replies import enqueued, enqueued_or_refused
 from .failures import Failure, bounded
 from .keys import DEFAULT_PREFIX, Keys, QueueKeys
 from .message import TaskMessage
@@ -189,11 +192,6 @@ def _start_times(started: Sequence[float]) -> str:
     return ",".join(str(to_ms(t)) if t else "0" for t in started)
 
 
-def _is_new(reply: Any) -> bool:
-    """The enqueue script's reply: True when the queue had no event stream (the caller then lists it)."""
-    return bool(reply == b"NEW")
-
-
 def _flatten(rows: Sequence[Sequence[Any]]) -> list[Any]:
     return [value for row in rows for value in row]
 
@@ -259,9 +257,19 @@ class Transitions:
 
     # -- producers ---------------------------------------------------------------------------------------------
 
-    def enqueue(self, queue: str, items: Sequence[Placement], actor: str = "", barrier: str = "") -> Call:
+    def enqueue(
+        self,
+        queue: str,
+        items: Sequence[Placement],
+        actor: str = "",
+        barrier: str = "",
+        *,
+        refusal_as_reply: bool = False,
+    ) -> Call:
         """``barrier``: the id of an ``enqueue_many`` whose calls are sent one behind the other without waiting
-        (see ``lua/enqueue.lua``)."""
+        (see ``lua/enqueue.lua``). The reply: whether the queue is new; a refused task raises its named error
+        (``DuplicateTaskError``, ``TaskIdConflictError``), or with ``refusal_as_reply`` (the producer's flows, which
+        send the other tasks again or report what was enqueued before it) is the ``Refusal`` itself."""
         q = self.queue(queue)
         rows = [
             (
@@ -277,7 +285,8 @@ class Transitions:
         ]
         keys = [q.pending, q.scheduled, q.barrier(barrier)] if barrier else [q.pending, q.scheduled]
         fresh = "1" if all(p.fresh_id for p in items) else "0"
-        return self.transition("enqueue", q, actor, keys, [fresh, *_flatten(rows)], _is_new)
+        parse = enqueued if refusal_as_reply else partial(enqueued_or_refused, items, "enqueue")
+        return self.transition("enqueue", q, actor, keys, [fresh, *_flatten(rows)], parse)
 
     # -- workers -----------------------------------------------------------------------------------------------
 

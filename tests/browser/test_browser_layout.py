@@ -9,7 +9,8 @@ import time
 import pytest
 
 from taskq.queues.engine import Keys
-from taskq.queues.engine.sans_io import drive, run_command
+from taskq.queues.engine.broker.commands import run_command
+from taskq.queues.engine.sans_io import drive
 from taskq.queues.engine.series import gauge_flow
 
 pytestmark = pytest.mark.browser

@@ -12,7 +12,8 @@ import pytest
 from django.urls import reverse
 
 from taskq.queues.engine import Keys
-from taskq.queues.engine.sans_io import drive, run_command
+from taskq.queues.engine.broker.commands import run_command
+from taskq.queues.engine.sans_io import drive
 from taskq.queues.engine.series import RANGES, SeriesTally, flush_flow, gauge_flow
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from taskq.queues.engine import AsyncClient, FakeClock
+from taskq.queues.engine import AsyncClient, BulkEnqueueError, FakeClock, coalescing
+from taskq.queues.engine.broker import functions
 from taskq.queues.engine.errors import (
     DuplicateTaskError,
     RedisUnavailableError,
@@ -88,9 +89,12 @@ def test_enqueue_many_chunks_queues_and_later_duplicate(r, redis_url):
         r.flushdb()
         with pytest.raises(DuplicateTaskError) as refused:
             await client.enqueue_many(items)
-        return refused.value.enqueued
+        return refused.value
 
-    enqueued = run(redis_url, body)
+    error = run(redis_url, body)
+    # Built once from the script's refusal: both errors, the refused task named, its place in its chunk kept.
+    assert isinstance(error, BulkEnqueueError) and error.position == 5 and '"u"' in error.message
+    enqueued = error.enqueued
     # The first chunk went in; the second, refused for its duplicate, wrote nothing, nor did the third behind it.
     assert len(enqueued) == BULK_CHUNK
     assert {i.id.encode() for i in enqueued} == set(r.lrange(Q.pending, 0, -1))
@@ -99,14 +103,14 @@ def test_enqueue_many_chunks_queues_and_later_duplicate(r, redis_url):
 
 def _signal_on_xread(client: AsyncClient) -> threading.Event:
     reached = threading.Event()
-    execute = client._execute
+    execute = client.broker.execute
 
-    async def spying(request):
+    async def spying(op, request, replicated=False):
         if getattr(request, "name", None) == "xread":
             reached.set()
-        return await execute(request)
+        return await execute(op, request, replicated)
 
-    client._execute = spying  # type: ignore[method-assign]
+    client.broker.execute = spying  # type: ignore[method-assign]
     return reached
 
 
@@ -156,6 +160,7 @@ def test_unreachable_redis():
 
 def test_noscript_recovery(r, redis_url):
     async def body(client):
+        functions.use_evalsha(client.conn)  # scripts, not functions: those are what NOSCRIPT concerns
         await client.enqueue("email", {})
         r.script_flush()
         await client.enqueue("email", {})
@@ -163,3 +168,44 @@ def test_noscript_recovery(r, redis_url):
     run(redis_url, body)
     assert r.script_exists(script("enqueue").sha) == [True]
     assert r.llen(Q.pending) == 2
+
+
+def test_fresh_policies_are_taken_from_memory_without_a_flow(r, redis_url):
+    """The cached-policy shortcut of the blocking client: while the policies are fresh, an enqueue drives no flow
+    for them."""
+    driven: list[str] = []
+
+    async def main():
+        async with AsyncClient(redis_url, clock=FakeClock(NOW), policy_refresh=3600) as client:
+            drive = client.broker.drive
+
+            async def recording(op, flow, replicated=False):
+                driven.append(op)
+                return await drive(op, flow, replicated)
+
+            client.broker.drive = recording  # type: ignore[method-assign]
+            for n in range(3):
+                await client.enqueue("email", {"n": n})
+
+    asyncio.run(main())
+    assert driven.count("client.policies") == 1  # the first enqueue reads them; the next two find them fresh
+    assert r.llen(Q.pending) == 3
+
+
+def test_a_task_enqueued_alone_takes_the_one_task_path(r, redis_url, monkeypatch):
+    """A caller alone writes its task at once, without a round around it (as the blocking client does): the
+    round's flow is never entered."""
+
+    def no_round(*args, **kwargs):
+        raise AssertionError("a caller alone went through a round")
+
+    monkeypatch.setattr(coalescing, "group_flow", no_round)
+
+    async def body(client):
+        first = await client.enqueue("email", {}, task_id="one")
+        with pytest.raises(TaskIdConflictError, match='task id "one" already exists'):
+            await client.enqueue("email", {}, task_id="one")
+        return first
+
+    assert run(redis_url, body).id == "one"
+    assert r.lrange(Q.pending, 0, -1) == [b"one"]

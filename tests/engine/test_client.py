@@ -9,9 +9,8 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 import redis
 
-from taskq.queues.engine import BulkEnqueueError, Client, FakeClock, functions
-from taskq.queues.engine import broker as broker_module
-from taskq.queues.engine.broker import Broker
+from taskq.queues.engine import BulkEnqueueError, Client, FakeClock
+from taskq.queues.engine.broker import Broker, functions
 from taskq.queues.engine.errors import (
     DuplicateTaskError,
     RedisUnavailableError,
@@ -269,7 +268,7 @@ def test_enqueue_many_writes_nothing_behind_a_refused_chunk(r, client, monkeypat
     """The chunks are sent without waiting for each other; a refused chunk's barrier keeps the chunks sent behind it
     from writing, as when they ran one after another (Cluster clients, wait_replicas)."""
     if one_by_one:  # as a Cluster client runs them
-        monkeypatch.setattr(broker_module, "is_cluster", lambda conn: True)
+        monkeypatch.setattr(client.broker, "cluster", True)
     items: list = [("n", {"i": i}) for i in range(2 * BULK_CHUNK + 10)]
     items[BULK_CHUNK + 3] = {"type": "n", "payload": {}, "task_id": "taken"}
     client.enqueue("n", {}, task_id="taken")
@@ -329,14 +328,14 @@ def test_enqueue_many_checks_each_type_once_yet_gives_every_task_its_own_policy_
 def _signal_on(client: Client, command: str, monkeypatch) -> threading.Event:
     """An event set when the client is about to send ``command``: the waiter has read the task by then."""
     reached = threading.Event()
-    execute = client._execute
+    execute = client.broker.execute
 
-    def spying(request):
+    def spying(op, request, replicated=False):
         if getattr(request, "name", None) == command:
             reached.set()
-        return execute(request)
+        return execute(op, request, replicated)
 
-    monkeypatch.setattr(client, "_execute", spying)
+    monkeypatch.setattr(client.broker, "execute", spying)
     return reached
 
 

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 import redis
 
-from taskq.queues.engine import Client, DuplicateTaskError, Keys, RedisUnavailableError, TaskIdConflictError
+from taskq.queues.engine import Client, DuplicateTaskError, Keys, RedisUnavailableError, TaskIdConflictError, coalescing
 from taskq.queues.engine.coalescing import AsyncEnqueueCoalescer, _Waiting
+from taskq.queues.engine.producer_flows import write_flow
 from tests.waiting import wait_for
 
 
@@ -24,20 +25,20 @@ def client(r: redis.Redis, redis_url: str, clock) -> Any:
 
 
 class Gate:
-    """Holds the first round at the gate and records every round's task types (and queues)."""
+    """Holds the first round at the gate and records every round's task types (and queues): it wraps the flow the
+    coalescer writes each queue of a round with (``producer_flows.write_flow``)."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
         self.client = client
         self.opened = threading.Event()
         self.rounds: list[list[tuple[str, str]]] = []
-        self._write = client._coalescer._write
-        client._coalescer._write = self.write
+        monkeypatch.setattr(coalescing, "write_flow", self.write)
 
-    def write(self, placements: list[Any]) -> Any:
+    def write(self, transitions: Any, placements: list[Any], now_ms: int) -> Any:
         self.rounds.append([(p.message.queue, p.message.type) for p in placements])
         if len(self.rounds) == 1:
             assert self.opened.wait(10)
-        return self._write(placements)
+        return write_flow(transitions, placements, now_ms)
 
 
 def concurrently(calls: list[Callable[[], Any]], gate: Gate) -> list[Any]:
@@ -63,8 +64,8 @@ def concurrently(calls: list[Callable[[], Any]], gate: Gate) -> list[Any]:
     return results
 
 
-def test_calls_waiting_behind_a_round_go_in_the_next_one(client: Client, r: redis.Redis):
-    gate = Gate(client)
+def test_calls_waiting_behind_a_round_go_in_the_next_one(client: Client, r: redis.Redis, monkeypatch):
+    gate = Gate(client, monkeypatch)
     calls = [lambda i=i: client.enqueue(f"t{i}", {"n": i}) for i in range(20)]
     infos = concurrently(calls, gate)
     assert gate.rounds[0] == [("default", "t0")]
@@ -76,10 +77,10 @@ def test_calls_waiting_behind_a_round_go_in_the_next_one(client: Client, r: redi
         assert r.hget(Keys().queue("default").task(info.id), "type") == info.type.encode()
 
 
-def test_a_refused_call_gets_its_own_error_and_the_others_are_written(client: Client, r: redis.Redis):
+def test_a_refused_call_gets_its_own_error_and_the_others_are_written(client: Client, r: redis.Redis, monkeypatch):
     taken = client.enqueue("held", {"k": 1}, unique=60)
     existing = client.enqueue("x", task_id="fixed-id")
-    gate = Gate(client)
+    gate = Gate(client, monkeypatch)
     calls = [
         lambda: client.enqueue("a"),
         lambda: client.enqueue("b"),
@@ -102,8 +103,8 @@ def test_a_refused_call_gets_its_own_error_and_the_others_are_written(client: Cl
     assert [len(x) for x in gate.rounds] == [1, 5, 4, 3]
 
 
-def test_two_callers_of_one_unique_task_in_one_round_one_wins(client: Client, r: redis.Redis):
-    gate = Gate(client)
+def test_two_callers_of_one_unique_task_in_one_round_one_wins(client: Client, r: redis.Redis, monkeypatch):
+    gate = Gate(client, monkeypatch)
     calls = [lambda: client.enqueue("first")] + [lambda: client.enqueue("report", {"day": 1}, unique=60)] * 2
     results = concurrently(calls, gate)
     wins = [x for x in results[1:] if not isinstance(x, Exception)]
@@ -112,8 +113,8 @@ def test_two_callers_of_one_unique_task_in_one_round_one_wins(client: Client, r:
     assert r.llen(Keys().queue("default").pending) == 2
 
 
-def test_one_round_writes_each_queue_in_its_own_script_call(client: Client, r: redis.Redis):
-    gate = Gate(client)
+def test_one_round_writes_each_queue_in_its_own_script_call(client: Client, r: redis.Redis, monkeypatch):
+    gate = Gate(client, monkeypatch)
     calls = [lambda: client.enqueue("first")] + [lambda q=q: client.enqueue("t", queue=q) for q in ("a", "b", "a")]
     infos = concurrently(calls, gate)
     assert [info.queue for info in infos] == ["default", "a", "b", "a"]
@@ -121,14 +122,15 @@ def test_one_round_writes_each_queue_in_its_own_script_call(client: Client, r: r
     assert r.llen(Keys().queue("a").pending) == 2 and r.llen(Keys().queue("b").pending) == 1
 
 
-def test_when_redis_is_away_every_caller_of_the_round_gets_its_own_error(client: Client, r: redis.Redis):
-    gate = Gate(client)
+def test_when_redis_is_away_every_caller_of_the_round_gets_its_own_error(client: Client, r: redis.Redis, monkeypatch):
+    gate = Gate(client, monkeypatch)
     down = Client("redis://127.0.0.1:1/3")  # nothing listens on port 1: refused at once
     down._layout_checked = True  # straight to the write
     calls = [lambda: client.enqueue("first")] + [lambda: client.enqueue("t")] * 3
 
     # The first round goes to the real Redis; the rounds after it, to the one that is away.
-    client._coalescer._execute = lambda request: (client if len(gate.rounds) == 1 else down)._execute(request)
+    send = client._coalescer._send
+    client._coalescer._send = lambda request: (send if len(gate.rounds) == 1 else down._coalescer._send)(request)
     results = concurrently(calls, gate)
     errors = results[1:]
     assert all(isinstance(e, RedisUnavailableError) for e in errors)
@@ -137,23 +139,26 @@ def test_when_redis_is_away_every_caller_of_the_round_gets_its_own_error(client:
     down.close()
 
 
-def hold_first_round(coalescer: AsyncEnqueueCoalescer, rounds: list[list[str]], opened: asyncio.Event) -> None:
+def hold_first_round(
+    coalescer: AsyncEnqueueCoalescer, rounds: list[list[str]], opened: asyncio.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Record each round's task types, and hold the first round's requests until ``opened`` is set."""
-    write, execute = coalescer._write, coalescer._execute
+    execute = coalescer._send
 
-    def recorded(placements: list[Any]) -> Any:
+    def recorded(transitions: Any, placements: list[Any], now_ms: int) -> Any:
         rounds.append([p.message.type for p in placements])
-        return write(placements)
+        return write_flow(transitions, placements, now_ms)
 
     async def gated(request: Any) -> Any:
         if len(rounds) == 1:
             await opened.wait()
         return await execute(request)
 
-    coalescer._write, coalescer._execute = recorded, gated
+    monkeypatch.setattr(coalescing, "write_flow", recorded)
+    coalescer._send = gated  # type: ignore[method-assign]
 
 
-def test_async_client_tasks_share_rounds_and_keep_their_own_errors(redis_url: str, r: redis.Redis, clock):
+def test_async_client_tasks_share_rounds_and_keep_their_own_errors(redis_url: str, r: redis.Redis, clock, monkeypatch):
     """The same on an AsyncClient: tasks of one loop waiting behind a round go together in the next one, and a
     refused one gets its own error."""
     from taskq.queues.engine import AsyncClient
@@ -163,7 +168,7 @@ def test_async_client_tasks_share_rounds_and_keep_their_own_errors(redis_url: st
             await client.enqueue("held", {"k": 1}, unique=60)
             opened = asyncio.Event()
             rounds: list[list[str]] = []
-            hold_first_round(client._coalescer, rounds, opened)
+            hold_first_round(client._coalescer, rounds, opened, monkeypatch)
             first = asyncio.create_task(client.enqueue("first"))
             while not rounds:
                 await asyncio.sleep(0)
@@ -185,7 +190,7 @@ def test_async_client_tasks_share_rounds_and_keep_their_own_errors(redis_url: st
     assert r.llen(Keys().queue("default").pending) == 7
 
 
-def test_a_cancelled_waiting_task_is_not_written(redis_url: str, r: redis.Redis, clock):
+def test_a_cancelled_waiting_task_is_not_written(redis_url: str, r: redis.Redis, clock, monkeypatch):
     """asyncio: a task cancelled while it waits for a round leaves the queue of calls; the round goes on without
     it."""
     from taskq.queues.engine import AsyncClient
@@ -195,7 +200,7 @@ def test_a_cancelled_waiting_task_is_not_written(redis_url: str, r: redis.Redis,
             coalescer = client._coalescer
             opened = asyncio.Event()
             rounds: list[list[str]] = []
-            hold_first_round(coalescer, rounds, opened)
+            hold_first_round(coalescer, rounds, opened, monkeypatch)
             first = asyncio.create_task(client.enqueue("first"))
             while not rounds:
                 await asyncio.sleep(0)
@@ -218,7 +223,7 @@ def test_a_caller_that_gives_up_after_being_handed_the_round_passes_it_on():
     """The hand-over itself: the next round was handed to a caller that then left (its task cancelled before it
     woke): the next waiting caller is handed the round instead; with none left, nobody is writing."""
     woken: list[str] = []
-    coalescer = AsyncEnqueueCoalescer(write=None, execute=None)  # type: ignore[arg-type]
+    coalescer = AsyncEnqueueCoalescer(None)  # type: ignore[arg-type]
     handed = _Waiting(None, lambda: woken.append("handed"))  # type: ignore[arg-type]
     behind = _Waiting(None, lambda: woken.append("behind"))  # type: ignore[arg-type]
     coalescer._writing, coalescer._waiting = True, [handed, behind]

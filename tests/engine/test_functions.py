@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 import redis
 
-from taskq.queues.engine import EngineError, TaskMessage, functions
-from taskq.queues.engine.broker import Broker
+from taskq.queues.engine import EngineError, TaskMessage
+from taskq.queues.engine.broker import Broker, functions
 from taskq.queues.engine.sans_io import Pipeline
+from taskq.queues.engine.scripts import library
 from taskq.queues.engine.transitions import Placement
 from tests.redis_servers import started_redis
 
-LIBRARY = functions.library()[0]
+LIBRARY = library()[0]
 
 
 def library_loaded(r: redis.Redis) -> bool:
@@ -56,7 +57,7 @@ def assert_ran_as_scripts(broker: Broker) -> None:
 def test_a_library_that_went_missing_is_loaded_again_and_the_call_retried(tmp_path):
     with own_broker(tmp_path) as broker:
         dequeue_nothing(broker)
-        assert functions.usable(broker.conn) and library_loaded(broker.conn)
+        assert broker.as_functions and library_loaded(broker.conn)
         delete_library(broker.conn)  # as FUNCTION FLUSH, or a restart without persistence, would
         dequeue_nothing(broker)
         assert library_loaded(broker.conn)  # the FCALL found no function, loaded the library and ran again
@@ -73,7 +74,7 @@ def test_a_pool_told_to_keep_evalsha_never_calls_a_function(tmp_path):
 def test_a_server_without_function_keeps_evalsha(tmp_path):
     with own_broker(tmp_path, "--rename-command", "FUNCTION", '""') as broker:
         dequeue_nothing(broker)
-        assert not functions.usable(broker.conn)
+        assert broker.as_functions is False
         assert_ran_as_scripts(broker)
 
 
@@ -106,7 +107,7 @@ def test_over_maxmemory_an_ack_still_goes_through_as_with_evalsha(tmp_path):
                     assert broker.run(ops.done("default", [(leased.id, leased.token)], "w1")) == ["OK"]
                 finally:
                     broker.conn.config_set("maxmemory", 0)
-                assert functions.usable(broker.conn) is not evalsha
+                assert broker.as_functions is not evalsha
             finally:
                 broker.close()
 
@@ -134,7 +135,7 @@ def test_a_pipelined_call_whose_function_went_missing_is_sent_again_and_the_libr
         assert enqueue_pipelined(broker, "b") == [False]  # no error: sent again once the library was back
         assert library_loaded(broker.conn)
         assert broker.conn.lrange("tq:{default}:pending", 0, -1) == [b"b", b"a"]
-        assert broker.conn.info("commandstats")["cmdstat_fcall"]["calls"] == 4  # a, b refused, the load, b again
+        assert broker.conn.info("commandstats")["cmdstat_fcall"]["calls"] == 3  # a, b refused, (the load), b again
 
 
 def test_over_maxmemory_a_pipelined_enqueue_is_refused_as_with_evalsha(tmp_path):

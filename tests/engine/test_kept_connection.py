@@ -1,4 +1,4 @@
-"""The connection a blocking ``Client`` keeps for its enqueue rounds (``redis_errors.KeptConnection``): one by one
+"""The connection a blocking ``Client`` keeps for its enqueue rounds (``broker.pipelining.KeptConnection``): one by one
 enqueues go on it without a checkout from the pool, and it stays as safe as a pooled one: closed by the server,
 interrupted with a reply unread, or inherited by a forked child, the next enqueue still gets its own answer."""
 
@@ -22,7 +22,7 @@ def client(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Client]
 
 
 def kept_client_id(client: Client) -> int:
-    connection = client.broker._own.get()
+    connection = client.broker._kept.get()
     connection.send_command("CLIENT", "ID")
     return int(connection.read_response())
 

@@ -17,7 +17,7 @@ import redis
 
 from taskq.queues import conf
 from taskq.queues.engine import AsyncClient, Client, Inspector, Keys, process_defaults
-from taskq.queues.engine.connection import DEFAULT_REDIS_URL, database_of
+from taskq.queues.engine.broker.connection import DEFAULT_REDIS_URL, database_of
 from taskq.queues.engine.keys import DEFAULT_PREFIX
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,7 +97,7 @@ def test_a_plain_process_uses_redis_url_from_its_environment(redis_url: str, r: 
     script = (
         "import asyncio, sys\n"
         "from taskq.queues.engine import AsyncClient, Client\n"
-        "from taskq.queues.engine.connection import database_of\n"
+        "from taskq.queues.engine.broker.connection import database_of\n"
         "assert 'django.conf' not in sys.modules\n"
         "client = Client()\n"
         "print(database_of(client.broker.conn), client.enqueue('plain:sync').id)\n"

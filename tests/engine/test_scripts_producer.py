@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from taskq.queues.engine import DuplicateTaskError, FailedPreconditionError, TaskIdConflictError
+from taskq.queues.engine import DuplicateTaskError, FailedPreconditionError
 from taskq.queues.engine.message import TaskMessage
-from taskq.queues.engine.transitions import Placement
+from taskq.queues.engine.transitions import Placement, Refusal
 
 from . import script_runs
 from .dbstate import Hash, Stream, Volatile, ZSet, assert_db, seed
@@ -26,7 +26,7 @@ def placed(
 
 
 def enqueue(*items: Placement):
-    return lambda t: t.enqueue("default", list(items))
+    return lambda t: t.enqueue("default", list(items), refusal_as_reply=True)
 
 
 def Case(*args, **kwargs) -> script_runs.Case:  # the table's constructor, as in script_runs
@@ -137,8 +137,7 @@ LOCKED = {
         "one id a caller named makes the script check every id of the call",
         EXISTING,
         enqueue(placed("b", fresh=True), placed("a")),
-        raises=TaskIdConflictError,
-        detail="2",
+        returns=Refusal("CONFLICT", 1),
     ),
     Case(
         "a queue with an event stream is not new",
@@ -174,35 +173,39 @@ def test_enqueue(r, redis_url, case):
 
 
 @cases(
-    Case("existing id", EXISTING, enqueue(placed("a")), raises=TaskIdConflictError, detail="1"),
+    Case("existing id", EXISTING, enqueue(placed("a")), returns=Refusal("CONFLICT", 0)),
+    Case(
+        "a refusal is raised as its named error unless the caller takes it as a reply",
+        LOCKED,
+        lambda t: t.enqueue("default", [placed("b"), placed("a", unique=UNIQUE, ttl_ms=1000)]),
+        raises=DuplicateTaskError,
+        detail='a unique task of type "email" with the same payload already holds its lock in queue "default"; '
+        "nothing was enqueued",
+    ),
     Case(
         "existing id refuses the whole batch",
         EXISTING,
         enqueue(placed("b"), placed("c"), placed("a")),
-        raises=TaskIdConflictError,
-        detail="3",
+        returns=Refusal("CONFLICT", 2),
     ),
-    Case("same id twice in a batch", {}, enqueue(placed("b"), placed("b")), raises=TaskIdConflictError, detail="2"),
+    Case("same id twice in a batch", {}, enqueue(placed("b"), placed("b")), returns=Refusal("CONFLICT", 1)),
     Case(
         "unique lock held",
         LOCKED,
         enqueue(placed("a", unique=UNIQUE, ttl_ms=1000)),
-        raises=DuplicateTaskError,
-        detail="1",
+        returns=Refusal("DUPLICATE", 0),
     ),
     Case(
         "unique lock held refuses the whole batch",
         LOCKED,
         enqueue(placed("a"), placed("b", unique=UNIQUE, ttl_ms=1000)),
-        raises=DuplicateTaskError,
-        detail="2",
+        returns=Refusal("DUPLICATE", 1),
     ),
     Case(
         "duplicate inside a batch",
         {},
         enqueue(placed("a", unique=UNIQUE, ttl_ms=1000), placed("b"), placed("c", unique=UNIQUE, ttl_ms=1000)),
-        raises=DuplicateTaskError,
-        detail="3",
+        returns=Refusal("DUPLICATE", 2),
     ),
 )
 def test_enqueue_refused(r, redis_url, case):
@@ -231,18 +234,18 @@ def test_enqueue_behind_a_barrier(r, redis_url, case):
 
 
 @pytest.mark.parametrize(
-    ("seeded", "items", "error"),
+    ("seeded", "items", "refusal"),
     [
-        pytest.param(EXISTING, [placed("b"), placed("a")], TaskIdConflictError, id="conflict"),
-        pytest.param(LOCKED, [placed("b", unique=UNIQUE, ttl_ms=1000)], DuplicateTaskError, id="duplicate"),
+        pytest.param(EXISTING, [placed("b"), placed("a")], Refusal("CONFLICT", 1), id="conflict"),
+        pytest.param(LOCKED, [placed("b", unique=UNIQUE, ttl_ms=1000)], Refusal("DUPLICATE", 0), id="duplicate"),
     ],
 )
-def test_a_refused_call_sets_its_barrier_and_writes_nothing_else(r, broker, seeded, items, error):
+def test_a_refused_call_sets_its_barrier_and_writes_nothing_else(r, broker, seeded, items, refusal):
     """The one write of a refusal: the barrier, for a minute, so the calls of the same enqueue_many sent behind this
     one are refused too."""
     seed(r, seeded)
-    with pytest.raises(error):
-        broker.run(broker.transitions.enqueue("default", items, barrier="call-1"))
+    call = broker.transitions.enqueue("default", items, barrier="call-1", refusal_as_reply=True)
+    assert broker.run(call) == refusal
     assert_db(r, seeded | {BARRIER: Volatile("1")})
     assert 59_000 < r.pttl(BARRIER) <= 60_000
 

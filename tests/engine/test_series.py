@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from taskq.queues.engine import Keys
-from taskq.queues.engine.sans_io import drive, run_command
+from taskq.queues.engine.broker.commands import run_command
+from taskq.queues.engine.sans_io import drive
 from taskq.queues.engine.series import (
     EDGES_MS,
     MAX_NAMED_TYPES,

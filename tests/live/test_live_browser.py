@@ -69,7 +69,8 @@ def test_time_charts_follow_what_workers_write_without_reload(asgi_console, driv
     import json
 
     from taskq.queues.engine import Keys
-    from taskq.queues.engine.sans_io import drive, run_command
+    from taskq.queues.engine.broker.commands import run_command
+    from taskq.queues.engine.sans_io import drive
     from taskq.queues.engine.series import SeriesTally, flush_flow
 
     moves.enqueue("web")

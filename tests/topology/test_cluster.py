@@ -18,7 +18,7 @@ from topology_support import CLUSTER_PORTS, completions, flush_cluster, worker_l
 
 from taskq.queues import handles
 from taskq.queues.engine import AsyncClient, Client, Inspector, Keys, TaskIdConflictError, connect
-from taskq.queues.engine.connection import database_of, is_cluster
+from taskq.queues.engine.broker.connection import database_of, is_cluster
 from taskq.queues.engine.events import AsyncEventStreams
 from tests.console.console_support import logged_in, make_user
 from tests.waiting import state_of, wait_for

@@ -40,7 +40,7 @@ from taskq.queues.engine import (
     TaskIdConflictError,
     connect,
 )
-from taskq.queues.engine.connection import database_of
+from taskq.queues.engine.broker.connection import database_of
 from taskq.queues.engine.events import AsyncEventStreams
 from tests.console.console_support import logged_in, make_user
 from tests.waiting import state_of, wait_for

@@ -6,7 +6,7 @@ import pytest
 
 from taskq.console.channel_layers import IN_PROCESS_LAYER, REDIS_LAYER, channel_layers
 from taskq.queues.engine import RedisUnavailableError, ValidationError, connect
-from taskq.queues.engine.topology import Topology, parse, validate
+from taskq.queues.engine.broker.topology import Topology, parse, validate
 
 
 @pytest.mark.parametrize(

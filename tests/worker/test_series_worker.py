@@ -7,7 +7,8 @@ from __future__ import annotations
 from worker_support import wait_for
 
 from taskq.queues.engine import Keys, Task, handler
-from taskq.queues.engine.sans_io import drive, run_command
+from taskq.queues.engine.broker.commands import run_command
+from taskq.queues.engine.sans_io import drive
 from taskq.queues.engine.series import point, read_flow
 from taskq.worker.series_sampler import SeriesSampler
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import validation as check
 from ..broker import Broker
-from ..connection import database_of
+from ..broker.connection import database_of
 from ..errors import QueueNotFoundError
 from ..policies import PolicyCache, PolicySet
 from ..quoting import shown

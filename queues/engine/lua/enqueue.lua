@@ -11,15 +11,16 @@
 -- ARGV[6..] 7 values per task: id, type, options (msg), payload, process at (ms), unique key ("" = none),
 --           unique lock ttl (ms)
 -- Returns "OK", or "NEW" when the queue had no event stream yet (it is new, or was deleted): the caller then
--- adds it to the global queue set, which lives in another Cluster slot. Errors: "CONFLICT <i>" when task i's id exists, "DUPLICATE <i>" when its unique lock is held
--- (i counts from 1); "PRECONDITION barred" when the barrier is set.
+-- adds it to the global queue set, which lives in another Cluster slot. A refused task is a reply too, not an
+-- error: {"CONFLICT", i} when task i's id exists, {"DUPLICATE", i} when its unique lock is held (i counts from 1).
+-- Error: "PRECONDITION barred" when the barrier is set.
 local barrier = KEYS[5]
 if barrier and redis.call("EXISTS", barrier) == 1 then
   return redis.error_reply("PRECONDITION barred: an earlier call of the same enqueue_many was refused")
 end
-local function refused(reason)
+local function refused(code, i)
   if barrier then redis.call("SET", barrier, "1", "PX", 60000) end
-  return redis.error_reply(reason)
+  return {code, i}
 end
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local WIDTH, FIRST = 7, 6
@@ -31,12 +32,12 @@ for i = 0, n - 1 do
   local id, ukey = ARGV[a], ARGV[a + 5]
   if check_ids then
     if ids[id] or redis.call("EXISTS", ctx.prefix .. id) == 1 then
-      return refused("CONFLICT " .. (i + 1))
+      return refused("CONFLICT", i + 1)
     end
     ids[id] = true
   end
   if ukey ~= "" then
-    if locks[ukey] or redis.call("EXISTS", ukey) == 1 then return refused("DUPLICATE " .. (i + 1)) end
+    if locks[ukey] or redis.call("EXISTS", ukey) == 1 then return refused("DUPLICATE", i + 1) end
     locks[ukey] = true
   end
 end

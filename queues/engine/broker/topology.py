@@ -20,8 +20,8 @@ from urllib.parse import parse_qs, unquote, urlsplit, urlunsplit
 
 from redis.connection import parse_url
 
-from .errors import ValidationError
-from .quoting import shown
+from ..errors import ValidationError
+from ..quoting import shown
 
 SINGLE_SCHEMES = ("redis", "rediss", "unix")
 SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")

@@ -12,10 +12,10 @@ import redis.asyncio.sentinel
 import redis.cluster
 import redis.sentinel
 
+from ..errors import RedisCommandError
+from ..settings import DEFAULTS
 from . import topology
-from .errors import RedisCommandError
 from .redis_errors import connecting
-from .settings import DEFAULTS
 
 log = logging.getLogger("taskq.queues.engine")
 
