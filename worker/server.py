@@ -14,7 +14,7 @@ from typing import Any
 from taskq.queues.engine import AggregatorRegistry, Clock, Registry, aggregators, registry, warn_if_evicting
 from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.clock import to_ms
-from taskq.queues.engine.inspection.core import InspectorCore
+from taskq.queues.engine.inspection.inspector_core import InspectorCore
 from taskq.queues.engine.inspection.queue_stats import QueueReads
 from taskq.queues.engine.server_records import GRACEFUL
 from taskq.queues.engine.worker_store import WorkerStore

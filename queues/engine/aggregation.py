@@ -25,14 +25,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import validation as check
-from .broker import Broker
+from .broker import Broker, BrokerStore
 from .clock import to_ms
-from .command_store import CommandStore, command
 from .errors import ValidationError
 from .handlers import Task
 from .message import TaskMessage
 from .producer import new_task_id
 from .quoting import shown
+from .sans_io import command
 from .scripts import script
 from .settings import DEFAULTS, TaskqSettings
 from .transitions import Call, Placement, Transitions
@@ -194,7 +194,7 @@ def aggregation_reclaim(t: Transitions, queue: str, set_id: str, group: str) -> 
 # -- the aggregator's rounds --------------------------------------------------------------------------------------
 
 
-class GroupStore(CommandStore):
+class GroupStore(BrokerStore):
     """Reads and steps of aggregation for the worker's aggregator (and for tests that stop it half-way)."""
 
     area = "aggregator"

@@ -6,11 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Unpack, cast
 
-import redis.asyncio
-
 from . import composite_enqueue, handlers, process_defaults, producer, workflows
-from .broker import AsyncBroker, EngineOptions
-from .broker.connection import connect_async, is_cluster
+from .broker import AsyncBroker, AsyncRedis, EngineOptions
 from .clock import to_ms
 from .coalescing import AsyncEnqueueCoalescer
 from .composite_enqueue import SubmitOptions
@@ -36,14 +33,13 @@ class AsyncClient:
         *,
         max_payload: int = MAX_PAYLOAD_BYTES,
         max_payload_depth: int = DEFAULTS.max_payload_depth,
-        conn: redis.asyncio.Redis | None = None,
+        conn: AsyncRedis | None = None,
         policies: bool = True,
         policy_refresh: float = 1.0,
         registry: Registry | None = None,
         **options: Unpack[EngineOptions],
     ):
         redis_url = redis_url or process_defaults.redis_url()
-        conn = conn if conn is not None else connect_async(redis_url)
         self.broker = AsyncBroker(
             redis_url,
             prefix=options["prefix"] if "prefix" in options else process_defaults.key_prefix(),
@@ -51,14 +47,13 @@ class AsyncClient:
             limits=options.get("limits"),
             conn=conn,
         )
-        if self.broker.topology.wait_replicas and is_cluster(conn):
+        if self.broker.topology.wait_replicas and self.broker.cluster:
             # WAIT must follow the write on the same connection to the slot's master, which redis-py's asyncio
             # cluster client cannot promise; the blocking Client does it.
             raise ValidationError(
                 "wait_replicas on a Redis Cluster URL works with the blocking Client, not the AsyncClient",
                 op="connect",
             )
-        self.conn = conn
         self.transitions = self.broker.transitions
         self.keys = self.broker.keys
         self.clock = self.broker.clock

@@ -13,8 +13,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .broker import BrokerStore
 from .clock import to_ms
-from .command_store import CommandStore, command
+from .sans_io import command
 from .scripts import script
 from .transitions import Call
 
@@ -71,7 +72,7 @@ class ExportStatus:
     queues: list[QueueExportStatus] = field(default_factory=list)
 
 
-class ExportStore(CommandStore):
+class ExportStore(BrokerStore):
     area = "export"
 
     def _run(self, op: str, name: str, keys: list[str], args: list[Any]) -> Any:

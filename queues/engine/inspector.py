@@ -34,16 +34,14 @@ from __future__ import annotations
 import copy
 from typing import Unpack
 
-import redis
-
 from . import process_defaults
 from . import validation as check
 from .actions import ARCHIVABLE, DELETABLE, RUNNABLE
 from .broker import Broker, BrokerOptions, BrokerOwner
 from .errors import ValidationError
-from .inspection.core import LAYOUT_RECHECK, MAX_PAGE_SIZE, InspectorCore
 from .inspection.forwarding import acting, forward
 from .inspection.groups_workflows import GroupInfo, Groups, Workflows
+from .inspection.inspector_core import LAYOUT_RECHECK, MAX_PAGE_SIZE, InspectorCore
 from .inspection.queue_history import DailyStats, QueueHistory
 from .inspection.queue_stats import MEMORY_GROUPS, MEMORY_SAMPLE, QueueInfo, QueueReads, count_unlisted
 from .inspection.server_ops import ACK_POLL, API_SERVED_WINDOW, INFO_REFUSED, ServerOps
@@ -134,12 +132,6 @@ class Inspector(BrokerOwner):
         view = copy.copy(self)
         view.actor = actor
         return view
-
-    @property
-    def conn(self) -> redis.Redis:
-        """The broker's redis-py client, for callers that held it; the parts send every command through the
-        broker's calls."""
-        return self.broker.conn
 
     # The parts' methods, part by part; ``acting``: an action, handed this inspector's actor to record.
 

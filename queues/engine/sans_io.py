@@ -24,6 +24,11 @@ class Command:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
 
+def command(name: str, *args: Any, **kwargs: Any) -> Command:
+    """A plain command by its redis-py method name, written as a call: ``command("hget", key, field)``."""
+    return Command(name, args, kwargs)
+
+
 @dataclass
 class Batch:
     """Commands sent together in one MULTI/EXEC; the reply is the list of their replies."""

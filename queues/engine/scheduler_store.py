@@ -19,13 +19,13 @@ from datetime import datetime
 from typing import Any
 
 from . import producer
-from .broker import Broker
+from .broker import Broker, BrokerStore
 from .clock import from_ms, to_ms
-from .command_store import CommandStore, command
 from .errors import ValidationError
 from .periodic import AmbiguousEntryError, Entry, EntryNotFoundError
 from .policies import PolicyCache
 from .quoting import shown
+from .sans_io import command
 from .scripts import script
 from .transitions import Call
 
@@ -134,7 +134,7 @@ def _pause(raw: bytes | None) -> Pause | None:
     return Pause(from_ms(doc.get("at")), str(doc.get("by", "")))
 
 
-class SchedulerStore(CommandStore):
+class SchedulerStore(BrokerStore):
     area = "scheduler"
 
     def __init__(self, broker: Broker, policies: PolicyCache | None = None, history_cap: int = HISTORY_CAP) -> None:

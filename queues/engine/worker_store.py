@@ -10,10 +10,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .broker import Subscription
+from .broker import BrokerStore, Subscription
 from .clock import to_ms
-from .command_store import CommandStore, command
-from .sans_io import Command
+from .sans_io import Command, command
 from .server_records import CONTROL_TTL, LOST, LOST_REASON, SERVER_FIELD, task_field
 from .transitions import Leased
 
@@ -21,7 +20,7 @@ from .transitions import Leased
 LOST_BATCH = 100
 
 
-class WorkerStore(CommandStore):
+class WorkerStore(BrokerStore):
     area = "worker"
 
     def known_queues(self) -> set[str]:

@@ -253,7 +253,7 @@ def test_bulk_bar_with_a_filter_acts_on_the_matches_only(operator_client, seed, 
     assert engine.queue_info("default").counts()[state] == 2  # the two that do not match are left
     for task_id in matching:
         if moved_to is None:
-            assert not engine.conn.exists(engine.keys.queue("default").task(task_id))
+            assert not engine.broker.conn.exists(engine.keys.queue("default").task(task_id))
         else:
             assert engine.get_task("default", task_id).state == moved_to
     [entry] = audit

@@ -160,7 +160,7 @@ def test_unreachable_redis():
 
 def test_noscript_recovery(r, redis_url):
     async def body(client):
-        functions.use_evalsha(client.conn)  # scripts, not functions: those are what NOSCRIPT concerns
+        functions.use_evalsha(client.broker.conn)  # scripts, not functions: those are what NOSCRIPT concerns
         await client.enqueue("email", {})
         r.script_flush()
         await client.enqueue("email", {})

@@ -27,7 +27,7 @@ from taskq.queues.engine.inspector import Inspector
 #: Every public method and property of the Inspector before it was split into parts.
 PUBLIC = """
     acknowledgement api_served_queues archive_all archive_limits archive_task archive_workflow cancel_all cancel_task
-    cancel_workflow close conn control_server control_servers delete_all delete_queue delete_task edit_task
+    cancel_workflow close control_server control_servers delete_all delete_queue delete_task edit_task
     ended_server ended_servers error_groups existing_tasks export_status fleet_summary get_task groups histories
     history list_tasks list_tasks_after outstanding pause_queue payload_sample queue_definition queue_info queue_infos
     queues redis_info retry_workflow run_all run_task search search_tasks series server servers task_events
@@ -76,7 +76,7 @@ def test_every_public_method_and_name_of_the_old_inspector_is_still_there():
 def test_every_method_of_the_facade_is_its_part_method_bound_to_the_part(redis_url):
     with Inspector(redis_url) as insp:
         for name in PUBLIC:
-            assert callable(getattr(insp, name)) or name == "conn"
+            assert callable(getattr(insp, name))
         # Read from the class, a method is still called with the inspector first, as a method of the class would.
         assert Inspector.queues(insp) == insp.queues() == []
         assert Inspector.queue_info.__doc__ == insp._queue_reads.queue_info.__doc__

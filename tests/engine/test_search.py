@@ -9,8 +9,8 @@ import pytest
 
 from taskq.queues.engine import Client, Inspector
 from taskq.queues.engine.broker import Broker
-from taskq.queues.engine.inspection.core import InspectorCore
 from taskq.queues.engine.inspection.groups_workflows import Groups
+from taskq.queues.engine.inspection.inspector_core import InspectorCore
 from taskq.queues.engine.inspection.queue_stats import QueueReads
 from taskq.queues.engine.inspection.task_reads import TaskReads
 from taskq.queues.engine.inspection.task_search import TaskSearch

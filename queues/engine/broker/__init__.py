@@ -14,13 +14,20 @@ translate redis-py's errors into the engine's through one function (``redis_erro
 
 from __future__ import annotations
 
+import redis.asyncio
+
 from .asyncio_broker import AsyncBroker
 from .core import BrokerOptions, EngineOptions
 from .owners import BrokerOwner, BrokerStore
 from .scripting import not_replicated
 from .sync import Broker, Subscription
 
+#: The client type a caller may hand an ``AsyncClient`` (``conn=``), named here so no module outside the broker
+#: imports redis-py.
+AsyncRedis = redis.asyncio.Redis
+
 __all__ = [
+    "AsyncRedis",
     "AsyncBroker",
     "Broker",
     "BrokerOptions",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Self
 
+from ..sans_io import Batch, Command
 from .sync import Broker
 
 
@@ -18,8 +19,16 @@ class BrokerStore:
         self.broker = broker
         self.keys = broker.keys
 
-    def _call(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        return self.broker.command(f"{self.area}.{op}", fn, *args, **kwargs)
+    def _send(self, op: str, name: str, *args: Any, **kwargs: Any) -> Any:
+        """One command, by its redis-py method name."""
+        return self.broker.send(f"{self.area}.{op}", name, *args, **kwargs)
+
+    def _batch(self, op: str, commands: list[Command]) -> list[Any]:
+        """Commands sent together (one MULTI where their keys allow it, see ``sans_io.Batch``); their replies in
+        order. No commands, no round trip."""
+        if not commands:
+            return []
+        return list(self.broker.execute(f"{self.area}.{op}", Batch(commands)))
 
 
 class BrokerOwner:

@@ -20,7 +20,6 @@ from .commands import run_command
 from .connection import DEFAULT_REDIS_URL, connect
 from .core import BrokerCore, EngineOptions
 from .pipelining import KeptConnection, send_all
-from .redis_errors import call as translated_call
 from .redis_errors import translated
 from .scripting import Wire
 
@@ -91,12 +90,6 @@ class Broker(BrokerCore):
     def subscription(self, op: str) -> Subscription:
         """A pub/sub connection of its own (see ``Subscription``), its errors named ``op``."""
         return Subscription(self.conn.pubsub(), op)  # type: ignore[no-untyped-call]
-
-    def command(self, op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """Call a redis-py method (a plain command or a pipeline's execute) as operation ``op``: a connection that
-        fails raises RedisUnavailableError naming the operation, like a failed script. Prefer ``send`` and
-        ``execute``, which name the command instead of handing over the client's method."""
-        return translated_call(op, fn, *args, **kwargs)
 
     def run_unless_raced(self, call: Call) -> bool:
         """Run a call that may lose a race (a heartbeat, an ack or another recoverer got there first): True when

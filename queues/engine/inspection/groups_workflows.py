@@ -12,7 +12,7 @@ from ..errors import TaskNotFoundError
 from ..quoting import shown
 from ..sans_io import Command
 from ..workflows import WorkflowInfo, action_call, read_flow, read_many_flow
-from .core import InspectorCore
+from .inspector_core import InspectorCore
 
 
 @dataclass

@@ -14,7 +14,7 @@ from ..export_store import ExportStatus, ExportStore
 from ..quoting import shown
 from ..sans_io import Command
 from ..series import Point
-from .core import InspectorCore
+from .inspector_core import InspectorCore
 
 
 @dataclass

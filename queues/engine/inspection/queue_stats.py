@@ -18,7 +18,7 @@ from ..policies import QueueSpec
 from ..records import picked
 from ..sans_io import Command
 from ..transitions import ArchiveLimits
-from .core import InspectorCore
+from .inspector_core import InspectorCore
 
 _SORTED_SET_STATES = ("active", "scheduled", "retry", "archived", "completed")
 _MEMORY_STATES = ("pending",) + _SORTED_SET_STATES + ("waiting",)

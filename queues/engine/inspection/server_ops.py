@@ -24,7 +24,7 @@ from ..server_records import (
     server_info,
     server_record,
 )
-from .core import InspectorCore
+from .inspector_core import InspectorCore
 
 #: The key ``redis_info`` sets, with the server's reply, when INFO is refused.
 INFO_REFUSED = "info_refused"

@@ -25,7 +25,7 @@ from ..message import TaskInfo, TaskMessage
 from ..quoting import shown
 from ..sans_io import Command
 from ..transitions import Placement
-from .core import InspectorCore
+from .inspector_core import InspectorCore
 from .queue_stats import QueueReads
 from .task_reads import TaskReads
 

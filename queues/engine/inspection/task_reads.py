@@ -21,8 +21,8 @@ from ..message import TaskInfo
 from ..quoting import shown
 from ..sans_io import Command
 from ..task_records import TaskRecord
-from .core import MAX_PAGE_SIZE, InspectorCore
 from .groups_workflows import Groups
+from .inspector_core import MAX_PAGE_SIZE, InspectorCore
 
 EVENT_SCAN_LIMIT = 20_000  # stream entries searched, at most, for one task's history
 #: Dependencies checked per waiting task of a list (a task may wait for up to 1000); its own page checks all.

@@ -18,7 +18,7 @@ from ..keys import STATES
 from ..message import TaskInfo
 from ..redaction import Redaction
 from ..search import Query
-from .core import MAX_PAGE_SIZE, InspectorCore
+from .inspector_core import MAX_PAGE_SIZE, InspectorCore
 from .queue_stats import QueueReads
 from .task_reads import TaskReads
 

@@ -16,7 +16,6 @@ from typing import Any
 
 from .. import validation as check
 from ..broker import Broker
-from ..broker.connection import database_of
 from ..errors import QueueNotFoundError
 from ..policies import PolicyCache, PolicySet
 from ..quoting import shown
@@ -53,7 +52,7 @@ class InspectorCore:
     def database(self) -> int:
         """The database the broker's client selects (it names the cancel and control channels): a setting of the
         client, read without a command."""
-        return database_of(self.broker.conn)
+        return self.broker.database
 
     def send(self, op: str, name: str, *args: Any, **kwargs: Any) -> Any:
         """One command, by its redis-py method name, as operation ``inspector.<op>``."""
