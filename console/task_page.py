@@ -20,7 +20,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from django.template.loader import render_to_string
+
+from taskq.queues import conf
+from taskq.queues.engine import TaskNotFoundError, extras
+from taskq.queues.engine.error_groups import group_search
+from taskq.queues.engine.inspector import TaskEvent
 from taskq.queues.engine.timeline import attempts_of, event_window
+from taskq.queues.redaction_access import mask_events, mask_task_text
 
 #: The live sections of the task page: the element ``data-live-section=<name>`` and the partial that renders it.
 SECTIONS = {
@@ -113,8 +120,6 @@ def read_task(insp: Any, queue: str, task_id: str) -> tuple[Any, list[Any] | Non
         TaskNotFoundError: no task of that id, no record of it, and no event of it in the queue's stream either.
         QueueNotFoundError, ValidationError, RedisUnavailableError: as ``Inspector.get_task``.
     """
-    from taskq.queues.engine import TaskNotFoundError
-
     try:
         return insp.get_task(queue, task_id), None
     except TaskNotFoundError:
@@ -132,9 +137,6 @@ def sections_context(insp: Any, queue: str, task: Any, events: list[Any] | None 
     """What the live sections render: the same for every viewer (they hold no payload nor result, which
     ``TASKS_REDACT`` masks per viewer), so one rendering feeds every open page of the task. The error text they
     hold is masked by ``TASKS_REDACT_PATTERNS`` for every viewer alike."""
-    from taskq.queues.engine.error_groups import group_search
-    from taskq.queues.redaction_access import mask_events, mask_task_text
-
     record = getattr(task, "record", None)
     if events is None:
         events, source = history(insp, queue, task)
@@ -158,8 +160,6 @@ def sections_context(insp: Any, queue: str, task: Any, events: list[Any] | None 
 
 def render_sections(context: dict[str, Any]) -> dict[str, str]:
     """Each live section as the page renders it, for the live feed."""
-    from django.template.loader import render_to_string
-
     return {name: render_to_string(template, context) for name, template in SECTIONS.items()}
 
 
@@ -168,16 +168,13 @@ def history(insp: Any, queue: str, task: Any) -> tuple[list[Any], str]:
     (back to the task's creation), and the exported Parquet files for the part the stream has trimmed. Both are
     read within the task's lifetime (its creation to its last move), so an old task in a queue of a million costs
     what a new one does."""
-    from taskq.queues import conf
-    from taskq.queues.engine import extras
-    from taskq.queues.engine.inspector import TaskEvent
-
     window = event_window(task.created_at, task.state_since)  # bounds both reads: neither grows with the queue
     events = insp.task_events(queue, task.id, window=window)
     if events and not events[0].from_state:
         return events, "the queue's event stream"
     if extras.missing_modules("spark"):  # no exporter can have run (it needs pyarrow): the stream is all there is
         return events, "the queue's event stream (its oldest events were trimmed and not exported)"
+    # optional: pyarrow (taskq[spark]); the stream alone serves a page without it
     from taskq.queues.history.event_files import task_events
 
     seen = {e.stream_id for e in events}

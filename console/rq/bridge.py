@@ -35,6 +35,7 @@ try:
     from rq.job import JOB_ID_PATTERN, Job, JobStatus
     from rq.queue import Queue
     from rq.registry import BaseRegistry
+    from rq.results import Result
     from rq.utils import get_call_string
 except ImportError:
     extras.require("rq", "The RQ bridge (taskq.console.rq)", op="taskq.console.rq")
@@ -44,6 +45,7 @@ from taskq.queues.engine.broker.redis_errors import translated
 from taskq.queues.engine.errors import OperationError, RedisUnavailableError
 from taskq.queues.engine.quoting import shown
 from taskq.queues.engine.redaction import MASK, TOO_DEEP, Redaction
+from taskq.queues.redaction_access import rules
 
 logger = logging.getLogger(__name__)
 
@@ -269,7 +271,7 @@ def rq_jobs(queue_name: str, registry: str, page: int = 1, size: int = DEFAULT_P
         job_ids = _job_ids(queue, registry, start, size)
         jobs = queue.job_class.fetch_many(job_ids, connection=queue.connection, serializer=queue.serializer)
         scheduled = _registry(queue, "scheduled") if registry == "scheduled" else None
-        redaction = _rules()
+        redaction = rules()
         rows = [_row(job_id, job, scheduled, redaction) for job_id, job in zip(job_ids, jobs, strict=True)]
     return RQJobPage(queue=queue_name, registry=registry, page=page, size=size, total=total, jobs=rows)
 
@@ -284,7 +286,7 @@ def rq_job(queue_name: str, job_id: str) -> RQJobDetail:
     _check_queue(queue_name, op)
     with _queues([queue_name], op) as (queue,):
         job = _fetch(queue, job_id, op)
-        return _detail(queue, job, _rules())
+        return _detail(queue, job, rules())
 
 
 def requeue_failed(queue_name: str, job_id: str) -> str:
@@ -487,8 +489,6 @@ def _detail(queue: Queue, job: Job, redaction: Redaction) -> RQJobDetail:
 def _latest_result(job: Job, shown: _Shown) -> tuple[str, str]:
     """``(traceback, repr of the return value)`` of the job's latest result as a person may see them, each ""
     when absent."""
-    from rq.results import Result
-
     result = _decoded(job.latest_result, default=None)
     if not isinstance(result, Result):
         return "", ""
@@ -507,12 +507,6 @@ class _Cut:
 
 def _whole_if_cut(arg: Any) -> Any:
     return _Cut() if TOO_DEEP in repr(arg) else arg
-
-
-def _rules() -> Redaction:
-    from taskq.queues.redaction_access import rules
-
-    return rules()
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,12 @@ import shlex
 from datetime import UTC, datetime
 
 from django import template
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.text import Truncator
+from django.utils.timesince import timesince, timeuntil
 
+from taskq.queues.rendering import retries_text
 from taskq.worker.config import entry_for
 
 register = template.Library()
@@ -79,10 +84,6 @@ def task_link(queue: str, task_id: str, existing: object, length: int = 24) -> s
     """A link to a task's page when (queue, id) is in ``existing`` (the set the view read with
     ``Inspector.existing_tasks``, one pipeline for the page); otherwise the id marked "gone", since a link to a
     task that was deleted (on success without retention, past its retention, by an operator) would only 404."""
-    from django.urls import reverse
-    from django.utils.html import format_html
-    from django.utils.text import Truncator
-
     short = Truncator(task_id).chars(length)
     if isinstance(existing, set | frozenset) and (queue, task_id) in existing:
         url = reverse("taskq:task", args=[queue, task_id])
@@ -100,8 +101,6 @@ def task_link(queue: str, task_id: str, existing: object, length: int = 24) -> s
 @register.filter
 def retries(task: object) -> str:
     """A task's retries in words (``taskq.queues.rendering.retries_text``): "retried 2 of 2, then archived"."""
-    from taskq.queues.rendering import retries_text
-
     return retries_text(task)  # type: ignore[arg-type]
 
 
@@ -113,8 +112,6 @@ FEW_SECONDS = 60
 @register.filter
 def ago(when: object) -> str:
     """``(5 minutes ago)``'s words for a past time: "just now" below a minute, else Django's ``timesince`` + "ago"."""
-    from django.utils.timesince import timesince
-
     seconds = _seconds_from_now(when)
     if seconds is None:
         return "—"
@@ -124,8 +121,6 @@ def ago(when: object) -> str:
 @register.filter
 def until(when: object) -> str:
     """The words for a coming time: "in a few seconds" below a minute, "due now" once past, else "in 5 minutes"."""
-    from django.utils.timesince import timeuntil
-
     seconds = _seconds_from_now(when)
     if seconds is None:
         return "—"
@@ -135,8 +130,6 @@ def until(when: object) -> str:
 
 
 def _seconds_from_now(when: object) -> float | None:
-    from datetime import UTC, datetime
-
     if not isinstance(when, datetime):
         return None
     now = datetime.now(tz=UTC if when.tzinfo else None)

@@ -1,8 +1,5 @@
 """The public health probe.
 
-The engine is imported inside the view, not at module level: the URLconf (and with it the admin and login
-pages) must keep working even if the engine fails to import.
-
 Deliberately shares its name with ``worker/health.py``: each is its process's health probe (this the console's,
 that the worker's ``--health-port``).
 """
@@ -15,6 +12,8 @@ from django.db import DatabaseError, connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
+
+from taskq.queues.conf import get_inspector
 
 logger = logging.getLogger(__name__)
 
@@ -44,8 +43,6 @@ def _redis_ok() -> bool:
     # Through the engine, like every other Redis access outside taskq.queues.engine: listing queues is one cheap
     # read and raises RedisUnavailableError when Redis is down.
     try:
-        from taskq.queues.conf import get_inspector
-
         get_inspector().queues()
     except Exception:  # a health probe reports failure; it must never 500
         logger.warning("healthz: redis check failed", exc_info=True)

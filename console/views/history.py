@@ -13,6 +13,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
+from taskq.queues import conf
+from taskq.queues.audit import record_action
 from taskq.queues.history.queries import history_report
 
 from ..access import operator_action, viewer_page
@@ -82,9 +84,6 @@ def _charts(labels: list[str], attempts: list[Line], run: list[Line], wait: list
 @operator_action
 def run_analytics(request: HttpRequest) -> HttpResponse:
     """Enqueue ``analytics:daily`` for today so far (a worker runs it on Spark), audited as ``run_analytics``."""
-    from taskq.queues import conf
-    from taskq.queues.audit import record_action
-
     info = conf.get_client().enqueue("analytics:daily", {"date": "today"})
     record_action(request.user, "run_analytics", queue=info.queue, task_ids=[info.id], detail="today so far")
     messages.success(

@@ -19,6 +19,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
+from taskq.queues import conf
+from taskq.queues.engine import AlreadyExistsError, ValidationError
+from taskq.queues.redaction_access import is_redacted, record_unredacted_view, record_with_payload
+
 from ..access import creator_form
 from ..errors import bad_request
 from ..forms import NewTaskForm, NewTaskQuery, first_error, payload_as_text
@@ -50,8 +54,6 @@ def run_again(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
     shows its payload in full, so opening it is audited like "Show unredacted"). GET shows the form filled with the
     task's type, queue, payload and options; POST creates a new task from it (``_create``), whatever became of the
     task since. The task itself is left as it is."""
-    from taskq.queues.redaction_access import is_redacted, record_unredacted_view
-
     source = {"queue": queue, "id": task_id}
     if request.method == "POST":
         return _create(request, NewTaskForm(request.POST), source)
@@ -83,9 +85,6 @@ def _copied(task: Any) -> dict[str, Any]:
 def _create(request: HttpRequest, form: NewTaskForm, source: dict[str, str] | None) -> HttpResponse:
     """Validate, enqueue and audit, then land on the new task's page. A refusal is the form again: 400 for bad
     input (the form's or the engine's ``ValidationError``), 409 for a unique task's duplicate; nothing written."""
-    from taskq.queues import conf
-    from taskq.queues.engine import AlreadyExistsError, ValidationError
-
     if not form.is_valid():
         return _form_page(request, form, source, status=400)
     data, options = form.cleaned_data, form.enqueue_options()
@@ -107,8 +106,6 @@ def _audit_creation(
 ) -> None:
     """The ``create_task`` entry: the payload masked by ``TASKS_REDACT`` for the new task's type, the options
     given, and the task it was copied from; with ``TASKS_AUDIT_UNREDACTED``, the payload in full beside it."""
-    from taskq.queues.redaction_access import record_with_payload
-
     given = {name: value.isoformat() if isinstance(value, datetime) else value for name, value in options.items()}
 
     def detail(shown: bytes) -> str:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
+from taskq.queues.engine.clock import from_ms
+from taskq.queues.engine.inspector import INFO_REFUSED
+
 from ..access import viewer_page
 from ..page_render import render
 from .common import inspector
@@ -36,9 +39,6 @@ PERSISTENCE = [
 def redis_info(request: HttpRequest) -> HttpResponse:
     """Access: viewers. One INFO call; where the server refuses INFO, the page says so and shows what it could
     read (the key count) instead of failing."""
-    from taskq.queues.engine.clock import from_ms
-    from taskq.queues.engine.inspector import INFO_REFUSED
-
     info = inspector().redis_info()
     last_save = info.get("rdb_last_save_time")
     context = {

@@ -12,6 +12,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
+from taskq.queues.audit import record_action
+from taskq.queues.engine import FailedPreconditionError
+from taskq.queues.engine.periodic import EntryNotFoundError
+from taskq.queues.periodic_sync import scheduler_store
+from taskq.queues.redaction_access import masked
 from taskq.queues.rendering import preview
 
 from ..access import operator_action, viewer_page
@@ -43,9 +48,6 @@ def schedulers(request: HttpRequest) -> HttpResponse:
     """Access: viewers (operators also get the actions). Reads the scheduler heartbeats, the admin's mirrored
     entries, and per entry its last tick, paused state and history (one pipeline for the entries, one read per
     entry for its history, one pipeline for which of the tasks they enqueued still exist)."""
-    from taskq.queues.periodic_sync import scheduler_store
-    from taskq.queues.redaction_access import masked
-
     store = scheduler_store()
     rows = []
     enqueued: list[tuple[str, str]] = []
@@ -82,11 +84,6 @@ def entry_action(request: HttpRequest, entry_id: str, action: str) -> HttpRespon
     """Run an entry now, pause or resume it, audited as ``<action>_cron_entry``. An unknown entry is a 404 page and
     changes nothing; pausing a paused entry (or resuming a running one: another operator was first) is said in a
     message, as nothing changed."""
-    from taskq.queues.audit import record_action
-    from taskq.queues.engine import FailedPreconditionError
-    from taskq.queues.engine.periodic import EntryNotFoundError
-    from taskq.queues.periodic_sync import scheduler_store
-
     store = scheduler_store()
     try:
         entry = store.entry(entry_id).entry

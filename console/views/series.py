@@ -12,6 +12,9 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse
 
+from taskq.queues.engine.series import RANGES
+from taskq.queues.redaction_access import mask_error_groups, mask_string
+
 from ..access import viewer_page
 from ..errors import bad_request
 from ..forms import STATES, SeriesQuery, first_error
@@ -29,8 +32,6 @@ ERROR_GROUPS_SHOWN = 50
 def series_context(request: HttpRequest, charts: ChartSet) -> dict[str, Any]:
     """What ``taskq/_series_charts.html`` needs: the charts, a link per range keeping the page's other
     parameters, and the URL the live page fetches the charts from."""
-    from taskq.queues.engine.series import RANGES
-
     params = {k: v for k, v in request.GET.items() if k not in ("range", "fragment")}
     links = [(name, "?" + urlencode({**params, "range": name})) for name in RANGES]
     return {
@@ -52,8 +53,6 @@ def task_type(request: HttpRequest, queue: str, task_type: str) -> HttpResponse:
     """Access: viewers. One task type of one queue: its time charts, the range's figures, its counts per state,
     its most frequent last errors among its retry and archived tasks (a bounded scan of each), and its error
     groups. Error text reads as TASKS_REDACT_PATTERNS masks it."""
-    from taskq.queues.redaction_access import mask_error_groups, mask_string
-
     query = SeriesQuery(request.GET)
     if not query.is_valid():
         return bad_request(request, first_error(query))
