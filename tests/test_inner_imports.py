@@ -33,9 +33,6 @@ LEFT_OUT = frozenset({"migrations", "tests", "bench", "demo"})
 STILL_BARE = frozenset(
     {
         "queues/apps.py",
-        "queues/cli/cron_commands.py",
-        "queues/cli/server_commands.py",
-        "queues/cli/token_commands.py",
         "queues/history/event_files.py",
         "queues/history/management/commands/task_analytics.py",
         "queues/history/rollups.py",

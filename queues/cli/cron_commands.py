@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from taskq.queues.audit import record_action
 from taskq.queues.engine.scheduler_store import EnqueueRecord, EntryInfo, SchedulerStore
+from taskq.queues.periodic_sync import scheduler_store
 from taskq.queues.redaction_access import masked
 
 from . import output as out
@@ -33,8 +35,6 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def _store() -> SchedulerStore:
-    from taskq.queues.periodic_sync import scheduler_store
-
     return scheduler_store()
 
 
@@ -103,8 +103,6 @@ def list_entries(args: argparse.Namespace, ctx: Context) -> out.Output:
 
 
 def _audit(action: str, info: EntryInfo, detail: str, task_ids: list[str] | None = None) -> None:
-    from taskq.queues.audit import record_action
-
     record_action(None, action, queue=info.entry.queue, task_ids=task_ids, detail=detail, username=actor())
 
 

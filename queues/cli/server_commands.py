@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from taskq.queues.audit import record_action
 from taskq.queues.engine import EngineError
 from taskq.queues.engine.quoting import shown
 from taskq.queues.engine.server_records import ServerRecord
@@ -94,8 +95,6 @@ def record_doc(record: ServerRecord) -> dict[str, Any]:
 
 
 def control(args: argparse.Namespace, ctx: Context) -> out.Output:
-    from taskq.queues.audit import record_action
-
     action, server_id = args.command_name, args.server_id
     ctx.inspector.control_server(server_id, action)
     record_action(None, f"{action}_server", detail=f"server {server_id}", username=actor())

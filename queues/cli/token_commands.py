@@ -10,8 +10,11 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 
-from taskq.queues.engine import ValidationError
+from taskq.queues.api.tokens import create_token as create
+from taskq.queues.api.tokens import revoke, token_doc
+from taskq.queues.engine import TaskNotFoundError, ValidationError
 from taskq.queues.engine.quoting import shown
+from taskq.queues.models import ApiToken
 
 from . import output as out
 from .context import Context
@@ -41,9 +44,6 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def create_token(args: argparse.Namespace, ctx: Context) -> out.Output:
-    from taskq.queues.api.tokens import create_token as create
-    from taskq.queues.models import ApiToken
-
     if not args.queues and not args.namespaces:
         raise ValidationError("give --queues and/or --namespaces: a token without a scope can do nothing")
     if ApiToken.objects.filter(name=args.name).exists():
@@ -62,14 +62,10 @@ def create_token(args: argparse.Namespace, ctx: Context) -> out.Output:
 
 
 def _doc(token: Any) -> dict[str, Any]:
-    from taskq.queues.api.tokens import token_doc
-
     return token_doc(token)
 
 
 def list_tokens(args: argparse.Namespace, ctx: Context) -> out.Output:
-    from taskq.queues.models import ApiToken
-
     tokens = list(ApiToken.objects.all())
     rows = [
         [
@@ -91,11 +87,7 @@ def list_tokens(args: argparse.Namespace, ctx: Context) -> out.Output:
 
 
 def revoke_token(args: argparse.Namespace, ctx: Context) -> out.Output:
-    from taskq.queues.api.tokens import revoke
-
     token = revoke(args.name)
     if token is None:
-        from taskq.queues.engine import TaskNotFoundError
-
         raise TaskNotFoundError(f"no token named {shown(args.name)}")
     return out.Output(_doc(token), f"Revoked token {shown(token.name)}.")
