@@ -1,4 +1,10 @@
+import importlib.util
+
 from django.apps import AppConfig
+from django.core.signals import setting_changed
+
+from . import conf
+from .engine import process_defaults, registry
 
 
 class QueuesConfig(AppConfig):
@@ -18,13 +24,11 @@ class QueuesConfig(AppConfig):
         # is told here. Nothing is built, parsed or connected at start-up: a malformed REDIS_URL must not stop
         # every command with a traceback from here. The system check taskq.E103 names it (redis_url_checks), and
         # a process that runs no checks meets it, named, at its first use of Redis (conf.usable_redis_url).
-        from django.core.signals import setting_changed
-
         configure_default_client()
         # Tests change settings with override_settings or pytest-django's ``settings``: follow them. taskq.queues.conf,
         # imported by now, forgets its settings first: its receiver connected first.
         setting_changed.connect(_reconfigure, dispatch_uid="queues.default_client")
-        from . import signals
+        from . import signals  # app registry: it imports the models, which load after apps are ready
 
         signals.connect()
         install_tasks_resolver()
@@ -53,12 +57,9 @@ CLIENT_SETTINGS = frozenset(
 def install_tasks_resolver() -> None:
     """Let workers run Django's ``@task`` functions enqueued through ``taskq.tasks_backend.TaskqBackend``, when
     this Django has the Tasks framework (``django.tasks``, or the ``django-tasks`` backport)."""
-    import importlib.util
-
     if importlib.util.find_spec("django.tasks") is None and importlib.util.find_spec("django_tasks") is None:
         return
-    from .engine import registry
-    from .tasks_runner import resolve
+    from .tasks_runner import resolve  # optional: django-tasks (or django.tasks), checked just above
 
     registry.resolve_with(resolve)
 
@@ -66,9 +67,6 @@ def install_tasks_resolver() -> None:
 def configure_default_client() -> None:
     """Make the settings' Redis and key prefix this process's default, and the settings' shared client the one
     ``handler.enqueue`` uses, built at its first use."""
-    from . import conf
-    from .engine import process_defaults
-
     taskq = conf.taskq_settings()
     process_defaults.register(taskq.redis_url, taskq.key_prefix)
     process_defaults.defer_default_client(conf.get_client)
