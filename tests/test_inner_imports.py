@@ -28,16 +28,6 @@ PRODUCT = ("taskq", "queues", "worker", "console", "metrics")
 #: Folders of the product's packages that are not product code.
 LEFT_OUT = frozenset({"migrations", "tests", "bench", "demo"})
 
-#: TEMPORARY: the modules that still have inner imports without a reason, being cleared in other branches at the
-#: same time. Empty it as they land (the second test below names each entry that is clear already).
-STILL_BARE = frozenset(
-    {
-        "queues/history/event_files.py",
-        "queues/history/management/commands/task_analytics.py",
-        "queues/history/rollups.py",
-    }
-)
-
 
 def product_modules() -> list[str]:
     """Every Python module of the product, relative to the repository; ``taskq/``'s links to the other folders
@@ -91,19 +81,12 @@ def bare_in(module: str) -> list[int]:
 
 
 def test_every_import_inside_a_function_says_why_it_is_there():
-    bare = [f"{module}:{line}" for module in product_modules() if module not in STILL_BARE for line in bare_in(module)]
+    bare = [f"{module}:{line}" for module in product_modules() for line in bare_in(module)]
     assert not bare, (
         "move each import to the top of its module, or say on its line or the line above why it cannot be there "
         "(# cycle: ..., # optional: ..., # before setup: ..., # app registry: ..., # registers checks): "
         + ", ".join(bare)
     )
-
-
-def test_the_modules_still_allowed_bare_imports_have_some_left():
-    # The temporary list only shrinks: an entry whose module is clear (or gone) is taken out.
-    modules = set(product_modules())
-    clear = sorted(module for module in STILL_BARE if module not in modules or not bare_in(module))
-    assert not clear, f"take these out of STILL_BARE, their inner imports all say why now: {clear}"
 
 
 def test_the_walk_sees_the_product_and_leaves_the_rest_out():

@@ -22,6 +22,7 @@ from taskq.queues.engine.export_store import StreamEntry, parse_stream_id
 
 try:
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 except ImportError:
     extras.require("spark", "The event files (TASKS_EVENT_EXPORT, Parquet)", op="history.event_files")
@@ -216,8 +217,6 @@ def _at_span(meta: pq.FileMetaData) -> tuple[int, int]:
 
 def _task_rows(path: Path, queue: str, task_id: str, window: tuple[int, int] | None) -> list[dict[str, Any]]:
     """The task's rows of one file, reading only the row groups whose statistics admit it."""
-    import pyarrow.compute as pc
-
     parquet = pq.ParquetFile(path)
     names = parquet.schema_arrow.names
     columns = [name for name in TIMELINE_COLUMNS if name in names]

@@ -3,6 +3,9 @@
 Uses the DataFrame API only, so it runs the same on ``local[*]``, a standalone cluster and Spark Connect. Each
 run replaces the days it computes and nothing else: the Parquet output is overwritten per ``day`` partition
 (dynamic partition overwrite), and the ``TaskDailyRollup`` rows of those days are replaced in one transaction.
+
+``compute`` and ``run`` need Spark alone, not Django settings (``bench/pipeline.py`` runs them so); ``store`` and
+``analytics`` write the rows, once Django is set up.
 """
 
 from __future__ import annotations
@@ -11,6 +14,10 @@ import shutil
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
+
+from django.db import connection, transaction
+
+from taskq.queues import conf
 
 COUNTS = ("enqueued", "started", "succeeded", "failed", "retried", "archived")
 PERCENTILES = (0.5, 0.95, 0.99)
@@ -30,8 +37,8 @@ def day_range(first: date, last: date) -> list[str]:
 
 def compute(spark: Any, events_dir: str, days: list[str]) -> Any:
     """The rollups of ``days`` (ISO dates) as a DataFrame, one row per day, queue and type."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
+    from pyspark.sql import Window  # optional: pyspark (taskq[spark])
+    from pyspark.sql import functions as F  # optional: pyspark (taskq[spark])
 
     lo = (date.fromisoformat(min(days)) - timedelta(days=LOOKBACK_DAYS)).isoformat()
     events = (
@@ -130,8 +137,7 @@ def run(spark: Any, events_dir: str, rollup_dir: str, days: list[str]) -> list[d
 
 def store(rows: list[dict[str, Any]], days: list[str]) -> int:
     """Replace the ``TaskDailyRollup`` rows of ``days`` with ``rows``; returns how many were written."""
-    from django.db import transaction
-
+    # before setup: compute and run serve Spark without Django settings (bench/pipeline.py); models need them
     from .models import TaskDailyRollup
 
     objects = [
@@ -156,8 +162,6 @@ def _one_store_at_a_time() -> None:
     delete cannot see the first one's uncommitted rows, so its insert broke the unique (day, queue, type)
     constraint once the first committed. Held until the transaction ends, the lock makes the second
     delete run after that commit and replace those rows. SQLite takes one writing transaction at a time anyway."""
-    from django.db import connection
-
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [STORE_LOCK])
@@ -165,8 +169,6 @@ def _one_store_at_a_time() -> None:
 
 def analytics(spark: Any, days: list[str], events_dir: str | None = None, rollup_dir: str | None = None) -> int:
     """The whole job for ``days``, with the directories from the settings unless given."""
-    from taskq.queues import conf
-
     taskq = conf.taskq_settings()
     rows = run(spark, events_dir or taskq.event_export_dir, rollup_dir or taskq.rollup_dir, days)
     return store(rows, days)

@@ -41,6 +41,7 @@ class Command(BaseCommand):
         else:
             day = _day(options["date"]) if options["date"] else today
             days = day_range(day, day)
+        # optional: pyspark (taskq[spark])
         from pyspark.sql import SparkSession
 
         existing = SparkSession.getActiveSession()  # called from a process that has one (tests): leave it be
