@@ -225,7 +225,9 @@ class GroupStore(BrokerStore):
         q = self.keys.queue(queue)
         ids = self._send("set_tasks", "zrange", q.aggregation_set(set_id), 0, -1)
         rows = self._batch(
-            "set_tasks", [command("hmget", q.task(task_id.decode()), "type", "payload", "msg") for task_id in ids]
+            "set_tasks",
+            [command("hmget", q.task(task_id.decode()), "type", "payload", "msg") for task_id in ids],
+            atomic=False,
         )
         tasks = []
         for task_id, (ttype, payload, options) in zip(ids, rows, strict=True):

@@ -164,7 +164,7 @@ class ExportStore(BrokerStore):
                 command("xrange", q.events, "-", "+", count=1),
                 command("xrevrange", q.events, "+", "-", count=1),
             ]
-        replies = self._batch("status", commands)
+        replies = self._batch("status", commands, atomic=False)
         holder, stats = replies[0], {k.decode(): v.decode() for k, v in replies[1].items()}
         out = ExportStatus(holder.decode() if holder else None, int(stats.get("gaps", 0)))
         for i, queue in enumerate(queues):

@@ -308,7 +308,7 @@ class RemoteConsumer:
         for queue in queues:
             q = self.keys.queue(queue)
             reads += [Command("zrange", (key, 0, 0), {"withscores": True}) for key in (q.scheduled, q.retry, q.lease)]
-        replies = self.broker.execute("consumer.next_due", Batch(reads)) if reads else []
+        replies = self.broker.execute("consumer.next_due", Batch(reads, atomic=False)) if reads else []
         times = []
         for index, reply in enumerate(replies):
             if reply:

@@ -221,7 +221,9 @@ class SchedulerStore(BrokerStore):
         """Each entry's last handled tick (epoch seconds), None for an entry no scheduler has seen yet."""
         entries = list(entries)
         replies = self._batch(
-            "last_ticks", [command("hget", self.keys.queue(entry.queue).cron_last, entry.id) for entry in entries]
+            "last_ticks",
+            [command("hget", self.keys.queue(entry.queue).cron_last, entry.id) for entry in entries],
+            atomic=False,
         )
         return {e.id: (None if raw is None else int(raw) / 1000) for e, raw in zip(entries, replies, strict=True)}
 
@@ -325,7 +327,7 @@ class SchedulerStore(BrokerStore):
                 command("zrevrange", q.cron_history(entry.id), 0, 0),
                 command("hget", q.cron_paused, entry.id),
             ]
-        replies = self._batch("entries", reads)
+        replies = self._batch("entries", reads, atomic=False)
         now = self.broker.clock.now()
         out = []
         for n, entry in enumerate(ordered):

@@ -40,7 +40,9 @@ class WorkerStore(BrokerStore):
         q = self.keys.queue(queue)
         ids = self._send("expired_leases", "zrangebyscore", q.lease, "-inf", to_ms(expired_before), start=0, num=limit)
         fields = ("type", "msg", "payload", "retried", "lease")
-        rows = self._batch("expired_leases", [command("hmget", q.task(task_id.decode()), *fields) for task_id in ids])
+        rows = self._batch(
+            "expired_leases", [command("hmget", q.task(task_id.decode()), *fields) for task_id in ids], atomic=False
+        )
         return [
             Leased(task_id.decode(), f[0] or b"", f[1] or b"", f[2] or b"", int(f[3] or 0), (f[4] or b"").decode())
             for task_id, f in zip(ids, rows, strict=True)
@@ -115,7 +117,7 @@ class WorkerStore(BrokerStore):
                 command("get", self.keys.server(server_id)),
                 command("hgetall", self.keys.workers(server_id)),
             ]
-        replies = self._batch(op, reads)
+        replies = self._batch(op, reads, atomic=False)
         recorded = []
         writes = []
         for index, (raw_id, score) in enumerate(expired):

@@ -14,7 +14,7 @@ from .connection import is_cluster
 
 
 def _atomic(conn: Any, batch: Batch) -> bool:
-    return cluster.batch_is_atomic(is_cluster(conn), [command.args[0] for command in batch.commands])
+    return batch.atomic and cluster.batch_is_atomic(is_cluster(conn), [command.args[0] for command in batch.commands])
 
 
 def run_command(conn: Any, request: Command | Batch) -> Any:

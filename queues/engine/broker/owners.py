@@ -23,12 +23,12 @@ class BrokerStore:
         """One command, by its redis-py method name."""
         return self.broker.send(f"{self.area}.{op}", name, *args, **kwargs)
 
-    def _batch(self, op: str, commands: list[Command]) -> list[Any]:
-        """Commands sent together (one MULTI where their keys allow it, see ``sans_io.Batch``); their replies in
-        order. No commands, no round trip."""
+    def _batch(self, op: str, commands: list[Command], atomic: bool = True) -> list[Any]:
+        """Commands sent together (one MULTI where their keys allow it, unless ``atomic`` is False: see
+        ``sans_io.Batch``); their replies in order. No commands, no round trip."""
         if not commands:
             return []
-        return list(self.broker.execute(f"{self.area}.{op}", Batch(commands)))
+        return list(self.broker.execute(f"{self.area}.{op}", Batch(commands, atomic)))
 
 
 class BrokerOwner:

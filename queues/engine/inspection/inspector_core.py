@@ -58,12 +58,12 @@ class InspectorCore:
         """One command, by its redis-py method name, as operation ``inspector.<op>``."""
         return self.broker.send(f"inspector.{op}", name, *args, **kwargs)
 
-    def batch(self, op: str, commands: list[Command]) -> list[Any]:
-        """Commands sent together in one round trip (one MULTI where their keys allow: see ``sans_io.Batch``), as
-        operation ``inspector.<op>``: their replies, in order. Nothing is sent for no command."""
+    def batch(self, op: str, commands: list[Command], atomic: bool = False) -> list[Any]:
+        """Commands sent together in one round trip, as operation ``inspector.<op>``: their replies, in order.
+        Reads need no MULTI (see ``sans_io.Batch``) unless ``atomic``. Nothing is sent for no command."""
         if not commands:
             return []
-        return list(self.broker.execute(f"inspector.{op}", Batch(commands)))
+        return list(self.broker.execute(f"inspector.{op}", Batch(commands, atomic)))
 
     def each(self, op: str, name: str, args: list[tuple[Any, ...]]) -> list[Any]:
         """Command ``name`` once per item of ``args``, in one round trip: their replies, in order."""

@@ -215,6 +215,7 @@ class QueueReads:
                     Command("zcount", (q.scheduled, "-inf", now_ms)),
                     Command("zcount", (q.retry, "-inf", now_ms)),
                 ],
+                atomic=True,  # one instant: a task moving between two of them is counted once
             )
         )
 
