@@ -17,7 +17,7 @@ import redis.asyncio
 
 from taskq.queues.engine import RedisUnavailableError, TaskIdConflictError, TaskMessage, TaskNotFoundError
 from taskq.queues.engine.broker import AsyncBroker, Broker, functions
-from taskq.queues.engine.sans_io import Pipeline
+from taskq.queues.engine.sans_io import Batch, Command, Pipeline
 from taskq.queues.engine.scripts import library, script
 from taskq.queues.engine.transitions import Placement, Refusal
 from tests.redis_servers import started_redis
@@ -161,5 +161,23 @@ def test_each_face_knows_its_database_for_the_channels_it_names(own_server: str,
     face = Face(own_server, asyncio_face)  # the URL names database 1
     try:
         assert face.broker.database == 1
+    finally:
+        face.close()
+
+
+@pytest.mark.parametrize("asyncio_face", [False, True], ids=["Broker", "AsyncBroker"])
+@pytest.mark.parametrize(("atomic", "multis"), [(True, 1), (False, 0)], ids=["atomic", "reads"])
+def test_a_batch_is_one_multi_only_when_atomic(own_server: str, asyncio_face: bool, atomic: bool, multis: int):
+    """A batch of reads skips MULTI (a QUEUED reply per command, for nothing); an atomic one is one transaction."""
+    r = redis.Redis.from_url(own_server)
+    face = Face(own_server, asyncio_face)
+    try:
+        r.set("k", "v")
+        r.config_resetstat()
+        batch = Batch([Command("get", ("k",)), Command("exists", ("k",))], atomic)
+        assert face.do("execute", "test.batch", batch) == [b"v", 1]
+        calls = {name: stats["calls"] for name, stats in r.info("commandstats").items()}
+        assert (calls.get("cmdstat_multi", 0), calls.get("cmdstat_exec", 0)) == (multis, multis)
+        assert (calls["cmdstat_get"], calls["cmdstat_exists"]) == (1, 1)
     finally:
         face.close()
