@@ -49,6 +49,7 @@ LIVE_INTERVAL = 0.25  # seconds between two messages of one subscription key, at
 BLOCK_MS = 1000  # XREAD BLOCK timeout: how long the reader waits before re-listing queues
 SERVERS_REFRESH = 5.0  # the server registry emits no events: re-read it this often while someone watches
 RESULT_PREVIEW_BYTES = 4096
+STOP_RECANCEL = 0.5  # seconds ``LiveHub.stop`` waits for a cancelled task before cancelling it again
 
 GLOBAL, QUEUE, TASK, SERVERS, WORKFLOW, SCHEDULERS = "all", "q", "t", "servers", "wf", "cron"
 WORKFLOWS = "wfs"  # the workflows list
@@ -179,10 +180,16 @@ class LiveHub:
             ]
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        self._tasks = []
+        """Cancel the hub's tasks and wait until each has ended, cancelling again one still running ``STOP_RECANCEL``
+        seconds later: redis-py sends every command through ``asyncio.wait_for`` (its socket timeout), which loses a
+        cancellation on Python 3.11 (see ``woken``), so a reader stopped as it sends its XREAD reads on."""
+        tasks, self._tasks = self._tasks, []
+        pending = set(tasks)
+        while pending:
+            for task in pending:
+                task.cancel()
+            _ended, pending = await asyncio.wait(pending, timeout=STOP_RECANCEL)
+        await asyncio.gather(*tasks, return_exceptions=True)  # all ended: collects what each raised
 
     async def _read_loop(self) -> None:
         while True:
@@ -222,9 +229,7 @@ class LiveHub:
 
     async def _flush_loop(self) -> None:
         while True:
-            try:
-                await asyncio.wait_for(self._dirty.wait(), timeout=SERVERS_REFRESH)
-            except TimeoutError:
+            if not await woken(self._dirty, SERVERS_REFRESH):
                 await self._guarded(self._servers, None)
                 continue
             wait = self._last_flush + self.interval - time.monotonic()
@@ -239,10 +244,7 @@ class LiveHub:
         run at most every ``dashboard_interval`` seconds, and every ``dashboard_idle`` seconds when nothing
         happened (latency grows while nothing happens)."""
         while True:
-            try:
-                await asyncio.wait_for(self._dashboard_due.wait(), timeout=self.dashboard_idle)
-            except TimeoutError:
-                pass
+            await woken(self._dashboard_due, self.dashboard_idle)
             self._dashboard_due.clear()
             await self._guarded(self._dashboard, None)
             await self._guarded(self._queue_pages, None)
@@ -439,6 +441,19 @@ class LiveHub:
         message = LiveMessage(data)
         for subscriber in list(self.watchers.get(key, ())):
             subscriber.deliver(message)
+
+
+async def woken(event: asyncio.Event, timeout: float) -> bool:
+    """Wait until ``event`` is set, at most ``timeout`` seconds; whether it was. Not ``asyncio.wait_for``: on Python
+    3.11 it returns the awaited result, and the cancellation is lost, when the task is cancelled just as the event
+    is set, and a hub's loop that lost it would run on. ``asyncio.timeout`` tells its own expiry from a
+    cancellation, so a loop waiting here always ends when the hub stops."""
+    try:
+        async with asyncio.timeout(timeout):
+            await event.wait()
+    except TimeoutError:
+        return False
+    return True
 
 
 async def read_or_warn(what: str, read: Callable[..., T], *args: Any) -> T | None:
