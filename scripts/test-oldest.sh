@@ -30,6 +30,7 @@ OLDEST_IGNORED=(
     tests/api/test_schemathesis.py              # minutes of property-based runs; test_openapi.py fuzzes the API too
     tests/console/test_console_timeline.py      # reads exported Parquet files: pyarrow (spark extra)
     tests/console/test_redaction_every_path.py  # RQ jobs among the paths: django-rq (rq extra)
+    tests/worker/test_spark_submit_settings.py  # the spark:submit handler needs pyspark's spark-submit (spark extra)
 )
 
 # shellcheck source=scripts/find-python.sh
