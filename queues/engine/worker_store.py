@@ -201,4 +201,4 @@ class WorkerStore(BrokerStore):
     def database(self) -> int:
         """The database number the broker's connections select (0 on a cluster): the cancel and control channels
         carry it, since Redis's pub/sub spans every database of a server."""
-        return int(self._send("database", "get_connection_kwargs").get("db", 0) or 0)
+        return self.broker.database
