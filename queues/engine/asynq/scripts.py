@@ -1,0 +1,31 @@
+"""The Lua transitions over asynq's keys: ``lua/<name>.lua``, each one state change with asynq's own
+preconditions and replies, so a Go server reading the same keys sees what its own scripts would have written.
+
+They run with EVALSHA (never as taskq's function library: that library is taskq's layout, and a keyspace shared
+with Go asynq is not).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from collections.abc import Callable
+from typing import Any
+
+from ..scripts import Script
+from ..transitions import Call
+
+LUA_DIR = Path(__file__).with_name("lua")
+
+
+@cache
+def script(name: str) -> Script:
+    """The script of ``lua/<name>.lua``."""
+    return Script(f"asynq_{name}", (LUA_DIR / f"{name}.lua").read_text())
+
+
+def call(op: str, name: str, keys: list[str], args: list[Any], parse: Callable[[Any], Any] | None = None) -> Call:
+    """One run of ``lua/<name>.lua`` for the broker (``broker.run(call(...))``); ``parse`` reads its reply."""
+    if parse is None:
+        return Call(op, script(name), keys, args)
+    return Call(op, script(name), keys, args, parse)
