@@ -23,10 +23,10 @@ class Go:
     def enqueue(self, spec: dict[str, Any]) -> dict[str, Any]:
         return go_asynq.run(self.redis_url, "enqueue", stdin=spec)
 
-    def serving(self, *args: str):  # noqa: ANN201 - a context manager of the running process
+    def serving(self, *args: str):
         return go_asynq.running(self.redis_url, "serve", *args)
 
-    def scheduling(self, *args: str):  # noqa: ANN201
+    def scheduling(self, *args: str):
         return go_asynq.running(self.redis_url, "schedule", *args)
 
     def runs(self, client: redis.Redis) -> list[tuple[str, str, int, str]]:

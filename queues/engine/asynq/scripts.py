@@ -7,9 +7,9 @@ with Go asynq is not).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 from ..scripts import Script

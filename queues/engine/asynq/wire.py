@@ -76,6 +76,7 @@ def _fields(data: bytes) -> list[tuple[int, int, Any, bytes]]:
         start = pos
         key, pos = _read_varint(data, pos)
         number, wire_type = key >> 3, key & 7
+        value: int | bytes
         if wire_type == _VARINT:
             value, pos = _read_varint(data, pos)
         elif wire_type == _LEN:
@@ -225,7 +226,7 @@ class _Message:
                 continue
             current = values.get(known.name, [] if known.metadata["kind"] == _STRINGS else {})
             values[known.name] = _decode_value(known.metadata["kind"], wire_type, value, current)
-        return cls(**values, unknown=unknown)
+        return cls(**values, unknown=unknown)  # type: ignore[call-arg]  # each subclass is a dataclass
 
 
 def _field(number: int, kind: int, default: Any = None) -> Any:
