@@ -55,6 +55,14 @@ class TaskqSettings:
     key_prefix: str = _setting(
         "TASKS_KEY_PREFIX", "tq", "str", "prefix of every Redis key, to share a Redis between deployments"
     )
+    key_format: str = _setting(
+        "TASKS_KEY_FORMAT",
+        "taskq",
+        "format",
+        "whose key layout the Redis holds: `taskq`, or `asynq` for the keys of a Go asynq v0.25-0.26 deployment "
+        "(prefix `asynq`), which the console, the CLI and `taskworker` then read and write as asynq does "
+        "([taskq for asynq users](asynq.md))",
+    )
     lease_seconds: float = _setting(
         "TASKS_LEASE_SECONDS", 30.0, "float", "lease of a running task; a shorter lease recovers crashes faster"
     )
@@ -353,6 +361,8 @@ def _typed(name: str, kind: str, value: Any) -> Any:
         return tuple(value)
     if kind == "paths":
         return _paths(str(value))
+    if kind == "format":
+        return _key_format(name, value)
     return value  # text, and patterns that are no list: the system check names what is wrong with them
 
 
@@ -362,7 +372,7 @@ def _paths(raw: str) -> tuple[str, ...]:
 
 
 def parse_value(name: str, kind: str, raw: str) -> Any:
-    """A variable's text as ``kind`` (str, int, float, optional float, bool, list, networks, patterns, paths): the
+    """A variable's text as ``kind`` (str, int, float, optional float, bool, list, networks, patterns, paths, format): the
     one parser of taskq's settings and of the console's Django ones (``console/env.py``). Raises ValidationError
     naming ``name``.
     Patterns are a JSON array (a regular expression may hold commas); text that is not JSON is kept as it is, for
@@ -385,7 +395,19 @@ def parse_value(name: str, kind: str, raw: str) -> Any:
             return _typed(name, kind, json.loads(raw))
         except ValueError:
             return raw
+    if kind == "format":
+        return _key_format(name, raw)
     return raw
+
+
+#: The key layouts taskq reads and writes: its own, and Go asynq's (``engine/asynq``).
+KEY_FORMATS = ("taskq", "asynq")
+
+
+def _key_format(name: str, value: Any) -> str:
+    if value not in KEY_FORMATS:
+        raise ValidationError(f"{name} must be one of {', '.join(KEY_FORMATS)}, got {shown(value)}", op="settings")
+    return str(value)
 
 
 def _networks(name: str, values: tuple[str, ...]) -> tuple[str, ...]:

@@ -2,8 +2,9 @@
 go.mod to asynq v0.26.0) built once per source version from the Go module proxy, then run as asynq's client,
 Inspector (what asynq's CLI prints), Server and Scheduler.
 
-The binary is kept in ``var/go/`` under a name that carries a digest of its sources, so a CI run builds it only
-when they changed; Go's own module and build caches (``~/go``) keep the downloads between runs.
+The binary is kept in ``~/.cache/taskq/go`` (``TASKQ_GO_CACHE``) under a name that carries a digest of its
+sources, so a CI run from a fresh clone builds it only when they changed; Go's own module and build caches keep
+the downloads between runs.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 SOURCE = Path(__file__).with_name("goasynq")
-CACHE = Path(__file__).resolve().parents[2] / "var" / "go"
+CACHE = Path(os.environ.get("TASKQ_GO_CACHE") or Path.home() / ".cache" / "taskq" / "go")
 #: The asynq version go.mod pins: what these tests prove taskq against.
 ASYNQ_VERSION = "v0.26.0"
 
