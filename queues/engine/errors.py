@@ -116,6 +116,14 @@ class MessageVersionError(EngineError, ValueError):
     code = "unsupported_version"
 
 
+class FormatUnsupportedError(EngineError):
+    """What was asked cannot exist in the keyspace's key format: asynq's (``TASKS_KEY_FORMAT = "asynq"``) has no
+    workflows, waiting tasks, fenced acknowledgements, or timelines beyond a task's last error. Nothing was
+    changed; the message names what is missing."""
+
+    code = "unsupported_by_format"
+
+
 class HandlerNotFoundError(EngineError, LookupError):
     """No registered handler takes the task's type (raised where handlers run inline: eager mode)."""
 
