@@ -13,7 +13,6 @@ import fcntl
 import hashlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -24,6 +23,8 @@ from typing import Any
 
 SOURCE = Path(__file__).with_name("goasynq")
 CACHE = Path(os.environ.get("TASKQ_GO_CACHE") or Path.home() / ".cache" / "taskq" / "go")
+#: Prints a Go new enough for asynq: the one on PATH, or Go's toolchain module fetched from the module proxy.
+ENSURE_GO = Path(__file__).resolve().parents[2] / "scripts" / "ensure-go.sh"
 #: The asynq version go.mod pins: what these tests prove taskq against.
 ASYNQ_VERSION = "v0.26.0"
 
@@ -41,9 +42,10 @@ def binary() -> Path:
     target = CACHE / f"goasynq-{digest}"
     if target.exists():
         return target
-    go = shutil.which("go")
-    if go is None:
-        raise GoAsynqError("the interoperability tests need Go (https://go.dev/dl/) on PATH to build asynq")
+    found = subprocess.run(["bash", str(ENSURE_GO)], capture_output=True, text=True, timeout=600)
+    if found.returncode:
+        raise GoAsynqError(f"no Go toolchain to build asynq with ({ENSURE_GO.name}):\n{found.stderr}")
+    go = found.stdout.strip()
     CACHE.mkdir(parents=True, exist_ok=True)
     with open(CACHE / "build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

@@ -210,6 +210,12 @@ SMOKES = [
         )
     ],
     Smoke(
+        "asynq_side_by_side",
+        ["-m", "bench.asynq_side_by_side", "-n", "100", "--rounds", "1", "--concurrency", "4"],
+        ("asynq_side_by_side.py",),
+        has_keys("rounds", "n"),
+    ),
+    Smoke(
         "ab_trees",
         [
             "-m",

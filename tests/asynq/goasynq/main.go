@@ -38,6 +38,8 @@ func main() {
 		serve(opt, args)
 	case "schedule":
 		schedule(opt, args)
+	case "fill":
+		fill(opt, args)
 	default:
 		inspect(opt, cmd, args)
 	}
@@ -285,7 +287,8 @@ func act(in *asynq.Inspector, action string, args []string) {
 // serve runs an asynq.Server until SIGTERM or SIGINT. Flags: -queues "a=3,b=1", -concurrency, -name (recorded
 // with each run), -strict, -retry-delay (seconds; asynq's default backoff when negative), -shutdown-timeout.
 // Handlers by task type: "fail" returns an error, "skip" wraps asynq.SkipRetry, "result" writes the payload as
-// the result, "sleep" sleeps the payload's milliseconds (or until cancelled), anything else succeeds.
+// the result, "sleep" sleeps the payload's milliseconds (or until cancelled), anything else succeeds. With
+// -quiet every handler returns at once and records nothing.
 func serve(opt asynq.RedisConnOpt, args []string) {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	queues := fs.String("queues", "default=1", "queue=priority,...")
@@ -294,6 +297,7 @@ func serve(opt asynq.RedisConnOpt, args []string) {
 	strict := fs.Bool("strict", false, "strict priority")
 	retryDelay := fs.Float64("retry-delay", -1, "seconds between retries; asynq's default when negative")
 	shutdown := fs.Float64("shutdown-timeout", 8, "seconds")
+	quiet := fs.Bool("quiet", false, "record no run (benchmarks: the handler does nothing at all)")
 	check(fs.Parse(args))
 	weights := map[string]int{}
 	for _, part := range strings.Split(*queues, ",") {
@@ -314,6 +318,9 @@ func serve(opt asynq.RedisConnOpt, args []string) {
 	defer rdb.Close()
 	srv := asynq.NewServer(opt, cfg)
 	handler := asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		if *quiet {
+			return nil
+		}
 		id, _ := asynq.GetTaskID(ctx)
 		retried, _ := asynq.GetRetryCount(ctx)
 		rdb.RPush(ctx, "interop:runs", fmt.Sprintf("go|%s|%d|%s", id, retried, *name))
@@ -357,6 +364,24 @@ func schedule(opt asynq.RedisConnOpt, args []string) {
 	emit(map[string]any{"entry_id": id})
 	waitForSignal()
 	scheduler.Shutdown()
+}
+
+// fill enqueues -n tasks of -type (empty payload) into -queue with asynq's client, one by one: a benchmark's
+// backlog.
+func fill(opt asynq.RedisConnOpt, args []string) {
+	fs := flag.NewFlagSet("fill", flag.ExitOnError)
+	n := fs.Int("n", 1000, "tasks")
+	taskType := fs.String("type", "noop", "task type")
+	queue := fs.String("queue", "default", "queue")
+	check(fs.Parse(args))
+	client := asynq.NewClient(opt)
+	defer client.Close()
+	started := time.Now()
+	for i := 0; i < *n; i++ {
+		_, err := client.Enqueue(asynq.NewTask(*taskType, nil), asynq.Queue(*queue))
+		check(err)
+	}
+	emit(map[string]any{"enqueued": *n, "seconds": time.Since(started).Seconds()})
 }
 
 func waitForSignal() {
