@@ -9,20 +9,12 @@ from typing import Any
 import pytest
 import redis
 
+from taskq.queues.engine import errors
 from taskq.queues.engine.asynq.inspection import task_actions as module
 from taskq.queues.engine.asynq.inspection.task_actions import AsynqTaskActions
 from taskq.queues.engine.asynq.keys import ALL_QUEUES, CANCEL_CHANNEL, AsynqQueueKeys
 from taskq.queues.engine.asynq.wire import WireTask
 from taskq.queues.engine.broker import Broker
-from taskq.queues.engine.errors import (
-    EngineError,
-    FailedPreconditionError,
-    FormatUnsupportedError,
-    QueueNotEmptyError,
-    QueueNotFoundError,
-    TaskNotFoundError,
-    ValidationError,
-)
 from taskq.queues.engine.inspection.inspector_core import InspectorCore
 
 from .keyspace import seed_task, snapshot
@@ -50,18 +42,18 @@ def test_pause_then_unpause(r: redis.Redis, actions: AsynqTaskActions) -> None:
     before = snapshot(r)
     actions.pause_queue("op", "default")
     assert snapshot(r) == {**before, Q.paused.encode(): str(NOW).encode()}
-    refused(r, FailedPreconditionError, lambda: actions.pause_queue("op", "default"), "already paused")
+    refused(r, errors.FailedPreconditionError, lambda: actions.pause_queue("op", "default"), "already paused")
     actions.unpause_queue("op", "default")
     assert snapshot(r) == before
-    refused(r, FailedPreconditionError, lambda: actions.unpause_queue("op", "default"), "not paused")
+    refused(r, errors.FailedPreconditionError, lambda: actions.unpause_queue("op", "default"), "not paused")
 
 
 def test_an_unknown_queue_or_a_malformed_name_is_refused(r: redis.Redis, actions: AsynqTaskActions) -> None:
     seed_task(r, "default", "a", "scheduled")
-    refused(r, QueueNotFoundError, lambda: actions.pause_queue("op", "nope"))
-    refused(r, QueueNotFoundError, lambda: actions.run_task("op", "nope", "a"))
-    refused(r, ValidationError, lambda: actions.run_task("op", "de{f}ault", "a"))
-    refused(r, ValidationError, lambda: actions.delete_task("op", "default", ""))
+    refused(r, errors.QueueNotFoundError, lambda: actions.pause_queue("op", "nope"))
+    refused(r, errors.QueueNotFoundError, lambda: actions.run_task("op", "nope", "a"))
+    refused(r, errors.ValidationError, lambda: actions.run_task("op", "de{f}ault", "a"))
+    refused(r, errors.ValidationError, lambda: actions.delete_task("op", "default", ""))
 
 
 @pytest.mark.parametrize("state", ["scheduled", "retry", "archived", "completed"])
@@ -98,13 +90,13 @@ def test_one_task_refusals_change_nothing(r: redis.Redis, actions: AsynqTaskActi
     seed_task(r, "default", "run", "active")
     seed_task(r, "default", "wait", "pending")
     seed_task(r, "default", "old", "archived")
-    refused(r, FailedPreconditionError, lambda: actions.run_task("op", "default", "run"), "already running")
-    refused(r, FailedPreconditionError, lambda: actions.run_task("op", "default", "wait"), "already in pending")
-    refused(r, FailedPreconditionError, lambda: actions.archive_task("op", "default", "run"), "active")
-    refused(r, FailedPreconditionError, lambda: actions.archive_task("op", "default", "old"), "already archived")
-    refused(r, FailedPreconditionError, lambda: actions.delete_task("op", "default", "run"), "active")
+    refused(r, errors.FailedPreconditionError, lambda: actions.run_task("op", "default", "run"), "already running")
+    refused(r, errors.FailedPreconditionError, lambda: actions.run_task("op", "default", "wait"), "already in pending")
+    refused(r, errors.FailedPreconditionError, lambda: actions.archive_task("op", "default", "run"), "active")
+    refused(r, errors.FailedPreconditionError, lambda: actions.archive_task("op", "default", "old"), "already archived")
+    refused(r, errors.FailedPreconditionError, lambda: actions.delete_task("op", "default", "run"), "active")
     for act in (actions.run_task, actions.archive_task, actions.delete_task):
-        refused(r, TaskNotFoundError, lambda act=act: act("op", "default", "missing"))  # type: ignore[misc]
+        refused(r, errors.TaskNotFoundError, lambda act=act: act("op", "default", "missing"))  # type: ignore[misc]
 
 
 def test_a_task_missing_from_its_state_set_is_an_error_that_changes_nothing(
@@ -113,7 +105,7 @@ def test_a_task_missing_from_its_state_set_is_an_error_that_changes_nothing(
     seed_task(r, "default", "a", "retry")
     r.zrem(Q.retry, "a")
     for act in (actions.run_task, actions.archive_task, actions.delete_task):
-        refused(r, EngineError, lambda act=act: act("op", "default", "a"), "not in")  # type: ignore[misc]
+        refused(r, errors.EngineError, lambda act=act: act("op", "default", "a"), "not in")  # type: ignore[misc]
 
 
 @pytest.mark.parametrize("state", ["pending", "scheduled", "retry", "completed"])
@@ -164,10 +156,10 @@ def test_delete_queue_rules(r: redis.Redis, actions: AsynqTaskActions) -> None:
     seed_task(r, "default", "s", "scheduled")
     seed_task(r, "default", "done", "completed")
     seed_task(r, "default", "run", "active")
-    refused(r, QueueNotEmptyError, lambda: actions.delete_queue("op", "default"))
-    refused(r, FailedPreconditionError, lambda: actions.delete_queue("op", "default", force=True), "active")
+    refused(r, errors.QueueNotEmptyError, lambda: actions.delete_queue("op", "default"))
+    refused(r, errors.FailedPreconditionError, lambda: actions.delete_queue("op", "default", force=True), "active")
     r.delete(Q.active, Q.lease, Q.task("run"))
-    refused(r, QueueNotEmptyError, lambda: actions.delete_queue("op", "default"))
+    refused(r, errors.QueueNotEmptyError, lambda: actions.delete_queue("op", "default"))
     before = snapshot(r)
     actions.delete_queue("op", "default", force=True)
     # Completed tasks stay, as asynq leaves them; the queue leaves asynq:queues.
@@ -190,10 +182,10 @@ def test_edit_replaces_a_scheduled_payload_only(r: redis.Redis, actions: AsynqTa
     assert snapshot(r) == {**before, Q.task("a").encode(): {**before[Q.task("a").encode()], b"msg": edited.encode()}}
     assert (info.state, info.payload, info.max_retry) == ("scheduled", b"new", 25)
     for option in ({"to_queue": "other"}, {"max_retry": 0}, {"timeout": 5.0}, {"task_type": "u"}):
-        refused(r, FormatUnsupportedError, lambda o=option: actions.edit_task("op", "default", "a", b"x", **o))  # type: ignore[misc]
+        refused(r, errors.FormatUnsupportedError, lambda o=option: actions.edit_task("op", "default", "a", b"x", **o))  # type: ignore[misc]
     seed_task(r, "default", "b", "retry")
-    refused(r, FailedPreconditionError, lambda: actions.edit_task("op", "default", "b", b"x"), "scheduled")
-    refused(r, TaskNotFoundError, lambda: actions.edit_task("op", "default", "c", b"x"))
+    refused(r, errors.FailedPreconditionError, lambda: actions.edit_task("op", "default", "b", b"x"), "scheduled")
+    refused(r, errors.TaskNotFoundError, lambda: actions.edit_task("op", "default", "c", b"x"))
 
 
 def test_edit_refuses_a_task_changed_since_it_was_read(
@@ -209,7 +201,7 @@ def test_edit_refuses_a_task_changed_since_it_was_read(
         return reply
 
     monkeypatch.setattr(actions.core, "send", read_then_change)
-    with pytest.raises(FailedPreconditionError, match="changed"):
+    with pytest.raises(errors.FailedPreconditionError, match="changed"):
         actions.edit_task("op", "default", "a", b"mine")
     assert WireTask.decode(r.hget(Q.task("a"), "msg")).payload == b"theirs"
 
@@ -223,8 +215,8 @@ def test_cancel_publishes_the_id_of_an_active_task(r: redis.Redis, actions: Asyn
     listener.get_message(timeout=1)
     try:
         assert actions.cancel_task("default", "a") >= 1
-        refused(r, FailedPreconditionError, lambda: actions.cancel_task("default", "c"), "not active")
-        refused(r, TaskNotFoundError, lambda: actions.cancel_task("default", "x"))
+        refused(r, errors.FailedPreconditionError, lambda: actions.cancel_task("default", "c"), "not active")
+        refused(r, errors.TaskNotFoundError, lambda: actions.cancel_task("default", "x"))
         assert actions.cancel_all("default") == 2
         heard = [listener.get_message(timeout=5) for _ in range(3)]
         assert sorted(m["data"] for m in heard if m) == [b"a", b"a", b"b"]
@@ -297,7 +289,7 @@ def test_aggregating_bulk_actions_take_one_group_or_every_group(r: redis.Redis, 
 def test_a_bulk_action_refuses_a_state_asynq_has_no_method_for(r: redis.Redis, actions: AsynqTaskActions) -> None:
     five(r, "pending")
     seed_task(r, "default", "done", "completed")
-    refused(r, ValidationError, lambda: actions.run_all("op", "default", "pending"))
-    refused(r, ValidationError, lambda: actions.run_all("op", "default", "completed"))
-    refused(r, ValidationError, lambda: actions.archive_all("op", "default", "completed"))
-    refused(r, ValidationError, lambda: actions.delete_all("op", "default", "active"))
+    refused(r, errors.ValidationError, lambda: actions.run_all("op", "default", "pending"))
+    refused(r, errors.ValidationError, lambda: actions.run_all("op", "default", "completed"))
+    refused(r, errors.ValidationError, lambda: actions.archive_all("op", "default", "completed"))
+    refused(r, errors.ValidationError, lambda: actions.delete_all("op", "default", "active"))

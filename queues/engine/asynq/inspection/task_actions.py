@@ -137,15 +137,12 @@ class AsynqTaskActions:
             FailedPreconditionError: the task is active, or pending already.
         """
         keys = self._acting_on(queue, "run_task", task_id)
-        refusals = {-1: "task is already running", -2: "task is already in pending state"}
-        self.broker.run(
-            call(
-                "inspector.run_task",
-                "inspect_run_task",
-                [keys.task(task_id), keys.pending, keys.groups],
-                [task_id, keys.base, keys.group_prefix],
-                _outcome("run_task", task_id, refusals),
-            )
+        self._task_script(
+            "run_task",
+            task_id,
+            [keys.task(task_id), keys.pending, keys.groups],
+            [task_id, keys.base, keys.group_prefix],
+            {-1: "task is already running", -2: "task is already in pending state"},
         )
 
     def archive_task(self, actor: str, queue: str, task_id: str) -> None:
@@ -158,15 +155,8 @@ class AsynqTaskActions:
         keys = self._acting_on(queue, "archive_task", task_id)
         now, cutoff = self._archive_times()
         refusals = {-1: "task is already archived", -2: "cannot archive an active task: cancel it first"}
-        self.broker.run(
-            call(
-                "inspector.archive_task",
-                "inspect_archive_task",
-                [keys.task(task_id), keys.archived, keys.groups],
-                [task_id, now, cutoff, ARCHIVE_MAX_SIZE, keys.base, keys.group_prefix],
-                _outcome("archive_task", task_id, refusals),
-            )
-        )
+        args = [task_id, now, cutoff, ARCHIVE_MAX_SIZE, keys.base, keys.group_prefix]
+        self._task_script("archive_task", task_id, [keys.task(task_id), keys.archived, keys.groups], args, refusals)
 
     def delete_task(self, actor: str, queue: str, task_id: str) -> None:
         """Delete a task that is not running; the unique lock it holds is released.
@@ -177,15 +167,8 @@ class AsynqTaskActions:
         """
         keys = self._acting_on(queue, "delete_task", task_id)
         refusals = {-1: "cannot delete an active task: cancel it first"}
-        self.broker.run(
-            call(
-                "inspector.delete_task",
-                "inspect_delete_task",
-                [keys.task(task_id), keys.groups],
-                [task_id, keys.base, keys.group_prefix],
-                _outcome("delete_task", task_id, refusals),
-            )
-        )
+        args = [task_id, keys.base, keys.group_prefix]
+        self._task_script("delete_task", task_id, [keys.task(task_id), keys.groups], args, refusals)
 
     def edit_task(
         self,
@@ -223,12 +206,7 @@ class AsynqTaskActions:
             raise TaskNotFoundError(f"no task {shown(task_id)} in queue {shown(queue)}", op=op)
         edited = replace(WireTask.decode(stored), payload=data).encode()
         refusals = {-1: "only a scheduled task can be edited", -2: "the task changed while being edited: try again"}
-        self.broker.run(
-            call(
-                op, "inspect_update_payload", [keys.task(task_id)], [edited, stored],
-                _outcome("edit_task", task_id, refusals),
-            )
-        )  # fmt: skip
+        self._task_script("edit_task", task_id, [keys.task(task_id)], [edited, stored], refusals, "update_payload")
         if self.tasks is not None:
             return self.tasks.get_task(queue, task_id)
         return self._read_task(keys, task_id)
@@ -359,6 +337,14 @@ class AsynqTaskActions:
         if not self.core.send(op, "sismember", ALL_QUEUES, queue):
             raise QueueNotFoundError(f"no queue named {shown(queue)}", op=f"inspector.{op}")
         return AsynqQueueKeys(queue)
+
+    def _task_script(
+        self, op: str, task_id: str, keys: list[str], args: list[Any], refusals: dict[int, str], script: str = ""
+    ) -> None:
+        """Run ``lua/inspect_<script or op>.lua`` on one task: its reply 0 raises TaskNotFoundError, a code of
+        ``refusals`` FailedPreconditionError with that message."""
+        parse = _outcome(op, task_id, refusals)
+        self.broker.run(call(f"inspector.{op}", f"inspect_{script or op}", keys, args, parse))
 
     def _run(self, op: str, script: str, keys: list[str], args: list[Any]) -> int:
         return int(self.broker.run(call(f"inspector.{op}", script, keys, args)))

@@ -6,14 +6,13 @@
 -- ARGV[1] task key prefix    ARGV[2] chunk size    ARGV[3] "list" or "zset"    ARGV[4] "1" to release unique locks
 -- ARGV[5] the group's name ("" for a state)
 -- Returns how many tasks this call deleted.
-local size = tonumber(ARGV[2])
-local ids
+-- The order tasks go in does not matter here: every one goes.
+local ids = {}
 if ARGV[3] == "list" then
-  ids = redis.call("LRANGE", KEYS[1], 0, size - 1)
-  redis.call("LTRIM", KEYS[1], #ids, -1)
+  ids = redis.call("LPOP", KEYS[1], ARGV[2]) or {}
 else
-  ids = redis.call("ZRANGE", KEYS[1], 0, size - 1)
-  if #ids > 0 then redis.call("ZREM", KEYS[1], unpack(ids)) end
+  local popped = redis.call("ZPOPMIN", KEYS[1], ARGV[2])
+  for i = 1, #popped, 2 do ids[#ids + 1] = popped[i] end
 end
 for _, id in ipairs(ids) do
   local key = ARGV[1] .. id
