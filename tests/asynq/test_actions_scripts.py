@@ -12,7 +12,7 @@ import redis
 from taskq.queues.engine import errors
 from taskq.queues.engine.asynq.inspection import task_actions as module
 from taskq.queues.engine.asynq.inspection.task_actions import AsynqTaskActions
-from taskq.queues.engine.asynq.keys import ALL_QUEUES, CANCEL_CHANNEL, AsynqQueueKeys
+from taskq.queues.engine.asynq.keys import ALL_QUEUES, CANCEL_CHANNEL, STATES, AsynqQueueKeys
 from taskq.queues.engine.asynq.wire import WireTask
 from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.inspection.inspector_core import InspectorCore
@@ -293,3 +293,19 @@ def test_a_bulk_action_refuses_a_state_asynq_has_no_method_for(r: redis.Redis, a
     refused(r, errors.ValidationError, lambda: actions.run_all("op", "default", "completed"))
     refused(r, errors.ValidationError, lambda: actions.archive_all("op", "default", "completed"))
     refused(r, errors.ValidationError, lambda: actions.delete_all("op", "default", "active"))
+
+
+@pytest.mark.parametrize("state", STATES)
+@pytest.mark.parametrize(
+    ("method", "takes"),
+    [("run_task", module.RUNNABLE), ("archive_task", module.ARCHIVABLE), ("delete_task", module.DELETABLE)],
+)
+def test_the_state_tables_are_what_the_scripts_take(
+    r: redis.Redis, actions: AsynqTaskActions, state: str, method: str, takes: frozenset[str]
+) -> None:
+    seed_task(r, "default", "a", state, group="g")
+    act = getattr(actions, method)
+    if state in takes:
+        act("op", "default", "a")
+    else:
+        refused(r, errors.FailedPreconditionError, lambda: act("op", "default", "a"))
