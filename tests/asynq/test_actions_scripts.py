@@ -157,7 +157,7 @@ def test_delete_queue_rules(r: redis.Redis, actions: AsynqTaskActions) -> None:
     seed_task(r, "default", "done", "completed")
     seed_task(r, "default", "run", "active")
     refused(r, errors.QueueNotEmptyError, lambda: actions.delete_queue("op", "default"))
-    refused(r, errors.FailedPreconditionError, lambda: actions.delete_queue("op", "default", force=True), "active")
+    refused(r, errors.QueueNotEmptyError, lambda: actions.delete_queue("op", "default", force=True), "active")
     r.delete(Q.active, Q.lease, Q.task("run"))
     refused(r, errors.QueueNotEmptyError, lambda: actions.delete_queue("op", "default"))
     before = snapshot(r)

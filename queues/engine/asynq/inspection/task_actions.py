@@ -116,8 +116,8 @@ class AsynqTaskActions:
         As asynq does, completed tasks, groups, the paused mark and the daily counters are left.
 
         Raises:
-            QueueNotEmptyError: (without ``force``) a pending, active, scheduled, retry or archived task is left.
-            FailedPreconditionError: (with ``force``) tasks are active.
+            QueueNotEmptyError: tasks are active (asynq's FailedPrecondition, named as ``TaskActions`` names it),
+                or (without ``force``) a pending, scheduled, retry or archived task is left.
         """
         op = "inspector.delete_queue"
         keys = self._acting_on(queue, "delete_queue")
@@ -126,7 +126,7 @@ class AsynqTaskActions:
         if outcome == -1:
             raise QueueNotEmptyError(f"queue {shown(queue)} still has tasks", op=op)
         if outcome == -2:
-            raise FailedPreconditionError(f"queue {shown(queue)} has active tasks: cancel them first", op=op)
+            raise QueueNotEmptyError(f"queue {shown(queue)} has active tasks: cancel them first", op=op)
         self.core.send("delete_queue", "srem", ALL_QUEUES, queue)
 
     def run_task(self, actor: str, queue: str, task_id: str) -> None:
