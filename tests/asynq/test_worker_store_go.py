@@ -1,0 +1,175 @@
+"""The same as Go's: what a Go asynq server leaves in Redis, the store leaves on an identical seed, key for key and
+field for field (times within the seconds the two runs lie apart), and Go's Inspector reads it the same way."""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Iterator
+from dataclasses import asdict
+from typing import Any
+
+import pytest
+import redis
+
+from taskq.queues.engine.asynq.keys import ALL_SERVERS, ALL_WORKERS, AsynqQueueKeys
+from taskq.queues.engine.asynq.wire import WireServer, WireTask, WireWorker
+from taskq.queues.engine.asynq.worker_store import AsynqWorkerStore
+from taskq.queues.engine.broker import Broker
+
+from .go_asynq import wait_until
+
+Q = AsynqQueueKeys("default")
+RETRY_DELAY = 3600  # the Go server's -retry-delay: the failed task's next attempt is an hour on
+#: Three tasks, each ending in one of the processor's transitions: completed with its result kept an hour,
+#: failed into retry, and failed for good (SkipRetry) into archived.
+TASKS = [
+    {"type": "result", "payload": "cmVzdWx0", "task_id": "kept", "retention_seconds": 3600, "max_retry": 3},
+    {"type": "fail", "payload": "", "task_id": "failed", "max_retry": 3, "timeout_seconds": 60},
+    {"type": "skip", "payload": "", "task_id": "skipped", "max_retry": 3, "unique_seconds": 600},
+]
+TOLERANCE = 2.0  # seconds: each side writes whole seconds, a moment after the instant it is measured from
+
+
+class Near(float):
+    """A time, as seconds from the instant its side ran; equal to another within ``TOLERANCE``."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, float) and abs(self - other) <= TOLERANCE
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = float.__hash__
+
+
+def _message(raw: bytes, since: float) -> dict[str, Any]:
+    fields = asdict(WireTask.decode(raw))
+    for name in ("last_failed_at", "completed_at"):
+        fields[name] = Near(fields[name] - since) if fields[name] else 0
+    return fields
+
+
+def _value(r: redis.Redis, key: bytes, since: float) -> Any:
+    kind = r.type(key).decode()
+    if kind == "hash":
+        fields = r.hgetall(key)
+        return {k.decode(): _message(v, since) if k == b"msg" else v for k, v in fields.items()}
+    if kind == "zset":
+        return {m.decode(): Near(score - since) for m, score in r.zrange(key, 0, -1, withscores=True)}
+    if kind == "list":
+        return r.lrange(key, 0, -1)
+    if kind == "set":
+        return r.smembers(key)
+    return r.get(key)
+
+
+def snapshot(r: redis.Redis, since: float) -> dict[str, Any]:
+    """Every key of asynq's but the server registry, times as seconds from ``since``, and when each key expires."""
+    out = {}
+    for key in sorted(r.scan_iter("asynq:*")):
+        if key.startswith((b"asynq:servers", b"asynq:workers")):
+            continue
+        ttl = r.pttl(key)
+        expires = Near(time.time() + ttl / 1000 - since) if ttl >= 0 else None
+        out[key.decode()] = (_value(r, key, since), expires)
+    return out
+
+
+def _inspected(go: Any, since: float) -> list[dict[str, Any]]:
+    """What Go's Inspector says of each task, times as seconds from ``since``."""
+    out = []
+    for spec in TASKS:
+        info = go("task", "default", spec["task_id"])
+        for name in ("last_failed_at", "completed_at", "next_process_at"):
+            info[name] = Near(info[name] - since) if info[name] else 0
+        out.append(info)
+    return out
+
+
+def _seed(go: Any) -> None:
+    for spec in TASKS:
+        go.enqueue(spec)
+
+
+def _settled(r: redis.Redis) -> bool:
+    return [r.hget(Q.task(spec["task_id"]), "state") for spec in TASKS] == [b"completed", b"retry", b"archived"]
+
+
+@pytest.fixture
+def store(r: redis.Redis, redis_url: str) -> Iterator[AsynqWorkerStore]:
+    broker = Broker(redis_url)  # the system clock, as the Go server's
+    yield AsynqWorkerStore(broker)
+    broker.close()
+
+
+def test_processor_transitions_leave_what_go_leaves(go: Any, r: redis.Redis, store: AsynqWorkerStore) -> None:
+    _seed(go)
+    with go.serving("-queues", "default=1", "-name", "g1", "-retry-delay", str(RETRY_DELAY)):
+        wait_until(lambda: _settled(r), timeout=30)
+        go_since = time.time()
+    by_go, go_inspected = snapshot(r, go_since), _inspected(go, go_since)
+    errors = {spec["task_id"]: WireTask.decode(r.hget(Q.task(spec["task_id"]), "msg")).error_msg for spec in TASKS}
+
+    r.flushdb()
+    _seed(go)
+    since = time.time()
+    for _ in TASKS:
+        dequeued = store.dequeue(["default"])
+        assert dequeued is not None
+        message = dequeued.message
+        if message.type == "result":
+            assert store.write_result("default", message.id, message.payload) == len(message.payload)
+            store.mark_complete(message)
+        elif message.type == "fail":
+            store.retry(message, time.time() + RETRY_DELAY, errors[message.id])
+        else:
+            store.archive(message, errors[message.id])
+    assert store.dequeue(["default"]) is None
+
+    assert snapshot(r, since) == by_go
+    assert _inspected(go, since) == go_inspected
+    assert [(q["processed"], q["failed"]) for q in go("stats")] == [(3, 2)]
+
+
+def _server_keys(r: redis.Redis, since: float) -> dict[str, Any]:
+    """The registry: the index sets' scores and every server and workers key, decoded, with its time to live."""
+    out: dict[str, Any] = {
+        index: {m.decode(): Near(s - since) for m, s in r.zrange(index, 0, -1, withscores=True)}
+        for index in (ALL_SERVERS, ALL_WORKERS)
+    }
+    for key in r.scan_iter("asynq:servers:*"):
+        out[key.decode()] = (asdict(WireServer.decode(r.get(key))), Near(r.pttl(key) / 1000))
+    for key in r.scan_iter("asynq:workers:*"):
+        workers = {k.decode(): asdict(WireWorker.decode(v)) for k, v in r.hgetall(key).items()}
+        out[key.decode()] = (workers, Near(r.pttl(key) / 1000))
+    return out
+
+
+def test_server_state_is_what_go_heartbeat_writes(go: Any, r: redis.Redis, store: AsynqWorkerStore) -> None:
+    go.enqueue({"type": "sleep", "payload": base64.b64encode(b"20000").decode(), "task_id": "long"})
+    with go.serving("-queues", "default=2", "-name", "g1", "-concurrency", "3", "-shutdown-timeout", "1"):
+        listed = wait_until(lambda: [s for s in go("servers") if s["active_workers"]], timeout=30)
+        go_since = time.time()  # just after the heartbeat that listed the running task
+        by_go = _server_keys(r, go_since)
+        raw_server = r.get(next(r.scan_iter("asynq:servers:*")))
+        raw_workers = r.hgetall(next(r.scan_iter("asynq:workers:*")))
+    assert not _server_keys(r, go_since)[ALL_SERVERS]  # Go cleared its state on shutdown
+
+    server = WireServer.decode(raw_server)
+    workers = [WireWorker.decode(v) for v in raw_workers.values()]
+    since = time.time()
+    store.write_server_state(server, workers, ttl=10)  # asynq's heartbeat: twice its 5 s interval
+    assert go("servers") == listed
+    ours = _server_keys(r, since)
+    assert ours.keys() == by_go.keys()
+    for key, value in ours.items():
+        if key in (ALL_SERVERS, ALL_WORKERS):
+            assert value == by_go[key]
+        else:
+            assert value[0] == by_go[key][0]
+            assert value[1] == by_go[key][1] and value[1] <= 10
+
+    store.clear_server_state(server.host, server.pid, server.server_id)
+    assert go("servers") == []
+    assert not list(r.scan_iter("asynq:servers*")) and not list(r.scan_iter("asynq:workers*"))
