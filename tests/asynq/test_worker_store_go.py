@@ -16,6 +16,7 @@ from taskq.queues.engine.asynq.keys import ALL_SERVERS, ALL_WORKERS, AsynqQueueK
 from taskq.queues.engine.asynq.wire import WireServer, WireTask, WireWorker
 from taskq.queues.engine.asynq.worker_store import AsynqWorkerStore
 from taskq.queues.engine.broker import Broker
+from taskq.queues.engine.clock import FakeClock
 
 from .go_asynq import wait_until
 
@@ -173,3 +174,50 @@ def test_server_state_is_what_go_heartbeat_writes(go: Any, r: redis.Redis, store
     store.clear_server_state(server.host, server.pid, server.server_id)
     assert go("servers") == []
     assert not list(r.scan_iter("asynq:servers*")) and not list(r.scan_iter("asynq:workers*"))
+
+
+# -- each side's recoverer takes over the other's crashed task, by the same lease rules --------------------------
+
+LEASE_EXPIRED = "asynq: task lease expired"  # the error asynq's recoverer records
+
+
+def test_go_recoverer_takes_over_a_task_this_store_leased(go: Any, r: redis.Redis, redis_url: str) -> None:
+    """A Python worker that died holding a task: its lease ran out 90 s ago, so Go's recoverer (which runs as the
+    server starts, with its 30 s allowance) retries it, and the Go server then runs the next attempt."""
+    go.enqueue({"type": "plain", "task_id": "py-crash", "max_retry": 3})
+    broker = Broker(redis_url, clock=FakeClock(time.time() - 120))  # dequeued two minutes ago, never finished
+    try:
+        dequeued = AsynqWorkerStore(broker).dequeue(["default"])
+    finally:
+        broker.close()
+    assert dequeued is not None and r.zscore(Q.lease, "py-crash") == int(time.time() - 120) + 30
+    with go.serving("-queues", "default=1", "-name", "g1", "-retry-delay", "0"):
+        wait_until(lambda: not r.exists(Q.task("py-crash")), timeout=30)
+    assert go.runs(r) == [("go", "py-crash", 1, "g1")]  # the second attempt, counted as a failure of the first
+    assert go("stats")[0]["failed"] == 1
+
+
+def test_this_store_recovers_a_task_a_killed_go_server_held(go: Any, r: redis.Redis, redis_url: str) -> None:
+    """A Go server SIGKILLed mid-task leaves it active with a lease nobody extends; past the lease and the
+    allowance, the store's recoverer read finds it and its retry is what Go's recoverer writes."""
+    go.enqueue({"type": "sleep", "payload": base64.b64encode(b"60000").decode(), "task_id": "go-crash"})
+    with go.serving("-queues", "default=1", "-name", "g1") as proc:
+        wait_until(lambda: r.zscore(Q.lease, "go-crash"), timeout=30)
+        proc.kill()
+        proc.wait()
+    lease = r.zscore(Q.lease, "go-crash")
+    clock = FakeClock(lease + 30)  # the allowance not yet passed: nothing to recover
+    broker = Broker(redis_url, clock=clock)
+    try:
+        store = AsynqWorkerStore(broker)
+        assert store.lease_expired(["default"], clock.now() - 30 - 1) == []
+        clock.advance(2)
+        (message,) = store.lease_expired(["default"], clock.now() - 30)
+        assert message.id == "go-crash" and message.retried == 0
+        store.retry(message, clock.now() + 10, LEASE_EXPIRED)
+    finally:
+        broker.close()
+    info = go("task", "default", "go-crash")
+    assert (info["state"], info["retried"], info["last_err"]) == ("retry", 1, LEASE_EXPIRED)
+    assert (info["last_failed_at"], info["next_process_at"]) == (int(lease + 32), int(lease + 42))
+    assert go.runs(r) == [("go", "go-crash", 0, "g1")]
