@@ -256,8 +256,8 @@ CASES = [
         {Q.pending: ["b", "a"], Q.task("b"): task(message("b"), "pending"), Q.task("a"): task(A, "pending")},
     ),
     Case(
-        "requeue of a task no longer active is refused",
-        {Q.task("a"): task(A, "pending"), Q.pending: ["a"]},
+        "requeue of a task the recoverer moved to retry is refused",
+        {Q.task("a"): task(FAILED_ONCE, "retry"), Q.retry: ZSet({"a": NOW + 20})},
         lambda s: s.requeue(A),
         error=LeaseLostError,
     ),

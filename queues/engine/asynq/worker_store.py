@@ -96,18 +96,8 @@ class AsynqWorkerStore(BrokerStore):
         of the failure; a failure (``is_failure``) counts a retry and is counted as processed and failed."""
         q, now = self._task_queue(message, "retry"), self.clock.now()
         failed = replace(message, retried=message.retried + int(is_failure), error_msg=error, last_failed_at=int(now))
-        keys = [
-            q.task(message.id),
-            q.active,
-            q.lease,
-            q.retry,
-            q.processed(_utc(now)),
-            q.failed(_utc(now)),
-            q.processed_total,
-            q.failed_total,
-        ]
         args = [message.id, failed.encode(), int(process_at), _stats_expiry(now), int(is_failure), MAX_INT64]
-        self._transition("retry", "work_retry", keys, args)
+        self._transition("retry", "work_retry", _failure_keys(q, message.id, q.retry, now), args)
 
     def archive(self, message: WireTask, error: str) -> None:
         """The task is archived with ``error`` and the time of the failure, counted as processed and failed; the
@@ -245,16 +235,7 @@ class AsynqWorkerStore(BrokerStore):
         return None if reply is None else (reply[0].decode(), reply[1], expires_at)
 
     def _archive(self, q: AsynqQueueKeys, task_id: str, encoded: bytes, now: float) -> None:
-        keys = [
-            q.task(task_id),
-            q.active,
-            q.lease,
-            q.archived,
-            q.processed(_utc(now)),
-            q.failed(_utc(now)),
-            q.processed_total,
-            q.failed_total,
-        ]
+        keys = _failure_keys(q, task_id, q.archived, now)
         args = [
             task_id,
             encoded,
@@ -270,6 +251,14 @@ class AsynqWorkerStore(BrokerStore):
 
 def _utc(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
+
+
+def _failure_keys(q: AsynqQueueKeys, task_id: str, target: str, now: float) -> list[str]:
+    """The keys of a failure's script (work_retry, work_archive): the task, where it leaves, where it goes
+    (``target``), and the processed and failed counters."""
+    day = _utc(now)
+    counters = [q.processed(day), q.failed(day), q.processed_total, q.failed_total]
+    return [q.task(task_id), q.active, q.lease, target, *counters]
 
 
 def _stats_expiry(now: float) -> int:

@@ -15,19 +15,22 @@ local function leave_active(active, lease, task_key, id)
   return nil
 end
 
--- One more on a daily counter; the first of the day sets its expiry (asynq keeps 90 days of them).
-local function count_day(key, expire_at)
-  if redis.call("INCR", key) == 1 then
-    redis.call("EXPIREAT", key, expire_at)
-  end
+-- The task's new place: member of the sorted set `zset` at `score`, its hash holding the new msg and state.
+local function file_under(zset, score, task_key, msg, state, id)
+  redis.call("ZADD", zset, score, id)
+  redis.call("HSET", task_key, "msg", msg, "state", state)
 end
 
--- One more on a running total, which starts again at 1 once it reaches the largest int64, as asynq's does.
-local function count_total(key, max)
-  if redis.call("GET", key) == max then
-    redis.call("SET", key, 1)
+-- One more on a daily counter (the first of the day sets its expiry: asynq keeps 90 days of them) and on its
+-- running total (which starts again at 1 once it reaches the largest int64, as asynq's does).
+local function count(day_key, total_key, expire_at, max)
+  if redis.call("INCR", day_key) == 1 then
+    redis.call("EXPIREAT", day_key, expire_at)
+  end
+  if redis.call("GET", total_key) == max then
+    redis.call("SET", total_key, 1)
   else
-    redis.call("INCR", key)
+    redis.call("INCR", total_key)
   end
 end
 

@@ -7,12 +7,9 @@
 -- ARGV[5] the archive's size   ARGV[6] the daily counters' expiry   ARGV[7] the largest int64
 -- ARGV[8] the task-key prefix (asynq:{q}:t:)
 -- Returns OK; NOT_FOUND / LEASE_LOST (see leave_active), with nothing changed.
-local id = ARGV[1]
-local refused = leave_active(KEYS[2], KEYS[3], KEYS[1], id)
-if refused then
-  return refused
-end
-redis.call("ZADD", KEYS[4], ARGV[3], id)
+local refused = leave_active(KEYS[2], KEYS[3], KEYS[1], ARGV[1])
+if refused then return refused end
+file_under(KEYS[4], ARGV[3], KEYS[1], ARGV[2], "archived", ARGV[1])
 local function drop(ids)
   for _, old in ipairs(ids) do
     redis.call("DEL", ARGV[8] .. old)
@@ -21,9 +18,6 @@ local function drop(ids)
 end
 drop(redis.call("ZRANGEBYSCORE", KEYS[4], "-inf", ARGV[4]))
 drop(redis.call("ZRANGE", KEYS[4], 0, -tonumber(ARGV[5])))
-redis.call("HSET", KEYS[1], "msg", ARGV[2], "state", "archived")
-count_day(KEYS[5], ARGV[6])
-count_day(KEYS[6], ARGV[6])
-count_total(KEYS[7], ARGV[7])
-count_total(KEYS[8], ARGV[7])
+count(KEYS[5], KEYS[7], ARGV[6], ARGV[7])
+count(KEYS[6], KEYS[8], ARGV[6], ARGV[7])
 return redis.status_reply("OK")

@@ -5,14 +5,9 @@
 -- ARGV[1] task id   ARGV[2] the daily counter's expiry   ARGV[3] the end of retention (unix seconds)
 -- ARGV[4] the message with its completion time   ARGV[5] the largest int64
 -- Returns OK; NOT_FOUND / LEASE_LOST (see leave_active), with nothing changed.
-local id = ARGV[1]
-local refused = leave_active(KEYS[1], KEYS[2], KEYS[4], id)
-if refused then
-  return refused
-end
-redis.call("ZADD", KEYS[3], ARGV[3], id)
-redis.call("HSET", KEYS[4], "msg", ARGV[4], "state", "completed")
-count_day(KEYS[5], ARGV[2])
-count_total(KEYS[6], ARGV[5])
-unlock(KEYS[7], id)
+local refused = leave_active(KEYS[1], KEYS[2], KEYS[4], ARGV[1])
+if refused then return refused end
+file_under(KEYS[3], ARGV[3], KEYS[4], ARGV[4], "completed", ARGV[1])
+count(KEYS[5], KEYS[6], ARGV[2], ARGV[5])
+unlock(KEYS[7], ARGV[1])
 return redis.status_reply("OK")

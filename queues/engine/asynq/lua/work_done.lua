@@ -4,13 +4,9 @@
 -- KEYS[6] the message's unique key (absent when it has none)
 -- ARGV[1] task id   ARGV[2] the daily counter's expiry (unix seconds)   ARGV[3] the largest int64
 -- Returns OK; NOT_FOUND / LEASE_LOST (see leave_active), with nothing changed.
-local id = ARGV[1]
-local refused = leave_active(KEYS[1], KEYS[2], KEYS[3], id)
-if refused then
-  return refused
-end
+local refused = leave_active(KEYS[1], KEYS[2], KEYS[3], ARGV[1])
+if refused then return refused end
 redis.call("DEL", KEYS[3])
-count_day(KEYS[4], ARGV[2])
-count_total(KEYS[5], ARGV[3])
-unlock(KEYS[6], id)
+count(KEYS[4], KEYS[5], ARGV[2], ARGV[3])
+unlock(KEYS[6], ARGV[1])
 return redis.status_reply("OK")

@@ -5,17 +5,11 @@
 -- ARGV[1] task id   ARGV[2] the message with the error   ARGV[3] the next attempt (unix seconds)
 -- ARGV[4] the daily counters' expiry   ARGV[5] 1 when it counts as a failure, else 0   ARGV[6] the largest int64
 -- Returns OK; NOT_FOUND / LEASE_LOST (see leave_active), with nothing changed.
-local id = ARGV[1]
-local refused = leave_active(KEYS[2], KEYS[3], KEYS[1], id)
-if refused then
-  return refused
-end
-redis.call("ZADD", KEYS[4], ARGV[3], id)
-redis.call("HSET", KEYS[1], "msg", ARGV[2], "state", "retry")
+local refused = leave_active(KEYS[2], KEYS[3], KEYS[1], ARGV[1])
+if refused then return refused end
+file_under(KEYS[4], ARGV[3], KEYS[1], ARGV[2], "retry", ARGV[1])
 if ARGV[5] == "1" then
-  count_day(KEYS[5], ARGV[4])
-  count_day(KEYS[6], ARGV[4])
-  count_total(KEYS[7], ARGV[6])
-  count_total(KEYS[8], ARGV[6])
+  count(KEYS[5], KEYS[7], ARGV[4], ARGV[6])
+  count(KEYS[6], KEYS[8], ARGV[4], ARGV[6])
 end
 return redis.status_reply("OK")
