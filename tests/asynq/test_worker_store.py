@@ -343,6 +343,18 @@ CASES = [
         error=ValidationError,
     ),
     Case(
+        "a queue name given as a bare string is refused",
+        {Q.pending: ["a"], Q.task("a"): task(A, "pending")},
+        lambda s: s.dequeue("default"),  # type: ignore[arg-type]
+        error=ValidationError,
+    ),
+    Case(
+        "a retry at no time is refused",
+        active(A),
+        lambda s: s.retry(A, float("nan"), "boom"),
+        error=ValidationError,
+    ),
+    Case(
         "a batch of none is refused",
         {},
         lambda s: s.delete_expired_completed("default", batch=0),

@@ -11,6 +11,7 @@ raises ``LeaseLostError`` (or ``TaskNotFoundError`` when the task is gone), wher
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -65,7 +66,7 @@ class AsynqWorkerStore(BrokerStore):
         A message that cannot be decoded is archived as it is (it can never run, and would otherwise come back
         from every lease expiry) and the next task is looked for."""
         _positive(lease_seconds, "lease_seconds", "dequeue")
-        for queue in queues:
+        for queue in _queue_names(queues, "dequeue"):
             found = self._dequeue_one(queue, lease_seconds)
             while found is not None:
                 task_id, raw, expires_at = found
@@ -94,6 +95,7 @@ class AsynqWorkerStore(BrokerStore):
     def retry(self, message: WireTask, process_at: float, error: str, is_failure: bool = True) -> None:
         """The task waits in retry until ``process_at`` (unix seconds), its message carrying ``error`` and the time
         of the failure; a failure (``is_failure``) counts a retry and is counted as processed and failed."""
+        _time(process_at, "process_at", "retry")
         q, now = self._task_queue(message, "retry"), self.clock.now()
         failed = replace(message, retried=message.retried + int(is_failure), error_msg=error, last_failed_at=int(now))
         args = [message.id, failed.encode(), int(process_at), _stats_expiry(now), int(is_failure), MAX_INT64]
@@ -132,8 +134,8 @@ class AsynqWorkerStore(BrokerStore):
         """Due scheduled and retry tasks to pending (or to their aggregation group), as asynq's forwarder: each
         script call moves at most 100, and calls are repeated until none is due. Returns how many moved."""
         moved = 0
-        for queue in queues:
-            q = AsynqQueueKeys(_queue_name(queue, "forward"))
+        for queue in _queue_names(queues, "forward"):
+            q = AsynqQueueKeys(queue)
             for source in (q.scheduled, q.retry):
                 while True:
                     now = self.clock.now()
@@ -149,9 +151,10 @@ class AsynqWorkerStore(BrokerStore):
         """The messages of active tasks whose lease ended by ``cutoff`` (unix seconds), for the recoverer. The
         caller gives the cutoff with asynq's allowance for clock skew (30 s before now). A message that cannot be
         decoded is left out."""
+        _time(cutoff, "cutoff", "lease_expired")
         found = []
-        for queue in queues:
-            q = AsynqQueueKeys(_queue_name(queue, "lease_expired"))
+        for queue in _queue_names(queues, "lease_expired"):
+            q = AsynqQueueKeys(queue)
             args = [int(cutoff), q.task_prefix]
             raw = self.broker.run(call(f"{self.area}.lease_expired", "work_lease_expired", [q.lease], args, _messages))
             for data in raw:
@@ -277,6 +280,13 @@ def _queue_name(queue: str, op: str) -> str:
     return queue
 
 
+def _queue_names(queues: Iterable[str], op: str) -> list[str]:
+    """The queues to work on, each checked; a bare string is refused (it would be read letter by letter)."""
+    if isinstance(queues, str):
+        raise ValidationError(f"queues must be a list of names, not the string {queues!r}", op=f"asynq_worker.{op}")
+    return [_queue_name(queue, op) for queue in queues]
+
+
 def _task_id(task_id: str, op: str) -> str:
     if not isinstance(task_id, str) or not task_id:
         raise ValidationError(f"a task id must be a non-empty string, not {task_id!r}", op=f"asynq_worker.{op}")
@@ -284,5 +294,12 @@ def _task_id(task_id: str, op: str) -> str:
 
 
 def _positive(seconds: float, name: str, op: str) -> None:
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds > 0 or math.isinf(seconds):
+    if _time(seconds, name, op) <= 0:
         raise ValidationError(f"{name} must be a positive number of seconds, not {seconds!r}", op=f"asynq_worker.{op}")
+
+
+def _time(seconds: float, name: str, op: str) -> float:
+    """A number of seconds (or unix seconds), checked to be a finite number."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not math.isfinite(seconds):
+        raise ValidationError(f"{name} must be a finite number of seconds, not {seconds!r}", op=f"asynq_worker.{op}")
+    return seconds
