@@ -258,13 +258,14 @@ def test_forward_leaves_what_go_forwarder_leaves(go: Any, r: redis.Redis, redis_
     assert ours == by_go
 
 
-def test_requeue_leaves_what_go_shutdown_leaves(go: Any, r: redis.Redis, store: AsynqWorkerStore) -> None:
-    """A task still running when the shutdown timeout ends goes back to pending (Go's processor requeues it), and
-    the store's requeue leaves the same keys."""
+def test_dequeue_and_requeue_leave_what_go_leaves(go: Any, r: redis.Redis, store: AsynqWorkerStore) -> None:
+    """A task dequeued (active, with a 30 s lease), then still running when the shutdown timeout ends: back to
+    pending (Go's processor requeues it). The store's dequeue and requeue leave the same keys."""
     spec = {"type": "sleep", "payload": base64.b64encode(b"60000").decode(), "task_id": "long"}
     go.enqueue(spec)
     with go.serving("-queues", "default=1", "-name", "g1", "-shutdown-timeout", "1"):
         wait_until(lambda: r.hget(Q.task("long"), "state") == b"active", timeout=30)
+        running_by_go = snapshot(r, time.time())
     wait_until(lambda: r.hget(Q.task("long"), "state") == b"pending", timeout=30)
     go_since = time.time()
     by_go = snapshot(r, go_since)
@@ -273,6 +274,7 @@ def test_requeue_leaves_what_go_shutdown_leaves(go: Any, r: redis.Redis, store: 
     go.enqueue(spec)
     dequeued = store.dequeue(["default"])
     assert dequeued is not None
+    assert snapshot(r, time.time()) == running_by_go
     store.requeue(dequeued.message)
     assert snapshot(r, time.time()) == by_go
     assert go("task", "default", "long")["state"] == "pending"
