@@ -39,14 +39,6 @@ class Dequeued:
     lease_expires_at: float  # unix seconds, as written in the lease ZSET
 
 
-def _count(reply: Any) -> int:
-    return int(reply)
-
-
-def _messages(reply: list[bytes]) -> list[bytes]:
-    return list(reply)
-
-
 class AsynqWorkerStore(BrokerStore):
     """The asynq worker's reads and writes; ``broker.clock`` is its time (tests inject a ``FakeClock``)."""
 
@@ -139,9 +131,10 @@ class AsynqWorkerStore(BrokerStore):
             for source in (q.scheduled, q.retry):
                 while True:
                     now = self.clock.now()
-                    args = [int(now), q.task_prefix, int(now * 1e9), q.group(""), FORWARD_BATCH]
+                    group_prefix = q.group("")  # asynq:{q}:g:, followed by a group name in the script
+                    args = [int(now), q.task_prefix, int(now * 1e9), group_prefix, FORWARD_BATCH]
                     keys = [source, q.pending, q.groups]
-                    n = int(self.broker.run(call(f"{self.area}.forward", "work_forward", keys, args, _count)))
+                    n = int(self.broker.run(call(f"{self.area}.forward", "work_forward", keys, args)))
                     moved += n
                     if n < FORWARD_BATCH:
                         break
@@ -156,7 +149,7 @@ class AsynqWorkerStore(BrokerStore):
         for queue in _queue_names(queues, "lease_expired"):
             q = AsynqQueueKeys(queue)
             args = [int(cutoff), q.task_prefix]
-            raw = self.broker.run(call(f"{self.area}.lease_expired", "work_lease_expired", [q.lease], args, _messages))
+            raw = self.broker.run(call(f"{self.area}.lease_expired", "work_lease_expired", [q.lease], args))
             for data in raw:
                 try:
                     found.append(WireTask.decode(data))
@@ -173,7 +166,7 @@ class AsynqWorkerStore(BrokerStore):
         deleted = 0
         while True:
             args = [int(self.clock.now()), q.task_prefix, batch]
-            n = int(self.broker.run(call(f"{self.area}.janitor", "work_delete_completed", [q.completed], args, _count)))
+            n = int(self.broker.run(call(f"{self.area}.janitor", "work_delete_completed", [q.completed], args)))
             deleted += n
             if n < batch:
                 return deleted
