@@ -117,7 +117,8 @@ def plan(
     placement = partial(AsynqPlacement, message, message.encode(), now_ns=int(now * 1e9), unique_key=message.unique_key)
     if process_at is not None and process_at > now:
         # The lock lasts until the TTL has passed after the process time, so no twin slips in while it waits.
-        return placement("scheduled", score=math.floor(process_at), unique_ttl=int(process_at + unique - now))
+        ttl = int(process_at + unique - now) if unique else 0
+        return placement("scheduled", score=math.floor(process_at), unique_ttl=ttl)
     if message.group_key:
         return placement("aggregating", score=math.floor(now), unique_ttl=int(unique))
     return placement("pending", unique_ttl=int(unique))

@@ -22,6 +22,7 @@ from .enqueue_plan import OP, AsynqEnqueueOptions, enqueue_flow, plan
 
 
 def _url(redis_url: str | None, broker: object) -> str:
+    """Where a client connects when it opens its own broker."""
     if redis_url is not None and broker is not None:
         raise ValidationError("give redis_url or broker, not both", op="connect")
     return redis_url or process_defaults.redis_url()
@@ -46,8 +47,9 @@ class AsynqClient(BrokerOwner):
         max_payload: int = MAX_PAYLOAD_BYTES,
         max_payload_depth: int = PayloadLimits.max_depth,
     ) -> None:
+        url = _url(redis_url, broker)
         self._owns_broker = broker is None
-        self.broker = broker if broker is not None else Broker(_url(redis_url, broker))
+        self.broker = broker if broker is not None else Broker(url)
         self.payload_limits = PayloadLimits(max_payload, max_payload_depth)
         self._listed: set[str] = set()  # queues this client has added to asynq:queues
 
@@ -76,8 +78,9 @@ class AsyncAsynqClient:
         max_payload: int = MAX_PAYLOAD_BYTES,
         max_payload_depth: int = PayloadLimits.max_depth,
     ) -> None:
+        url = _url(redis_url, broker)
         self._owns_broker = broker is None
-        self.broker = broker if broker is not None else AsyncBroker(_url(redis_url, broker))
+        self.broker = broker if broker is not None else AsyncBroker(url)
         if self.broker.cluster and self.broker.topology.wait_replicas:  # WAIT after a write: see ``aio``
             raise ValidationError(
                 "wait_replicas on a Redis Cluster URL works with the blocking AsynqClient", op="connect"
