@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, TypedDict
 
@@ -51,9 +51,9 @@ class AsynqEnqueueOptions(TypedDict, total=False):
     queue: str
     max_retry: int | None
     timeout: float | timedelta | None
-    deadline: Any
+    deadline: datetime | float | None
     unique_ttl: float | timedelta | None
-    process_at: Any
+    process_at: datetime | float | None
     process_in: float | timedelta | None
     task_id: str | None
     retention: float | timedelta | None
@@ -124,7 +124,7 @@ def plan(
     return placement("pending", unique_ttl=int(unique))
 
 
-def _given(options: Mapping[str, Any], name: str, checked: Any) -> Any:
+def _given(options: Mapping[str, Any], name: str, checked: Callable[[Any], Any]) -> Any:
     """``checked(value)`` of an option given (not None), else None."""
     value = options.get(name)
     return None if value is None else checked(value)
