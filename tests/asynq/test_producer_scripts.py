@@ -29,112 +29,72 @@ TAKEN = {Q.task("t1"): Hash({"msg": "EARLIER", "state": "scheduled"}), Q.schedul
 HELD = {LOCK: Volatile("someone-else", 60_000)}
 
 
+#: Each script's KEYS and ARGV, as asynq's client would send them for task t1.
+CALLS: dict[str, tuple[list[str], list[Any]]] = {
+    "enqueue_pending": ([Q.task("t1"), Q.pending], ["MSG", "t1", NOW_NS]),
+    "enqueue_pending_unique": ([LOCK, Q.task("t1"), Q.pending], ["t1", 90, "MSG", NOW_NS]),
+    "enqueue_scheduled": ([Q.task("t1"), Q.scheduled], ["MSG", 1700000600, "t1"]),
+    "enqueue_scheduled_unique": ([LOCK, Q.task("t1"), Q.scheduled], ["t1", 690, 1700000600, "MSG"]),
+    "enqueue_group": ([Q.task("t1"), Q.group("daily"), Q.groups], ["MSG", "t1", 1700000000, "daily"]),
+    "enqueue_group_unique": ([Q.task("t1"), Q.group("daily"), Q.groups, LOCK], ["MSG", "t1", 1700000000, "daily", 90]),
+}
+
+#: What each way in writes, besides a unique lock.
+PENDING = {Q.task("t1"): Hash({"msg": "MSG", "state": "pending", "pending_since": NOW_NS}), Q.pending: ["t1", "other"]}
+SCHEDULED = {Q.task("t1"): Hash({"msg": "MSG", "state": "scheduled"}), Q.scheduled: ZSet({"t1": 1700000600.0})}
+GROUPED = {
+    Q.task("t1"): Hash({"msg": "MSG", "state": "aggregating", "group": "daily"}),
+    Q.group("daily"): ZSet({"t1": 1700000000.0}),
+    Q.groups: Set({"daily"}),
+}
+
+
+def locked(written: dict[str, Any], hash_names_lock: bool = True) -> dict[str, Any]:
+    """``written`` with the unique lock held by t1 (and named in its hash where asynq names it)."""
+    task = Hash({**written[Q.task("t1")], **({"unique_key": LOCK} if hash_names_lock else {})})
+    return {**written, Q.task("t1"): task, LOCK: Volatile("t1")}
+
+
 @dataclass
 class Case:
     name: str
     script: str
-    keys: list[str]
-    args: list[Any]
     reply: int
     seeded: dict[str, Any] = field(default_factory=dict)
     written: dict[str, Any] | None = None  # the keys added or changed; None: nothing changes
     ttl: int | None = None  # the unique lock's TTL, seconds, when it is written
 
 
-PENDING = Hash({"msg": "MSG", "state": "pending", "pending_since": NOW_NS})
-SCHEDULED = Hash({"msg": "MSG", "state": "scheduled"})
-AGGREGATING = Hash({"msg": "MSG", "state": "aggregating", "group": "daily"})
-
-PENDING_ARGS = (["MSG", "t1", NOW_NS], [Q.task("t1"), Q.pending])
-PENDING_UNIQUE = ([LOCK, Q.task("t1"), Q.pending], ["t1", 90, "MSG", NOW_NS])
-SCHEDULED_ARGS = ([Q.task("t1"), Q.scheduled], ["MSG", 1700000600, "t1"])
-SCHEDULED_UNIQUE = ([LOCK, Q.task("t1"), Q.scheduled], ["t1", 690, 1700000600, "MSG"])
-GROUP_ARGS = ([Q.task("t1"), Q.group("daily"), Q.groups], ["MSG", "t1", 1700000000, "daily"])
-GROUP_UNIQUE = ([*GROUP_ARGS[0], LOCK], [*GROUP_ARGS[1], 90])
-
 CASES = [
+    Case("pending", "enqueue_pending", 1, written=PENDING),
+    Case("pending: id taken", "enqueue_pending", 0, TAKEN),
+    Case("pending unique", "enqueue_pending_unique", 1, written=locked(PENDING), ttl=90),
+    Case("pending unique: lock held", "enqueue_pending_unique", -1, HELD),
+    Case("pending unique: id taken", "enqueue_pending_unique", 0, TAKEN),
+    Case("pending unique: both, the lock first", "enqueue_pending_unique", -1, {**TAKEN, **HELD}),
+    Case("scheduled", "enqueue_scheduled", 1, written=SCHEDULED),
+    Case("scheduled: id taken", "enqueue_scheduled", 0, TAKEN),
+    Case("scheduled unique: until a TTL past", "enqueue_scheduled_unique", 1, written=locked(SCHEDULED), ttl=690),
+    Case("scheduled unique: lock held", "enqueue_scheduled_unique", -1, HELD),
+    Case("scheduled unique: id taken", "enqueue_scheduled_unique", 0, TAKEN),
     Case(
-        "pending",
-        "enqueue_pending",
-        PENDING_ARGS[1],
-        PENDING_ARGS[0],
-        1,
-        written={Q.task("t1"): PENDING, Q.pending: ["t1", "other"]},
-    ),
-    Case("pending: id taken", "enqueue_pending", PENDING_ARGS[1], PENDING_ARGS[0], 0, TAKEN),
-    Case(
-        "pending unique",
-        "enqueue_pending_unique",
-        *PENDING_UNIQUE,
-        1,
-        written={
-            LOCK: Volatile("t1"),
-            Q.task("t1"): Hash({**PENDING, "unique_key": LOCK}),
-            Q.pending: ["t1", "other"],
-        },
-        ttl=90,
-    ),
-    Case("pending unique: lock held", "enqueue_pending_unique", *PENDING_UNIQUE, -1, HELD),
-    Case("pending unique: id taken", "enqueue_pending_unique", *PENDING_UNIQUE, 0, TAKEN),
-    Case("pending unique: both, the lock first", "enqueue_pending_unique", *PENDING_UNIQUE, -1, {**TAKEN, **HELD}),
-    Case(
-        "scheduled",
-        "enqueue_scheduled",
-        *SCHEDULED_ARGS,
-        1,
-        written={Q.task("t1"): SCHEDULED, Q.scheduled: ZSet({"t1": 1700000600.0})},
-    ),
-    Case("scheduled: id taken", "enqueue_scheduled", *SCHEDULED_ARGS, 0, TAKEN),
-    Case(
-        "scheduled unique",
-        "enqueue_scheduled_unique",
-        *SCHEDULED_UNIQUE,
-        1,
-        written={
-            LOCK: Volatile("t1"),
-            Q.task("t1"): Hash({**SCHEDULED, "unique_key": LOCK}),
-            Q.scheduled: ZSet({"t1": 1700000600.0}),
-        },
-        ttl=690,
-    ),
-    Case("scheduled unique: lock held", "enqueue_scheduled_unique", *SCHEDULED_UNIQUE, -1, HELD),
-    Case("scheduled unique: id taken", "enqueue_scheduled_unique", *SCHEDULED_UNIQUE, 0, TAKEN),
-    Case(
-        "group",
+        "group: a new group",
         "enqueue_group",
-        *GROUP_ARGS,
-        1,
-        {Q.group("daily"): ZSet({"earlier": 1.0}), Q.groups: Set({"daily"})},
-        written={Q.task("t1"): AGGREGATING, Q.group("daily"): ZSet({"earlier": 1.0, "t1": 1700000000.0})},
-    ),
-    Case(
-        "group: a new group joins the queue's groups",
-        "enqueue_group",
-        *GROUP_ARGS,
         1,
         {Q.groups: Set({"weekly"})},
-        written={
-            Q.task("t1"): AGGREGATING,
-            Q.group("daily"): ZSet({"t1": 1700000000.0}),
-            Q.groups: Set({"weekly", "daily"}),
-        },
+        {**GROUPED, Q.groups: Set({"weekly", "daily"})},
     ),
-    Case("group: id taken", "enqueue_group", *GROUP_ARGS, 0, TAKEN),
     Case(
-        "group unique: the hash names no lock, as asynq's",
-        "enqueue_group_unique",
-        *GROUP_UNIQUE,
+        "group: beside earlier members",
+        "enqueue_group",
         1,
-        written={
-            LOCK: Volatile("t1"),
-            Q.task("t1"): AGGREGATING,
-            Q.group("daily"): ZSet({"t1": 1700000000.0}),
-            Q.groups: Set({"daily"}),
-        },
-        ttl=90,
+        {Q.group("daily"): ZSet({"earlier": 1.0}), Q.groups: Set({"daily"})},
+        {**GROUPED, Q.group("daily"): ZSet({"earlier": 1.0, "t1": 1700000000.0})},
     ),
-    Case("group unique: lock held", "enqueue_group_unique", *GROUP_UNIQUE, -1, HELD),
-    Case("group unique: id taken", "enqueue_group_unique", *GROUP_UNIQUE, 0, TAKEN),
+    Case("group: id taken", "enqueue_group", 0, TAKEN),
+    Case("group unique: the hash names no lock", "enqueue_group_unique", 1, written=locked(GROUPED, False), ttl=90),
+    Case("group unique: lock held", "enqueue_group_unique", -1, HELD),
+    Case("group unique: id taken", "enqueue_group_unique", 0, TAKEN),
 ]
 
 
@@ -142,7 +102,7 @@ CASES = [
 def test_enqueue_script(case: Case, r: redis.Redis, broker: Broker) -> None:
     before = {**OTHER, **case.seeded}
     seed(r, before)
-    reply = broker.run(call("test", case.script, case.keys, case.args))
+    reply = broker.run(call("test", case.script, *CALLS[case.script]))
     assert reply == case.reply
     assert_db(r, {**before, **(case.written or {})})
     if case.ttl is not None:

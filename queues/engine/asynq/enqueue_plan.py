@@ -34,6 +34,7 @@ from ..message import TaskInfo
 from ..quoting import shown
 from ..sans_io import Flow, command
 from ..transitions import Call
+from ..validation import PayloadLimits
 from .keys import ALL_QUEUES, AsynqQueueKeys
 from .scripts import call
 from .task_info import task_info
@@ -81,13 +82,7 @@ class AsynqPlacement:
         return AsynqQueueKeys(self.message.queue)
 
 
-def plan(
-    now: float,
-    task_type: Any,
-    payload: Any,
-    options: Mapping[str, Any],
-    limits: check.PayloadLimits = check.DEFAULT_PAYLOAD_LIMITS,
-) -> AsynqPlacement:
+def plan(now: float, task_type: Any, payload: Any, options: Mapping[str, Any], limits: PayloadLimits) -> AsynqPlacement:
     """Validate one enqueue's arguments and decide what it writes. Raises ValidationError naming the option;
     writes nothing."""
     unknown = set(options) - OPTION_NAMES

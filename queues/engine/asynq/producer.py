@@ -11,24 +11,48 @@ produces into asynq's keys.
 
 from __future__ import annotations
 
-from typing import Any, Self, Unpack, cast
+from typing import Any, Generic, Self, TypeVar, Unpack, cast
 
 from .. import process_defaults
-from ..broker import AsyncBroker, Broker, BrokerOwner
+from ..broker import AsyncBroker, Broker
+from ..broker.core import BrokerCore
 from ..errors import ValidationError
 from ..message import TaskInfo
+from ..sans_io import Flow
 from ..validation import MAX_PAYLOAD_BYTES, PayloadLimits
 from .enqueue_plan import OP, AsynqEnqueueOptions, enqueue_flow, plan
 
-
-def _url(redis_url: str | None, broker: object) -> str:
-    """Where a client connects when it opens its own broker."""
-    if redis_url is not None and broker is not None:
-        raise ValidationError("give redis_url or broker, not both", op="connect")
-    return redis_url or process_defaults.redis_url()
+B = TypeVar("B", bound=BrokerCore)
 
 
-class AsynqClient(BrokerOwner):
+class _Producer(Generic[B]):
+    """What both faces share: where they connect, the payload limits, the queues listed, the plan of an enqueue."""
+
+    def __init__(
+        self,
+        redis_url: str | None = None,
+        *,
+        broker: B | None = None,
+        max_payload: int = MAX_PAYLOAD_BYTES,
+        max_payload_depth: int = PayloadLimits.max_depth,
+    ) -> None:
+        if redis_url is not None and broker is not None:
+            raise ValidationError("give redis_url or broker, not both", op="connect")
+        self._owns_broker = broker is None
+        self.broker: B = broker if broker is not None else self._connect(redis_url or process_defaults.redis_url())
+        self.payload_limits = PayloadLimits(max_payload, max_payload_depth)
+        self._listed: set[str] = set()  # queues this client has added to asynq:queues
+
+    def _connect(self, redis_url: str) -> B:
+        raise NotImplementedError
+
+    def _flow(self, task_type: str, payload: Any, options: AsynqEnqueueOptions) -> Flow:
+        """The enqueue, validated (ValidationError before any I/O), as a flow for the broker to drive."""
+        placement = plan(self.broker.clock.now(), task_type, payload, options, self.payload_limits)
+        return enqueue_flow(placement, self._listed)
+
+
+class AsynqClient(_Producer[Broker]):
     """Enqueues tasks into asynq's keys for Go asynq servers (and taskq's worker in asynq mode). Thread-safe.
 
     >>> client = AsynqClient()  # or AsynqClient("redis://..."), or AsynqClient(broker=broker)
@@ -39,59 +63,43 @@ class AsynqClient(BrokerOwner):
     opened. ``max_payload`` and ``max_payload_depth`` bound a payload as taskq's ``Client`` does.
     """
 
-    def __init__(
-        self,
-        redis_url: str | None = None,
-        *,
-        broker: Broker | None = None,
-        max_payload: int = MAX_PAYLOAD_BYTES,
-        max_payload_depth: int = PayloadLimits.max_depth,
-    ) -> None:
-        url = _url(redis_url, broker)
-        self._owns_broker = broker is None
-        self.broker = broker if broker is not None else Broker(url)
-        self.payload_limits = PayloadLimits(max_payload, max_payload_depth)
-        self._listed: set[str] = set()  # queues this client has added to asynq:queues
+    def _connect(self, redis_url: str) -> Broker:
+        return Broker(redis_url)
 
     def enqueue(self, task_type: str, payload: Any = b"", **options: Unpack[AsynqEnqueueOptions]) -> TaskInfo:
         """Enqueue one task as asynq's ``client.Enqueue`` does (options: ``AsynqEnqueueOptions``; the rules:
         ``enqueue_plan``); returns its TaskInfo. Raises ValidationError naming a bad option, DuplicateTaskError
         while a unique twin holds the lock, TaskIdConflictError when the queue has a task of that id, or
         RedisUnavailableError; on any of them the task was not written."""
-        placement = plan(self.broker.clock.now(), task_type, payload, options, self.payload_limits)
-        return cast(TaskInfo, self.broker.drive(OP, enqueue_flow(placement, self._listed), replicated=True))
+        return cast(TaskInfo, self.broker.drive(OP, self._flow(task_type, payload, options), replicated=True))
 
     def close(self) -> None:
         if self._owns_broker:
             self.broker.close()
 
+    def __enter__(self) -> Self:
+        return self
 
-class AsyncAsynqClient:
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncAsynqClient(_Producer[AsyncBroker]):
     """``await client.enqueue(...)``: ``AsynqClient`` on an ``AsyncBroker``, with the same arguments, rules,
     results and errors. ``async with`` closes what it opened."""
 
-    def __init__(
-        self,
-        redis_url: str | None = None,
-        *,
-        broker: AsyncBroker | None = None,
-        max_payload: int = MAX_PAYLOAD_BYTES,
-        max_payload_depth: int = PayloadLimits.max_depth,
-    ) -> None:
-        url = _url(redis_url, broker)
-        self._owns_broker = broker is None
-        self.broker = broker if broker is not None else AsyncBroker(url)
-        if self.broker.cluster and self.broker.topology.wait_replicas:  # WAIT after a write: see ``aio``
+    def _connect(self, redis_url: str) -> AsyncBroker:
+        broker = AsyncBroker(redis_url)
+        if broker.cluster and broker.topology.wait_replicas:  # WAIT after a write: see ``aio``
             raise ValidationError(
                 "wait_replicas on a Redis Cluster URL works with the blocking AsynqClient", op="connect"
             )
-        self.payload_limits = PayloadLimits(max_payload, max_payload_depth)
-        self._listed: set[str] = set()
+        return broker
 
     async def enqueue(self, task_type: str, payload: Any = b"", **options: Unpack[AsynqEnqueueOptions]) -> TaskInfo:
         """As ``AsynqClient.enqueue``, awaited."""
-        placement = plan(self.broker.clock.now(), task_type, payload, options, self.payload_limits)
-        return cast(TaskInfo, await self.broker.drive(OP, enqueue_flow(placement, self._listed), replicated=True))
+        flow = self._flow(task_type, payload, options)
+        return cast(TaskInfo, await self.broker.drive(OP, flow, replicated=True))
 
     async def close(self) -> None:
         if self._owns_broker:

@@ -5,12 +5,8 @@
 -- ARGV[1] task id (the lock's value)    ARGV[2] lock TTL, whole seconds    ARGV[3] the encoded message (msg)
 -- ARGV[4] now, Unix nanoseconds (pending_since)
 -- Returns 1 when enqueued, -1 when the lock is held (a duplicate), 0 when the id exists in the queue.
-if redis.call("EXISTS", KEYS[1]) == 1 then
-  return -1
-end
-if redis.call("EXISTS", KEYS[2]) == 1 then
-  return 0
-end
+if redis.call("EXISTS", KEYS[1]) == 1 then return -1 end
+if redis.call("EXISTS", KEYS[2]) == 1 then return 0 end
 redis.call("SET", KEYS[1], ARGV[1], "EX", ARGV[2])
 redis.call("HSET", KEYS[2], "msg", ARGV[3], "state", "pending", "pending_since", ARGV[4], "unique_key", KEYS[1])
 redis.call("LPUSH", KEYS[3], ARGV[1])
