@@ -227,3 +227,21 @@ def test_a_go_server_runs_what_python_enqueued(go, client: AsynqClient, r: redis
     assert r.get(lock) is None  # Go released the lock its task held: the lock held the task's id
     for task_id in ("plain", "unique", "later"):  # done without retention: gone
         assert not r.exists(AsynqQueueKeys("mail").task(task_id))
+
+
+def test_asynqs_cli_lists_what_python_enqueued(go, client: AsynqClient) -> None:
+    """What ``asynq stats`` and ``asynq task ls`` print (goasynq's Inspector commands) counts and lists them."""
+    client.enqueue("email:send", b"1", queue="mail", task_id="p1")
+    client.enqueue("email:send", b"2", queue="mail", task_id="p2", unique_ttl=60)
+    client.enqueue("email:send", b"3", queue="mail", task_id="s1", process_in=HOUR)
+    client.enqueue("digest:add", b"4", queue="mail", task_id="a1", group="user:42")
+    client.enqueue("digest:add", b"5", queue="other", task_id="o1")
+    stats = {queue["queue"]: queue for queue in go("stats")}
+    assert sorted(stats) == ["mail", "other"]
+    counts = {state: stats["mail"][state] for state in ("pending", "scheduled", "aggregating", "active", "retry")}
+    assert counts == {"pending": 2, "scheduled": 1, "aggregating": 1, "active": 0, "retry": 0}
+    assert (stats["mail"]["size"], stats["mail"]["groups"], stats["other"]["pending"]) == (4, 1, 1)
+    assert sorted(task["id"] for task in go("ls", "mail", "pending")) == ["p1", "p2"]
+    assert [task["id"] for task in go("ls", "mail", "scheduled")] == ["s1"]
+    assert [task["id"] for task in go("ls", "mail", "aggregating", "user:42")] == ["a1"]
+    assert go("groups", "mail") == [{"group": "user:42", "size": 1}]
