@@ -24,6 +24,7 @@ from django.core.signals import setting_changed
 
 from . import handles
 from .engine import Client, Inspector, Limits, RedisUnavailableError, ValidationError
+from .engine.asynq import AsynqClient
 from .engine.broker import topology
 from .engine.quoting import shown
 from .engine.settings import TaskqSettings
@@ -96,6 +97,16 @@ def get_client() -> Client:
 def _new_client(s: TaskqSettings) -> Client:
     usable_redis_url(s)  # named as the setting's fault, before the engine meets it as a bad URL
     return Client.from_settings(s)
+
+
+def get_asynq_client() -> AsynqClient:
+    """A shared client that enqueues into asynq's keys (``TASKS_KEY_FORMAT = "asynq"``) on the configured Redis, as
+    asynq's Go client does: one connection pool per URL, as ``get_client``."""
+    s = taskq_settings()
+    return handles.shared(
+        ("asynq_client", s.redis_url, s.max_payload_depth),
+        lambda: AsynqClient(usable_redis_url(s), max_payload_depth=s.max_payload_depth),
+    )
 
 
 def get_inspector(actor: str = "operator") -> Inspector:

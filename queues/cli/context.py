@@ -6,8 +6,9 @@ import getpass
 import time
 from functools import cached_property
 
-from taskq.queues.conf import get_client, get_inspector
+from taskq.queues.conf import get_asynq_client, get_client, get_inspector
 from taskq.queues.engine import Client, Inspector
+from taskq.queues.engine.asynq import AsynqClient
 
 
 def actor() -> str:
@@ -29,6 +30,11 @@ class Context:
     @cached_property
     def client(self) -> Client:
         return get_client()
+
+    @cached_property
+    def asynq_client(self) -> AsynqClient:
+        """The producer for asynq's keys, which ``task enqueue`` uses when ``TASKS_KEY_FORMAT = "asynq"``."""
+        return get_asynq_client()
 
     def now(self) -> float:
         return time.time()

@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from taskq.queues.conf import taskq_settings
 from taskq.queues.engine import STATES, TaskInfo
 from taskq.queues.engine.inspector import ARCHIVABLE, DELETABLE, RUNNABLE
 from taskq.queues.engine.quoting import shown
@@ -275,5 +276,10 @@ def enqueue(args: argparse.Namespace, ctx: Context) -> out.Output:
         for name in ("queue", "task_id", "max_retry", "timeout", "process_in", "unique", "retention")
         if getattr(args, name) is not None
     }
-    info = ctx.client.enqueue(args.type, payload, **options)
+    if taskq_settings().key_format == "asynq":  # a task for Go asynq servers, written as asynq's client writes it
+        if "unique" in options:
+            options["unique_ttl"] = options.pop("unique")
+        info = ctx.asynq_client.enqueue(args.type, payload, **options)
+    else:
+        info = ctx.client.enqueue(args.type, payload, **options)
     return out.Output(out.task_doc(info), info.id)

@@ -2,6 +2,9 @@
 
 Options are validated once per call into a ``Template`` (for ``enqueue_many`` that is once for all items
 without options of their own), then each item adds its type, payload and id. Nothing here does I/O.
+
+Deliberately shares its name with ``queues/engine/asynq/producer.py``: this module plans taskq's own enqueues,
+that one produces into Go asynq's keys.
 """
 
 from __future__ import annotations

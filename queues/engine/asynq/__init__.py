@@ -7,5 +7,12 @@
   that Go servers and taskq work on the same keys.
 
 Everything else (the producer, the inspector's parts, the worker) builds on these three and sends through the
-broker, like the rest of the engine.
+broker, like the rest of the engine:
+
+- ``producer``: ``AsynqClient`` (and ``AsyncAsynqClient``), which enqueue as asynq's Go client does, by the rules
+  of ``enqueue_plan``.
 """
+
+from .producer import AsyncAsynqClient, AsynqClient
+
+__all__ = ["AsyncAsynqClient", "AsynqClient"]
