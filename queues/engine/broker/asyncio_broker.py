@@ -44,7 +44,10 @@ class AsyncBroker(BrokerCore):
             if replicated and self.topology.wait_replicas:
                 reply = await drive_async(scripting.replicated(call, self.topology), self._pipelined)
             else:
-                as_function = self._as_functions if self._as_functions is not None else await self._load_library()
+                # A script of no library (asynq's) never makes the broker load taskq's library into that Redis.
+                as_function = bool(call.script.function) and (
+                    self._as_functions if self._as_functions is not None else await self._load_library()
+                )
                 try:
                     reply = await self.conn.execute_command(*scripting.first(call, as_function))  # type: ignore[no-untyped-call]
                 except redis.ResponseError as exc:
@@ -58,7 +61,9 @@ class AsyncBroker(BrokerCore):
         calls = pipeline.calls
         if self._one_by_one(replicated):
             return list(await drive_async(scripting.one_after_another(calls), lambda call: self.run(call, replicated)))
-        as_function = self._as_functions if self._as_functions is not None else await self._load_library()
+        as_function = any(call.script.function for call in calls) and (
+            self._as_functions if self._as_functions is not None else await self._load_library()
+        )
         commands = [scripting.first(call, as_function) for call in calls]
         replies = await send_all_async(self.conn, commands, pipeline.meanwhile)
         if scripting.mendable(replies, as_function):

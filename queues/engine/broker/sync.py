@@ -44,7 +44,10 @@ class Broker(BrokerCore):
             if replicated and self.topology.wait_replicas:
                 reply = drive(scripting.replicated(call, self.topology), partial(self._pipelined, call.keys[0]))
             else:
-                as_function = self._as_functions if self._as_functions is not None else self._load_library()
+                # A script of no library (asynq's) never makes the broker load taskq's library into that Redis.
+                as_function = bool(call.script.function) and (
+                    self._as_functions if self._as_functions is not None else self._load_library()
+                )
                 try:
                     reply = self.conn.execute_command(*scripting.first(call, as_function))  # type: ignore[no-untyped-call]
                 except redis.ResponseError as exc:
@@ -60,7 +63,9 @@ class Broker(BrokerCore):
         calls = pipeline.calls
         if self._one_by_one(replicated):
             return list(drive(scripting.one_after_another(calls), lambda call: self.run(call, replicated)))
-        as_function = self._as_functions if self._as_functions is not None else self._load_library()
+        as_function = any(call.script.function for call in calls) and (
+            self._as_functions if self._as_functions is not None else self._load_library()
+        )
         commands = [scripting.first(call, as_function) for call in calls]
         replies = send_all(self.conn, commands, pipeline.meanwhile, self._kept if own_connection else None)
         if scripting.mendable(replies, as_function):
