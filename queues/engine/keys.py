@@ -3,6 +3,8 @@
 Per-queue keys carry the queue name as a Redis Cluster hash tag (``{queue}``) so that all keys of a queue
 live in one slot and every Lua script touches a single slot. Queue names may not contain ``{`` or ``}``
 (see ``validation``), which keeps the tag unambiguous and makes every key decompose uniquely.
+
+It deliberately shares its name with ``queues/engine/asynq/keys.py``, which does the same over Go asynq's keys.
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ of taskq on one server each call their own functions (a rolling deploy) and none
 The helpers refer to ``KEYS`` and ``ARGV`` as the scripts do: in the library those are two locals that each
 function sets to its call's keys and arguments before it runs its body (Redis runs one function at a time, and
 none calls another). Whether a broker sends FCALL or EVALSHA is decided once per broker (``broker.functions``).
+
+It deliberately shares its name with ``queues/engine/asynq/scripts.py``, which does the same over Go asynq's keys.
 """
 
 from __future__ import annotations

@@ -2,6 +2,9 @@
 (for the recoverer), the server and worker registry (heartbeat), the acknowledgement of an operator's quiet or
 stop, the records of servers that ended (see ``server_records``), and the pub/sub channels that carry
 cancellations, operators' requests and wake-ups. Only the engine talks to Redis; the worker goes through this class.
+
+It deliberately shares its name with ``queues/engine/asynq/worker_store.py``, which does the same over Go asynq's
+keys.
 """
 
 from __future__ import annotations

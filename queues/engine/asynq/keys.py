@@ -2,6 +2,8 @@
 
 asynq fixes its prefix (``asynq``) and puts the queue name in Cluster hash-tag braces, so a queue's keys share one
 slot. Global keys (the queue set, servers, workers, schedulers, the cancel channel) sit outside any queue.
+
+It deliberately shares its name with ``queues/engine/keys.py``, whose job it does over asynq's keys.
 """
 
 from __future__ import annotations

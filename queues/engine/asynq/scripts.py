@@ -4,6 +4,8 @@ preconditions and replies, so a Go server reading the same keys sees what its ow
 They run with EVALSHA (never as taskq's function library: that library is taskq's layout, and a keyspace shared
 with Go asynq is not). Scripts of one family share helpers: ``lua/_<family>.lua``, where it exists, is put in
 front of every ``lua/<family>_*.lua`` (``_work.lua`` for the worker's ``work_*.lua``).
+
+It deliberately shares its name with ``queues/engine/scripts.py``, whose job it does over asynq's keys.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ The message is rewritten here, where asynq's Go rewrites it (retry, archive and 
 with ``WireTask``, so fields this code does not know pass through. Times are the broker's clock, in unix seconds
 as asynq writes them (``pending_since`` in ns). A transition whose task is not active any more changes nothing and
 raises ``LeaseLostError`` (or ``TaskNotFoundError`` when the task is gone), where asynq's replies "NOT FOUND".
+
+It deliberately shares its name with ``queues/engine/worker_store.py``, whose job it does over asynq's keys.
 """
 
 from __future__ import annotations

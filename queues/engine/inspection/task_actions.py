@@ -5,6 +5,9 @@ Every action is one transition script, or a loop of chunked ones (a bulk action 
 call moves nothing), recorded with the ``actor`` it is given (the facade's), and refused with LayoutVersionError,
 changing nothing, on a keyspace at another key layout (see ``layout``). A cancellation is a request published to the
 workers, not a transition: the worker running the task stops it.
+
+It deliberately shares its name with ``queues/engine/asynq/inspection/task_actions.py``, which does the same over Go
+asynq's keys.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ published on ``asynq:cancel``, and the Go (or taskq) server running it cancels i
 asynq's keys record no actor (there is no event stream in its layout): each action takes the ``actor`` as
 ``TaskActions`` does, and the audit of who did what is the record the console, the admin and the CLI write beside
 the action (``queues/audit.py``).
+
+It deliberately shares its name with ``queues/engine/inspection/task_actions.py``, whose job it does over asynq's
+keys.
 """
 
 from __future__ import annotations
