@@ -108,3 +108,23 @@ def test_an_inspector_over_a_broker_the_caller_has(redis_url):
             Inspector(broker=broker, prefix="other")
     finally:
         broker.close()
+
+
+@pytest.mark.parametrize("key_format", ["taskq", "asynq"])
+def test_each_format_gives_every_method_of_each_part_with_its_signature(key_format: str) -> None:
+    """The facade finds each method on its part by name: every part of asynq's format has each public method of
+    the taskq part it stands in for, taking the same arguments (asynq's actions may add keyword-only ones), or
+    refuses it whatever it is given (``FormatUnsupportedError``)."""
+    parts = inspector_module.ASYNQ_PARTS if key_format == "asynq" else inspector_module.TASKQ_PARTS
+    for field, taskq_part in zip(parts._fields, inspector_module.TASKQ_PARTS, strict=True):
+        part = getattr(parts, field)
+        for name, method in vars(taskq_part).items():
+            if name.startswith("_") or not callable(method):
+                continue
+            theirs = inspect.signature(getattr(part, name)).parameters
+            kinds = {param.kind for param in theirs.values()}
+            if {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD} <= kinds:
+                continue  # a refusal of what the format cannot hold: it takes anything, and refuses it
+            for param in inspect.signature(method).parameters.values():
+                assert param.name in theirs or param.kind is param.VAR_KEYWORD, f"{part.__name__}.{name}: {param}"
+                assert theirs[param.name].kind == param.kind, f"{part.__name__}.{name}: {param.name}"
