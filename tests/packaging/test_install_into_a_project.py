@@ -31,6 +31,8 @@ REPO = Path(__file__).resolve().parents[2]
 MUST_SHIP = [
     "taskq/queues/engine/lua/enqueue.lua",
     "taskq/queues/engine/lua/_lib.lua",
+    "taskq/queues/engine/asynq/lua/_work.lua",
+    "taskq/queues/engine/asynq/lua/work_done.lua",
     "taskq/py.typed",
     "taskq/console/templates/taskq/base.html",
     "taskq/console/templates/taskq/dashboard.html",

@@ -2,7 +2,8 @@
 preconditions and replies, so a Go server reading the same keys sees what its own scripts would have written.
 
 They run with EVALSHA (never as taskq's function library: that library is taskq's layout, and a keyspace shared
-with Go asynq is not).
+with Go asynq is not). Scripts of one family share helpers: ``lua/_<family>.lua``, where it exists, is put in
+front of every ``lua/<family>_*.lua`` (``_work.lua`` for the worker's ``work_*.lua``).
 """
 
 from __future__ import annotations
@@ -20,8 +21,12 @@ LUA_DIR = Path(__file__).with_name("lua")
 
 @cache
 def script(name: str) -> Script:
-    """The script of ``lua/<name>.lua``."""
-    return Script(f"asynq_{name}", (LUA_DIR / f"{name}.lua").read_text())
+    """The script of ``lua/<name>.lua``, behind its family's helpers (``lua/_<family>.lua``) when it has any."""
+    helpers = LUA_DIR / f"_{name.partition('_')[0]}.lua"
+    source = (LUA_DIR / f"{name}.lua").read_text()
+    if helpers.exists():
+        source = helpers.read_text() + "\n" + source
+    return Script(f"asynq_{name}", source)
 
 
 def call(op: str, name: str, keys: list[str], args: list[Any], parse: Callable[[Any], Any] | None = None) -> Call:

@@ -1,0 +1,298 @@
+"""What a Python worker writes on asynq's keys: each of asynq's worker transitions (``internal/rdb``: dequeue,
+done, mark as complete, retry, archive, requeue, forward, the recoverer's read, the janitor, result writing) as one
+script of ``lua/work_*.lua``, and the server registry the heartbeat keeps, so Go and Python workers share queues.
+
+The message is rewritten here, where asynq's Go rewrites it (retry, archive and completion encode a new ``msg``),
+with ``WireTask``, so fields this code does not know pass through. Times are the broker's clock, in unix seconds
+as asynq writes them (``pending_since`` in ns). A transition whose task is not active any more changes nothing and
+raises ``LeaseLostError`` (or ``TaskNotFoundError`` when the task is gone), where asynq's replies "NOT FOUND".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from ..broker import Broker, BrokerStore, Subscription
+from ..errors import ValidationError
+from ..sans_io import command
+from .keys import ALL_SERVERS, ALL_WORKERS, CANCEL_CHANNEL, AsynqQueueKeys, server_info_key, workers_key
+from .scripts import call
+from .wire import WireError, WireServer, WireTask, WireWorker
+
+LEASE_SECONDS = 30.0  # asynq's LeaseDuration
+STATS_TTL = 90 * 86400  # seconds: asynq keeps daily counters 90 days
+ARCHIVE_MAX_SIZE = 10_000  # asynq's maxArchiveSize
+ARCHIVE_MAX_AGE = 90 * 86400  # seconds: asynq's archivedExpirationInDays
+FORWARD_BATCH = 100  # tasks per forward script call, as asynq's forwardCmd
+MAX_INT64 = str(2**63 - 1)  # where asynq's running totals start again at 1
+
+
+@dataclass
+class Dequeued:
+    """A task a dequeue handed out: its message, decoded, and when its lease ends."""
+
+    message: WireTask
+    lease_expires_at: float  # unix seconds, as written in the lease ZSET
+
+
+class AsynqWorkerStore(BrokerStore):
+    """The asynq worker's reads and writes; ``broker.clock`` is its time (tests inject a ``FakeClock``)."""
+
+    area = "asynq_worker"
+
+    def __init__(self, broker: Broker) -> None:
+        super().__init__(broker)
+        self.clock = broker.clock
+
+    # -- the processor's transitions ------------------------------------------------------------------------------
+
+    def dequeue(self, queues: list[str], lease_seconds: float = LEASE_SECONDS) -> Dequeued | None:
+        """The first pending task of the first queue that has one, moved to active with a lease of
+        ``lease_seconds``; queues are tried in the order given (the caller orders them, weighted or strict) and a
+        paused one is skipped. None when every queue is empty or paused.
+
+        A message that cannot be decoded is archived as it is (it can never run, and would otherwise come back
+        from every lease expiry) and the next task is looked for."""
+        _positive(lease_seconds, "lease_seconds", "dequeue")
+        for queue in _queue_names(queues, "dequeue"):
+            found = self._dequeue_one(queue, lease_seconds)
+            while found is not None:
+                task_id, raw, expires_at = found
+                try:
+                    return Dequeued(WireTask.decode(raw), expires_at)
+                except WireError:
+                    self._archive(AsynqQueueKeys(queue), task_id, raw, self.clock.now())
+                found = self._dequeue_one(queue, lease_seconds)
+        return None
+
+    def done(self, message: WireTask) -> None:
+        """Success without retention: the task is deleted and counted as processed; its unique lock is released."""
+        q, now = self._task_queue(message, "done"), self.clock.now()
+        keys = [q.active, q.lease, q.task(message.id), q.processed(_utc(now)), q.processed_total]
+        self._transition("done", "work_done", keys + _unique(message), [message.id, _stats_expiry(now), MAX_INT64])
+
+    def mark_complete(self, message: WireTask) -> None:
+        """Success with retention: the task is kept in completed until now + its retention, its message stamped
+        with the completion time; counted as processed; its unique lock is released."""
+        q, now = self._task_queue(message, "mark_complete"), self.clock.now()
+        completed = replace(message, completed_at=int(now))
+        keys = [q.active, q.lease, q.completed, q.task(message.id), q.processed(_utc(now)), q.processed_total]
+        args = [message.id, _stats_expiry(now), int(now) + message.retention, completed.encode(), MAX_INT64]
+        self._transition("mark_complete", "work_complete", keys + _unique(message), args)
+
+    def retry(self, message: WireTask, process_at: float, error: str, is_failure: bool = True) -> None:
+        """The task waits in retry until ``process_at`` (unix seconds), its message carrying ``error`` and the time
+        of the failure; a failure (``is_failure``) counts a retry and is counted as processed and failed."""
+        _time(process_at, "process_at", "retry")
+        q, now = self._task_queue(message, "retry"), self.clock.now()
+        failed = replace(message, retried=message.retried + int(is_failure), error_msg=error, last_failed_at=int(now))
+        args = [message.id, failed.encode(), int(process_at), _stats_expiry(now), int(is_failure), MAX_INT64]
+        self._transition("retry", "work_retry", _failure_keys(q, message.id, q.retry, now), args)
+
+    def archive(self, message: WireTask, error: str) -> None:
+        """The task is archived with ``error`` and the time of the failure, counted as processed and failed; the
+        archive is trimmed as asynq trims it (90 days, 10,000 tasks)."""
+        q, now = self._task_queue(message, "archive"), self.clock.now()
+        failed = replace(message, error_msg=error, last_failed_at=int(now))
+        self._archive(q, message.id, failed.encode(), now)
+
+    def requeue(self, message: WireTask) -> None:
+        """A task still running at shutdown goes back to the head of pending, to run next."""
+        q = self._task_queue(message, "requeue")
+        self._transition("requeue", "work_requeue", [q.active, q.lease, q.pending, q.task(message.id)], [message.id])
+
+    def extend_leases(self, queue: str, task_ids: list[str], lease_seconds: float = LEASE_SECONDS) -> float:
+        """The leases of running tasks extended to now + ``lease_seconds``; returns that expiry (unix seconds). A
+        lease no longer there (a recoverer took the task over) is not made again (ZADD XX, as asynq's heartbeat)."""
+        _positive(lease_seconds, "lease_seconds", "extend_leases")
+        expires_at = float(int(self.clock.now() + lease_seconds))
+        if task_ids:
+            lease = AsynqQueueKeys(_queue_name(queue, "extend_leases")).lease
+            self._send("extend_leases", "zadd", lease, dict.fromkeys(task_ids, expires_at), xx=True)
+        return expires_at
+
+    def write_result(self, queue: str, task_id: str, data: bytes) -> int:
+        """``data`` as the task's result; returns its length. TaskNotFoundError when the task no longer exists."""
+        key = AsynqQueueKeys(_queue_name(queue, "write_result")).task(_task_id(task_id, "write_result"))
+        return int(self.broker.run(call(f"{self.area}.write_result", "work_write_result", [key], [bytes(data)])))
+
+    # -- the forwarder, the recoverer and the janitor -------------------------------------------------------------
+
+    def forward(self, queues: list[str]) -> int:
+        """Due scheduled and retry tasks to pending (or to their aggregation group), as asynq's forwarder: each
+        script call moves at most 100, and calls are repeated until none is due. Returns how many moved."""
+        moved = 0
+        for queue in _queue_names(queues, "forward"):
+            q = AsynqQueueKeys(queue)
+            for source in (q.scheduled, q.retry):
+                while True:
+                    now = self.clock.now()
+                    group_prefix = q.group("")  # asynq:{q}:g:, followed by a group name in the script
+                    args = [int(now), q.task_prefix, int(now * 1e9), group_prefix, FORWARD_BATCH]
+                    keys = [source, q.pending, q.groups]
+                    n = int(self.broker.run(call(f"{self.area}.forward", "work_forward", keys, args)))
+                    moved += n
+                    if n < FORWARD_BATCH:
+                        break
+        return moved
+
+    def lease_expired(self, queues: list[str], cutoff: float) -> list[WireTask]:
+        """The messages of active tasks whose lease ended by ``cutoff`` (unix seconds), for the recoverer. The
+        caller gives the cutoff with asynq's allowance for clock skew (30 s before now). A message that cannot be
+        decoded is left out."""
+        _time(cutoff, "cutoff", "lease_expired")
+        found = []
+        for queue in _queue_names(queues, "lease_expired"):
+            q = AsynqQueueKeys(queue)
+            args = [int(cutoff), q.task_prefix]
+            raw = self.broker.run(call(f"{self.area}.lease_expired", "work_lease_expired", [q.lease], args))
+            for data in raw:
+                try:
+                    found.append(WireTask.decode(data))
+                except WireError:
+                    continue  # dequeue archives such a task; one already active stays for an operator
+        return found
+
+    def delete_expired_completed(self, queue: str, batch: int = 100) -> int:
+        """Completed tasks whose retention ended, deleted ``batch`` per script call until none is left, as asynq's
+        janitor. Returns how many were deleted."""
+        if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+            raise ValidationError(f"batch must be a positive integer, not {batch!r}", op=f"{self.area}.janitor")
+        q = AsynqQueueKeys(_queue_name(queue, "delete_expired_completed"))
+        deleted = 0
+        while True:
+            args = [int(self.clock.now()), q.task_prefix, batch]
+            n = int(self.broker.run(call(f"{self.area}.janitor", "work_delete_completed", [q.completed], args)))
+            deleted += n
+            if n < batch:
+                return deleted
+
+    # -- the heartbeat's registry and the cancel channel ----------------------------------------------------------
+
+    def write_server_state(self, server: WireServer, workers: list[WireWorker], ttl: float) -> None:
+        """This server's info and one entry per running task (keyed by task id), both expiring after ``ttl``
+        seconds unless written again, and indexed in ``asynq:servers`` / ``asynq:workers`` by that expiry: what
+        asynq's heartbeat writes, so Go's Inspector, asynq's CLI and asynqmon list the server."""
+        _positive(ttl, "ttl", "write_server_state")
+        now = self.clock.now()
+        server_key = server_info_key(server.host, server.pid, server.server_id)
+        workers_hash = workers_key(server.host, server.pid, server.server_id)
+        ttl_ms = math.ceil(ttl * 1000)
+        expires_at = int(now + ttl)
+        commands = [
+            command("zadd", ALL_SERVERS, {server_key: expires_at}),
+            command("zadd", ALL_WORKERS, {workers_hash: expires_at}),
+            command("set", server_key, server.encode(), px=ttl_ms),
+            command("delete", workers_hash),
+        ]
+        if workers:
+            commands.append(command("hset", workers_hash, mapping={w.task_id: w.encode() for w in workers}))
+            commands.append(command("pexpire", workers_hash, ttl_ms))
+        self._batch("write_server_state", commands)
+
+    def clear_server_state(self, host: str, pid: int, server_id: str) -> None:
+        """This server's info and workers removed, and their index entries (a server that stops)."""
+        server_key, workers_hash = server_info_key(host, pid, server_id), workers_key(host, pid, server_id)
+        commands = [
+            command("zrem", ALL_SERVERS, server_key),
+            command("zrem", ALL_WORKERS, workers_hash),
+            command("delete", server_key),
+            command("delete", workers_hash),
+        ]
+        self._batch("clear_server_state", commands)
+
+    def cancellations(self) -> Subscription:
+        """A subscription to ``asynq:cancel``, where an operator publishes the id of a task to cancel; the caller
+        owns it (one thread) and closes it."""
+        subscription = self.broker.subscription(f"{self.area}.cancellations")
+        subscription.subscribe(CANCEL_CHANNEL)
+        return subscription
+
+    # -- helpers --------------------------------------------------------------------------------------------------
+
+    def _transition(self, op: str, script: str, keys: list[str], args: list[Any]) -> None:
+        self.broker.run(call(f"{self.area}.{op}", script, keys, args))
+
+    def _task_queue(self, message: WireTask, op: str) -> AsynqQueueKeys:
+        """The keys of the message's queue, after checking it names a task."""
+        _task_id(message.id, op)
+        return AsynqQueueKeys(_queue_name(message.queue, op))
+
+    def _dequeue_one(self, queue: str, lease_seconds: float) -> tuple[str, bytes, float] | None:
+        """(task id, its raw message, the lease's expiry) of the task dequeued from ``queue``, or None."""
+        q = AsynqQueueKeys(_queue_name(queue, "dequeue"))
+        expires_at = float(int(self.clock.now() + lease_seconds))
+        keys = [q.pending, q.paused, q.active, q.lease]
+        reply = self.broker.run(call(f"{self.area}.dequeue", "work_dequeue", keys, [int(expires_at), q.task_prefix]))
+        return None if reply is None else (reply[0].decode(), reply[1], expires_at)
+
+    def _archive(self, q: AsynqQueueKeys, task_id: str, encoded: bytes, now: float) -> None:
+        keys = _failure_keys(q, task_id, q.archived, now)
+        args = [
+            task_id,
+            encoded,
+            int(now),
+            int(now - ARCHIVE_MAX_AGE),
+            ARCHIVE_MAX_SIZE,
+            _stats_expiry(now),
+            MAX_INT64,
+            q.task_prefix,
+        ]
+        self._transition("archive", "work_archive", keys, args)
+
+
+def _utc(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+def _failure_keys(q: AsynqQueueKeys, task_id: str, target: str, now: float) -> list[str]:
+    """The keys of a failure's script (work_retry, work_archive): the task, where it leaves, where it goes
+    (``target``), and the processed and failed counters."""
+    day = _utc(now)
+    counters = [q.processed(day), q.failed(day), q.processed_total, q.failed_total]
+    return [q.task(task_id), q.active, q.lease, target, *counters]
+
+
+def _stats_expiry(now: float) -> int:
+    return int(now) + STATS_TTL
+
+
+def _unique(message: WireTask) -> list[str]:
+    """The unique lock's key as the scripts' last key, when the message holds one (a Cluster refuses an empty key
+    name, so none is passed otherwise)."""
+    return [message.unique_key] if message.unique_key else []
+
+
+def _queue_name(queue: str, op: str) -> str:
+    if not isinstance(queue, str) or not queue:
+        raise ValidationError(f"a queue name must be a non-empty string, not {queue!r}", op=f"asynq_worker.{op}")
+    return queue
+
+
+def _queue_names(queues: Iterable[str], op: str) -> list[str]:
+    """The queues to work on, each checked; a bare string is refused (it would be read letter by letter)."""
+    if isinstance(queues, str):
+        raise ValidationError(f"queues must be a list of names, not the string {queues!r}", op=f"asynq_worker.{op}")
+    return [_queue_name(queue, op) for queue in queues]
+
+
+def _task_id(task_id: str, op: str) -> str:
+    if not isinstance(task_id, str) or not task_id:
+        raise ValidationError(f"a task id must be a non-empty string, not {task_id!r}", op=f"asynq_worker.{op}")
+    return task_id
+
+
+def _positive(seconds: float, name: str, op: str) -> None:
+    if _time(seconds, name, op) <= 0:
+        raise ValidationError(f"{name} must be a positive number of seconds, not {seconds!r}", op=f"asynq_worker.{op}")
+
+
+def _time(seconds: float, name: str, op: str) -> float:
+    """A number of seconds (or unix seconds), checked to be a finite number."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not math.isfinite(seconds):
+        raise ValidationError(f"{name} must be a finite number of seconds, not {seconds!r}", op=f"asynq_worker.{op}")
+    return seconds
