@@ -9,13 +9,15 @@ tests.asynq.py_handlers``), the counterparts of goasynq's: each start is recorde
 - ``result``: writes its payload as the result;
 - ``sleep``: sleeps its payload's milliseconds, or until cancelled;
 - ``nap``: sleeps its payload's milliseconds, retried after half a second (the mixed drain's tasks);
-- ``work``: any other work (succeeds at once).
+- ``work``: any other work (succeeds at once); ``async:result``: an async handler that writes its payload
+  reversed as the result.
 
 Imported only by the worker subprocesses, so it registers into their global registry.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 
@@ -82,3 +84,10 @@ def nap(task: Task) -> None:
 @handler("work")
 def work(task: Task) -> None:
     record(task)
+
+
+@handler("async:result")
+async def async_result(task: Task) -> None:
+    record(task)
+    await asyncio.sleep(0)
+    task.write_result(task.payload[::-1])

@@ -48,14 +48,17 @@ def py_runs(go, r: redis.Redis, task_id: str) -> list[int]:
 def test_success_is_done_and_retention_completes_with_the_result_then_the_janitor_deletes(go, py_worker, r) -> None:
     go.enqueue(spec("work", "w1"))
     go.enqueue(spec("result", "r1", b"\x00answer\xff", retention_seconds=2))
+    go.enqueue(spec("async:result", "r2", b"abc", retention_seconds=3600))
     py_worker("--queues", "default=1")
     completed = wait_until(lambda: in_state(go, "default", "r1", "completed"), ROOT_TIMEOUT)
     assert base64.b64decode(completed["result"]) == b"\x00answer\xff"  # written by the handler, read by Go
     assert completed["completed_at"] > 0 and completed["retried"] == 0
+    by_async = wait_until(lambda: in_state(go, "default", "r2", "completed"), ROOT_TIMEOUT)
+    assert base64.b64decode(by_async["result"]) == b"cba"
     wait_until(lambda: task_or_none(go, "default", "w1") is None, ROOT_TIMEOUT)
     assert py_runs(go, r, "w1") == [0] and py_runs(go, r, "r1") == [0]
     stats = {q["queue"]: q for q in go("stats")}["default"]
-    assert stats["processed"] == 2 and stats["failed"] == 0
+    assert stats["processed"] == 3 and stats["failed"] == 0
     wait_until(lambda: task_or_none(go, "default", "r1") is None, ROOT_TIMEOUT)  # past its retention: the janitor
 
 
