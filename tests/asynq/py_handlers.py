@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Callable
 
 from taskq.queues.engine import RetryWithoutFailure, SkipRetry, Task, handler
 from tests.worker.task_redis import conn
@@ -31,34 +32,19 @@ def record(task: Task) -> None:
     conn().rpush(RUNS, f"py|{task.id}|{task.retried}|{os.environ.get('INTEROP_NAME', 'py')}")
 
 
-@handler("fail")
-def fail(task: Task) -> None:
-    record(task)
-    raise RuntimeError("python handler failed")
+def raising(error: Exception) -> Callable[[Task], None]:
+    def run(task: Task) -> None:
+        record(task)
+        raise error
+
+    return run
 
 
-@handler("fail:fast", retry_delay=lambda n, e, t: 1.0)
-def fail_fast(task: Task) -> None:
-    record(task)
-    raise RuntimeError("python handler failed")
-
-
-@handler("fail:later", retry_delay=lambda n, e, t: 3600.0)
-def fail_later(task: Task) -> None:
-    record(task)
-    raise RuntimeError("python handler failed")
-
-
-@handler("skip")
-def skip(task: Task) -> None:
-    record(task)
-    raise SkipRetry("python handler gave up")
-
-
-@handler("nofail", retry_delay=lambda n, e, t: 3600.0)
-def no_failure(task: Task) -> None:
-    record(task)
-    raise RetryWithoutFailure("not yet")
+handler("fail")(raising(RuntimeError("python handler failed")))
+handler("fail:fast", retry_delay=lambda n, e, t: 1.0)(raising(RuntimeError("python handler failed")))
+handler("fail:later", retry_delay=lambda n, e, t: 3600.0)(raising(RuntimeError("python handler failed")))
+handler("skip")(raising(SkipRetry("python handler gave up")))
+handler("nofail", retry_delay=lambda n, e, t: 3600.0)(raising(RetryWithoutFailure("not yet")))
 
 
 @handler("result")

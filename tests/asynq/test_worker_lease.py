@@ -47,11 +47,9 @@ def runtime(redis_url: str, registry: Registry, clock: FakeClock, r: redis.Redis
     built.stop()
 
 
-def message(r: redis.Redis, task_id: str) -> WireTask:
-    return WireTask.decode(r.hget(AsynqQueueKeys("default").task(task_id), "msg"))
-
-
-def test_a_lease_that_ran_out_stops_the_handler_and_nothing_is_written(go, runtime, registry, clock, gate, r) -> None:
+@pytest.fixture
+def held(registry: Registry, gate: threading.Event) -> list[Task]:
+    """The tasks the handler of type "hold" started; each holds its thread until ``gate`` is set."""
     seen: list[Task] = []
 
     @handler("hold", registry=registry, retry_delay=lambda n, e, t: 100.0)
@@ -59,6 +57,15 @@ def test_a_lease_that_ran_out_stops_the_handler_and_nothing_is_written(go, runti
         seen.append(task)
         gate.wait(30)
 
+    return seen
+
+
+def message(r: redis.Redis, task_id: str) -> WireTask:
+    return WireTask.decode(r.hget(AsynqQueueKeys("default").task(task_id), "msg"))
+
+
+def test_a_lease_that_ran_out_stops_the_handler_and_nothing_is_written(go, runtime, held, clock, gate, r) -> None:
+    seen = held
     go.enqueue(spec("hold", "h1", max_retry=5))
     wait_until(lambda: seen, 30)
     keys = AsynqQueueKeys("default")
@@ -77,14 +84,8 @@ def test_a_lease_that_ran_out_stops_the_handler_and_nothing_is_written(go, runti
     assert r.zscore(keys.retry, "h1") == clock.now() + 100  # the handler's own retry delay
 
 
-def test_a_handler_past_its_deadline_is_ended_with_go_error(go, runtime, registry, clock, gate, r) -> None:
-    seen: list[Task] = []
-
-    @handler("hold", registry=registry, retry_delay=lambda n, e, t: 100.0)
-    def hold(task: Task) -> None:
-        seen.append(task)
-        gate.wait(30)
-
+def test_a_handler_past_its_deadline_is_ended_with_go_error(go, runtime, held, clock, r) -> None:
+    seen = held
     go.enqueue(spec("hold", "d1", max_retry=5, timeout_seconds=10))
     wait_until(lambda: seen, 30)
     clock.advance(11)

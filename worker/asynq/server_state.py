@@ -35,6 +35,11 @@ class Identity:
     pid: int = field(default_factory=os.getpid)
     server_id: str = field(default_factory=lambda: str(uuid.uuid4()))
 
+    @property
+    def fields(self) -> tuple[str, int, str]:
+        """Host, pid and server id: the first three fields of both ServerInfo and WorkerInfo."""
+        return self.host, self.pid, self.server_id
+
 
 def timestamp(seconds: float) -> Timestamp:
     return Timestamp.of(datetime.fromtimestamp(seconds, UTC))
@@ -74,9 +79,7 @@ class ServerHeartbeat(Component):
 
     def server_info(self, active: int) -> WireServer:
         return WireServer(
-            host=self.identity.host,
-            pid=self.identity.pid,
-            server_id=self.identity.server_id,
+            *self.identity.fields,
             concurrency=self.concurrency,
             queues=self.queues,
             strict_priority=self.strict,
@@ -87,9 +90,7 @@ class ServerHeartbeat(Component):
 
     def worker_info(self, attempt: AsynqAttempt) -> WireWorker:
         return WireWorker(
-            host=self.identity.host,
-            pid=self.identity.pid,
-            server_id=self.identity.server_id,
+            *self.identity.fields,
             task_id=attempt.id,
             task_type=attempt.message.type,
             task_payload=attempt.message.payload,

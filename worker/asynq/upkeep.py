@@ -33,30 +33,30 @@ class LeaseExpired(Exception):
     """What a retry delay function is given for a task recovered after its lease expired."""
 
 
-class Forwarder(Component):
-    name = "asynq-forwarder"
+class QueueLoop(Component):
+    """A loop over the served queues, through the store."""
 
     def __init__(self, store: AsynqWorkerStore, queues: list[str], interval: float) -> None:
         super().__init__(interval)
         self.store, self.queues = store, list(queues)
+
+
+class Forwarder(QueueLoop):
+    name = "asynq-forwarder"
 
     def run_once(self) -> None:
         self.store.forward(self.queues)
 
 
-class Janitor(Component):
+class Janitor(QueueLoop):
     name = "asynq-janitor"
-
-    def __init__(self, store: AsynqWorkerStore, queues: list[str], interval: float) -> None:
-        super().__init__(interval)
-        self.store, self.queues = store, list(queues)
 
     def run_once(self) -> None:
         for queue in self.queues:
             self.store.delete_expired_completed(queue, JANITOR_BATCH)
 
 
-class Recoverer(Component):
+class Recoverer(QueueLoop):
     name = "asynq-recoverer"
 
     def __init__(
@@ -68,9 +68,8 @@ class Recoverer(Component):
         clock_skew: float,
         clock: Clock,
     ) -> None:
-        super().__init__(interval)
-        self.store, self.queues, self.registry = store, list(queues), registry
-        self.clock_skew, self.clock = clock_skew, clock
+        super().__init__(store, queues, interval)
+        self.registry, self.clock_skew, self.clock = registry, clock_skew, clock
 
     def run_once(self) -> None:
         now = self.clock.now()
