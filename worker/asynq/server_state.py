@@ -117,6 +117,8 @@ class ServerHeartbeat(Component):
         for queue, attempts in by_queue.items():
             expires = self.store.extend_leases(queue, [a.id for a in attempts], self.timings.lease)
             for attempt in attempts:
+                # Written by this thread only, read by the handler threads before they write an outcome: a float
+                # store is whole, and a reader that sees the older expiry only skips a write the recoverer makes.
                 attempt.lease_until = max(attempt.lease_until, expires)
 
     def clear(self) -> None:
