@@ -109,6 +109,7 @@ def test_go_lists_the_python_server_and_its_task_then_cancel_and_deadline_end_it
     assert running["s1"]["task_type"] == "sleep" and running["s1"]["queue"] == "slow"
     assert base64.b64decode(running["s1"]["payload"]) == b"60000"
     assert running["s2"]["deadline"] - running["s2"]["started"] <= 1 + 1  # now + timeout
+    assert [t["is_orphaned"] for t in go("ls", "slow", "active")] == [False, False]  # leases kept alive
     ended = wait_until(lambda: in_state(go, "slow", "s2", "retry"), ROOT_TIMEOUT)
     assert ended["last_err"] == "context deadline exceeded" and ended["retried"] == 1
     go("act", "cancel", "s1")
@@ -129,6 +130,18 @@ def test_shutdown_requeues_what_still_runs_after_the_timeout(go, py_worker, r) -
     back = go("task", "default", "long")
     assert back["state"] == "pending" and back["retried"] == 0
     assert r.zcard(AsynqQueueKeys("default").lease) == 0
+
+
+def test_a_queue_paused_by_go_inspector_is_left_alone_until_unpaused(go, py_worker, r) -> None:
+    go("act", "pause", "held")
+    go.enqueue(spec("work", "paused-1", queue="held"))
+    go.enqueue(spec("work", "open-1", queue="open"))
+    py_worker("--queues", "held=2,open=1", "--strict")  # strict: "held" is always tried first
+    wait_until(lambda: task_or_none(go, "open", "open-1") is None, ROOT_TIMEOUT)
+    assert go("task", "held", "paused-1")["state"] == "pending" and py_runs(go, r, "paused-1") == []
+    go("act", "unpause", "held")
+    wait_until(lambda: task_or_none(go, "held", "paused-1") is None, ROOT_TIMEOUT)
+    assert py_runs(go, r, "paused-1") == [0]
 
 
 @pytest.mark.parametrize(
