@@ -325,8 +325,8 @@ func actAll(in *asynq.Inspector, action, queue, state, group string) (int, error
 // serve runs an asynq.Server until SIGTERM or SIGINT. Flags: -queues "a=3,b=1", -concurrency, -name (recorded
 // with each run), -strict, -retry-delay (seconds; asynq's default backoff when negative), -shutdown-timeout.
 // Handlers by task type: "fail" returns an error, "skip" wraps asynq.SkipRetry, "result" writes the payload as
-// the result, "sleep" sleeps the payload's milliseconds (or until cancelled), anything else succeeds. With
-// -quiet every handler returns at once and records nothing.
+// the result, "sleep" and "nap" sleep the payload's milliseconds (or until cancelled), anything else succeeds.
+// With -quiet every handler returns at once and records nothing.
 func serve(opt asynq.RedisConnOpt, args []string) {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	queues := fs.String("queues", "default=1", "queue=priority,...")
@@ -370,7 +370,7 @@ func serve(opt asynq.RedisConnOpt, args []string) {
 		case "result":
 			_, err := t.ResultWriter().Write(t.Payload())
 			return err
-		case "sleep":
+		case "sleep", "nap":
 			ms, _ := strconv.Atoi(string(t.Payload()))
 			select {
 			case <-time.After(time.Duration(ms) * time.Millisecond):

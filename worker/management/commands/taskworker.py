@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from taskq.queues import conf, tasks_checks
 from taskq.queues.engine import LayoutVersionError, ValidationError
 from taskq.worker import heap
+from taskq.worker.asynq.runtime import AsynqRuntime
 from taskq.worker.config import WorkerConfig, parse_queues, split_patterns
 from taskq.worker.discovery import add_import_option, import_handlers, log_to_stderr
 from taskq.worker.server import Server
@@ -120,7 +121,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         log_to_stderr()
+        on_asynq = conf.taskq_settings().key_format == "asynq"
         try:
+            if on_asynq:
+                refuse_on_asynq(options)
             processes = process_count(options["processes"])
             config = self.config(options)
         except (ValidationError, ValueError) as exc:
@@ -129,6 +133,9 @@ class Command(BaseCommand):
             import_handlers([app.name for app in apps.get_app_configs()], options["imports"])
         except ImportError as exc:
             raise CommandError(f"cannot import handlers: {exc}") from None
+        if on_asynq:
+            AsynqRuntime(config).run()
+            return
         if processes > 1:
             # The children run this same command line; call_command has none to give them.
             if "taskworker" not in sys.argv:
@@ -163,6 +170,33 @@ class Command(BaseCommand):
             metrics_host=options["metrics_host"],
             health_port=offset(options["health_port"]),
             health_host=options["health_host"],
+        )
+
+
+#: The options that only taskq's own key format can honour -> why (what asynq's format lacks), with the value each
+#: takes when it is not given.
+TASKQ_ONLY = {
+    "processes": ("1", "the supervisor of several processes is taskq's"),
+    "pool": ("thread", "the process pool writes through taskq's fenced leases, which asynq's keys do not have"),
+    "max_tasks_per_child": (None, "it belongs to the process pool"),
+    "prefetch": (None, "asynq leases one task per free slot"),
+    "fetch_on_ack": (None, "asynq acknowledges each task by itself"),
+    "ack_linger": (None, "asynq acknowledges each task by itself"),
+    "metrics_port": (None, "the worker's metrics are taskq's"),
+    "health_port": (None, "the worker's health endpoint is taskq's"),
+}
+
+
+def refuse_on_asynq(options: dict[str, Any]) -> None:
+    """Refuse, naming the option and why, what a worker on asynq's keys (``TASKS_KEY_FORMAT = "asynq"``) cannot
+    do: taskq-only options, and ``--queues`` glob patterns (asynq's queues announce no new work to follow)."""
+    for name, (unset, why) in TASKQ_ONLY.items():
+        if options.get(name, unset) != unset:
+            flag = "--no-fetch-on-ack" if name == "fetch_on_ack" else "--" + name.replace("_", "-")
+            raise ValidationError(f"{flag} does not apply on asynq's keys (TASKS_KEY_FORMAT = asynq): {why}")
+    if options["queues"] is not None and split_patterns(parse_queues(options["queues"]))[1]:
+        raise ValidationError(
+            "--queues patterns do not apply on asynq's keys (TASKS_KEY_FORMAT = asynq): name each queue"
         )
 
 

@@ -1,0 +1,313 @@
+"""Runs asynq tasks: one dequeue per free handler slot, the handler on taskq's executors, and the outcome written
+as asynq's processor writes it (processor.go).
+
+- The handler's deadline is the earlier of now + its timeout and the task's deadline (30 minutes when it has
+  neither). A task past it, a cancel (``asynq:cancel``) and a lost lease end the attempt from outside: the handler
+  is asked to stop (``task.cancelled``; an async handler is cancelled), and the outcome is written at once, as Go
+  answers its context's end without waiting for the goroutine.
+- Success: ``done``, or ``mark_complete`` when the task has a retention. Failure: ``retry`` after the handler's
+  retry delay (asynq's default backoff unless its registration gives one), or ``archive`` when the retries are
+  spent or the handler raised ``SkipRetry``; ``RetryWithoutFailure`` retries without counting a failure.
+- Nothing is written once this worker's lease has run out: the task belongs to the recoverer then (asynq's rule).
+  A write that Redis did not take is retried by the syncer until the lease runs out.
+- Shutdown: no more fetches; the running tasks get the shutdown timeout, then go back to pending (``requeue``).
+
+Threads: the fetch thread starts attempts; handler threads and the event loop end them; the heartbeat, the
+deadline watch and the cancel listener end them from outside. ``running`` is guarded by ``_lock``; an attempt
+ends once (``Attempt.claim``), whoever ends it first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import random
+import threading
+from collections.abc import Callable
+from contextlib import ExitStack
+
+from taskq.queues.engine import EngineError, RedisUnavailableError, Registry, Task, TaskMessage
+from taskq.queues.engine.asynq.wire import WireTask
+from taskq.queues.engine.asynq.worker_store import AsynqWorkerStore, Dequeued
+from taskq.queues.engine.clock import Clock
+from taskq.queues.engine.errors import FormatUnsupportedError
+from taskq.queues.engine.handlers import Handler
+from taskq.queues.engine.message import DEFAULT_TIMEOUT
+from taskq.queues.engine.transitions import Leased
+from taskq.worker.attempt import Attempt, Outcome
+from taskq.worker.capacity import Capacity
+from taskq.worker.executors import LoopThread, ThreadPool
+from taskq.worker.ordering import QueueOrder
+from taskq.worker.processor import no_handler_message
+
+from .timings import Timings
+
+log = logging.getLogger("taskq.worker.asynq")
+
+#: The errors Go's context gives a handler that ran out of time or was cancelled: the last error asynq writes.
+DEADLINE_EXCEEDED = "context deadline exceeded"
+CANCELED = "context canceled"
+
+
+class ContextEnded(Exception):
+    """The attempt's context ended from outside (deadline, cancel): its message is Go's ``ctx.Err()``."""
+
+
+class AsynqAttempt(Attempt):
+    """taskq's attempt of one asynq task, with the message as dequeued (asynq's transitions take it back)."""
+
+    def __init__(self, message: WireTask, task: Task, handler: Handler | None, deadline: float, now: float) -> None:
+        leased = Leased(message.id, message.type.encode(), b"", message.payload, message.retried, "")
+        super().__init__(leased, message.queue, task, handler, deadline, now)
+        self.message = message
+
+
+class ResultWriter:
+    """What a handler's ``task.write_result`` reaches: asynq's ``result`` field. asynq keeps no progress and no
+    journal, so those are refused, naming what is missing."""
+
+    def __init__(self, store: AsynqWorkerStore, queue: str, task_id: str) -> None:
+        self.store, self.queue, self.task_id = store, queue, task_id
+
+    def write(self, field: str, value: bytes) -> None:
+        if field != "result":
+            raise FormatUnsupportedError(f"asynq's task format has no {field}: only the result is kept", op=field)
+        self.store.write_result(self.queue, self.task_id, value)
+
+
+def task_message(message: WireTask) -> TaskMessage:
+    """The asynq message as the ``TaskMessage`` a handler's ``Task`` reads (type, payload, queue, retries, timeout,
+    deadline, retention, headers)."""
+    return TaskMessage(
+        message.id,
+        message.type,
+        message.payload,
+        message.queue,
+        max_retry=message.retry,
+        timeout=float(message.timeout) if message.timeout else None,
+        deadline_ms=message.deadline * 1000,
+        retention=float(message.retention),
+        headers=dict(message.headers),
+    )
+
+
+def handler_deadline(message: WireTask, now: float) -> float:
+    """asynq's computeDeadline: the earlier of now + timeout and the deadline; 30 minutes when neither is set."""
+    if not message.timeout and not message.deadline:
+        return now + DEFAULT_TIMEOUT
+    ends = [now + message.timeout if message.timeout else None, float(message.deadline) or None]
+    return min(t for t in ends if t is not None)
+
+
+class TaskRunner:
+    """Fetches, runs and ends asynq tasks; see the module's docstring."""
+
+    def __init__(
+        self,
+        store: AsynqWorkerStore,
+        registry: Registry,
+        order: QueueOrder,
+        concurrency: int,
+        timings: Timings,
+        clock: Clock,
+        worker_id: str,
+        resync: Callable[[Callable[[], None], float, str], None],
+    ) -> None:
+        self.store, self.registry, self.order = store, registry, order
+        self.timings, self.clock, self.worker_id = timings, clock, worker_id
+        self.resync = resync  # hands a write Redis did not take to the syncer, until the lease's end
+        self.capacity = Capacity(concurrency)
+        self.pool = ThreadPool(concurrency, self.run_sync)
+        self.loop = LoopThread(self.run_async)
+        self._lock = threading.Lock()
+        self.running: dict[tuple[str, str], AsynqAttempt] = {}  # (queue, task id) -> attempt; guarded by _lock
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._failing = False  # the fetch thread's own: Redis unreachable, logged once
+
+    # -- fetching ------------------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._fetch_loop, name="asynq-fetch", daemon=True)
+        self._thread.start()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _fetch_loop(self) -> None:
+        while not self._stopping.is_set():
+            if self.capacity.wait_free(0.5) <= 0:
+                continue
+            dequeued = self._dequeue()
+            if dequeued is None:
+                # asynq's idle poll: half the interval plus a random part of it, so idle servers do not beat together
+                idle = self.timings.idle_wait
+                self._stopping.wait(idle / 2 + random.uniform(0, idle))
+                continue
+            self.capacity.take(1)
+            self._start(dequeued)
+
+    def _dequeue(self) -> Dequeued | None:
+        try:
+            dequeued = self.store.dequeue(self.order.next(), self.timings.lease)
+        except RedisUnavailableError as exc:
+            if not self._failing:
+                log.warning("dequeue: %s; retrying", exc)
+            self._failing = True
+            return None
+        if self._failing:
+            log.info("dequeue: Redis is back")
+        self._failing = False
+        return dequeued
+
+    def _start(self, dequeued: Dequeued) -> None:
+        message = dequeued.message
+        now = self.clock.now()
+        writer = ResultWriter(self.store, message.queue, message.id)
+        task = Task(task_message(message), message.retried, writer, worker_id=self.worker_id)
+        handler = self.registry.route(message.type)
+        attempt = AsynqAttempt(message, task, handler, handler_deadline(message, now), now)
+        attempt.lease_until = dequeued.lease_expires_at
+        with self._lock:
+            self.running[(message.queue, message.id)] = attempt
+        if handler is None:
+            self.settle(attempt, attempt.failure(LookupError(no_handler_message(message.type)), now))
+            self.capacity.release()
+        elif attempt.deadline is not None and attempt.deadline <= now:
+            self.settle(attempt, self._ended(attempt, DEADLINE_EXCEEDED))  # as Go checks ctx before it starts
+            self.capacity.release()
+        elif handler.is_async:
+            self.loop.submit([attempt])
+        else:
+            self.pool.submit(attempt)
+
+    # -- running -------------------------------------------------------------------------------------------------
+
+    def _enter_middleware(self, stack: ExitStack, task: Task) -> None:
+        for middleware in self.registry.middleware:
+            stack.enter_context(middleware(task))
+
+    def run_sync(self, attempt: Attempt) -> None:
+        assert isinstance(attempt, AsynqAttempt) and attempt.handler is not None
+        outcome = Outcome("success")
+        try:
+            with ExitStack() as stack:
+                self._enter_middleware(stack, attempt.task)
+                attempt.handler(attempt.task)
+        except Exception as exc:
+            outcome = self._failed(attempt, exc)
+        self.settle(attempt, outcome)
+        self.capacity.release()
+
+    async def run_async(self, attempt: Attempt) -> None:
+        assert isinstance(attempt, AsynqAttempt) and attempt.handler is not None
+        outcome = Outcome("success")
+        try:
+            if not attempt.claimed:  # ended from outside before the loop got to it: do not start it
+                with ExitStack() as stack:
+                    self._enter_middleware(stack, attempt.task)
+                    await attempt.handler(attempt.task)
+        except asyncio.CancelledError:
+            outcome = Outcome("drop")  # whoever cancelled it has ended the attempt already
+        except Exception as exc:
+            outcome = self._failed(attempt, exc)
+        self.settle(attempt, outcome)
+        self.capacity.release()
+
+    def _failed(self, attempt: AsynqAttempt, exc: Exception) -> Outcome:
+        outcome = attempt.failure(exc, self.clock.now())
+        log.info("task %s (%s) failed: %s", attempt.id, attempt.task.type, outcome.error)
+        return outcome
+
+    def _ended(self, attempt: AsynqAttempt, why: str) -> Outcome:
+        """The outcome of an attempt whose context ended from outside, with Go's error text as its last error."""
+        return dataclasses.replace(attempt.failure(ContextEnded(why), self.clock.now()), error=why)
+
+    # -- ending --------------------------------------------------------------------------------------------------
+
+    def settle(self, attempt: AsynqAttempt, outcome: Outcome) -> bool:
+        """End the attempt with ``outcome`` unless something ended it first; True when this call ended it."""
+        if not attempt.claim():
+            return False
+        with self._lock:
+            if self.running.get((attempt.queue, attempt.id)) is attempt:
+                del self.running[(attempt.queue, attempt.id)]
+        attempt.ended_as = outcome.kind
+        self._write(attempt, outcome)
+        return True
+
+    def _end_from_outside(self, attempt: AsynqAttempt, outcome: Outcome) -> bool:
+        if not self.settle(attempt, outcome):
+            return False
+        attempt.interrupt()
+        return True
+
+    def _write(self, attempt: AsynqAttempt, outcome: Outcome) -> None:
+        write = self._writer(attempt.message, outcome)
+        if write is None:
+            return
+        if self.clock.now() > attempt.lease_until:
+            log.warning("task %s: lease expired; the recoverer will %s it", attempt.id, outcome.kind)
+            return
+        try:
+            write()
+        except RedisUnavailableError as exc:
+            log.warning("task %s: %s; the syncer will write its %s", attempt.id, exc, outcome.kind)
+            self.resync(write, attempt.lease_until, f"task {attempt.id}: {outcome.kind}")
+        except EngineError as exc:  # no longer active (deleted by an operator, or recovered): nothing to write
+            log.warning("task %s: %s not written: %s", attempt.id, outcome.kind, exc)
+
+    def _writer(self, message: WireTask, outcome: Outcome) -> Callable[[], None] | None:
+        """The store's call that writes ``outcome``, or None when nothing is written (a lost lease)."""
+        store = self.store
+        if outcome.kind == "success":
+            return (lambda: store.mark_complete(message)) if message.retention > 0 else (lambda: store.done(message))
+        if outcome.kind == "retry":
+            return lambda: store.retry(message, outcome.retry_at, outcome.error, outcome.is_failure)
+        if outcome.kind == "archive":
+            return lambda: store.archive(message, outcome.error)
+        if outcome.kind == "requeue":
+            return lambda: store.requeue(message)
+        return None
+
+    # -- from outside: the deadline watch, the cancel listener, the heartbeat, shutdown --------------------------
+
+    def snapshot(self) -> list[AsynqAttempt]:
+        with self._lock:
+            return list(self.running.values())
+
+    def expire_deadlines(self) -> None:
+        now = self.clock.now()
+        for attempt in self.snapshot():
+            if attempt.deadline is not None and attempt.deadline <= now:
+                if self._end_from_outside(attempt, self._ended(attempt, DEADLINE_EXCEEDED)):
+                    log.info("task %s: deadline exceeded", attempt.id)
+
+    def cancel(self, task_id: str) -> bool:
+        """An operator's cancel (``asynq:cancel``): ends the running attempt of ``task_id``, if this worker runs it."""
+        for attempt in self.snapshot():
+            if attempt.id == task_id and self._end_from_outside(attempt, self._ended(attempt, CANCELED)):
+                log.info("task %s: cancelled", task_id)
+                return True
+        return False
+
+    def lease_expired(self, attempt: AsynqAttempt) -> None:
+        """The heartbeat could not extend the lease in time: stop the attempt and write nothing (the recoverer of
+        any server takes the task), as asynq's processor does."""
+        if self._end_from_outside(attempt, Outcome("drop")):
+            log.warning("task %s: lease expired; the attempt was stopped and writes nothing", attempt.id)
+
+    def stop(self, shutdown_timeout: float) -> None:
+        """No more fetches; wait up to ``shutdown_timeout`` for the running tasks, then requeue the rest."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join()
+        if not self.capacity.wait_idle(shutdown_timeout):
+            left = self.snapshot()
+            log.warning("shutdown timeout: requeueing %d unfinished task(s)", len(left))
+            for attempt in left:
+                self._end_from_outside(attempt, Outcome("requeue"))
+        self.pool.stop()
+        self.loop.stop()
