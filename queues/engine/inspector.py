@@ -60,7 +60,7 @@ from .inspection.task_reads import EVENT_SCAN_LIMIT, WAITING_ON_LISTED, TaskEven
 from .inspection.task_search import SCAN_LIMIT, SearchPage, SearchResult, TaskSearch, page_count
 from .quoting import shown
 from .server_records import ServerInfo, server_info, server_record
-from .settings import KEY_FORMATS
+from .settings import DEFAULTS, KEY_FORMATS
 
 __all__ = [
     "ACK_POLL",
@@ -142,7 +142,7 @@ class Inspector(BrokerOwner):
         layout_recheck: float = LAYOUT_RECHECK,
         payload_limits: check.PayloadLimits = check.DEFAULT_PAYLOAD_LIMITS,
         broker: Broker | None = None,
-        key_format: str = "taskq",
+        key_format: str = DEFAULTS.key_format,
         **options: Unpack[BrokerOptions],
     ):
         if key_format not in KEY_FORMATS:

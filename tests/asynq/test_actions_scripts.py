@@ -125,7 +125,7 @@ def test_archive_task_scores_it_by_now_and_trims_by_age(r: redis.Redis, actions:
 def test_archive_keeps_one_less_than_the_limit_as_asynq_does(
     r: redis.Redis, actions: AsynqTaskActions, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(module, "ARCHIVE_MAX_SIZE", 3)
+    monkeypatch.setattr(module, "ASYNQ_ARCHIVE_ENTRIES", 3)
     for n in range(3):
         seed_task(r, "default", f"old{n}", "archived", score=NOW - 10 + n)
     seed_task(r, "default", "a", "aggregating", group="g")

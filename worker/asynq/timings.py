@@ -11,13 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from taskq.queues.engine.asynq.limits import ASYNQ_FORWARDER, ASYNQ_JANITOR, ASYNQ_LEASE
 from taskq.queues.engine.settings import DEFAULTS
 from taskq.worker.config import WorkerConfig
-
-#: asynq's fixed timings (seconds), as its server.go, heartbeat.go and recoverer.go set them.
-ASYNQ_LEASE = 30.0
-ASYNQ_FORWARDER = 5.0
-ASYNQ_JANITOR = 8.0
 
 
 @dataclass(frozen=True)

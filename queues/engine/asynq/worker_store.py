@@ -22,13 +22,11 @@ from ..broker import Broker, BrokerStore, Subscription
 from ..errors import ValidationError
 from ..sans_io import command
 from .keys import ALL_SERVERS, ALL_WORKERS, CANCEL_CHANNEL, AsynqQueueKeys, server_info_key, workers_key
+from .limits import ASYNQ_ARCHIVE_AGE, ASYNQ_ARCHIVE_ENTRIES, ASYNQ_LEASE
 from .scripts import call
 from .wire import WireError, WireServer, WireTask, WireWorker
 
-LEASE_SECONDS = 30.0  # asynq's LeaseDuration
 STATS_TTL = 90 * 86400  # seconds: asynq keeps daily counters 90 days
-ARCHIVE_MAX_SIZE = 10_000  # asynq's maxArchiveSize
-ARCHIVE_MAX_AGE = 90 * 86400  # seconds: asynq's archivedExpirationInDays
 FORWARD_BATCH = 100  # tasks per forward script call, as asynq's forwardCmd
 MAX_INT64 = str(2**63 - 1)  # where asynq's running totals start again at 1
 
@@ -52,7 +50,7 @@ class AsynqWorkerStore(BrokerStore):
 
     # -- the processor's transitions ------------------------------------------------------------------------------
 
-    def dequeue(self, queues: list[str], lease_seconds: float = LEASE_SECONDS) -> Dequeued | None:
+    def dequeue(self, queues: list[str], lease_seconds: float = ASYNQ_LEASE) -> Dequeued | None:
         """The first pending task of the first queue that has one, moved to active with a lease of
         ``lease_seconds``; queues are tried in the order given (the caller orders them, weighted or strict) and a
         paused one is skipped. None when every queue is empty or paused.
@@ -107,7 +105,7 @@ class AsynqWorkerStore(BrokerStore):
         q = self._task_queue(message, "requeue")
         self._transition("requeue", "work_requeue", [q.active, q.lease, q.pending, q.task(message.id)], [message.id])
 
-    def extend_leases(self, queue: str, task_ids: list[str], lease_seconds: float = LEASE_SECONDS) -> float:
+    def extend_leases(self, queue: str, task_ids: list[str], lease_seconds: float = ASYNQ_LEASE) -> float:
         """The leases of running tasks extended to now + ``lease_seconds``; returns that expiry (unix seconds). A
         lease no longer there (a recoverer took the task over) is not made again (ZADD XX, as asynq's heartbeat)."""
         _positive(lease_seconds, "lease_seconds", "extend_leases")
@@ -238,8 +236,8 @@ class AsynqWorkerStore(BrokerStore):
             task_id,
             encoded,
             int(now),
-            int(now - ARCHIVE_MAX_AGE),
-            ARCHIVE_MAX_SIZE,
+            int(now - ASYNQ_ARCHIVE_AGE),
+            ASYNQ_ARCHIVE_ENTRIES,
             _stats_expiry(now),
             MAX_INT64,
             q.task_prefix,

@@ -37,14 +37,10 @@ from ...quoting import shown
 from ...sans_io import Command
 from ...transitions import Call
 from ..keys import ALL_QUEUES, CANCEL_CHANNEL, AsynqQueueKeys
+from ..limits import ASYNQ_ARCHIVE_AGE, ASYNQ_ARCHIVE_ENTRIES
 from ..scripts import call
 from ..task_info import task_info
 from ..wire import WireTask
-
-#: asynq's archive limits (``maxArchiveSize``, ``archivedExpirationInDays`` of its rdb): every archive action trims
-#: the archive to the newest entries below the size, and drops what was archived before the age.
-ARCHIVE_MAX_SIZE = 10_000
-ARCHIVE_MAX_AGE = 90 * 86_400
 
 #: The states each action takes, as asynq's scripts take them. One task: any state its script moves (an
 #: aggregating task from its group). A bulk action: the states asynq's Inspector has a "...All" method for;
@@ -158,7 +154,7 @@ class AsynqTaskActions:
         keys = self._acting_on(queue, "archive_task", task_id)
         now, cutoff = self._archive_times()
         refusals = {-1: "task is already archived", -2: "cannot archive an active task: cancel it first"}
-        args = [task_id, now, cutoff, ARCHIVE_MAX_SIZE, keys.base, keys.group_prefix]
+        args = [task_id, now, cutoff, ASYNQ_ARCHIVE_ENTRIES, keys.base, keys.group_prefix]
         self._task_script("archive_task", task_id, [keys.task(task_id), keys.archived, keys.groups], args, refusals)
 
     def delete_task(self, actor: str, queue: str, task_id: str) -> None:
@@ -272,7 +268,7 @@ class AsynqTaskActions:
         now, cutoff = self._archive_times()  # one time for every chunk, as asynq's one call has
 
         def one(source: str, kind: str, group_name: str) -> Call:
-            args = [keys.task_prefix, kind, now, cutoff, ARCHIVE_MAX_SIZE]
+            args = [keys.task_prefix, kind, now, cutoff, ASYNQ_ARCHIVE_ENTRIES]
             return self._bulk_call("archive_all", [source, keys.archived, keys.groups], args, group_name)
 
         return self._bulk("archive_all", keys, state, group, one)
@@ -355,7 +351,7 @@ class AsynqTaskActions:
     def _archive_times(self) -> tuple[int, int]:
         """Now, and the cutoff before which archived tasks are dropped (Unix seconds)."""
         now = int(self.broker.clock.now())
-        return now, now - ARCHIVE_MAX_AGE
+        return now, now - ASYNQ_ARCHIVE_AGE
 
     def _read_task(self, keys: AsynqQueueKeys, task_id: str) -> TaskInfo:
         """The task as its hash and its state's score give it (the read an edit returns without ``tasks``)."""
