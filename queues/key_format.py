@@ -14,8 +14,17 @@ from .engine.settings import TaskqSettings
 
 ASYNQ = "asynq"
 
-#: What the console's pages say, once, where something asynq's keys cannot hold would have been.
-ABSENT_ON_ASYNQ = "asynq's keys carry no event stream, workflows, waiting tasks or time series: not shown here."
+#: What a live page's indicator says where the console polls (``console/live/polling.py``: once a second).
+POLLING_NOTE = "polling every second: asynq's keys carry no event stream"
+
+#: What the console's pages say, in one line each, where something asynq's keys cannot hold would have been.
+ABSENT_ON_ASYNQ = {
+    "series": "No charts over time: a Go asynq deployment's keys hold no time series.",
+    "timeline": "No history before the last error: asynq keeps no record of a task's earlier transitions.",
+    "waiting": "No waiting tasks: asynq has no dependencies between tasks.",
+    "workflows": "No workflows: asynq has no dependencies between tasks.",
+    "history": "No History page: its analytics roll up the event stream, which asynq's keys do not carry.",
+}
 
 
 def on_asynq(settings: TaskqSettings) -> bool:
