@@ -89,8 +89,13 @@ class AsynqQueueKeys:
         digest = "" if payload is None else hashlib.md5(payload, usedforsecurity=False).hexdigest()
         return f"{self.base}unique:{task_type}:{digest}"
 
+    @property
+    def group_prefix(self) -> str:
+        """What a group's key starts with: the group's name follows (see ``group``)."""
+        return self.base + "g:"
+
     def group(self, group: str) -> str:
-        return self.base + "g:" + group
+        return self.group_prefix + group
 
     def aggregation_set(self, group: str, set_id: str) -> str:
         return f"{self.group(group)}:{set_id}"

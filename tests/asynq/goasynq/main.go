@@ -223,7 +223,7 @@ func inspect(opt asynq.RedisConnOpt, cmd string, args []string) {
 			out = append(out, map[string]any{"group": g.Group, "size": g.Size})
 		}
 		emit(out)
-	case "act": // act <pause|unpause|run|archive|delete|cancel> <queue or task id> [task id]
+	case "act": // act <pause|unpause|run|archive|delete|cancel|update|delete-queue|run-all|archive-all|delete-all> ...
 		act(in, arg(0), args[1:])
 	default:
 		fail(fmt.Errorf("unknown command %q", cmd))
@@ -275,11 +275,49 @@ func act(in *asynq.Inspector, action string, args []string) {
 		err = in.DeleteTask(args[0], args[1])
 	case "cancel":
 		err = in.CancelProcessing(args[0])
+	case "update": // update <queue> <task id> <payload>
+		err = in.UpdateTaskPayload(args[0], args[1], []byte(args[2]))
+	case "delete-queue": // delete-queue <queue> <force: true|false>
+		err = in.DeleteQueue(args[0], args[1] == "true")
+	case "run-all", "archive-all", "delete-all": // <action>-all <queue> <state> [group]
+		n, err := actAll(in, action, args[0], args[1], append(args[2:], "")[0])
+		check(err)
+		emit(map[string]any{"ok": true, "n": n})
+		return
 	default:
 		err = fmt.Errorf("unknown action %q", action)
 	}
 	check(err)
 	emit(map[string]any{"ok": true})
+}
+
+// actAll runs the Inspector's "...All...Tasks" method of an action and a state ("aggregating" takes a group).
+func actAll(in *asynq.Inspector, action, queue, state, group string) (int, error) {
+	bulk := map[string]func(string) (int, error){
+		"run-all/scheduled":     in.RunAllScheduledTasks,
+		"run-all/retry":         in.RunAllRetryTasks,
+		"run-all/archived":      in.RunAllArchivedTasks,
+		"archive-all/pending":   in.ArchiveAllPendingTasks,
+		"archive-all/scheduled": in.ArchiveAllScheduledTasks,
+		"archive-all/retry":     in.ArchiveAllRetryTasks,
+		"delete-all/pending":    in.DeleteAllPendingTasks,
+		"delete-all/scheduled":  in.DeleteAllScheduledTasks,
+		"delete-all/retry":      in.DeleteAllRetryTasks,
+		"delete-all/archived":   in.DeleteAllArchivedTasks,
+		"delete-all/completed":  in.DeleteAllCompletedTasks,
+	}
+	grouped := map[string]func(string, string) (int, error){
+		"run-all":     in.RunAllAggregatingTasks,
+		"archive-all": in.ArchiveAllAggregatingTasks,
+		"delete-all":  in.DeleteAllAggregatingTasks,
+	}
+	if state == "aggregating" {
+		return grouped[action](queue, group)
+	}
+	if f, ok := bulk[action+"/"+state]; ok {
+		return f(queue)
+	}
+	return 0, fmt.Errorf("no %s for state %q", action, state)
 }
 
 // serve runs an asynq.Server until SIGTERM or SIGINT. Flags: -queues "a=3,b=1", -concurrency, -name (recorded
