@@ -106,18 +106,20 @@ def _new_client(s: TaskqSettings) -> Client:
 
 def get_inspector(actor: str = "operator") -> Inspector:
     """The process's inspector for the configured Redis, acting for ``actor``: one inspector, with its connection
-    pool, per URL and prefix (see ``handles``), of which each caller gets a view whose actions record its actor
-    (``Inspector.acting_as``). Nothing about a caller is kept on the shared inspector, so threads use it at once."""
+    pool, per URL, prefix and key format (see ``handles``; ``TASKS_KEY_FORMAT`` "asynq" reads Go asynq's keys), of
+    which each caller gets a view whose actions record its actor (``Inspector.acting_as``). Nothing about a caller is
+    kept on the shared inspector, so threads use it at once."""
     s = taskq_settings()
     limits = Limits.from_settings(s)
     shared = handles.shared(
         # Every setting the inspector is built from (the limits by their repr: a dataclass holding a dict).
-        ("inspector", s.redis_url, s.key_prefix, s.max_payload_depth, repr(limits)),
+        ("inspector", s.redis_url, s.key_prefix, s.key_format, s.max_payload_depth, repr(limits)),
         lambda: Inspector(
             usable_redis_url(s),
             prefix=s.key_prefix,
             limits=limits,
             payload_limits=PayloadLimits(max_depth=s.max_payload_depth),
+            key_format=s.key_format,
         ),
     )
     return shared.acting_as(actor)

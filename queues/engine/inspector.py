@@ -20,6 +20,9 @@ part inherits from another. Every name below stays importable from here:
   served queues, Redis's INFO (``ServerInfo`` and ``ServerRecord`` are in ``server_records``).
 - ``forwarding``: how each method of the facade is its part's method, typed as the part's (one line a method).
 
+``Inspector(..., key_format="asynq")`` builds the parts of ``asynq/inspection`` instead: the same methods over Go
+asynq's keys (``TASKS_KEY_FORMAT``).
+
 One inspector serves a whole process (the console keeps one per configuration): ``acting_as(actor)`` gives a
 request a view of it whose actions record that actor, sharing the broker, its connection pool and the parts. The
 parts keep nothing per request; the facade's only state of its own is ``actor``.
@@ -32,11 +35,18 @@ refused with LayoutVersionError, changing nothing, on a keyspace at another key 
 from __future__ import annotations
 
 import copy
-from typing import Unpack
+from typing import NamedTuple, Unpack
 
 from . import process_defaults
 from . import validation as check
 from .actions import ARCHIVABLE, DELETABLE, RUNNABLE
+from .asynq.inspection.groups_workflows import AsynqGroups, AsynqWorkflows
+from .asynq.inspection.no_actions import NoActions
+from .asynq.inspection.queue_history import AsynqQueueHistory
+from .asynq.inspection.queue_stats import AsynqQueueReads
+from .asynq.inspection.reads_core import AsynqInspectorCore
+from .asynq.inspection.server_ops import AsynqServerOps
+from .asynq.inspection.task_reads import AsynqTaskReads
 from .broker import Broker, BrokerOptions, BrokerOwner
 from .errors import ValidationError
 from .inspection.forwarding import acting, forward
@@ -48,7 +58,9 @@ from .inspection.server_ops import ACK_POLL, API_SERVED_WINDOW, INFO_REFUSED, Se
 from .inspection.task_actions import TaskActions
 from .inspection.task_reads import EVENT_SCAN_LIMIT, WAITING_ON_LISTED, TaskEvent, TaskReads
 from .inspection.task_search import SCAN_LIMIT, SearchPage, SearchResult, TaskSearch, page_count
+from .quoting import shown
 from .server_records import ServerInfo, server_info, server_record
+from .settings import KEY_FORMATS
 
 __all__ = [
     "ACK_POLL",
@@ -62,6 +74,7 @@ __all__ = [
     "INFO_REFUSED",
     "Inspector",
     "InspectorCore",
+    "KEY_FORMATS",
     "LAYOUT_RECHECK",
     "MAX_PAGE_SIZE",
     "MEMORY_GROUPS",
@@ -80,14 +93,43 @@ __all__ = [
 ]
 
 
+class Parts(NamedTuple):
+    """The classes of an inspector's core and parts for one key layout (the search reads through the others)."""
+
+    core: type[InspectorCore]
+    queue_reads: type[QueueReads]
+    history: type[QueueHistory]
+    groups: type[Groups]
+    workflows: type[Workflows]
+    tasks: type[TaskReads]
+    actions: type[TaskActions]
+    servers: type[ServerOps]
+
+
+TASKQ_PARTS = Parts(InspectorCore, QueueReads, QueueHistory, Groups, Workflows, TaskReads, TaskActions, ServerOps)
+#: asynq's (``asynq/inspection``): the same methods over asynq's layout; no taskq script or layout check runs there.
+ASYNQ_PARTS = Parts(
+    AsynqInspectorCore,
+    AsynqQueueReads,
+    AsynqQueueHistory,
+    AsynqGroups,
+    AsynqWorkflows,
+    AsynqTaskReads,
+    NoActions,
+    AsynqServerOps,
+)
+
+
 class Inspector(BrokerOwner):
     """``Inspector(redis_url)``, or ``Inspector(broker=broker)`` over a broker the caller has; ``actor`` is recorded
     in the event of every action it takes. Before an action it checks the keyspace's key layout (again after
-    ``layout_recheck`` seconds). Each method below is its part's (see ``inspection/forwarding.py``), documented
-    there.
+    ``layout_recheck`` seconds). ``key_format`` "asynq": the keyspace holds Go asynq's keys (``TASKS_KEY_FORMAT``),
+    read by the parts of ``asynq/inspection``. Each method below is its part's (see ``inspection/forwarding.py``),
+    documented there.
 
     Raises:
-        ValidationError: (the constructor) a ``broker`` is given together with a URL or connection options.
+        ValidationError: (the constructor) a ``broker`` is given together with a URL or connection options, or
+            ``key_format`` is not one of ``KEY_FORMATS``.
     """
 
     def __init__(
@@ -98,8 +140,13 @@ class Inspector(BrokerOwner):
         layout_recheck: float = LAYOUT_RECHECK,
         payload_limits: check.PayloadLimits = check.DEFAULT_PAYLOAD_LIMITS,
         broker: Broker | None = None,
+        key_format: str = "taskq",
         **options: Unpack[BrokerOptions],
     ):
+        if key_format not in KEY_FORMATS:
+            raise ValidationError(
+                f"key_format must be one of {', '.join(KEY_FORMATS)}, not {shown(key_format)}", op="inspector"
+            )
         if broker is None:
             # Given no URL or prefix, where a bare Client() of this process would write (see process_defaults).
             if "prefix" not in options:  # asked only when not given: the default reads the environment
@@ -107,19 +154,21 @@ class Inspector(BrokerOwner):
             broker = Broker(redis_url or process_defaults.redis_url(), **options)
         elif redis_url is not None or options:
             raise ValidationError("give an inspector a broker, or a URL and options, not both", op="inspector")
-        core = InspectorCore(broker, layout_recheck=layout_recheck, payload_limits=payload_limits)
         self.broker = broker
-        self.keys, self.ops, self.policies = core.keys, core.ops, core.policies
+        self.key_format = key_format
         self.payload_limits, self.layout_recheck = payload_limits, layout_recheck
         self.actor = actor
-        self._queue_reads = QueueReads(core)
-        self._history = QueueHistory(core)
-        self._groups = Groups(core)
-        self._workflows = Workflows(core)
-        self._tasks = TaskReads(core, self._groups)
+        parts = ASYNQ_PARTS if key_format == "asynq" else TASKQ_PARTS
+        core = parts.core(broker, layout_recheck=layout_recheck, payload_limits=payload_limits)
+        self.keys, self.ops, self.policies = core.keys, core.ops, core.policies
+        self._queue_reads = parts.queue_reads(core)
+        self._history = parts.history(core)
+        self._groups = parts.groups(core)
+        self._workflows = parts.workflows(core)
+        self._tasks = parts.tasks(core, self._groups)
         self._search = TaskSearch(core, self._tasks, self._queue_reads)
-        self._actions = TaskActions(core, self._tasks, self._queue_reads)
-        self._servers = ServerOps(core)
+        self._actions = parts.actions(core, self._tasks, self._queue_reads)
+        self._servers = parts.servers(core)
 
     def acting_as(self, actor: str) -> Inspector:
         """This inspector acting for ``actor``: the same broker, connection pool, parts and layout check, with

@@ -372,8 +372,8 @@ def _paths(raw: str) -> tuple[str, ...]:
 
 
 def parse_value(name: str, kind: str, raw: str) -> Any:
-    """A variable's text as ``kind`` (str, int, float, optional float, bool, list, networks, patterns, paths, format): the
-    one parser of taskq's settings and of the console's Django ones (``console/env.py``). Raises ValidationError
+    """A variable's text as ``kind`` (str, int, float, optional float, bool, list, networks, patterns, paths, format):
+    the one parser of taskq's settings and of the console's Django ones (``console/env.py``). Raises ValidationError
     naming ``name``.
     Patterns are a JSON array (a regular expression may hold commas); text that is not JSON is kept as it is, for
     the system check that reads the patterns to refuse, naming the setting."""

@@ -78,10 +78,18 @@ class AsynqQueueKeys:
     aggregation_sets = property(lambda self: self.base + "aggregation_sets")
 
     def processed(self, when: datetime) -> str:
-        return f"{self.base}processed:{day(when)}"
+        return self.processed_on(day(when))
 
     def failed(self, when: datetime) -> str:
-        return f"{self.base}failed:{day(when)}"
+        return self.failed_on(day(when))
+
+    def processed_on(self, date: str) -> str:
+        """The counter of tasks processed on ``date`` (YYYY-MM-DD, UTC)."""
+        return f"{self.base}processed:{date}"
+
+    def failed_on(self, date: str) -> str:
+        """The counter of tasks failed on ``date`` (YYYY-MM-DD, UTC)."""
+        return f"{self.base}failed:{date}"
 
     def unique(self, task_type: str, payload: bytes | None) -> str:
         """asynq's unique lock: the type and the MD5 of the payload (Go writes no digest for a nil payload; an empty

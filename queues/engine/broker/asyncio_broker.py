@@ -44,7 +44,7 @@ class AsyncBroker(BrokerCore):
             if replicated and self.topology.wait_replicas:
                 reply = await drive_async(scripting.replicated(call, self.topology), self._pipelined)
             else:
-                as_function = self._as_functions if self._as_functions is not None else await self._load_library()
+                as_function = await self._functions_for([call])
                 try:
                     reply = await self.conn.execute_command(*scripting.first(call, as_function))  # type: ignore[no-untyped-call]
                 except redis.ResponseError as exc:
@@ -58,7 +58,7 @@ class AsyncBroker(BrokerCore):
         calls = pipeline.calls
         if self._one_by_one(replicated):
             return list(await drive_async(scripting.one_after_another(calls), lambda call: self.run(call, replicated)))
-        as_function = self._as_functions if self._as_functions is not None else await self._load_library()
+        as_function = await self._functions_for(calls)
         commands = [scripting.first(call, as_function) for call in calls]
         replies = await send_all_async(self.conn, commands, pipeline.meanwhile)
         if scripting.mendable(replies, as_function):
@@ -99,6 +99,12 @@ class AsyncBroker(BrokerCore):
 
     async def close(self) -> None:
         await self.conn.aclose()
+
+    async def _functions_for(self, calls: list[Call]) -> bool:
+        """As ``Broker._functions_for``."""
+        if self._as_functions is not None:
+            return self._as_functions
+        return await self._load_library() if scripting.in_library(calls) else False
 
     async def _load_library(self) -> bool:
         """As ``Broker._load_library``."""

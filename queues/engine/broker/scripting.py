@@ -49,6 +49,11 @@ def first(call: Call, as_function: bool) -> Wire:
     return ("EVALSHA", script.sha, len(call.keys), *call.keys, *call.args)
 
 
+def in_library(calls: list[Call]) -> bool:
+    """Whether any of ``calls`` is a function of the library (the others run with EVALSHA whatever is chosen)."""
+    return any(call.script.function for call in calls)
+
+
 def is_missing_script(reply: Any) -> bool:
     return isinstance(reply, NoScriptError)
 

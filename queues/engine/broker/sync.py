@@ -44,7 +44,7 @@ class Broker(BrokerCore):
             if replicated and self.topology.wait_replicas:
                 reply = drive(scripting.replicated(call, self.topology), partial(self._pipelined, call.keys[0]))
             else:
-                as_function = self._as_functions if self._as_functions is not None else self._load_library()
+                as_function = self._functions_for([call])
                 try:
                     reply = self.conn.execute_command(*scripting.first(call, as_function))  # type: ignore[no-untyped-call]
                 except redis.ResponseError as exc:
@@ -60,7 +60,7 @@ class Broker(BrokerCore):
         calls = pipeline.calls
         if self._one_by_one(replicated):
             return list(drive(scripting.one_after_another(calls), lambda call: self.run(call, replicated)))
-        as_function = self._as_functions if self._as_functions is not None else self._load_library()
+        as_function = self._functions_for(calls)
         commands = [scripting.first(call, as_function) for call in calls]
         replies = send_all(self.conn, commands, pipeline.meanwhile, self._kept if own_connection else None)
         if scripting.mendable(replies, as_function):
@@ -110,6 +110,13 @@ class Broker(BrokerCore):
 
     def close(self) -> None:
         self.conn.close()
+
+    def _functions_for(self, calls: list[Call]) -> bool:
+        """Whether ``calls`` run as functions (FCALL): as chosen once, or by loading the library first; never
+        loaded for scripts in no library (asynq's, on a Redis that may hold asynq's keys alone)."""
+        if self._as_functions is not None:
+            return self._as_functions
+        return self._load_library() if scripting.in_library(calls) else False
 
     def _load_library(self) -> bool:
         """Load the function library where the server takes it, once, and so choose FCALL (True) or EVALSHA

@@ -3,8 +3,9 @@ method and the facade's attribute holding the part, typed as the part's method i
 action without the actor the facade hands it). One line per method; the signature and docstring are written once,
 on the part.
 
-``inspector.queue_info`` is the part's method bound to the inspector's part; ``Inspector.queue_info(inspector, q)``
-calls it the same way, as a method of the class would.
+``inspector.queue_info`` is the method of that name of the inspector's part, looked up on the part (so a part for
+another key layout, asynq's, serves the same facade method); ``Inspector.queue_info(inspector, q)`` calls it the
+same way, as a method of the class would.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from functools import partial
-from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
+from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, cast, overload
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -46,10 +47,10 @@ class Forward(Generic[P, R]):
         return self._bound(facade)(*args, **kwargs)
 
     def _bound(self, facade: Any) -> Callable[P, R]:
-        part = getattr(facade, self.part)
+        method = getattr(getattr(facade, self.part), self.__name__)
         if self.acting:
-            return partial(self.method, part, facade.actor)
-        return partial(self.method, part)
+            return partial(method, facade.actor)
+        return cast("Callable[P, R]", method)
 
     def __repr__(self) -> str:
         return f"<forward to {self.part}.{self.__name__}>"

@@ -41,19 +41,33 @@ class Groups:
             RedisUnavailableError: Redis cannot be reached.
         """
         self.core.known(queue, "groups")
-        q = self.keys.queue(queue)
-        names = sorted(n.decode() for n in self.core.send("groups", "smembers", q.groups))
+        names = sorted(n.decode() for n in self.core.send("groups", "smembers", self.names_key(queue)))
         commands: list[Command] = []
         for name in names:
-            commands.append(Command("zcard", (q.group(name),)))
-            commands.append(Command("zrange", (q.group(name), 0, 0), {"withscores": True}))
+            commands.append(Command("zcard", (self.group_key(queue, name),)))
+            commands.append(Command("zrange", (self.group_key(queue, name), 0, 0), {"withscores": True}))
         replies = self.core.batch("groups", commands)
         out = []
         for index, name in enumerate(names):
             size, oldest = replies[2 * index], replies[2 * index + 1]
             if size:
-                out.append(GroupInfo(name, size, from_ms(int(oldest[0][1])) if oldest else None))
+                out.append(GroupInfo(name, size, self.joined(oldest[0][1]) if oldest else None))
         return out
+
+    # The layout's own parts of a group, which asynq's layout gives otherwise (``asynq/inspection``).
+
+    def names_key(self, queue: str) -> str:
+        """The set of the queue's group names."""
+        return self.keys.queue(queue).groups
+
+    def group_key(self, queue: str, name: str) -> str:
+        """The sorted set of one group's tasks."""
+        return self.keys.queue(queue).group(name)
+
+    @staticmethod
+    def joined(score: float) -> datetime | None:
+        """When a task joined its group, from its score there (epoch ms)."""
+        return from_ms(int(score))
 
 
 class Workflows:

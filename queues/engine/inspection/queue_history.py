@@ -84,10 +84,9 @@ class QueueHistory:
         today = datetime.fromtimestamp(self.core.broker.clock.now(), tz=UTC)
         dates = [(today - timedelta(days=n)).strftime("%Y-%m-%d") for n in range(days)]
         cluster = self.core.broker.cluster
-        commands = [Command("smismember", (self.keys.queues, queues))]
+        commands = [Command("smismember", (self.queue_set, queues))]
         for queue in queues:
-            q = self.keys.queue(queue)
-            keys = [k for d in dates for k in (q.processed_on(d), q.failed_on(d))]
+            keys = [k for d in dates for k in self.day_keys(queue, d)]
             if cluster:  # a cluster pipeline refuses MGET, even of keys in one slot
                 commands += [Command("get", (key,)) for key in keys]
             else:
@@ -102,6 +101,18 @@ class QueueHistory:
                     DailyStats(d, int(values[2 * i] or 0), int(values[2 * i + 1] or 0)) for i, d in enumerate(dates)
                 ]
         return found
+
+    # The layout's own keys, which asynq's layout names otherwise (``asynq/inspection``).
+
+    @property
+    def queue_set(self) -> str:
+        """The set of every queue's name."""
+        return self.keys.queues
+
+    def day_keys(self, queue: str, day: str) -> tuple[str, str]:
+        """The processed and failed counters of ``queue`` on ``day`` (YYYY-MM-DD, UTC)."""
+        q = self.keys.queue(queue)
+        return q.processed_on(day), q.failed_on(day)
 
     def export_status(self) -> ExportStatus:
         """The event exporter: who holds its lease, per queue the committed offset against the stream, gaps.

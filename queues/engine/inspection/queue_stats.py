@@ -187,13 +187,16 @@ class QueueReads:
         Raises:
             RedisUnavailableError: Redis cannot be reached.
         """
-        now = to_ms(self.core.broker.clock.now())
-        infos, _, (servers_up,) = self.counted(queues, [Command("zcount", (self.keys.servers, now, "+inf"))])
+        infos, _, (servers_up,) = self.counted(queues, [self.servers_up()])
         summary = FleetSummary(servers_up=int(servers_up))
         for info in infos:
             for name in FLEET_COUNTS:
                 setattr(summary, name, getattr(summary, name) + getattr(info, name))
         return summary
+
+    def servers_up(self) -> Command:
+        """The count of servers whose heartbeat is current (their index is scored by its expiry, in ms)."""
+        return Command("zcount", (self.keys.servers, to_ms(self.core.broker.clock.now()), "+inf"))
 
     def outstanding(self, queue: str) -> int:
         """Tasks of ``queue`` a worker has yet to take or finish: pending, active, and scheduled or retry tasks

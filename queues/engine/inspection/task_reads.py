@@ -93,7 +93,7 @@ class TaskReads:
         if state not in ("archived", "completed"):
             raise ValidationError(f"state {shown(state)} is not archived or completed", op=op)
         size = check.count(size, "size", 1, MAX_PAGE_SIZE, op)
-        key = self.keys.queue(queue).state_key(state)
+        key = self.state_key(queue, state)
         start = 0
         if after is not None:
             score, task_id = after
@@ -116,10 +116,9 @@ class TaskReads:
 
     def read_tasks(self, op: str, queue: str, ids: list[tuple[bytes, float | None]]) -> list[TaskInfo]:
         """The tasks of ``ids`` (with their scores), read in one round trip; those gone since are left out."""
-        q = self.keys.queue(queue)
-        hashes = self.core.each(op, "hgetall", [(q.task(task_id.decode()),) for task_id, _score in ids])
+        hashes = self.core.each(op, "hgetall", [(self.task_key(queue, task_id.decode()),) for task_id, _score in ids])
         return [
-            TaskInfo.from_hash(task_id.decode(), queue, fields, score)
+            self.task_info(task_id.decode(), queue, fields, score)
             for (task_id, score), fields in zip(ids, hashes, strict=True)
             if fields
         ]
@@ -149,8 +148,8 @@ class TaskReads:
 
     def id_range(self, queue: str, state: str, start: int, stop: int) -> list[tuple[bytes, float | None]]:
         """Ids (with scores) of positions start..stop of a state, in the order list_tasks shows them."""
-        key = self.keys.queue(queue).state_key(state)
-        if state == "pending":
+        key = self.state_key(queue, state)
+        if state in self.LISTS:
             # LPUSH in, RPOP out: the next to run is at the tail.
             ids: list[bytes] = self.core.send("list_tasks", "lrange", key, -stop - 1, -start - 1)
             return [(task_id, None) for task_id in reversed(ids)]
@@ -161,18 +160,18 @@ class TaskReads:
     def list_aggregating(self, queue: str, group: str | None, start: int, stop: int) -> list[TaskInfo]:
         """Positions start..stop of the queue's aggregating tasks (of ``group`` alone, when given), paged through
         the groups in name order, each oldest first."""
-        q = self.keys.queue(queue)
         if group is not None:
             names = [check.task_type(group, "inspector.list_tasks", visible=False)]
         else:
             names = [g.name for g in self.groups.groups(queue)]
         ids: list[tuple[bytes, float | None]] = []
         for name in names:  # page through the groups in name order, each oldest first
-            size = int(self.core.send("list_tasks", "zcard", q.group(name)))
+            key = self.groups.group_key(queue, name)
+            size = int(self.core.send("list_tasks", "zcard", key))
             if start >= size:
                 start, stop = start - size, stop - size
                 continue
-            ids += [(i, None) for i in self.core.send("list_tasks", "zrange", q.group(name), start, stop)]
+            ids += [(i, None) for i in self.core.send("list_tasks", "zrange", key, start, stop)]
             if stop < size:
                 break
             start, stop = 0, stop - size
@@ -188,15 +187,14 @@ class TaskReads:
             RedisUnavailableError: Redis cannot be reached.
         """
         self.core.known(queue, "get_task", task_id)
-        q = self.keys.queue(queue)
-        fields = self.core.send("get_task", "hgetall", q.task(task_id))
+        fields = self.core.send("get_task", "hgetall", self.task_key(queue, task_id))
         if not fields:
             raise TaskNotFoundError(f"no task {shown(task_id)} in queue {shown(queue)}", op="inspector.get_task")
         state = fields.get(b"state", b"").decode()
         score = None
         if state in ("scheduled", "retry", "completed", "archived", "active"):
-            score = self.core.send("get_task", "zscore", q.state_key(state), task_id)
-        task = self._flag_orphan(TaskInfo.from_hash(task_id, queue, fields, score))
+            score = self.core.send("get_task", "zscore", self.score_key(queue, state), task_id)
+        task = self._flag_orphan(self.task_info(task_id, queue, fields, score))
         return self._with_waiting_on(queue, [task], len(task.after))[0]
 
     def existing_tasks(self, refs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
@@ -208,8 +206,40 @@ class TaskReads:
             RedisUnavailableError: Redis cannot be reached.
         """
         wanted = [(queue, task_id) for queue, task_id in dict.fromkeys(refs) if _well_formed(queue, task_id)]
-        found = self.core.each("existing_tasks", "exists", [(self.keys.queue(q).task(t),) for q, t in wanted])
+        found = self.core.each("existing_tasks", "exists", [(self.task_key(q, t),) for q, t in wanted])
         return {ref for ref, exists in zip(wanted, found, strict=True) if exists}
+
+    def raw_fields(
+        self, op: str, queue: str, ids: list[tuple[bytes, float | None]]
+    ) -> list[tuple[bytes, bytes | None, bytes | None] | None]:
+        """(type, payload, last error) of each task of ``ids`` as stored, undecoded, in one round trip (None for a
+        task gone since): what a search filters on without building every TaskInfo."""
+        rows = self.core.each(
+            op, "hmget", [(self.task_key(queue, task_id.decode()), "type", "payload", "error") for task_id, _ in ids]
+        )
+        return [None if ttype is None else (ttype, payload, error) for ttype, payload, error in rows]
+
+    # The layout's own keys and record, which asynq's layout gives otherwise (``asynq/inspection``).
+
+    #: The states kept in lists (the others are sorted sets).
+    LISTS: tuple[str, ...] = ("pending",)
+
+    def state_key(self, queue: str, state: str) -> str:
+        """The list or sorted set of a state's tasks."""
+        return self.keys.queue(queue).state_key(state)
+
+    def score_key(self, queue: str, state: str) -> str:
+        """The sorted set that scores a task of ``state`` (its next run, its expiry, its lease)."""
+        return self.keys.queue(queue).state_key(state)
+
+    def task_key(self, queue: str, task_id: str) -> str:
+        """The hash of one task."""
+        return self.keys.queue(queue).task(task_id)
+
+    @staticmethod
+    def task_info(task_id: str, queue: str, fields: dict[bytes, bytes], score: float | None) -> TaskInfo:
+        """A task from its hash, and its score in the sorted set of its state."""
+        return TaskInfo.from_hash(task_id, queue, fields, score)
 
     def error_groups(self, queue: str, task_type: str | None = None, limit: int = 50) -> list[ErrorGroup]:
         """The queue's error groups (of ``task_type`` only, when given), the most recently seen first, at most
