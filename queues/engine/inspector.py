@@ -41,7 +41,7 @@ from . import process_defaults
 from . import validation as check
 from .actions import ARCHIVABLE, DELETABLE, RUNNABLE
 from .asynq.inspection.groups_workflows import AsynqGroups, AsynqWorkflows
-from .asynq.inspection.no_actions import NoActions
+from .asynq.inspection.task_actions import AsynqTaskActions
 from .asynq.inspection.queue_history import AsynqQueueHistory
 from .asynq.inspection.queue_stats import AsynqQueueReads
 from .asynq.inspection.reads_core import AsynqInspectorCore
@@ -102,7 +102,7 @@ class Parts(NamedTuple):
     groups: type[Groups]
     workflows: type[Workflows]
     tasks: type[TaskReads]
-    actions: type[TaskActions]
+    actions: type[TaskActions] | type[AsynqTaskActions]
     servers: type[ServerOps]
 
 
@@ -115,7 +115,7 @@ ASYNQ_PARTS = Parts(
     AsynqGroups,
     AsynqWorkflows,
     AsynqTaskReads,
-    NoActions,
+    AsynqTaskActions,
     AsynqServerOps,
 )
 
