@@ -41,11 +41,11 @@ from . import process_defaults
 from . import validation as check
 from .actions import ARCHIVABLE, DELETABLE, RUNNABLE
 from .asynq.inspection.groups_workflows import AsynqGroups, AsynqWorkflows
-from .asynq.inspection.task_actions import AsynqTaskActions
 from .asynq.inspection.queue_history import AsynqQueueHistory
 from .asynq.inspection.queue_stats import AsynqQueueReads
 from .asynq.inspection.reads_core import AsynqInspectorCore
 from .asynq.inspection.server_ops import AsynqServerOps
+from .asynq.inspection.task_actions import AsynqTaskActions
 from .asynq.inspection.task_reads import AsynqTaskReads
 from .broker import Broker, BrokerOptions, BrokerOwner
 from .errors import ValidationError
