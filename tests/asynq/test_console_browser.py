@@ -15,6 +15,9 @@ import redis
 from taskq.queues import handles
 from taskq.queues.key_format import POLLING_NOTE
 
+from .test_console_pages import PAGES as CONSOLE_PAGES
+from .test_console_pages import seed_through_go
+
 # tests/browser's and tests/live's helpers import each other by bare name, as their own conftests arrange.
 for _folder in ("browser", "live"):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / _folder))
@@ -28,34 +31,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
 WAIT = 60.0  # seconds a Go server gets to do what is expected (a guard, not a timing assertion)
 
-#: Every page the console has over asynq's keys (those it explains away included).
-PAGES = {
-    "dashboard": "/",
-    **{f"queue-{s}": f"/queues/mail/?state={s}" for s in ("pending", "scheduled", "aggregating", "archived")},
-    "queue-filtered": "/queues/mail/?state=pending&type=email:&text=ada",
-    "queue-paused": "/queues/low/",
-    "task": "/queues/mail/tasks/p1/",
-    "task-binary": "/queues/mail/tasks/b1/",
-    "task-type": "/queues/mail/types/email:send/",
-    "servers": "/servers/",
-    "schedulers": "/schedulers/",
-    "search": "/search/?q=queue:mail",
-    "redis": "/redis/",
-    "settings": "/settings/",
-    "history": "/history/",
-    "workflows": "/workflows/",
-}
-
-
-def seed_through_go(go) -> None:
-    payload = base64.b64encode(b'{"to": "ada@example.com"}').decode()
-    go.enqueue({"type": "email:send", "payload": payload, "queue": "mail", "task_id": "p1", "max_retry": 3})
-    go.enqueue({"type": "blob:store", "payload": base64.b64encode(b"\xff\x00raw").decode(), "queue": "mail",
-                "task_id": "b1"})  # fmt: skip
-    go.enqueue({"type": "email:digest", "queue": "mail", "task_id": "s1", "process_in_seconds": 3600})
-    go.enqueue({"type": "email:line", "queue": "mail", "task_id": "g1", "group": "user:42"})
-    go.enqueue({"type": "idle", "queue": "low", "task_id": "l1"})
-    go("act", "pause", "low")
+#: Every page the console shows over asynq's keys, those it explains away included (the form it does not offer aside).
+PAGES = {name: path for name, (path, _status) in CONSOLE_PAGES.items() if name != "task-new"}
 
 
 @pytest.mark.parametrize("theme", THEMES)

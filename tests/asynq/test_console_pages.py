@@ -58,13 +58,18 @@ SPECS: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.fixture
-def asynq_console(settings_redis, r: redis.Redis, go, db):
-    """What Go's client wrote for ``SPECS``, a paused queue, and the console's settings saying the keys are asynq's."""
+def seed_through_go(go: Any) -> None:
+    """What Go's client writes for ``SPECS``, and a paused queue, ``low``."""
     for spec in SPECS.values():
         go.enqueue(spec)
     go.enqueue({"type": "idle", "queue": "low", "task_id": "l1"})
     go("act", "pause", "low")
+
+
+@pytest.fixture
+def asynq_console(settings_redis, r: redis.Redis, go, db):
+    """``seed_through_go``, and the console's settings saying the keys are asynq's."""
+    seed_through_go(go)
     settings_redis.TASKS_KEY_FORMAT = "asynq"
     handles.reset()
     yield r

@@ -24,7 +24,6 @@ from taskq.queues.engine.errors import (
     TaskNotFoundError,
     ValidationError,
 )
-from taskq.queues.engine.inspection.task_actions import TaskActions
 from taskq.queues.engine.inspector import Inspector
 
 NOW = 1_900_000_000.0
@@ -135,32 +134,6 @@ def test_what_asynq_cannot_hold_is_refused_or_none(r: redis.Redis, asynq: Inspec
     assert asynq.type_counts("q") == {}
     with pytest.raises(ServerNotFoundError):
         asynq.ended_server("s1")
-    assert {key: r.dump(key) for key in r.keys("*")} == before
-
-
-ACTIONS: list[tuple[str, tuple[Any, ...]]] = [
-    ("pause_queue", ("q",)),
-    ("unpause_queue", ("q",)),
-    ("delete_queue", ("q",)),
-    ("delete_task", ("q", "t1")),
-    ("run_task", ("q", "t1")),
-    ("archive_task", ("q", "t1")),
-    ("edit_task", ("q", "t1", b"x")),
-    ("cancel_task", ("q", "t1")),
-    ("delete_all", ("q", "pending")),
-    ("run_all", ("q", "scheduled")),
-    ("archive_all", ("q", "pending")),
-    ("cancel_all", ("q",)),
-]
-
-
-def test_every_action_is_refused_and_changes_nothing(r: redis.Redis, asynq: Inspector) -> None:
-    assert sorted(name for name, _ in ACTIONS) == sorted(n for n in vars(TaskActions) if not n.startswith("_"))
-    add_pending(r, "q", "t1", message("t1", "q"))
-    before = {key: r.dump(key) for key in r.keys("*")}
-    for name, args in ACTIONS:
-        with pytest.raises(FormatUnsupportedError, match="operator actions on asynq keys"):
-            getattr(asynq, name)(*args)
     assert {key: r.dump(key) for key in r.keys("*")} == before
 
 
