@@ -21,8 +21,10 @@ POLLING_NOTE = "polling every second: asynq's keys carry no event stream"
 ABSENT_ON_ASYNQ = {
     "series": "No charts over time: a Go asynq deployment's keys hold no time series.",
     "timeline": "No history before the last error: asynq keeps no record of a task's earlier transitions.",
+    "attempts": "No list of attempts: asynq keeps a task's retry count and last error (above), not each attempt.",
     "waiting": "No waiting tasks: asynq has no dependencies between tasks.",
     "workflows": "No workflows: asynq has no dependencies between tasks.",
+    "control": "No Quiet or Stop: asynq servers take no commands through Redis (signal the process: TSTP, TERM).",
     "history": "No History page: its analytics roll up the event stream, which asynq's keys do not carry.",
 }
 

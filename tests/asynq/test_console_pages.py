@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -22,6 +23,8 @@ from taskq.queues.engine.asynq.keys import AsynqQueueKeys
 from taskq.queues.key_format import ABSENT_ON_ASYNQ
 from taskq.queues.rendering import render_bytes
 from tests.console.console_support import logged_in, make_user, redis_snapshot
+
+from . import go_asynq
 
 BINARY = b"\xff\x00\xfe\x80raw"  # not UTF-8: shown as its bytes
 DEADLINE = int(time.time()) + 86_400
@@ -204,3 +207,35 @@ def test_metrics_and_the_apis_reads_answer(asynq_console: redis.Redis) -> None:
     task = api.get(reverse("taskq:api:task", args=["mail", "p1"]))
     assert task.status_code == 200 and task.json()["type"] == "email:send"
     assert redis_snapshot(asynq_console) == before  # reads wrote nothing
+
+
+def test_a_go_servers_work_as_the_pages_show_it(settings_redis, r: redis.Redis, go, db) -> None:
+    """A task a Go server failed shows its retries and last error as Go reads them, and no timeline beyond it (one
+    line says why); the servers list and the server's page show the Go server, with no Quiet or Stop (one line)."""
+    go.enqueue({"type": "fail", "queue": "q", "task_id": "f1", "max_retry": 2})
+    go.enqueue({"type": "sleep", "queue": "q", "task_id": "s1", "payload": base64.b64encode(b"60000").decode()})
+    settings_redis.TASKS_KEY_FORMAT = "asynq"
+    handles.reset()
+    operator = logged_in(make_user("otto", "view_console", "operate_console"))
+    with go.serving("-queues", "q=1", "-name", "g1", "-retry-delay", "3600"):
+        go_asynq.wait_until(lambda: go("task", "q", "f1")["state"] == "retry", 60, 0.5)
+        go_asynq.wait_until(lambda: go("task", "q", "s1")["state"] == "active", 60, 0.5)
+        [server] = go_asynq.wait_until(lambda: go("servers"), 60, 0.5)
+        failed = go("task", "q", "f1")
+        page = _text(operator.get(reverse("taskq:task", args=["q", "f1"])))
+        assert failed["last_err"] in page and _when(failed["last_failed_at"]) in page
+        assert f"retry {failed['retried']} of {failed['max_retry']} due" in page
+        assert ABSENT_ON_ASYNQ["timeline"] in page and ABSENT_ON_ASYNQ["attempts"] in page
+        assert "From the queue's event stream" not in page and "No events for this task" not in page
+        running = _text(operator.get(reverse("taskq:task", args=["q", "s1"])))
+        assert "active" in running and "Lease expires" in running
+        listed = operator.get(reverse("taskq:servers"))
+        text = _text(listed)
+        assert f"{server['host']}:{server['pid']}" in text and ABSENT_ON_ASYNQ["control"] in text
+        assert "Quiet all" not in text and "Stop all" not in text
+        [href] = set(re.findall(r'href="(/servers/[^"/]+/)"', listed.content.decode()))
+        one = operator.get(href)
+        assert one.status_code == 200 and ABSENT_ON_ASYNQ["control"] in _text(one)
+        refused = operator.post(href + "stop/")
+        assert refused.status_code == 409 and ABSENT_ON_ASYNQ["control"] in _text(refused)
+    handles.reset()
