@@ -24,6 +24,8 @@ from . import go_asynq
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))
 from live_support import open_socket, receive_until, run, session_cookie, subscribe
 
+from tests.live.test_live_polling import Monitor, one_round, open_pages, polled
+
 pytestmark = pytest.mark.timeout(240)
 
 WAIT = 60.0  # seconds a Go server gets to do what is expected (a guard, not a timing assertion)
@@ -114,3 +116,35 @@ def test_a_go_server_obeys_the_consoles_actions(asynq_settings, r: redis.Redis, 
         assert not {"kept", "binned"} & _go_ran(go, r)  # archived and deleted: Go never ran them
     audited = set(AuditLog.objects.values_list("action", flat=True))
     assert {"cancel_task", "pause_queue", "run_task", "archive_task", "delete_task", "resume_queue"} <= audited
+
+
+def test_one_poll_round_a_second_over_asynq_keys(asynq_settings, r: redis.Redis, go, redis_url, transactional_db):
+    """The hub ``live_hub()`` builds over asynq's keys polls: a round costs Redis the same for one page of each kind
+    as for 25 of each, and over 6 s Redis sees at most 8 rounds' worth of commands from the process."""
+    for n in range(3):
+        go.enqueue({"type": "later", "queue": "mail", "task_id": f"m{n}"})
+    go.enqueue({"type": "later", "queue": "low", "task_id": "l1"})
+    cookie = session_cookie(make_user("vera", "view_console"))
+    monitor = Monitor(redis_url)
+
+    async def body():
+        first, _ = await open_socket(cookie)
+        await subscribe(first, "summary")  # starts the process's hub, which polls once, then every second
+        hub = process_hub._hubs[asyncio.get_running_loop()]
+        assert isinstance(hub, PollingHub)
+        hub.poll_interval = 3600.0  # after its current wait: the rounds here are driven by hand
+        for task in hub._tasks:
+            task.cancel()
+        hub._tasks = []
+        await open_pages(cookie, 1, "mail", "m0")
+        one_page_each = await one_round(hub, monitor)
+        await open_pages(cookie, 24, "mail", "m0")
+        many_pages_each = await one_round(hub, monitor)
+        assert one_page_each == many_pages_each > 0
+        rounds, commands = await polled(hub, monitor, 6.0)
+        assert rounds <= 8 and commands <= many_pages_each * 8
+
+    try:
+        run(body)
+    finally:
+        monitor.close()

@@ -112,6 +112,41 @@ def test_pages_follow_redis_by_polling(live_engine, viewer_cookie, moves):
     run(body)
 
 
+async def open_pages(cookie: str, n: int, queue: str, task_id: str) -> None:
+    """``n`` pages of each kind a poll round reads for: a dashboard with its summary bar, a queue page with its tab,
+    a task page, the servers page."""
+    for _ in range(n):
+        for scope, fields in (
+            ("dashboard", {"summary": True}),
+            ("queue", {"queue": queue, "tab": {"state": "pending", "page": 1, "size": 20}}),
+            ("task", {"queue": queue, "task": task_id}),
+            ("servers", {}),
+        ):
+            socket, _ = await open_socket(cookie)
+            await subscribe(socket, scope, **fields)
+
+
+async def one_round(hub: PollingHub, monitor: Monitor) -> int:
+    """The commands of one round of ``hub`` (driven by hand: its own loop must be waiting) that sends nothing new."""
+    await hub.poll_once()  # settles what new pages were sent, so the next round sends only changes
+    counted = asyncio.create_task(asyncio.to_thread(monitor.window, 0.6))
+    await asyncio.sleep(0.1)
+    await hub.poll_once()
+    return sum((await counted).values())
+
+
+async def polled(hub: PollingHub, monitor: Monitor, seconds: float) -> tuple[int, int]:
+    """Restart ``hub``'s own loop at a round a second; the rounds it made in ``seconds``, and Redis's commands."""
+    hub.poll_interval = 1.0
+    for task in hub._tasks:
+        task.cancel()
+    hub._tasks = []
+    hub.start()
+    rounds_before = hub.rounds
+    counts = await asyncio.to_thread(monitor.window, seconds)
+    return hub.rounds - rounds_before, sum(counts.values())
+
+
 def test_redis_sees_one_round_a_second_however_many_pages(live_engine, viewer_cookie, moves, redis_url):
     """One round's commands are the same for one page of each kind as for ``PAGES`` of each; and over ``WINDOW``
     seconds of polling, Redis runs at most ``WINDOW + 2`` rounds' worth of commands from the process."""
@@ -120,40 +155,16 @@ def test_redis_sees_one_round_a_second_however_many_pages(live_engine, viewer_co
     [task_id] = moves.enqueue("a")
     monitor = Monitor(redis_url)
 
-    async def open_pages(n: int) -> None:
-        for _ in range(n):
-            for scope, fields in (
-                ("dashboard", {"summary": True}),
-                ("queue", {"queue": "a", "tab": {"state": "pending", "page": 1, "size": 20}}),
-                ("task", {"queue": "a", "task": task_id}),
-                ("servers", {}),
-            ):
-                socket, _ = await open_socket(viewer_cookie)
-                await subscribe(socket, scope, **fields)
-
-    async def one_round(hub: PollingHub) -> int:
-        await hub.poll_once()  # settles what the new pages were sent, so the next round sends only changes
-        counted = asyncio.create_task(asyncio.to_thread(monitor.window, 0.6))
-        await asyncio.sleep(0.1)
-        await hub.poll_once()
-        return sum((await counted).values())
-
     async def body():
         hub = polling_hub(interval=3600.0)  # its loop polls once now, then waits: the rounds here are ours
-        await open_pages(1)
-        one_page_each = await one_round(hub)
-        await open_pages(PAGES - 1)
-        many_pages_each = await one_round(hub)
+        await open_pages(viewer_cookie, 1, "a", task_id)
+        one_page_each = await one_round(hub, monitor)
+        await open_pages(viewer_cookie, PAGES - 1, "a", task_id)
+        many_pages_each = await one_round(hub, monitor)
         assert one_page_each == many_pages_each > 0  # the pages share the round: none reads on its own
-        hub.poll_interval = 1.0
-        for task in hub._tasks:
-            task.cancel()
-        hub._tasks = []
-        hub.start()
-        rounds_before = hub.rounds
-        counts = await asyncio.to_thread(monitor.window, WINDOW)
-        assert hub.rounds - rounds_before <= WINDOW + 2
-        assert sum(counts.values()) <= many_pages_each * (WINDOW + 2), counts
+        rounds, commands = await polled(hub, monitor, WINDOW)
+        assert rounds <= WINDOW + 2
+        assert commands <= many_pages_each * (WINDOW + 2)
 
     try:
         run(body)
