@@ -192,7 +192,8 @@
       return;
     }
     if (scope === "search") {
-      if (data.kind === "update" && data.events) { refreshSearch(); }
+      // A polling console sends an update only when counts moved, with no events to count: that is the sign.
+      if (data.kind === "update" && (data.events || (polling && !data.replay))) { refreshSearch(); }
       return;
     }
     if (scope === "schedulers") {

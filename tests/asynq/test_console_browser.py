@@ -1,6 +1,6 @@
 """The console over a Go asynq deployment in a real headless Chromium: axe-core finds nothing on any page (light and
 dark), and under daphne the queue page follows a Go server by polling, saying so, while an operator's Pause in the
-browser stops the Go server taking tasks from the queue."""
+browser stops the Go server taking tasks from the queue, and the search page follows what moves."""
 
 from __future__ import annotations
 
@@ -83,3 +83,11 @@ def test_the_queue_page_follows_a_go_server_and_its_pause_stops_it(
             page.wait_for(lambda d: page.text("[data-live-count=pending]") == "1", "the new task, live", WAIT)
             time.sleep(3)  # a paused queue: Go's server looks for work every second and must take none
             assert go("task", "web", "w9")["state"] == "pending"
+        # The search page reads its matches again when the poller sees counts move.
+        page.get("/search/?q=queue:web+state:pending")
+        page.wait_for(lambda d: d.execute_script("return window.taskqLive.status") == "live", "live", WAIT)
+        driver.execute_script("window.notReloaded = true")
+        assert "w10" not in page.text("[data-live-search]")
+        go.enqueue({"type": "sleep", "queue": "web", "task_id": "w10"})
+        page.wait_for(lambda d: "w10" in page.text("[data-live-search]"), "the new match, live", WAIT)
+        assert driver.execute_script("return window.notReloaded") is True
