@@ -239,3 +239,29 @@ def test_a_go_servers_work_as_the_pages_show_it(settings_redis, r: redis.Redis, 
         refused = operator.post(href + "stop/")
         assert refused.status_code == 409 and ABSENT_ON_ASYNQ["control"] in _text(refused)
     handles.reset()
+
+
+def test_redaction_error_groups_search_and_the_fleet_bar(settings_redis, r: redis.Redis, go, db) -> None:
+    """As on taskq's keys: TASKS_REDACT masks a Go task's payload on its page and in search, Go's failures form the
+    queue's error groups, search finds Go's tasks, and the fleet bar adds up Go's queues."""
+    secret = base64.b64encode(b'{"user": "ada", "password": "hunter2"}').decode()
+    for n in range(2):
+        go.enqueue({"type": "fail", "queue": "q", "task_id": f"f{n}", "max_retry": 0})
+    settings_redis.TASKS_KEY_FORMAT = "asynq"
+    settings_redis.TASKS_REDACT = {"types": [], "keys": ["password"]}
+    handles.reset()
+    viewer = logged_in(make_user("vera", "view_console"))
+    with go.serving("-queues", "q=1", "-name", "g1"):
+        go_asynq.wait_until(lambda: {go("task", "q", f"f{n}")["state"] for n in range(2)} == {"archived"}, 60, 0.5)
+    go.enqueue({"type": "login:check", "payload": secret, "queue": "q", "task_id": "pw2"})
+    task = _text(viewer.get(reverse("taskq:task", args=["q", "pw2"])))
+    assert "hunter2" not in task and "ada" in task
+    found = _text(viewer.get("/search/?q=queue:q+type:login:*"))
+    assert "pw2" in found and "hunter2" not in found
+    archived = _text(viewer.get("/queues/q/?state=archived"))
+    assert "go handler failed" in archived and 'id="error-groups"' in viewer.get("/queues/q/").content.decode()
+    groups = _text(viewer.get("/queues/q/"))
+    assert "go handler failed" in groups
+    bar = viewer.get("/").content.decode()
+    assert re.search(r'data-fleet-figure="archived"[^>]*>\s*2\s*<', bar), "the fleet bar counts Go's archived tasks"
+    assert re.search(r'data-fleet-figure="pending"[^>]*>\s*1\s*<', bar)
