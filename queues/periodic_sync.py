@@ -6,6 +6,7 @@ import logging
 
 from . import conf
 from .engine import EngineError
+from .engine.asynq.scheduler_reads import AsynqSchedulerStore
 from .engine.periodic import Entry
 from .engine.scheduler_store import SchedulerStore
 from .models import PeriodicTask
@@ -26,6 +27,11 @@ def current_entries() -> list[Entry]:
 
 
 def scheduler_store() -> SchedulerStore:
+    """The periodic entries' store of the configured Redis: with ``TASKS_KEY_FORMAT`` "asynq", the entries and
+    history Go asynq's schedulers publish (read only), on the inspector's broker: taskq's Client refuses asynq's keys
+    (``key_format``)."""
+    if conf.taskq_settings().key_format == "asynq":
+        return AsynqSchedulerStore(conf.get_inspector().broker)
     return SchedulerStore(conf.get_client().broker)
 
 

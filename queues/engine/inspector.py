@@ -40,13 +40,13 @@ from typing import NamedTuple, Unpack
 from . import process_defaults
 from . import validation as check
 from .actions import ARCHIVABLE, DELETABLE, RUNNABLE
-from .asynq.inspection.groups_workflows import AsynqGroups, AsynqWorkflows
-from .asynq.inspection.queue_history import AsynqQueueHistory
-from .asynq.inspection.queue_stats import AsynqQueueReads
+from .asynq.inspection.asynq_groups import AsynqGroups, AsynqWorkflows
+from .asynq.inspection.asynq_history import AsynqQueueHistory
+from .asynq.inspection.asynq_queues import AsynqQueueReads
+from .asynq.inspection.asynq_servers import AsynqServerOps
+from .asynq.inspection.asynq_tasks import AsynqTaskReads
 from .asynq.inspection.reads_core import AsynqInspectorCore
-from .asynq.inspection.server_ops import AsynqServerOps
 from .asynq.inspection.task_actions import AsynqTaskActions
-from .asynq.inspection.task_reads import AsynqTaskReads
 from .broker import Broker, BrokerOptions, BrokerOwner
 from .errors import ValidationError
 from .inspection.forwarding import acting, forward

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import redis
 
+from taskq.metrics.collector import QueueCollector
 from taskq.queues import handles
 from taskq.queues.engine.inspector import Inspector
 from taskq.queues.engine.message import TaskInfo
@@ -315,3 +316,24 @@ def test_cli_task_inspect_shows_go_fields(asynq_cli: Any, deployment: Deployment
 )
 def test_cli_read_commands_work_in_asynq_mode(asynq_cli: Any, argv: tuple[str, ...]) -> None:
     assert asynq_cli(*argv, "--json").json() is not None
+
+
+def test_metrics_collector_reads_asynq_queues(deployment: Deployment) -> None:
+    theirs = {q["queue"]: q for q in deployment.go("stats")}
+    families = {f.name: f for f in QueueCollector(lambda: deployment.inspector).collect()}
+    tasks = {(s.labels["queue"], s.labels["state"]): s.value for s in families["taskq_tasks"].samples}
+    for queue, go_info in theirs.items():
+        for state in ("pending", "active", "scheduled", "retry", "archived", "completed", "aggregating"):
+            assert tasks[(queue, state)] == go_info[state]
+    processed = {s.labels["queue"]: s.value for s in families["taskq_tasks_processed"].samples}
+    assert processed == {queue: go_info["processed_total"] for queue, go_info in theirs.items()}
+    assert families["taskq_servers"].samples[0].value == 1
+    assert families["taskq_active_workers"].samples[0].value == 1
+    readers = {s.labels["queue"]: s.value for s in families["taskq_queue_servers"].samples}
+    assert readers[WORK] == 1 and readers[IDLE] == 0
+
+
+def test_cli_says_what_asynq_cannot_hold(asynq_cli: Any) -> None:
+    refused = asynq_cli("export", "status")
+    assert refused.code == 1 and "not available in asynq's key format: event stream" in refused.err
+    assert asynq_cli("workflow", "ls", "--queue", IDLE, "--json").json()["workflows"] == []

@@ -209,3 +209,32 @@ def test_the_process_inspector_follows_tasks_key_format(settings: Any, r: redis.
         assert inspector.queues() == ["from-go"]
     finally:
         handles.reset()
+
+
+def test_an_active_task_whose_lease_expired_is_orphaned(r: redis.Redis, asynq: Inspector) -> None:
+    q = AsynqQueueKeys("q")
+    r.sadd(ALL_QUEUES, "q")
+    for task_id, lease in (("live", NOW + 20), ("lost", NOW - 40)):
+        r.lpush(q.active, task_id)
+        r.zadd(q.lease, {task_id: lease})
+        r.hset(q.task(task_id), mapping={"msg": message(task_id, "q"), "state": "active"})
+    listed = {
+        t.id: (t.orphaned, t.lease_expires_at.timestamp() if t.lease_expires_at else None)
+        for t in asynq.list_tasks("q", "active")
+    }
+    assert listed == {"live": (False, NOW + 20), "lost": (True, NOW - 40)}
+    assert asynq.get_task("q", "lost").orphaned
+
+
+def test_archived_tasks_page_by_mark_newest_first(r: redis.Redis, asynq: Inspector) -> None:
+    q = AsynqQueueKeys("q")
+    r.sadd(ALL_QUEUES, "q")
+    for n in range(5):
+        task_id = f"a{n}"
+        r.zadd(q.archived, {task_id: NOW - 100 + n})
+        r.hset(q.task(task_id), mapping={"msg": message(task_id, "q"), "state": "archived"})
+    first, mark = asynq.list_tasks_after("q", "archived", 2)
+    second, mark = asynq.list_tasks_after("q", "archived", 2, mark)
+    last, end = asynq.list_tasks_after("q", "archived", 2, mark)
+    assert [t.id for t in first + second + last] == ["a4", "a3", "a2", "a1", "a0"]
+    assert end is None

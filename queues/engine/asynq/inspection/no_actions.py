@@ -4,22 +4,8 @@ nothing, until the part that performs them as asynq's own Inspector does takes i
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, NoReturn
-
 from ...inspection.task_actions import TaskActions
-from .reads_core import unsupported
-
-_WHAT = "operator actions on asynq keys"
-
-
-def _refused(name: str) -> Callable[..., NoReturn]:
-    def refuse(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
-        unsupported(_WHAT, name)
-
-    refuse.__name__ = refuse.__qualname__ = name
-    refuse.__doc__ = f"Refused: {_WHAT} are not available here.\n\nRaises:\n    FormatUnsupportedError: always."
-    return refuse
+from .reads_core import refusing
 
 
 class NoActions(TaskActions):
@@ -27,5 +13,4 @@ class NoActions(TaskActions):
     (the facade looks a part's methods up by name)."""
 
 
-for _name in [name for name in vars(TaskActions) if not name.startswith("_")]:
-    setattr(NoActions, _name, _refused(_name))
+refusing(NoActions, [name for name in vars(TaskActions) if not name.startswith("_")], "operator actions on asynq keys")

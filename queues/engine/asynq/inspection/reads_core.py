@@ -7,6 +7,7 @@ no road to Redis of its own. asynq's prefix is fixed, so the broker's own key pr
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any, NoReturn
 
@@ -52,6 +53,24 @@ def now_utc(core: InspectorCore) -> datetime:
     return datetime.fromtimestamp(core.broker.clock.now(), UTC)
 
 
-def unsupported(what: str, op: str) -> NoReturn:
-    """Refuse a read of what asynq's format cannot hold, naming it."""
-    raise FormatUnsupportedError(f"asynq's key format holds no {what}", op=f"inspector.{op}")
+def unsupported(what: str, op: str, area: str = "inspector") -> NoReturn:
+    """Refuse what asynq's format cannot hold, naming it; ``op`` is the refused method (of ``area``)."""
+    raise FormatUnsupportedError(f"not available in asynq's key format: {what}", op=f"{area}.{op}")
+
+
+def refusing(cls: type[Any], names: Iterable[str], what: str, area: str = "inspector") -> None:
+    """Give ``cls`` a method for each of ``names`` that refuses (``unsupported``) whatever it is given: the methods
+    of a taskq class that have nothing to act on in asynq's format."""
+    for name in names:
+        setattr(cls, name, _refusal(name, what, area))
+
+
+def _refusal(name: str, what: str, area: str) -> Callable[..., NoReturn]:
+    def refuse(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
+        unsupported(what, name, area)
+
+    refuse.__name__ = refuse.__qualname__ = name
+    refuse.__doc__ = (
+        f"Refused: not available in asynq's key format: {what}.\n\nRaises:\n    FormatUnsupportedError: always."
+    )
+    return refuse

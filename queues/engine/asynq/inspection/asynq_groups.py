@@ -10,7 +10,7 @@ from ...inspection.groups_workflows import Groups, Workflows
 from ...workflows import WorkflowInfo
 from ..keys import AsynqQueueKeys
 from ..task_info import from_unix
-from .reads_core import unsupported
+from .reads_core import refusing
 
 
 class AsynqGroups(Groups):
@@ -30,15 +30,7 @@ class AsynqGroups(Groups):
 
 
 class AsynqWorkflows(Workflows):
-    """asynq has no workflows: a queue lists none, and one cannot be read or acted on."""
-
-    def workflow(self, queue: str, workflow_id: str) -> WorkflowInfo:
-        """Refused: asynq's format holds no workflows.
-
-        Raises:
-            FormatUnsupportedError: always.
-        """
-        unsupported("workflows", "workflow")
+    """asynq has no workflows: a queue lists none, and reading or acting on one is refused."""
 
     def workflows(self, queue: str, page: int = 1, size: int = 20) -> list[tuple[str, datetime | None]]:
         """None: asynq's format holds no workflows (the queue must exist).
@@ -59,26 +51,5 @@ class AsynqWorkflows(Workflows):
         """
         return {}
 
-    def retry_workflow(self, actor: str, queue: str, workflow_id: str) -> int:
-        """Refused: asynq's format holds no workflows.
 
-        Raises:
-            FormatUnsupportedError: always.
-        """
-        unsupported("workflows", "retry_workflow")
-
-    def cancel_workflow(self, actor: str, queue: str, workflow_id: str) -> int:
-        """Refused: asynq's format holds no workflows.
-
-        Raises:
-            FormatUnsupportedError: always.
-        """
-        unsupported("workflows", "cancel_workflow")
-
-    def archive_workflow(self, actor: str, queue: str, workflow_id: str) -> int:
-        """Refused: asynq's format holds no workflows.
-
-        Raises:
-            FormatUnsupportedError: always.
-        """
-        unsupported("workflows", "archive_workflow")
+refusing(AsynqWorkflows, ["workflow", "retry_workflow", "cancel_workflow", "archive_workflow"], "workflows")

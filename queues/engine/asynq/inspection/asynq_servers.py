@@ -19,7 +19,7 @@ from ...sans_io import Command
 from ...server_records import Acknowledgement, ServerInfo, ServerRecord
 from ..keys import ALL_SERVERS, ALL_WORKERS
 from ..wire import Timestamp, WireError, WireServer, WireWorker
-from .reads_core import unsupported
+from .reads_core import refusing
 
 
 def _ms(when: Timestamp | None) -> int | None:
@@ -114,22 +114,6 @@ class AsynqServerOps(ServerOps):
             op="inspector.ended_server",
         )
 
-    def control_server(self, server_id: str, action: str) -> None:
-        """Refused: asynq servers take no quiet or stop through Redis.
-
-        Raises:
-            FormatUnsupportedError: always.
-        """
-        unsupported("server controls (quiet, stop)", "control_server")
-
-    def control_servers(self, server_ids: list[str], action: str) -> list[str]:
-        """Refused: asynq servers take no quiet or stop through Redis.
-
-        Raises:
-            FormatUnsupportedError: always.
-        """
-        unsupported("server controls (quiet, stop)", "control_servers")
-
     def acknowledgement(self, server_id: str) -> Acknowledgement | None:
         """None: asynq servers acknowledge nothing through Redis.
 
@@ -139,14 +123,6 @@ class AsynqServerOps(ServerOps):
         check.server_id(server_id, "inspector.acknowledgement")
         return None
 
-    def wait_for_acknowledgement(self, server_id: str, action: str, timeout: float) -> Acknowledgement | None:
-        """Refused: asynq servers take no quiet or stop through Redis, so none is coming.
-
-        Raises:
-            FormatUnsupportedError: always.
-        """
-        unsupported("server controls (quiet, stop)", "wait_for_acknowledgement")
-
     def api_served_queues(self, within: float = API_SERVED_WINDOW) -> set[str]:
         """None: taskq's HTTP API does not serve asynq's queues.
 
@@ -154,3 +130,10 @@ class AsynqServerOps(ServerOps):
             nothing: nothing is read.
         """
         return set()
+
+
+refusing(
+    AsynqServerOps,
+    ["control_server", "control_servers", "wait_for_acknowledgement"],
+    "server controls (asynq servers stop on a signal, not through Redis)",
+)
