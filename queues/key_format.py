@@ -25,6 +25,7 @@ ABSENT_ON_ASYNQ = {
     "waiting": "No waiting tasks: asynq has no dependencies between tasks.",
     "workflows": "No workflows: asynq has no dependencies between tasks.",
     "control": "No Quiet or Stop: asynq servers take no commands through Redis (signal the process: TSTP, TERM).",
+    "cron": "No Run now, Pause or Resume: a Go scheduler's entries are defined, run and paused in its own code.",
     "history": "No History page: its analytics roll up the event stream, which asynq's keys do not carry.",
 }
 
