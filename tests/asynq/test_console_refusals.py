@@ -4,6 +4,7 @@ asynq Redis; the system check says when the Redis does not look like an asynq de
 from __future__ import annotations
 
 import base64
+import io
 import json
 
 import pytest
@@ -111,3 +112,12 @@ def test_check_reads_nothing_in_taskq_format(settings_redis, r: redis.Redis) -> 
 def test_check_warns_when_redis_does_not_answer(redis_down) -> None:
     redis_down.TASKS_KEY_FORMAT = "asynq"
     assert _ids(check_key_format()) == ["taskq.W108"]
+
+
+def test_the_cli_refuses_migrate_keys(asynq_redis: redis.Redis) -> None:
+    before = redis_snapshot(asynq_redis)
+    stderr = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("tasks", "migrate-keys", stdout=io.StringIO(), stderr=stderr)
+    assert "tasks migrate-keys writes taskq's own keys" in stderr.getvalue()
+    assert redis_snapshot(asynq_redis) == before
