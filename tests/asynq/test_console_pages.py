@@ -286,3 +286,13 @@ def test_a_go_schedulers_entries_show_and_the_cron_actions_refuse(settings_redis
             assert "Not in asynq's format" in _text(refused)
     assert not r.keys("tq:*")  # nothing of taskq's was written
     handles.reset()
+
+
+def test_the_admins_task_browser_lists_go_tasks(asynq_console: redis.Redis) -> None:
+    admin = logged_in(make_user("ada", is_superuser=True, is_staff=True))
+    assert admin.get(reverse("admin:index")).status_code == 200
+    changelist = reverse("admin:taskq_tasks_changelist")
+    for state, ids in (("pending", ("p1", "b1")), ("scheduled", ("s1",)), ("aggregating", ("g1",))):
+        page = admin.get(f"{changelist}?queue=mail&state={state}")
+        assert page.status_code == 200, state
+        assert all(task_id in _text(page) for task_id in ids), state
