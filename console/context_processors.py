@@ -1,4 +1,6 @@
-"""Template context every console page needs: the user's theme, what the user may do, and the summary bar.
+"""Template context every console page needs: the user's theme, what the user may do, the summary bar, and whether
+the Redis holds asynq's keys (``asynq_keys``: navigation hides what cannot exist there, and the live indicator says
+the page polls).
 
 The console's views render with it themselves (``taskq.console.page_render``), so a project need not install the
 processor. Installed in a project's TEMPLATES anyway, the processor runs for every template rendered with a request,
@@ -12,7 +14,7 @@ from __future__ import annotations
 from django.http import HttpRequest
 from django.utils.functional import SimpleLazyObject
 
-from taskq.queues import conf
+from taskq.queues import conf, key_format
 from taskq.queues.engine import EngineError
 
 from .models import ConsolePreference
@@ -38,11 +40,17 @@ def console(request: HttpRequest) -> dict[str, object]:
     # The user's test comes after the page's: reading request.user loads the user, a query of its own.
     if not on_console_page(request) or user is None or not user.is_authenticated:
         return {"console_theme": ConsolePreference.Theme.SYSTEM, "console_read_only": read_only(), "can_operate": False}
+    asynq_keys = key_format.on_asynq(conf.taskq_settings())
     return {
+        "asynq_keys": asynq_keys,
+        # What the live indicator adds where pages follow Redis by polling (console/live/polling.py).
+        "live_polling": key_format.POLLING_NOTE if asynq_keys else "",
+        "asynq_absent": key_format.ABSENT_ON_ASYNQ,
         "console_theme": preference(request).theme,
         "console_read_only": read_only(),
         "can_operate": can_operate(user),
-        "can_create": can_create(user),
+        # A new task goes through taskq's Client, which refuses asynq's keys: no link to a form that cannot work.
+        "can_create": can_create(user) and not asynq_keys,
         # Read only when a page renders the bar (taskq/base.html): fragments and redirects cost no Redis read.
         "fleet_summary": SimpleLazyObject(_summary_bar) if can_view(user) else None,
     }

@@ -2,7 +2,9 @@
 
 Redis being down is an expected operational state, not a bug: it gets a 503 page that says what to check, never
 a traceback. So does a keyspace at another key layout (a deployment half done). Unknown queues and tasks are 404s;
-input the engine refuses is a 400.
+input the engine refuses is a 400. What the Redis's key format cannot hold (asynq's keys have no workflows, no
+event stream, no time series) is explained on its own page: a 404 for a page that cannot exist there, a 409 for an
+action refused, nothing changed.
 
 Deliberately shares its name with ``queues/engine/errors.py``: that module defines the errors, this one the
 pages the console shows for them.
@@ -19,6 +21,7 @@ from django.http import HttpRequest, HttpResponse
 from django.views import defaults
 
 from taskq.queues.engine import (
+    EngineError,
     LayoutVersionError,
     QueueNotFoundError,
     RedisUnavailableError,
@@ -26,6 +29,7 @@ from taskq.queues.engine import (
     TaskNotFoundError,
     ValidationError,
 )
+from taskq.queues.engine.errors import FormatUnsupportedError
 
 from .page_render import render
 
@@ -77,6 +81,17 @@ def layout_mismatch(request: HttpRequest, exc: LayoutVersionError) -> HttpRespon
     return _unavailable(request, "refused", exc, "Another key layout", message, exc.message)
 
 
+def format_unsupported(request: HttpRequest, exc: EngineError) -> HttpResponse:
+    """What asynq's keys cannot hold: one line saying so, never a fake page. A page asked for (GET) does not exist
+    there (404); an action was refused and changed nothing (409)."""
+    status = 404 if request.method in ("GET", "HEAD") else 409
+    message = (
+        'This Redis holds a Go asynq deployment\'s keys (TASKS_KEY_FORMAT = "asynq"), which cannot hold what '
+        "was asked: nothing was changed."
+    )
+    return error_page(request, status, "Not in asynq's format", message, detail=exc.message)
+
+
 def engine_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """Turn the engine's named errors into error pages: 503 unavailable or another key layout, 404 not found, 400
     refused input."""
@@ -93,5 +108,7 @@ def engine_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
             return not_found(request, exc.message)
         except ValidationError as exc:
             return bad_request(request, exc.message)
+        except FormatUnsupportedError as exc:
+            return format_unsupported(request, exc)
 
     return wrapper

@@ -22,7 +22,7 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from taskq.queues import conf
+from taskq.queues import conf, key_format
 from taskq.queues.engine import TaskNotFoundError, extras
 from taskq.queues.engine.error_groups import group_search
 from taskq.queues.engine.inspector import TaskEvent
@@ -123,6 +123,8 @@ def read_task(insp: Any, queue: str, task_id: str) -> tuple[Any, list[Any] | Non
     try:
         return insp.get_task(queue, task_id), None
     except TaskNotFoundError:
+        if _on_asynq():
+            raise  # asynq keeps no record of a task gone, and no event stream to find it in
         record = insp.task_record(queue, task_id)
         events = insp.task_events(queue, task_id, window=record.window() if record else None)
         if record is not None:
@@ -138,7 +140,10 @@ def sections_context(insp: Any, queue: str, task: Any, events: list[Any] | None 
     ``TASKS_REDACT`` masks per viewer), so one rendering feeds every open page of the task. The error text they
     hold is masked by ``TASKS_REDACT_PATTERNS`` for every viewer alike."""
     record = getattr(task, "record", None)
-    if events is None:
+    asynq = _on_asynq()
+    if asynq:
+        events, source = [], ""  # asynq writes no event stream: nothing to read
+    elif events is None:
         events, source = history(insp, queue, task)
     elif getattr(task, "source", ""):
         source = task.source
@@ -155,7 +160,14 @@ def sections_context(insp: Any, queue: str, task: Any, events: list[Any] | None 
         "fingerprint_search": group_search(queue, task.type, getattr(task, "error_fingerprint", None) or ""),
         "retention_left": _seconds_until(getattr(task, "expires_at", None)),
         "lease_left": _seconds_until(getattr(task, "lease_expires_at", None)),
+        # asynq's keys: the one line each section shows instead (a task's timeline ends at its last error there).
+        "absent_timeline": key_format.ABSENT_ON_ASYNQ["timeline"] if asynq else "",
+        "absent_attempts": key_format.ABSENT_ON_ASYNQ["attempts"] if asynq else "",
     }
+
+
+def _on_asynq() -> bool:
+    return key_format.on_asynq(conf.taskq_settings())
 
 
 def render_sections(context: dict[str, Any]) -> dict[str, str]:

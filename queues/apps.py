@@ -35,8 +35,9 @@ class QueuesConfig(AppConfig):
         # Registers the system check of TASKS_REDACT and TASKS_REDACT_PATTERNS (taskq.E110): a bad value stops
         # every command that runs checks (runserver, migrate, taskworker) with the check's message, and fails
         # closed everywhere else (each masking place asks for the rules, which raise).
-        # The checks of the extras (taskq.E120-E123): a configured feature whose extra is not installed.
-        from . import extras_checks, redaction_checks, redis_url_checks  # noqa: F401
+        # The checks of the extras (taskq.E120-E123): a configured feature whose extra is not installed. The check
+        # of an asynq Redis's keys (taskq.W106-W108).
+        from . import extras_checks, key_format_checks, redaction_checks, redis_url_checks  # noqa: F401
 
 
 #: The settings the engine's default client is built from.

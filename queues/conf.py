@@ -22,7 +22,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
-from . import handles
+from . import handles, key_format
 from .engine import Client, Inspector, Limits, RedisUnavailableError, ValidationError
 from .engine.asynq import AsynqClient
 from .engine.broker import topology
@@ -86,8 +86,14 @@ setting_changed.connect(_forget_settings, dispatch_uid="taskq.queues.conf.taskq_
 
 
 def get_client() -> Client:
-    """A shared client for the configured Redis (one connection pool per URL and prefix; see ``handles``)."""
+    """A shared client for the configured Redis (one connection pool per URL and prefix; see ``handles``).
+
+    Raises:
+        FormatUnsupportedError: the Redis holds asynq's keys (``TASKS_KEY_FORMAT``), which this client would write
+            taskq's into (see ``key_format``).
+    """
     s = taskq_settings()
+    key_format.refuse_taskq_writes(s, "taskq's Client", "client")
     return handles.shared(
         ("client", s.redis_url, s.key_prefix, s.eager, s.eager_propagates, s.max_payload_depth),
         lambda: _new_client(s),

@@ -28,11 +28,11 @@ def current_entries() -> list[Entry]:
 
 def scheduler_store() -> SchedulerStore:
     """The periodic entries' store of the configured Redis: with ``TASKS_KEY_FORMAT`` "asynq", the entries and
-    history Go asynq's schedulers publish (read only)."""
-    broker = conf.get_client().broker
+    history Go asynq's schedulers publish (read only), on the inspector's broker: taskq's Client refuses asynq's keys
+    (``key_format``)."""
     if conf.taskq_settings().key_format == "asynq":
-        return AsynqSchedulerStore(broker)
-    return SchedulerStore(broker)
+        return AsynqSchedulerStore(conf.get_inspector().broker)
+    return SchedulerStore(conf.get_client().broker)
 
 
 def sync_periodic() -> int:

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
 from .engine import EngineError
+from .engine.errors import FormatUnsupportedError
 from .models import PeriodicTask, QueueDefinition, RetentionPolicy, UniquePolicy
 from .periodic_sync import sync_periodic
 from .policy_sync import sync_policies
@@ -22,9 +23,12 @@ MIRRORED = (QueueDefinition, UniquePolicy, RetentionPolicy)
 
 def mirror_quietly(what: str, sync: Callable[[], int]) -> None:
     """Mirror after a save or delete. A Redis outage must not fail the admin's save: it is logged, and the next
-    save, or ``manage.py tasks_sync_policies``, mirrors the whole set again."""
+    save, or ``manage.py tasks_sync_policies``, mirrors the whole set again. Where the Redis holds asynq's keys
+    nothing is mirrored (``key_format``), and the save still stands."""
     try:
         version = sync()
+    except FormatUnsupportedError as exc:  # asynq's keys: nothing of taskq's is mirrored there, by design
+        log.info("the %s are not mirrored: %s", what, exc)
     except EngineError as exc:
         log.error(
             "could not mirror the %s into Redis: %s; run 'manage.py tasks_sync_policies' when Redis is back", what, exc

@@ -62,9 +62,9 @@ from .hub import (
     Key,
     LiveHub,
     LiveMessage,
-    live_hub,
     queue_message,
 )
+from .process_hub import live_hub
 from .queue_tabs import parse_tab, tab_key
 from .workflow_page import workflow_snapshot
 

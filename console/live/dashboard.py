@@ -28,7 +28,11 @@ def dashboard_snapshot(inspector: Any) -> dict[str, Any]:
     """``{"kind": "dashboard", "listed": [every queue], "chart": "<svg…>", "rows": [{"queue", "href", "paused",
     "cells"}]}``, where ``cells`` maps a table column to ``[sort value, shown text]``. The chart is the page's own
     SVG (labels escaped server-side), so the page swaps it in as is. A page drops the rows of queues not listed."""
-    infos = inspector.queue_infos(inspector.queues())
+    return snapshot_of(inspector.queue_infos(inspector.queues()))
+
+
+def snapshot_of(infos: list[Any]) -> dict[str, Any]:
+    """``dashboard_snapshot`` of every queue's ``QueueInfo`` read already (the polling hub's round reads them once)."""
     return {
         "kind": "dashboard",
         "listed": [info.queue for info in infos],

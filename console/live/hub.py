@@ -20,7 +20,6 @@ import asyncio
 import json
 import logging
 import time
-import weakref
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
@@ -109,7 +108,7 @@ class LiveHub:
         self.block_ms = block_ms
         self.dashboard_interval = dashboard_interval
         self.dashboard_idle = dashboard_idle
-        self.inspector = inspector or _default_inspector
+        self.inspector = inspector or default_inspector
         self.tail = streams.tail()
         self.coalescer = Coalescer()
         self.watchers: dict[Key, set[Subscriber]] = {}
@@ -555,23 +554,6 @@ def _iso(when: Any) -> str | None:
     return when.isoformat() if when is not None else None
 
 
-def _default_inspector() -> Any:
+def default_inspector() -> Any:
+    """The process's inspector, looked up per use (a change of settings gives the new one's)."""
     return conf.get_inspector()
-
-
-_hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LiveHub] = weakref.WeakKeyDictionary()
-
-
-def live_hub() -> LiveHub:
-    """The hub of the running event loop (one per console process: daphne runs one loop), started on first use.
-
-    Keyed by loop because an asyncio Redis connection belongs to the loop that opened it (tests run many loops).
-    """
-    loop = asyncio.get_running_loop()
-    hub = _hubs.get(loop)
-    if hub is None:
-        taskq = conf.taskq_settings()
-        streams = AsyncEventStreams(conf.usable_redis_url(taskq), prefix=taskq.key_prefix)
-        hub = _hubs[loop] = LiveHub(streams)
-        hub.start()
-    return hub

@@ -26,7 +26,7 @@ from ..renderers import QueueRow, size_chart
 from ..rq import bridge_enabled
 from ..series_charts import dashboard_charts, dashboard_fields
 from .common import inspector
-from .series import page_or_fragment, series_context
+from .series import page_or_fragment, read_points, series_context
 
 #: The name the new-row templates of the page are rendered with; live.js swaps in a new queue's name.
 ROW_PLACEHOLDER = "taskq-new-queue"
@@ -53,7 +53,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     every = insp.queue_infos(insp.queues())  # three round trips, however many queues
     range_name = query.cleaned_data["range"]
     busiest = [i.queue for i in sorted(every, key=lambda i: (-i.processed_today, i.queue))]
-    points = insp.series(None, range_name, fields=dashboard_fields(busiest))
+    points = read_points(insp, None, range_name, fields=dashboard_fields(busiest))
     charts = dashboard_charts(points, range_name, busiest)
     if query.cleaned_data["fragment"]:
         return page_or_fragment(request, "", series_context(request, charts), "series")

@@ -22,6 +22,7 @@ from ..charts import Line, stable_colours, time_chart
 from ..errors import bad_request
 from ..forms import first_error
 from ..page_render import render
+from .common import absent_on_asynq
 
 HISTORY_DAYS = (7, 30, 90)
 LATENCY_TYPES = 8  # task types drawn on the p95 charts, at most
@@ -40,6 +41,7 @@ class HistoryQuery(forms.Form):
 def history(request: HttpRequest) -> HttpResponse:
     """Access: viewers. Reads the ``TaskDailyRollup`` table only (no Redis), through
     ``taskq.queues.history.queries``."""
+    absent_on_asynq("history")
     query = HistoryQuery(request.GET)
     if not query.is_valid():
         return bad_request(request, first_error(query))
@@ -84,6 +86,7 @@ def _charts(labels: list[str], attempts: list[Line], run: list[Line], wait: list
 @operator_action
 def run_analytics(request: HttpRequest) -> HttpResponse:
     """Enqueue ``analytics:daily`` for today so far (a worker runs it on Spark), audited as ``run_analytics``."""
+    absent_on_asynq("history")
     info = conf.get_client().enqueue("analytics:daily", {"date": "today"})
     record_action(request.user, "run_analytics", queue=info.queue, task_ids=[info.id], detail="today so far")
     messages.success(

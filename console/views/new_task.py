@@ -19,7 +19,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
-from taskq.queues import conf
+from taskq.queues import conf, key_format
 from taskq.queues.engine import AlreadyExistsError, ValidationError
 from taskq.queues.redaction_access import is_redacted, record_unredacted_view, record_with_payload
 
@@ -38,6 +38,7 @@ CREATE_ACTION = "create_task"
 def new_task(request: HttpRequest) -> HttpResponse:
     """Access: ``taskq.create_task``. GET shows the form, its queue and type from the query string (the page it
     was opened from); POST creates the task (``_create``)."""
+    _refused_on_asynq()
     if request.method == "POST":
         return _create(request, NewTaskForm(request.POST), None)
     query = NewTaskQuery(request.GET)
@@ -54,6 +55,7 @@ def run_again(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
     shows its payload in full, so opening it is audited like "Show unredacted"). GET shows the form filled with the
     task's type, queue, payload and options; POST creates a new task from it (``_create``), whatever became of the
     task since. The task itself is left as it is."""
+    _refused_on_asynq()
     source = {"queue": queue, "id": task_id}
     if request.method == "POST":
         return _create(request, NewTaskForm(request.POST), source)
@@ -64,6 +66,12 @@ def run_again(request: HttpRequest, queue: str, task_id: str) -> HttpResponse:
     if is_redacted(task):
         record_unredacted_view(request.user, queue, [task.id], "console run-again form")
     return _form_page(request, NewTaskForm(initial=_copied(task)), source)
+
+
+def _refused_on_asynq() -> None:
+    """The form enqueues through taskq's Client: over asynq's keys it is refused before it is shown (the explained
+    page of ``errors.format_unsupported``), rather than after it was filled in."""
+    key_format.refuse_taskq_writes(conf.taskq_settings(), "A task created from the console", "console.new_task")
 
 
 def _copied(task: Any) -> dict[str, Any]:

@@ -22,8 +22,8 @@ from ..errors import bad_request
 from ..forms import CONFIRMED_IDS, STATES, TaskListQuery, first_error
 from ..page_render import render
 from ..series_charts import queue_charts
-from .common import FILTER_SCAN, inspector, page_cursor, preference, queue_url
-from .series import ERROR_GROUPS_SHOWN, page_or_fragment, series_context
+from .common import FILTER_SCAN, inspector, on_asynq, page_cursor, preference, queue_url
+from .series import ERROR_GROUPS_SHOWN, page_or_fragment, read_points, series_context
 
 
 @viewer_page
@@ -37,7 +37,7 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
     params = query.cleaned_data
     insp = inspector()
     info = insp.queue_info(queue)  # 404 for an unknown queue
-    charts = queue_charts(insp.series(queue, params["range"]), params["range"])
+    charts = queue_charts(read_points(insp, queue, params["range"]), params["range"])
     if params["fragment"]:
         return page_or_fragment(request, "", series_context(request, charts), "series")
     live_cursor = page_cursor(insp, [queue])  # before the task list: the live socket replays from here
@@ -75,7 +75,8 @@ def queue_detail(request: HttpRequest, queue: str) -> HttpResponse:
         "unserved": serving.unserved([info], insp.servers(), insp.api_served_queues()),
         "queue": queue,
         "definition": insp.queue_definition(queue),
-        "tabs": [(s, counts[s], queue_url(queue, state=s)) for s in STATES],
+        # asynq has no waiting tasks: no tab for them (the page says why in one line).
+        "tabs": [(s, counts[s], queue_url(queue, state=s)) for s in STATES if not (s == "waiting" and on_asynq())],
         "state": state,
         "rows": [(mask_task_text(task), preview(masked(task.type, task.payload))) for task in tasks],
         "total": total,

@@ -23,7 +23,7 @@ from ..access import operator_action, viewer_page
 from ..charts import Run, run_sparkline
 from ..errors import not_found
 from ..page_render import render
-from .common import inspector
+from .common import inspector, on_asynq
 
 HISTORY_ROWS = 20  # latest runs shown per entry; `tasks cron history ENTRY` shows up to the cap
 SPARK_RUNS = 30  # latest runs the sparkline draws
@@ -65,7 +65,15 @@ def schedulers(request: HttpRequest) -> HttpResponse:
             }
         )
     # The tasks a cron entry enqueued are often gone (deleted on success): one pipeline says which still exist.
-    context = {"rows": rows, "schedulers": store.schedulers(), "existing": inspector().existing_tasks(enqueued)}
+    context: dict[str, Any] = {
+        "rows": rows,
+        "schedulers": store.schedulers(),
+        "existing": inspector().existing_tasks(enqueued),
+    }
+    if on_asynq():
+        # A Go scheduler's entries are defined, run and paused in its own code: no Run, Pause or Resume here (the
+        # page says so in one line; the actions themselves are refused by the asynq scheduler store).
+        context["can_operate"] = False
     return render(request, "taskq/schedulers.html", context)
 
 

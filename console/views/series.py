@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse
 
-from taskq.queues.engine.series import RANGES
+from taskq.queues.engine.series import RANGES, Point
 from taskq.queues.redaction_access import mask_error_groups, mask_string
 
 from ..access import viewer_page
@@ -20,13 +20,21 @@ from ..errors import bad_request
 from ..forms import STATES, SeriesQuery, first_error
 from ..page_render import render
 from ..series_charts import ChartSet, type_charts, type_summary
-from .common import inspector
+from .common import inspector, on_asynq
 
 #: Retry and archived tasks of a type read, at most, to find its most frequent last errors.
 ERROR_SAMPLE = 1000
 TOP_ERRORS = 10
 #: Error groups a queue or task type page lists, the most recently seen first.
 ERROR_GROUPS_SHOWN = 50
+
+
+def read_points(insp: Any, queue: str | None, range_name: str, **options: Any) -> list[Point]:
+    """The series points a page charts (``Inspector.series``); none over asynq's keys, which hold no time series:
+    the page says so in one line instead of charts (``taskq/_series_charts.html``)."""
+    if on_asynq():
+        return []
+    return list(insp.series(queue, range_name, **options))
 
 
 def series_context(request: HttpRequest, charts: ChartSet) -> dict[str, Any]:
@@ -59,7 +67,7 @@ def task_type(request: HttpRequest, queue: str, task_type: str) -> HttpResponse:
     insp = inspector()
     insp.queue_info(queue)  # 404 for an unknown queue
     range_name = query.cleaned_data["range"]
-    points = insp.series(queue, range_name)
+    points = read_points(insp, queue, range_name)
     errors: Counter[str] = Counter()
     scanned = 0
     for state in ("retry", "archived"):

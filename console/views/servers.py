@@ -18,7 +18,7 @@ from taskq.queues.engine.clock import to_ms
 from ..access import operator_action, viewer_page
 from ..page_render import render
 from ..renderers import server_row
-from .common import acting_inspector, inspector
+from .common import absent_on_asynq, acting_inspector, inspector
 
 
 @viewer_page
@@ -66,6 +66,7 @@ ACK_WAIT = 3.0
 def control_server(request: HttpRequest, server_id: str, action: str) -> HttpResponse:
     """Quiet or stop a server through Redis (``Inspector.control_server``), audited as ``<action>_server``, and
     wait briefly for its acknowledgement, so the page it returns to shows the new state."""
+    absent_on_asynq("control")
     engine = acting_inspector(request)
     engine.control_server(server_id, action)
     audit.record_action(request.user, f"{action}_server", detail=f"server {server_id}")
@@ -105,6 +106,7 @@ def control_all_servers(request: HttpRequest, action: str) -> HttpResponse:
     confirmation named is the count acted on; a server that ended or already did so meanwhile is left out), through
     ``Inspector.control_servers``. One audit entry, ``<action>_all_servers``, names the servers asked. Waits up to
     ``ACK_WAIT`` seconds in all for their acknowledgements, as the per-server action does."""
+    absent_on_asynq("control")
     engine = acting_inspector(request)
     asked = engine.control_servers(request.POST.getlist("server"), action)
     if not asked:

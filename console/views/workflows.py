@@ -27,7 +27,7 @@ from ..forms import WorkflowListQuery, first_error
 from ..page_render import render
 from ..renderers import workflow_context
 from .actions import perform
-from .common import acting_inspector, inspector
+from .common import absent_on_asynq, acting_inspector, inspector
 
 #: Workflows listed per queue and page.
 LIST_SIZE = 20
@@ -62,6 +62,7 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
     """Access: viewers. Every queue's newest workflows with their state, progress and failing step (three round
     trips per queue: the range, the records, the members that have not ended), or one queue's, paged
     (``?queue=&page=``); an unknown queue is a 404."""
+    absent_on_asynq("workflows")
     query = WorkflowListQuery(request.GET)
     if not query.is_valid():
         return bad_request(request, first_error(query))
@@ -95,6 +96,7 @@ def workflow_detail(request: HttpRequest, queue: str, workflow_id: str) -> HttpR
     still exist (a member that succeeded without retention is gone: its id is not linked). 404 for an unknown
     queue or workflow, or one whose record has expired. The page follows the queue's events live (``workflow``
     in ``console/live``); the actions are rendered for every action, shown where they apply."""
+    absent_on_asynq("workflows")
     insp = inspector()
     info = insp.workflow(queue, workflow_id)
     context = workflow_context(insp, queue, info)
@@ -108,6 +110,7 @@ def workflow_action(request: HttpRequest, queue: str, workflow_id: str, action: 
     ``<action>_workflow`` (the audit log's ``<verb>_<object>``). An unknown workflow is a 404; an action that does
     not apply to the workflow as it is now (a retry of a running one, say) a 409 that says why, and nothing
     changes."""
+    absent_on_asynq("workflows")
     if action not in WORKFLOW_ACTIONS:  # the URLconf names only these; kept for a view called otherwise
         return bad_request(request, f"unknown workflow action {shown(action)}")
     try:

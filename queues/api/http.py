@@ -30,6 +30,7 @@ from taskq.queues.engine import (
     nesting,
 )
 from taskq.queues.engine import ValidationError as EngineValidationError
+from taskq.queues.engine.errors import FormatUnsupportedError
 from taskq.queues.engine.quoting import shown
 from taskq.queues.models import ApiToken
 
@@ -73,6 +74,8 @@ ENGINE_STATUSES: list[tuple[type[EngineError], int]] = [
     (RedisUnavailableError, 503),
     # A keyspace at another key layout: a deployment to finish (upgrade or migrate-keys), not the caller's fault.
     (LayoutVersionError, 503),
+    # What the Redis's key format cannot hold (asynq's keys: no workflows, no API leases): no retry will change it.
+    (FormatUnsupportedError, 501),
 ]
 
 

@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
-from taskq.queues import conf, handles
+from taskq.queues import conf, handles, key_format
 from taskq.queues.engine import FailedPreconditionError, Inspector, Limits, TaskInfo, TaskNotFoundError, nesting
 from taskq.queues.engine import validation as check
 from taskq.queues.engine.quoting import shown
@@ -51,8 +51,10 @@ DEAD_LETTER_QUERY = {"GET": ("limit", "cursor"), "DELETE": ("limit",)}
 
 
 def consumer() -> RemoteConsumer:
-    """The shared remote consumer for the configured Redis (see ``taskq.queues.handles``)."""
+    """The shared remote consumer for the configured Redis (see ``taskq.queues.handles``); refused (501) where the
+    Redis holds asynq's keys, which have no leases of the API's kind (see ``taskq.queues.key_format``)."""
     taskq = conf.taskq_settings()
+    key_format.refuse_taskq_writes(taskq, "The HTTP API's consume, ack, fail and extend", "api.consume")
     url, prefix, skew = taskq.redis_url, taskq.key_prefix, taskq.api_recovery_skew_seconds
     most = waiters().limit  # checked there: a bad TASKS_API_MAX_WAITERS is named as such, for every request
     return handles.shared(

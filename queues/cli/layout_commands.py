@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from taskq.queues import conf, key_format
 from taskq.queues.engine.migration import migrate_keys
 
 from .context import Context
@@ -23,6 +24,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def migrate(args: argparse.Namespace, ctx: Context) -> Output:
+    # taskq's key layout, scanned and stamped under TASKS_KEY_PREFIX: nothing of it belongs in an asynq Redis.
+    key_format.refuse_taskq_writes(conf.taskq_settings(), "tasks migrate-keys", "cli.migrate_keys")
     report = migrate_keys(ctx.inspector.broker, dry_run=args.dry_run)
     before = "unstamped" if report.before is None else f"layout {report.before}"
     if not report.changed:

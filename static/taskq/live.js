@@ -5,7 +5,9 @@
    (plus data-live-queue, data-live-task, data-live-workflow, data-live-state and data-live-cursor, the stream
    position the page was rendered at). The server replays what happened since the cursor, then pushes coalesced
    updates; on a disconnect we reconnect with the newest cursor seen. When the server cannot replay the gap (the
-   stream was trimmed past the cursor), the page reads its lists again from the server instead. window.taskqLive exposes the state for tests and the bench.
+   stream was trimmed past the cursor), the page reads its lists again from the server instead. Over asynq's keys,
+   which carry no event stream, the server polls Redis once a second for every page (body data-live-polling) and
+   the indicator says so. window.taskqLive exposes the state for tests and the bench.
    Time charts (data-live-series: the URL of their fragment) are fetched again when a live message arrives, at
    most every SERIES_EVERY ms, so they follow what the workers write without a timer of their own. A page without
    live updates says so in the indicator ("not live"), so no page looks live that is not. */
@@ -130,13 +132,19 @@
     true, "workflowRefreshes");
   live.workflowRefreshes = 0;
 
+  // Where the console polls Redis (asynq's keys carry no event stream), a live page says so, and why.
+  var polling = document.body.getAttribute("data-live-polling") || "";
+  live.polling = polling;
+
   function setStatus(status, title) {
     live.status = status;
     if (!indicator || summaryOnly) { return; }
     indicator.hidden = false;
-    indicator.textContent = status === "live" ? "● live" : status === "connecting" ? "◌ connecting…" : "◌ reconnecting…";
-    indicator.className = "live-status " + status;
-    indicator.title = title || "";
+    indicator.textContent = status === "live" ? (polling ? "● live, " + polling : "● live") :
+      status === "connecting" ? "◌ connecting…" : "◌ reconnecting…";
+    indicator.className = "live-status " + status + (polling ? " polling" : "");
+    indicator.title = title || (status === "live" && polling ? "The console reads Redis again once a second for " +
+      "every open page: a Go asynq deployment's keys carry no event stream to follow." : "");
   }
 
   function idKey(id) { var p = String(id).split("-"); return [Number(p[0]) || 0, Number(p[1]) || 0]; }
@@ -184,7 +192,8 @@
       return;
     }
     if (scope === "search") {
-      if (data.kind === "update" && data.events) { refreshSearch(); }
+      // A polling console sends an update only when counts moved, with no events to count: that is the sign.
+      if (data.kind === "update" && (data.events || (polling && !data.replay))) { refreshSearch(); }
       return;
     }
     if (scope === "schedulers") {

@@ -96,9 +96,9 @@ async def receive_until(
 
 async def stop_hub() -> None:
     """Stop this loop's hub and close its connection (a console process going away)."""
-    from taskq.console.live import hub as hub_module
+    from taskq.console.live import process_hub
 
-    hub = hub_module._hubs.pop(asyncio.get_running_loop(), None)
+    hub = process_hub._hubs.pop(asyncio.get_running_loop(), None)
     if hub is not None:
         await hub.stop()
         await hub.streams.close()

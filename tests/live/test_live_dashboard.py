@@ -113,7 +113,7 @@ def test_only_changes_are_sent_and_nothing_when_nothing_changed(live_engine, vie
         moves.complete(queue, moves.start(queue))  # nothing pending: no latency growing while nothing happens
 
     async def body():
-        from taskq.console.live.hub import live_hub
+        from taskq.console.live.process_hub import live_hub
 
         socket, first = await open_dashboard(viewer_cookie)
         hub = live_hub()

@@ -107,6 +107,7 @@ def test_pages_are_told_to_retry_when_the_event_streams_cannot_be_read(live_engi
     from live_support import open_socket, receive_until, run, subscribe
 
     from taskq.console.live import hub as hub_module
+    from taskq.console.live import process_hub
     from taskq.queues.engine.events import AsyncEventStreams
     from tests.ports import free_port
     from tests.topology.topology_support import _require, _start
@@ -117,7 +118,7 @@ def test_pages_are_told_to_retry_when_the_event_streams_cannot_be_read(live_engi
 
     async def body():
         hub = hub_module.LiveHub(AsyncEventStreams(f"redis://127.0.0.1:{port}/0"))
-        hub_module._hubs[asyncio.get_running_loop()] = hub  # this console process reads that server
+        process_hub._hubs[asyncio.get_running_loop()] = hub  # this console process reads that server
         hub.start()
         socket, _ = await open_socket(viewer_cookie)
         assert (await subscribe(socket, "queue", queue="a"))["replay"] is True

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from taskq.queues import conf
+from taskq.queues import conf, key_format
 from taskq.queues.engine.quoting import shown
 from taskq.queues.history.rollups import analytics, day_range
 from taskq.queues.sparkconf import SparkSettings, build_session
@@ -32,6 +32,12 @@ class Command(BaseCommand):
         parser.add_argument("--rollups", default=None, help="Parquet rollups (default: TASKS_ROLLUP_DIR)")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if key_format.on_asynq(conf.taskq_settings()):
+            # Its input is the exported event stream, which asynq's keys do not carry: there is nothing to roll up.
+            raise CommandError(
+                "task_analytics rolls up the exported event stream, which a Go asynq deployment's keys "
+                '(TASKS_KEY_FORMAT = "asynq") do not carry: nothing was computed'
+            )
         today = datetime.now(UTC).date()
         if options["since"]:
             first = _day(options["since"])
