@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
 from taskq.queues import conf, handles, key_format
+from taskq.queues.audit import record_action
 from taskq.queues.engine import FailedPreconditionError, Inspector, Limits, TaskInfo, TaskNotFoundError, nesting
 from taskq.queues.engine import validation as check
 from taskq.queues.engine.quoting import shown
@@ -77,6 +78,12 @@ def inspector(token: ApiToken) -> Inspector:
 def actor(token: ApiToken) -> str:
     """Recorded as the worker/actor in the events of every transition a token causes."""
     return f"api:{token.name}"
+
+
+def audited(token: ApiToken, action: str, queue: str, task_id: str) -> None:
+    """The audit log entry of an operator's action taken through the API, named as the console's button
+    (``delete_task``, ``run_task``): who did what, and on asynq's keys (no event stream) the only record."""
+    record_action(None, action, queue=queue, task_ids=[task_id], username=actor(token))
 
 
 @lru_cache(maxsize=1)
@@ -227,6 +234,7 @@ def task(request: HttpRequest, token: ApiToken, queue: str, task_id: str) -> Htt
     if request.method == "DELETE":
         try:
             inspector(token).delete_task(queue, task_id)
+            audited(token, "delete_task", queue, task_id)
         except TaskNotFoundError:
             raise no_such_task(queue, task_id) from None
         except FailedPreconditionError:
@@ -463,6 +471,7 @@ def dead_letter(request: HttpRequest, token: ApiToken, queue: str, task_id: str)
     if request.method == "DELETE":
         try:
             ins.delete_task(queue, task_id)
+            audited(token, "delete_task", queue, task_id)
         except TaskNotFoundError:
             raise no_such_task(queue, task_id) from None
         return no_content()
@@ -476,6 +485,7 @@ def respawn_dead_letter(request: HttpRequest, token: ApiToken, queue: str, task_
     _dead_letter(ins, queue, task_id)
     try:
         ins.run_task(queue, task_id)
+        audited(token, "run_task", queue, task_id)
     except TaskNotFoundError:
         raise no_such_task(queue, task_id) from None
     return JsonResponse({"id": task_id, "state": "pending"})

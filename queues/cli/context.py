@@ -6,18 +6,28 @@ import getpass
 import time
 from functools import cached_property
 
+from taskq.queues.audit import record_action
 from taskq.queues.conf import get_asynq_client, get_client, get_inspector
 from taskq.queues.engine import Client, Inspector
 from taskq.queues.engine.asynq import AsynqClient
 
 
 def actor() -> str:
-    """``cli:<login>``, recorded in the event of every action the CLI takes."""
+    """``cli:<login>``, recorded in the event of every action the CLI takes, and in its audit log entry."""
     try:
         user = getpass.getuser()
     except (KeyError, OSError):  # no passwd entry and no LOGNAME/USER (some containers)
         user = "unknown"
     return f"cli:{user}"
+
+
+def audited(
+    action: str, queue: str = "", task_ids: list[str] | None = None, detail: str = "", task_count: int | None = None
+) -> None:
+    """Write the audit log entry of an action the CLI took, as the console writes the same button's (``action``
+    named alike: ``pause_queue``, ``run_task``, ``delete_all``...): the record of who did what, and the only one
+    on asynq's keys, which carry no event stream. ``task_count``: how many tasks a whole state's action took."""
+    record_action(None, action, queue, task_ids, detail, username=actor(), task_count=task_count)
 
 
 class Context:

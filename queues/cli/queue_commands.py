@@ -10,7 +10,7 @@ from taskq.queues.engine.policies import QueueSpec
 from taskq.queues.engine.quoting import shown
 
 from . import output as out
-from .context import Context
+from .context import Context, audited
 from .parser import command, group, positive_int
 from .stats_commands import queue_infos
 
@@ -151,14 +151,17 @@ def history(args: argparse.Namespace, ctx: Context) -> out.Output:
 
 def pause(args: argparse.Namespace, ctx: Context) -> out.Output:
     ctx.inspector.pause_queue(args.queue)
+    audited("pause_queue", args.queue)
     return out.Output({"queue": args.queue, "paused": True}, f"Paused queue {shown(args.queue)}")
 
 
 def resume(args: argparse.Namespace, ctx: Context) -> out.Output:
     ctx.inspector.unpause_queue(args.queue)
+    audited("resume_queue", args.queue)
     return out.Output({"queue": args.queue, "paused": False}, f"Resumed queue {shown(args.queue)}")
 
 
 def remove(args: argparse.Namespace, ctx: Context) -> out.Output:
     ctx.inspector.delete_queue(args.queue, force=args.force)
+    audited("delete_queue", args.queue, detail="forced" if args.force else "")
     return out.Output({"queue": args.queue, "deleted": True, "force": args.force}, f"Deleted queue {shown(args.queue)}")

@@ -14,7 +14,7 @@ from taskq.queues.redaction_access import is_redacted, record_unredacted_view, r
 from taskq.queues.rendering import retries_text
 
 from . import output as out
-from .context import Context, actor
+from .context import Context, actor, audited
 from .parser import (
     base64_bytes,
     command,
@@ -239,6 +239,7 @@ def render_task(task: TaskInfo, now: float) -> str:
 
 def cancel(args: argparse.Namespace, ctx: Context) -> out.Output:
     listeners = ctx.inspector.cancel_task(args.queue, args.id)
+    audited("cancel_task", args.queue, [args.id])
     note = "" if listeners else " (no worker is listening: the request was lost; the lease will expire)"
     return out.Output(
         {"id": args.id, "queue": args.queue, "cancel_requested": True, "listeners": listeners},
@@ -249,6 +250,7 @@ def cancel(args: argparse.Namespace, ctx: Context) -> out.Output:
 def action(method: str, done: str) -> Callable[[argparse.Namespace, Context], out.Output]:
     def run(args: argparse.Namespace, ctx: Context) -> out.Output:
         getattr(ctx.inspector, method)(args.queue, args.id)
+        audited(method, args.queue, [args.id])
         verb = "Queued to run" if done == "run" else done.capitalize()
         return out.Output(
             {"id": args.id, "queue": args.queue, "action": method.removesuffix("_task"), "ok": True},
@@ -261,6 +263,7 @@ def action(method: str, done: str) -> Callable[[argparse.Namespace, Context], ou
 def bulk_action(method: str, verb: str) -> Callable[[argparse.Namespace, Context], out.Output]:
     def run(args: argparse.Namespace, ctx: Context) -> out.Output:
         count = getattr(ctx.inspector, method)(args.queue, args.state)
+        audited(method, args.queue, detail=f"state={args.state}", task_count=count)
         return out.Output(
             {"queue": args.queue, "state": args.state, "action": method, "count": count},
             f"{verb} {count} {args.state} task{'' if count == 1 else 's'} of queue {shown(args.queue)}",

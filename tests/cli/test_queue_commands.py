@@ -8,6 +8,9 @@ import pytest
 
 from taskq.queues.engine import STATES
 
+#: The CLI's actions write the audit log (a Django model), as the console's do.
+pytestmark = pytest.mark.django_db
+
 
 @pytest.fixture
 def busy(seed):

@@ -11,6 +11,9 @@ import pytest
 
 from taskq.queues.engine.failures import Failure
 
+#: The CLI's actions write the audit log (a Django model), as the console's do.
+pytestmark = pytest.mark.django_db
+
 INSPECT_FIELDS = {
     "id",
     "type",

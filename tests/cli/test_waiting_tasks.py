@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+#: The CLI's actions write the audit log (a Django model), as the console's do.
+pytestmark = pytest.mark.django_db
+
 
 @pytest.fixture
 def chain(seed) -> tuple[str, str, str]:
