@@ -53,21 +53,28 @@ def _audit(
 
 @operator_action
 def pause_queue(request: HttpRequest, queue: str) -> HttpResponse:
-    acting_inspector(request).pause_queue(queue)
     done = f"Queue {queue} paused: workers take no new tasks from it."
     return _paused_or_resumed(request, queue, "pause_queue", done)
 
 
 @operator_action
 def resume_queue(request: HttpRequest, queue: str) -> HttpResponse:
-    acting_inspector(request).unpause_queue(queue)
     return _paused_or_resumed(request, queue, "resume_queue", f"Queue {queue} resumed.")
 
 
 def _paused_or_resumed(request: HttpRequest, queue: str, action: str, done: str) -> HttpResponse:
-    """``action`` is the audit log's name, after the button (Pause: pause_queue; Resume: resume_queue)."""
-    _audit(request, action, queue)
-    messages.success(request, done)
+    """``action`` is the audit log's name, after the button (Pause: pause_queue; Resume: resume_queue). A queue
+    already in the state asked for is left as it is and said so (asynq's Inspector refuses to pause a paused
+    queue: a double click, or two operators at once), with nothing audited."""
+    insp = acting_inspector(request)
+    change = insp.pause_queue if action == "pause_queue" else insp.unpause_queue
+    try:
+        change(queue)
+    except FailedPreconditionError as exc:
+        messages.info(request, f"Queue {queue} left as it was: {exc.message}.")
+    else:
+        _audit(request, action, queue)
+        messages.success(request, done)
     return redirect(safe_next(request, request.POST.get("next"), "taskq:dashboard"))
 
 
