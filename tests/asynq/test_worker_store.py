@@ -25,6 +25,7 @@ from tests.engine.dbstate import Hash, Set, Volatile, ZSet, assert_db, dump, see
 NOW = float(int(time.time()))
 Q = AsynqQueueKeys("default")
 OTHER = AsynqQueueKeys("other")
+THIRD = AsynqQueueKeys("third")
 TODAY = datetime.fromtimestamp(NOW, UTC)
 STATS_EXPIRY = int(NOW) + 90 * 86400
 MAX_INT64 = str(2**63 - 1)
@@ -328,6 +329,114 @@ CASES = [
     ),
     # -- bad input -----------------------------------------------------------------------------------------------
     Case(
+        "dequeue_many takes up to the count from the first queue, oldest first, each with its lease",
+        {
+            Q.pending: ["c", "b", "a"],
+            Q.task("a"): task(A, "pending", pending_since=NS),
+            Q.task("b"): task(message("b"), "pending", pending_since=NS),
+            Q.task("c"): task(message("c"), "pending"),
+        },
+        lambda s: s.dequeue_many(["default"], 2),
+        {
+            Q.pending: ["c"],
+            Q.task("c"): task(message("c"), "pending"),
+            Q.active: ["b", "a"],
+            Q.lease: ZSet({"a": NOW + 30, "b": NOW + 30}),
+            Q.task("a"): task(A, "active"),
+            Q.task("b"): task(message("b"), "active"),
+        },
+        returns=[Dequeued(A, NOW + 30), Dequeued(message("b"), NOW + 30)],
+    ),
+    Case(
+        "dequeue_many tops up from the next queues in the order given, skipping a paused one",
+        {
+            Q.pending: ["a"],
+            Q.task("a"): task(A, "pending"),
+            OTHER.paused: "1",
+            OTHER.pending: ["o"],
+            OTHER.task("o"): task(message("o", "other"), "pending"),
+            THIRD.pending: ["y", "x"],
+            THIRD.task("x"): task(message("x", "third"), "pending"),
+            THIRD.task("y"): task(message("y", "third"), "pending"),
+        },
+        lambda s: s.dequeue_many(["default", "other", "third"], 4, lease_seconds=5),
+        {
+            Q.active: ["a"],
+            Q.lease: ZSet({"a": NOW + 5}),
+            Q.task("a"): task(A, "active"),
+            OTHER.paused: "1",
+            OTHER.pending: ["o"],
+            OTHER.task("o"): task(message("o", "other"), "pending"),
+            THIRD.active: ["y", "x"],
+            THIRD.lease: ZSet({"x": NOW + 5, "y": NOW + 5}),
+            THIRD.task("x"): task(message("x", "third"), "active"),
+            THIRD.task("y"): task(message("y", "third"), "active"),
+        },
+        returns=[
+            Dequeued(A, NOW + 5),
+            Dequeued(message("x", "third"), NOW + 5),
+            Dequeued(message("y", "third"), NOW + 5),
+        ],
+    ),
+    Case(
+        "dequeue_many archives a message that cannot be decoded and takes another in its place",
+        {
+            Q.pending: ["b", "gone", "bad", "a"],
+            Q.task("a"): task(A, "pending"),
+            Q.task("b"): task(message("b"), "pending"),
+            Q.task("bad"): Hash({"msg": "\x0a\x7f", "state": "pending"}),
+        },
+        lambda s: s.dequeue_many(["default"], 2),
+        {
+            Q.task("bad"): Hash({"msg": "\x0a\x7f", "state": "archived"}),
+            Q.archived: ZSet({"bad": NOW}),
+            Q.active: ["b", "a"],
+            Q.lease: ZSet({"a": NOW + 30, "b": NOW + 30}),
+            Q.task("a"): task(A, "active"),
+            Q.task("b"): task(message("b"), "active"),
+        }
+        | counted(1, 1),
+        returns=[Dequeued(A, NOW + 30), Dequeued(message("b"), NOW + 30)],
+    ),
+    Case(
+        "dequeue_many of a count of none is refused",
+        {Q.pending: ["a"], Q.task("a"): task(A, "pending")},
+        lambda s: s.dequeue_many(["default"], 0),
+        error=ValidationError,
+    ),
+    Case(
+        "write_and_dequeue writes the outcome and dequeues the next task in one round trip",
+        active(A) | {Q.pending: ["b"], Q.task("b"): task(message("b"), "pending", pending_since=NS)},
+        lambda s: s.write_and_dequeue(s.done_call(A), "default"),
+        {
+            Q.active: ["b"],
+            Q.lease: ZSet({"b": NOW + 30}),
+            Q.task("b"): task(message("b"), "active"),
+        }
+        | counted(1),
+        returns=(None, [Dequeued(message("b"), NOW + 30)]),
+    ),
+    Case(
+        "write_and_dequeue on a paused queue writes the outcome and dequeues nothing",
+        active(A) | {Q.paused: "1", Q.pending: ["b"], Q.task("b"): task(message("b"), "pending")},
+        lambda s: s.write_and_dequeue(s.retry_call(A, NOW + 60, "boom"), "default"),
+        {
+            Q.paused: "1",
+            Q.pending: ["b"],
+            Q.task("b"): task(message("b"), "pending"),
+            Q.retry: ZSet({"a": NOW + 60}),
+            Q.task("a"): task(FAILED_ONCE, "retry"),
+        }
+        | counted(1, 1),
+        returns=(None, []),
+    ),
+    Case(
+        "write_and_dequeue of a queue name that is no string is refused before anything is sent",
+        active(A),
+        lambda s: s.write_and_dequeue(s.done_call(A), ""),
+        error=ValidationError,
+    ),
+    Case(
         "a message without a queue is refused", active(A), lambda s: s.done(replace(A, queue="")), error=ValidationError
     ),
     Case(
@@ -381,6 +490,18 @@ def test_transition(case: Case, store: AsynqWorkerStore, r: redis.Redis) -> None
         return
     assert case.act(store) == case.returns
     assert_db(r, case.expected or {})
+
+
+def test_write_and_dequeue_returns_a_refused_write_and_still_hands_out_the_task_it_dequeued(
+    store: AsynqWorkerStore, r: redis.Redis
+) -> None:
+    """The outcome of a task an operator deleted meanwhile is refused, changing nothing; the task dequeued in the
+    same round trip is handed out with its lease, never dropped."""
+    seed(r, {Q.pending: ["b"], Q.task("b"): task(message("b"), "pending")})
+    error, dequeued = store.write_and_dequeue(store.done_call(A), "default")
+    assert isinstance(error, TaskNotFoundError)
+    assert dequeued == [Dequeued(message("b"), NOW + 30)]
+    assert_db(r, {Q.active: ["b"], Q.lease: ZSet({"b": NOW + 30}), Q.task("b"): task(message("b"), "active")})
 
 
 def test_forward_moves_more_than_one_batch(store: AsynqWorkerStore, r: redis.Redis) -> None:

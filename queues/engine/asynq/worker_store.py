@@ -19,8 +19,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..broker import Broker, BrokerStore, Subscription
-from ..errors import ValidationError
-from ..sans_io import command
+from ..errors import EngineError, ValidationError
+from ..sans_io import Pipeline, command
+from ..transitions import Call
 from .keys import ALL_SERVERS, ALL_WORKERS, CANCEL_CHANNEL, AsynqQueueKeys, server_info_key, workers_key
 from .limits import ASYNQ_ARCHIVE_AGE, ASYNQ_ARCHIVE_ENTRIES, ASYNQ_LEASE
 from .scripts import call
@@ -53,57 +54,107 @@ class AsynqWorkerStore(BrokerStore):
     def dequeue(self, queues: list[str], lease_seconds: float = ASYNQ_LEASE) -> Dequeued | None:
         """The first pending task of the first queue that has one, moved to active with a lease of
         ``lease_seconds``; queues are tried in the order given (the caller orders them, weighted or strict) and a
-        paused one is skipped. None when every queue is empty or paused.
+        paused one is skipped. None when every queue is empty or paused. ``dequeue_many`` with a count of one."""
+        taken = self.dequeue_many(queues, 1, lease_seconds)
+        return taken[0] if taken else None
+
+    def dequeue_many(self, queues: list[str], count: int, lease_seconds: float = ASYNQ_LEASE) -> list[Dequeued]:
+        """Up to ``count`` pending tasks, each moved to active with its own lease of ``lease_seconds``, as that many
+        of asynq's dequeues would: from the first queue of the order given that has tasks, then from the next ones
+        while fewer than ``count`` are taken; a paused queue is skipped. One script call per queue tried, so a
+        worker with ``count`` free slots fetches their tasks in one round trip. Empty when every queue is empty or
+        paused.
 
         A message that cannot be decoded is archived as it is (it can never run, and would otherwise come back
-        from every lease expiry) and the next task is looked for."""
+        from every lease expiry) and another task is taken in its place."""
         _positive(lease_seconds, "lease_seconds", "dequeue")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValidationError(f"count must be a positive integer, not {count!r}", op=f"{self.area}.dequeue")
+        taken: list[Dequeued] = []
         for queue in _queue_names(queues, "dequeue"):
-            found = self._dequeue_one(queue, lease_seconds)
-            while found is not None:
-                task_id, raw, expires_at = found
-                try:
-                    return Dequeued(WireTask.decode(raw), expires_at)
-                except WireError:
-                    self._archive(AsynqQueueKeys(queue), task_id, raw, self.clock.now())
-                found = self._dequeue_one(queue, lease_seconds)
-        return None
+            while len(taken) < count:
+                wanted = count - len(taken)
+                found, expires_at = self._dequeue_batch(queue, wanted, lease_seconds)
+                taken += self._decoded(AsynqQueueKeys(queue), found, expires_at)
+                if len(found) < wanted:
+                    break  # the queue is empty or paused: on to the next
+        return taken
 
     def done(self, message: WireTask) -> None:
         """Success without retention: the task is deleted and counted as processed; its unique lock is released."""
-        q, now = self._task_queue(message, "done"), self.clock.now()
-        keys = [q.active, q.lease, q.task(message.id), q.processed(_utc(now)), q.processed_total]
-        self._transition("done", "work_done", keys + _unique(message), [message.id, _stats_expiry(now), MAX_INT64])
+        self.broker.run(self.done_call(message))
 
     def mark_complete(self, message: WireTask) -> None:
         """Success with retention: the task is kept in completed until now + its retention, its message stamped
         with the completion time; counted as processed; its unique lock is released."""
-        q, now = self._task_queue(message, "mark_complete"), self.clock.now()
-        completed = replace(message, completed_at=int(now))
-        keys = [q.active, q.lease, q.completed, q.task(message.id), q.processed(_utc(now)), q.processed_total]
-        args = [message.id, _stats_expiry(now), int(now) + message.retention, completed.encode(), MAX_INT64]
-        self._transition("mark_complete", "work_complete", keys + _unique(message), args)
+        self.broker.run(self.complete_call(message))
 
     def retry(self, message: WireTask, process_at: float, error: str, is_failure: bool = True) -> None:
         """The task waits in retry until ``process_at`` (unix seconds), its message carrying ``error`` and the time
         of the failure; a failure (``is_failure``) counts a retry and is counted as processed and failed."""
-        _time(process_at, "process_at", "retry")
-        q, now = self._task_queue(message, "retry"), self.clock.now()
-        failed = replace(message, retried=message.retried + int(is_failure), error_msg=error, last_failed_at=int(now))
-        args = [message.id, failed.encode(), int(process_at), _stats_expiry(now), int(is_failure), MAX_INT64]
-        self._transition("retry", "work_retry", _failure_keys(q, message.id, q.retry, now), args)
+        self.broker.run(self.retry_call(message, process_at, error, is_failure))
 
     def archive(self, message: WireTask, error: str) -> None:
         """The task is archived with ``error`` and the time of the failure, counted as processed and failed; the
         archive is trimmed as asynq trims it (90 days, 10,000 tasks)."""
-        q, now = self._task_queue(message, "archive"), self.clock.now()
-        failed = replace(message, error_msg=error, last_failed_at=int(now))
-        self._archive(q, message.id, failed.encode(), now)
+        self.broker.run(self.archive_call(message, error))
 
     def requeue(self, message: WireTask) -> None:
         """A task still running at shutdown goes back to the head of pending, to run next."""
+        self.broker.run(self.requeue_call(message))
+
+    # The same transitions as calls not yet run, stamped with the time they are built: ``write`` runs one, and
+    # ``write_and_dequeue`` runs one with the dequeue of the task that takes the finished one's slot.
+
+    def done_call(self, message: WireTask) -> Call:
+        q, now = self._task_queue(message, "done"), self.clock.now()
+        keys = [q.active, q.lease, q.task(message.id), q.processed(_utc(now)), q.processed_total]
+        return self._call("done", "work_done", keys + _unique(message), [message.id, _stats_expiry(now), MAX_INT64])
+
+    def complete_call(self, message: WireTask) -> Call:
+        q, now = self._task_queue(message, "mark_complete"), self.clock.now()
+        completed = replace(message, completed_at=int(now))
+        keys = [q.active, q.lease, q.completed, q.task(message.id), q.processed(_utc(now)), q.processed_total]
+        args = [message.id, _stats_expiry(now), int(now) + message.retention, completed.encode(), MAX_INT64]
+        return self._call("mark_complete", "work_complete", keys + _unique(message), args)
+
+    def retry_call(self, message: WireTask, process_at: float, error: str, is_failure: bool = True) -> Call:
+        _time(process_at, "process_at", "retry")
+        q, now = self._task_queue(message, "retry"), self.clock.now()
+        failed = replace(message, retried=message.retried + int(is_failure), error_msg=error, last_failed_at=int(now))
+        args = [message.id, failed.encode(), int(process_at), _stats_expiry(now), int(is_failure), MAX_INT64]
+        return self._call("retry", "work_retry", _failure_keys(q, message.id, q.retry, now), args)
+
+    def archive_call(self, message: WireTask, error: str) -> Call:
+        q, now = self._task_queue(message, "archive"), self.clock.now()
+        failed = replace(message, error_msg=error, last_failed_at=int(now))
+        return self._archive_call(q, message.id, failed.encode(), now)
+
+    def requeue_call(self, message: WireTask) -> Call:
         q = self._task_queue(message, "requeue")
-        self._transition("requeue", "work_requeue", [q.active, q.lease, q.pending, q.task(message.id)], [message.id])
+        return self._call("requeue", "work_requeue", [q.active, q.lease, q.pending, q.task(message.id)], [message.id])
+
+    def write(self, write: Call) -> None:
+        """Run a transition built by one of the ``*_call`` methods."""
+        self.broker.run(write)
+
+    def write_and_dequeue(
+        self, write: Call, queue: str, lease_seconds: float = ASYNQ_LEASE
+    ) -> tuple[EngineError | None, list[Dequeued]]:
+        """A finished task's transition (``write``, from a ``*_call`` method) and the dequeue of at most one task of
+        ``queue`` for the slot it frees, sent together: one round trip where asynq's processor makes two. Each is
+        its own script, atomic alone, as when run one after the other.
+
+        Returns the write's error (returned, not raised, so the task dequeued with it is never dropped; None when
+        it was applied) and the task dequeued (empty when ``queue`` is empty or paused, or when the connection
+        failed before the dequeue's reply: a task it may have taken then comes back when its lease runs out)."""
+        _positive(lease_seconds, "lease_seconds", "dequeue")
+        fetch, expires_at = self._dequeue_call(_queue_name(queue, "dequeue"), 1, lease_seconds)
+        outcomes = self.broker.run_pipeline(Pipeline([write, fetch]))
+        error = outcomes[0] if isinstance(outcomes[0], EngineError) else None
+        if len(outcomes) < 2 or isinstance(outcomes[1], Exception):
+            return error, []
+        return error, self._decoded(AsynqQueueKeys(queue), outcomes[1], expires_at)
 
     def extend_leases(self, queue: str, task_ids: list[str], lease_seconds: float = ASYNQ_LEASE) -> float:
         """The leases of running tasks extended to now + ``lease_seconds``; returns that expiry (unix seconds). A
@@ -214,23 +265,44 @@ class AsynqWorkerStore(BrokerStore):
 
     # -- helpers --------------------------------------------------------------------------------------------------
 
-    def _transition(self, op: str, script: str, keys: list[str], args: list[Any]) -> None:
-        self.broker.run(call(f"{self.area}.{op}", script, keys, args))
+    def _call(self, op: str, script: str, keys: list[str], args: list[Any]) -> Call:
+        return call(f"{self.area}.{op}", script, keys, args)
 
     def _task_queue(self, message: WireTask, op: str) -> AsynqQueueKeys:
         """The keys of the message's queue, after checking it names a task."""
         _task_id(message.id, op)
         return AsynqQueueKeys(_queue_name(message.queue, op))
 
-    def _dequeue_one(self, queue: str, lease_seconds: float) -> tuple[str, bytes, float] | None:
-        """(task id, its raw message, the lease's expiry) of the task dequeued from ``queue``, or None."""
-        q = AsynqQueueKeys(_queue_name(queue, "dequeue"))
+    def _dequeue_batch(self, queue: str, count: int, lease_seconds: float) -> tuple[list[tuple[str, bytes]], float]:
+        """(task id, its raw message) of each task dequeued from ``queue`` (at most ``count``), and their leases'
+        expiry."""
+        fetch, expires_at = self._dequeue_call(queue, count, lease_seconds)
+        return self.broker.run(fetch), expires_at
+
+    def _dequeue_call(self, queue: str, count: int, lease_seconds: float) -> tuple[Call, float]:
+        """The dequeue of at most ``count`` tasks of ``queue`` (its reply read as (task id, raw message) pairs), and
+        the expiry of the leases it gives."""
+        q = AsynqQueueKeys(queue)
         expires_at = float(int(self.clock.now() + lease_seconds))
         keys = [q.pending, q.paused, q.active, q.lease]
-        reply = self.broker.run(call(f"{self.area}.dequeue", "work_dequeue", keys, [int(expires_at), q.task_prefix]))
-        return None if reply is None else (reply[0].decode(), reply[1], expires_at)
+        return call(
+            f"{self.area}.dequeue", "work_dequeue", keys, [int(expires_at), q.task_prefix, count], _pairs
+        ), expires_at
+
+    def _decoded(self, q: AsynqQueueKeys, found: list[tuple[str, bytes]], expires_at: float) -> list[Dequeued]:
+        """The tasks dequeued, decoded; one whose message cannot be decoded is archived as it is and left out."""
+        decoded = []
+        for task_id, raw in found:
+            try:
+                decoded.append(Dequeued(WireTask.decode(raw), expires_at))
+            except WireError:
+                self._archive(q, task_id, raw, self.clock.now())
+        return decoded
 
     def _archive(self, q: AsynqQueueKeys, task_id: str, encoded: bytes, now: float) -> None:
+        self.broker.run(self._archive_call(q, task_id, encoded, now))
+
+    def _archive_call(self, q: AsynqQueueKeys, task_id: str, encoded: bytes, now: float) -> Call:
         keys = _failure_keys(q, task_id, q.archived, now)
         args = [
             task_id,
@@ -242,7 +314,12 @@ class AsynqWorkerStore(BrokerStore):
             MAX_INT64,
             q.task_prefix,
         ]
-        self._transition("archive", "work_archive", keys, args)
+        return self._call("archive", "work_archive", keys, args)
+
+
+def _pairs(reply: list[bytes]) -> list[tuple[str, bytes]]:
+    """A dequeue's reply, {id, msg, id, msg...}, as (task id, msg) pairs."""
+    return [(reply[i].decode(), reply[i + 1]) for i in range(0, len(reply), 2)]
 
 
 def _utc(seconds: float) -> datetime:
