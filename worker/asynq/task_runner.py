@@ -1,5 +1,5 @@
-"""Runs asynq tasks: one dequeue per free handler slot, the handler on taskq's executors, and the outcome written
-as asynq's processor writes it (processor.go).
+"""Runs asynq tasks: one dequeue script call fetches a task for each free handler slot, the handlers run on
+taskq's executors, and each outcome is written as asynq's processor writes it (processor.go).
 
 - The handler's deadline is the earlier of now + its timeout and the task's deadline (30 minutes when it has
   neither). A task past it, a cancel (``asynq:cancel``) and a lost lease end the attempt from outside: the handler
@@ -34,7 +34,7 @@ from taskq.queues.engine.clock import Clock
 from taskq.queues.engine.errors import FormatUnsupportedError
 from taskq.queues.engine.handlers import Handler
 from taskq.queues.engine.message import DEFAULT_TIMEOUT
-from taskq.queues.engine.transitions import Leased
+from taskq.queues.engine.transitions import Call, Leased
 from taskq.worker.attempt import Attempt, Outcome
 from taskq.worker.capacity import Capacity
 from taskq.worker.executors import LoopThread, ThreadPool
@@ -138,31 +138,40 @@ class TaskRunner:
 
     def _fetch_loop(self) -> None:
         while not self._stopping.is_set():
-            if self.capacity.wait_free(0.5) <= 0:
+            free = self.capacity.wait_free(0.5)
+            if free <= 0:
                 continue
-            dequeued = self._dequeue()
-            if dequeued is None:
+            dequeued = self._dequeue(free)
+            if not dequeued:
                 # asynq's idle poll: half the interval plus a random part of it, so idle servers do not beat together
                 idle = self.timings.idle_wait
                 self._stopping.wait(idle / 2 + random.uniform(0, idle))
                 continue
-            self.capacity.take(1)
-            self._start(dequeued)
+            self.capacity.take(len(dequeued))
+            for one in dequeued:
+                attempt = self._start(one)
+                if attempt is not None:
+                    self.pool.submit(attempt)
 
-    def _dequeue(self) -> Dequeued | None:
+    def _dequeue(self, free: int) -> list[Dequeued]:
+        """A task for each free slot, as far as the queues have them, in one round trip per queue tried."""
         try:
-            dequeued = self.store.dequeue(self.order.next(), self.timings.lease)
+            dequeued = self.store.dequeue_many(self.order.next(), free, self.timings.lease)
         except RedisUnavailableError as exc:
             if not self._failing:
                 log.warning("dequeue: %s; retrying", exc)
             self._failing = True
-            return None
+            return []
         if self._failing:
             log.info("dequeue: Redis is back")
         self._failing = False
         return dequeued
 
-    def _start(self, dequeued: Dequeued) -> None:
+    def _start(self, dequeued: Dequeued) -> AsynqAttempt | None:
+        """Register the attempt of a task dequeued for a slot already taken, so the heartbeat extends its lease
+        from now on. Returns it when its handler is sync, for the caller to run (the fetch thread hands it to the
+        pool; a handler thread runs it itself); an async one goes to the event loop, and one that cannot start is
+        ended at once and its slot given back."""
         message = dequeued.message
         now = self.clock.now()
         writer = ResultWriter(self.store, message.queue, message.id)
@@ -181,7 +190,8 @@ class TaskRunner:
         elif handler.is_async:
             self.loop.submit([attempt])
         else:
-            self.pool.submit(attempt)
+            return attempt
+        return None
 
     # -- running -------------------------------------------------------------------------------------------------
 
@@ -190,16 +200,48 @@ class TaskRunner:
             stack.enter_context(middleware(task))
 
     def run_sync(self, attempt: Attempt) -> None:
-        assert isinstance(attempt, AsynqAttempt) and attempt.handler is not None
-        outcome = Outcome("success")
+        """Run a sync handler's attempt, then, on this thread and in the same slot, each sync task fetched in the
+        round trip that wrote the previous one's outcome (see ``_finish``)."""
+        assert isinstance(attempt, AsynqAttempt)
+        current: AsynqAttempt | None = attempt
+        while current is not None:
+            current = self._finish(current, self._outcome(current))
+
+    def _outcome(self, attempt: AsynqAttempt) -> Outcome:
+        assert attempt.handler is not None
         try:
             with ExitStack() as stack:
                 self._enter_middleware(stack, attempt.task)
                 attempt.handler(attempt.task)
         except Exception as exc:
-            outcome = self._failed(attempt, exc)
-        self.settle(attempt, outcome)
-        self.capacity.release()
+            return self._failed(attempt, exc)
+        return Outcome("success")
+
+    def _finish(self, attempt: AsynqAttempt, outcome: Outcome) -> AsynqAttempt | None:
+        """End a sync attempt on its handler thread and refill its slot: the outcome is written together with the
+        dequeue of one task from the queue the order puts first, in one round trip. Returns the next attempt for
+        this thread to run; None when the slot is given back (nothing fetched, the worker stopping, an outcome
+        that cannot go with a fetch) or passed on (the task fetched is async, or could not start)."""
+        refill = None if self._stopping.is_set() else self.order.first()
+        if refill is None or not self._claim(attempt, outcome):
+            self.settle(attempt, outcome)
+            self.capacity.release()
+            return None
+        write = self._writer(attempt.message, outcome)
+        if write is None or self.clock.now() > attempt.lease_until:
+            self._write(attempt, outcome, write)
+            self.capacity.release()
+            return None
+        try:
+            error, dequeued = self.store.write_and_dequeue(write, refill, self.timings.lease)
+        except EngineError as exc:  # the write is refused before it is sent (e.g. a queue name): as alone
+            error, dequeued = exc, []
+        if error is not None:
+            self._write_failed(attempt, outcome, write, error)
+        if not dequeued:
+            self.capacity.release()
+            return None
+        return self._start(dequeued[0])
 
     async def run_async(self, attempt: Attempt) -> None:
         assert isinstance(attempt, AsynqAttempt) and attempt.handler is not None
@@ -229,13 +271,19 @@ class TaskRunner:
 
     def settle(self, attempt: AsynqAttempt, outcome: Outcome) -> bool:
         """End the attempt with ``outcome`` unless something ended it first; True when this call ended it."""
+        if not self._claim(attempt, outcome):
+            return False
+        self._write(attempt, outcome, self._writer(attempt.message, outcome))
+        return True
+
+    def _claim(self, attempt: AsynqAttempt, outcome: Outcome) -> bool:
+        """Take the attempt's end for ``outcome`` unless something ended it first; True when this call took it."""
         if not attempt.claim():
             return False
         with self._lock:
             if self.running.get((attempt.queue, attempt.id)) is attempt:
                 del self.running[(attempt.queue, attempt.id)]
         attempt.ended_as = outcome.kind
-        self._write(attempt, outcome)
         return True
 
     def _end_from_outside(self, attempt: AsynqAttempt, outcome: Outcome) -> bool:
@@ -244,32 +292,46 @@ class TaskRunner:
         attempt.interrupt()
         return True
 
-    def _write(self, attempt: AsynqAttempt, outcome: Outcome) -> None:
-        write = self._writer(attempt.message, outcome)
+    def _write(self, attempt: AsynqAttempt, outcome: Outcome, write: Call | None) -> None:
+        """Write ``outcome`` (the transition ``write``; None: nothing to write), unless the lease has run out."""
         if write is None:
             return
         if self.clock.now() > attempt.lease_until:
             log.warning("task %s: lease expired; the recoverer will %s it", attempt.id, outcome.kind)
             return
         try:
-            write()
-        except RedisUnavailableError as exc:
-            log.warning("task %s: %s; the syncer will write its %s", attempt.id, exc, outcome.kind)
-            self.resync(write, attempt.lease_until, f"task {attempt.id}: {outcome.kind}")
-        except EngineError as exc:  # no longer active (deleted by an operator, or recovered): nothing to write
-            log.warning("task %s: %s not written: %s", attempt.id, outcome.kind, exc)
+            self.store.write(write)
+        except EngineError as exc:
+            self._write_failed(attempt, outcome, write, exc)
 
-    def _writer(self, message: WireTask, outcome: Outcome) -> Callable[[], None] | None:
-        """The store's call that writes ``outcome``, or None when nothing is written (a lost lease)."""
+    def _write_failed(self, attempt: AsynqAttempt, outcome: Outcome, write: Call, error: EngineError) -> None:
+        """Redis not reached: the syncer writes it again until the lease's end. Refused: the task is no longer
+        active (deleted by an operator, or recovered), and there is nothing to write."""
+        if isinstance(error, RedisUnavailableError):
+            log.warning("task %s: %s; the syncer will write its %s", attempt.id, error, outcome.kind)
+            self.resync(lambda: self.store.write(write), attempt.lease_until, f"task {attempt.id}: {outcome.kind}")
+        else:
+            log.warning("task %s: %s not written: %s", attempt.id, outcome.kind, error)
+
+    def _writer(self, message: WireTask, outcome: Outcome) -> Call | None:
+        """The store's transition that writes ``outcome``, or None when nothing is written (a lost lease, or a
+        message the store refuses: it names no queue or no task)."""
+        try:
+            return self._transition(message, outcome)
+        except EngineError as exc:
+            log.warning("task %s: %s not written: %s", message.id, outcome.kind, exc)
+            return None
+
+    def _transition(self, message: WireTask, outcome: Outcome) -> Call | None:
         store = self.store
         if outcome.kind == "success":
-            return (lambda: store.mark_complete(message)) if message.retention > 0 else (lambda: store.done(message))
+            return store.complete_call(message) if message.retention > 0 else store.done_call(message)
         if outcome.kind == "retry":
-            return lambda: store.retry(message, outcome.retry_at, outcome.error, outcome.is_failure)
+            return store.retry_call(message, outcome.retry_at, outcome.error, outcome.is_failure)
         if outcome.kind == "archive":
-            return lambda: store.archive(message, outcome.error)
+            return store.archive_call(message, outcome.error)
         if outcome.kind == "requeue":
-            return lambda: store.requeue(message)
+            return store.requeue_call(message)
         return None
 
     # -- from outside: the deadline watch, the cancel listener, the heartbeat, shutdown --------------------------
