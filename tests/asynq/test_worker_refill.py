@@ -23,16 +23,9 @@ Q = AsynqQueueKeys("default")
 
 
 def config(redis_url: str, concurrency: int, shutdown_timeout: float = 5.0) -> WorkerConfig:
-    return WorkerConfig(
-        redis_url=redis_url,
-        concurrency=concurrency,
-        lease_seconds=30.0,
-        heartbeat_interval=0.05,
-        forwarder_interval=0.05,
-        janitor_interval=0.05,
-        shutdown_timeout=shutdown_timeout,
-        idle_wait=0.05,
-    )
+    """A worker with asynq's 30 s lease, a quick heartbeat and a short idle wait."""
+    quick = {"heartbeat_interval": 0.05, "idle_wait": 0.05}
+    return WorkerConfig(redis_url=redis_url, concurrency=concurrency, shutdown_timeout=shutdown_timeout, **quick)
 
 
 @pytest.fixture
