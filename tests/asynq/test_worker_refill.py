@@ -6,6 +6,7 @@ handler is async goes to the event loop, one of no handler is archived; a worker
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
@@ -104,3 +105,33 @@ def test_a_stopping_worker_fetches_no_task_for_the_slots_its_handlers_free(
     assert len(started) == 2
     assert int(r.get(Q.processed_total) or 0) == 2
     assert r.llen(Q.pending) == 8 and r.llen(Q.active) == 0
+
+
+def test_a_handler_thread_writes_and_refills_on_one_connection_of_its_own(
+    redis_url: str, registry: Registry, client: AsynqClient, r: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No checkout from the pool and back per task: each handler thread takes one connection, once."""
+
+    @handler("sync", registry=registry)
+    def sync(task: Task) -> None:
+        pass
+
+    for n in range(30):
+        client.enqueue("sync", task_id=f"s{n}")
+    runtime = AsynqRuntime(config(redis_url, concurrency=2), registry=registry)
+    pool = runtime.broker.conn.connection_pool
+    checkouts: Counter[str] = Counter()
+    take = pool.get_connection
+
+    def counted(*args: object, **kwargs: object) -> object:
+        checkouts[threading.current_thread().name] += 1
+        return take(*args, **kwargs)
+
+    monkeypatch.setattr(pool, "get_connection", counted)
+    runtime.start()
+    try:
+        wait_until(lambda: int(r.get(Q.processed_total) or 0) == 30, 30)
+    finally:
+        runtime.stop()
+    by_handlers = {name: n for name, n in checkouts.items() if name.startswith("handler-")}
+    assert by_handlers and set(by_handlers.values()) == {1}

@@ -30,6 +30,7 @@ from contextlib import ExitStack
 from taskq.queues.engine import EngineError, RedisUnavailableError, Registry, Task, TaskMessage
 from taskq.queues.engine.asynq.wire import WireTask
 from taskq.queues.engine.asynq.worker_store import AsynqWorkerStore, Dequeued
+from taskq.queues.engine.broker import KeptConnection
 from taskq.queues.engine.clock import Clock
 from taskq.queues.engine.errors import FormatUnsupportedError
 from taskq.queues.engine.handlers import Handler
@@ -122,6 +123,7 @@ class TaskRunner:
         self.loop = LoopThread(self.run_async)
         self._lock = threading.Lock()
         self.running: dict[tuple[str, str], AsynqAttempt] = {}  # (queue, task id) -> attempt; guarded by _lock
+        self._connections = threading.local()  # each handler thread's own kept connection (see _finish)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._failing = False  # the fetch thread's own: Redis unreachable, logged once
@@ -219,9 +221,10 @@ class TaskRunner:
 
     def _finish(self, attempt: AsynqAttempt, outcome: Outcome) -> AsynqAttempt | None:
         """End a sync attempt on its handler thread and refill its slot: the outcome is written together with the
-        dequeue of one task from the queue the order puts first, in one round trip. Returns the next attempt for
-        this thread to run; None when the slot is given back (nothing fetched, the worker stopping, an outcome
-        that cannot go with a fetch) or passed on (the task fetched is async, or could not start)."""
+        dequeue of one task from the queue the order puts first, in one round trip on the thread's own
+        connection. Returns the next attempt for this thread to run; None when the slot is given back (nothing
+        fetched, the worker stopping, an outcome that cannot go with a fetch) or passed on (the task fetched is
+        async, or could not start)."""
         refill = None if self._stopping.is_set() else self.order.first()
         if refill is None or not self._claim(attempt, outcome):
             self.settle(attempt, outcome)
@@ -233,7 +236,7 @@ class TaskRunner:
             self.capacity.release()
             return None
         try:
-            error, dequeued = self.store.write_and_dequeue(write, refill, self.timings.lease)
+            error, dequeued = self.store.write_and_dequeue(write, refill, self.timings.lease, self._connection())
         except EngineError as exc:  # the write is refused before it is sent (e.g. a queue name): as alone
             error, dequeued = exc, []
         if error is not None:
@@ -242,6 +245,14 @@ class TaskRunner:
             self.capacity.release()
             return None
         return self._start(dequeued[0])
+
+    def _connection(self) -> KeptConnection:
+        """This handler thread's own connection for its outcomes and refills: a checkout from the pool and back on
+        every task cost the worker a good part of its time. At most one per handler thread."""
+        kept: KeptConnection | None = getattr(self._connections, "kept", None)
+        if kept is None:
+            kept = self._connections.kept = self.store.keep_connection()
+        return kept
 
     async def run_async(self, attempt: Attempt) -> None:
         assert isinstance(attempt, AsynqAttempt) and attempt.handler is not None

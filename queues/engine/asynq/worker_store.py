@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from ..broker import Broker, BrokerStore, Subscription
+from ..broker import Broker, BrokerStore, KeptConnection, Subscription
 from ..errors import EngineError, ValidationError
 from ..sans_io import Pipeline, command
 from ..transitions import Call
@@ -134,12 +134,16 @@ class AsynqWorkerStore(BrokerStore):
         q = self._task_queue(message, "requeue")
         return self._call("requeue", "work_requeue", [q.active, q.lease, q.pending, q.task(message.id)], [message.id])
 
+    def keep_connection(self) -> KeptConnection:
+        """A connection for one thread's ``write_and_dequeue`` calls (see ``Broker.keep_connection``)."""
+        return self.broker.keep_connection()
+
     def write(self, write: Call) -> None:
         """Run a transition built by one of the ``*_call`` methods."""
         self.broker.run(write)
 
     def write_and_dequeue(
-        self, write: Call, queue: str, lease_seconds: float = ASYNQ_LEASE
+        self, write: Call, queue: str, lease_seconds: float = ASYNQ_LEASE, kept: KeptConnection | None = None
     ) -> tuple[EngineError | None, list[Dequeued]]:
         """A finished task's transition (``write``, from a ``*_call`` method) and the dequeue of at most one task of
         ``queue`` for the slot it frees, sent together: one round trip where asynq's processor makes two. Each is
@@ -147,10 +151,11 @@ class AsynqWorkerStore(BrokerStore):
 
         Returns the write's error (returned, not raised, so the task dequeued with it is never dropped; None when
         it was applied) and the task dequeued (empty when ``queue`` is empty or paused, or when the connection
-        failed before the dequeue's reply: a task it may have taken then comes back when its lease runs out)."""
+        failed before the dequeue's reply: a task it may have taken then comes back when its lease runs out).
+        ``kept``: sent on that connection (``keep_connection``), not one checked out of the pool."""
         _positive(lease_seconds, "lease_seconds", "dequeue")
         fetch, expires_at = self._dequeue_call(_queue_name(queue, "dequeue"), 1, lease_seconds)
-        outcomes = self.broker.run_pipeline(Pipeline([write, fetch]))
+        outcomes = self.broker.run_pipeline(Pipeline([write, fetch]), kept=kept)
         error = outcomes[0] if isinstance(outcomes[0], EngineError) else None
         if len(outcomes) < 2 or isinstance(outcomes[1], Exception):
             return error, []

@@ -19,6 +19,7 @@ import redis.asyncio
 from .asyncio_broker import AsyncBroker
 from .core import BrokerOptions, EngineOptions
 from .owners import BrokerOwner, BrokerStore
+from .pipelining import KeptConnection
 from .scripting import not_replicated
 from .sync import Broker, Subscription
 
@@ -34,6 +35,7 @@ __all__ = [
     "BrokerOwner",
     "BrokerStore",
     "EngineOptions",
+    "KeptConnection",
     "Subscription",
     "not_replicated",
 ]

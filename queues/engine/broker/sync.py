@@ -53,19 +53,34 @@ class Broker(BrokerCore):
                         raise reply from None
         return call.parse(reply)
 
-    def run_pipeline(self, pipeline: Pipeline, replicated: bool = False, own_connection: bool = False) -> list[Any]:
+    def run_pipeline(
+        self,
+        pipeline: Pipeline,
+        replicated: bool = False,
+        own_connection: bool = False,
+        kept: KeptConnection | None = None,
+    ) -> list[Any]:
         """Run a ``Pipeline`` (see there) and return its outcomes; ``replicated`` as in ``run``. ``own_connection``:
         on the connection this broker keeps for a caller that never runs two pipelines at once (the enqueue
-        coalescer's rounds, see ``coalescing``), not on one checked out of the pool."""
+        coalescer's rounds, see ``coalescing``), not on one checked out of the pool. ``kept``: on that connection,
+        one of ``keep_connection``'s."""
+        if own_connection:
+            kept = self._kept
         calls = pipeline.calls
         if self._one_by_one(replicated):
             return list(drive(scripting.one_after_another(calls), lambda call: self.run(call, replicated)))
         as_function = self._functions_for(calls)
         commands = [scripting.first(call, as_function) for call in calls]
-        replies = send_all(self.conn, commands, pipeline.meanwhile, self._kept if own_connection else None)
+        replies = send_all(self.conn, commands, pipeline.meanwhile, kept)
         if scripting.mendable(replies, as_function):
             replies = drive(scripting.settle_all(calls, replies, as_function), self._answer)
         return scripting.outcomes_of(calls, replies)
+
+    def keep_connection(self) -> KeptConnection:
+        """A connection of this broker's pool for one caller that never runs two pipelines at once (one thread of
+        its own), to hand ``run_pipeline(..., kept=...)``: it saves the checkout from the pool and back on each
+        call. Taken on first use and kept until the broker closes."""
+        return KeptConnection(self.conn)
 
     def execute(self, op: str, request: Request, replicated: bool = False) -> Any:
         """Run any request a flow yields: a transition ``Call`` or ``Pipeline``, a plain ``Command`` or a ``Batch``;
