@@ -24,7 +24,7 @@ from . import go_asynq
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))
 from live_support import open_socket, receive_until, run, session_cookie, subscribe
 
-from tests.live.test_live_polling import Monitor, one_round, open_pages, polled
+from tests.live.test_live_polling import SAME_ROUND, Monitor, one_round, open_pages, polled
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -119,8 +119,8 @@ def test_a_go_server_obeys_the_consoles_actions(asynq_settings, r: redis.Redis, 
 
 
 def test_one_poll_round_a_second_over_asynq_keys(asynq_settings, r: redis.Redis, go, redis_url, transactional_db):
-    """The hub ``live_hub()`` builds over asynq's keys polls: a round costs Redis the same for one page of each kind
-    as for 25 of each, and over 6 s Redis sees at most 8 rounds' worth of commands from the process."""
+    """The hub ``live_hub()`` builds over asynq's keys polls: a round costs Redis no more for 25 pages of each kind
+    than for one, and over 6 s Redis sees at most 8 rounds' worth of commands from the process."""
     for n in range(3):
         go.enqueue({"type": "later", "queue": "mail", "task_id": f"m{n}"})
     go.enqueue({"type": "later", "queue": "low", "task_id": "l1"})
@@ -140,7 +140,7 @@ def test_one_poll_round_a_second_over_asynq_keys(asynq_settings, r: redis.Redis,
         one_page_each = await one_round(hub, monitor)
         await open_pages(cookie, 24, "mail", "m0")
         many_pages_each = await one_round(hub, monitor)
-        assert one_page_each == many_pages_each > 0
+        assert 0 < many_pages_each <= one_page_each * SAME_ROUND
         rounds, commands = await polled(hub, monitor, 6.0)
         assert rounds <= 8 and commands <= many_pages_each * 8
 
