@@ -207,16 +207,14 @@ class _Message:
     unknown: bytes
 
     def encode(self) -> bytes:
-        parts = sorted(
-            (f.metadata["number"], _encode_value(f.metadata["number"], f.metadata["kind"], getattr(self, f.name)))
-            for f in fields(self)  # type: ignore[arg-type]
-            if "number" in f.metadata
+        return (
+            b"".join(_encode_value(number, kind, getattr(self, name)) for number, name, kind in _numbered(type(self)))
+            + self.unknown
         )
-        return b"".join(part for _, part in parts) + self.unknown
 
     @classmethod
     def decode(cls, data: bytes) -> Self:
-        by_number = {f.metadata["number"]: f for f in fields(cls) if "number" in f.metadata}  # type: ignore[arg-type]
+        by_number = _by_number(cls)
         values: dict[str, Any] = {}
         unknown = b""
         for number, wire_type, value, raw in _fields(bytes(data)):
@@ -224,9 +222,34 @@ class _Message:
             if known is None:
                 unknown += raw
                 continue
-            current = values.get(known.name, [] if known.metadata["kind"] == _STRINGS else {})
-            values[known.name] = _decode_value(known.metadata["kind"], wire_type, value, current)
+            name, kind = known
+            current = values.get(name, [] if kind == _STRINGS else {})
+            values[name] = _decode_value(kind, wire_type, value, current)
         return cls(**values, unknown=unknown)  # type: ignore[call-arg]  # each subclass is a dataclass
+
+
+#: Per message class: (number, name, kind) of each field, in field-number order, worked out once (every task a
+#: worker runs is decoded, and ``dataclasses.fields`` is not cheap); and field number -> (name, kind).
+_NUMBERED: dict[type, tuple[tuple[int, str, int], ...]] = {}
+_BY_NUMBER: dict[type, dict[int, tuple[str, int]]] = {}
+
+
+def _numbered(cls: type) -> tuple[tuple[int, str, int], ...]:
+    """What ``encode`` writes, in order."""
+    known = _NUMBERED.get(cls)
+    if known is None:
+        known = _NUMBERED[cls] = tuple(
+            sorted((f.metadata["number"], f.name, f.metadata["kind"]) for f in fields(cls) if "number" in f.metadata)
+        )
+    return known
+
+
+def _by_number(cls: type) -> dict[int, tuple[str, int]]:
+    """What ``decode`` looks each field up in."""
+    known = _BY_NUMBER.get(cls)
+    if known is None:
+        known = _BY_NUMBER[cls] = {number: (name, kind) for number, name, kind in _numbered(cls)}
+    return known
 
 
 def _field(number: int, kind: int, default: Any = None) -> Any:
