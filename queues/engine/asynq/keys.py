@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
+from functools import cached_property
+
+from ..clock import utc_day
 
 PREFIX = "asynq"
 ALL_QUEUES = f"{PREFIX}:queues"  # SET of queue names
@@ -40,8 +43,8 @@ def scheduler_history_key(entry_id: str) -> str:
 
 
 def day(when: datetime) -> str:
-    """The UTC date of a daily counter's key, as asynq formats it."""
-    return when.astimezone(UTC).strftime("%Y-%m-%d")
+    """The UTC date of a daily counter's key, as asynq formats it (``YYYY-MM-DD``, as taskq's own counters)."""
+    return utc_day(when.timestamp())
 
 
 @dataclass(frozen=True)
@@ -50,8 +53,9 @@ class AsynqQueueKeys:
 
     queue: str
 
-    @property
+    @cached_property
     def base(self) -> str:
+        # Built once per instance: every transition asks a queue's keys for several names.
         return f"{PREFIX}:{{{self.queue}}}:"
 
     @property

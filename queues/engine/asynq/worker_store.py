@@ -15,10 +15,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from typing import Any
 
 from ..broker import Broker, BrokerStore, KeptConnection, Subscription
+from ..clock import utc_day
 from ..errors import EngineError, ValidationError
 from ..sans_io import Pipeline, command
 from ..transitions import Call
@@ -108,13 +108,13 @@ class AsynqWorkerStore(BrokerStore):
 
     def done_call(self, message: WireTask) -> Call:
         q, now = self._task_queue(message, "done"), self.clock.now()
-        keys = [q.active, q.lease, q.task(message.id), q.processed(_utc(now)), q.processed_total]
+        keys = [q.active, q.lease, q.task(message.id), q.processed_on(utc_day(now)), q.processed_total]
         return self._call("done", "work_done", keys + _unique(message), [message.id, _stats_expiry(now), MAX_INT64])
 
     def complete_call(self, message: WireTask) -> Call:
         q, now = self._task_queue(message, "mark_complete"), self.clock.now()
         completed = replace(message, completed_at=int(now))
-        keys = [q.active, q.lease, q.completed, q.task(message.id), q.processed(_utc(now)), q.processed_total]
+        keys = [q.active, q.lease, q.completed, q.task(message.id), q.processed_on(utc_day(now)), q.processed_total]
         args = [message.id, _stats_expiry(now), int(now) + message.retention, completed.encode(), MAX_INT64]
         return self._call("mark_complete", "work_complete", keys + _unique(message), args)
 
@@ -327,15 +327,11 @@ def _pairs(reply: list[bytes]) -> list[tuple[str, bytes]]:
     return [(reply[i].decode(), reply[i + 1]) for i in range(0, len(reply), 2)]
 
 
-def _utc(seconds: float) -> datetime:
-    return datetime.fromtimestamp(seconds, UTC)
-
-
 def _failure_keys(q: AsynqQueueKeys, task_id: str, target: str, now: float) -> list[str]:
     """The keys of a failure's script (work_retry, work_archive): the task, where it leaves, where it goes
     (``target``), and the processed and failed counters."""
-    day = _utc(now)
-    counters = [q.processed(day), q.failed(day), q.processed_total, q.failed_total]
+    day = utc_day(now)
+    counters = [q.processed_on(day), q.failed_on(day), q.processed_total, q.failed_total]
     return [q.task(task_id), q.active, q.lease, target, *counters]
 
 
