@@ -71,6 +71,8 @@ def test_a_killed_python_workers_task_is_recovered_by_a_go_server(go, py_worker,
     go.enqueue(spec("sleep", "p-crash", b"600000", max_retry=3))
     proc = py_worker("--queues", "default=1")
     wait_until(lambda: in_state(go, "default", "p-crash", "active"), 30)
+    # Active from the moment it is dequeued; killed only once its handler has begun, so the run is on record.
+    wait_until(lambda: any(tid == "p-crash" for _, tid, _, _ in go.runs(r)), 30)
     proc.send_signal(signal.SIGKILL)
     proc.wait(10)
     lease = AsynqQueueKeys("default").lease
