@@ -41,7 +41,9 @@ run: venv redis migrate
 	PYTHON=$(BIN)/python bash scripts/run-demo.sh
 
 # The browser tests need Debian's chromium and chromium-driver: ensure-chromium.sh installs them when missing
-# (and fails, rather than letting CI skip them, when it cannot).
+# (and fails, rather than letting CI skip them, when it cannot). The benchmarks' smoke runs of the peers need their
+# throwaway venv and BullMQ's folder: ensure-bench-peers.sh builds them once, cached outside the clone, and its
+# exports point the tests at them (under CI=true a peer's smoke run that cannot find its peer fails).
 # REDIS_URL is pointed at the test database too, so anything that reads settings.REDIS_URL (or a worker
 # subprocess a test starts) stays off db 0.
 test: venv
@@ -51,7 +53,8 @@ test: venv
 	bash scripts/ensure-redis-sentinel.sh
 	bash scripts/ensure-promtool.sh
 	bash scripts/ensure-netns.sh
-	TEST_REDIS_URL='$(TEST_REDIS_URL)' REDIS_URL='$(TEST_REDIS_URL)' $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	peers=$$(bash scripts/ensure-bench-peers.sh) && eval "$$peers" && \
+		TEST_REDIS_URL='$(TEST_REDIS_URL)' REDIS_URL='$(TEST_REDIS_URL)' $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # ruff (lint and format; no unused noqa, no over-long function), mypy (strict for the engine), import-linter
 # (layers, no cycles) and three source rules: no accidental repeat of a module name, no product module over 600

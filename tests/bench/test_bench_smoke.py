@@ -7,9 +7,12 @@ worker's own, tests/xdist_isolation.py), and checks only that it ran and reporte
 the keys or table it prints. The figures themselves are never asserted (a tiny run on a busy machine measures
 nothing). ``test_every_bench_file_has_a_smoke_run`` fails when a file is added to bench/ with no smoke run here.
 
-The peers' libraries (Dramatiq, Huey, Celery) live in a venv of their own (bench/README.md): a peer whose library
-neither this interpreter nor ``$BENCH_PEERS_PYTHON`` can import is skipped, saying so. RQ is a test dependency, so
-its peer (and with it the harness every peer shares) always runs.
+The peers' libraries (Dramatiq, Huey, Celery, taskiq, streaq, SAQ) live in a venv of their own and BullMQ in a folder
+of its own, both made by scripts/ensure-bench-peers.sh (bench/README.md). On a developer's machine a peer whose
+library neither this interpreter nor ``$BENCH_PEERS_PYTHON`` can import (or BullMQ, missing from
+``$BENCH_BULLMQ_DIR``) is skipped, saying how to install it; in CI (``CI=true``, where `make test` runs that script
+first) the same run fails instead, naming what is missing, so that no peer's bench can rot unseen. RQ is a test
+dependency, so its peer (and with it the harness every peer shares) always runs.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -313,6 +316,19 @@ def interpreter(needs: tuple[str, ...]) -> str | None:
     return None
 
 
+def in_ci() -> bool:
+    """True under CI (.ci/run sets CI=true), where a peer must be there rather than skipped."""
+    return os.environ.get("CI", "").lower() in ("true", "1", "yes")
+
+
+def missing(what: str) -> NoReturn:
+    """Skip a smoke run whose peer is not installed here, or fail it under CI, saying which and how to install."""
+    how = 'eval "$(bash scripts/ensure-bench-peers.sh)" installs them (bench/README.md)'
+    if in_ci():
+        pytest.fail(f"{what}, and CI must run every bench's smoke run: {how}", pytrace=False)
+    pytest.skip(f"{what}: {how}")
+
+
 def bench_files() -> list[str]:
     return sorted(p.relative_to(BENCH).as_posix() for p in BENCH.rglob("*.py"))
 
@@ -333,12 +349,11 @@ def test_every_bench_file_has_a_smoke_run() -> None:
 def test_bench_runs_at_a_tiny_size(smoke: Smoke, redis_client: Any, redis_url: str, tmp_path: Path) -> None:
     peers_python = interpreter(smoke.needs)
     if peers_python is None:
-        pytest.skip(
-            f"{', '.join(smoke.needs)} not installed here nor in the peers' venv ({PEERS_PYTHON}, "
-            "$BENCH_PEERS_PYTHON): bench/README.md says how to make it"
+        missing(
+            f"{', '.join(smoke.needs)} not installed here nor in the peers' venv ({PEERS_PYTHON}, $BENCH_PEERS_PYTHON)"
         )
     if smoke.requires is not None and not smoke.requires.exists():
-        pytest.skip(f"{smoke.requires} is missing: bench/README.md says how to install it")
+        missing(f"{smoke.requires} is missing ($BENCH_BULLMQ_DIR)")
     argv = [peers_python if arg == "<peers>" else redis_url if arg == "<redis>" else arg for arg in smoke.argv]
     if argv[0] == "bench/run.py" or argv[:2] in (["-m", "bench.run_work"], ["-m", "bench.run_ceiling"]):
         argv += ["--results-dir", str(tmp_path / "results")]
