@@ -145,7 +145,13 @@ class AsynqTaskReads(TaskReads):
         return None
 
     def task_events(
-        self, queue: str, task_id: str, scan_limit: int = EVENT_SCAN_LIMIT, *, window: tuple[int, int] | None = None
+        self,
+        queue: str,
+        task_id: str,
+        scan_limit: int = EVENT_SCAN_LIMIT,
+        *,
+        window: tuple[int, int] | None = None,
+        last_move: int | None = None,
     ) -> list[TaskEvent]:
         """None: asynq writes no event stream; a task's last error is on the task itself (the queue must exist).
 
