@@ -48,31 +48,33 @@ def test_a_window_before_the_streams_oldest_entry_reads_nothing_and_a_window_sto
     client.close()
 
 
-def test_read_from_its_last_move_the_history_skips_the_traffic_after_it(r, redis_url, clock):
+def _waited_behind(redis_url, clock, batches):
+    """A task, then the queue's traffic since: ``batches`` of 500 other tasks, a second apart."""
     client = Client(redis_url, clock=clock)
-    inspector = Inspector(redis_url)
     task = client.enqueue("email", b"waited")
-    for _ in range(5):  # the queue's traffic since, a second apart: more than the scan limit below
+    for _ in range(batches):
         clock.advance(1)
         client.enqueue_many([("other", b"y")] * 500)
+    client.close()
+    return task
+
+
+def test_read_from_its_last_move_the_history_skips_the_traffic_after_it(r, redis_url, clock):
+    task = _waited_behind(redis_url, clock, 5)  # more traffic than the scan limit below
+    inspector = Inspector(redis_url)
     since = round(task.created_at.timestamp() * 1000)  # never moved: its last move is its creation
     assert inspector.task_events("default", task.id, scan_limit=1000) == []  # from the newest: the limit ends it
     events = inspector.task_events("default", task.id, scan_limit=1000, last_move=since)
     assert [(e.from_state, e.to_state, e.id) for e in events] == [("", "pending", task.id)]
-    client.close()
 
 
-def test_a_last_move_timed_by_a_clock_behind_the_others_reads_the_whole_stream_instead(r, redis_url):
-    client = Client(redis_url)
-    inspector = Inspector(redis_url)
-    task = client.enqueue("email", b"skewed")
-    client.enqueue_many([("other", b"y")] * 1500)
+def test_a_last_move_timed_by_a_clock_behind_the_others_reads_the_whole_stream_instead(r, redis_url, clock):
+    task = _waited_behind(redis_url, clock, 3)
     # A worker whose clock is a minute behind moved it last: by event time, its move sorts before the traffic.
     behind = round(task.created_at.timestamp() * 1000) - 60_000
     r.xadd("tq:{default}:events", {"id": task.id, "type": "email", "from": "pending", "to": "active", "at": behind})
-    events = inspector.task_events("default", task.id, last_move=behind)
+    events = Inspector(redis_url).task_events("default", task.id, last_move=behind)
     assert [(e.from_state, e.to_state) for e in events] == [("", "pending"), ("pending", "active")]
-    client.close()
 
 
 def _read(r):
