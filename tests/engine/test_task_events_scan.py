@@ -109,3 +109,13 @@ def test_moment_end_is_the_last_millisecond_of_entries_timed_at_or_before_the_mo
         first_after = min(ms for ms, when in plan if ms > last_ms)
         assert [when for ms, when in plan if ms == first_after][0] > at, at
     assert moment_end(read, stream, 5) == "999"  # the first entry is already later: read nothing
+
+
+def test_the_scan_reads_at_most_its_limit_of_entries(r, redis_url):
+    client = Client(redis_url)
+    inspector = Inspector(redis_url)
+    task = client.enqueue("email", b"deep")
+    client.enqueue_many([("other", b"y")] * 1500)  # its creation is the stream's 1,501st entry from the newest
+    assert inspector.task_events("default", task.id, scan_limit=1500) == []
+    assert [e.to_state for e in inspector.task_events("default", task.id, scan_limit=1501)] == ["pending"]
+    client.close()

@@ -81,7 +81,8 @@ def scan_back(
     found: list[tuple[bytes, dict[bytes, bytes]]] = []
     last, scanned, skip, page = end, 0, 0, FIRST_PAGE
     while scanned < limit:
-        (entries,) = read([Command("xrevrange", (stream, last, "-"), {"count": page + skip})])
+        count = min(page, limit - scanned) + skip
+        (entries,) = read([Command("xrevrange", (stream, last, "-"), {"count": count})])
         entries = entries[skip:]  # after the first page, XREVRANGE repeats the entry it starts from
         if not entries:
             break
