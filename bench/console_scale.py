@@ -133,7 +133,10 @@ def fill(redis_url: str, pending: int, archived: int, queues: int) -> None:
     if archived:
         moved = inspector.archive_all(QUEUE, "pending")
         assert moved == archived, f"archived {moved} of {archived}"
-    enqueue(pending, "email:deliver")
+    later = min(LATER, pending // 10)  # the traffic after the particular tasks: their events lie that deep
+    enqueue(pending - later, "email:deliver")
+    fill_particular(client, inspector)
+    enqueue(later, "email:deliver")
     small = ["critical", "default", "low"] + [f"q{n:03d}" for n in range(max(0, queues - 4))]
     for name in small[: max(0, queues - 1)]:
         client.enqueue_many([("report:build", {"n": n}) for n in range(10)], queue=name)
@@ -145,6 +148,34 @@ def fill(redis_url: str, pending: int, archived: int, queues: int) -> None:
         file=sys.stderr,
     )
     client.close()
+
+
+#: Pending tasks enqueued after the particular tasks (``fill_particular``): what the queue did since their last move.
+LATER = 10_000
+LONG_HISTORY = "bench-long-history"  # the ids of the particular tasks their pages are found by
+IN_GROUP = "bench-in-group"
+#: Moves of the long-history task: archived by an operator, run again, so many times.
+MOVES = 100
+
+
+def fill_particular(client, inspector) -> None:
+    """The tasks whose pages read the most of the queue's event stream, made before the last ``LATER`` pending
+    tasks: one in a group, a workflow (its second member waiting), one that an operator archived and ran again
+    ``MOVES`` times, and a retried one (the oldest pending, leased and failed into retry, as a worker would)."""
+    from taskq import chain, sig
+
+    client.enqueue("report:part", {"n": 1}, queue=QUEUE, group="nightly", task_id=IN_GROUP)
+    client.submit(chain(sig("report:fetch", {"n": 1}), sig("report:render", {"n": 2})), queue=QUEUE)
+    client.enqueue("email:deliver", {"to": "long@example.com"}, queue=QUEUE, task_id=LONG_HISTORY)
+    for _ in range(MOVES):
+        inspector.archive_task(QUEUE, LONG_HISTORY)
+        inspector.run_task(QUEUE, LONG_HISTORY)
+    broker = client.broker
+    (leased,) = broker.run(broker.transitions.dequeue(QUEUE, 1, 60, "bench-worker", "bench-"))
+    failed = broker.transitions.retry(
+        QUEUE, leased.id, leased.token, time.time() + 3600, "SMTP 451: try later", worker="bench-worker"
+    )
+    broker.run(failed)
 
 
 FLUSH_AGE_MS = 5_000  # taskq.worker.event_exporter.EventExporter's flush_age
@@ -164,7 +195,8 @@ def fill_exported(redis_url: str, directory: str, per_file: int) -> None:
     began = time.perf_counter()
     conn, keys, inspector = redis.Redis.from_url(redis_url), Keys().queue(QUEUE), Inspector(redis_url)
     archived = [m.decode() for m in conn.zrange(keys.archived, 0, -1)]
-    pending = [m.decode() for m in conn.lrange(keys.pending, 0, -1)][::-1]  # oldest (next to run) first
+    retried = [m.decode() for m in conn.zrange(keys.retry, 0, -1)]  # the oldest pending, before its attempt
+    pending = retried + [m.decode() for m in conn.lrange(keys.pending, 0, -1)][::-1]  # oldest (next to run) first
     conn.close()
 
     def created_ms(task_id: str) -> int:
@@ -200,6 +232,9 @@ def pages(inspector) -> list[tuple[str, str]]:
     newest = inspector.list_tasks(QUEUE, "pending", page=info.pending, size=1)[0].id
     middle_page = max(1, info.pending // 20 // 2)
     last_page = max(1, -(-info.pending // 20))
+    behind = min(LATER // 2, info.pending // 20)  # tasks enqueued after it: at full size, half of LATER
+    deep = inspector.list_tasks(QUEUE, "pending", page=max(1, info.pending - behind), size=1)[0].id
+    middle = inspector.list_tasks(QUEUE, "pending", page=max(1, info.pending // 2), size=1)[0].id
     return [
         ("dashboard", "/"),
         ("dashboard, 90 days", "/?days=90"),
@@ -214,6 +249,10 @@ def pages(inspector) -> list[tuple[str, str]]:
         ("task detail, newest task", f"/queues/{QUEUE}/tasks/{newest}/"),
         # Its events were trimmed from the capped stream long ago: the history search reads its whole limit.
         ("task detail, oldest task (history trimmed)", f"/queues/{QUEUE}/tasks/{oldest}/"),
+        # Its creation lies behind the queue's traffic since, in the stream: the history read starts at its last move.
+        (f"task detail, pending {behind:,} from the newest", f"/queues/{QUEUE}/tasks/{deep}/"),
+        ("task detail, pending in the middle", f"/queues/{QUEUE}/tasks/{middle}/"),
+        *particular_pages(inspector),
         ("servers", "/servers/"),
         ("redis", "/redis/"),
         ("settings", "/settings/"),
@@ -225,6 +264,27 @@ def pages(inspector) -> list[tuple[str, str]]:
         ("task type page, 24 h", f"/queues/{QUEUE}/types/email:bounce/?range=24h"),
         ("charts alone (live redraw), queue 1 h", f"/queues/{QUEUE}/?range=1h&fragment=series"),
     ]
+
+
+def particular_pages(inspector) -> list[tuple[str, str]]:
+    """The pages of the tasks ``fill_particular`` made (none when the database was filled without them)."""
+    found = [
+        ("task detail, archived (newest)", inspector.list_tasks(QUEUE, "archived", page=1, size=1)),
+        ("task detail, retried (creation exported)", inspector.list_tasks(QUEUE, "retry", page=1, size=1)),
+        (f"task detail, {2 * MOVES} moves (long history)", _task(inspector, LONG_HISTORY)),
+        ("task detail, in a group", _task(inspector, IN_GROUP)),
+        ("task detail, in a workflow (waiting)", inspector.list_tasks(QUEUE, "waiting", page=1, size=1)),
+    ]
+    return [(label, f"/queues/{QUEUE}/tasks/{tasks[0].id}/") for label, tasks in found if tasks]
+
+
+def _task(inspector, task_id: str) -> list:
+    from taskq import TaskNotFoundError
+
+    try:
+        return [inspector.get_task(QUEUE, task_id)]
+    except TaskNotFoundError:
+        return []
 
 
 def time_page(get: Callable[[str], object], path: str, repeat: int) -> list[float]:

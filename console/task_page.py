@@ -24,6 +24,7 @@ from django.template.loader import render_to_string
 
 from taskq.queues import conf, key_format
 from taskq.queues.engine import TaskNotFoundError, extras
+from taskq.queues.engine.clock import to_ms
 from taskq.queues.engine.error_groups import group_search
 from taskq.queues.engine.inspector import TaskEvent
 from taskq.queues.engine.timeline import attempts_of, event_window
@@ -179,9 +180,12 @@ def history(insp: Any, queue: str, task: Any) -> tuple[list[Any], str]:
     """The task's events, oldest first, and where they came from: its queue's stream while it holds them all
     (back to the task's creation), and the exported Parquet files for the part the stream has trimmed. Both are
     read within the task's lifetime (its creation to its last move), so an old task in a queue of a million costs
-    what a new one does."""
+    what a new one does, and so does one that waited behind a million others (the stream's newer part, the
+    traffic since its last move, is skipped)."""
     window = event_window(task.created_at, task.state_since)  # bounds both reads: neither grows with the queue
-    events = insp.task_events(queue, task.id, window=window)
+    # The stream is read from the task's last move down: the queue's traffic since is not read.
+    last_move = to_ms(task.state_since.timestamp()) if task.state_since else None
+    events = insp.task_events(queue, task.id, window=window, last_move=last_move)
     if events and not events[0].from_state:
         return events, "the queue's event stream"
     if extras.missing_modules("spark"):  # no exporter can have run (it needs pyarrow): the stream is all there is

@@ -265,7 +265,12 @@ SMOKES = [
             "--markdown",
         ],  # fmt: skip
         ("console_scale.py",),
-        prints("| page | median | p95 |", " ms |"),
+        prints(
+            "| page | median | p95 |",
+            " ms |",
+            "| task detail, retried (creation exported) |",
+            "| task detail, in a group |",
+        ),
     ),
     Smoke(
         "live_dashboard",

@@ -181,18 +181,31 @@ class QueueReads:
 
     def fleet_summary(self, queues: list[str]) -> FleetSummary:
         """The console's summary bar: ``queues``' sizes and today's counters added up, and the servers whose
-        heartbeat is current, in one round trip however many queues (the counts ``queue_infos`` reads, without
-        latency and memory, which take more round trips). An unknown queue reads as empty.
+        heartbeat is current, in one round trip however many queues. Only what the bar shows is read (``bar_reads``:
+        seven commands a queue, not the twelve of ``counted``): every console page renders the bar, so with 200
+        queues these are most of a page's Redis commands. An unknown queue reads as empty.
 
         Raises:
             RedisUnavailableError: Redis cannot be reached.
         """
-        infos, _, (servers_up,) = self.counted(queues, [self.servers_up()])
-        summary = FleetSummary(servers_up=int(servers_up))
-        for info in infos:
-            for name in FLEET_COUNTS:
-                setattr(summary, name, getattr(summary, name) + getattr(info, name))
-        return summary
+        day = utc_day(self.core.broker.clock.now())
+        commands = [command for queue in queues for command in self.bar_reads(queue, day)]
+        *counts, servers_up = self.core.batch("fleet_summary", [*commands, self.servers_up()])
+        totals = dict.fromkeys(FLEET_COUNTS, 0)
+        for index, value in enumerate(counts):
+            totals[FLEET_COUNTS[index % len(FLEET_COUNTS)]] += int(value or 0)
+        return FleetSummary(**totals, servers_up=int(servers_up))
+
+    def bar_reads(self, queue: str, day: str) -> list[Command]:
+        """A queue's figures of the summary bar, one command each, in the order of ``FLEET_COUNTS``."""
+        q = self.keys.queue(queue)
+        return [
+            Command("get", (q.processed_on(day),)),
+            Command("get", (q.failed_on(day),)),
+            Command("zcard", (q.state_key("active"),)),
+            Command("llen", (q.pending,)),
+            *(Command("zcard", (q.state_key(state),)) for state in ("scheduled", "retry", "archived")),
+        ]
 
     def servers_up(self) -> Command:
         """The count of servers whose heartbeat is current (their index is scored by its expiry, in ms)."""

@@ -21,6 +21,7 @@ from ..message import TaskInfo
 from ..quoting import shown
 from ..sans_io import Command
 from ..task_records import TaskRecord
+from .event_scan import entry_at, moment_end, scan_back
 from .groups_workflows import Groups
 from .inspector_core import MAX_PAGE_SIZE, InspectorCore
 
@@ -278,16 +279,26 @@ class TaskReads:
         return TaskRecord.parse(queue, task_id, raw, ttl, now)
 
     def task_events(
-        self, queue: str, task_id: str, scan_limit: int = EVENT_SCAN_LIMIT, *, window: tuple[int, int] | None = None
+        self,
+        queue: str,
+        task_id: str,
+        scan_limit: int = EVENT_SCAN_LIMIT,
+        *,
+        window: tuple[int, int] | None = None,
+        last_move: int | None = None,
     ) -> list[TaskEvent]:
-        """The task's transitions, oldest first, from the newest ``scan_limit`` entries of the queue's stream.
+        """The task's transitions, oldest first, from its queue's stream: at most ``scan_limit`` entries are read.
 
         The scan goes newest first and stops at the task's creation (the only kind of event with no ``from``
-        state): nothing older is about this task, so a recent task costs a few hundred entries, not the limit.
-        ``window`` (epoch ms, ``timeline.event_window`` of the task's creation and last move) bounds it further:
-        when the stream's oldest entry is later than the window, the stream holds none of the task's events and
-        nothing is scanned (an old task in a busy queue cost the whole limit, 20,000 entries, before); the scan
-        also stops at the first entry timed before the window.
+        state): nothing older is about this task. ``window`` (epoch ms, ``timeline.event_window`` of the task's
+        creation and last move) bounds it further: when the stream's oldest entry is later than the window, the
+        stream holds none of the task's events and nothing is scanned; the scan also stops at the first entry timed
+        before the window. ``last_move`` (epoch ms: the task's ``since``, exactly as its hash holds it) is where the
+        scan starts: the event of a task's last move is timed exactly then (the script that moves it writes both),
+        so ``event_scan.moment_end`` finds it in a few round trips, and the queue's traffic since (up to the whole
+        stream, for a task that has waited in a busy queue) is not read. When the newest event read is not that
+        move (hosts' clocks apart), the scan starts at the stream's newest entry, as without it.
+
         Raises:
             ValidationError: the queue name or task id is malformed.
             QueueNotFoundError: there is no queue of that name.
@@ -295,38 +306,20 @@ class TaskReads:
         """
         self.core.known(queue, "task_events", task_id)
         stream = self.keys.queue(queue).events
-        if window is not None and _entry_at(self.core.send("task_events", "xrange", stream, count=1), 0) > window[1]:
+
+        def read(commands: list[Command]) -> list[Any]:
+            return self.core.batch("task_events", commands)
+
+        if window is not None and entry_at(self.core.send("task_events", "xrange", stream, count=1), 0) > window[1]:
             return []
         earliest = window[0] if window is not None else 0
-        wanted = task_id.encode()
-        events: list[TaskEvent] = []
-        last = "+"
-        scanned = 0
-        while scanned < scan_limit:
-            entries = self.core.send("task_events", "xrevrange", stream, last, "-", count=1000)
-            if last != "+":
-                entries = entries[1:]  # XREVRANGE includes the entry it starts from
-            if not entries:
-                break
-            scanned += len(entries)
-            last = entries[-1][0]
-            for entry_id, fields in entries:
-                if fields.get(b"id") == wanted:
-                    events.append(_event(fields, entry_id.decode()))
-                    if not fields.get(b"from"):
-                        return events[::-1]
-            if _entry_at(entries, -1) < earliest:
-                break
-        return events[::-1]
-
-
-def _entry_at(entries: list[Any], index: int) -> int:
-    """The event time (ms) of ``entries[index]`` (an XRANGE reply); 0 when there is no such entry or time, so a
-    bound compared with it never skips what it cannot date."""
-    if not entries:
-        return 0
-    at = entries[index][1].get(b"at", b"")
-    return int(at) if at.isdigit() else 0
+        end = moment_end(read, stream, last_move) if last_move is not None else None
+        if end is not None:
+            found = scan_back(read, stream, task_id, end, earliest, scan_limit)
+            if found and found[-1][1].get(b"at") == str(last_move).encode():
+                return [_event(fields, entry_id.decode()) for entry_id, fields in found]
+        found = scan_back(read, stream, task_id, "+", earliest, scan_limit)
+        return [_event(fields, entry_id.decode()) for entry_id, fields in found]
 
 
 def _event(fields: dict[bytes, bytes], stream_id: str = "") -> TaskEvent:

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from ... import validation as check
-from ...inspection.queue_stats import MEMORY_SAMPLE, QueueInfo, QueueReads
+from ...inspection.queue_stats import FLEET_COUNTS, MEMORY_SAMPLE, FleetSummary, QueueInfo, QueueReads
 from ...policies import QueueSpec
 from ...sans_io import Command
 from ...transitions import ArchiveLimits, Call
@@ -95,6 +95,16 @@ class AsynqQueueReads(QueueReads):
         replies = run_all(self.core, [stats_call(queue, day) for queue in queues])
         infos = [_info(queue, reply, now) for queue, reply in zip(queues, replies, strict=True)]
         return infos, [], self.core.batch("queue_info", list(also or ()))
+
+    def fleet_summary(self, queues: list[str]) -> FleetSummary:
+        """The summary bar from ``counted``'s read script per queue (asynq's sizes are not one command each).
+
+        Raises:
+            RedisUnavailableError: Redis cannot be reached.
+        """
+        infos, _, (servers_up,) = self.counted(queues, [self.servers_up()])
+        totals = {name: sum(getattr(info, name) for info in infos) for name in FLEET_COUNTS}
+        return FleetSummary(**totals, servers_up=int(servers_up))
 
     def servers_up(self) -> Command:
         """The count of servers whose heartbeat is current: ``asynq:servers`` is scored by expiry, in Unix seconds."""

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from ...error_groups import ErrorGroup
 from ...failures import fingerprint, mask_message
-from ...inspection.task_reads import EVENT_SCAN_LIMIT, TaskEvent, TaskReads
+from ...inspection.task_reads import TaskEvent, TaskReads
 from ...inspection.task_search import SCAN_LIMIT
 from ...message import TaskInfo
 from ...task_records import TaskRecord
@@ -144,10 +144,10 @@ class AsynqTaskReads(TaskReads):
         self.core.known(queue, "task_record", task_id)
         return None
 
-    def task_events(
-        self, queue: str, task_id: str, scan_limit: int = EVENT_SCAN_LIMIT, *, window: tuple[int, int] | None = None
-    ) -> list[TaskEvent]:
-        """None: asynq writes no event stream; a task's last error is on the task itself (the queue must exist).
+    def task_events(self, queue: str, task_id: str, *_bounds: object, **_where: object) -> list[TaskEvent]:
+        """None: asynq writes no event stream, so the bounds of a scan (``TaskReads.task_events``: its limit,
+        window and last move) have nothing to bound; a task's last error is on the task itself (the queue must
+        exist).
 
         Raises:
             ValidationError: the queue name or task id is malformed.
