@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -109,14 +110,19 @@ def difference(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, i
     return out
 
 
-def wait_processed(conn: redis.Redis, key: str, target: int, timeout: float, worker: Any) -> None:
+def wait_until(finished: Callable[[], bool], worker: Any, timeout: float, poll: float = 0.005) -> None:
+    """Poll ``finished()`` until it says so, failing when the worker process exits first or after ``timeout``."""
     deadline = time.monotonic() + timeout
-    while int(conn.get(key) or 0) < target:
+    while not finished():
         if worker.poll() is not None:
             raise RuntimeError(f"the worker exited with code {worker.returncode} (see its log)")
         if time.monotonic() > deadline:
-            raise TimeoutError(f"{target - int(conn.get(key) or 0)} tasks not processed after {timeout:.0f} s")
-        time.sleep(0.005)
+            raise TimeoutError(f"the tasks were not all processed after {timeout:.0f} s")
+        time.sleep(poll)
+
+
+def wait_processed(conn: redis.Redis, key: str, target: int, timeout: float, worker: Any) -> None:
+    wait_until(lambda: int(conn.get(key) or 0) >= target, worker, timeout)
 
 
 def task_life(mode: str, n: int, concurrency: int) -> dict[str, Any]:

@@ -26,7 +26,15 @@ import redis
 from .common import connect, emit, flush
 from .measure import stop
 from .peers import bullmq_peer, harness
-from .redis_cost import SCRIPT_COMMANDS, by_command, commandstats, difference, main_thread_cpu, task_life_in
+from .redis_cost import (
+    SCRIPT_COMMANDS,
+    by_command,
+    commandstats,
+    difference,
+    main_thread_cpu,
+    task_life_in,
+    wait_until,
+)
 
 #: The queue's lists a BullMQ job waits in until a worker has finished it (it is removed then).
 BULL_LISTS = ("wait", "active", "paused")
@@ -39,16 +47,6 @@ def bullmq_drained(conn: redis.Redis) -> bool:
     return sum(pipe.execute()) == 0
 
 
-def wait_drained(conn: redis.Redis, worker: Any, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not bullmq_drained(conn):
-        if worker.poll() is not None:
-            raise RuntimeError(f"BullMQ's worker exited with code {worker.returncode} (see its log)")
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"BullMQ's jobs not processed after {timeout:.0f} s")
-        time.sleep(0.01)
-
-
 def bullmq_life(n: int, batch: int, concurrency: int) -> dict[str, Any]:
     """BullMQ's side of one case: its worker and a producer in Node, warmed up, then ``n`` jobs counted."""
     conn = connect()
@@ -59,14 +57,14 @@ def bullmq_life(n: int, batch: int, concurrency: int) -> dict[str, Any]:
         assert producer.stdin is not None and producer.stdout is not None
         if producer.stdout.readline().strip() != "ready":
             raise RuntimeError("BullMQ's producer did not start (see its output above)")
-        wait_drained(conn, worker, 60)
+        wait_until(lambda: bullmq_drained(conn), worker, 60, poll=0.01)
         time.sleep(0.5)
         before, cpu0 = commandstats(conn), main_thread_cpu(conn)
         started = time.perf_counter()
         producer.stdin.write("go\n")
         producer.stdin.flush()
         adds = json.loads(producer.stdout.readline())
-        wait_drained(conn, worker, 600)
+        wait_until(lambda: bullmq_drained(conn), worker, 600, poll=0.01)
         elapsed = time.perf_counter() - started
         cpu = main_thread_cpu(conn) - cpu0
         spent = difference(before, commandstats(conn))
