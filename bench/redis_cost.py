@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -42,7 +43,7 @@ from taskq.queues.engine.transitions import FetchNext
 
 from .common import bench_url, connect, emit, flush
 from .measure import stop
-from .taskq_bench import QUEUE, prefill, start_worker
+from .taskq_bench import QUEUE, start_worker
 
 #: Commands the bench sends itself to watch the run; not the engine's cost.
 OWN_COMMANDS = frozenset({"get", "info", "flushdb", "config|resetstat", "ping"})
@@ -109,17 +110,29 @@ def difference(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, i
     return out
 
 
-def wait_processed(conn: redis.Redis, key: str, target: int, timeout: float, worker: Any) -> None:
+def wait_until(finished: Callable[[], bool], worker: Any, timeout: float, poll: float = 0.005) -> None:
+    """Poll ``finished()`` until it says so, failing when the worker process exits first or after ``timeout``."""
     deadline = time.monotonic() + timeout
-    while int(conn.get(key) or 0) < target:
+    while not finished():
         if worker.poll() is not None:
             raise RuntimeError(f"the worker exited with code {worker.returncode} (see its log)")
         if time.monotonic() > deadline:
-            raise TimeoutError(f"{target - int(conn.get(key) or 0)} tasks not processed after {timeout:.0f} s")
-        time.sleep(0.005)
+            raise TimeoutError(f"the tasks were not all processed after {timeout:.0f} s")
+        time.sleep(poll)
+
+
+def wait_processed(conn: redis.Redis, key: str, target: int, timeout: float, worker: Any) -> None:
+    wait_until(lambda: int(conn.get(key) or 0) >= target, worker, timeout)
 
 
 def task_life(mode: str, n: int, concurrency: int) -> dict[str, Any]:
+    """``live``: one task per enqueue call; ``bulk``: lists of 1,000 (``enqueue_many``)."""
+    return task_life_in(n, 1 if mode == "live" else 1000, concurrency, f"redis_cost_{mode}")
+
+
+def task_life_in(n: int, batch: int, concurrency: int, workload: str) -> dict[str, Any]:
+    """Redis per task life with ``n`` tasks enqueued ``batch`` at a time (1: ``enqueue``, else ``enqueue_many``)
+    into a running, warmed-up worker, counted from before the first enqueue to the last task processed."""
     conn = connect()
     flush(conn)
     client = Client(bench_url())
@@ -130,11 +143,12 @@ def task_life(mode: str, n: int, concurrency: int) -> dict[str, Any]:
         wait_processed(conn, processed, 1, 60, worker)
         time.sleep(0.5)
         before, cpu0, started = commandstats(conn), main_thread_cpu(conn), time.perf_counter()
-        if mode == "live":
+        if batch == 1:
             for _ in range(n):
                 client.enqueue("bench:noop", b"", queue=QUEUE)
         else:
-            prefill(client, "bench:noop", b"", n)
+            for first in range(0, n, batch):
+                client.enqueue_many([("bench:noop", b"")] * min(batch, n - first), queue=QUEUE)
         wait_processed(conn, processed, n + 1, 600, worker)
         elapsed = time.perf_counter() - started
         cpu = main_thread_cpu(conn) - cpu0
@@ -146,16 +160,22 @@ def task_life(mode: str, n: int, concurrency: int) -> dict[str, Any]:
     top_level = sum(usec for name, (_, usec) in spent.items() if name not in SCRIPT_ONLY)
     return {
         "lib": "taskq",
-        "workload": f"redis_cost_{mode}",
+        "workload": workload,
         "tasks": n,
         "seconds": round(elapsed, 2),
         "redis_cpu_usec_per_task": round(cpu * 1e6 / n, 1),
         "command_usec_per_task": round(top_level / n, 1),
+        "script_usec_per_task": round(sum(spent.get(name, (0, 0))[1] for name in SCRIPT_COMMANDS) / n, 1),
         "script_calls_per_task": round(sum(spent.get(name, (0, 0))[0] for name in SCRIPT_COMMANDS) / n, 2),
-        "by_command": {
-            name: {"calls_per_task": round(calls / n, 3), "usec_per_call": round(usec / calls, 2)}
-            for name, (calls, usec) in sorted(spent.items(), key=lambda kv: -kv[1][1])
-        },
+        "by_command": by_command(spent, n),
+    }
+
+
+def by_command(spent: dict[str, tuple[int, int]], n: int) -> dict[str, dict[str, float]]:
+    """Every command's calls per task and µs per call, the costliest first."""
+    return {
+        name: {"calls_per_task": round(calls / n, 3), "usec_per_call": round(usec / calls, 2)}
+        for name, (calls, usec) in sorted(spent.items(), key=lambda kv: -kv[1][1])
     }
 
 

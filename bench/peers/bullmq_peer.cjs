@@ -4,6 +4,9 @@
 //   node bullmq_peer.cjs prefill <kind> <n>     add n jobs of that work kind (addBulk, 1,000 per call)
 //   node bullmq_peer.cjs enqueue <n>            add n no-op jobs one by one, each awaited; prints {"seconds": ...}
 //   node bullmq_peer.cjs worker <concurrency>   ONE Worker with that concurrency, until SIGTERM
+//   node bullmq_peer.cjs life <n> <batch>       add one no-op job (warm-up), print "ready", wait for a line on stdin,
+//                                               then add n no-op jobs, one by one (batch 1: Queue.add) or batch at a
+//                                               time (Queue.addBulk), each call awaited; prints {"seconds": ...}
 //
 // Jobs are removed when they complete (removeOnComplete), as taskq deletes a finished task. The handler bodies are
 // bench/work.py's in JavaScript: noop; incr (one INCR on one module-level ioredis client); sleep (10 ms); cpu (the
@@ -43,6 +46,22 @@ async function run(kind) {
   }
 }
 
+// The producer's side of bench/redis_life.py: connected and warmed up before the caller starts counting Redis's time,
+// so that only the adds themselves (and the worker's handling of them) fall inside its count.
+async function life(queue, n, batch) {
+  await queue.add("noop", { kind: "noop" }, JOB);
+  process.stdout.write("ready\n");
+  await new Promise((resolve) => process.stdin.once("data", resolve));
+  const t0 = process.hrtime.bigint();
+  for (let done = 0; done < n; done += batch) {
+    const size = Math.min(batch, n - done);
+    if (batch === 1) await queue.add("noop", { kind: "noop" }, JOB);
+    else await queue.addBulk(Array.from({ length: size }, () => ({ name: "noop", data: { kind: "noop" }, opts: JOB })));
+  }
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  process.stdout.write(JSON.stringify({ seconds }) + "\n");
+}
+
 async function main() {
   const [command, arg1, arg2] = process.argv.slice(2);
   if (command === "worker") {
@@ -74,6 +93,8 @@ async function main() {
     for (let i = 0; i < n; i++) await queue.add("noop", { kind: "noop" }, JOB);
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
     process.stdout.write(JSON.stringify({ seconds }) + "\n");
+  } else if (command === "life") {
+    await life(queue, Number(arg1), Number(arg2));
   } else {
     throw new Error(`unknown command ${command}`);
   }

@@ -43,6 +43,13 @@ def _node(*args: object) -> str:
     return done.stdout
 
 
+def life_producer(n: int, batch: int) -> subprocess.Popen:
+    """``bullmq_peer.cjs life``: a producer that warms up, prints "ready", and adds ``n`` jobs ``batch`` at a time
+    once it reads a line on its stdin (bench/redis_life.py)."""
+    env = {**os.environ, "NODE_PATH": str(MODULES), "BENCH_REDIS_URL": bench_url()}
+    return subprocess.Popen(_argv("life", n, batch), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
 def prefill_work(kind: str, n: int) -> None:
     _node("prefill", kind, n)
 

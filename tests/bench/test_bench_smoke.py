@@ -213,6 +213,13 @@ SMOKES = [
         )
     ],
     Smoke(
+        "redis_life",
+        ["-m", "bench.redis_life", "--rounds", "1", "-n", "60", "--batch", "20"],
+        ("redis_life.py",),
+        has_keys("summary.taskq / bullmq, 1 per call.median_cpu_ratio", "summary.taskq, 20 per call"),
+        requires=BULLMQ_MODULES,
+    ),
+    Smoke(
         "asynq_side_by_side",
         ["-m", "bench.asynq_side_by_side", "-n", "100", "--rounds", "1", "--concurrency", "4"],
         ("asynq_side_by_side.py",),

@@ -7,9 +7,12 @@
 
 -- Per-type counts and counters are tallied in ctx and written once per call by finish(ctx): a batch of a
 -- thousand tasks costs a handful of HINCRBYs, not two thousand. Every script that moves tasks ends with it.
+-- ctx.now is the time as a number, for arithmetic and comparisons; ctx.at is the same time as the caller wrote it,
+-- for the fields and events that store it: a Lua number handed to redis.call is formatted anew (as %.14g) on each
+-- call, which costs more than the command that stores it.
 local function new_context(types, events, prefix, now, maxlen, actor)
-  return {types = types, events = events, prefix = prefix, now = tonumber(now), maxlen = maxlen, actor = actor,
-          tally = {}, counters = {}}
+  return {types = types, events = events, prefix = prefix, now = tonumber(now), at = tostring(now), maxlen = maxlen,
+          actor = actor, tally = {}}
 end
 
 local function tally(ctx, field, delta)
@@ -20,8 +23,9 @@ local function finish(ctx)
   for field, delta in pairs(ctx.tally) do
     if delta ~= 0 then redis.call("HINCRBY", ctx.types, field, delta) end
   end
-  for key, c in pairs(ctx.counters) do
-    if redis.call("INCRBY", key, c.n) == c.n and c.ttl then redis.call("EXPIRE", key, c.ttl) end
+  if not ctx.counters then return end
+  for key, n in pairs(ctx.counters) do
+    if redis.call("INCRBY", key, n) == n and ctx.ttls[key] then redis.call("EXPIRE", key, ctx.ttls[key]) end
   end
 end
 
@@ -41,9 +45,38 @@ local function trimming(ctx)
   return ctx.trim
 end
 
+-- Whether key exists. When the call has not read the exporter's offset hash yet (trimming), the same EXISTS reads
+-- whether that exists too, saving trimming its HMGET when it does not: key is named twice, so it counts 2 and the
+-- hash 1.
+local function exists_noting_exporter(ctx, key)
+  if ctx.trim ~= nil then return redis.call("EXISTS", key) == 1 end
+  local present = redis.call("EXISTS", key, key, ctx.events .. ":exporter")
+  if present % 2 == 0 then ctx.trim = false end
+  return present >= 2
+end
+
 -- Append one transition to the queue's capped event stream (read by the live console and the exporter).
+-- The three events of a plain task's life (an enqueue, a start, a success), on a queue without an exporter, go out
+-- with their fields written in the call: the table the general case builds, grown past its first ten fields, is
+-- the costliest allocation of those scripts.
 local function emit(ctx, id, ttype, from, to, err)
-  local fields = {"id", id, "type", ttype, "from", from, "to", to, "at", ctx.now}
+  if not (err and err ~= "") and not trimming(ctx) then
+    local actor, lease, started = ctx.actor, ctx.lease, ctx.started
+    if actor == "" and not lease and not started then
+      redis.call("XADD", ctx.events, "MAXLEN", "~", ctx.maxlen, "*", "id", id, "type", ttype, "from", from, "to", to,
+        "at", ctx.at)
+      return
+    elseif actor ~= "" and lease and not started then
+      redis.call("XADD", ctx.events, "MAXLEN", "~", ctx.maxlen, "*", "id", id, "type", ttype, "from", from, "to", to,
+        "at", ctx.at, "worker", actor, "lease", lease)
+      return
+    elseif actor ~= "" and started and not lease then
+      redis.call("XADD", ctx.events, "MAXLEN", "~", ctx.maxlen, "*", "id", id, "type", ttype, "from", from, "to", to,
+        "at", ctx.at, "worker", actor, "started", started)
+      return
+    end
+  end
+  local fields = {"id", id, "type", ttype, "from", from, "to", to, "at", ctx.at}
   if ctx.actor ~= "" then
     fields[#fields + 1] = "worker"
     fields[#fields + 1] = ctx.actor
@@ -122,9 +155,9 @@ local function moved(ctx, key, id, ttype, from, to, err, event_to, extra)
   if to ~= "" then
     tally(ctx, to .. ":" .. ttype, 1)
     if extra then
-      redis.call("HSET", key, "state", to, "since", ctx.now, unpack(extra))
+      redis.call("HSET", key, "state", to, "since", ctx.at, unpack(extra))
     else
-      redis.call("HSET", key, "state", to, "since", ctx.now)
+      redis.call("HSET", key, "state", to, "since", ctx.at)
     end
   end
   emit(ctx, id, ttype, from, event_to or to, err)
@@ -139,27 +172,43 @@ end
 -- start, scored by the caller's now, and is shared by every worker and consumer of the queue). Returns the time
 -- (ms) from which the rate limit admits another start, 0 when it holds nothing back, then 7 values per task: id,
 -- type, options, payload, retried, lease token, pending since (ms). Nothing is written when no task is taken.
+-- When the rate window (starts after window_start) holds n >= limit starts, another is admitted once all but
+-- limit - 1 of them have left it: at the time of its (n - limit + 1)-th oldest start plus the period. Starts stamped
+-- after now (by a caller whose clock runs ahead) count too, so no window over the recorded times ever holds more
+-- than limit starts. (A function of its own, not a closure made by each lease_next call.)
+local function admitted_from(starts_key, window_start, limit, period, in_window)
+  if in_window < limit then return 0 end
+  local oldest = redis.call("ZRANGEBYSCORE", starts_key, "(" .. window_start, "+inf", "WITHSCORES", "LIMIT",
+    in_window - limit, 1)
+  return tonumber(oldest[2]) + period
+end
+
+-- What lease_next must know before it takes anything, in one EXISTS whose count is a bit set (each key is named as
+-- often as its bit's value): 2 when the queue is paused, 4 when its pending list is not empty, and 1 when the
+-- exporter's offset hash exists, read only when this call has not read it yet (then trimming needs no HMGET).
+local function lease_flags(ctx, paused, pending)
+  if ctx.trim ~= nil then return redis.call("EXISTS", paused, paused, pending, pending, pending, pending) end
+  local n = redis.call("EXISTS", ctx.events .. ":exporter", paused, paused, pending, pending, pending, pending)
+  if n % 2 == 0 then ctx.trim = false end
+  return n
+end
+
 local function lease_next(ctx, pending, lease_key, paused, starts_key, expiry, token_prefix, k, cap, limit, period)
-  if redis.call("EXISTS", paused) == 1 then return {0} end
+  local flags = lease_flags(ctx, paused, pending)
+  if flags % 4 >= 2 then return {0} end  -- paused
+  -- Nothing pending: nothing to take (an ack that fetches on an empty queue, a worker woken for nothing) and no RPOP
+  -- to find it out. Under a rate limit the reply still says when it admits the next start (below).
+  if flags < 4 and limit <= 0 then return {0} end
   if cap > 0 then
     k = math.min(k, cap - redis.call("ZCARD", lease_key))
     if k <= 0 then return {0} end
   end
   local window_start = ctx.now - period -- a start counts while its time is after this
-  -- When the window holds n >= limit starts, another is admitted once all but limit - 1 of them have left it: at
-  -- the time of its (n - limit + 1)-th oldest start plus the period. Starts stamped after now (by a caller whose
-  -- clock runs ahead) count too, so no window over the recorded times ever holds more than limit starts.
-  local function admitted_from(in_window)
-    if in_window < limit then return 0 end
-    local oldest = redis.call("ZRANGEBYSCORE", starts_key, "(" .. window_start, "+inf", "WITHSCORES", "LIMIT",
-      in_window - limit, 1)
-    return tonumber(oldest[2]) + period
-  end
   local in_window = 0
   if limit > 0 then
     in_window = redis.call("ZCOUNT", starts_key, "(" .. window_start, "+inf")
     k = math.min(k, limit - in_window)
-    if k <= 0 then return {admitted_from(in_window)} end
+    if k <= 0 then return {admitted_from(starts_key, window_start, limit, period, in_window)} end
   end
   local ids = redis.call("RPOP", pending, k)
   if not ids then return {0} end
@@ -172,8 +221,10 @@ local function lease_next(ctx, pending, lease_key, paused, starts_key, expiry, t
       local token = token_prefix .. i
       leases[#leases + 1] = expiry
       leases[#leases + 1] = id
-      starts[#starts + 1] = ctx.now
-      starts[#starts + 1] = id .. "@" .. token
+      if limit > 0 then  -- the rate log's member is a new string per task: made only when a limit reads it
+        starts[#starts + 1] = ctx.at
+        starts[#starts + 1] = id .. "@" .. token
+      end
       ctx.lease = token  -- into the event too (see emit)
       moved(ctx, key, id, f[1], "pending", "active", nil, nil, {"lease", token})
       ctx.lease = nil
@@ -193,7 +244,7 @@ local function lease_next(ctx, pending, lease_key, paused, starts_key, expiry, t
     redis.call("ZREMRANGEBYSCORE", starts_key, "-inf", window_start)
     redis.call("ZADD", starts_key, unpack(starts))
     redis.call("PEXPIRE", starts_key, period + 60000)
-    out[1] = admitted_from(in_window + #starts / 2)
+    out[1] = admitted_from(starts_key, window_start, limit, period, in_window + #starts / 2)
   end
   return out
 end
@@ -294,6 +345,10 @@ end
 
 -- The start times (ms) of a batch's attempts, from the comma-separated list the worker sends ("0": unknown).
 local function start_times(text)
+  if not string.find(text, ",", 1, true) then  -- one attempt (or none): no pattern iterator to build
+    if text == "" then return {} end
+    return {text ~= "0" and text}
+  end
   local times = {}
   for value in string.gmatch(text, "[^,]+") do times[#times + 1] = value ~= "0" and value or false end
   return times
@@ -360,12 +415,17 @@ local function end_attempt(ctx, lease_key, id, token, expired_before)
 end
 
 -- Count a finished attempt in the total, today's counter (which expires) and the per-type total.
+-- The tables are made on the first count of a call, and hold plain numbers: a script that counts nothing makes none,
+-- and a batch makes two however many tasks it counts (each table a Lua allocation, and garbage after the call).
 local function count(ctx, total_key, day_key, day_ttl, name, ttype)
-  for _, key in ipairs({total_key, day_key}) do
-    local c = ctx.counters[key] or {n = 0, ttl = key == day_key and day_ttl or nil}
-    c.n = c.n + 1
-    ctx.counters[key] = c
+  local counters = ctx.counters
+  if not counters then
+    counters = {}
+    ctx.counters, ctx.ttls = counters, {}
   end
+  counters[total_key] = (counters[total_key] or 0) + 1
+  counters[day_key] = (counters[day_key] or 0) + 1
+  ctx.ttls[day_key] = day_ttl
   tally(ctx, name .. ":" .. ttype, 1)
 end
 

@@ -41,7 +41,7 @@ for i = 0, n - 1 do
     locks[ukey] = true
   end
 end
-local new_queue = redis.call("EXISTS", KEYS[2]) == 0
+local new_queue = not exists_noting_exporter(ctx, KEYS[2])
 local pending = {}
 for i = 0, n - 1 do
   local a = FIRST + i * WIDTH
