@@ -64,11 +64,11 @@ class AsyncioProcessor(Processor):
         self.wake: LoopSignal = LoopSignal()  # type: ignore[assignment]
         self._freed = LoopSignal()  # a slot came free: the fetch loop may dequeue again
         self._handlers_done = LoopSignal()  # stop() saw every slot free (or gave up waiting): write, then end
-        self._threads = ThreadPoolExecutor(config.concurrency, thread_name_prefix="handler")
+        self._threads = ThreadPoolExecutor(config.concurrency, thread_name_prefix="handler-")
         self._tasks: set[asyncio.Task[None]] = set()  # strong references: the loop keeps only weak ones
         self._writer: LoopAcker | None = None
         self.acker: Acker | None = None
-        self._thread = threading.Thread(target=self._serve, name="processor", daemon=True)
+        self._thread = threading.Thread(target=self._serve, name="async-handlers", daemon=True)
 
     def attach(self, acker: Acker) -> None:
         """The acker whose flow, counters and backlog the loop's writer uses."""
