@@ -100,12 +100,14 @@ class AsyncioProcessor(Processor):
     async def _fetch_loop_async(self, broker: AsyncBroker) -> None:
         failing = False
         while not self._stop.is_set():
-            free = self.capacity.size - self.capacity.busy
             if self.quieted.is_set():
                 if given := self.requeue_ready():  # fetched while the quiet came: they go back unstarted
                     log.info("quiet: requeued %d task(s) fetched that had not started", given)
                 await self.wake.wait(0.5)
+                self.wake.clear()
                 continue
+            self._freed.clear()  # before counting: slots are released on this loop only, so none is missed
+            free = self.capacity.size - self.capacity.busy
             if free <= 0:
                 await self._freed.wait(0.5)  # every slot busy: nothing to fetch until one is freed
                 continue

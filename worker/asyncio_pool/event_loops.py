@@ -8,6 +8,7 @@ import asyncio
 import importlib
 from collections.abc import Callable
 
+from taskq.queues.engine import extras
 from taskq.queues.engine.errors import ValidationError
 
 from ..config import EVENT_LOOPS
@@ -18,13 +19,8 @@ def loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop]:
     if name == "asyncio":
         return asyncio.new_event_loop
     if name == "uvloop":
-        try:
-            uvloop = importlib.import_module("uvloop")  # optional: the taskq[uvloop] extra
-        except ImportError:
-            raise ValidationError(
-                "event loop 'uvloop' asked for, but uvloop is not installed: pip install 'taskq[uvloop]'",
-                op="taskworker --event-loop",
-            ) from None
+        extras.require("uvloop", "the uvloop event loop", op="taskworker --event-loop")
+        uvloop = importlib.import_module("uvloop")  # optional: the taskq[uvloop] extra
         factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
         return factory
     raise ValidationError(

@@ -46,7 +46,8 @@ class LoopSignal:
         return self._flag
 
     async def wait(self, timeout: float) -> None:
-        """Until set, or ``timeout`` seconds; then cleared for the next wait (from the loop only)."""
+        """Until set, or ``timeout`` seconds (from the loop only). It stays set: the caller clears it when it has
+        seen what the signal was for, before looking, so that a set while it looks is not lost."""
         assert self._event is not None, "bind() first"
         if not self._event.is_set() and timeout > 0:
             try:
@@ -54,4 +55,3 @@ class LoopSignal:
                     await self._event.wait()
             except TimeoutError:
                 pass
-        self.clear()
