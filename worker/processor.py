@@ -552,13 +552,20 @@ class Processor:
         self.stop_fetching()
         if self.requeue_ready():
             log.info("requeued the prefetched tasks that had not started")
-        if not self.capacity.wait_idle(shutdown_timeout):
-            left = [a for a in self.snapshot() if not a.claimed]
-            log.warning("shutdown timeout: requeueing %d unfinished task(s)", len(left))
-            for attempt in left:
-                self.interrupt(attempt, TaskCancelledError("worker shut down"), Outcome("requeue"))
+        self.wait_or_requeue(shutdown_timeout)
         self.outbox.drain(timeout=5.0)
         self.pool.stop()
         self.loop.stop()
         if self.processes is not None:
             self.processes.stop()
+
+    def wait_or_requeue(self, shutdown_timeout: float) -> bool:
+        """Wait up to ``shutdown_timeout`` for the running handlers; then end those left, their tasks requeued.
+        Returns whether all had finished in time."""
+        if self.capacity.wait_idle(shutdown_timeout):
+            return True
+        left = [a for a in self.snapshot() if not a.claimed]
+        log.warning("shutdown timeout: requeueing %d unfinished task(s)", len(left))
+        for attempt in left:
+            self.interrupt(attempt, TaskCancelledError("worker shut down"), Outcome("requeue"))
+        return False

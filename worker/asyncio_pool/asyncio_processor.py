@@ -21,21 +21,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from taskq.queues.engine import Registry, TaskCancelledError
-from taskq.queues.engine.broker import AsyncBroker, Broker
+from taskq.queues.engine import Registry
+from taskq.queues.engine.broker import AsyncBroker
 
 from ..acker import Acker
 from ..attempt import Attempt, Outcome
 from ..config import WorkerConfig
-from ..metrics import WorkerMetrics
-from ..outbox import Outbox
 from ..processor import Processor
-from ..queueset import QueueSet
-from ..spark import SparkRunner
 from .asyncio_acker import LoopAcker
 from .event_loops import loop_factory
 from .loop_signal import LoopSignal
@@ -48,23 +43,15 @@ class AsyncioProcessor(Processor):
     loop's outcomes. The loop's own attributes (``_writer``, ``_tasks``, ``_freed``) are touched from the loop only;
     other threads reach it through ``wake``, ``Attempt.interrupt`` and the outbox."""
 
-    def __init__(
-        self,
-        broker: Broker,
-        config: WorkerConfig,
-        registry: Registry,
-        outbox: Outbox,
-        queues: QueueSet | None = None,
-        metrics: WorkerMetrics | None = None,
-        spark: SparkRunner | None = None,
-        bind: Any = None,
-    ) -> None:
-        super().__init__(broker, config, registry, outbox, queues, metrics, spark, bind)
-        self._make_loop = loop_factory(config.event_loop)  # a named error now, not in the thread, when not installed
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """As ``Processor``."""
+        super().__init__(*args, **kwargs)
+        self._make_loop = loop_factory(self.config.event_loop)  # a named error now, not in its thread
+        self.loop.loop.close()  # the thread pool's loop for async handlers: this pool runs them on its own
         self.wake: LoopSignal = LoopSignal()  # type: ignore[assignment]
         self._freed = LoopSignal()  # a slot came free: the fetch loop may dequeue again
         self._handlers_done = LoopSignal()  # stop() saw every slot free (or gave up waiting): write, then end
-        self._threads = ThreadPoolExecutor(config.concurrency, thread_name_prefix="handler-")
+        self._threads = ThreadPoolExecutor(self.config.concurrency, thread_name_prefix="handler-")
         self._tasks: set[asyncio.Task[None]] = set()  # strong references: the loop keeps only weak ones
         self._writer: LoopAcker | None = None
         self.acker: Acker | None = None
@@ -167,22 +154,6 @@ class AsyncioProcessor(Processor):
         assert self._writer is not None
         self._writer.submit(attempt, outcome)
 
-    def _start_in_slots(self, attempts: list[Attempt], now: float) -> None:
-        if self.metrics is not None:
-            for queue, count in Counter(a.queue for a in attempts).items():
-                self.metrics.started(queue, count)
-        ours = []
-        for attempt in attempts:
-            self._begin(attempt, now)
-            if attempt.handler is None:
-                self._finish(attempt, self._unroutable(attempt, now))
-            elif attempt.handler.is_async:
-                ours.append(attempt)
-            else:
-                self.run_threaded(attempt)
-        if ours:
-            self.run_on_loop(ours)
-
     # -- the life of the loop ------------------------------------------------------------------------------------
 
     @property
@@ -202,11 +173,7 @@ class AsyncioProcessor(Processor):
         """Graceful stop: no new fetches, wait for running handlers, requeue what is left; then the loop writes the
         outcomes it holds and ends."""
         self.stop_fetching()
-        if not self.capacity.wait_idle(shutdown_timeout):
-            left = [a for a in self.snapshot() if not a.claimed]
-            log.warning("shutdown timeout: requeueing %d unfinished task(s)", len(left))
-            for attempt in left:
-                self.interrupt(attempt, TaskCancelledError("worker shut down"), Outcome("requeue"))
+        if not self.wait_or_requeue(shutdown_timeout):
             self.capacity.wait_idle(2.0)  # the cancelled coroutines return their slots
         self._handlers_done.set()
         if self._thread.ident is not None:
