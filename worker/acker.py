@@ -34,6 +34,7 @@ from typing import Any, Protocol
 from taskq.queues.engine import EngineError, LeaseLostError, RedisUnavailableError, TaskNotFoundError, series
 from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.redaction import NO_REDACTION, Redaction
+from taskq.queues.engine.sans_io import drive
 from taskq.queues.engine.transitions import Acked, ArchiveLimits, Call, Dequeued, FetchNext
 
 from .attempt import Attempt, Outcome
@@ -190,7 +191,7 @@ class Acker:
 
     def write(self, batch: list[Item]) -> list[Item]:
         """Write outcomes; returns those that could not be written because Redis is unreachable."""
-        return list(self.broker.drive("acker.write", self.write_flow(batch)))
+        return list(drive(self.write_flow(batch), self.broker.run))
 
     def write_flow(self, batch: list[Item]) -> WriteFlow:
         """``write`` as a flow, for any broker to drive; its value is the outcomes Redis did not take."""

@@ -38,6 +38,7 @@ from typing import Any
 from taskq.queues.engine import Handler, Registry, Task, TaskCancelledError, TaskMessage
 from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.quoting import shown
+from taskq.queues.engine.sans_io import drive
 from taskq.queues.engine.transitions import Call, Dequeued, FetchNext, Leased
 
 from .attempt import Attempt, Outcome
@@ -198,7 +199,7 @@ class Processor:
         # Clear before looking, so a wake-up published while we look is not lost.
         self.wake.clear()
         try:
-            queue, leased, drained = self.broker.drive("processor.dequeue", self.dequeue_flow(free, ahead))
+            queue, leased, drained = self._dequeue(free, ahead)
         except Exception as exc:  # Redis away, or refusing (READONLY after a failover): never stop fetching
             if not failing:
                 log.warning("cannot fetch: %s; retrying every second", exc)
@@ -214,6 +215,10 @@ class Processor:
             # ahead: wait for a slot, then fetch as usual.)
             self.wake.wait(self._idle_wait())
         return False
+
+    def _dequeue(self, free: int, ahead: int = 0) -> tuple[str, list[Leased], bool]:
+        """``dequeue_flow`` on the blocking broker (the fetch thread)."""
+        return drive(self.dequeue_flow(free, ahead), self.broker.run)  # type: ignore[no-any-return]
 
     def dequeue_flow(self, free: int, ahead: int = 0) -> Generator[Call, Any, tuple[str, list[Leased], bool]]:
         """Tasks of the first queue in this round's order that gives any: up to ``free``, plus up to ``ahead``

@@ -14,6 +14,7 @@ import asyncio
 import logging
 
 from taskq.queues.engine.broker import AsyncBroker
+from taskq.queues.engine.sans_io import drive_async
 
 from ..acker import MAX_BATCH, Acker
 from ..attempt import Attempt, Outcome
@@ -52,7 +53,7 @@ class LoopAcker:
                 continue
             batch, self._items = self._items[:MAX_BATCH], self._items[MAX_BATCH:]
             try:
-                unwritten = await self.broker.drive("acker.write", self.acker.write_flow(batch))
+                unwritten = await drive_async(self.acker.write_flow(batch), self.broker.run)
                 if unwritten:
                     self.acker.backlog.add(unwritten)
             except Exception:

@@ -26,6 +26,7 @@ from typing import Any
 
 from taskq.queues.engine import Registry
 from taskq.queues.engine.broker import AsyncBroker
+from taskq.queues.engine.sans_io import drive_async
 
 from ..acker import Acker
 from ..attempt import Attempt, Outcome
@@ -100,7 +101,7 @@ class AsyncioProcessor(Processor):
                 continue
             self.wake.clear()  # before looking, so a wake-up published while we look is not lost
             try:
-                queue, leased, drained = await broker.drive("processor.dequeue", self.dequeue_flow(free))
+                queue, leased, drained = await drive_async(self.dequeue_flow(free), broker.run)
             except Exception as exc:  # Redis away, or refusing: never stop fetching
                 if not failing:
                     log.warning("cannot fetch: %s; retrying every second", exc)
