@@ -161,10 +161,6 @@ class AsyncioProcessor(Processor):
     def alive(self) -> bool:
         return self._thread.is_alive()
 
-    def quiet(self) -> None:
-        self.quieted.set()
-        self.wake.set()
-
     def stop_fetching(self) -> None:
         self._stop.set()
         self.wake.set()
