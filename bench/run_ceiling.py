@@ -44,6 +44,10 @@ PEERS: dict[str, str | None] = {
 }
 
 
+#: Rows run only when ``--only`` names them.
+BY_NAME_ONLY = ("taskq-async-threads", "taskq-async-uvloop")
+
+
 @dataclass(frozen=True)
 class Case:
     concurrency: int
@@ -64,12 +68,24 @@ def cases(n: int, concurrencies: list[int], kind: str, peers_python: str | None,
             Case(c, "ceiling-async", (me, "-m", "bench.ceiling", *base, "--async"), None),
             Case(c, "taskq-async", (me, "-m", "bench.taskq_bench", "process", *base, "--async"), "ceiling-async"),
         ]
+        # Asked for by name only: async handlers on the thread pool's loop (the path before the asyncio pool), and
+        # the asyncio pool on uvloop (the taskq[uvloop] extra must be importable by the worker).
+        async_run = (me, "-m", "bench.taskq_bench", "process", *base, "--async")
+        out += [
+            Case(c, "taskq-async-threads", (*async_run, "--worker-arg=--pool", "--worker-arg=thread"), "ceiling-async"),
+            Case(
+                c,
+                "taskq-async-uvloop",
+                (*async_run, "--worker-arg=--event-loop", "--worker-arg=uvloop"),
+                "ceiling-async",
+            ),
+        ]
         if peers_python:
             out += [
                 Case(c, peer, (peers_python, "-m", "bench.peers", peer, "process", *base), against)
                 for peer, against in PEERS.items()
             ]
-    return [case for case in out if not only or case.row in only]
+    return [case for case in out if case.row in only or (not only and case.row not in BY_NAME_ONLY)]
 
 
 def measure(case: Case) -> dict[str, Any]:

@@ -69,7 +69,8 @@ def cases(peers_python: str | None, scale: float = 1.0) -> list[tuple[str, str, 
 
 
 def run_one(argv: list[str]) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # This tree first; a path the caller set stays after it (a throwaway folder of an optional package, say).
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)}
     done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=1800, check=False)
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:

@@ -118,7 +118,11 @@ def memory(n: int, event_maxlen: int) -> dict[str, Any]:
     }
 
 
-def start_worker(concurrency: int, extra: list[str]) -> subprocess.Popen:
+def start_worker(concurrency: int, extra: list[str], use_async: bool = False) -> subprocess.Popen:
+    """``--async`` runs the async handlers on the asyncio pool (fetch, run and ack on one event loop), unless the
+    worker arguments name another pool (``--worker-arg=--pool --worker-arg=thread``: the thread pool's loop)."""
+    if use_async and "--pool" not in extra:
+        extra = ["--pool", "asyncio", *extra]
     cmd = [
         sys.executable,
         "manage.py",
@@ -157,7 +161,7 @@ def process(
         pipe.zcard(q.lease)
         return sum(pipe.execute())
 
-    result = drain(conn, start_worker(concurrency, extra), remaining, total, count_from=count_from)
+    result = drain(conn, start_worker(concurrency, extra, use_async), remaining, total, count_from=count_from)
     processed = int(conn.get(q.processed) or 0)
     flush(conn)
     return {
@@ -180,7 +184,7 @@ def latency(samples: int, concurrency: int, use_async: bool, extra: list[str]) -
     def enqueue_stamp(seq: int) -> None:
         client.enqueue(task_type, str(seq).encode(), queue=QUEUE)
 
-    result = idle_pickup(conn, start_worker(concurrency, extra), enqueue_stamp, samples, start_timeout=60)
+    result = idle_pickup(conn, start_worker(concurrency, extra, use_async), enqueue_stamp, samples, start_timeout=60)
     flush(conn)
     return {
         "lib": "taskq",

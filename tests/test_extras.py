@@ -61,6 +61,11 @@ POINTS_OF_USE = {
     "event-files": ("spark", ["pyarrow"], "import taskq.queues.history.event_files"),
     "rq-bridge": ("rq", ["django_rq", "rq"], "import taskq.console.rq.bridge"),
     "django-tasks": ("django-tasks", ["django_tasks", "django.tasks"], "import taskq.queues.tasks_framework"),
+    "uvloop-event-loop": (
+        "uvloop",
+        ["uvloop"],
+        "from taskq.worker.asyncio_pool.event_loops import loop_factory\nloop_factory('uvloop')",
+    ),
 }
 
 

@@ -28,13 +28,14 @@ import queue
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Callable, Generator
+from typing import Any, Protocol
 
 from taskq.queues.engine import EngineError, LeaseLostError, RedisUnavailableError, TaskNotFoundError, series
 from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.redaction import NO_REDACTION, Redaction
-from taskq.queues.engine.transitions import Acked, ArchiveLimits, Dequeued, FetchNext
+from taskq.queues.engine.sans_io import drive
+from taskq.queues.engine.transitions import Acked, ArchiveLimits, Call, Dequeued, FetchNext
 
 from .attempt import Attempt, Outcome
 from .component import Component
@@ -42,6 +43,11 @@ from .metrics import WorkerMetrics
 from .outbox import Backlog, Item, Outbox
 
 log = logging.getLogger("taskq.worker.acker")
+
+#: How outcomes are written, as a flow (``taskq.queues.engine.sans_io``): it yields the transition calls and gets
+#: their replies (or their errors thrown in), so the acker's thread drives it on the blocking broker and the asyncio
+#: pool (worker/aio/) on the asyncio one, with the same grouping, fencing and fetch-on-ack.
+WriteFlow = Generator[Call, Any, list[Item]]
 
 MAX_BATCH = 500
 LINGER_BELOW = 64  # linger only while fewer outcomes than this wait: a larger batch is worth a call at once
@@ -185,6 +191,10 @@ class Acker:
 
     def write(self, batch: list[Item]) -> list[Item]:
         """Write outcomes; returns those that could not be written because Redis is unreachable."""
+        return list(drive(self.write_flow(batch), self.broker.run))
+
+    def write_flow(self, batch: list[Item]) -> WriteFlow:
+        """``write`` as a flow, for any broker to drive; its value is the outcomes Redis did not take."""
         groups: dict[tuple[str, str], list[Item]] = defaultdict(list)
         unwritten: list[Item] = []
         for attempt, outcome in batch:
@@ -196,12 +206,12 @@ class Acker:
             elif kind == "drop":
                 self.on_written(attempt)
             else:
-                unwritten += self._write_one(attempt, outcome)
+                unwritten += yield from self._write_one(attempt, outcome)
         for (kind, queue_name), items in groups.items():
-            unwritten += self._write_group(kind, queue_name, items)
+            unwritten += yield from self._write_group(kind, queue_name, items)
         return unwritten
 
-    def _write_group(self, kind: str, queue_name: str, items: list[Item]) -> list[Item]:
+    def _write_group(self, kind: str, queue_name: str, items: list[Item]) -> WriteFlow:
         # The slots handed over are freed (or filled) once, here, whatever becomes of the call: an outcome the
         # syncer retries later holds none.
         slots = 0
@@ -211,14 +221,14 @@ class Acker:
         then = self.refill.fetch_next(queue_name, slots) if slots and self.refill is not None else None
         leased = Dequeued()
         try:
-            return self._run_group(kind, queue_name, items, then, leased)
+            return (yield from self._run_group(kind, queue_name, items, then, leased))
         finally:
             if slots and self.refill is not None:
                 self.refill.fill_slots(queue_name, leased, slots)
 
     def _run_group(
         self, kind: str, queue_name: str, items: list[Item], then: FetchNext | None, leased: Dequeued
-    ) -> list[Item]:
+    ) -> WriteFlow:
         """Write a group of outcomes; the tasks its ack leased (``then``) go into ``leased``."""
         started = [a.started for a, _ in items]
         if kind == "complete":
@@ -229,7 +239,7 @@ class Acker:
         else:
             call = self.ops.done(queue_name, [(a.id, a.token) for a, _ in items], self.worker_id, started, then)
         try:
-            reply = self.broker.run(call)
+            reply = yield call
         except EngineError as exc:  # Redis away or refusing writes (READONLY, OOM): the syncer retries
             if exc.code != "unavailable":
                 log.warning("cannot write %d outcome(s) to %s: %s; retrying", len(items), queue_name, exc)
@@ -250,7 +260,7 @@ class Acker:
             self.on_written(attempt)
         return []
 
-    def _write_one(self, attempt: Attempt, outcome: Outcome) -> list[Item]:
+    def _write_one(self, attempt: Attempt, outcome: Outcome) -> WriteFlow:
         error, failure = outcome.error, outcome.failure
         if failure is not None:  # stored as a person may see it: no payload secret in the message or traceback
             failure = failure.redacted(self.redaction, attempt.task.type, attempt.task.message.payload)
@@ -279,7 +289,7 @@ class Acker:
                 failure=failure,
             )
         try:
-            self.broker.run(call)
+            yield call
         except RedisUnavailableError:
             return [(attempt, outcome)]
         except (LeaseLostError, TaskNotFoundError) as exc:

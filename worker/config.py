@@ -83,7 +83,8 @@ def environment_submit_settings() -> SubmitSettings:
     return SubmitSettings.from_settings(TaskqSettings.from_env(os.environ))
 
 
-POOLS = ("thread", "process")
+POOLS = ("thread", "process", "asyncio", "auto")
+EVENT_LOOPS = ("asyncio", "uvloop")  # the asyncio pool's (see worker/asyncio_pool/event_loops.py)
 MAX_ACK_LINGER = 0.1  # seconds: a longer wait would hold every outcome back for nothing
 
 
@@ -102,9 +103,12 @@ class WorkerConfig:
     definitions_interval: float = 1.0  # how often the definitions' version is checked
     strict: bool = False
     concurrency: int = 10
-    # Where sync handlers run: "thread" (async ones on the event loop thread) or "process" (every handler in a
-    # child process, stopped for real on timeout or cancel; see worker/process_pool.py).
+    # Where handlers run: "thread" (async ones on the event loop thread) or "process" (every handler in a child
+    # process, stopped for real on timeout or cancel; see worker/process_pool.py); "asyncio": fetch, handlers and
+    # acks on one event loop, sync handlers on its threads (worker/asyncio_pool/); "auto": "asyncio" when every
+    # handler is async, else "thread".
     pool: str = "thread"
+    event_loop: str = "asyncio"  # the asyncio pool's event loop: "asyncio", or "uvloop" (the taskq[uvloop] extra)
     max_tasks_per_child: int | None = None  # process pool: replace a child after this many tasks (leaky handlers)
     shutdown_timeout: float = DEFAULTS.shutdown_timeout
     server_record_seconds: float = DEFAULTS.server_record_seconds  # how long the record of an ended server is kept
@@ -147,6 +151,11 @@ class WorkerConfig:
         if self.pool not in POOLS:
             raise ValidationError(
                 f"pool must be one of {', '.join(POOLS)}, got {shown(self.pool)}", op="taskworker --pool"
+            )
+        if self.event_loop not in EVENT_LOOPS:
+            raise ValidationError(
+                f"event loop must be one of {', '.join(EVENT_LOOPS)}, got {shown(self.event_loop)}",
+                op="taskworker --event-loop",
             )
         if self.max_tasks_per_child is not None:
             if self.pool != "process":

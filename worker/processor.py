@@ -27,25 +27,25 @@ fetch thread's.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import logging
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Generator
 from typing import Any
 
 from taskq.queues.engine import Handler, Registry, Task, TaskCancelledError, TaskMessage
 from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.quoting import shown
-from taskq.queues.engine.transitions import Dequeued, FetchNext, Leased
+from taskq.queues.engine.sans_io import drive
+from taskq.queues.engine.transitions import Call, Dequeued, FetchNext, Leased
 
 from .attempt import Attempt, Outcome
 from .capacity import Capacity
 from .config import WorkerConfig
 from .executors import LoopThread, ThreadPool
+from .handler_calls import HandlerCalls
 from .metrics import WorkerMetrics
 from .ordering import QueueOrder
 from .outbox import Outbox
@@ -138,6 +138,7 @@ class Processor:
             else None
         )
         self.spark = spark or SparkRunner(config.spark)  # the session of handlers with spark=True (worker/spark.py)
+        self.calls = HandlerCalls(registry, self.spark, self.clock)
         self.leases_expired = 0  # attempts stopped because their lease ran out unextended: the watchdog's thread only
         self._stop = threading.Event()
         self.quieted = threading.Event()  # an operator's quiet: fetch nothing more, run what is here
@@ -216,9 +217,15 @@ class Processor:
         return False
 
     def _dequeue(self, free: int, ahead: int = 0) -> tuple[str, list[Leased], bool]:
+        """``dequeue_flow`` on the blocking broker (the fetch thread)."""
+        return drive(self.dequeue_flow(free, ahead), self.broker.run)  # type: ignore[no-any-return]
+
+    def dequeue_flow(self, free: int, ahead: int = 0) -> Generator[Call, Any, tuple[str, list[Leased], bool]]:
         """Tasks of the first queue in this round's order that gives any: up to ``free``, plus up to ``ahead``
         to wait here (prefetch) from a queue without a concurrency cap or rate limit. Also whether the round
-        drained every queue: each one it asked gave less than asked, and it asked them all."""
+        drained every queue: each one it asked gave less than asked, and it asked them all. A flow (see
+        ``taskq.queues.engine.sans_io``): the fetch thread drives it on the blocking broker, the asyncio pool on the
+        asyncio one."""
         self._resting.forget_opened(self.clock.now())
         order = self.order.next()
         for n, queue in enumerate(order, 1):
@@ -230,7 +237,7 @@ class Processor:
                 continue
             token_prefix = f"{self.config.server_id}:{next(self._calls)}:"
             began = time.monotonic()
-            leased = self.broker.run(
+            leased = yield (
                 self.broker.transitions.dequeue(
                     queue,
                     k,
@@ -340,9 +347,17 @@ class Processor:
             elif attempt.handler.is_async:
                 async_batch.append(attempt)
             else:
-                self.pool.submit(attempt)
+                self.run_threaded(attempt)
         if async_batch:
-            self.loop.submit(async_batch)
+            self.run_on_loop(async_batch)
+
+    def run_threaded(self, attempt: Attempt) -> None:
+        """Start a sync handler's attempt, in a slot taken for it."""
+        self.pool.submit(attempt)
+
+    def run_on_loop(self, attempts: list[Attempt]) -> None:
+        """Start async handlers' attempts, in slots taken for them."""
+        self.loop.submit(attempts)
 
     def _prepare(self, queue: str, item: Leased, now: float) -> Attempt:
         try:
@@ -377,56 +392,17 @@ class Processor:
 
     # -- running -----------------------------------------------------------------------------------------------
 
-    def _middleware(self, stack: ExitStack, task: Task) -> None:
-        for middleware in self.registry.middleware:
-            stack.enter_context(middleware(task))
-
     def run_sync(self, first: Attempt) -> None:
         """Run ``first``, then the prefetched attempts this thread takes over in its slot (see _continuation)."""
         attempt: Attempt | None = first
         while attempt is not None:
-            outcome = self._run_sync(attempt)
+            outcome = self.calls.sync(attempt)
             following = self._continuation(is_async=False)
             self._finish(attempt, outcome, keep_slot=following is not None)
             attempt = following
 
-    def _run_sync(self, attempt: Attempt) -> Outcome:
-        outcome = Outcome("success")
-        handler = attempt.handler
-        assert handler is not None
-        try:
-            if not handler.spark and not self.registry.middleware:
-                handler(attempt.task)  # nothing to wrap it in: no ExitStack per task
-            else:
-                with ExitStack() as stack:
-                    if handler.spark:
-                        stack.enter_context(self.spark.attach(attempt.task))
-                    self._middleware(stack, attempt.task)
-                    handler(attempt.task)
-        except Exception as exc:
-            outcome = attempt.failure(exc, self.clock.now())
-            log.info("task %s (%s) failed: %s", attempt.id, attempt.task.type, outcome.error)
-        return outcome
-
     async def run_async(self, attempt: Attempt) -> None:
-        if attempt.claimed:  # interrupted before the loop got to it: do not start it at all
-            self._finish(attempt, Outcome("drop"))
-            return
-        outcome = Outcome("success")
-        handler = attempt.handler
-        assert handler is not None
-        try:
-            if not self.registry.middleware:
-                await handler(attempt.task)  # nothing to wrap it in: no ExitStack per task
-            else:
-                with ExitStack() as stack:
-                    self._middleware(stack, attempt.task)
-                    await handler(attempt.task)
-        except asyncio.CancelledError:
-            outcome = Outcome("drop")  # whoever cancelled it has already ended the attempt
-        except Exception as exc:
-            outcome = attempt.failure(exc, self.clock.now())
-            log.info("task %s (%s) failed: %s", attempt.id, attempt.task.type, outcome.error)
+        outcome = await self.calls.awaited(attempt)
         following = self._continuation(is_async=True)
         self._finish(attempt, outcome, keep_slot=following is not None)
         if following is not None:
@@ -443,14 +419,22 @@ class Processor:
         self._run_time += (ran - self._run_time) / 8  # a float store: no lock needed for a heuristic
         hand_over = not keep_slot and self._fills_on_ack(attempt, outcome)
         if not keep_slot and not hand_over:
-            self.capacity.release()
+            self.release_slot()
         if self.metrics is not None:
             self.metrics.finished(attempt.queue, attempt.task.type, outcome.kind, ran)
         if attempt.claim():
             attempt.holds_slot = hand_over  # before the acker can see it
-            self.outbox.submit(attempt, outcome)
+            self.acknowledge(attempt, outcome)
         elif hand_over:  # ended from outside meanwhile: that outcome frees no slot
-            self.capacity.release()
+            self.release_slot()
+
+    def release_slot(self) -> None:
+        """A handler slot is free again."""
+        self.capacity.release()
+
+    def acknowledge(self, attempt: Attempt, outcome: Outcome) -> None:
+        """Hand the outcome of an attempt whose handler returned to whoever writes it: the acker's thread here."""
+        self.outbox.submit(attempt, outcome)
 
     # -- fetch-on-ack (see the module's docstring and worker/acker.py) -------------------------------------------
 
@@ -488,7 +472,7 @@ class Processor:
                     self.outbox.submit(attempt, Outcome("requeue"))
             attempts = []
         for _ in range(slots - len(attempts)):
-            self.capacity.release()
+            self.release_slot()
         if attempts:
             self._start_in_slots(attempts, now)
 
@@ -573,13 +557,20 @@ class Processor:
         self.stop_fetching()
         if self.requeue_ready():
             log.info("requeued the prefetched tasks that had not started")
-        if not self.capacity.wait_idle(shutdown_timeout):
-            left = [a for a in self.snapshot() if not a.claimed]
-            log.warning("shutdown timeout: requeueing %d unfinished task(s)", len(left))
-            for attempt in left:
-                self.interrupt(attempt, TaskCancelledError("worker shut down"), Outcome("requeue"))
+        self.wait_or_requeue(shutdown_timeout)
         self.outbox.drain(timeout=5.0)
         self.pool.stop()
         self.loop.stop()
         if self.processes is not None:
             self.processes.stop()
+
+    def wait_or_requeue(self, shutdown_timeout: float) -> bool:
+        """Wait up to ``shutdown_timeout`` for the running handlers; then end those left, their tasks requeued.
+        Returns whether all had finished in time."""
+        if self.capacity.wait_idle(shutdown_timeout):
+            return True
+        left = [a for a in self.snapshot() if not a.claimed]
+        log.warning("shutdown timeout: requeueing %d unfinished task(s)", len(left))
+        for attempt in left:
+            self.interrupt(attempt, TaskCancelledError("worker shut down"), Outcome("requeue"))
+        return False

@@ -21,6 +21,7 @@ from taskq.queues.engine.worker_store import WorkerStore
 
 from .acker import Acker, Syncer
 from .aggregator import Aggregator, queue_group_settings
+from .asyncio_pool.asyncio_processor import AsyncioProcessor, chosen_pool
 from .attempt import Attempt
 from .component import Component
 from .config import WorkerConfig
@@ -51,7 +52,8 @@ class Server:
     Order: the broker and the stores; the outbox (outcomes on their way to the acker) and the backlog (those Redis
     did not take), which break the processor <-> acker circle; the processor (it submits to the outbox); the
     definitions watcher (it wakes the processor); the acker (it writes the outbox, tells the processor what it wrote
-    and fills the slots handed over, fetch-on-ack); then the components that read the processor and the acker.
+    and fills the slots handed over, fetch-on-ack), which the asyncio pool's processor is then given, since its loop
+    writes with the acker's flow; then the components that read the processor and the acker.
     """
 
     def __init__(
@@ -72,7 +74,9 @@ class Server:
         self.spark = SparkRunner(config.spark)
         self.submitter = SparkSubmitter(config.spark_submit)
         outbox, backlog = Outbox(), Backlog()
-        self.processor = processor = Processor(
+        self.pool = chosen_pool(config, registry)
+        kind = AsyncioProcessor if self.pool == "asyncio" else Processor
+        self.processor = processor = kind(
             self.broker, config, registry, outbox, queues, self.metrics, self.spark, bind=self.submitter.bind
         )
         self.definitions = DefinitionWatcher(self.broker, self.store, queues, config, on_change=processor.wake.set)
@@ -89,6 +93,8 @@ class Server:
             backlog=backlog,
             refill=processor if config.fetch_on_ack else None,
         )
+        if isinstance(processor, AsyncioProcessor):
+            processor.attach(self.acker)  # its loop writes its outcomes with the acker's flow
         self.syncer = Syncer(self.acker, lambda attempt: attempt.lease_until, self.broker.clock.now)
         # Set to end run(): a refused key layout, or an operator's stop (read by the heartbeat).
         self.stop_requested = threading.Event()
@@ -204,12 +210,13 @@ class Server:
             component.start()
         self.processor.start()
         log.info(
-            "worker %s serving %s%s (%s, concurrency %d, handlers: %s)",
+            "worker %s serving %s%s (%s, concurrency %d, %s pool, handlers: %s)",
             self.config.server_id,
             ", ".join(f"{q}={w}" for q, w in self.queues.weights().items()),
             " from the queue definitions" if self.config.follow_definitions else "",
             "strict" if self.config.strict else "weighted",
             self.config.concurrency,
+            self.pool,
             ", ".join(self.registry.types()) or "none",
         )
 

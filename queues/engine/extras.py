@@ -18,6 +18,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "rq": ("django_rq", "rq"),
     "postgres": ("psycopg",),
     "django-tasks": ("django_tasks",),
+    "uvloop": ("uvloop",),
 }
 
 

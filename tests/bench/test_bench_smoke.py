@@ -152,9 +152,19 @@ SMOKES = [
     ],
     Smoke(
         "run_ceiling",
-        [*TINY_CEILING, "--only", "ceiling", "--only", "taskq", "--only", "ceiling-async", "--only", "taskq-async"],
+        [
+            *TINY_CEILING,
+            *("--only", "ceiling", "--only", "taskq", "--only", "ceiling-async", "--only", "taskq-async"),
+            *("--only", "taskq-async-threads"),
+        ],
         ("run_ceiling.py", "ceiling.py"),
-        prints("| 4 | ceiling |", "| 4 | **taskq** |", "| 4 | ceiling-async |", "| 4 | **taskq-async** |"),
+        prints(
+            "| 4 | ceiling |",
+            "| 4 | **taskq** |",
+            "| 4 | ceiling-async |",
+            "| 4 | **taskq-async** |",
+            "| 4 | **taskq-async-threads** |",
+        ),
         env={"BENCH_PEERS_PYTHON": "/nonexistent"},
     ),
     *[

@@ -29,15 +29,22 @@ def client(r: redis.Redis, redis_url: str, clock: FakeClock) -> Iterator[Client]
 
 
 @pytest.fixture
+def worker_pool() -> str:
+    """The pool of ``make_server``'s servers unless a test names one: the thread pool. A module whose tests must
+    hold on every pool overrides this fixture with a parametrised one (over ``worker_support.POOLS``)."""
+    return "thread"
+
+
+@pytest.fixture
 def make_server(
-    r: redis.Redis, redis_url: str, registry: Registry, clock: FakeClock
+    r: redis.Redis, redis_url: str, registry: Registry, clock: FakeClock, worker_pool: str
 ) -> Iterator[Callable[..., Server]]:
     """``make_server(**config)`` builds a Server on the test database with short intervals and starts it
     (``start=False`` to start it yourself); every server is stopped at teardown."""
     with running_servers() as launch:
 
         def make(start: bool = True, registry_: Registry | None = None, **overrides: Any) -> Server:
-            config = WorkerConfig(redis_url=redis_url, **{**FAST, **overrides})
+            config = WorkerConfig(redis_url=redis_url, **{**FAST, "pool": worker_pool, **overrides})
             server = Server(config, registry_ or registry, clock=clock)
             if start:
                 return launch(server)

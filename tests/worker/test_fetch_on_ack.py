@@ -10,11 +10,19 @@ import asyncio
 import threading
 import time
 
-from worker_support import wait_for
+import pytest
+from worker_support import POOLS, wait_for
 
 from taskq.queues.engine import Task, handler
 from taskq.queues.engine.broker import Broker
 from taskq.queues.engine.policies import PolicySet, PolicyStore, QueueSpec
+
+
+@pytest.fixture(params=POOLS)
+def worker_pool(request: pytest.FixtureRequest) -> str:
+    """Every test of this module runs on the thread pool and on the asyncio pool (tests/worker/conftest.py)."""
+    return str(request.param)
+
 
 Q = "default"
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import threading
 import time
 
-from worker_support import state_of, wait_for
+import pytest
+from worker_support import POOLS, state_of, wait_for
 
 from taskq.queues.engine import FakeClock, LeaseLostError, Task, TaskMessage, handler
 from taskq.queues.engine.broker import Broker
@@ -14,6 +15,13 @@ from taskq.worker.acker import Acker
 from taskq.worker.attempt import Attempt, Outcome
 from taskq.worker.heartbeat import Heartbeat
 from taskq.worker.recoverer import LEASE_EXPIRED
+
+
+@pytest.fixture(params=POOLS)
+def worker_pool(request: pytest.FixtureRequest) -> str:
+    """Every test of this module runs on the thread pool and on the asyncio pool (tests/worker/conftest.py)."""
+    return str(request.param)
+
 
 Q = "default"
 

@@ -314,7 +314,7 @@ def test_a_handler_registered_after_the_start_fails_its_tasks_clearly(make_serve
 @pytest.mark.parametrize(
     "overrides, message",
     [
-        ({"pool": "proc"}, 'pool must be one of thread, process, got "proc"'),
+        ({"pool": "proc"}, 'pool must be one of thread, process, asyncio, auto, got "proc"'),
         ({"max_tasks_per_child": 5}, "max tasks per child needs the process pool"),
         ({"pool": "process", "max_tasks_per_child": 0}, "max tasks per child"),
     ],
@@ -336,7 +336,7 @@ def test_taskworker_names_a_bad_pool(redis_url):
         taskworker("--pool", "proc"), cwd=ROOT, env=worker_env(redis_url), capture_output=True, text=True, timeout=60
     )
     assert done.returncode != 0
-    assert 'taskworker --pool: pool must be one of thread, process, got "proc"' in done.stderr
+    assert 'taskworker --pool: pool must be one of thread, process, asyncio, auto, got "proc"' in done.stderr
 
 
 @pytest.fixture

@@ -22,12 +22,14 @@ DONE_KEY = "test:done"  # crash_tasks.DONE_KEY (not imported: it would register 
 
 
 def start_worker(
-    processes: list[subprocess.Popen], redis_url: str, queue: str, log: Path, concurrency: int = 4
+    processes: list[subprocess.Popen], redis_url: str, queue: str, log: Path, concurrency: int = 4, pool: str = "thread"
 ) -> subprocess.Popen:
     return start_taskworker(
         processes,
         redis_url,
         log,
+        "--pool",
+        pool,
         "--queues",
         queue,
         "--concurrency",
@@ -48,16 +50,21 @@ def logs(path: Path) -> str:
     return "\n".join(f"--- {f.name}\n{f.read_text(errors='replace')[-4000:]}" for f in sorted(path.glob("*.log")))
 
 
+#: Each pool with the handler it runs here: the thread pool a sync one, the asyncio pool a coroutine.
+ON_EACH_POOL = pytest.mark.parametrize(("pool", "task_type"), [("thread", TASK), ("asyncio", "test:arecord")])
+
+
 @pytest.mark.slow
-def test_sigkilled_worker_loses_no_task(r: redis.Redis, redis_url: str, processes, tmp_path: Path):
+@ON_EACH_POOL
+def test_sigkilled_worker_loses_no_task(r: redis.Redis, redis_url: str, processes, tmp_path: Path, pool, task_type):
     inspector = Inspector(redis_url)
     client = Client(redis_url)
     try:
-        victim = start_worker(processes, redis_url, "crash", tmp_path / "victim.log")
-        survivor = start_worker(processes, redis_url, "crash", tmp_path / "survivor.log")
+        victim = start_worker(processes, redis_url, "crash", tmp_path / "victim.log", pool=pool)
+        survivor = start_worker(processes, redis_url, "crash", tmp_path / "survivor.log", pool=pool)
         wait_for(lambda: servers_up(inspector, [victim, survivor]), timeout=30, what="both workers up")
 
-        infos = client.enqueue_many([(TASK, {"sleep": 0.1})] * 200, queue="crash")
+        infos = client.enqueue_many([(task_type, {"sleep": 0.1})] * 200, queue="crash")
         ids = {info.id for info in infos}
         assert len(ids) == 200
 

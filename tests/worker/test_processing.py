@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 import pytest
 import redis
-from worker_support import state_of, wait_for
+from worker_support import POOLS, state_of, wait_for
 
 from taskq.queues.engine import (
     DuplicateTaskError,
@@ -25,6 +25,13 @@ from taskq.queues.engine import (
     handler,
 )
 from taskq.queues.engine.clock import to_ms
+
+
+@pytest.fixture(params=POOLS)
+def worker_pool(request: pytest.FixtureRequest) -> str:
+    """Every test of this module runs on the thread pool and on the asyncio pool (tests/worker/conftest.py)."""
+    return str(request.param)
+
 
 Q = "default"
 

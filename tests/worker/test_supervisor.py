@@ -41,11 +41,13 @@ def children_serving(inspector: Inspector, supervisor: subprocess.Popen, count: 
     return pids if len(pids) == count else []
 
 
-def start_supervisor(processes, redis_url: str, log: Path, count: str = "2") -> subprocess.Popen:
+def start_supervisor(processes, redis_url: str, log: Path, count: str = "2", pool: str = "thread") -> subprocess.Popen:
     return start_taskworker(
         processes,
         redis_url,
         log,
+        "--pool",
+        pool,
         "--processes",
         count,
         "--queues",
@@ -58,13 +60,16 @@ def start_supervisor(processes, redis_url: str, log: Path, count: str = "2") -> 
 
 
 @pytest.mark.slow
-def test_two_processes_serve_restart_and_stop(r: redis.Redis, redis_url: str, processes, tmp_path: Path):
+@pytest.mark.parametrize(("pool", "task_type"), [("thread", "test:record"), ("asyncio", "test:arecord")])
+def test_two_processes_serve_restart_and_stop(
+    r: redis.Redis, redis_url: str, processes, tmp_path: Path, pool, task_type
+):
     log = tmp_path / "supervisor.log"
     with Inspector(redis_url) as inspector, Client(redis_url) as client:
-        supervisor = start_supervisor(processes, redis_url, log)
+        supervisor = start_supervisor(processes, redis_url, log, pool=pool)
         first = wait_for(lambda: children_serving(inspector, supervisor, 2), timeout=60, what="two worker processes")
 
-        infos = client.enqueue_many([("test:record", {"sleep": 0})] * 40, queue="sup")
+        infos = client.enqueue_many([(task_type, {"sleep": 0})] * 40, queue="sup")
         wait_for(lambda: r.scard(DONE_KEY) == 40, timeout=30, what="40 tasks done")
         assert {m.decode() for m in r.smembers(DONE_KEY)} == {i.id for i in infos}
 

@@ -17,6 +17,10 @@ from taskq.worker.server import Server
 # One way to wait, shared by every suite that runs workers.
 from tests.waiting import WAIT, state_of, wait_for  # noqa: F401 - the suites import them from here
 
+#: The pools a module's tests run on when it parametrises ``worker_pool`` (see conftest.py): each test then holds
+#: on the thread pool and on the asyncio pool (worker/asyncio_pool/).
+POOLS = ("thread", "asyncio")
+
 
 @contextmanager
 def running_servers() -> Iterator[Callable[[Server], Server]]:

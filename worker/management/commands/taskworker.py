@@ -66,8 +66,15 @@ class Command(BaseCommand):
         parser.add_argument(
             "--pool",
             default="thread",
-            help="where handlers run: 'thread' (default; async handlers on an event loop) or "
-            "'process' (child processes, stopped for real on timeout or cancel)",
+            help="where handlers run: 'thread' (default; async handlers on an event loop), "
+            "'process' (child processes, stopped for real on timeout or cancel), 'asyncio' (fetch, async handlers "
+            "and acks on one event loop; sync handlers on its threads) or 'auto' ('asyncio' when every handler is "
+            "async, else 'thread')",
+        )
+        parser.add_argument(
+            "--event-loop",
+            default="asyncio",
+            help="with --pool asyncio: the event loop, 'asyncio' (default) or 'uvloop' (pip install 'taskq[uvloop]')",
         )
         parser.add_argument(
             "--max-tasks-per-child",
@@ -161,6 +168,7 @@ class Command(BaseCommand):
             strict=options["strict"],
             concurrency=options["concurrency"],
             pool=options["pool"],
+            event_loop=options["event_loop"],
             max_tasks_per_child=options["max_tasks_per_child"],
             prefetch=options["prefetch"],
             fetch_on_ack=options["fetch_on_ack"],
@@ -179,6 +187,7 @@ TASKQ_ONLY = {
     "processes": ("1", "the supervisor of several processes is taskq's"),
     "pool": ("thread", "the process pool writes through taskq's fenced leases, which asynq's keys do not have"),
     "max_tasks_per_child": (None, "it belongs to the process pool"),
+    "event_loop": ("asyncio", "it belongs to taskq's asyncio pool"),
     "prefetch": (None, "asynq leases one task per free slot"),
     "fetch_on_ack": (None, "asynq acknowledges each task by itself"),
     "ack_linger": (None, "asynq acknowledges each task by itself"),
