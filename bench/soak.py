@@ -520,7 +520,8 @@ def main(argv: list[str] | None = None) -> None:
     report["verdicts"] = verdicts | {"traffic": not report["traffic"]["errors"]}
     (args.out / "report.json").write_text(json.dumps(report, indent=2))
     print(json.dumps(report, indent=2))
-    print(f"soak: {'every verdict holds' if all(report['verdicts'].values()) else 'a verdict FAILED'} ({args.out})")
+    held = "every verdict holds" if all(report["verdicts"].values()) else "a verdict FAILED"
+    print(f"soak: {held} ({args.out})", file=sys.stderr)  # stdout's last lines stay the JSON report
     sys.exit(0 if all(report["verdicts"].values()) else 1)
 
 
