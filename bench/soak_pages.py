@@ -34,7 +34,7 @@ T = TypeVar("T")
 
 
 def subscriptions(count: int, queues: list[str]) -> list[dict[str, Any]]:
-    """The mix of pages, per ten sockets: five queue pages (the soak's queues in turn, each on a tab in turn),
+    """The mix of pages, per ten sockets: five queue pages (each queue on each tab, in turn),
     three dashboards, one servers page, one page live for its summary bar only. Every other page follows the
     summary bar too, as the console's pages do."""
     tabs = ("pending", "completed", "scheduled", "retry", "archived")
@@ -42,8 +42,8 @@ def subscriptions(count: int, queues: list[str]) -> list[dict[str, Any]]:
     for i in range(count):
         slot = i % 10
         if slot < 5:
-            n = i // 2
-            tab = {"state": tabs[n % len(tabs)], "page": 1, "size": 20}
+            n = i // 10 * 5 + slot  # the n-th queue page: every (queue, tab) pair in turn
+            tab = {"state": tabs[n // len(queues) % len(tabs)], "page": 1, "size": 20}
             page: dict[str, Any] = {"scope": "queue", "queue": queues[n % len(queues)], "tab": tab}
         elif slot < 8:
             page = {"scope": "dashboard"}
