@@ -20,7 +20,8 @@ What runs (everything started and stopped by this script):
   the soak runs).
 
 Every --interval seconds (10 s; at most a twentieth of a short run) it records the worker's RSS (the supervisor
-and each child, and their sum), the console's and the scheduler's RSS, Redis's ``used_memory``, the open file
+and each child, and their sum), the console's and the scheduler's RSS, Redis's ``used_memory`` (and, not judged,
+the part of it its event streams take: they grow to their cap at each queue's own pace), the open file
 descriptors of the worker (all its processes) and of the console, Redis's ``connected_clients``, and the sockets
 each process holds (all of them, and those connected to Redis), into ``samples.csv`` and ``samples.json`` under
 --out, and draws them as one PNG (``soak.png``, ``bench/soak_chart.py`` under ``BENCH_PEERS_PYTHON``'s
@@ -43,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import ctypes
 import json
 import os
 import random
@@ -80,7 +82,7 @@ PEERS_PYTHON = os.environ.get("BENCH_PEERS_PYTHON", "/tmp/bench-peers-venv/bin/p
 PANELS = [
     ("Worker RSS (supervisor, each child, sum)", "MiB", ["worker_rss"]),
     ("Console and scheduler RSS", "MiB", ["console_rss", "scheduler_rss"]),
-    ("Redis used_memory", "MiB", ["redis_used_memory"]),
+    ("Redis used_memory, and the part of it its event streams take", "MiB", ["redis_used_memory", "redis_streams"]),
     ("Open file descriptors", "count", ["worker_fds", "console_fds"]),
     (
         "Connections",
@@ -154,6 +156,12 @@ def process_figures(name: str, pids: list[int], redis_port: int) -> dict[str, in
     return row
 
 
+def die_with_parent() -> None:
+    """In a child, before it runs: SIGTERM it when the soak dies, even by SIGKILL (a smoke run's timeout), so that
+    no worker, scheduler or Redis of a soak outlives it (Linux's PR_SET_PDEATHSIG)."""
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+
+
 class Stack:
     """The soak's processes: Redis (unless given), the console, the worker and the scheduler."""
 
@@ -170,7 +178,7 @@ class Stack:
         command = ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", ""]
         command += ["--appendonly", "no", "--logfile", ""]  # the log on stdout, into redis.log
         log = open(self.out / "redis.log", "wb")
-        self.redis_server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        self.redis_server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
         if not accepting(self.redis_server, self.redis_port, 20):
             sys.exit(f"redis-server did not start:\n{(self.out / 'redis.log').read_text()}")
 
@@ -180,7 +188,6 @@ class Stack:
     def start(self, cookie_out: list[str]) -> None:
         """The console (with its viewer account), the worker and the scheduler; their logs under --out."""
         self.processes["console"] = start_console(self.url, self.args.port, self.workdir)
-        cookie_out.append(session_cookie(self.url, self.workdir))
         manage = [sys.executable, "manage.py"]
         weights = ",".join(f"{q}=1" for q in QUEUES)
         worker = ["taskworker", "--queues", weights, "--processes", "2", "--import", "bench.soak_tasks"]
@@ -188,8 +195,14 @@ class Stack:
         for name, command in (("worker", worker), ("scheduler", scheduler)):
             log = open(self.out / f"{name}.log", "wb")
             self.processes[name] = subprocess.Popen(
-                [*manage, *command], cwd=REPO, env=self.env(), stdout=log, stderr=subprocess.STDOUT
+                [*manage, *command],
+                cwd=REPO,
+                env=self.env(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=die_with_parent,
             )
+        cookie_out.append(session_cookie(self.url, self.workdir))  # while the worker starts
 
     def pids(self, name: str) -> list[int]:
         process = self.processes.get(name)
@@ -197,23 +210,21 @@ class Stack:
             return []
         return [process.pid, *descendants(process.pid)]
 
-    def stop(self, name: str) -> int | None:
-        """SIGTERM and wait (a worker's graceful shutdown); the exit status."""
-        process = self.processes.get(name)
-        if process is None:
-            return None
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
+    def stop(self, *names: str) -> None:
+        """SIGTERM to each, then wait for each (a worker's graceful shutdown), killing one still up after 30 s."""
+        processes = [self.processes[name] for name in names if name in self.processes]
+        for process in processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in processes:
             try:
                 process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-        return process.returncode
 
     def stop_all(self) -> None:
-        for name in ("scheduler", "worker", "console"):
-            self.stop(name)
+        self.stop("scheduler", "worker", "console")
         if (self.workdir / "daphne.log").exists():
             shutil.copy(self.workdir / "daphne.log", self.out / "console.log")
         if self.redis_server is not None:
@@ -299,6 +310,7 @@ class Sampler:
             "redis_used_memory": info["used_memory"],
             "redis_rss": info["used_memory_rss"],
             "redis_clients": info["connected_clients"],
+            "redis_streams": streams_memory(self.conn),
             "enqueued": self.traffic.enqueued,
         }
         return row
@@ -334,10 +346,15 @@ def growth(rows: list[dict[str, Any]], warmup: float, end: float, limit: float) 
     return verdict
 
 
+def streams_memory(conn: redis.Redis) -> int:
+    """MEMORY USAGE of every stream key (the queues' event streams): a log that grows until its cap."""
+    return sum(int(conn.memory_usage(k, samples=0) or 0) for k in conn.scan_iter(count=1000, _type="stream"))
+
+
 def redis_figures(conn: redis.Redis) -> dict[str, int]:
-    """used_memory and its parts, and the memory of the event streams (MEMORY USAGE of every stream key)."""
+    """used_memory and its parts, and the memory of the event streams."""
     info = conn.info("memory")
-    streams = sum(int(conn.memory_usage(k, samples=0) or 0) for k in conn.scan_iter(count=1000, _type="stream"))
+    streams = streams_memory(conn)
     figures = {k: int(info[k]) for k in ("used_memory", "used_memory_dataset", "used_memory_overhead")}
     figures |= {"used_memory_scripts": int(info.get("used_memory_scripts", 0)), "streams": streams}
     figures["keys"] = int(conn.dbsize())
@@ -500,6 +517,7 @@ def write_samples(args: argparse.Namespace, rows: list[dict[str, Any]], end: flo
 def main(argv: list[str] | None = None) -> None:
     args = arguments(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stopped: still stop what it started
     os.environ |= {
         "TASKS_EVENT_STREAM_MAXLEN": str(args.stream_maxlen),
         "TASKS_JANITOR_SECONDS": str(args.janitor),

@@ -62,6 +62,7 @@ class Smoke:
     ports: int = 0  # free ports to append as --port
     requires: Path | None = None  # a path that must exist, else the run is skipped (a peer outside Python)
     env: dict[str, str] = field(default_factory=dict)
+    timeout: float = 110.0  # seconds the run may take
     exits: tuple[int, ...] = (0,)  # exit statuses of a run that went through (a soak's failed verdict is 1)
 
 
@@ -310,11 +311,11 @@ SMOKES = [
         [
             "bench/soak.py",
             "--seconds",
-            "20",
+            "10",
             "--pages",
             "5",
             "--retention",
-            "4",
+            "2",
             "--redis",
             "<redis>",
             "--chart-python",
@@ -325,6 +326,7 @@ SMOKES = [
         needs=("matplotlib",),
         ports=1,
         exits=(0, 1),
+        timeout=180.0,  # starts five processes and waits out a retention: 60-90 s on a busy machine
     ),
     Smoke(
         "metrics_scrape",
@@ -390,7 +392,7 @@ def test_bench_runs_at_a_tiny_size(smoke: Smoke, redis_client: Any, redis_url: s
         **smoke.env,
     }
     done = subprocess.run(
-        [sys.executable, *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=110, check=False
+        [sys.executable, *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=smoke.timeout, check=False
     )
     assert done.returncode in smoke.exits, f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
     smoke.check(done.stdout, tmp_path)
