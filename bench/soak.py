@@ -85,10 +85,11 @@ PANELS = [
     ("Redis used_memory, and the part of it its event streams take", "MiB", ["redis_used_memory", "redis_streams"]),
     ("Open file descriptors", "count", ["worker_fds", "console_fds"]),
     (
-        "Connections",
+        "Sockets held (the console's: one per live page, and its Redis connections)",
         "count",
-        ["redis_clients", "worker_sockets", "console_sockets", "worker_redis_conns", "console_redis_conns"],
+        ["worker_sockets", "console_sockets"],
     ),
+    ("Connections to Redis", "count", ["redis_clients", "worker_redis_conns", "console_redis_conns"]),
 ]
 JUDGED = ["worker_rss", "console_rss", "scheduler_rss", "redis_used_memory", "worker_fds", "console_fds"] + [
     "redis_clients",
@@ -432,6 +433,7 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=6452, help="the console's port (6452)")
     parser.add_argument("--out", type=Path, help="folder of the samples, chart, logs (bench/results/soak-<time>)")
     parser.add_argument("--chart-python", default=PEERS_PYTHON, help="a Python with matplotlib")
+    parser.add_argument("--redraw", type=Path, metavar="FOLDER", help="only draw that soak's chart again")
     args = parser.parse_args(argv)
     args.duration = args.seconds or (args.hours * 3600 if args.hours else args.minutes * 60)
     args.warmup = args.warmup if args.warmup is not None else min(300.0, args.duration / 6)
@@ -496,17 +498,26 @@ def write_samples(args: argparse.Namespace, rows: list[dict[str, Any]], end: flo
         writer = csv.DictWriter(fh, columns)
         writer.writeheader()
         writer.writerows(rows)
+    title = f"taskq soak: {args.duration / 60:g} min at ~{args.rate:g} tasks/s, {args.pages} live pages"
+    doc = {"title": title, "warmup_s": args.warmup, "traffic_end_s": end, "panels": panels(columns), "samples": rows}
+    (args.out / "samples.json").write_text(json.dumps(doc))
+    return draw(args.chart_python, args.out)
+
+
+def panels(columns: list[str]) -> list[dict[str, Any]]:
+    """The chart's panels (``PANELS``), the worker's with a line per process."""
     worker = sorted(c for c in columns if c.startswith("worker_rss_"))
-    panels = [
+    return [
         {"title": title, "unit": unit, "series": series + (worker if series == ["worker_rss"] else [])}
         for title, unit, series in PANELS
     ]
-    title = f"taskq soak: {args.duration / 60:g} min at ~{args.rate:g} tasks/s, {args.pages} live pages"
-    doc = {"title": title, "warmup_s": args.warmup, "traffic_end_s": end, "panels": panels, "samples": rows}
-    (args.out / "samples.json").write_text(json.dumps(doc))
-    chart = args.out / "soak.png"
+
+
+def draw(python: str, folder: Path) -> dict[str, Any]:
+    """``folder``/soak.png from its samples.json, by ``soak_chart.py`` under ``python``; the outcome."""
+    chart = folder / "soak.png"
     done = subprocess.run(
-        [args.chart_python, str(REPO / "bench" / "soak_chart.py"), str(args.out / "samples.json"), str(chart)],
+        [python, str(REPO / "bench" / "soak_chart.py"), str(folder / "samples.json"), str(chart)],
         capture_output=True,
         text=True,
         check=False,
@@ -514,8 +525,22 @@ def write_samples(args: argparse.Namespace, rows: list[dict[str, Any]], end: flo
     return {"path": str(chart), "ok": done.returncode == 0 and chart.exists(), "stderr": done.stderr[-1500:]}
 
 
+def redraw(python: str, folder: Path) -> None:
+    """Draw a finished soak's samples again with today's panels (``--redraw FOLDER``)."""
+    doc = json.loads((folder / "samples.json").read_text())
+    doc["panels"] = panels(list(dict.fromkeys(c for row in doc["samples"] for c in row)))
+    (folder / "samples.json").write_text(json.dumps(doc))
+    outcome = draw(python, folder)
+    if not outcome["ok"]:
+        sys.exit(outcome["stderr"])
+    print(outcome["path"])
+
+
 def main(argv: list[str] | None = None) -> None:
     args = arguments(argv)
+    if args.redraw:
+        redraw(args.chart_python, args.redraw)
+        return
     args.out.mkdir(parents=True, exist_ok=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stopped: still stop what it started
     os.environ |= {

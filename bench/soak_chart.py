@@ -42,7 +42,7 @@ def draw(doc: dict[str, Any], out: Path) -> None:
         axis.set_ylabel(panel["unit"])
         axis.set_ylim(bottom=0)
         axis.grid(True, alpha=0.3)
-        axis.legend(fontsize=7, loc="lower right", ncol=3)
+        axis.legend(fontsize=7, loc="best", ncol=3)
     axes[-1, 0].set_xlabel("minutes since the traffic started")
     figure.suptitle(doc["title"], fontsize=11)
     figure.tight_layout()
