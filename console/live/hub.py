@@ -350,7 +350,11 @@ class LiveHub:
         """Send the server registry to the servers pages when it changed (or ``SERVERS_REFRESH`` passed)."""
         if not self.watching(SERVERS):
             return
-        snapshot = await self.servers_snapshot()
+        # Warned, as the other reads of a round are, while Redis is away: the next round reads again.
+        self._servers_read_at = time.monotonic()
+        snapshot = await read_or_warn("the servers", servers_snapshot, self.inspector())
+        if snapshot is None:
+            return
         encoded = json.dumps(snapshot, sort_keys=True)
         if encoded != self._servers_json:
             self._servers_json = encoded

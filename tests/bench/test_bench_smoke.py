@@ -65,6 +65,8 @@ class Smoke:
     ports: int = 0  # free ports to append as --port
     requires: Path | None = None  # a path that must exist, else the run is skipped (a peer outside Python)
     env: dict[str, str] = field(default_factory=dict)
+    timeout: float = 110.0  # seconds the run may take
+    exits: tuple[int, ...] = (0,)  # exit statuses of a run that went through (a soak's failed verdict is 1)
 
 
 def last_json(stdout: str) -> dict[str, Any]:
@@ -99,6 +101,17 @@ def prints(*texts: str) -> Callable[[str, Path], None]:
             assert text in stdout, f"{text!r} not in the output:\n{stdout[-3000:]}"
 
     return check
+
+
+def soak_wrote(stdout: str, folder: Path) -> None:
+    """The soak's check: it judged every verdict and wrote its samples, report and chart (a run of seconds
+    judges nothing: its verdicts are not asserted)."""
+    report = last_json(stdout)
+    assert set(report["verdicts"]) == {"growth", "logs", "pages", "memory", "chart", "traffic"}, report["verdicts"]
+    assert report["pages"]["pages"] == 5 and report["chart"]["ok"], report
+    header = (folder / "soak" / "samples.csv").read_text().splitlines()[0].split(",")
+    assert {"worker_rss", "console_rss", "redis_used_memory", "worker_fds", "redis_clients"} <= set(header), header
+    assert (folder / "soak" / "soak.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def results_hold(*rows: str) -> Callable[[str, Path], None]:
@@ -318,6 +331,29 @@ SMOKES = [
         ports=1,
     ),
     Smoke(
+        "soak",
+        # A soak of seconds on the test's database, its chart drawn by the peers' venv's matplotlib.
+        [
+            "bench/soak.py",
+            "--seconds",
+            "10",
+            "--pages",
+            "5",
+            "--retention",
+            "2",
+            "--redis",
+            "<redis>",
+            "--chart-python",
+            "<peers>",
+        ],  # fmt: skip
+        ("soak.py", "soak_pages.py", "soak_tasks.py", "soak_chart.py"),
+        soak_wrote,
+        needs=("matplotlib",),
+        ports=1,
+        exits=(0, 1),
+        timeout=180.0,  # starts five processes and waits out a retention: 60-90 s on a busy machine
+    ),
+    Smoke(
         "metrics_scrape",
         ["bench/metrics_scrape.py", "--queues", "2", "--tasks", "5", "--rounds", "2"],
         ("metrics_scrape.py",),
@@ -377,6 +413,8 @@ def test_bench_runs_at_a_tiny_size(smoke: Smoke, redis_client: Any, redis_url: s
     if smoke.requires is not None and not smoke.requires.exists():
         missing(f"{smoke.requires} is missing ($BENCH_BULLMQ_DIR)")
     argv = [peers_python if arg == "<peers>" else redis_url if arg == "<redis>" else arg for arg in smoke.argv]
+    if argv[0] == "bench/soak.py":
+        argv += ["--out", str(tmp_path / "soak")]
     if argv[0] == "bench/run.py" or argv[:2] in (["-m", "bench.run_work"], ["-m", "bench.run_ceiling"]):
         argv += ["--results-dir", str(tmp_path / "results")]
     for _ in range(smoke.ports):
@@ -391,7 +429,7 @@ def test_bench_runs_at_a_tiny_size(smoke: Smoke, redis_client: Any, redis_url: s
         **smoke.env,
     }
     done = subprocess.run(
-        [sys.executable, *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=110, check=False
+        [sys.executable, *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=smoke.timeout, check=False
     )
-    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+    assert done.returncode in smoke.exits, f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
     smoke.check(done.stdout, tmp_path)
