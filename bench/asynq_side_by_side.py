@@ -73,6 +73,7 @@ def drain_one(side: str, n: int, concurrency: int) -> dict[str, Any]:
         for worker in workers:
             stop(worker)
     result.pop("cpu_cores", None)
+    result.pop("cpu_us_per_task", None)
     spent = difference(stats0, commandstats(conn))
     spent.pop("llen", None)  # the bench's own polling
     result["redis_command_usec_per_task"] = round(sum(usec for _, usec in spent.values()) / total, 1)

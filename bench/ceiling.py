@@ -21,7 +21,7 @@ import threading
 import time
 from typing import Any
 
-from .common import connect, cpu_seconds, emit, flush, rate, redis_pid
+from .common import connect, cpu_seconds, emit, flush, per_task, rate, redis_pid
 from .work import COUNTER, KINDS, run, run_async
 
 WARM_UP_CALLS = 5  # per thread or task, untimed: each opens its connection before the clock starts
@@ -85,7 +85,9 @@ def measure(n: int, concurrency: int, use_async: bool, kind: str) -> dict[str, A
         elapsed = asyncio.run(async_ceiling(kind, calls_each, concurrency))
     else:
         elapsed = sync_ceiling(kind, calls_each, concurrency)
-    cores = {pid: round((cpu_seconds(pid) - cpu0[pid]) / elapsed, 2) for pid in cpu0}
+    spent = {pid: cpu_seconds(pid) - cpu0[pid] for pid in cpu0}
+    cores = {pid: round(s / elapsed, 2) for pid, s in spent.items()}
+    per = per_task(spent, total)
     if kind == "incr":
         counted = int(conn.get(COUNTER) or 0)
         expected = total + WARM_UP_CALLS * concurrency
@@ -98,6 +100,8 @@ def measure(n: int, concurrency: int, use_async: bool, kind: str) -> dict[str, A
         "how": f"{concurrency} asyncio tasks on one loop" if use_async else f"{concurrency} threads, one process",
         **rate(total, elapsed),
         "cpu_cores": {"worker": cores.get(me), "redis": cores.get(rpid) if rpid else None},
+        "worker_cpu_us_per_task": per.get(me),
+        "redis_cpu_us_per_task": per.get(rpid) if rpid else None,
     }
 
 

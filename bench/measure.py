@@ -17,7 +17,7 @@ from typing import Any
 
 import redis
 
-from .common import LATENCY_LIST, REPO, cpu_seconds, flush, rate, redis_pid
+from .common import LATENCY_LIST, REPO, cpu_seconds, flush, per_task, rate, redis_pid
 
 
 def stop(proc: subprocess.Popen, sig_first: int = 15, grace: float = 15.0) -> None:
@@ -106,8 +106,9 @@ def wait_drained(
         time.sleep(poll * 5)
         left = remaining()
     elapsed = time.perf_counter() - t_start
-    cpu = {pid: round((cpu_seconds(pid) - cpu0[pid]) / elapsed, 2) for pid in pids}
-    return {**rate(at_start, elapsed), "cpu_cores": cpu}
+    spent = {pid: cpu_seconds(pid) - cpu0[pid] for pid in pids}
+    cpu = {pid: round(s / elapsed, 2) for pid, s in spent.items()}
+    return {**rate(at_start, elapsed), "cpu_cores": cpu, "cpu_us_per_task": per_task(spent, at_start)}
 
 
 def drain(
@@ -126,6 +127,8 @@ def drain(
     finally:
         stop(worker, sig_first=stop_signal)
     result["cpu_cores"] = {"worker": result["cpu_cores"].get(worker.pid), "redis": result["cpu_cores"].get(rpid)}
+    per = result.pop("cpu_us_per_task")
+    result["worker_cpu_us_per_task"], result["redis_cpu_us_per_task"] = per.get(worker.pid), per.get(rpid)
     return result
 
 

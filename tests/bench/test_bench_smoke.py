@@ -147,6 +147,13 @@ SMOKES = [
         has_keys("exporter.events_per_s", "analytics.events_per_s", "analytics.seconds", "analytics.rollup_rows"),
     ),
     Smoke(
+        "taskq_bench-process-async",
+        ["-m", "bench.taskq_bench", "process", "-n", "300", "--concurrency", "8", "--work", "incr", "--async"]
+        + ["--worker-arg=--pool", "--worker-arg=asyncio"],
+        ("taskq_bench.py",),
+        has_keys("tasks_per_s", "cpu_cores.worker", "worker_cpu_us_per_task", "redis_cpu_us_per_task"),
+    ),
+    Smoke(
         "run-taskq-rq",
         [*TINY_RUN, "--only", "taskq,rq", "--peers-python", sys.executable],
         ("run.py", "taskq_bench.py", "peers/__main__.py", "peers/rq_peer.py"),
