@@ -15,6 +15,7 @@ from .task_state import NOW_MS, Q, counts, event, task
 
 UNIQUE = Q.unique("email", "d41d8cd98f00b204e9800998ecf8427e")
 OTHER_QUEUE = "tq:{other}:pending"  # another queue's key: no script may touch it
+BARRIER = Q.barrier("call-1")
 
 
 def placed(
@@ -49,6 +50,12 @@ PENDING_A = {  # "a" enqueued into an empty queue
     Q.type_counts: counts(pending__email=1),
     Q.events: Stream([event("a", "", "pending")]),
 }
+SCHEDULED_A = {  # "a" enqueued into an empty queue, due 1 ms from now
+    Q.task("a"): task("scheduled"),
+    Q.scheduled: ZSet({"a": NOW_MS + 1}),
+    Q.type_counts: counts(scheduled__email=1),
+    Q.events: Stream([event("a", "", "scheduled")]),
+}
 ATTACHED = {Q.event_offset: Hash({"committed": "0-0", "cap": "1000"})}  # an exporter reads the queue's stream
 STREAM_X = {Q.events: Stream([event("x", "", "pending")])}  # a queue that is not new: its stream holds an event
 PENDING_A_AFTER_X = {  # "a" enqueued into that queue
@@ -82,12 +89,7 @@ LOCKED = {
         "process time in the future is scheduled",
         {},
         enqueue(placed("a", at=NOW_MS + 1)),
-        after={
-            Q.task("a"): task("scheduled"),
-            Q.scheduled: ZSet({"a": NOW_MS + 1}),
-            Q.type_counts: counts(scheduled__email=1),
-            Q.events: Stream([event("a", "", "scheduled")]),
-        },
+        after=SCHEDULED_A,
     ),
     Case(
         "unique takes its lock with a ttl",
@@ -172,6 +174,76 @@ def test_enqueue(r, redis_url, case):
     run_case(r, redis_url, case)
 
 
+# One task with an id the client made, no unique key, due now and no barrier: the script's short path, which must
+# write exactly what the general path writes; with anything else, or an exporter attached, it takes the general path.
+@cases(
+    Case(
+        "one fresh task into a queue with a stream is not new",
+        STREAM_X,
+        enqueue(placed("a", fresh=True)),
+        returns=False,
+        after=PENDING_A_AFTER_X,
+    ),
+    Case(
+        "one fresh task behind what is pending",
+        EXISTING,
+        enqueue(placed("b", fresh=True, task_type="sms")),
+        after={
+            **EXISTING,
+            Q.task("b"): task("pending", type="sms"),
+            Q.pending: ["b", "a"],
+            Q.type_counts: counts(pending__email=1, pending__sms=1),
+            Q.events: Stream([event("b", "", "pending", type="sms")]),
+        },
+    ),
+    Case(
+        "one fresh task names its actor in the event",
+        {},
+        lambda t: t.enqueue("default", [placed("a", fresh=True)], actor="w1"),
+        after=PENDING_A | {Q.events: Stream([event("a", "", "pending", worker="w1")])},
+    ),
+    Case(
+        "one fresh task with an exporter attached and no stream: the queue is new, its event written once",
+        ATTACHED,
+        enqueue(placed("a", fresh=True)),
+        after=ATTACHED | PENDING_A,
+    ),
+    Case(
+        "one fresh task with an exporter attached and a stream",
+        ATTACHED | STREAM_X,
+        enqueue(placed("a", fresh=True)),
+        returns=False,
+        after=ATTACHED | PENDING_A_AFTER_X,
+    ),
+    Case(
+        "one fresh task due later is scheduled",
+        {},
+        enqueue(placed("a", at=NOW_MS + 1, fresh=True)),
+        after=SCHEDULED_A,
+    ),
+    Case(
+        "one fresh unique task takes its lock",
+        {},
+        enqueue(placed("a", unique=UNIQUE, ttl_ms=60_000, fresh=True)),
+        after=PENDING_A | {Q.task("a"): task("pending", unique=UNIQUE), UNIQUE: Volatile("a")},
+    ),
+    Case(
+        "one fresh unique task whose lock is held is refused",
+        LOCKED,
+        enqueue(placed("a", unique=UNIQUE, ttl_ms=1000, fresh=True)),
+        returns=Refusal("DUPLICATE", 0),
+    ),
+    Case(
+        "one fresh task behind a barrier set is refused",
+        {BARRIER: Volatile("1")},
+        lambda t: t.enqueue("default", [placed("a", fresh=True)], barrier="call-1"),
+        raises=FailedPreconditionError,
+    ),
+)
+def test_enqueue_one_fresh_task(r, redis_url, case):
+    run_case(r, redis_url, case)
+
+
 @cases(
     Case("existing id", EXISTING, enqueue(placed("a")), returns=Refusal("CONFLICT", 0)),
     Case(
@@ -210,9 +282,6 @@ def test_enqueue(r, redis_url, case):
 )
 def test_enqueue_refused(r, redis_url, case):
     run_case(r, redis_url, case)
-
-
-BARRIER = Q.barrier("call-1")
 
 
 @cases(
