@@ -19,6 +19,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "postgres": ("psycopg",),
     "django-tasks": ("django_tasks",),
     "uvloop": ("uvloop",),
+    "otel": ("opentelemetry",),
 }
 
 
