@@ -133,3 +133,15 @@ def processes() -> Iterator[list[subprocess.Popen]]:
     yield procs
     for proc in procs:
         kill_process(proc)
+
+
+@pytest.fixture
+def spans() -> Iterator[Any]:
+    """The in-memory exporter of the process's OpenTelemetry SDK (tests/tracing/spans.py), empty at the start of
+    the test: ``spans.get_finished_spans()`` lists the spans ended since."""
+    from tests.tracing.spans import process_exporter  # optional: the SDK, which only the tracing tests need
+
+    exporter = process_exporter()
+    exporter.clear()
+    yield exporter
+    exporter.clear()
