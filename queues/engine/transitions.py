@@ -18,6 +18,7 @@ from .enqueue_replies import enqueued, enqueued_or_refused
 from .failures import Failure, bounded
 from .keys import DEFAULT_PREFIX, Keys, QueueKeys
 from .message import TaskMessage
+from .operator_trace import NO_MARK, OperatorMark
 from .scripts import Script, script
 from .settings import DEFAULTS, TaskqSettings
 
@@ -499,17 +500,34 @@ class Transitions:
             "delete_task", q, actor, [q.pending, q.scheduled, q.retry, q.archived, q.completed, q.waiting], [task_id]
         )
 
-    def run_task(self, queue: str, task_id: str, actor: str) -> Call:
+    def run_task(self, queue: str, task_id: str, actor: str, mark: OperatorMark | None = None) -> Call:
+        """``mark``: the operator's trace context to record (``operator_trace``), written only if the task's
+        options are still the ones it was built from."""
         q = self.queue(queue)
         keys = [q.pending, q.scheduled, q.retry, q.archived, q.waiting]
-        return self.transition("run_task", q, actor, keys, [task_id, self._record_ms()])
+        marked = mark.script_args() if mark is not None else NO_MARK
+        return self.transition("run_task", q, actor, keys, [task_id, self._record_ms(), *marked])
 
     def edit_task(
-        self, queue: str, task_id: str, payload: bytes, options: bytes, actor: str, task_type: str = ""
+        self,
+        queue: str,
+        task_id: str,
+        payload: bytes,
+        options: bytes,
+        actor: str,
+        task_type: str = "",
+        trace_id: str = "",
     ) -> Call:
+        """``trace_id``: that of the operator's context ``options`` carry, for the edit's event."""
         q = self.queue(queue)
-        args = [task_id, payload, options, task_type, self._record_ms()]
+        args = [task_id, payload, options, task_type, self._record_ms(), trace_id]
         return self.transition("edit_task", q, actor, [q.pending, q.retry, q.archived], args)
+
+    def cancel_task(self, queue: str, task_id: str, channel: str, message: str, mark: OperatorMark) -> Call:
+        """A cancel request that records the operator's trace context on the active task (``lua/cancel_task.lua``);
+        replies how many workers heard it."""
+        q = self.queue(queue)
+        return self.transition("cancel_task", q, "", [q.lease], [task_id, *mark.script_args(), channel, message], int)
 
     def _record_ms(self) -> int:
         """How long a task an operator acts on keeps its record once deleted (ms; see mark_kept in _lib.lua)."""

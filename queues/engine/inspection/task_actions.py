@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from .. import operator_trace
 from .. import validation as check
 from ..actions import ARCHIVABLE, DELETABLE, RUNNABLE  # the states each bulk action takes: the one action table
 from ..errors import (
@@ -25,6 +26,7 @@ from ..errors import (
 )
 from ..keys import cancel_message
 from ..message import TaskInfo, TaskMessage
+from ..operator_trace import OperatorMark
 from ..quoting import shown
 from ..sans_io import Command
 from ..transitions import Placement
@@ -122,9 +124,19 @@ class TaskActions:
         self.core.acting_on(queue, name, task_id)
         if name == "archive_task":
             call = self.ops.archive_task(queue, task_id, actor, self.queue_reads.archive_limits(queue))
+        elif name == "run_task":
+            call = self.ops.run_task(queue, task_id, actor, self._operator_mark(name, queue, task_id))
         else:
             call = getattr(self.ops, name)(queue, task_id, actor)
         self.broker.run(call)
+
+    def _operator_mark(self, name: str, queue: str, task_id: str) -> OperatorMark | None:
+        """The current trace context to record on the task (``operator_trace``), or None: no span is current (one
+        read of the task's options when there is one)."""
+        operator = operator_trace.current_headers()
+        if not operator:
+            return None
+        return operator_trace.mark(self.core.send(name, "hget", self.keys.queue(queue).task(task_id), "msg"), operator)
 
     def edit_task(
         self,
@@ -172,8 +184,13 @@ class TaskActions:
             message.max_retry = check.count(max_retry, "max_retry", 0, check.MAX_RETRY_LIMIT, op)
         if timeout is not None:
             message.timeout = check.seconds(timeout, "timeout", op)
+        operator = operator_trace.current_headers()
+        if operator:
+            message.headers = operator_trace.with_operator_headers(message.headers, operator)
         if target == queue:
-            self.broker.run(self.ops.edit_task(queue, task_id, data, message.encode_options(), actor, new_type))
+            trace = operator_trace.trace_id(operator.get(operator_trace.OPERATOR_TRACEPARENT))
+            call = self.ops.edit_task(queue, task_id, data, message.encode_options(), actor, new_type, trace)
+            self.broker.run(call)
         else:
             self._move_edited(message, queue, actor)
         try:
@@ -211,6 +228,11 @@ class TaskActions:
         if task.state != "active":
             raise FailedPreconditionError(f"task {task_id} is {task.state}, not active", op="inspector.cancel_task")
         channel = self.keys.cancel_channel(self.core.database)
+        mark = self._operator_mark("cancel_task", queue, task_id)
+        if mark is not None:  # the context goes onto the task in the call that sends the request
+            return int(
+                self.broker.run(self.ops.cancel_task(queue, task_id, channel, cancel_message(queue, task_id), mark))
+            )
         return int(self.core.send("cancel_task", "publish", channel, cancel_message(queue, task_id)))
 
     def delete_all(self, actor: str, queue: str, state: str) -> int:

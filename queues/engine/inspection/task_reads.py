@@ -44,6 +44,7 @@ class TaskEvent:
     lease: str = ""  # the attempt's lease token, on the event of a start
     stream_id: str = ""  # where it is in the queue's event stream (or was, once exported)
     started: datetime | None = None  # on the event of an attempt's end: when its handler started
+    trace: str = ""  # on an operator's action: the trace id of the operator's request (operator_trace.py)
 
 
 class TaskReads:
@@ -338,6 +339,7 @@ def _event(fields: dict[bytes, bytes], stream_id: str = "") -> TaskEvent:
         text(b"lease"),
         stream_id,
         from_ms(int(fields[b"started"])) if fields.get(b"started") else None,
+        text(b"trace"),
     )
 
 

@@ -62,7 +62,7 @@ end
 local function emit(ctx, id, ttype, from, to, err)
   if not (err and err ~= "") and not trimming(ctx) then
     local actor, lease, started = ctx.actor, ctx.lease, ctx.started
-    if actor == "" and not lease and not started then
+    if actor == "" and not lease and not started and not ctx.trace then
       redis.call("XADD", ctx.events, "MAXLEN", "~", ctx.maxlen, "*", "id", id, "type", ttype, "from", from, "to", to,
         "at", ctx.at)
       return
@@ -92,6 +92,10 @@ local function emit(ctx, id, ttype, from, to, err)
   if ctx.started then  -- an attempt's end: when its handler started (ms), for the task's timeline
     fields[#fields + 1] = "started"
     fields[#fields + 1] = ctx.started
+  end
+  if ctx.trace then  -- an operator's action (operator_mark): the trace id of the operator's request
+    fields[#fields + 1] = "trace"
+    fields[#fields + 1] = ctx.trace
   end
   local trim = trimming(ctx)
   if not trim then
@@ -396,6 +400,22 @@ local function locate(ctx, id, structures, action)
   local from = structures[f[1]]
   if not from then return nil, redis.error_reply("PRECONDITION task is " .. f[1] .. ", " .. action) end
   return key, f[1], f[2], from
+end
+
+-- An operator's action on one task records the operator's trace context (operator_trace.py): the task's options
+-- (msg) as they were read (expected), the same options with the context in their headers, and its trace id, which the
+-- action's events carry (emit). The options are replaced only if they are still the ones read, so a concurrent
+-- change is never overwritten. No expected options: nothing to record. Call it after every other check of the
+-- action: it writes. Returns nil, or the error reply to return as is.
+local function operator_mark(ctx, key, expected, options, trace)
+  if not expected or expected == "" then return nil end
+  if redis.call("HGET", key, "msg") ~= expected then
+    return redis.error_reply("PRECONDITION the task's options changed while the action was taken; nothing was " ..
+      "changed, try again")
+  end
+  redis.call("HSET", key, "msg", options)
+  if trace ~= "" then ctx.trace = trace end
+  return nil
 end
 
 -- Take a task out of the active set after its fence held.

@@ -6,12 +6,15 @@
 -- ARGV[1] task key prefix    ARGV[2] now (ms)    ARGV[3] event stream max length    ARGV[4] actor    ARGV[5] id
 -- ARGV[6] payload    ARGV[7] options (msg)    ARGV[8] new task type, or "" (or absent) to keep it
 -- ARGV[9] how long its record outlives the task (ms); "0" (or absent): no record
+-- ARGV[10] the trace id of the operator's context that the options carry (operator_trace.py), or "" (or absent):
+-- the event carries it
 -- Returns "OK"; errors NOT_FOUND, PRECONDITION (any other state).
 local ctx = new_context(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local id = ARGV[5]
 local key, state, ttype, from = locate(ctx, id, {retry = KEYS[4], archived = KEYS[5]},
   "only a retry or archived task can be edited")
 if not key then return state end
+if ARGV[10] and ARGV[10] ~= "" then ctx.trace = ARGV[10] end
 redis.call("ZREM", from, id)
 mark_kept(ctx, key, "edit", ARGV[9])  -- before the HSET: the trail keeps the failure the edit answers
 redis.call("HSET", key, "payload", ARGV[6], "msg", ARGV[7], "retried", 0)
