@@ -23,6 +23,8 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
+from taskq.queues.request_trace import request_context
+
 from .errors import engine_errors, error_page
 from .permissions import OPERATE_PERMISSION, can_create, can_edit, can_view, read_only
 
@@ -51,7 +53,8 @@ def _permitted_form(allowed: Callable[[Any], bool], refusal: str) -> Callable[[V
                     message = "The console runs in read-only mode (TASKS_CONSOLE_READ_ONLY)."
                     return forbidden(request, message, "Read-only")
                 return forbidden(request, refusal)
-            return view(request, *args, **kwargs)
+            with request_context(request):  # an edit records the operator's context on the task
+                return view(request, *args, **kwargs)
 
         return cast(View, require_http_methods(["GET", "HEAD", "POST"])(login_required(engine_errors(wrapper))))
 
@@ -101,7 +104,8 @@ def operator_action(view: View) -> View:
                 "Your account may view the console but not act on queues or tasks. Operators are members of the "
                 "“Console operators” group.",
             )
-        return view(request, *args, **kwargs)
+        with request_context(request):  # an action on a task records the operator's context on it
+            return view(request, *args, **kwargs)
 
     return cast(View, require_POST(login_required(engine_errors(wrapper))))
 

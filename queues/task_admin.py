@@ -26,6 +26,7 @@ from .engine.actions import TASK_ACTIONS
 from .engine.validation import MAX_QUEUE_NAME, MAX_TASK_ID
 from .redaction_access import redact_task
 from .rendering import preview, render_bytes
+from .request_trace import request_context
 
 VIEW_PERMISSION = "taskq.view_console"
 OPERATE_PERMISSION = "taskq.operate_console"
@@ -182,7 +183,8 @@ class TaskBrowser:
             )
         data = form.cleaned_data
         queue, action = data["queue"], data["action"]
-        done, refused = self._apply(queue, action, form.task_ids)
+        with request_context(self.request):  # each task acted on records the operator's context
+            done, refused = self._apply(queue, action, form.task_ids)
         detail = f"{len(done)} done" + (f"; refused: {'; '.join(refused)}" if refused else "") + " (admin)"
         record_action(self.request.user, action_name(action, "task"), queue=queue, task_ids=done, detail=detail)
         if done:

@@ -33,6 +33,7 @@ from taskq.queues.engine import ValidationError as EngineValidationError
 from taskq.queues.engine.errors import FormatUnsupportedError
 from taskq.queues.engine.quoting import shown
 from taskq.queues.models import ApiToken
+from taskq.queues.request_trace import request_context
 
 from . import inputs
 from .tokens import authenticate
@@ -253,7 +254,9 @@ def endpoint(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[
                     authorize_queues(token, [args["queue"]])
                 return fn(request, token, **args)
 
-            response = guarded(run)
+            # The request's traceparent is the context of what it enqueues, or of the action it takes on a task.
+            with request_context(request):
+                response = guarded(run)
             if response.status_code == 405:
                 response["Allow"] = ", ".join(methods)
             return response
