@@ -9,3 +9,7 @@ class ConsoleConfig(AppConfig):
     verbose_name = "Console"
     # The key type of its migrations, whatever DEFAULT_AUTO_FIELD a project sets (or leaves unset: models.W042).
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # registers checks: the trace viewer's URL template (taskq.E130)
+        from . import trace_links  # noqa: F401

@@ -30,6 +30,8 @@ from taskq.queues.engine.inspector import TaskEvent
 from taskq.queues.engine.timeline import attempts_of, event_window
 from taskq.queues.redaction_access import mask_events, mask_task_text
 
+from .trace_links import task_traces
+
 #: The live sections of the task page: the element ``data-live-section=<name>`` and the partial that renders it.
 SECTIONS = {
     "badges": "taskq/_task_badges.html",
@@ -151,11 +153,15 @@ def sections_context(insp: Any, queue: str, task: Any, events: list[Any] | None 
     else:
         source = "the queue's event stream" + ("" if events and not events[0].from_state else " (its oldest part)")
     task, events = mask_task_text(task), mask_events(events)
+    attempts = record.attempts() if record is not None and task.source else attempts_of(events)
+    traces = task_traces(task, events, attempts)
     return {
         "task": task,
         "queue": queue,
         "events": events,
-        "attempts": record.attempts() if record is not None and task.source else attempts_of(events),
+        "attempts": attempts,
+        "traces": traces,
+        "traced_attempts": any(a.trace for a in attempts),
         "history_source": source,
         "running_servers": {server.id for server in insp.servers()},
         "fingerprint_search": group_search(queue, task.type, getattr(task, "error_fingerprint", None) or ""),

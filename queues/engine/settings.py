@@ -228,6 +228,14 @@ class TaskqSettings:
         "bool",
         "the console shows everything and offers no action (see [The console](console.md))",
     )
+    console_trace_url: str = _setting(
+        "TASKS_CONSOLE_TRACE_URL",
+        "",
+        "str",
+        "a trace viewer's URL with `{trace_id}` where a trace id goes (Jaeger's "
+        "`http://localhost:16686/trace/{trace_id}`): the task page links each trace id there; unset, it shows them "
+        "as text ([Tracing](tracing.md#the-console-and-the-http-api))",
+    )
     max_payload_depth: int = _setting(
         "TASKS_MAX_PAYLOAD_DEPTH",
         64,  # real payloads stay under ten

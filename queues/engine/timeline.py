@@ -46,6 +46,7 @@ class AttemptRecord:
     outcome: str = "running"
     error: str = ""
     ended_by: str = ""  # who wrote the end: the worker, the recoverer, or an operator
+    trace: Any = None  # the trace the attempt joined, where the console knows it (console/trace_links.py)
 
     @property
     def seconds(self) -> float | None:

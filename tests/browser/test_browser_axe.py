@@ -66,7 +66,12 @@ def seeded(engine: Any, seed: Any, redis_url: str) -> dict[str, str]:
     bounced = Failure("SMTPRecipientsRefused", "550 no such user 4711", "mail.tasks:deliver",
                       'Traceback (most recent call last):\n  File "mail/tasks.py", line 12, in deliver\n'
                       "SMTPRecipientsRefused: 550 no such user 4711\n")  # fmt: skip
-    archived = seed.archived(queue="emails", task_type="email:deliver", error=bounced.error, failure=bounced)
+    # Its headers carry a producer's and an operator's trace context: the page shows both trace ids.
+    traced = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+              "taskq-operator-traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}  # fmt: skip
+    archived = seed.archived(
+        queue="emails", task_type="email:deliver", error=bounced.error, failure=bounced, headers=traced
+    )
     seed.completed(queue="emails", task_type="email:deliver")
     seed.scheduled(queue="emails", task_type="email:digest")
     for n in range(3):
