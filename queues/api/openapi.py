@@ -64,6 +64,21 @@ def query_param(name: str, description: str, schema: dict[str, Any]) -> dict[str
     return {"name": name, "in": "query", "required": False, "description": description, "schema": schema}
 
 
+def header_param(name: str, description: str) -> dict[str, Any]:
+    return {"name": name, "in": "header", "required": False, "description": description, "schema": {"type": "string"}}
+
+
+#: W3C Trace Context of the caller, on the operations that enqueue or run one task (docs/tracing.md).
+TRACE_CONTEXT = [
+    header_param(
+        "traceparent",
+        "W3C Trace Context of the caller: the task is enqueued (or run, for a respawn) in its trace, as a child of "
+        "it. A malformed value is ignored. A task whose body headers set a traceparent keeps that one.",
+    ),
+    header_param("tracestate", "W3C Trace Context vendor state, carried with traceparent."),
+]
+
+
 def limit_param(default: str, maximum: int) -> dict[str, Any]:
     return query_param("limit", f"Default {default}.", {"type": "integer", "minimum": 1, "maximum": maximum})
 
@@ -186,7 +201,7 @@ PATHS: dict[str, Any] = {
             ("201", "Published; Location names the task", "Published"),
             "400 401 403 409 503",
             body="PublishRequest",
-            params=[NEW_QUEUE],
+            params=[NEW_QUEUE, *TRACE_CONTEXT],
             # To consume it, and from there to everything else. No link to read or delete it straight away: a
             # stateful tester would take a task acknowledged (and so deleted) in between for one never created.
             links=consume_from("$response.body#/queue"),
@@ -288,7 +303,7 @@ PATHS: dict[str, Any] = {
             f"{IN_QUEUE} 409",
             body="Empty",
             body_required=False,
-            params=[QUEUE, TASK_ID],
+            params=[QUEUE, TASK_ID, *TRACE_CONTEXT],
             links=same_task({"getTask": "getTask", "deleteTask": "deleteTask"}),
         )
     },
