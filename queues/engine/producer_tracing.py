@@ -168,7 +168,7 @@ class Batch:
         queues = set()
         for item in items:
             own = _as_dict(item)
-            headers = _merged(shared, own.get("headers")) if own is not None else None
+            headers = _task_headers(shared, own) if own is not None else None
             if own is None or headers is None:
                 self.items.append(item)
                 continue
@@ -213,14 +213,12 @@ def _as_dict(item: Any) -> dict[str, Any] | None:
     return None
 
 
-def _merged(shared: Any, own: Any) -> dict[str, str] | None:
-    """A task's headers in a batch: its own over the call's shared ones (as ``enqueue_many`` applies them), or
-    None where either is no dict (validation refuses it)."""
-    shared = {} if shared is None else shared
-    own = {} if own is None else own
-    if not isinstance(shared, dict) or not isinstance(own, dict):
-        return None
-    return {**shared, **own}
+def _task_headers(shared: Any, own: dict[str, Any]) -> dict[str, str] | None:
+    """A task's headers in a batch, as ``enqueue_many`` takes them: the item's own when it gives some (they replace
+    the call's), else the call's; None where they are no dict (validation refuses them)."""
+    headers = own["headers"] if "headers" in own else shared
+    headers = {} if headers is None else headers
+    return headers if isinstance(headers, dict) else None
 
 
 @contextmanager
