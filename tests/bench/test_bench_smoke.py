@@ -310,6 +310,13 @@ SMOKES = [
         ),
     ),
     Smoke(
+        "tracing_enqueue",
+        # Every mode (OpenTelemetry absent, API only, an SDK, an SDK in a request span), each in its own process.
+        ["-m", "bench.tracing_enqueue", "--rounds", "1", "-n", "50"],
+        ("tracing_enqueue.py",),
+        prints("| round | off | api | sdk | request |", '"mode": "request"', '"span_us"'),
+    ),
+    Smoke(
         "live_dashboard",
         ["bench/live_dashboard.py", "--queues", "3", "--tasks", "2", "--repeat", "2"],
         ("live_dashboard.py",),
