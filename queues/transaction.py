@@ -12,6 +12,7 @@ from typing import Any
 from django.db import transaction
 
 from .conf import get_client
+from .engine import producer_tracing
 from .engine.producer import new_task_id
 
 
@@ -20,5 +21,6 @@ def enqueue_on_commit(task_type: str, payload: Any = b"", *, using: str | None =
     client = get_client()
     options.setdefault("task_id", new_task_id())
     client.validate(task_type, payload, op="enqueue_on_commit", **options)
-    transaction.on_commit(lambda: client.enqueue(task_type, payload, **options), using=using)
+    # Bound to the trace context of now: the enqueue at the commit joins the trace of the call that asked for it.
+    transaction.on_commit(producer_tracing.bound(lambda: client.enqueue(task_type, payload, **options)), using=using)
     return str(options["task_id"])

@@ -28,7 +28,14 @@ from django.utils import timezone
 from taskq.queues import conf, tasks_eager
 from taskq.queues import tasks_framework as fw
 from taskq.queues import tasks_results as results
-from taskq.queues.engine import PayloadTooDeepError, QueueNotFoundError, TaskNotFoundError, ValidationError, nesting
+from taskq.queues.engine import (
+    PayloadTooDeepError,
+    QueueNotFoundError,
+    TaskNotFoundError,
+    ValidationError,
+    nesting,
+    producer_tracing,
+)
 from taskq.queues.engine import validation as check
 from taskq.queues.engine.producer import new_task_id
 from taskq.queues.engine.quoting import shown
@@ -108,7 +115,7 @@ class TaskqBackend(fw.BaseTaskBackend):
         # A task that reads rows written in the open transaction must not run before they are committed. Only
         # the atomic flag is read: outside a transaction this touches no database connection.
         if transaction.get_connection().in_atomic_block:
-            transaction.on_commit(write)
+            transaction.on_commit(producer_tracing.bound(write))
         else:
             write()
         return result

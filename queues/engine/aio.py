@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Unpack, cast
 
-from . import composite_enqueue, handlers, process_defaults, producer, workflows
+from . import composite_enqueue, handlers, process_defaults, producer, producer_tracing, tracing, workflows
 from .broker import AsyncBroker, AsyncRedis, EngineOptions
 from .clock import to_ms
 from .coalescing import AsyncEnqueueCoalescer
@@ -66,6 +66,13 @@ class AsyncClient:
         self._coalescer = AsyncEnqueueCoalescer(self.broker)
 
     async def enqueue(self, type: str, payload: Any = b"", **options: Any) -> TaskInfo:
+        if tracing.recording():  # as Client.enqueue: a send span, whose context the task carries
+            with producer_tracing.sending(producer_tracing.queue_of(options), type) as span:
+                options = producer_tracing.carrying(options, producer_tracing.carried())
+                return producer_tracing.sent(span, await self._enqueue(type, payload, options))
+        return await self._enqueue(type, payload, options)
+
+    async def _enqueue(self, type: str, payload: Any, options: dict[str, Any]) -> TaskInfo:
         if "group" in options or "after" in options:
             flow = composite_enqueue.enqueue_composite_flow(
                 self.transitions, self.clock.now(), type, payload, options, self.payload_limits
@@ -80,6 +87,14 @@ class AsyncClient:
         return await self._coalescer.enqueue(placement)
 
     async def enqueue_many(self, items: Iterable[Any], **options: Any) -> list[TaskInfo]:
+        if tracing.recording():  # as Client.enqueue_many: one send span, a creation context per task
+            with producer_tracing.sending_batch(items, options) as batch:
+                infos = await self._enqueue_many(batch.items, options)
+                batch.ended(infos)
+                return infos
+        return await self._enqueue_many(items, options)
+
+    async def _enqueue_many(self, items: Iterable[Any], options: dict[str, Any]) -> list[TaskInfo]:
         now = self.clock.now()
         placements = producer.plan_many(
             self.keys, now, items, options, "client.enqueue_many", self.payload_limits, await self._policies()
@@ -88,8 +103,20 @@ class AsyncClient:
         return cast(list[TaskInfo], await self._write("client.enqueue_many", flow))
 
     async def submit(self, workflow: Any, **options: Unpack[SubmitOptions]) -> Any:
+        if tracing.recording():  # as Client.submit: one send span, whose context every member carries
+            with producer_tracing.sending(options.get("queue", producer_tracing.DEFAULT_QUEUE)):
+                return await self._submit(workflow, producer_tracing.carried(), options)
+        return await self._submit(workflow, {}, options)
+
+    async def _submit(self, workflow: Any, context_headers: dict[str, str], options: SubmitOptions) -> Any:
         flow = composite_enqueue.submit_workflow_flow(
-            self.transitions, self.clock.now(), workflow, self.payload_limits, **options, handlers=self.registry
+            self.transitions,
+            self.clock.now(),
+            workflow,
+            self.payload_limits,
+            **options,
+            handlers=self.registry,
+            context_headers=context_headers,
         )
         return await self._write("client.submit", flow)
 

@@ -27,7 +27,7 @@ import os
 from collections.abc import Iterable
 from typing import Any, Unpack, cast
 
-from . import composite_enqueue, handlers, process_defaults, producer, workflows
+from . import composite_enqueue, handlers, process_defaults, producer, producer_tracing, tracing, workflows
 from .broker import Broker, BrokerOptions, BrokerOwner
 from .clock import Clock, to_ms
 from .coalescing import EnqueueCoalescer
@@ -123,7 +123,17 @@ class Client(BrokerOwner):
 
         ``group="user:42"`` puts it in that group of its queue to be aggregated (see ``aggregation``);
         ``after=[task_id, ...]`` makes it wait until those tasks of its queue have succeeded (see ``workflows``),
-        with their results as ``task.results`` when ``pass_results=True``."""
+        with their results as ``task.results`` when ``pass_results=True``.
+
+        Inside a recording span (OpenTelemetry, the ``otel`` extra) the enqueue is a ``send`` span whose context
+        the task carries in its headers (see ``producer_tracing``)."""
+        if tracing.recording():
+            with producer_tracing.sending(producer_tracing.queue_of(options), type) as span:
+                options = producer_tracing.carrying(options, producer_tracing.carried())
+                return producer_tracing.sent(span, self._enqueue(type, payload, options))
+        return self._enqueue(type, payload, options)
+
+    def _enqueue(self, type: str, payload: Any, options: dict[str, Any]) -> TaskInfo:
         if self.eager is not None and ("group" in options or "after" in options):
             raise unsupported("client.enqueue", "aggregate groups or wait for dependencies (group=, after=)")
         if "group" in options or "after" in options:
@@ -145,7 +155,16 @@ class Client(BrokerOwner):
         """Enqueue many tasks: ``items`` are (type, payload) pairs or dicts with per-task options; ``options``
         apply to all. One script call per queue and chunk of 1,000. Every item is validated before anything is
         written; each chunk is all-or-nothing, and when a later chunk is refused the error's ``enqueued``
-        lists what the earlier chunks enqueued."""
+        lists what the earlier chunks enqueued. Inside a recording span, the call is one ``send`` span and each
+        task gets a creation context of its own (see ``producer_tracing``)."""
+        if tracing.recording():
+            with producer_tracing.sending_batch(items, options) as batch:
+                infos = self._enqueue_many(batch.items, options)
+                batch.ended(infos)
+                return infos
+        return self._enqueue_many(items, options)
+
+    def _enqueue_many(self, items: Iterable[Any], options: dict[str, Any]) -> list[TaskInfo]:
         now = self.clock.now()
         placements = producer.plan_many(
             self.broker.keys, now, items, options, "client.enqueue_many", self.payload_limits, self._policies()
@@ -158,11 +177,24 @@ class Client(BrokerOwner):
     def submit(self, workflow: Any, **options: Unpack[SubmitOptions]) -> Any:
         """Submit a workflow (``chain``, ``parallel``, ``chord`` or one ``sig``), all or nothing; returns its
         ``WorkflowInfo``. ``options`` (``queue``, ``on_success``, ``on_error``, ``workflow_id``, ``keep``): see
-        ``SubmitOptions``."""
+        ``SubmitOptions``. Inside a recording span, the submit is one ``send`` span whose context every member
+        carries."""
         if self.eager is not None:
             raise unsupported("client.submit", "submit workflows")
+        if tracing.recording():
+            with producer_tracing.sending(options.get("queue", producer_tracing.DEFAULT_QUEUE)):
+                return self._submit(workflow, producer_tracing.carried(), options)
+        return self._submit(workflow, {}, options)
+
+    def _submit(self, workflow: Any, context_headers: dict[str, str], options: SubmitOptions) -> Any:
         flow = composite_enqueue.submit_workflow_flow(
-            self.broker.transitions, self.clock.now(), workflow, self.payload_limits, **options, handlers=self.registry
+            self.broker.transitions,
+            self.clock.now(),
+            workflow,
+            self.payload_limits,
+            **options,
+            handlers=self.registry,
+            context_headers=context_headers,
         )
         return self._write("client.submit", flow)
 

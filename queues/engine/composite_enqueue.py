@@ -103,9 +103,11 @@ def submit_workflow_flow(
     workflow_id: str | None = None,
     keep: float | None = None,
     handlers: Registry | None = None,
+    context_headers: Mapping[str, str] | None = None,
 ) -> Flow:
     """``handlers``: the registry whose handlers' options (max_retry, timeout, retention) apply to the members
-    that give none of their own (``handlers.member_defaults``); None: the default registry ``@handler`` fills."""
+    that give none of their own (``handlers.member_defaults``); None: the default registry ``@handler`` fills.
+    ``context_headers``: the trace context every member carries in its headers (see ``producer_tracing``)."""
     op = "client.submit"
     routes = handlers if handlers is not None else default_registry
     if not isinstance(workflow, (Signature, Chain, Parallel, Chord)):
@@ -125,7 +127,7 @@ def submit_workflow_flow(
     for m in members:
         try:
             defaults = member_defaults(routes, m.signature.type)
-            placement = placement_of(t.keys, now, m.signature, queue, m.id, op, limits, defaults)
+            placement = placement_of(t.keys, now, m.signature, queue, m.id, op, limits, defaults, context_headers)
         except EngineError as exc:
             raise ValidationError(f"member {shown(m.signature.type)}: {exc.message}", op=op) from None
         tasks.append((placement, m.after, m.role, m.pass_results))

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from . import producer
+from . import producer, producer_tracing, tracing
 from .broker import Broker, BrokerStore
 from .clock import from_ms, to_ms
 from .errors import ValidationError
@@ -144,19 +144,27 @@ class SchedulerStore(BrokerStore):
 
     # -- firing ticks -----------------------------------------------------------------------------------------
 
-    def fire_call(self, entry: Entry, tick_ms: int, actor: str, manual: bool = False) -> Call:
+    def fire_call(
+        self,
+        entry: Entry,
+        tick_ms: int,
+        actor: str,
+        manual: bool = False,
+        context_headers: dict[str, str] | None = None,
+    ) -> Call:
         """The script call that enqueues ``entry``'s task for ``tick_ms`` (``manual``: an operator's run now, with
         ``tick_ms`` now); validation (and the unique and retention policies of the admin) as ``enqueue`` applies
-        them."""
+        them. ``context_headers``: the trace context the task carries (see ``producer_tracing``)."""
         now = self.broker.clock.now()
         policies = self.policies.get(self.broker, "scheduler.fire") if self.policies is not None else None
         task_id = entry.manual_task_id(tick_ms) if manual else entry.task_id(tick_ms)
+        options = {**entry.options, "queue": entry.queue, "task_id": task_id}
         placement = producer.plan(
             self.keys,
             now,
             entry.type,
             entry.payload,
-            {**entry.options, "queue": entry.queue, "task_id": task_id},
+            producer_tracing.carrying(options, context_headers) if context_headers else options,
             "scheduler.fire",
             policies=policies,
         )
@@ -194,15 +202,34 @@ class SchedulerStore(BrokerStore):
     def fire(self, entry: Entry, tick: float, actor: str = "scheduler") -> str:
         """Enqueue the entry's task for ``tick`` (epoch seconds). Returns "enqueued", "duplicate" (a unique lock
         of an earlier run was held), "exists" or "paused" (the tick is handled without a task); raises
-        TaskIdConflictError when this tick (or a later one) was handled already, by this scheduler or another."""
-        return self._fired(self.fire_call(entry, to_ms(tick), actor), entry)
+        TaskIdConflictError when this tick (or a later one) was handled already, by this scheduler or another.
+
+        Where an SDK records (OpenTelemetry, the ``otel`` extra), each fire is a root ``send`` span (no request
+        caused it) whose context the task carries."""
+        if not producer_tracing.sdk_configured():
+            return self._fired(self.fire_call(entry, to_ms(tick), actor), entry)
+        return self._traced_fire(entry, to_ms(tick), actor, root=True)
+
+    def _traced_fire(self, entry: Entry, tick_ms: int, actor: str, root: bool = False, manual: bool = False) -> str:
+        with producer_tracing.sending(entry.queue, entry.type, root=root) as span:
+            span.set_attribute("taskq.periodic.entry", entry.id)
+            call = self.fire_call(entry, tick_ms, actor, manual, producer_tracing.carried())
+            status = self._fired(call, entry)
+            span.set_attribute(
+                "messaging.message.id", entry.manual_task_id(tick_ms) if manual else entry.task_id(tick_ms)
+            )
+            span.set_attribute("taskq.periodic.status", status)
+            return status
 
     def run_now(self, entry: Entry, actor: str) -> tuple[str, str]:
         """Enqueue a run of ``entry`` now, outside its schedule (paused or not); its ticks are left alone. Returns
         the task id and "enqueued", "duplicate" (a unique lock of an earlier run is held: nothing enqueued) or
         "exists" (a run asked for in the same millisecond). The run goes into the entry's history, marked manual."""
         now_ms = to_ms(self.broker.clock.now())
-        status = self._fired(self.fire_call(entry, now_ms, actor, manual=True), entry)
+        if tracing.recording():  # an operator's request: the run's send span is its child
+            status = self._traced_fire(entry, now_ms, actor, manual=True)
+        else:
+            status = self._fired(self.fire_call(entry, now_ms, actor, manual=True), entry)
         return entry.manual_task_id(now_ms), status
 
     def pause(self, entry: Entry, actor: str) -> None:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from . import producer
+from . import producer, producer_tracing
 from . import validation as check
 from .clock import from_ms, to_ms
 from .errors import EngineError, FailedPreconditionError, TaskIdConflictError, TaskNotFoundError, ValidationError
@@ -209,10 +209,14 @@ def placement_of(
     op: str,
     limits: check.PayloadLimits = check.DEFAULT_PAYLOAD_LIMITS,
     defaults: Mapping[str, Any] | None = None,
+    context_headers: Mapping[str, str] | None = None,
 ) -> Placement:
     """A member's task, validated like an enqueue (without scheduling or uniqueness). ``defaults`` (its handler's,
-    see ``handlers.member_defaults``) apply where the member's own options say nothing."""
+    see ``handlers.member_defaults``) apply where the member's own options say nothing; ``context_headers`` (the
+    submitting call's trace context) go under its own headers."""
     options = {k: v for k, v in s.options.items() if k != "task_id" and v is not None}
+    if context_headers:
+        options = producer_tracing.carrying(options, context_headers)
     t = producer.template(now, {**(defaults or {}), **options, "queue": queue}, op)
     return producer.place(keys, t, s.type, s.payload, task_id, op, limits)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Generic, Self, TypeVar, Unpack, cast
 
-from .. import process_defaults
+from .. import process_defaults, producer_tracing, tracing
 from ..broker import AsyncBroker, Broker
 from ..broker.core import BrokerCore
 from ..errors import ValidationError
@@ -52,6 +52,12 @@ class _Producer(Generic[B]):
         return enqueue_flow(placement, self._listed)
 
 
+def _carrying(options: AsynqEnqueueOptions) -> AsynqEnqueueOptions:
+    """The options with the current trace context in the task's headers (asynq's message has a headers field,
+    which Go's ``Task.Headers()`` reads back)."""
+    return cast(AsynqEnqueueOptions, producer_tracing.carrying(options, producer_tracing.carried()))
+
+
 class AsynqClient(_Producer[Broker]):
     """Enqueues tasks into asynq's keys for Go asynq servers (and taskq's worker in asynq mode). Thread-safe.
 
@@ -70,7 +76,12 @@ class AsynqClient(_Producer[Broker]):
         """Enqueue one task as asynq's ``client.Enqueue`` does (options: ``AsynqEnqueueOptions``; the rules:
         ``enqueue_plan``); returns its TaskInfo. Raises ValidationError naming a bad option, DuplicateTaskError
         while a unique twin holds the lock, TaskIdConflictError when the queue has a task of that id, or
-        RedisUnavailableError; on any of them the task was not written."""
+        RedisUnavailableError; on any of them the task was not written. Inside a recording span the enqueue is a
+        ``send`` span whose context the task carries in its headers, as with taskq's ``Client``."""
+        if tracing.recording():
+            with producer_tracing.sending(producer_tracing.queue_of(options), task_type) as span:
+                flow = self._flow(task_type, payload, _carrying(options))
+                return producer_tracing.sent(span, cast(TaskInfo, self.broker.drive(OP, flow, replicated=True)))
         return cast(TaskInfo, self.broker.drive(OP, self._flow(task_type, payload, options), replicated=True))
 
     def close(self) -> None:
@@ -98,6 +109,10 @@ class AsyncAsynqClient(_Producer[AsyncBroker]):
 
     async def enqueue(self, task_type: str, payload: Any = b"", **options: Unpack[AsynqEnqueueOptions]) -> TaskInfo:
         """As ``AsynqClient.enqueue``, awaited."""
+        if tracing.recording():
+            with producer_tracing.sending(producer_tracing.queue_of(options), task_type) as span:
+                flow = self._flow(task_type, payload, _carrying(options))
+                return producer_tracing.sent(span, cast(TaskInfo, await self.broker.drive(OP, flow, replicated=True)))
         flow = self._flow(task_type, payload, options)
         return cast(TaskInfo, await self.broker.drive(OP, flow, replicated=True))
 
