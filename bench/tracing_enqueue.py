@@ -85,16 +85,10 @@ def measure(mode: str, n: int) -> dict[str, Any]:
 
 
 def child(mode: str, n: int) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.tracing_enqueue", "--mode", mode, "-n", str(n)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    if done.returncode:
-        raise SystemExit(f"tracing_enqueue --mode {mode} failed:\n{done.stderr[-3000:]}")
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    """``mode``'s row, measured by a process of its own (its errors go to this one's stderr)."""
+    argv = [sys.executable, "-m", "bench.tracing_enqueue", "--mode", mode, "-n", str(n)]
+    out = subprocess.check_output(argv, cwd=REPO, text=True, timeout=900)
+    return dict(json.loads(out.strip().splitlines()[-1]))
 
 
 def table(rows: list[dict[str, Any]], rounds: int) -> str:

@@ -27,23 +27,23 @@ key=$({
     "$go_bin" env GOVERSION GOOS GOARCH
 } | sha256sum | cut -c1-16)
 home=$root/$key
+
+build() {
+    local started=$SECONDS
+    echo "ensure-otel-receiver: building $PROGRAM into $home (go build, module $MODULE)" >&2
+    rm -rf "$home" && mkdir -p "$home"
+    # -mod=readonly: the build uses go.sum as committed and fails, by name, on anything it does not pin.
+    (cd "$MODULE" && GOFLAGS=-mod=readonly GOTOOLCHAIN=local "$go_bin" build -trimpath -o "$home/jaeger" "$PROGRAM") >&2
+    "$home/jaeger" version >/dev/null 2>&1 || { echo "ensure-otel-receiver: $home/jaeger does not run" >&2; return 1; }
+    touch "$home/.complete"
+    echo "ensure-otel-receiver: built in $((SECONDS - started)) s" >&2
+    # The folders of older keys go once the new one is complete.
+    find "$root" -mindepth 1 -maxdepth 1 -type d ! -path "$home" -exec rm -rf {} +
+}
+
 mkdir -p "$root"
 exec 9>"$root/.lock"
 flock 9
-
-if [[ ! -f $home/.complete ]]; then
-    started=$SECONDS
-    echo "ensure-otel-receiver: building $PROGRAM into $home (go build, module $MODULE)" >&2
-    rm -rf "$home"
-    mkdir -p "$home"
-    # -mod=readonly: the build uses go.sum as committed and fails, by name, on anything it does not pin.
-    (cd "$MODULE" && GOFLAGS=-mod=readonly GOTOOLCHAIN=local "$go_bin" build -trimpath -o "$home/jaeger" "$PROGRAM") >&2
-    "$home/jaeger" version >/dev/null 2>&1 || { echo "ensure-otel-receiver: $home/jaeger does not run" >&2; exit 1; }
-    touch "$home/.complete"
-    echo "ensure-otel-receiver: built in $((SECONDS - started)) s" >&2
-    for old in "$root"/*/; do
-        [[ ${old%/} == "$home" ]] || rm -rf "${old%/}"
-    done
-fi
+if [[ ! -f $home/.complete ]]; then build; fi
 
 printf 'export TASKQ_OTEL_RECEIVER=%q\n' "$home/jaeger"

@@ -31,6 +31,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from tests.ports import free_port, given_ports
 from tests.tracing.spans import process_exporter
 from tests.waiting import wait_for
+from tests.worker.worker_support import kill_process
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = Path(__file__).with_name("receiver") / "jaeger.yaml"
@@ -75,18 +76,11 @@ def free_ports(count: int) -> list[int]:
 class Receiver:
     """A running Jaeger: where to send spans, and how to read a trace back."""
 
-    otlp_port: int
-    query_port: int
+    #: OTLP/HTTP's traces endpoint (what ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` takes).
+    otlp_traces_url: str
+    #: The query API's and the UI's base URL.
+    ui_url: str
     log: Path
-
-    @property
-    def otlp_traces_url(self) -> str:
-        """OTLP/HTTP's traces endpoint (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``)."""
-        return f"http://127.0.0.1:{self.otlp_port}/v1/traces"
-
-    @property
-    def ui_url(self) -> str:
-        return f"http://127.0.0.1:{self.query_port}"
 
     def get(self, path: str) -> Any:
         """The JSON of the query API at ``path``, or None while it answers 404 (a trace not yet stored)."""
@@ -132,17 +126,12 @@ def running_receiver(log_dir: Path) -> Iterator[Receiver]:
     log = log_dir / "jaeger.log"
     with log.open("wb") as out:
         proc = subprocess.Popen([str(binary), "--config", str(CONFIG)], env=env, stdout=out, stderr=subprocess.STDOUT)
-    receiver = Receiver(otlp, query, log)
+    receiver = Receiver(f"http://127.0.0.1:{otlp}/v1/traces", f"http://127.0.0.1:{query}", log)
     try:
         wait_for(lambda: up(receiver, proc), timeout=START_TIMEOUT, interval=0.2, what=f"Jaeger up ({log})")
         yield receiver
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        kill_process(proc, term_timeout=15)
 
 
 def up(receiver: Receiver, proc: subprocess.Popen[bytes]) -> bool:
