@@ -310,10 +310,10 @@ SMOKES = [
         ),
     ),
     Smoke(
-        "tracing_enqueue",
+        "tracing_modes",
         # Every mode (OpenTelemetry absent, API only, an SDK, an SDK in a request span), each in its own process.
-        ["-m", "bench.tracing_enqueue", "--rounds", "1", "-n", "50"],
-        ("tracing_enqueue.py",),
+        ["-m", "bench.tracing_modes", "--rounds", "1", "-n", "50"],
+        ("tracing_modes.py",),
         prints("| round | off | api | sdk | request |", '"mode": "request"', '"span_us"'),
     ),
     Smoke(

@@ -2,7 +2,7 @@
 OpenTelemetry absent, with its API and no SDK, and with an SDK recording, each mode in a process of its own, the
 modes in turns round after round (only figures of the same minutes compare on a shared machine):
 
-    .venv/bin/python -m bench.tracing_enqueue --rounds 3 -n 20000
+    .venv/bin/python -m bench.tracing_modes --rounds 3 -n 20000
 
 - ``off``: ``opentelemetry`` cannot be imported (as without the ``otel`` extra);
 - ``api``: the API, no SDK (OpenTelemetry's no-op tracer provider);
@@ -86,7 +86,7 @@ def measure(mode: str, n: int) -> dict[str, Any]:
 
 def child(mode: str, n: int) -> dict[str, Any]:
     """``mode``'s row, measured by a process of its own (its errors go to this one's stderr)."""
-    argv = [sys.executable, "-m", "bench.tracing_enqueue", "--mode", mode, "-n", str(n)]
+    argv = [sys.executable, "-m", "bench.tracing_modes", "--mode", mode, "-n", str(n)]
     out = subprocess.check_output(argv, cwd=REPO, text=True, timeout=900)
     return dict(json.loads(out.strip().splitlines()[-1]))
 
