@@ -67,7 +67,7 @@ class AsyncClient:
 
     async def enqueue(self, type: str, payload: Any = b"", **options: Any) -> TaskInfo:
         if tracing.recording():  # as Client.enqueue: a send span, whose context the task carries
-            with producer_tracing.sending(producer_tracing.queue_of(options), type) as span:
+            with producer_tracing.Sending(producer_tracing.queue_of(options), type) as span:
                 options = producer_tracing.carrying(options, producer_tracing.carried())
                 return producer_tracing.sent(span, await self._enqueue(type, payload, options))
         return await self._enqueue(type, payload, options)
@@ -104,7 +104,7 @@ class AsyncClient:
 
     async def submit(self, workflow: Any, **options: Unpack[SubmitOptions]) -> Any:
         if tracing.recording():  # as Client.submit: one send span, whose context every member carries
-            with producer_tracing.sending(options.get("queue", producer_tracing.DEFAULT_QUEUE)):
+            with producer_tracing.Sending(options.get("queue", producer_tracing.DEFAULT_QUEUE)):
                 return await self._submit(workflow, producer_tracing.carried(), options)
         return await self._submit(workflow, {}, options)
 

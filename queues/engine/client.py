@@ -128,7 +128,7 @@ class Client(BrokerOwner):
         Inside a recording span (OpenTelemetry, the ``otel`` extra) the enqueue is a ``send`` span whose context
         the task carries in its headers (see ``producer_tracing``)."""
         if tracing.recording():
-            with producer_tracing.sending(producer_tracing.queue_of(options), type) as span:
+            with producer_tracing.Sending(producer_tracing.queue_of(options), type) as span:
                 options = producer_tracing.carrying(options, producer_tracing.carried())
                 return producer_tracing.sent(span, self._enqueue(type, payload, options))
         return self._enqueue(type, payload, options)
@@ -182,7 +182,7 @@ class Client(BrokerOwner):
         if self.eager is not None:
             raise unsupported("client.submit", "submit workflows")
         if tracing.recording():
-            with producer_tracing.sending(options.get("queue", producer_tracing.DEFAULT_QUEUE)):
+            with producer_tracing.Sending(options.get("queue", producer_tracing.DEFAULT_QUEUE)):
                 return self._submit(workflow, producer_tracing.carried(), options)
         return self._submit(workflow, {}, options)
 

@@ -29,7 +29,7 @@ try:  # optional: otel
     from opentelemetry import context as otel_context
     from opentelemetry import trace
     from opentelemetry.context import Context
-    from opentelemetry.trace import Link, NoOpTracerProvider, ProxyTracerProvider, SpanKind
+    from opentelemetry.trace import Link, NoOpTracerProvider, ProxyTracerProvider, SpanKind, Status, StatusCode
 except ImportError:
     trace = None  # type: ignore[assignment]
 
@@ -108,31 +108,41 @@ def _name(operation: str, queue: Any) -> str:
     return f"{operation} {queue}" if isinstance(queue, str) and queue else operation
 
 
-@contextmanager
-def sending(
-    queue: Any,
-    task_type: Any = None,
-    *,
-    root: bool = False,
-    count: int | None = None,
-    links: Iterable[Any] = (),
-) -> Iterator[Any]:
-    """A PRODUCER ``send`` span, current inside the block (so ``carried()`` gives its context): a child of the
-    current span, or a root span (``root``). An exception leaving the block is recorded on the span, which then
-    has the error status and ``error.type``, and goes on to the caller unchanged."""
-    span = tracing.tracer().start_span(
-        _name("send", queue),
-        context=Context() if root else None,
-        kind=SpanKind.PRODUCER,
-        attributes=_attributes("send", queue, task_type, count),
-        links=[Link(context) for context in links],
-    )
-    with trace.use_span(span, end_on_exit=True):  # records the exception and sets the error status
-        try:
-            yield span
-        except Exception as exc:
-            span.set_attribute("error.type", type(exc).__qualname__)
-            raise
+class Sending:
+    """A PRODUCER ``send`` span, current inside the ``with`` block (so ``carried()`` gives its context): a child of
+    the current span, or a root span (``root``). An exception leaving the block is recorded on the span, which then
+    has the error status and ``error.type``, and goes on to the caller unchanged. A class rather than a generator:
+    it runs on every traced enqueue."""
+
+    def __init__(
+        self,
+        queue: Any,
+        task_type: Any = None,
+        *,
+        root: bool = False,
+        count: int | None = None,
+        links: Iterable[Any] = (),
+    ) -> None:
+        self.span = tracing.tracer().start_span(
+            _name("send", queue),
+            context=Context() if root else None,
+            kind=SpanKind.PRODUCER,
+            attributes=_attributes("send", queue, task_type, count),
+            links=[Link(context) for context in links],
+        )
+        self._token: Any = None
+
+    def __enter__(self) -> Any:
+        self._token = otel_context.attach(trace.set_span_in_context(self.span))
+        return self.span
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, traceback: Any) -> None:
+        otel_context.detach(self._token)
+        if isinstance(error, Exception):
+            self.span.record_exception(error)
+            self.span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
+            self.span.set_attribute("error.type", type(error).__qualname__)
+        self.span.end()
 
 
 def sent(span: Any, info: Info) -> Info:
@@ -158,7 +168,7 @@ class Batch:
         queues = set()
         for item in items:
             own = _as_dict(item)
-            headers = _merged(shared, own.get("headers")) if own is not None else None
+            headers = _task_headers(shared, own) if own is not None else None
             if own is None or headers is None:
                 self.items.append(item)
                 continue
@@ -203,14 +213,12 @@ def _as_dict(item: Any) -> dict[str, Any] | None:
     return None
 
 
-def _merged(shared: Any, own: Any) -> dict[str, str] | None:
-    """A task's headers in a batch: its own over the call's shared ones (as ``enqueue_many`` applies them), or
-    None where either is no dict (validation refuses it)."""
-    shared = {} if shared is None else shared
-    own = {} if own is None else own
-    if not isinstance(shared, dict) or not isinstance(own, dict):
-        return None
-    return {**shared, **own}
+def _task_headers(shared: Any, own: dict[str, Any]) -> dict[str, str] | None:
+    """A task's headers in a batch, as ``enqueue_many`` takes them: the item's own when it gives some (they replace
+    the call's), else the call's; None where they are no dict (validation refuses them)."""
+    headers = own["headers"] if "headers" in own else shared
+    headers = {} if headers is None else headers
+    return headers if isinstance(headers, dict) else None
 
 
 @contextmanager
@@ -219,7 +227,7 @@ def sending_batch(items: Iterable[Any], options: Mapping[str, Any]) -> Iterator[
     context; the block writes ``batch.items`` and hands what it wrote to ``batch.ended``."""
     batch = Batch(items, options)
     try:
-        with sending(batch.queue, count=len(batch.items), links=batch.links):
+        with Sending(batch.queue, count=len(batch.items), links=batch.links):
             yield batch
     finally:
         batch.ended(None)  # what the block did not end (it failed): the create spans end without ids

@@ -211,7 +211,7 @@ class SchedulerStore(BrokerStore):
         return self._traced_fire(entry, to_ms(tick), actor, root=True)
 
     def _traced_fire(self, entry: Entry, tick_ms: int, actor: str, root: bool = False, manual: bool = False) -> str:
-        with producer_tracing.sending(entry.queue, entry.type, root=root) as span:
+        with producer_tracing.Sending(entry.queue, entry.type, root=root) as span:
             span.set_attribute("taskq.periodic.entry", entry.id)
             call = self.fire_call(entry, tick_ms, actor, manual, producer_tracing.carried())
             status = self._fired(call, entry)

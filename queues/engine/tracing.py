@@ -14,6 +14,7 @@ knows how a context is put into and taken out of a task.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 try:  # optional: otel
@@ -32,9 +33,11 @@ def available() -> bool:
     return trace is not None
 
 
+@cache
 def tracer() -> Any:
     """taskq's tracer, from the application's tracer provider (a no-op tracer until the application sets one).
-    Only called where ``available()``."""
+    Only called where ``available()``. Made once: an SDK builds a new tracer object per ``get_tracer`` call, and the
+    one made before the application sets its provider is a proxy that follows it there."""
     return trace.get_tracer(TRACER_NAME)
 
 

@@ -256,6 +256,12 @@ SMOKES = [
         has_keys("rounds", "n"),
     ),
     Smoke(
+        "tracing_enqueue",
+        ["-m", "bench.tracing_enqueue", "-n", "20", "--rounds", "2"],
+        ("tracing_enqueue.py",),
+        has_keys("span_cpu_us", "inside_over_outside"),
+    ),
+    Smoke(
         "ab_trees",
         [
             "-m",

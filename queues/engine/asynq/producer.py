@@ -79,7 +79,7 @@ class AsynqClient(_Producer[Broker]):
         RedisUnavailableError; on any of them the task was not written. Inside a recording span the enqueue is a
         ``send`` span whose context the task carries in its headers, as with taskq's ``Client``."""
         if tracing.recording():
-            with producer_tracing.sending(producer_tracing.queue_of(options), task_type) as span:
+            with producer_tracing.Sending(producer_tracing.queue_of(options), task_type) as span:
                 flow = self._flow(task_type, payload, _carrying(options))
                 return producer_tracing.sent(span, cast(TaskInfo, self.broker.drive(OP, flow, replicated=True)))
         return cast(TaskInfo, self.broker.drive(OP, self._flow(task_type, payload, options), replicated=True))
@@ -110,7 +110,7 @@ class AsyncAsynqClient(_Producer[AsyncBroker]):
     async def enqueue(self, task_type: str, payload: Any = b"", **options: Unpack[AsynqEnqueueOptions]) -> TaskInfo:
         """As ``AsynqClient.enqueue``, awaited."""
         if tracing.recording():
-            with producer_tracing.sending(producer_tracing.queue_of(options), task_type) as span:
+            with producer_tracing.Sending(producer_tracing.queue_of(options), task_type) as span:
                 flow = self._flow(task_type, payload, _carrying(options))
                 return producer_tracing.sent(span, cast(TaskInfo, await self.broker.drive(OP, flow, replicated=True)))
         flow = self._flow(task_type, payload, options)
