@@ -50,7 +50,6 @@ OUTCOMES = {
     "retry": "retry",
     "archive": "archived",
     "requeue": "requeued",
-    "drop": "lease_lost",
 }
 
 
@@ -124,6 +123,9 @@ class AttemptTracing:
         traced = attempt.span
         if traced is None:
             return
+        if outcome.kind == "drop":  # its lease was lost or ran out unextended: the worker stopped it
+            traced.lease_lost("the worker stopped the attempt")
+            return
         span = traced.span
         span.set_attribute("taskq.outcome", outcome.cause or OUTCOMES.get(outcome.kind, outcome.kind))
         if outcome.kind == "retry":
@@ -134,6 +136,7 @@ class AttemptTracing:
         masked = self._masked(attempt, outcome)
         if outcome.exception is not None:
             span.record_exception(outcome.exception, attributes=masked)
+            outcome.exception = None  # recorded: its frames need not live until the outcome is written
         if failed:
             span.set_status(Status(StatusCode.ERROR, masked["exception.message"]))
 
