@@ -14,11 +14,14 @@ suggested. So the span covers the run and the write, and its outcome is the one 
 
 What it costs: where the extra is missing, or the API is there but no SDK is set up (the global tracer provider is
 still the API's proxy), ``AttemptTracing.begin`` returns None after one check, and every other hook is skipped by an
-``attempt.span is None`` test at its call site: no span object, no context attached.
+``attempt.span is None`` test at its call site: no span object, no context attached. The check is a clock reading:
+asking the API for its provider costs microseconds (it reads the environment each time), so without an SDK it is
+asked again at most once a second, and an SDK an application sets up after the worker started is found within that.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,13 +41,15 @@ except ImportError:
 #: The headers an operator's action writes (its request's W3C context) -> the W3C name each stands for.
 OPERATOR_HEADERS = {"taskq-operator-traceparent": "traceparent", "taskq-operator-tracestate": "tracestate"}
 
+#: Seconds between two looks for an SDK while there is none.
+LOOK_AGAIN = 1.0
+
 #: An outcome's kind -> the ``taskq.outcome`` a span records.
 OUTCOMES = {
     "success": "completed",
     "retry": "retry",
     "archive": "archived",
     "requeue": "requeued",
-    "drop": "lease_lost",
 }
 
 
@@ -70,10 +75,17 @@ class AttemptTracing:
     def __init__(self, redaction: Redaction = NO_REDACTION) -> None:
         self.redaction = redaction
         self._tracer: Any = None  # taskq's tracer, once an SDK is there (a provider is set once per process)
+        # When (monotonic) to look for an SDK again while there is none. Every thread that begins attempts reads and
+        # writes it unguarded: a float store is whole, and a lost update costs one look more.
+        self._next_look = 0.0
 
     def begin(self, attempt: Attempt) -> AttemptSpan | None:
         """The attempt's span, started now; None when nothing would record it."""
         if self._tracer is None:
+            now = time.monotonic()
+            if now < self._next_look:
+                return None
+            self._next_look = now + LOOK_AGAIN
             if not sdk_installed():
                 return None
             self._tracer = tracing.tracer()
@@ -111,6 +123,9 @@ class AttemptTracing:
         traced = attempt.span
         if traced is None:
             return
+        if outcome.kind == "drop":  # its lease was lost or ran out unextended: the worker stopped it
+            traced.lease_lost("the worker stopped the attempt")
+            return
         span = traced.span
         span.set_attribute("taskq.outcome", outcome.cause or OUTCOMES.get(outcome.kind, outcome.kind))
         if outcome.kind == "retry":
@@ -121,6 +136,7 @@ class AttemptTracing:
         masked = self._masked(attempt, outcome)
         if outcome.exception is not None:
             span.record_exception(outcome.exception, attributes=masked)
+            outcome.exception = None  # recorded: its frames need not live until the outcome is written
         if failed:
             span.set_status(Status(StatusCode.ERROR, masked["exception.message"]))
 

@@ -10,9 +10,9 @@ import threading
 import pytest
 import redis
 from opentelemetry.trace import StatusCode
-from worker_support import POOLS, state_of, wait_for
+from worker_support import POOLS, listening_for_cancels, state_of, wait_for
 
-from taskq.queues.engine import FakeClock, Keys, SkipRetry, Task, handler
+from taskq.queues.engine import FakeClock, SkipRetry, Task, handler
 from taskq.queues.engine.redaction import MASK, Redaction
 
 Q = "default"
@@ -62,8 +62,7 @@ def test_an_operators_cancel_ends_the_span_cancelled(spans, make_server, registr
     make_server()
     info = client.enqueue("trace:long")
     assert started.wait(10)
-    channel = Keys().cancel_channel(r.connection_pool.connection_kwargs.get("db", 0))
-    wait_for(lambda: r.pubsub_numsub(channel)[0][1] >= 1, what="the worker listening for cancellations")
+    listening_for_cancels(r)
     assert inspector.cancel_task(Q, info.id) == 1
     span = only_attempt(spans, "cancelled")
     assert span.status.status_code is StatusCode.ERROR
@@ -119,3 +118,24 @@ def test_a_task_left_running_at_shutdown_ends_requeued(spans, make_server, regis
     span = only_attempt(spans, "requeued")
     assert span.status.status_code is StatusCode.UNSET and not span.events
     assert state_of(inspector, Q, info.id) == "pending"
+
+
+def test_an_attempt_stopped_when_its_lease_ran_out_unextended_ends_lease_lost(
+    spans, make_server, registry, client, clock: FakeClock
+):
+    started = threading.Event()
+
+    @handler("trace:cut", registry=registry)
+    async def cut(task: Task) -> None:
+        started.set()
+        await asyncio.sleep(60)
+
+    server = make_server()
+    server.recoverer.stop()  # only the worker's own reaction is under test
+    client.enqueue("trace:cut")
+    assert started.wait(10)
+    server.heartbeat.stop()  # as if cut off from Redis: the lease is no longer extended
+    clock.advance(2.5)  # past the lease: the watchdog stops the attempt and writes nothing
+    span = only_attempt(spans, "lease_lost")
+    assert span.status.status_code is StatusCode.ERROR and not span.events
+    assert server.processor.leases_expired == 1

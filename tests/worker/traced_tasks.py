@@ -4,14 +4,18 @@ sets up the process's SDK (tests/worker/span_file.py), as an application's handl
 and, through the forkserver that imports it too, every handler process of ``--pool process``.
 
 ``traced:work`` makes a span of its own and logs a line, so a test sees both join the attempt's span; it reports its
-process id in the span, so a test can tell the handler process from the worker."""
+process id in the span, so a test can tell the handler process from the worker. With the payload ``meet`` it first
+waits until a second attempt has begun (a count in Redis), so that with one slot per worker process the first two
+tasks run in two processes."""
 
 from __future__ import annotations
 
 import logging
 import os
+import time
 
 from taskq.queues.engine import Task, handler, tracing
+from tests.worker.task_redis import conn
 
 if folder := os.environ.get("TASKQ_TEST_SPANS"):
     from tests.worker.span_file import export_to  # optional: the SDK, only under a test
@@ -19,9 +23,15 @@ if folder := os.environ.get("TASKQ_TEST_SPANS"):
     export_to(folder)
 
 log = logging.getLogger("traced_tasks")
+MET_KEY = "test:traced:met"
 
 
 @handler("traced:work")
 def work(task: Task) -> None:
+    if task.payload == b"meet":
+        conn().incr(MET_KEY)
+        deadline = time.monotonic() + 30
+        while int(conn().get(MET_KEY) or 0) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
     with tracing.tracer().start_as_current_span("handler work", attributes={"pid": os.getpid()}):
         log.info("working on %s", task.id)
