@@ -6,8 +6,8 @@ modes in turns round after round (only figures of the same minutes compare on a 
 
 - ``off``: ``opentelemetry`` cannot be imported (as without the ``otel`` extra);
 - ``api``: the API, no SDK (OpenTelemetry's no-op tracer provider);
-- ``sdk``: an SDK tracer provider with a batch span processor and an exporter that drops what it gets (no network:
-  the cost is the spans'), and no current span, as in a script or a periodic job;
+- ``sdk``: the SDK of bench/tracing_sdk.py (a batch span processor to an exporter that drops what it gets: no
+  network, the cost is the spans'), and no current span, as in a script or a periodic job;
 - ``request``: the same SDK, each enqueue inside a span of its own, as in a traced web request. ``span_us`` is what
   one such span costs alone (measured in the same process), to tell taskq's share from the request's.
 
@@ -23,7 +23,6 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from .common import REPO, emit
@@ -38,18 +37,8 @@ def set_up(mode: str) -> None:
         return
     if mode == "api":
         return
-    # optional: the SDK, which only these modes use
-    from opentelemetry import trace
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
-
-    class Dropping(SpanExporter):
-        def export(self, spans: Sequence[Any]) -> SpanExportResult:
-            return SpanExportResult.SUCCESS
-
-    provider = TracerProvider()
-    provider.add_span_processor(BatchSpanProcessor(Dropping()))
-    trace.set_tracer_provider(provider)
+    # optional: the SDK, which only these modes use (importing it sets the process's tracer provider)
+    from . import tracing_sdk  # noqa: F401
 
 
 def span_cost_us(n: int = 5000) -> float:
