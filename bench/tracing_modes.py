@@ -12,8 +12,8 @@ modes in turns round after round (only figures of the same minutes compare on a 
   one such span costs alone (measured in the same process), to tell taskq's share from the request's.
 
 Each child prints one JSON document (taskq_bench's row and the mode); the parent prints every row, then a table of
-the rates and each mode's rate as a share of ``off``'s in the same round. Uses BENCH_REDIS_URL (DB 4 by default),
-flushed first. ``--mode`` runs one child's measure in this process.
+the rates and client CPU per enqueue, and each mode's rate as a share of ``off``'s in the same round. Uses
+BENCH_REDIS_URL (DB 4 by default), flushed first. ``--mode`` runs one child's measure in this process.
 """
 
 from __future__ import annotations
@@ -81,12 +81,14 @@ def child(mode: str, n: int) -> dict[str, Any]:
 
 
 def table(rows: list[dict[str, Any]], rounds: int) -> str:
-    lines = ["| round | " + " | ".join(MODES) + " | api/off | sdk/off | request/off |", "|---" * 8 + "|"]
+    """Per round: each mode's rate and client CPU per enqueue, and each mode's rate as a share of ``off``'s."""
+    head = " | ".join(f"{m} /s, CPU µs" for m in MODES)
+    lines = [f"| round | {head} | api/off | sdk/off | request/off |", "|---" * 8 + "|"]
     for r in range(rounds):
         got = {row["mode"]: row for row in rows if row["round"] == r + 1}
-        rates = [got[m]["tasks_per_s"] for m in MODES]
+        figures = [f"{got[m]['tasks_per_s']:,.0f}, {got[m]['client_cpu_us_per_task']:.0f}" for m in MODES]
         shares = [f"{got[m]['tasks_per_s'] / got['off']['tasks_per_s']:.2f}" for m in MODES[1:]]
-        lines.append(f"| {r + 1} | " + " | ".join(f"{x:,.0f}" for x in rates) + " | " + " | ".join(shares) + " |")
+        lines.append(f"| {r + 1} | " + " | ".join(figures) + " | " + " | ".join(shares) + " |")
     return "\n".join(lines)
 
 

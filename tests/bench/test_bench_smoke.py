@@ -326,7 +326,7 @@ SMOKES = [
         # Every mode (OpenTelemetry absent, API only, an SDK, an SDK in a request span), each in its own process.
         ["-m", "bench.tracing_modes", "--rounds", "1", "-n", "50"],
         ("tracing_modes.py",),
-        prints("| round | off | api | sdk | request |", '"mode": "request"', '"span_us"'),
+        prints("| round | off /s, CPU µs | api /s, CPU µs |", '"mode": "request"', '"span_us"'),
     ),
     Smoke(
         "live_dashboard",
