@@ -33,7 +33,7 @@ build() {
     echo "ensure-otel-receiver: building $PROGRAM into $home (go build, module $MODULE)" >&2
     rm -rf "$home" && mkdir -p "$home"
     # -mod=readonly: the build uses go.sum as committed and fails, by name, on anything it does not pin.
-    (cd "$MODULE" && GOFLAGS=-mod=readonly GOTOOLCHAIN=local "$go_bin" build -trimpath -o "$home/jaeger" "$PROGRAM") >&2
+    (cd "$MODULE" && GOTOOLCHAIN=local "$go_bin" build -mod=readonly -trimpath -o "$home/jaeger" "$PROGRAM") >&2
     "$home/jaeger" version >/dev/null 2>&1 || { echo "ensure-otel-receiver: $home/jaeger does not run" >&2; return 1; }
     touch "$home/.complete"
     echo "ensure-otel-receiver: built in $((SECONDS - started)) s" >&2
