@@ -33,19 +33,20 @@ class TraceFormatter(logging.Formatter):
         return f"{line} trace_id={trace_id} span_id={getattr(record, 'span_id', '')}"
 
 
-def _with_trace_ids(make_record: Any) -> Any:
-    """A log record factory that makes records with ``make_record`` and adds the current span's ids."""
+class RecordsWithTraceIds:
+    """A log record factory: records made by the one it wraps, with the current span's ids added when a span is
+    current."""
 
-    def make(*args: Any, **kwargs: Any) -> logging.LogRecord:
-        record = make_record(*args, **kwargs)
+    def __init__(self, make_record: Any) -> None:
+        self._make_record = make_record
+
+    def __call__(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
+        record: logging.LogRecord = self._make_record(*args, **kwargs)
         span = trace.get_current_span().get_span_context()
         if span.is_valid:
             record.trace_id = f"{span.trace_id:032x}"
             record.span_id = f"{span.span_id:016x}"
-        return record  # type: ignore[no-any-return]
-
-    make.taskq_trace_ids = True  # type: ignore[attr-defined]
-    return make
+        return record
 
 
 def record_trace_ids() -> None:
@@ -53,8 +54,8 @@ def record_trace_ids() -> None:
     if not tracing.available():
         return
     current = logging.getLogRecordFactory()
-    if not getattr(current, "taskq_trace_ids", False):
-        logging.setLogRecordFactory(_with_trace_ids(current))
+    if not isinstance(current, RecordsWithTraceIds):
+        logging.setLogRecordFactory(RecordsWithTraceIds(current))
 
 
 def show_trace_ids(logger: logging.Logger | None = None) -> None:

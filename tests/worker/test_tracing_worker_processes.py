@@ -72,6 +72,17 @@ def test_a_handler_process_makes_its_spans_and_logs_inside_the_attempt_span(
     )
     assert line.group(0).endswith(f"trace_id={work['trace_id']} span_id={work['span_id']}")
 
+    # The worker's own line about a failure, written in the worker process, ends with the attempt's ids.
+    failing_id, _ = enqueue_traced(client, b"fail")
+    failed = next(
+        s for s in spans_named(tmp_path, f"process {Q}", 2) if s["attributes"]["messaging.message.id"] == failing_id
+    )
+    line = wait_for(
+        lambda: re.search(rf"task {failing_id} \(traced:work\) failed: .*", (tmp_path / "worker.log").read_text()),
+        what="the worker's line about the failure",
+    )
+    assert line.group(0).endswith(f"asked to fail trace_id={failed['trace_id']} span_id={failed['span_id']}")
+
 
 @pytest.mark.slow
 def test_each_worker_process_traces_its_own_attempts(

@@ -6,7 +6,7 @@ and, through the forkserver that imports it too, every handler process of ``--po
 ``traced:work`` makes a span of its own and logs a line, so a test sees both join the attempt's span; it reports its
 process id in the span, so a test can tell the handler process from the worker. With the payload ``meet`` it first
 waits until a second attempt has begun (a count in Redis), so that with one slot per worker process the first two
-tasks run in two processes."""
+tasks run in two processes; with ``fail`` it fails after its span."""
 
 from __future__ import annotations
 
@@ -35,3 +35,5 @@ def work(task: Task) -> None:
             time.sleep(0.01)
     with tracing.tracer().start_as_current_span("handler work", attributes={"pid": os.getpid()}):
         log.info("working on %s", task.id)
+    if task.payload == b"fail":
+        raise ValueError("asked to fail")
