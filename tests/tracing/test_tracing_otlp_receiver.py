@@ -60,6 +60,7 @@ def by_name(spans: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return named
 
 
+@pytest.mark.timeout(180)  # Jaeger's start (up to a minute on a loaded machine) counts, then the spans' arrival
 def test_a_task_that_fails_once_arrives_in_jaeger_as_one_trace(
     receiver: Receiver, redis_client: redis.Redis, redis_url: str, processes: list[Any], tmp_path: Path, spans: Any
 ) -> None:
