@@ -41,9 +41,9 @@ def attempts_of(spans, count: int) -> list:
     return sorted(finished(spans, f"process {Q}", count), key=lambda s: s.attributes["taskq.attempt"])
 
 
-def flaky(registry, worker_pool: str, fail_first: int = 1):
-    """A handler (sync on threads, a coroutine on the asyncio pool) that fails its first ``fail_first`` attempts
-    and makes a span of its own in each."""
+def flaky(registry, kind: str, fail_first: int = 1):
+    """A handler (``kind``: "sync", or "async" for a coroutine) that fails its first ``fail_first`` attempts and
+    makes a span of its own in each."""
     runs: list[int] = []
 
     def body(task: Task) -> None:
@@ -53,7 +53,7 @@ def flaky(registry, worker_pool: str, fail_first: int = 1):
             if task.retried < fail_first:
                 raise ValueError("not yet")
 
-    if worker_pool == "asyncio":
+    if kind == "async":
 
         @handler("trace:flaky", registry=registry, retry_delay=lambda *_: 5.0)
         async def flaky_async(task: Task) -> None:
@@ -65,10 +65,21 @@ def flaky(registry, worker_pool: str, fail_first: int = 1):
     return runs
 
 
+def natural(worker_pool: str) -> str:
+    """The kind of handler a pool is made for: coroutines on the asyncio pool, sync functions on threads."""
+    return "async" if worker_pool == "asyncio" else "sync"
+
+
+#: Each pool runs both kinds: the thread pool runs coroutines on its event loop, the asyncio pool sync functions on
+#: its threads.
+BOTH_KINDS = pytest.mark.parametrize("kind", ["sync", "async"])
+
+
+@BOTH_KINDS
 def test_one_trace_from_the_request_through_a_failure_and_its_retry(
-    spans, make_server, registry, client, inspector, clock, worker_pool
+    spans, make_server, registry, client, inspector, clock, worker_pool, kind
 ):
-    flaky(registry, worker_pool)
+    flaky(registry, kind)
     with tracing.tracer().start_as_current_span("request") as request:
         info = client.enqueue("trace:flaky", b"", headers=tracing.inject({}), max_retry=3)
     make_server()
@@ -102,7 +113,7 @@ def test_one_trace_from_the_request_through_a_failure_and_its_retry(
 
 
 def test_an_operators_context_is_the_parent_and_the_producers_a_link(spans, make_server, registry, client, worker_pool):
-    flaky(registry, worker_pool, fail_first=0)
+    flaky(registry, natural(worker_pool), fail_first=0)
     with tracing.tracer().start_as_current_span("request") as request:
         headers = tracing.inject({})
     with tracing.tracer().start_as_current_span("operator's retry") as operator:
@@ -121,7 +132,7 @@ def test_an_operators_context_is_the_parent_and_the_producers_a_link(spans, make
 
 
 def test_without_a_context_in_its_headers_an_attempt_starts_a_trace_of_its_own(spans, make_server, registry, client):
-    flaky(registry, "thread", fail_first=0)
+    flaky(registry, "sync", fail_first=0)
     with tracing.tracer().start_as_current_span("unrelated"):  # not carried: the task has no context in its headers
         client.enqueue("trace:flaky", b"")
         make_server()
@@ -129,10 +140,11 @@ def test_without_a_context_in_its_headers_an_attempt_starts_a_trace_of_its_own(s
     assert attempt.parent is None and not attempt.links
 
 
+@BOTH_KINDS
 def test_log_lines_of_an_attempt_carry_its_trace_and_span_ids(
-    spans, make_server, registry, client, caplog, worker_pool
+    spans, make_server, registry, client, caplog, worker_pool, kind
 ):
-    flaky(registry, worker_pool)
+    flaky(registry, kind)
     caplog.set_level(logging.INFO)
     client.enqueue("trace:flaky", b"", max_retry=0)
     make_server()
