@@ -4,6 +4,7 @@
     .venv/bin/python -m bench.taskq_bench bulk --batch 1000  # enqueue_many
     .venv/bin/python -m bench.taskq_bench memory
     .venv/bin/python -m bench.taskq_bench process --concurrency 10 [--async] [--work noop|incr|sleep|cpu]
+        [--tracing off|sdk]
     .venv/bin/python -m bench.taskq_bench latency [--async]
 
 Each prints one JSON document on its last line. Everything uses BENCH_REDIS_URL (default DB 4), flushed first.
@@ -23,6 +24,10 @@ from taskq import Client, Keys, Limits
 from .common import bench_url, connect, emit, flush, keys_memory, rate, used_memory
 from .measure import drain, idle_pickup, repeated, start_logged, timed, timed_with_cpu
 from .work import KINDS
+
+# The context the tasks of ``--tracing sdk`` carry (bench/tracing_sdk.py, which the worker imports; not imported
+# here, so that a run without tracing needs no SDK).
+TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
 QUEUE = "bench"
 
@@ -80,10 +85,10 @@ def enqueue_bulk(n: int, batch: int) -> dict[str, Any]:
     }
 
 
-def prefill(client: Client, task_type: str, payload: bytes, n: int) -> None:
-    """Enqueue ``n`` tasks in lists of 1,000 (the last one shorter)."""
+def prefill(client: Client, task_type: str, payload: bytes, n: int, headers: dict[str, str] | None = None) -> None:
+    """Enqueue ``n`` tasks in lists of 1,000 (the last one shorter), each with ``headers``."""
     for first in range(0, n, 1000):
-        client.enqueue_many([(task_type, payload)] * min(1000, n - first), queue=QUEUE)
+        client.enqueue_many([(task_type, payload)] * min(1000, n - first), queue=QUEUE, headers=headers)
 
 
 def memory(n: int, event_maxlen: int) -> dict[str, Any]:
@@ -140,10 +145,22 @@ def start_worker(concurrency: int, extra: list[str], use_async: bool = False) ->
 
 
 def process(
-    n: int, concurrency: int, use_async: bool, extra: list[str], work: str | None = None, count_from: int = 0
+    n: int,
+    concurrency: int,
+    use_async: bool,
+    extra: list[str],
+    work: str | None = None,
+    count_from: int = 0,
+    tracing: str = "off",
 ) -> dict[str, Any]:
     """Drain ``n`` pre-filled tasks: no-op ones, or with ``work`` the workload of ``bench/work.py`` it names. The
-    clock starts at the first completion, or at the ``count_from``-th (see ``measure.wait_drained``)."""
+    clock starts at the first completion, or at the ``count_from``-th (see ``measure.wait_drained``). With
+    ``tracing="sdk"`` the worker runs with an OpenTelemetry SDK (bench/tracing_sdk.py) and every task carries a
+    producer's trace context, so each attempt makes its span."""
+    headers = None
+    if tracing == "sdk":
+        extra = [*extra, "--import", "bench.tracing_sdk"]
+        headers = {"traceparent": TRACEPARENT}
     conn = connect()
     flush(conn)
     client = Client(bench_url())
@@ -151,7 +168,7 @@ def process(
         task_type, payload = ("bench:anoop" if use_async else "bench:noop"), b""
     else:
         task_type, payload = ("bench:awork" if use_async else "bench:work"), work.encode()
-    prefill(client, task_type, payload, n)
+    prefill(client, task_type, payload, n, headers)
     q = Keys().queue(QUEUE)
     total = n
 
@@ -169,6 +186,7 @@ def process(
         "workload": ("process_async" if use_async else "process") + (f"_{work}" if work else ""),
         "concurrency": concurrency,
         "worker_args": extra,
+        "tracing": tracing,
         "processed_counter": processed,
         "count_from": count_from,
         **result,
@@ -207,6 +225,12 @@ def main() -> None:
     parser.add_argument("--worker-arg", action="append", default=[], help="extra taskworker argument")
     parser.add_argument("--work", choices=KINDS, default=None, help="process: the handlers' work (bench/work.py)")
     parser.add_argument(
+        "--tracing",
+        choices=["off", "sdk"],
+        default="off",
+        help="process: off, or sdk: the worker with an OpenTelemetry SDK and the tasks with a trace context",
+    )
+    parser.add_argument(
         "--count-from", type=int, default=0, help="process: start the clock at this completion (default: the first)"
     )
     a = parser.parse_args()
@@ -217,7 +241,7 @@ def main() -> None:
     elif a.workload == "memory":
         emit(memory(a.n or 100_000, a.event_maxlen))
     elif a.workload == "process":
-        emit(process(a.n or 100_000, a.concurrency, a.use_async, a.worker_arg, a.work, a.count_from))
+        emit(process(a.n or 100_000, a.concurrency, a.use_async, a.worker_arg, a.work, a.count_from, a.tracing))
     else:
         emit(latency(a.samples, a.concurrency, a.use_async, a.worker_arg))
 

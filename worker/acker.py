@@ -303,6 +303,8 @@ class Acker:
         return []
 
     def _refused(self, attempt: Attempt, why: str) -> None:
+        if attempt.span is not None:
+            attempt.span.lease_lost(f"acknowledgement refused ({why})")
         with self._counts_lock:
             self.refused += 1
         if self.metrics is not None:
@@ -311,6 +313,8 @@ class Acker:
 
     def abandon(self, attempt: Attempt) -> None:
         """Give up an outcome unwritten: its lease ran out while Redis was away, so the recoverer owns the task."""
+        if attempt.span is not None:
+            attempt.span.lease_lost("the lease ran out before Redis took the outcome")
         with self._counts_lock:
             self.abandoned += 1
         if self.metrics is not None:

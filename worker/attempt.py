@@ -10,12 +10,15 @@ from __future__ import annotations
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taskq.queues.engine import RetryWithoutFailure, SkipRetry, Task, default_retry_delay
 from taskq.queues.engine.failures import Failure, capture
 from taskq.queues.engine.handlers import Handler
 from taskq.queues.engine.transitions import Leased
+
+if TYPE_CHECKING:
+    from .attempt_span import AttemptSpan
 
 
 @dataclass
@@ -25,6 +28,10 @@ class Outcome:
     retry_at: float = 0.0
     is_failure: bool = True
     failure: Failure | None = None  # what the handler raised: traceback and error group (see failures.py)
+    exception: BaseException | None = None  # the exception itself, for the attempt's span to record
+    # What the attempt's span records as its outcome when the kind does not say it: "cancelled" for an operator's
+    # cancel (which retries or archives like any failure).
+    cause: str = ""
 
 
 def describe(exc: BaseException) -> str:
@@ -52,6 +59,7 @@ class Attempt:
         #: Why the task's message could not be decoded ("" when it could): such an attempt runs no handler, and
         #: is archived with this as its error (see ``Processor._prepare``).
         self.undecodable = ""
+        self.span: AttemptSpan | None = None  # its consumer span, while an SDK records (worker/attempt_tracing.py)
         self.future: Any = None  # the asyncio task of an async handler
         self.loop: Any = None
         # Holds one item until the attempt is claimed: list.pop is atomic, so of two threads claiming at once exactly
@@ -89,13 +97,13 @@ class Attempt:
         error = describe(exc)
         failure = captured or capture(exc, self.handler)
         if isinstance(exc, SkipRetry):
-            return Outcome("archive", error, failure=failure)
+            return Outcome("archive", error, failure=failure, exception=exc)
         if isinstance(exc, RetryWithoutFailure):
             delay = float(getattr(exc, "delay", 0) or 0) or self._delay(exc)
-            return Outcome("retry", error, retry_at=now + delay, is_failure=False, failure=failure)
+            return Outcome("retry", error, retry_at=now + delay, is_failure=False, failure=failure, exception=exc)
         if self.task.retried >= self.task.max_retry:
-            return Outcome("archive", error, failure=failure)
-        return Outcome("retry", error, retry_at=now + self._delay(exc), failure=failure)
+            return Outcome("archive", error, failure=failure, exception=exc)
+        return Outcome("retry", error, retry_at=now + self._delay(exc), failure=failure, exception=exc)
 
     def _delay(self, exc: BaseException) -> float:
         if self.handler is None:

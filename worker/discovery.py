@@ -8,6 +8,8 @@ import importlib
 import importlib.util
 import logging
 
+from .trace_logs import show_trace_ids
+
 
 def import_app_tasks(app_modules: list[str]) -> list[str]:
     """Import ``<app>.tasks`` where it exists; an error inside it is raised, not hidden."""
@@ -51,3 +53,4 @@ def add_import_option(parser: argparse.ArgumentParser, defines: str) -> None:
 def log_to_stderr() -> None:
     """The long-running commands' log format (taskworker, taskscheduler), on stderr."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    show_trace_ids()  # a worker's lines written during an attempt end with its trace and span ids

@@ -3,7 +3,10 @@ shares (the thread pool's threads and event loop, the asyncio pool's loop and it
 
 A handler that raises gets its failure classified by the attempt (retry or archive, with its delay); one cancelled
 because something else ended the attempt (timeout, cancel, lost lease, shutdown) ends as "drop", since whoever
-ended it has already handed its outcome over."""
+ended it has already handed its outcome over.
+
+While a handler runs, its attempt's span (worker/attempt_tracing.py) is current in its thread or asyncio task, so
+what the handler traces and logs, and the failure logged here, belong to the attempt."""
 
 from __future__ import annotations
 
@@ -35,7 +38,17 @@ class HandlerCalls:
         return outcome
 
     def sync(self, attempt: Attempt) -> Outcome:
-        """Call a sync handler on this thread."""
+        """Call a sync handler on this thread, its attempt's span current."""
+        span = attempt.span
+        if span is None:
+            return self._sync(attempt)
+        token = span.attach()
+        try:
+            return self._sync(attempt)
+        finally:
+            span.detach(token)
+
+    def _sync(self, attempt: Attempt) -> Outcome:
         handler = attempt.handler
         assert handler is not None
         try:
@@ -52,7 +65,17 @@ class HandlerCalls:
         return Outcome("success")
 
     async def awaited(self, attempt: Attempt) -> Outcome:
-        """Await an async handler on the running loop."""
+        """Await an async handler on the running loop, its attempt's span current in its asyncio task."""
+        span = attempt.span
+        if span is None:
+            return await self._awaited(attempt)
+        token = span.attach()
+        try:
+            return await self._awaited(attempt)
+        finally:
+            span.detach(token)
+
+    async def _awaited(self, attempt: Attempt) -> Outcome:
         if attempt.claimed:  # interrupted before the loop got to it: do not start it at all
             return Outcome("drop")
         handler = attempt.handler

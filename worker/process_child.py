@@ -7,8 +7,14 @@ token; a refusal (the lease was lost) is raised back in the child as the same ``
 
 Messages, child to parent: ``("ready", pid)`` or ``("broken", traceback)`` once at start; per task any number of
 ``("write", field, value)`` (each answered ``("ok", None)`` or ``("error", exception)``), then ``("done",)`` or
-``("failed", error_text, exception)``. Parent to child: ``(message, retried, handler_type)`` per task, ``None``
-to exit.
+``("failed", error_text, exception)``. Parent to child: ``(message, retried, handler_type, trace_carrier)`` per
+task, ``None`` to exit.
+
+``trace_carrier``: the W3C headers of the attempt's span, which the parent made (worker/attempt_tracing.py), or
+None when nothing traces. The child makes that context current while the handler runs, so the handler's own spans
+are children of the attempt's span; they are recorded only if the child has an SDK set up too (as the module that
+registers the handlers can do, or ``opentelemetry-instrument``), since a process pool child shares nothing with the
+worker but the pipe.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ from taskq.queues.engine.failures import capture
 from taskq.queues.engine.handlers import Handler
 
 from .attempt import describe
+from .attempt_span import attached, detach
+from .trace_logs import show_trace_ids
 
 #: (module, qualified name) of a module-level object: how a child finds a handler or a middleware.
 Ref = tuple[str, str]
@@ -125,9 +133,13 @@ class ChildRunner:
                 return
             if job is None:
                 return
-            message, retried, handler_type = job
+            message, retried, handler_type, carrier = job
             self.current = Task(message, retried, self.writer)
-            reply = self.run(self.handlers[handler_type], self.current)
+            token = attached(carrier)
+            try:
+                reply = self.run(self.handlers[handler_type], self.current)
+            finally:
+                detach(token)
             self.current = None
             self.pipe.send(reply)
 
@@ -175,6 +187,7 @@ def child_main(pipe: Connection, handlers: dict[str, Ref], middleware: list[Ref]
         importlib.import_module("taskq.worker.process_boot")
         if not logging.getLogger().handlers:  # no Django to configure it: log like the taskworker command does
             logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        show_trace_ids()
         runner = ChildRunner(
             pipe,
             {kind: handler_function(ref) for kind, ref in handlers.items()},

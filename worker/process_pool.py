@@ -36,6 +36,7 @@ from taskq.queues.engine.failures import Failure
 from taskq.queues.engine.quoting import shown
 
 from .attempt import Attempt, Outcome
+from .attempt_span import detach
 from .process_child import STOP_SIGNAL, STOPPED_EXIT_CODE, Ref, child_main, portable
 
 log = logging.getLogger("worker.processes")
@@ -216,12 +217,16 @@ class ProcessPool:
             attempt = self._jobs.get()
             if attempt is None:
                 return
+            # The attempt's span is current here too, so what this thread logs for it carries its ids.
+            token = None if attempt.span is None else attempt.span.attach()
             try:
                 child = self._child(slot)
                 outcome = self._run(child, attempt)
             except Exception as exc:  # no child could be started: the attempt fails like any other
                 log.exception("handler process slot %d failed", slot + 1)
                 outcome = attempt.failure(exc, self.now())
+            finally:
+                detach(token)
             self.finish(attempt, outcome)
 
     def _child(self, slot: int) -> ChildProcess:
@@ -252,7 +257,8 @@ class ProcessPool:
         child.begin(attempt)
         remove = attempt.task.on_cancel(lambda: child.stop(attempt))  # runs at once if already cancelled
         try:
-            child.pipe.send((attempt.task.message, attempt.task.retried, attempt.handler.type))
+            carrier = None if attempt.span is None else attempt.span.carrier()  # the child makes it current
+            child.pipe.send((attempt.task.message, attempt.task.retried, attempt.handler.type, carrier))
             return self._await(child, attempt)
         except OSError:  # the pipe broke: the child is gone
             return self._died(child, attempt)

@@ -42,6 +42,7 @@ from taskq.queues.engine.sans_io import drive
 from taskq.queues.engine.transitions import Call, Dequeued, FetchNext, Leased
 
 from .attempt import Attempt, Outcome
+from .attempt_tracing import AttemptTracing
 from .capacity import Capacity
 from .config import WorkerConfig
 from .executors import LoopThread, ThreadPool
@@ -139,6 +140,7 @@ class Processor:
         )
         self.spark = spark or SparkRunner(config.spark)  # the session of handlers with spark=True (worker/spark.py)
         self.calls = HandlerCalls(registry, self.spark, self.clock)
+        self.tracing = AttemptTracing(config.redaction)  # each attempt's span, once an SDK records
         self.leases_expired = 0  # attempts stopped because their lease ran out unextended: the watchdog's thread only
         self._stop = threading.Event()
         self.quieted = threading.Event()  # an operator's quiet: fetch nothing more, run what is here
@@ -380,6 +382,7 @@ class Processor:
         """The attempt takes its slot now: its run time and its timeout count from here, not from when it was
         leased (a prefetched one may have waited)."""
         attempt.started, attempt.began = now, time.monotonic()
+        attempt.span = self.tracing.begin(attempt)
         message = attempt.task.message
         timeout = message.effective_timeout() if attempt.handler is not None else None
         ends = [t for t in (now + timeout if timeout else None, message.deadline_ms / 1000 or None) if t]
@@ -424,6 +427,8 @@ class Processor:
             self.metrics.finished(attempt.queue, attempt.task.type, outcome.kind, ran)
         if attempt.claim():
             attempt.holds_slot = hand_over  # before the acker can see it
+            if attempt.span is not None:
+                self.tracing.decided(attempt, outcome, self.clock.now())
             self.acknowledge(attempt, outcome)
         elif hand_over:  # ended from outside meanwhile: that outcome frees no slot
             self.release_slot()
@@ -484,12 +489,20 @@ class Processor:
         if not attempt.claim():
             return False
         attempt.interrupt()
-        self.outbox.submit(attempt, outcome or attempt.failure(reason, self.clock.now()))
+        outcome = outcome or attempt.failure(reason, self.clock.now())
+        if attempt.span is not None:
+            self.tracing.decided(attempt, outcome, self.clock.now())
+        self.outbox.submit(attempt, outcome)
         return True
 
     def cancel(self, queue: str, task_id: str) -> bool:
         attempt = self.inflight.get((queue, task_id))
-        return attempt is not None and self.interrupt(attempt, TaskCancelledError("cancelled by an operator"))
+        if attempt is None:
+            return False
+        reason = TaskCancelledError("cancelled by an operator")
+        outcome = attempt.failure(reason, self.clock.now())
+        outcome.cause = "cancelled"
+        return self.interrupt(attempt, reason, outcome)
 
     def lease_lost(self, attempt: Attempt) -> None:
         """Another attempt owns the task now: stop this one and write nothing."""
@@ -510,6 +523,9 @@ class Processor:
             )
 
     def forget(self, attempt: Attempt) -> None:
+        """The attempt's outcome is written (or refused, or given up): it is over here, and so is its span."""
+        if attempt.span is not None:
+            attempt.span.end()
         # Only this attempt: a newer attempt of the same task (its lease lapsed, it came back) may be running.
         key = (attempt.queue, attempt.id)
         with self._inflight_lock:  # the look and the removal at once: the fetch thread may hold a newer attempt now

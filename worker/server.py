@@ -41,6 +41,7 @@ from .spark import SparkRunner
 from .spark_submitter import SparkSubmitter
 from .stop_signals import run_until_signalled
 from .subscriber import Subscriber
+from .trace_logs import record_trace_ids
 
 log = logging.getLogger("worker")
 
@@ -190,6 +191,7 @@ class Server:
         return loops
 
     def start(self) -> None:
+        record_trace_ids()  # log records made during an attempt carry its trace and span ids (the otel extra)
         if self.metrics is not None and self.config.metrics_port is not None:
             self.metrics_server = self.metrics.serve(self.config.metrics_port, self.config.metrics_host)
             log.info("metrics on http://%s:%d/metrics", *self.metrics_server.server_address[:2])

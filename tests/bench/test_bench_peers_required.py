@@ -8,29 +8,26 @@ BullMQ folder that do not exist, with and without ``CI=true``.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
+from tests.inner_pytest import inner_pytest_env
+
 ROOT = Path(__file__).resolve().parents[2]
 #: Huey's run goes through the peers' venv, BullMQ's through its npm folder: one of each way to miss a peer.
 SMOKES = "run-huey or run_ceiling-bullmq"
-#: Set by pytest and pytest-xdist in this process; the inner pytest must not take itself for an xdist worker.
-PYTEST_VARIABLES = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_CURRENT_TEST", "PYTEST_ADDOPTS")
 
 
 def run_smokes(redis_url: str, tmp_path: Path, ci: str | None) -> subprocess.CompletedProcess[str]:
-    env = {name: value for name, value in os.environ.items() if name not in (*PYTEST_VARIABLES, "CI")}
-    env |= {
-        "TEST_REDIS_URL": redis_url,
-        "REDIS_URL": redis_url,
-        "BENCH_PEERS_PYTHON": str(tmp_path / "no-venv" / "bin" / "python"),
-        "BENCH_BULLMQ_DIR": str(tmp_path / "no-bullmq"),
-        "PYTHONPATH": str(ROOT),
-    }
-    if ci is not None:
-        env["CI"] = ci
+    env = inner_pytest_env(
+        ci,
+        TEST_REDIS_URL=redis_url,
+        REDIS_URL=redis_url,
+        BENCH_PEERS_PYTHON=str(tmp_path / "no-venv" / "bin" / "python"),
+        BENCH_BULLMQ_DIR=str(tmp_path / "no-bullmq"),
+        PYTHONPATH=str(ROOT),
+    )
     argv = ["-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-p", "no:xdist", "tests/bench/test_bench_smoke.py"]
     return subprocess.run(
         [sys.executable, *argv, "-k", SMOKES], cwd=ROOT, env=env, capture_output=True, text=True, timeout=100

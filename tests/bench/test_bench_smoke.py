@@ -154,6 +154,12 @@ SMOKES = [
         has_keys("tasks_per_s", "cpu_cores.worker", "worker_cpu_us_per_task", "redis_cpu_us_per_task"),
     ),
     Smoke(
+        "taskq_bench-process-tracing",
+        ["-m", "bench.taskq_bench", "process", "-n", "300", "--concurrency", "8", "--work", "incr", "--tracing", "sdk"],
+        ("taskq_bench.py", "tracing_sdk.py"),
+        has_keys("tasks_per_s", "tracing", "worker_cpu_us_per_task"),
+    ),
+    Smoke(
         "run-taskq-rq",
         [*TINY_RUN, "--only", "taskq,rq", "--peers-python", sys.executable],
         ("run.py", "taskq_bench.py", "peers/__main__.py", "peers/rq_peer.py"),
@@ -314,6 +320,13 @@ SMOKES = [
             "| task detail, retried (creation exported) |",
             "| task detail, in a group |",
         ),
+    ),
+    Smoke(
+        "tracing_modes",
+        # Every mode (OpenTelemetry absent, API only, an SDK, an SDK in a request span), each in its own process.
+        ["-m", "bench.tracing_modes", "--rounds", "1", "-n", "50"],
+        ("tracing_modes.py",),
+        prints("| round | off /s, CPU µs | api /s, CPU µs |", '"mode": "request"', '"span_us"'),
     ),
     Smoke(
         "live_dashboard",

@@ -16,9 +16,9 @@ import process_tasks
 import pytest
 import redis
 from process_tasks import payload
-from worker_support import FAST, state_of, wait_for, worker_env
+from worker_support import FAST, listening_for_cancels, state_of, wait_for, worker_env
 
-from taskq.queues.engine import Client, FakeClock, Handler, Keys, Registry, Task, ValidationError, handler
+from taskq.queues.engine import Client, FakeClock, Handler, Registry, Task, ValidationError, handler
 from taskq.worker.config import WorkerConfig
 from taskq.worker.process_pool import ProcessPoolError
 from taskq.worker.recoverer import LEASE_EXPIRED
@@ -152,8 +152,7 @@ def test_cancel_kills_a_child_that_ignores_the_stop_signal(make_pool_server, cli
     [before] = server.processor.processes.pids()
     info = client.enqueue("proc:spin", payload(deaf=True))
     wait_for(lambda: running(inspector, info.id), what="the deaf busy loop running")
-    channel = Keys().cancel_channel(r.connection_pool.connection_kwargs.get("db", 0))
-    wait_for(lambda: r.pubsub_numsub(channel)[0][1] >= 1, what="the worker listening for cancellations")
+    listening_for_cancels(r)
 
     assert inspector.cancel_task(Q, info.id) == 1
     wait_for(lambda: state_of(inspector, Q, info.id) == "retry", what="cancelled task in retry")

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 import pytest
 import redis
-from worker_support import POOLS, state_of, wait_for
+from worker_support import POOLS, listening_for_cancels, state_of, wait_for
 
 from taskq.queues.engine import (
     DuplicateTaskError,
@@ -305,8 +305,7 @@ def test_operator_cancel_stops_the_running_task(make_server, registry, client, i
     make_server()
     info = client.enqueue("long")
     assert started.wait(10)
-    channel = Keys().cancel_channel(r.connection_pool.connection_kwargs.get("db", 0))
-    wait_for(lambda: r.pubsub_numsub(channel)[0][1] >= 1, what="the worker listening for cancellations")
+    listening_for_cancels(r)
     assert inspector.cancel_task(Q, info.id) == 1
     wait_for(lambda: state_of(inspector, Q, info.id) == "retry", what="cancelled task in retry")
     assert cancelled.wait(10)

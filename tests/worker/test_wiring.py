@@ -26,6 +26,7 @@ RECORDS = {
     "stand_in": "an exception built to cross from a handler process",
     "child": "a supervised worker process's record (worker/supervisor.py)",
     "server": "an HTTP server configured right where it is made (worker/health.py)",
+    "record": "LogRecord, a log line (worker/trace_logs.py adds the current span's ids)",
 }
 
 

@@ -10,7 +10,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from taskq.queues.engine import Registry
+import redis
+
+from taskq.queues.engine import Keys, Registry
 from taskq.worker import spark_submit
 from taskq.worker.server import Server
 
@@ -38,6 +40,12 @@ def running_servers() -> Iterator[Callable[[Server], Server]]:
     finally:
         for server in reversed(started):
             server.stop()
+
+
+def listening_for_cancels(r: redis.Redis) -> None:
+    """Wait until a worker listens on the cancel channel of ``r``'s database, so an operator's cancel reaches it."""
+    channel = Keys().cancel_channel(r.connection_pool.connection_kwargs.get("db", 0))
+    wait_for(lambda: r.pubsub_numsub(channel)[0][1] >= 1, what="the worker listening for cancellations")
 
 
 FAST = dict(
