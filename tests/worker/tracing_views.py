@@ -15,7 +15,7 @@ clients: list[Any] = []
 
 @csrf_exempt
 def checkout(request: HttpRequest) -> JsonResponse:
-    info = clients[0].enqueue("shop:receipt", {"order": 42}, max_retry=3, retention=60)
+    info = clients[0].enqueue("shop:receipt", {"order": 42}, max_retry=3)
     return JsonResponse({"task": info.id})
 
 
