@@ -20,6 +20,7 @@ keeps busy slots fed, and a dequeue for the free ones runs while the handlers do
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -92,6 +93,7 @@ class AsyncioProcessor(Processor):
     # -- fetching ------------------------------------------------------------------------------------------------
 
     async def _fetch_loop_async(self, broker: AsyncBroker) -> None:
+        run = functools.partial(broker.run, kept=broker.keep_connection())  # one call at a time: a kept connection
         failing = False
         while not self._stop.is_set():
             if self.quieted.is_set():
@@ -107,7 +109,7 @@ class AsyncioProcessor(Processor):
                 continue
             self.wake.clear()  # before looking, so a wake-up published while we look is not lost
             try:
-                queue, leased, drained = await drive_async(self.dequeue_flow(free), broker.run)
+                queue, leased, drained = await drive_async(self.dequeue_flow(free), run)
             except Exception as exc:  # Redis away, or refusing: never stop fetching
                 if not failing:
                     log.warning("cannot fetch: %s; retrying every second", exc)
