@@ -2,10 +2,10 @@
 one script call at a time, many times a second: the asyncio pool's ack writer and its fetch loop.
 
 redis.asyncio's road for one command (``execute_command``) checks a connection out of the pool and back, each
-under the pool's lock and with its observability hooks, runs the call under the client's retry policy, and times
-the send and the read apart (``asyncio.wait_for`` on the send makes a task of its own, and the read runs under a
-timeout of its own). On this machine that road cost about twice the CPU of the send and the read themselves for an
-EVALSHA (docs/benchmarks.md). A kept connection is made once from the client's pool settings, with no socket
+under the pool's lock and with its observability hooks, and runs the call under the client's retry policy; with a
+socket timeout set, it also times the send and the read apart (``asyncio.wait_for`` on the send makes a task of
+its own). On this machine that road cost 2-2.7 times the CPU of the send and the read themselves for an EVALSHA
+(docs/benchmarks.md, "Third pass: the asyncio pool's own cost"). A kept connection is made once from the client's pool settings, with no socket
 timeout of its own: each call is sent and read under one timer of the client's socket timeout. Before each call,
 a connection the server closed, or one with data left unread, is connected again, as the pool checks a connection it
 hands out. A connection that fails in a call is dropped (the next call connects again), and the error is redis-py's
