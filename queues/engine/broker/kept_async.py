@@ -5,12 +5,12 @@ redis.asyncio's road for one command (``execute_command``) checks a connection o
 under the pool's lock and with its observability hooks, and runs the call under the client's retry policy; with a
 socket timeout set, it also times the send and the read apart (``asyncio.wait_for`` on the send makes a task of
 its own). On this machine that road cost 2-2.7 times the CPU of the send and the read themselves for an EVALSHA
-(docs/benchmarks.md, "Third pass: the asyncio pool's own cost"). A kept connection is made once from the client's pool settings, with no socket
-timeout of its own: each call is sent and read under one timer of the client's socket timeout. Before each call,
-a connection the server closed, or one with data left unread, is connected again, as the pool checks a connection it
-hands out. A connection that fails in a call is dropped (the next call connects again), and the error is redis-py's
-own, translated by the broker as on its other road. It is not retried: the caller decides (the ack writer leaves
-what was not written to the syncer).
+(docs/benchmarks.md, "Third pass: the asyncio pool's own cost"). A kept connection is made once from the client's
+pool settings, with no socket timeout of its own: each call is sent and read under one timer of the client's socket
+timeout. Before each call, a connection the server closed, or one with data left unread, is connected again, as the
+pool checks a connection it hands out. A connection that fails in a call is dropped (the next call connects
+again), and the error is redis-py's own, translated by the broker as on its other road. It is not retried: the
+caller decides (the ack writer leaves what was not written to the syncer).
 """
 
 from __future__ import annotations
