@@ -10,7 +10,7 @@ import threading
 
 from worker_support import state_of, wait_for
 
-from taskq.queues.engine import Inspector, Keys, Task, TaskMessage, handler
+from taskq.queues.engine import Inspector, Task, TaskMessage, handler
 from taskq.queues.engine.transitions import Leased
 from taskq.worker.asyncio_pool.slots import Slots
 from taskq.worker.attempt import Attempt, Outcome
@@ -115,8 +115,8 @@ def test_attempts_beyond_the_idle_slots_wait_and_run_in_order():
     asyncio.run(scenario())
 
 
-def test_after_an_operator_cancel_the_pool_runs_the_next_task_in_the_freed_slot(
-    make_server, registry, client, inspector: Inspector, r
+def test_after_a_timeout_the_pool_runs_the_next_tasks_in_the_same_slot_uncancelled(
+    make_server, registry, client, inspector: Inspector, clock
 ):
     started, seen = threading.Event(), []
 
@@ -131,12 +131,10 @@ def test_after_an_operator_cancel_the_pool_runs_the_next_task_in_the_freed_slot(
         seen.append(running.cancelling() if running is not None else -1)
 
     make_server(pool="asyncio", concurrency=1)
-    long_info = client.enqueue("a:long")
+    long_info = client.enqueue("a:long", timeout=5)
     assert started.wait(10)
-    channel = Keys().cancel_channel(r.connection_pool.connection_kwargs.get("db", 0))
-    wait_for(lambda: r.pubsub_numsub(channel)[0][1] >= 1, what="the worker listening for cancellations")
-    assert inspector.cancel_task(Q, long_info.id) == 1
-    wait_for(lambda: state_of(inspector, Q, long_info.id) == "retry", what="the cancelled task in retry")
+    clock.advance(5.1)  # past its timeout: the watchdog ends it, and the slot's task is cancelled for it
+    wait_for(lambda: state_of(inspector, Q, long_info.id) == "retry", what="the timed-out task in retry")
     infos = client.enqueue_many([("a:next", b"")] * 3, queue=Q, retention=60)
     wait_for(lambda: all(state_of(inspector, Q, i.id) == "completed" for i in infos), what="the next tasks completed")
     assert seen == [0, 0, 0]
