@@ -11,6 +11,7 @@ that thread is where the thread pool writes them too."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 
 from taskq.queues.engine.broker import AsyncBroker
@@ -29,6 +30,7 @@ class LoopAcker:
     def __init__(self, acker: Acker, broker: AsyncBroker) -> None:
         self.acker = acker  # the flow, the counters, the series tally and the backlog are the acker's
         self.broker = broker
+        self._run = functools.partial(broker.run, kept=broker.keep_connection())  # one call at a time: a kept one
         self._items: list[Item] = []
         self._ready = asyncio.Event()
         self._idle = asyncio.Event()
@@ -53,7 +55,7 @@ class LoopAcker:
                 continue
             batch, self._items = self._items[:MAX_BATCH], self._items[MAX_BATCH:]
             try:
-                unwritten = await drive_async(self.acker.write_flow(batch), self.broker.run)
+                unwritten = await drive_async(self.acker.write_flow(batch), self._run)
                 if unwritten:
                     self.acker.backlog.add(unwritten)
             except Exception:

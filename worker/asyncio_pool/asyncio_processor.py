@@ -1,6 +1,7 @@
 """The asyncio pool's processor: the fetch loop, the handlers and the writer of their outcomes are tasks of one event
 loop, in a thread of its own, over one ``redis.asyncio`` connection pool. A task leased by a dequeue (or by the ack
-of the task before it, fetch-on-ack) starts as a task of that loop, its handler is awaited there, and its outcome
+of the task before it, fetch-on-ack) starts in one of that loop's handler slots (``slots``: a fixed set of
+coroutines, not a task per attempt), its handler is awaited there, and its outcome
 goes to the loop's writer (``asyncio_acker``), whose next call acknowledges it and leases the slot's next task: no
 thread hand-off between fetch and ack, and no lock taken per task but the slot count's.
 
@@ -19,6 +20,7 @@ keeps busy slots fed, and a dequeue for the free ones runs while the handlers do
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +37,7 @@ from ..processor import Processor
 from .asyncio_acker import LoopAcker
 from .event_loops import loop_factory
 from .loop_signal import LoopSignal
+from .slots import Slots
 
 log = logging.getLogger("taskq.worker.asyncio_processor")
 
@@ -53,8 +56,10 @@ class AsyncioProcessor(Processor):
         self._freed = LoopSignal()  # a slot came free: the fetch loop may dequeue again
         self._handlers_done = LoopSignal()  # stop() saw every slot free (or gave up waiting): write, then end
         self._threads = ThreadPoolExecutor(self.config.concurrency, thread_name_prefix="handler-")
-        self._tasks: set[asyncio.Task[None]] = set()  # strong references: the loop keeps only weak ones
+        # The sync handlers' waits on their threads; strong references: the loop keeps only weak ones.
+        self._tasks: set[asyncio.Task[None]] = set()
         self._writer: LoopAcker | None = None
+        self._slots: Slots | None = None  # the async handlers' slots (made on the loop)
         self.acker: Acker | None = None
         self._thread = threading.Thread(target=self._serve, name="async-handlers", daemon=True)
 
@@ -74,6 +79,7 @@ class AsyncioProcessor(Processor):
         broker = AsyncBroker(config.redis_url, prefix=config.prefix, clock=self.clock, limits=config.limits)
         self._writer = LoopAcker(self.acker, broker)
         writing = asyncio.create_task(self._writer.run())
+        self._slots = Slots(config.concurrency, self.calls.awaited, self._finish)
         try:
             await self._fetch_loop_async(broker)
             while not self._handlers_done.is_set():
@@ -81,11 +87,13 @@ class AsyncioProcessor(Processor):
             await self._writer.close()
             await writing
         finally:
+            self._slots.close()
             await broker.close()
 
     # -- fetching ------------------------------------------------------------------------------------------------
 
     async def _fetch_loop_async(self, broker: AsyncBroker) -> None:
+        run = functools.partial(broker.run, kept=broker.keep_connection())  # one call at a time: a kept connection
         failing = False
         while not self._stop.is_set():
             if self.quieted.is_set():
@@ -101,7 +109,7 @@ class AsyncioProcessor(Processor):
                 continue
             self.wake.clear()  # before looking, so a wake-up published while we look is not lost
             try:
-                queue, leased, drained = await drive_async(self.dequeue_flow(free), broker.run)
+                queue, leased, drained = await drive_async(self.dequeue_flow(free), run)
             except Exception as exc:  # Redis away, or refusing: never stop fetching
                 if not failing:
                     log.warning("cannot fetch: %s; retrying every second", exc)
@@ -122,19 +130,14 @@ class AsyncioProcessor(Processor):
         self._spawn(self._run_in_thread(attempt))
 
     def run_on_loop(self, attempts: list[Attempt]) -> None:
-        loop = asyncio.get_running_loop()
-        for attempt in attempts:
-            attempt.loop = loop
-            attempt.future = self._spawn(self._run_awaited(attempt))
+        assert self._slots is not None
+        self._slots.submit(attempts)
 
     def _spawn(self, coroutine: Any) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
-
-    async def _run_awaited(self, attempt: Attempt) -> None:
-        self._finish(attempt, await self.calls.awaited(attempt))
 
     async def _run_in_thread(self, attempt: Attempt) -> None:
         """A sync (or Spark) handler, on one of the pool's threads; its slot is held until it returns, even when

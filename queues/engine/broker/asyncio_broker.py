@@ -16,6 +16,7 @@ from . import functions, scripting
 from .commands import run_command_async
 from .connection import DEFAULT_REDIS_URL, connect_async
 from .core import BrokerCore, EngineOptions
+from .kept_async import AsyncKeptConnection
 from .pipelining import send_all_async
 from .redis_errors import translated
 from .scripting import Step, Wire
@@ -37,16 +38,21 @@ class AsyncBroker(BrokerCore):
         """``conn``: a client of the caller's (closed by ``close``); else one for ``redis_url``. ``options``: the
         key prefix, the clock and the limits (``EngineOptions``)."""
         super().__init__(redis_url, conn if conn is not None else connect_async(redis_url), **options)
+        self._kept: list[AsyncKeptConnection] = []
 
-    async def run(self, call: Call, replicated: bool = False) -> Any:
-        """As ``Broker.run``."""
+    async def run(self, call: Call, replicated: bool = False, kept: AsyncKeptConnection | None = None) -> Any:
+        """As ``Broker.run``. ``kept``: sent on that connection, one of ``keep_connection``'s."""
         with translated(call.op, script=call.script.name):
             if replicated and self.topology.wait_replicas:
                 reply = await drive_async(scripting.replicated(call, self.topology), self._pipelined)
             else:
                 as_function = await self._functions_for([call])
+                command = scripting.first(call, as_function)
                 try:
-                    reply = await self.conn.execute_command(*scripting.first(call, as_function))  # type: ignore[no-untyped-call]
+                    if kept is None:
+                        reply = await self.conn.execute_command(*command)  # type: ignore[no-untyped-call]
+                    else:
+                        reply = await kept.execute(command)
                 except redis.ResponseError as exc:
                     reply = await self._settle(scripting.settle(call, exc, as_function))
                     if isinstance(reply, Exception):
@@ -97,7 +103,19 @@ class AsyncBroker(BrokerCore):
         """As ``Broker.check_layout``."""
         return int(await self.drive(op, check_flow(self.keys, op, expected, stamp)))
 
+    def keep_connection(self) -> AsyncKeptConnection | None:
+        """A connection for one task of the loop that sends one call at a time, to hand ``run(..., kept=...)``: it
+        saves redis.asyncio's checkout, retry and timers on each call (see ``kept_async``). Made on first use and
+        closed with the broker. None on a Redis Cluster URL, whose calls go to the master of each key's slot."""
+        if self.cluster:
+            return None
+        kept = AsyncKeptConnection(self.conn)
+        self._kept.append(kept)
+        return kept
+
     async def close(self) -> None:
+        for kept in self._kept:
+            await kept.close()
         await self.conn.aclose()
 
     async def _functions_for(self, calls: list[Call]) -> bool:
