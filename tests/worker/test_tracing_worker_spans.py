@@ -133,8 +133,8 @@ def test_an_operators_context_is_the_parent_and_the_producers_a_link(spans, make
 
 def test_without_a_context_in_its_headers_an_attempt_starts_a_trace_of_its_own(spans, make_server, registry, client):
     flaky(registry, "sync", fail_first=0)
-    with tracing.tracer().start_as_current_span("unrelated"):  # not carried: the task has no context in its headers
-        client.enqueue("trace:flaky", b"")
+    client.enqueue("trace:flaky", b"")  # outside any span: the producer adds no context to its headers
+    with tracing.tracer().start_as_current_span("unrelated"):  # current where the worker starts, never its parent
         make_server()
         (attempt,) = attempts_of(spans, 1)
     assert attempt.parent is None and not attempt.links
