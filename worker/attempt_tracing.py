@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from taskq.queues.engine import tracing
+from taskq.queues.engine.operator_trace import OPERATOR_TRACEPARENT, OPERATOR_TRACESTATE
 from taskq.queues.engine.redaction import NO_REDACTION, Redaction
 
 from .attempt import Attempt, Outcome
@@ -39,7 +40,7 @@ except ImportError:
     otel_context = trace = None  # type: ignore[assignment]
 
 #: The headers an operator's action writes (its request's W3C context) -> the W3C name each stands for.
-OPERATOR_HEADERS = {"taskq-operator-traceparent": "traceparent", "taskq-operator-tracestate": "tracestate"}
+OPERATOR_HEADERS = {OPERATOR_TRACEPARENT: "traceparent", OPERATOR_TRACESTATE: "tracestate"}
 
 #: Seconds between two looks for an SDK while there is none.
 LOOK_AGAIN = 1.0
@@ -63,7 +64,7 @@ def sdk_installed() -> bool:
 
 def operator_context(headers: Mapping[str, str]) -> Any:
     """The operator's context in a task's headers (see ``OPERATOR_HEADERS``), or None when there is none."""
-    if "taskq-operator-traceparent" not in headers:
+    if OPERATOR_TRACEPARENT not in headers:
         return None
     return tracing.extract({w3c: headers[name] for name, w3c in OPERATOR_HEADERS.items() if name in headers})
 
