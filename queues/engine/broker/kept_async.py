@@ -47,9 +47,11 @@ class AsyncKeptConnection:
 
     @staticmethod
     async def _stale(connection: Any) -> bool:
-        """Closed by the server, or with a reply left unread: not safe to send on."""
+        """Closed by the server, or with a reply left unread: not safe to send on. (``can_read_destructive``, as
+        the pool's own check: redis-py 6.0, the oldest supported, has no ``can_read``; what it reads is dropped with
+        the connection.)"""
         try:
-            return bool(await connection.can_read())
+            return bool(await connection.can_read_destructive())
         except (redis.ConnectionError, OSError):
             return True
 
