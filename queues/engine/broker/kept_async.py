@@ -47,11 +47,12 @@ class AsyncKeptConnection:
 
     @staticmethod
     async def _stale(connection: Any) -> bool:
-        """Closed by the server, or with a reply left unread: not safe to send on. (``can_read_destructive``, as
-        the pool's own check: redis-py 6.0, the oldest supported, has no ``can_read``; what it reads is dropped with
-        the connection.)"""
+        """Closed by the server, or with a reply left unread: not safe to send on. redis-py 8 asks ``can_read``
+        (``can_read_destructive`` is deprecated there); 6.0, the oldest supported, has only the latter, whose
+        destructive read costs nothing here: a connection with data left is dropped."""
+        can_read = getattr(connection, "can_read", None) or connection.can_read_destructive
         try:
-            return bool(await connection.can_read_destructive())
+            return bool(await can_read())
         except (redis.ConnectionError, OSError):
             return True
 
