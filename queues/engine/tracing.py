@@ -50,7 +50,7 @@ def inject(headers: dict[str, str], context: Any = None) -> dict[str, str]:
     """``headers`` with the trace context (the current one, or ``context``) added: a new dict when there is one
     to add, else ``headers`` itself. Headers the caller set are kept, so a producer may forward a context of its
     own."""
-    if trace is None or (context is None and not trace.get_current_span().get_span_context().is_valid):
+    if trace is None or (context is None and not recording()):
         return headers
     carrier: dict[str, str] = {}
     propagate.inject(carrier, context=context)
