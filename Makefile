@@ -45,7 +45,9 @@ run: venv redis migrate
 # throwaway venv and BullMQ's folder: ensure-bench-peers.sh builds them once, cached outside the clone, and its
 # exports point the tests at them (under CI=true a peer's smoke run that cannot find its peer fails). The tracing
 # tests' OTLP receiver (Jaeger, built from the Go module proxy) likewise: ensure-otel-receiver.sh builds it once,
-# cached, and exports TASKQ_OTEL_RECEIVER (under CI=true the OTLP test fails without it).
+# cached, and exports TASKQ_OTEL_RECEIVER (under CI=true the OTLP test fails without it). asynq's own CLI, which the
+# module proxy does not serve, is built once from a git repository of asynq by ensure-asynq-cli.sh (TASKQ_ASYNQ_CLI;
+# without a source its test skips, naming why).
 # REDIS_URL is pointed at the test database too, so anything that reads settings.REDIS_URL (or a worker
 # subprocess a test starts) stays off db 0.
 test: venv
@@ -57,6 +59,7 @@ test: venv
 	bash scripts/ensure-netns.sh
 	peers=$$(bash scripts/ensure-bench-peers.sh) && eval "$$peers" && \
 		receiver=$$(bash scripts/ensure-otel-receiver.sh) && eval "$$receiver" && \
+		asynq_cli=$$(bash scripts/ensure-asynq-cli.sh) && eval "$$asynq_cli" && \
 		TEST_REDIS_URL='$(TEST_REDIS_URL)' REDIS_URL='$(TEST_REDIS_URL)' $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # ruff (lint and format; no unused noqa, no over-long function), mypy (strict for the engine), import-linter
