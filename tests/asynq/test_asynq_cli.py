@@ -70,7 +70,7 @@ def ids(rows: list[list[str]]) -> list[str]:
     return sorted(row[0] for row in rows[2:])
 
 
-def test_asynqs_cli_lists_what_python_enqueued(asynq, redis_url: str) -> None:
+def test_asynq_stats_task_ls_and_inspect_list_python_enqueued_tasks(asynq, redis_url: str) -> None:
     with AsynqClient(redis_url) as client:
         client.enqueue("email:send", b"1", queue="mail", task_id="p1")
         client.enqueue("email:send", b"2", queue="mail", task_id="p2", unique_ttl=60)
@@ -108,7 +108,7 @@ def test_asynqs_cli_lists_what_python_enqueued(asynq, redis_url: str) -> None:
     assert (inspected["State"], inspected["Retried"]) == ("pending", "0/7")
 
 
-def test_asynqs_cli_lists_a_python_server_and_what_it_ran(asynq, py_worker, redis_url: str) -> None:
+def test_asynq_server_ls_lists_a_python_worker_and_stats_count_what_it_ran(asynq, py_worker, redis_url: str) -> None:
     assert asynq("server", "ls") == [["No running servers"]]
     with AsynqClient(redis_url) as client:
         client.enqueue("sleep", b"60000", queue="slow", task_id="long")
