@@ -11,5 +11,6 @@ class ConsoleConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # registers checks: the trace viewer's URL template (taskq.E130)
+        # registers checks: the trace viewer's URL template (taskq.E130), the live socket's route (taskq.W131)
         from . import trace_links  # noqa: F401
+        from .live import socket_check  # noqa: F401

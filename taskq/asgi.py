@@ -45,6 +45,9 @@ class ConsoleSocketRouter:
     """Sends the console's WebSocket to the console and every other one to the project's own WebSocket
     application; with none, a socket elsewhere is refused (closed before it opens: HTTP 403)."""
 
+    #: What the system check taskq.W131 looks for in the project's ASGI application (console/live/socket_check.py).
+    serves_taskq_live = True
+
     def __init__(self, console: ASGIApp, project: ASGIApp | None) -> None:
         self.console = console
         self.project = project

@@ -55,6 +55,16 @@ INSTALLED_APPS += ["taskq.console", "taskq.queues", "taskq.queues.history", "tas
 REDIS_URL = os.environ["TASKQ_TEST_REDIS_URL"]
 """
 
+ASGI_SETTING = """
+ASGI_APPLICATION = "mysite.asgi.application"
+"""
+
+ASGI = """
+from taskq.asgi import with_taskq
+
+application = with_taskq(application)
+"""
+
 URLS = """
 from django.urls import include
 
@@ -189,7 +199,16 @@ def test_the_wheel_installs_into_an_existing_django_project(tmp_path: Path, redi
 
     run(python, "manage.py", "migrate", "-v", "0", cwd=project, env=env)
     checked = run(python, "manage.py", "check", "--deploy", cwd=project, env=env)
-    assert not [line for line in checked.splitlines() if "taskq." in line]
+    # Without the ASGI lines of the page the console's pages never go live, and the check says so (taskq.W131)...
+    assert [line for line in checked.splitlines() if "(taskq." in line] == [
+        "?: (taskq.W131) ASGI_APPLICATION is not set, so the live console's pages cannot connect their WebSocket"
+    ]
+    with open(project / "mysite" / "settings.py", "a") as settings:
+        settings.write(ASGI_SETTING)
+    with open(project / "mysite" / "asgi.py", "a") as asgi:
+        asgi.write(ASGI)
+    checked = run(python, "manage.py", "check", "--deploy", cwd=project, env=env)
+    assert not [line for line in checked.splitlines() if "(taskq." in line]  # ... and is content with them
     found = run(python, "manage.py", "findstatic", "taskq/console.css", cwd=project, env=env)
     assert str(venv) in found
     assert "pages ok" in run(python, "manage.py", "shell", "-c", PAGES, cwd=project, env=env)
