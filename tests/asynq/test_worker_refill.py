@@ -135,3 +135,30 @@ def test_a_handler_thread_writes_and_refills_on_one_connection_of_its_own(
         runtime.stop()
     by_handlers = {name: n for name, n in checkouts.items() if name.startswith("handler-")}
     assert by_handlers and set(by_handlers.values()) == {1}
+
+
+class ScriptedOrder:
+    """A queue order whose draws are given, in turn, so the test knows which queue each slot tries first."""
+
+    def __init__(self, *draws: list[str]) -> None:
+        self.draws = iter(draws)
+
+    def next(self) -> list[str]:
+        return next(self.draws)
+
+
+def test_each_free_slot_draws_its_own_queue_order_as_each_of_asynqs_dequeues_does(
+    redis_url: str, registry: Registry, client: AsynqClient, r: redis.Redis
+) -> None:
+    """Weighted queues: four free slots make four draws, and each takes its task from the queue its draw put first
+    (three from ``high``, one from ``low``), not four from the first queue of one draw."""
+    for n in range(10):
+        client.enqueue("t", b"", queue="high", task_id=f"h{n}")
+        client.enqueue("t", b"", queue="low", task_id=f"l{n}")
+    runtime = AsynqRuntime(config(redis_url, concurrency=4), registry=registry)
+    high_first, low_first = ["high", "low"], ["low", "high"]
+    runtime.runner.order = ScriptedOrder(high_first, low_first, high_first, high_first)
+    taken = runtime.runner._dequeue(4)
+    assert Counter(one.message.queue for one in taken) == {"high": 3, "low": 1}
+    assert sorted(one.message.id for one in taken) == ["h0", "h1", "h2", "l0"]  # the oldest of each
+    assert r.llen(AsynqQueueKeys("high").active) == 3 and r.llen(AsynqQueueKeys("low").active) == 1

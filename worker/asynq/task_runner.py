@@ -24,6 +24,7 @@ import dataclasses
 import logging
 import random
 import threading
+from collections import Counter
 from collections.abc import Callable
 from contextlib import ExitStack
 
@@ -156,9 +157,16 @@ class TaskRunner:
                     self.pool.submit(attempt)
 
     def _dequeue(self, free: int) -> list[Dequeued]:
-        """A task for each free slot, as far as the queues have them, in one round trip per queue tried."""
+        """A task for each free slot, as far as the queues have them. asynq draws a queue order for each dequeue, so
+        each slot gets its own draw; the slots that drew the same order share one call (one round trip per queue
+        tried), so strict priority, or a single queue, still fetches every slot in one."""
+        draws = Counter(tuple(self.order.next()) for _ in range(free))
         try:
-            dequeued = self.store.dequeue_many(self.order.next(), free, self.timings.lease)
+            dequeued = [
+                one
+                for order, count in draws.items()
+                for one in self.store.dequeue_many(list(order), count, self.timings.lease)
+            ]
         except RedisUnavailableError as exc:
             if not self._failing:
                 log.warning("dequeue: %s; retrying", exc)
