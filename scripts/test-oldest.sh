@@ -49,7 +49,8 @@ ignores=()
 for module in "${OLDEST_IGNORED[@]}"; do ignores+=("--ignore=$module"); done
 
 bash scripts/ensure-redis.sh "$TEST_REDIS_URL"
-# One process (no pytest-xdist), on TEST_REDIS_URL's database alone, as `python -m pytest` runs.
+# Two pytest-xdist processes, as `make test` runs the suite (tests/xdist_isolation.py: TEST_REDIS_URL's database and
+# the one below it): 2.6 minutes here instead of 4.9 in one process.
 TEST_REDIS_URL=$TEST_REDIS_URL REDIS_URL=$TEST_REDIS_URL \
-    exec "$VENV/bin/python" -m pytest -p no:cacheprovider -m "not browser and not spark and not chaos and not slow" \
-    "${ignores[@]}" "${OLDEST_TESTS[@]}" "$@"
+    exec "$VENV/bin/python" -m pytest -p no:cacheprovider -n 2 --dist loadgroup \
+    -m "not browser and not spark and not chaos and not slow" "${ignores[@]}" "${OLDEST_TESTS[@]}" "$@"

@@ -8,8 +8,9 @@
 #
 # TEST_POSTGRES_URL names the server and the database the test database's name is made from (pytest-django
 # creates test_<name>, and drops it at the end): default postgres://postgres@127.0.0.1:5432/taskq, a local server
-# with trust authentication, as CI's. TEST_REDIS_URL is the Redis database, db 8 by default, so a run next to
-# `make test` (db 9) does not flush its data. VENV picks the virtual environment (default .venv, set up as
+# with trust authentication, as CI's. TEST_REDIS_URL is the Redis database of the first of its two pytest-xdist
+# processes (the second takes the one below it), db 7 by default, so a run next to `make test` (dbs 9 and 8) does
+# not flush its data. VENV picks the virtual environment (default .venv, set up as
 # `make test` does).
 #
 # What runs: the folders of the Django side (admin, definitions and policies, the audit log, API tokens, the HTTP
@@ -22,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TEST_POSTGRES_URL=${TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/taskq}
-TEST_REDIS_URL=${TEST_REDIS_URL:-redis://127.0.0.1:6379/8}
+TEST_REDIS_URL=${TEST_REDIS_URL:-redis://127.0.0.1:6379/7}
 VENV=${VENV:-.venv}
 
 if [[ $VENV == .venv ]]; then
@@ -50,4 +51,4 @@ PATHS=(
 )
 
 DATABASE_URL=$TEST_POSTGRES_URL TEST_REDIS_URL=$TEST_REDIS_URL REDIS_URL=$TEST_REDIS_URL \
-    exec "$VENV/bin/python" -m pytest -p tests.postgres.database_tests_only "${PATHS[@]}" "$@"
+    exec "$VENV/bin/python" -m pytest -p tests.postgres.database_tests_only -n 2 --dist loadgroup "${PATHS[@]}" "$@"
