@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from taskq.queues.engine import Registry, Task, handler
+from taskq.queues.engine import RedisUnavailableError, Registry, Task, handler
 from taskq.queues.engine.asynq.keys import AsynqQueueKeys
 from taskq.queues.engine.asynq.producer import AsynqClient
 from taskq.worker.asynq.runtime import AsynqRuntime
@@ -162,3 +162,26 @@ def test_each_free_slot_draws_its_own_queue_order_as_each_of_asynqs_dequeues_doe
     assert Counter(one.message.queue for one in taken) == {"high": 3, "low": 1}
     assert sorted(one.message.id for one in taken) == ["h0", "h1", "h2", "l0"]  # the oldest of each
     assert r.llen(AsynqQueueKeys("high").active) == 3 and r.llen(AsynqQueueKeys("low").active) == 1
+
+
+def test_tasks_leased_before_redis_fails_mid_fetch_are_handed_on_not_left_to_their_lease(
+    redis_url: str, registry: Registry, client: AsynqClient, r: redis.Redis
+) -> None:
+    """Two draws make two calls; when the second meets Redis down, the task the first leased still goes to its
+    slot (it would otherwise sit leased and unrun until the recoverer took it back)."""
+    client.enqueue("t", b"", queue="high", task_id="h0")
+    client.enqueue("t", b"", queue="low", task_id="l0")
+    runtime = AsynqRuntime(config(redis_url, concurrency=2), registry=registry)
+    runtime.runner.order = ScriptedOrder(["high", "low"], ["low", "high"])
+    store, calls = runtime.runner.store, []
+
+    def dequeue_many(queues: list[str], count: int, lease: float):
+        calls.append(queues[0])
+        if len(calls) == 2:
+            raise RedisUnavailableError("connection refused", op="asynq_worker.dequeue")
+        return type(store).dequeue_many(store, queues, count, lease)
+
+    runtime.runner.store.dequeue_many = dequeue_many  # type: ignore[method-assign]
+    taken = runtime.runner._dequeue(2)
+    assert calls == ["high", "low"] and [one.message.id for one in taken] == ["h0"]
+    assert runtime.runner._failing  # the outage is logged once; the next fetch that succeeds says Redis is back

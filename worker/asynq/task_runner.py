@@ -161,17 +161,15 @@ class TaskRunner:
         each slot gets its own draw; the slots that drew the same order share one call (one round trip per queue
         tried), so strict priority, or a single queue, still fetches every slot in one."""
         draws = Counter(tuple(self.order.next()) for _ in range(free))
+        dequeued: list[Dequeued] = []
         try:
-            dequeued = [
-                one
-                for order, count in draws.items()
-                for one in self.store.dequeue_many(list(order), count, self.timings.lease)
-            ]
+            for order, count in draws.items():
+                dequeued += self.store.dequeue_many(list(order), count, self.timings.lease)
         except RedisUnavailableError as exc:
             if not self._failing:
                 log.warning("dequeue: %s; retrying", exc)
             self._failing = True
-            return []
+            return dequeued  # those already leased run now, rather than wait out their lease
         if self._failing:
             log.info("dequeue: Redis is back")
         self._failing = False
