@@ -37,9 +37,10 @@ OPTION_TYPES: dict[str, tuple[str, Any]] = {
 }
 
 
-#: The queue names and glob patterns the command running the checks will serve once they pass (see ``serving``).
-_ABOUT_TO_SERVE: ContextVar[tuple[frozenset[str], tuple[str, ...]]] = ContextVar(
-    "taskq_about_to_serve", default=(frozenset(), ())
+#: The queue names and glob patterns the command running the checks will serve once they pass (see ``serving``);
+#: None outside a worker's checks.
+_ABOUT_TO_SERVE: ContextVar[tuple[frozenset[str], tuple[str, ...]] | None] = ContextVar(
+    "taskq_about_to_serve", default=None
 )
 
 
@@ -55,8 +56,17 @@ def serving(queues: Collection[str], patterns: Collection[str] = ()) -> Iterator
         _ABOUT_TO_SERVE.reset(token)
 
 
+def for_a_worker() -> bool:
+    """Whether the checks run for a worker about to start (inside ``serving``): a check of what only a process
+    that serves pages needs (the live console's socket, taskq.W131) leaves a worker out."""
+    return _ABOUT_TO_SERVE.get() is not None
+
+
 def _served_here(queue: str) -> bool:
-    names, patterns = _ABOUT_TO_SERVE.get()
+    about = _ABOUT_TO_SERVE.get()
+    if about is None:
+        return False
+    names, patterns = about
     return queue in names or any(fnmatchcase(queue, pattern) for pattern in patterns)
 
 

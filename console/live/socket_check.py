@@ -5,7 +5,9 @@ page loading and saying "reconnecting…" for ever: nothing fails where a develo
 application ``ASGI_APPLICATION`` names, as Channels' runserver and daphne do, and looks for the router
 ``with_taskq`` adds, through Channels' ``ProtocolTypeRouter`` and through middleware that keeps the application it
 wraps as ``app``, ``application`` or ``inner`` (the names ASGI middleware use). A wrapper that hides it otherwise
-can silence the warning with ``SILENCED_SYSTEM_CHECKS = ["taskq.W131"]``.
+can silence the warning with ``SILENCED_SYSTEM_CHECKS = ["taskq.W131"]``. A worker's own checks leave it out: a
+worker serves no pages, and building the project's ASGI application (its middleware included) would only slow its
+start.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from django.conf import settings
 from django.core import checks
 from django.utils.module_loading import import_string
 
+from taskq.queues import tasks_checks
 from taskq.queues.engine.quoting import shown
 
 HINT = (
@@ -44,7 +47,7 @@ def routes_live_socket(application: Any, depth: int = DEPTH) -> bool:
 
 @checks.register()
 def check_live_socket_routed(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    if not apps.is_installed("taskq.console"):
+    if not apps.is_installed("taskq.console") or tasks_checks.for_a_worker():
         return []
     path = getattr(settings, "ASGI_APPLICATION", None)
     if not path:

@@ -15,6 +15,7 @@ from django.core.asgi import get_asgi_application
 
 from taskq.asgi import with_taskq
 from taskq.console.live.socket_check import check_live_socket_routed
+from taskq.queues import tasks_checks
 
 MODULE = "tests_console_asgi_under_check"
 
@@ -94,3 +95,12 @@ def test_a_project_without_the_console_app_is_not_checked(settings) -> None:
     settings.ASGI_APPLICATION = None
     settings.INSTALLED_APPS = [app for app in settings.INSTALLED_APPS if app != "taskq.console"]
     assert check_live_socket_routed() == []
+
+
+def test_a_workers_own_checks_leave_it_out(asgi_module) -> None:
+    """A worker serves no pages: its checks (run inside ``tasks_checks.serving``) give no W131 for a project whose
+    application leaves the socket out."""
+    asgi_module.application = get_asgi_application()
+    with tasks_checks.serving(["mail"]):
+        assert findings() == []
+    assert [found_id for found_id, _ in findings()] == ["taskq.W131"]  # the same project, outside a worker
