@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import socket
 import subprocess
 from pathlib import Path
@@ -21,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 HOUR = 3600
 
 
-def cli_binary() -> str:
+@pytest.fixture(scope="module")
+def cli_path() -> str:
     """The CLI scripts/ensure-asynq-cli.sh built (``TASKQ_ASYNQ_CLI``, as `make test` exports it, else the script is
     run here); a skip naming the reason where asynq's source could not be had."""
     found = os.environ.get("TASKQ_ASYNQ_CLI")
@@ -30,16 +32,12 @@ def cli_binary() -> str:
             ["bash", str(ROOT / "scripts" / "ensure-asynq-cli.sh")], capture_output=True, text=True, timeout=900
         )
         assert done.returncode == 0, done.stderr
-        found = done.stdout.strip().partition("=")[2]
-        if not found:
+        if not done.stdout.strip():
             pytest.skip(done.stderr.strip().splitlines()[-1])
+        # The script prints `export TASKQ_ASYNQ_CLI=<path>`, the path quoted for the shell.
+        found = shlex.split(done.stdout.strip().partition("=")[2])[0]
     assert Path(found).is_file(), f"TASKQ_ASYNQ_CLI={found} is no file"
     return found
-
-
-@pytest.fixture(scope="module")
-def cli_path() -> str:
-    return cli_binary()
 
 
 @pytest.fixture
